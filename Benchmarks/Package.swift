@@ -1,0 +1,51 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The benchmarks live in their own package so that users of Strata never resolve
+// GRDB or package-benchmark. Run from this directory:
+//   swift run -c release strata-bench --rows 100000
+//   swift package benchmark
+let package = Package(
+    name: "StrataBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Strata", path: "../"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        // Naming the trait turns off the runtime (ARC) interposer, which this machine cannot resolve.
+        .package(
+            url: "https://github.com/ordo-one/benchmark.git",
+            .upToNextMinor(from: "1.38.1"),
+            traits: ["MallocInterposer"]
+        ),
+    ],
+    targets: [
+        // The reference data set and the seeded generator, shared by every engine and suite.
+        .target(
+            name: "Workloads",
+            dependencies: [.product(name: "StrataStore", package: "Strata")]
+        ),
+        // Engine-level workloads W1-W10 against Strata and SQLite (GRDB), side by side.
+        .executableTarget(
+            name: "strata-bench",
+            dependencies: [
+                "Workloads",
+                .product(name: "StrataStore", package: "Strata"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // package-benchmark suites: `swift package benchmark`.
+        .executableTarget(
+            name: "StoreBenchmarks",
+            dependencies: [
+                "Workloads",
+                .product(name: "StrataStore", package: "Strata"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/StoreBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

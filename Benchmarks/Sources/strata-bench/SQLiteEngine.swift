@@ -1,0 +1,249 @@
+import Foundation
+import GRDB
+import Workloads
+
+/// The SQLite baseline: GRDB's `DatabaseQueue` in WAL mode, with prepared cached statements
+/// inside transactions, an index on department name, employee salary and employee department.
+///
+/// `synchronous` is set after opening (GRDB sets `NORMAL` when it enables WAL) and read back:
+/// `FULL` for durable, `OFF` for relaxed. Dates are stored as seconds since 1970 (REAL).
+final class SQLiteEngine: BenchEngine {
+    static let name = "SQLite"
+
+    private let directory: URL
+    private let durability: BenchDurability
+    private var queue: DatabaseQueue?
+
+    private var databaseURL: URL { directory.appendingPathComponent("bench.sqlite") }
+
+    init(directory: URL, durability: BenchDurability) {
+        self.directory = directory
+        self.durability = durability
+    }
+
+    private static let schemaSQL = """
+        CREATE TABLE department (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            budget REAL NOT NULL
+        );
+        CREATE INDEX department_on_name ON department(name);
+        CREATE TABLE employee (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            salary INTEGER NOT NULL,
+            hired REAL NOT NULL,
+            active INTEGER NOT NULL,
+            notes TEXT NOT NULL,
+            photo BLOB,
+            departmentId INTEGER REFERENCES department(id) ON DELETE SET NULL
+        );
+        CREATE INDEX employee_on_salary ON employee(salary);
+        CREATE INDEX employee_on_departmentId ON employee(departmentId);
+        """
+    private static let insertDepartmentSQL = "INSERT INTO department (id, name, budget) VALUES (?, ?, ?)"
+    private static let insertEmployeeSQL = """
+        INSERT INTO employee (id, name, salary, hired, active, notes, photo, departmentId)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    private static let selectNameSalarySQL = "SELECT name, salary FROM employee WHERE id = ?"
+
+    func open() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        configuration.busyMode = .timeout(60)
+        let queue = try DatabaseQueue(path: databaseURL.path, configuration: configuration)
+        let expected = durability == .durable ? 2 : 0  // FULL : OFF
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = \(durability == .durable ? "FULL" : "OFF")")
+            let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode")
+            let synchronous = try Int.fetchOne(db, sql: "PRAGMA synchronous")
+            guard mode == "wal", synchronous == expected else {
+                throw BenchError(
+                    "SQLite: journal_mode=\(mode ?? "nil") synchronous=\(synchronous.map(String.init) ?? "nil"), "
+                        + "expected wal and \(expected) for \(durability)")
+            }
+            if try !db.tableExists("employee") {
+                try db.inTransaction {
+                    try db.execute(sql: Self.schemaSQL)
+                    return .commit
+                }
+            }
+        }
+        self.queue = queue
+    }
+
+    func close() throws {
+        try queue?.close()
+        queue = nil
+    }
+
+    private var db: DatabaseQueue {
+        get throws {
+            guard let queue else { throw BenchError("SQLite: the database is not open") }
+            return queue
+        }
+    }
+
+    func insertAll(_ dataset: Dataset) throws {
+        try db.write { db in
+            try Self.insert(dataset.departments, in: db)
+            let statement = try db.cachedStatement(sql: Self.insertEmployeeSQL)
+            for (index, employee) in dataset.employees.enumerated() {
+                try Self.insert(employee, key: Dataset.employeeKey(index), with: statement)
+            }
+        }
+    }
+
+    func insertDepartments(_ departments: [Department]) throws {
+        try db.write { db in try Self.insert(departments, in: db) }
+    }
+
+    func insert(_ employees: ArraySlice<Employee>, firstKey: Int64) throws {
+        try db.write { db in
+            let statement = try db.cachedStatement(sql: Self.insertEmployeeSQL)
+            var key = firstKey
+            for employee in employees {
+                try Self.insert(employee, key: key, with: statement)
+                key += 1
+            }
+        }
+    }
+
+    private static func insert(_ departments: [Department], in db: Database) throws {
+        let statement = try db.cachedStatement(sql: insertDepartmentSQL)
+        for (index, department) in departments.enumerated() {
+            statement.setUncheckedArguments([Dataset.departmentKey(index), department.name, department.budget])
+            try statement.execute()
+        }
+    }
+
+    private static func insert(_ employee: Employee, key: Int64, with statement: Statement) throws {
+        statement.setUncheckedArguments([
+            key,
+            employee.name,
+            employee.salary,
+            employee.hired.timeIntervalSince1970,
+            employee.active,
+            employee.notes,
+            employee.photo,
+            Dataset.departmentKey(employee.department),
+        ])
+        try statement.execute()
+    }
+
+    func readNameAndSalary(_ key: Int64) throws -> (name: String, salary: Int64)? {
+        try db.read { db in
+            let statement = try db.cachedStatement(sql: Self.selectNameSalarySQL)
+            guard let row = try Row.fetchOne(statement, arguments: [key]) else { return nil }
+            return (row[0], row[1])
+        }
+    }
+
+    func lookUp(_ keys: [Int64]) throws -> Int64 {
+        try db.read { db in
+            let statement = try db.cachedStatement(sql: Self.selectNameSalarySQL)
+            var checksum: Int64 = 0
+            for key in keys {
+                statement.setUncheckedArguments([key])
+                guard let row = try Row.fetchOne(statement) else {
+                    throw BenchError("SQLite: employee \(key) is missing")
+                }
+                let name: String = row[0]
+                let salary: Int64 = row[1]
+                checksum &+= salary &+ Int64(name.utf8.count)
+            }
+            return checksum
+        }
+    }
+
+    func scanNotes() throws -> (count: Int, notesBytes: Int64) {
+        try db.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT * FROM employee")
+            let notesColumn = try statement.columnNames.firstIndex(of: "notes").orThrow("no notes column")
+            var count = 0
+            var bytes: Int64 = 0
+            let rows = try Row.fetchCursor(statement)
+            while let row = try rows.next() {
+                let notes: String = row[notesColumn]
+                bytes += Int64(notes.utf8.count)
+                count += 1
+            }
+            return (count, bytes)
+        }
+    }
+
+    func updateSalaries(_ changes: [WorkloadPlan.SalaryChange]) throws {
+        try db.write { db in
+            let statement = try db.cachedStatement(sql: "UPDATE employee SET salary = ? WHERE id = ?")
+            for change in changes {
+                statement.setUncheckedArguments([change.salary, change.key])
+                try statement.execute()
+            }
+        }
+    }
+
+    func delete(_ keys: [Int64]) throws {
+        try db.write { db in
+            let statement = try db.cachedStatement(sql: "DELETE FROM employee WHERE id = ?")
+            for key in keys {
+                statement.setUncheckedArguments([key])
+                try statement.execute()
+            }
+        }
+    }
+
+    func compact() throws -> [String: Double] {
+        try db.writeWithoutTransaction { db in
+            try db.execute(sql: "VACUUM")
+            // The vacuumed pages sit in the WAL until a checkpoint moves them and truncates it.
+            _ = try db.checkpoint(.truncate)
+            return [:]
+        }
+    }
+
+    func employeeCount() throws -> Int {
+        try db.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM employee") ?? 0 }
+    }
+
+    func settledBytesOnDisk() throws -> Int64 {
+        if let queue {
+            _ = try queue.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        }
+        return try ["", "-wal", "-shm"].reduce(0) { total, suffix in
+            total + (try DiskUsage.bytes(at: URL(fileURLWithPath: databaseURL.path + suffix)))
+        }
+    }
+
+    func makeConcurrentReader() throws -> any ConcurrentReader {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(60)
+        return Reader(queue: try DatabaseQueue(path: databaseURL.path, configuration: configuration))
+    }
+
+    /// A second connection, read-only, so that reads run beside the writer as WAL allows.
+    private struct Reader: ConcurrentReader {
+        let queue: DatabaseQueue
+
+        func read(_ key: Int64) throws -> Bool {
+            try queue.read { db in
+                let statement = try db.cachedStatement(sql: SQLiteEngine.selectNameSalarySQL)
+                guard let row = try Row.fetchOne(statement, arguments: [key]) else { return false }
+                let name: String = row[0]
+                let salary: Int64 = row[1]
+                return !name.isEmpty && salary > 0
+            }
+        }
+
+        func close() throws { try queue.close() }
+    }
+}
+
+extension Optional {
+    func orThrow(_ message: @autoclosure () -> String) throws -> Wrapped {
+        guard let self else { throw BenchError(message()) }
+        return self
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import StrataStore
+import Workloads
+
+/// The engine under test: a `StrataStore.Store` with the default configuration (background
+/// maintenance on) and the durability of the run.
+final class StrataEngine: BenchEngine {
+    static let name = "Strata"
+
+    private let directory: URL
+    private let durability: BenchDurability
+    private var store: Store?
+
+    private var storeURL: URL { directory.appendingPathComponent("bench.strata") }
+
+    init(directory: URL, durability: BenchDurability) {
+        self.directory = directory
+        self.durability = durability
+    }
+
+    func open() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = StoreConfiguration()
+        configuration.durability = durability == .durable ? .durable : .relaxed
+        configuration.backgroundMaintenance = true
+        store = try Store.open(at: storeURL, schema: StrataModel.schema(), configuration: configuration)
+    }
+
+    func close() throws {
+        try store?.close()
+        store = nil
+    }
+
+    private var opened: Store {
+        get throws {
+            guard let store else { throw BenchError("Strata: the store is not open") }
+            return store
+        }
+    }
+
+    /// Allocates `count` keys of `entity`, which must be the keys the other engine uses.
+    private func allocateKeys(_ entity: Int, count: Int, expectedFirst: Int64) throws -> ClosedRange<Int64> {
+        let keys = try opened.allocateKeys(for: entity, count: count)
+        guard keys.lowerBound == expectedFirst, keys.count == count else {
+            throw BenchError("Strata: allocated keys \(keys) for entity \(entity), expected \(count) from \(expectedFirst)")
+        }
+        return keys
+    }
+
+    func insertAll(_ dataset: Dataset) throws {
+        let store = try opened
+        var transaction = Transaction()
+        transaction.operations.reserveCapacity(dataset.departments.count + dataset.employees.count)
+        appendDepartments(dataset.departments, to: &transaction, keys: try allocateKeys(
+            StrataModel.department, count: dataset.departments.count, expectedFirst: Dataset.departmentKey(0)))
+        let keys = try allocateKeys(
+            StrataModel.employee, count: dataset.employees.count, expectedFirst: Dataset.employeeKey(0))
+        for (key, employee) in zip(keys, dataset.employees) {
+            transaction.insert(StrataModel.employee, key: key, row: StrataModel.row(employee))
+        }
+        _ = try store.commit(transaction)
+    }
+
+    func insertDepartments(_ departments: [Department]) throws {
+        var transaction = Transaction()
+        appendDepartments(departments, to: &transaction, keys: try allocateKeys(
+            StrataModel.department, count: departments.count, expectedFirst: Dataset.departmentKey(0)))
+        _ = try opened.commit(transaction)
+    }
+
+    private func appendDepartments(
+        _ departments: [Department], to transaction: inout Transaction, keys: ClosedRange<Int64>
+    ) {
+        for (key, department) in zip(keys, departments) {
+            transaction.insert(StrataModel.department, key: key, row: StrataModel.row(department))
+        }
+    }
+
+    func insert(_ employees: ArraySlice<Employee>, firstKey: Int64) throws {
+        let keys = try allocateKeys(StrataModel.employee, count: employees.count, expectedFirst: firstKey)
+        var transaction = Transaction()
+        for (key, employee) in zip(keys, employees) {
+            transaction.insert(StrataModel.employee, key: key, row: StrataModel.row(employee))
+        }
+        _ = try opened.commit(transaction)
+    }
+
+    func readNameAndSalary(_ key: Int64) throws -> (name: String, salary: Int64)? {
+        guard let row = try opened.read(StrataModel.employee, key: key) else { return nil }
+        return try Self.nameAndSalary(row)
+    }
+
+    fileprivate static func nameAndSalary(_ row: Row) throws -> (name: String, salary: Int64) {
+        guard case .string(let name) = row[StrataModel.EmployeeColumn.name],
+            case .int(let salary) = row[StrataModel.EmployeeColumn.salary]
+        else { throw BenchError("Strata: unexpected employee row \(row)") }
+        return (name, salary)
+    }
+
+    func lookUp(_ keys: [Int64]) throws -> Int64 {
+        let store = try opened
+        var checksum: Int64 = 0
+        for key in keys {
+            guard let row = try store.read(StrataModel.employee, key: key) else {
+                throw BenchError("Strata: employee \(key) is missing")
+            }
+            let (name, salary) = try Self.nameAndSalary(row)
+            checksum &+= salary &+ Int64(name.utf8.count)
+        }
+        return checksum
+    }
+
+    func scanNotes() throws -> (count: Int, notesBytes: Int64) {
+        var count = 0
+        var bytes: Int64 = 0
+        try opened.scan(StrataModel.employee) { _, row in
+            guard case .string(let notes) = row[StrataModel.EmployeeColumn.notes] else {
+                throw BenchError("Strata: unexpected employee row \(row)")
+            }
+            bytes += Int64(notes.utf8.count)
+            count += 1
+        }
+        return (count, bytes)
+    }
+
+    /// Reads each row and commits its new image: the engine's update takes the whole row.
+    func updateSalaries(_ changes: [WorkloadPlan.SalaryChange]) throws {
+        let store = try opened
+        var transaction = Transaction()
+        transaction.operations.reserveCapacity(changes.count)
+        for change in changes {
+            guard var row = try store.read(StrataModel.employee, key: change.key) else {
+                throw BenchError("Strata: employee \(change.key) is missing")
+            }
+            row[StrataModel.EmployeeColumn.salary] = .int(change.salary)
+            transaction.update(
+                StrataModel.employee, key: change.key, row: row,
+                changedColumns: [StrataModel.EmployeeColumn.salary])
+        }
+        _ = try store.commit(transaction)
+    }
+
+    func delete(_ keys: [Int64]) throws {
+        var transaction = Transaction()
+        transaction.operations.reserveCapacity(keys.count)
+        for key in keys {
+            transaction.delete(StrataModel.employee, key: key)
+        }
+        _ = try opened.commit(transaction)
+    }
+
+    func compact() throws -> [String: Double] {
+        let report = try opened.compact()
+        return [
+            "segmentsCompacted": Double(report.segmentsCompacted),
+            "segmentBytesRead": Double(report.bytesRead),
+            "segmentBytesWritten": Double(report.bytesWritten),
+            "segmentBytesBefore": Double(report.bytesBefore),
+            "segmentBytesAfter": Double(report.bytesAfter),
+        ]
+    }
+
+    func employeeCount() throws -> Int {
+        try opened.count(StrataModel.employee)
+    }
+
+    func settledBytesOnDisk() throws -> Int64 {
+        try DiskUsage.bytes(at: storeURL)
+    }
+
+    func makeConcurrentReader() throws -> any ConcurrentReader {
+        Reader(store: try opened)
+    }
+
+    /// The same store: `Store` is `Sendable` and serves reads from any thread.
+    private struct Reader: ConcurrentReader {
+        let store: Store
+
+        func read(_ key: Int64) throws -> Bool {
+            guard let row = try store.read(StrataModel.employee, key: key) else { return false }
+            let (name, salary) = try StrataEngine.nameAndSalary(row)
+            return !name.isEmpty && salary > 0
+        }
+
+        func close() throws {}
+    }
+}

@@ -1,0 +1,45 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Strata",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Strata", targets: ["Strata"]),
+        .library(name: "StrataStore", targets: ["StrataStore"]),
+        .executable(name: "strata", targets: ["strata"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
+        ),
+        .target(name: "CStrataSupport"),
+        .target(
+            name: "StrataStore",
+            dependencies: [
+                "CLZ4",
+                "CStrataSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(name: "Strata", dependencies: ["StrataStore"]),
+        .executableTarget(
+            name: "strata",
+            dependencies: [
+                "StrataStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "strata-torture", dependencies: ["StrataStore"]),
+        .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

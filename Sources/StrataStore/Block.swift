@@ -1,0 +1,148 @@
+/// How a block's bytes are stored.
+enum BlockCodec: UInt8 {
+    /// Uncompressed.
+    case raw = 0
+    /// liblz4 block format.
+    case lz4 = 1
+}
+
+/// Builds one block: rows of one entity, encoded, with their keys and offsets.
+///
+/// Uncompressed layout: `u32 rowCount`, `u32 offsets[rowCount + 1]` (into the row data),
+/// `i64 keys[rowCount]`, then the row data. On disk a 16-byte header precedes the stored bytes:
+/// `u32 maskedCRC32C` (of header bytes 4..<16 and the stored bytes), `u32 storedLength`,
+/// `u32 rawLength`, `u8 codec`, `u8 reserved`, `u16 entity`.
+struct BlockBuilder {
+    /// The size of the on-disk block header.
+    static let headerSize = 16
+    /// The most rows one block holds.
+    static let maxRows = 4096
+
+    /// The entity of every row in the block.
+    let entity: Int
+    private(set) var keys: [Int64] = []
+    private var offsets: [UInt32] = [0]
+    private var data = BinaryWriter()
+
+    /// Creates an empty block for `entity`.
+    init(entity: Int) { self.entity = entity }
+
+    /// The number of rows.
+    var rowCount: Int { keys.count }
+
+    /// The uncompressed size of the block so far.
+    var rawSize: Int { 4 + 4 * (keys.count + 1) + 8 * keys.count + data.count }
+
+    /// Appends a row and returns its slot and encoded size.
+    mutating func append(key: Int64, row: Row, codec: RowCodec) -> (slot: Int, size: Int) {
+        let start = data.count
+        codec.encode(row, into: &data)
+        keys.append(key)
+        offsets.append(UInt32(data.count))
+        return (keys.count - 1, data.count - start)
+    }
+
+    /// Appends already-encoded row bytes (a row copied by compaction) and returns its slot.
+    mutating func append(key: Int64, encodedRow: UnsafeRawBufferPointer) -> Int {
+        data.raw(encodedRow)
+        keys.append(key)
+        offsets.append(UInt32(data.count))
+        return keys.count - 1
+    }
+
+    /// Appends the on-disk form of the block (header and stored bytes) to `output`.
+    func write(to output: inout [UInt8]) {
+        var raw = BinaryWriter(capacity: rawSize)
+        raw.u32(UInt32(keys.count))
+        for offset in offsets { raw.u32(offset) }
+        for key in keys { raw.fixed(key) }
+        raw.raw(data.bytes)
+        let headerStart = output.count
+        output.append(contentsOf: repeatElement(0, count: Self.headerSize))
+        let stored = raw.bytes.withUnsafeBytes { LZ4.compress($0, appendingTo: &output) }
+        let codec: BlockCodec = stored == nil ? .raw : .lz4
+        if stored == nil { output.append(contentsOf: raw.bytes) }
+        var header = BinaryWriter(capacity: Self.headerSize)
+        header.u32(0)
+        header.u32(UInt32(stored ?? raw.count))
+        header.u32(UInt32(raw.count))
+        header.u8(codec.rawValue)
+        header.u8(0)
+        header.u16(UInt16(entity))
+        output.replaceSubrange(headerStart..<headerStart + Self.headerSize, with: header.bytes)
+        let crc = output.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(headerStart + 4)...])) }
+        output.withUnsafeMutableBytes { $0.storeBytes(of: CRC32C.mask(crc).littleEndian, toByteOffset: headerStart, as: UInt32.self) }
+    }
+}
+
+/// A decompressed, validated block, shared read-only by every reader through the block cache.
+final class DecodedBlock: Sendable {
+    /// The uncompressed bytes.
+    let bytes: [UInt8]
+    /// The entity of the rows.
+    let entity: Int
+    /// The number of rows.
+    let rowCount: Int
+    private let dataStart: Int
+
+    /// Decodes a block from its on-disk form (header and stored bytes).
+    ///
+    /// - Throws: ``BinaryReader/Malformed`` when the checksum fails or the layout is inconsistent;
+    ///   the offset is relative to the start of `stored`.
+    init(onDisk stored: UnsafeRawBufferPointer) throws {
+        var reader = BinaryReader(stored)
+        let maskedCRC = try reader.u32()
+        let storedLength = Int(try reader.u32())
+        let rawLength = Int(try reader.u32())
+        let codec = try reader.u8()
+        _ = try reader.u8()
+        entity = Int(try reader.u16())
+        guard storedLength == stored.count - BlockBuilder.headerSize,
+            CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: stored[4...]))) == maskedCRC
+        else { throw BinaryReader.Malformed(offset: 0) }
+        let payload = try reader.bytes(storedLength)
+        switch BlockCodec(rawValue: codec) {
+        case .raw?:
+            guard rawLength == storedLength else { throw BinaryReader.Malformed(offset: 8) }
+            bytes = [UInt8](payload)
+        case .lz4?:
+            guard let decompressed = LZ4.decompress(payload, rawCount: rawLength) else {
+                throw BinaryReader.Malformed(offset: BlockBuilder.headerSize)
+            }
+            bytes = decompressed
+        case nil:
+            throw BinaryReader.Malformed(offset: 12)
+        }
+        (rowCount, dataStart) = try bytes.withUnsafeBytes { raw in
+            var inner = BinaryReader(raw)
+            let count = Int(try inner.u32())
+            guard count <= BlockBuilder.maxRows else { throw BinaryReader.Malformed(offset: 0) }
+            let start = 4 + 4 * (count + 1) + 8 * count
+            guard start <= raw.count else { throw BinaryReader.Malformed(offset: 0) }
+            var previous: UInt32 = 0
+            for _ in 0...count {
+                let offset = try inner.u32()
+                guard offset >= previous, Int(offset) <= raw.count - start else { throw BinaryReader.Malformed(offset: 0) }
+                previous = offset
+            }
+            return (count, start)
+        }
+    }
+
+    /// The key of the row in `slot`.
+    func key(at slot: Int) -> Int64 {
+        bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(fromByteOffset: 4 + 4 * (rowCount + 1) + 8 * slot, as: Int64.self)) }
+    }
+
+    /// Calls `body` with the encoded bytes of the row in `slot`.
+    func withRow<R>(at slot: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try bytes.withUnsafeBytes { raw in
+            let start = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 + 4 * slot, as: UInt32.self)))
+            let end = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 8 + 4 * slot, as: UInt32.self)))
+            return try body(UnsafeRawBufferPointer(rebasing: raw[(dataStart + start)..<(dataStart + end)]))
+        }
+    }
+
+    /// The bytes the block holds in memory, for the cache's bound.
+    var cost: Int { bytes.count + 64 }
+}

@@ -1,0 +1,151 @@
+import Synchronization
+
+/// A thread-safe cache keyed by `UInt64` that keeps at most `capacity` bytes of elements and
+/// evicts the least recently used ones first.
+///
+/// Entries live in an array of slots linked into a doubly linked list, most recently used first,
+/// with a dictionary from key to slot, so every operation is O(1) without allocating per entry.
+final class LRUCache<Element: Sendable>: Sendable {
+    /// One slot of the recency list.
+    private struct Slot {
+        /// The key the slot holds.
+        var key: UInt64
+        /// The cached element, `nil` while the slot is free.
+        var element: Element?
+        /// The cost the element was inserted with.
+        var cost: Int
+        /// The more recently used neighbour, or `none`.
+        var previous: Int
+        /// The less recently used neighbour, or `none`.
+        var next: Int
+    }
+
+    /// The cache contents and statistics, guarded by ``state``.
+    private struct State {
+        /// The slot of each cached key.
+        var slotsByKey: [UInt64: Int] = [:]
+        /// Every slot ever used; free ones are listed in ``freeSlots``.
+        var slots: [Slot] = []
+        /// Indices of unused slots in ``slots``.
+        var freeSlots: [Int] = []
+        /// The most recently used slot, or `none`.
+        var head = LRUCache.none
+        /// The least recently used slot, or `none`.
+        var tail = LRUCache.none
+        /// The sum of the costs of the cached elements.
+        var totalCost = 0
+        /// The number of lookups that found their key.
+        var hits = 0
+        /// The number of lookups that did not find their key.
+        var misses = 0
+
+        /// Takes `slot` out of the recency list.
+        mutating func unlink(_ slot: Int) {
+            let previous = slots[slot].previous
+            let next = slots[slot].next
+            if previous == LRUCache.none { head = next } else { slots[previous].next = next }
+            if next == LRUCache.none { tail = previous } else { slots[next].previous = previous }
+        }
+
+        /// Puts `slot` at the most recently used end of the list.
+        mutating func pushFront(_ slot: Int) {
+            slots[slot].previous = LRUCache.none
+            slots[slot].next = head
+            if head == LRUCache.none { tail = slot } else { slots[head].previous = slot }
+            head = slot
+        }
+
+        /// Drops the entry in `slot` and frees the slot.
+        mutating func remove(slot: Int) {
+            unlink(slot)
+            slotsByKey[slots[slot].key] = nil
+            totalCost -= slots[slot].cost
+            slots[slot].element = nil
+            freeSlots.append(slot)
+        }
+    }
+
+    /// The marker for "no slot" in the list links.
+    private static var none: Int { -1 }
+
+    /// The most bytes the cached elements may cost together.
+    let capacity: Int
+
+    /// The cache contents, behind one lock.
+    private let state = Mutex(State())
+
+    /// Creates an empty cache holding at most `capacity` bytes; a capacity of 0 caches nothing.
+    init(capacity: Int) {
+        precondition(capacity >= 0, "LRUCache capacity must not be negative")
+        self.capacity = capacity
+    }
+
+    /// The element cached under `key`, marked most recently used; counts a hit or a miss.
+    func value(forKey key: UInt64) -> Element? {
+        state.withLock { state in
+            guard let slot = state.slotsByKey[key] else {
+                state.misses += 1
+                return nil
+            }
+            state.hits += 1
+            state.unlink(slot)
+            state.pushFront(slot)
+            return state.slots[slot].element
+        }
+    }
+
+    /// Caches `value` under `key` as the most recently used element, replacing any element
+    /// already there, then evicts least recently used elements until the total cost fits the
+    /// capacity. An element costing more than the capacity is not kept.
+    func insert(_ value: Element, forKey key: UInt64, cost: Int) {
+        precondition(cost >= 0, "LRUCache cost must not be negative")
+        state.withLock { state in
+            if let old = state.slotsByKey[key] { state.remove(slot: old) }
+            guard cost <= capacity, capacity > 0 else { return }
+            let entry = Slot(key: key, element: value, cost: cost, previous: Self.none, next: Self.none)
+            let slot: Int
+            if let free = state.freeSlots.popLast() {
+                slot = free
+                state.slots[slot] = entry
+            } else {
+                slot = state.slots.count
+                state.slots.append(entry)
+            }
+            state.slotsByKey[key] = slot
+            state.totalCost += cost
+            state.pushFront(slot)
+            while state.totalCost > capacity { state.remove(slot: state.tail) }
+        }
+    }
+
+    /// Drops the element cached under `key`, if any.
+    func removeValue(forKey key: UInt64) {
+        state.withLock { state in
+            if let slot = state.slotsByKey[key] { state.remove(slot: slot) }
+        }
+    }
+
+    /// Drops every cached element; the hit and miss counts are kept.
+    func removeAll() {
+        state.withLock { state in
+            state.slotsByKey.removeAll()
+            state.slots.removeAll()
+            state.freeSlots.removeAll()
+            state.head = Self.none
+            state.tail = Self.none
+            state.totalCost = 0
+        }
+    }
+
+    /// The number of lookups that found their key.
+    var hits: Int { state.withLock { $0.hits } }
+
+    /// The number of lookups that did not find their key.
+    var misses: Int { state.withLock { $0.misses } }
+
+    /// The sum of the costs of the cached elements, at most ``capacity``.
+    var totalCost: Int { state.withLock { $0.totalCost } }
+
+    /// The number of cached elements.
+    var count: Int { state.withLock { $0.slotsByKey.count } }
+}

@@ -1,0 +1,59 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The store's background thread: runs checkpoints and compaction when woken or every second.
+final class MaintenanceThread: Sendable {
+    private let running = Atomic<Bool>(false)
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Creates a stopped thread.
+    init() {}
+
+    /// Starts the thread, calling `work` each time it wakes.
+    func start(_ work: @escaping @Sendable () -> Void) {
+        running.store(true, ordering: .sequentiallyConsistent)
+        let thread = Thread { [self] in
+            while running.load(ordering: .sequentiallyConsistent) {
+                _ = wakeUp.wait(timeout: .now() + .seconds(1))
+                guard running.load(ordering: .sequentiallyConsistent) else { break }
+                work()
+            }
+            finished.signal()
+        }
+        thread.name = "strata-maintenance"
+        thread.start()
+    }
+
+    /// Wakes the thread early.
+    func wake() { wakeUp.signal() }
+
+    /// Stops the thread and waits for it to finish its current work.
+    func stop() {
+        guard running.exchange(false, ordering: .sequentiallyConsistent) else { return }
+        wakeUp.signal()
+        finished.wait()
+    }
+}
+
+extension Store {
+    /// Starts background checkpoints and compaction.
+    func startMaintenance() {
+        maintenance.start { [weak self] in self?.runMaintenance() }
+    }
+
+    /// One round of background work: a checkpoint when enough log was written, then compaction
+    /// of sealed segments past the dead-fraction threshold.
+    func runMaintenance() {
+        do {
+            try checkOpen(writing: true)
+            if state.withLock({ $0.bytesSinceCheckpoint }) >= Int64(configuration.checkpointInterval) {
+                try writeCheckpoint()
+            }
+            try compactSegments(onDemand: false)
+        } catch {
+            logger.error("background maintenance failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,112 @@
+/// Where a block sits in the log: 16 bytes a block.
+struct BlockLocation: Sendable, Hashable {
+    /// The segment holding the block.
+    var segment: UInt32
+    /// The offset of the block header in the segment.
+    var offset: UInt32
+    /// The length of header and stored bytes.
+    var length: UInt32
+    /// The entity of the block's rows.
+    var entity: UInt16
+}
+
+/// A row's place in the log, packed in 8 bytes: `(blockNumber + 1) << 16 | slot`; 0 means absent.
+struct RowLocation: Hashable, Sendable {
+    /// The packed value.
+    var raw: UInt64
+
+    /// The absent location.
+    static let absent = RowLocation(raw: 0)
+
+    /// Packs a block number and slot.
+    init(block: UInt32, slot: Int) { raw = (UInt64(block) + 1) << 16 | UInt64(slot) }
+    /// Wraps a packed value.
+    init(raw: UInt64) { self.raw = raw }
+
+    /// Whether a row is there.
+    var isPresent: Bool { raw != 0 }
+    /// The global block number.
+    var block: UInt32 { UInt32(truncatingIfNeeded: (raw >> 16) - 1) }
+    /// The slot within the block.
+    var slot: Int { Int(raw & 0xFFFF) }
+}
+
+/// The object index of one entity: a dense array from primary key to row location, and the
+/// encoded size of each live row (for exact dead-byte counts). 12 bytes a key.
+struct EntityIndex: Sendable {
+    /// Locations by key; index 0 is unused.
+    var locations: [UInt64] = [0]
+    /// Encoded row sizes by key.
+    var sizes: [UInt32] = [0]
+    /// The number of live rows.
+    var liveCount = 0
+
+    /// The location of `key`'s row, or `.absent`.
+    func location(of key: Int64) -> RowLocation {
+        guard key > 0, key < locations.count else { return .absent }
+        return RowLocation(raw: locations[Int(key)])
+    }
+
+    /// The encoded size of `key`'s row.
+    func size(of key: Int64) -> Int {
+        guard key > 0, key < sizes.count else { return 0 }
+        return Int(sizes[Int(key)])
+    }
+
+    /// Sets `key`'s location and size, growing the arrays as needed; returns the previous location.
+    @discardableResult
+    mutating func set(_ key: Int64, to location: RowLocation, size: Int) -> RowLocation {
+        let index = Int(key)
+        if index >= locations.count {
+            let newCount = Swift.max(index + 1, locations.count + locations.count / 2)
+            locations.append(contentsOf: repeatElement(0, count: newCount - locations.count))
+            sizes.append(contentsOf: repeatElement(0, count: newCount - sizes.count))
+        }
+        let previous = RowLocation(raw: locations[index])
+        if previous.isPresent != location.isPresent { liveCount += location.isPresent ? 1 : -1 }
+        locations[index] = location.raw
+        sizes[index] = UInt32(clamping: size)
+        return previous
+    }
+
+    /// The bytes the index takes in memory.
+    var memoryBytes: Int { locations.capacity * 8 + sizes.capacity * 4 }
+}
+
+/// Byte counts of one segment, kept exactly as rows are superseded.
+struct SegmentStats: Sendable, Hashable {
+    /// Encoded bytes of rows still live in the segment.
+    var liveBytes: Int64 = 0
+    /// Encoded bytes of rows superseded or deleted since they were written.
+    var deadBytes: Int64 = 0
+    /// The size of the segment file (its end of log for the active segment).
+    var fileBytes: Int64 = 0
+    /// The newest commit sequence the segment holds (0 if none).
+    var maxSequence: UInt64 = 0
+
+    /// The fraction of row bytes that are dead.
+    var deadFraction: Double {
+        let total = liveBytes + deadBytes
+        return total == 0 ? (fileBytes > Int64(SegmentFile.headerSize) ? 1 : 0) : Double(deadBytes) / Double(total)
+    }
+}
+
+/// Where a retained history transaction record is.
+struct HistoryEntry: Sendable, Hashable {
+    /// The commit's sequence number.
+    var sequence: UInt64
+    /// The segment holding the record.
+    var segment: UInt32
+    /// The record's offset in the segment.
+    var offset: Int64
+    /// The record's length.
+    var length: Int
+}
+
+/// An (entity, primary key) pair.
+struct EntityKey: Hashable, Sendable {
+    /// The entity id.
+    var entity: Int
+    /// The primary key.
+    var key: Int64
+}

@@ -1,0 +1,192 @@
+/// A column's fetch index: (value, primary key) pairs kept sorted by value, then key.
+///
+/// The pairs live in a list of sorted chunks of at most ``maxChunkSize`` entries, with the first
+/// entry of every chunk kept aside for binary search. Inserting and removing cost O(log n + chunk
+/// size); counting a range costs O(log n + chunks it spans). Values are ordered by `Value`'s `<`,
+/// and two values neither of which is less than the other count as equal. A pair is held at most
+/// once. `OrderedIndex` is a value type; its owner serializes access.
+struct OrderedIndex: Sendable {
+    /// One indexed pair.
+    private struct Entry: Sendable {
+        /// The column value.
+        var value: Value
+        /// The primary key of the row holding ``value``.
+        var key: PrimaryKey
+
+        /// Whether this entry sorts before `other`: by value, then by key.
+        func precedes(_ other: Entry) -> Bool {
+            if value < other.value { return true }
+            if other.value < value { return false }
+            return key < other.key
+        }
+    }
+
+    /// A place between entries: entry `offset` of chunk `chunk`, or the end at (`chunks.count`, 0).
+    private struct Position {
+        /// The chunk.
+        var chunk: Int
+        /// The entry within the chunk.
+        var offset: Int
+    }
+
+    /// The most entries a chunk holds; a chunk growing past it is split in two.
+    static let maxChunkSize = 512
+
+    /// The entries, in order, cut into non-empty chunks.
+    private var chunks: [[Entry]] = []
+    /// The first entry of every chunk.
+    private var heads: [Entry] = []
+
+    /// The number of pairs.
+    private(set) var count = 0
+
+    /// Creates an empty index.
+    init() {}
+
+    /// Creates an index holding `pairs`, which may come in any order; repeated pairs are kept once.
+    init(unsorted pairs: [(Value, PrimaryKey)]) {
+        var entries = pairs.map { Entry(value: $0.0, key: $0.1) }
+        entries.sort { $0.precedes($1) }
+        var unique: [Entry] = []
+        unique.reserveCapacity(entries.count)
+        for entry in entries where unique.last.map({ $0.precedes(entry) }) ?? true {
+            unique.append(entry)
+        }
+        var start = 0
+        while start < unique.count {
+            let end = min(start + Self.maxChunkSize, unique.count)
+            chunks.append(Array(unique[start..<end]))
+            heads.append(unique[start])
+            start = end
+        }
+        count = unique.count
+    }
+
+    /// Adds the pair (`value`, `key`); does nothing if the index already holds it.
+    mutating func insert(_ value: Value, key: PrimaryKey) {
+        let entry = Entry(value: value, key: key)
+        guard !chunks.isEmpty else {
+            chunks = [[entry]]
+            heads = [entry]
+            count = 1
+            return
+        }
+        var position = firstPosition { $0.precedes(entry) }
+        if position.chunk < chunks.count && !entry.precedes(chunks[position.chunk][position.offset]) { return }
+        if position.offset == 0 && position.chunk > 0 {
+            position.chunk -= 1
+            position.offset = chunks[position.chunk].count
+        }
+        chunks[position.chunk].insert(entry, at: position.offset)
+        if position.offset == 0 { heads[position.chunk] = entry }
+        count += 1
+        if chunks[position.chunk].count > Self.maxChunkSize {
+            let half = chunks[position.chunk].count / 2
+            let upper = Array(chunks[position.chunk][half...])
+            chunks[position.chunk].removeSubrange(half...)
+            chunks.insert(upper, at: position.chunk + 1)
+            heads.insert(upper[0], at: position.chunk + 1)
+        }
+    }
+
+    /// Removes the pair (`value`, `key`); does nothing if the index does not hold it.
+    mutating func remove(_ value: Value, key: PrimaryKey) {
+        let entry = Entry(value: value, key: key)
+        let position = firstPosition { $0.precedes(entry) }
+        guard position.chunk < chunks.count,
+              !entry.precedes(chunks[position.chunk][position.offset]) else { return }
+        chunks[position.chunk].remove(at: position.offset)
+        count -= 1
+        if chunks[position.chunk].isEmpty {
+            chunks.remove(at: position.chunk)
+            heads.remove(at: position.chunk)
+        } else if position.offset == 0 {
+            heads[position.chunk] = chunks[position.chunk][0]
+        }
+    }
+
+    /// The keys of the pairs matching `query`, in index order (by value, then key) or its reverse
+    /// when `descending`, at most `limit` of them.
+    func keys(matching query: IndexQuery, descending: Bool = false, limit: Int? = nil) -> [PrimaryKey] {
+        precondition((limit ?? 0) >= 0, "OrderedIndex limit must not be negative")
+        let entries = slices(matching: query).joined()
+        let limit = limit ?? Int.max
+        return descending ? entries.reversed().prefix(limit).map(\.key) : entries.prefix(limit).map(\.key)
+    }
+
+    /// The number of pairs matching `query`.
+    func count(matching query: IndexQuery) -> Int {
+        slices(matching: query).reduce(0) { $0 + $1.count }
+    }
+
+    /// Calls `body` with every pair, in index order.
+    func forEach(_ body: (Value, PrimaryKey) throws -> Void) rethrows {
+        for chunk in chunks {
+            for entry in chunk { try body(entry.value, entry.key) }
+        }
+    }
+
+    /// The entries matching `query`, in index order, as non-empty pieces of chunks.
+    private func slices(matching query: IndexQuery) -> [ArraySlice<Entry>] {
+        switch query {
+        case .equal(let value):
+            return equalSlices(value)
+        case .in(let values):
+            var distinct: [Value] = []
+            for value in values.sorted(by: <) where distinct.last.map({ $0 < value }) ?? true {
+                distinct.append(value)
+            }
+            return distinct.flatMap(equalSlices)
+        case .range(let lower, let upper):
+            let start = firstPosition { entry in
+                if entry.value.isNull { return true }
+                guard let lower else { return false }
+                return lower.isInclusive ? entry.value < lower.value : !(lower.value < entry.value)
+            }
+            let end = firstPosition { entry in
+                guard let upper else { return true }
+                return upper.isInclusive ? !(upper.value < entry.value) : entry.value < upper.value
+            }
+            return slices(from: start, to: end)
+        }
+    }
+
+    /// The entries whose value equals `value`, as non-empty pieces of chunks.
+    private func equalSlices(_ value: Value) -> [ArraySlice<Entry>] {
+        slices(from: firstPosition { $0.value < value }, to: firstPosition { !(value < $0.value) })
+    }
+
+    /// The entries from `start` up to just before `end` (none if `end` is not after `start`), as
+    /// non-empty pieces of chunks.
+    private func slices(from start: Position, to end: Position) -> [ArraySlice<Entry>] {
+        var slices: [ArraySlice<Entry>] = []
+        for chunk in stride(from: start.chunk, through: min(end.chunk, chunks.count - 1), by: 1) {
+            let lower = chunk == start.chunk ? start.offset : 0
+            let upper = chunk == end.chunk ? end.offset : chunks[chunk].count
+            if lower < upper { slices.append(chunks[chunk][lower..<upper]) }
+        }
+        return slices
+    }
+
+    /// The first entry for which `isBelow` is false, given that it is true for a prefix of the
+    /// entries and false for the rest; the end, at (`chunks.count`, 0), when it is true for all.
+    private func firstPosition(where isBelow: (Entry) -> Bool) -> Position {
+        var low = 0
+        var high = heads.count
+        while low < high {
+            let middle = (low + high) / 2
+            if isBelow(heads[middle]) { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0 else { return Position(chunk: 0, offset: 0) }
+        let chunk = chunks[low - 1]
+        var lowOffset = 1
+        var highOffset = chunk.count
+        while lowOffset < highOffset {
+            let middle = (lowOffset + highOffset) / 2
+            if isBelow(chunk[middle]) { lowOffset = middle + 1 } else { highOffset = middle }
+        }
+        return lowOffset == chunk.count
+            ? Position(chunk: low, offset: 0)
+            : Position(chunk: low - 1, offset: lowOffset)
+    }
+}

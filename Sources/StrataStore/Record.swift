@@ -1,0 +1,292 @@
+import Foundation
+
+/// What a log record holds.
+enum RecordKind: UInt8 {
+    /// One commit: history metadata, changes and row images.
+    case transaction = 1
+    /// Rows and delete markers copied forward by compaction; no history.
+    case compaction = 2
+}
+
+/// What one operation of a record does.
+enum OpKind: UInt8 {
+    /// A committed insert (history).
+    case insert = 0
+    /// A committed update (history).
+    case update = 1
+    /// A committed delete (history); its row, if any, is the tombstone.
+    case delete = 2
+    /// A live row copied by compaction.
+    case put = 3
+    /// A delete kept by compaction so that an older image of the key stays dead.
+    case erase = 4
+
+    /// Whether the operation removes the key.
+    var removes: Bool { self == .delete || self == .erase }
+}
+
+/// One operation as a record holds it.
+struct RecordOp: Sendable {
+    /// What it does.
+    var kind: OpKind
+    /// The entity of the row.
+    var entity: Int
+    /// The key of the row.
+    var key: Int64
+    /// The record's block holding the row image (or tombstone), or -1 when there is none.
+    var block: Int
+    /// The row's slot in that block.
+    var slot: Int
+    /// The encoded size of the row image.
+    var size: Int
+    /// The columns an update changed.
+    var changedColumns: [Int]
+}
+
+/// The fixed header that starts every record.
+///
+/// `u32 length` (of the whole record), `u32 maskedCRC32C` (of bytes 8..<length), `u8 kind`,
+/// `u8 metaCodec`, `u16 blockCount`, `u32 metaStoredLength`, `u32 metaRawLength`, `u32 reserved`,
+/// `u64 sequence`. A length of zero marks the end of the log.
+enum RecordHeader {
+    /// The header's size.
+    static let size = 32
+    /// The largest record the store writes or accepts.
+    static let maxLength = 1 << 30
+    /// The offset of the sequence number.
+    static let sequenceOffset = 24
+
+    /// Sets the sequence number and checksum of an encoded record in place.
+    static func seal(_ record: inout [UInt8], at start: Int = 0, sequence: UInt64) {
+        record.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: sequence.littleEndian, toByteOffset: start + sequenceOffset, as: UInt64.self)
+            let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[(start + 8)..<(start + length)]))
+            raw.storeBytes(of: CRC32C.mask(crc).littleEndian, toByteOffset: start + 4, as: UInt32.self)
+        }
+    }
+}
+
+/// An encoded record, ready for its sequence number, and what it holds.
+struct EncodedRecord: Sendable {
+    /// The record bytes; the sequence and checksum are set by ``RecordHeader/seal(_:at:sequence:)``.
+    var bytes: [UInt8]
+    /// The operations, in order.
+    var ops: [RecordOp]
+    /// Each block's offset and length within the record.
+    var blocks: [BlockSpan]
+}
+
+/// Where a block sits within its record.
+struct BlockSpan: Sendable, Hashable {
+    /// The offset of the block header from the start of the record.
+    var offset: Int
+    /// The length of header and stored bytes.
+    var length: Int
+    /// The entity of the block's rows.
+    var entity: Int
+}
+
+/// Collects operations and rows, cutting them into blocks per entity, and encodes a record.
+struct RecordBuilder {
+    private let kind: RecordKind
+    private let blockSize: Int
+    private var blocks: [BlockBuilder] = []
+    private var openBlock: [Int: Int] = [:]
+    private(set) var ops: [RecordOp] = []
+
+    /// Creates a builder for a record of `kind` whose blocks grow to about `blockSize` bytes.
+    init(kind: RecordKind, blockSize: Int) {
+        self.kind = kind
+        self.blockSize = blockSize
+    }
+
+    /// The uncompressed bytes of rows added so far.
+    private(set) var rowBytes = 0
+
+    private mutating func blockIndex(for entity: Int, adding size: Int) -> Int {
+        if let index = openBlock[entity] {
+            let block = blocks[index]
+            if block.rawSize + size + 12 <= blockSize || block.rowCount == 0, block.rowCount < BlockBuilder.maxRows {
+                return index
+            }
+        }
+        blocks.append(BlockBuilder(entity: entity))
+        openBlock[entity] = blocks.count - 1
+        return blocks.count - 1
+    }
+
+    /// Adds an operation with a row image (insert, update, put, or a delete's tombstone).
+    mutating func add(_ kind: OpKind, entity: Int, key: Int64, row: Row, codec: RowCodec, changedColumns: [Int] = []) {
+        var scratch = BinaryWriter()
+        codec.encode(row, into: &scratch)
+        scratch.bytes.withUnsafeBytes { add(kind, entity: entity, key: key, encodedRow: $0, changedColumns: changedColumns) }
+    }
+
+    /// Adds an operation with an already-encoded row image.
+    mutating func add(
+        _ kind: OpKind, entity: Int, key: Int64, encodedRow: UnsafeRawBufferPointer, changedColumns: [Int] = []
+    ) {
+        let index = blockIndex(for: entity, adding: encodedRow.count)
+        let slot = blocks[index].append(key: key, encodedRow: encodedRow)
+        rowBytes += encodedRow.count
+        ops.append(RecordOp(
+            kind: kind, entity: entity, key: key, block: index, slot: slot, size: encodedRow.count,
+            changedColumns: changedColumns))
+    }
+
+    /// Adds an operation without a row (a delete without tombstone, or an erase).
+    mutating func addMarker(_ kind: OpKind, entity: Int, key: Int64) {
+        ops.append(RecordOp(kind: kind, entity: entity, key: key, block: -1, slot: 0, size: 0, changedColumns: []))
+    }
+
+    /// Encodes the record. `history` is written for transaction records.
+    func build(timestamp: Date = Date(), author: String? = nil, contextName: String? = nil) -> EncodedRecord {
+        var meta = BinaryWriter(capacity: 16 + ops.count * 8)
+        if kind == .transaction {
+            meta.u64(timestamp.timeIntervalSinceReferenceDate.bitPattern)
+            meta.optionalString(author)
+            meta.optionalString(contextName)
+        }
+        meta.varint(ops.count)
+        for op in ops {
+            meta.u8(op.kind.rawValue)
+            meta.varint(op.entity)
+            meta.varint(UInt64(bitPattern: op.key))
+            meta.varint(UInt64(bitPattern: Int64(op.block + 1)))
+            if op.block >= 0 {
+                meta.varint(op.slot)
+                meta.varint(op.size)
+            }
+            if op.kind == .update {
+                meta.varint(op.changedColumns.count)
+                for column in op.changedColumns { meta.varint(column) }
+            }
+        }
+        var bytes = [UInt8](repeating: 0, count: RecordHeader.size)
+        bytes.reserveCapacity(RecordHeader.size + meta.count + rowBytes + blocks.count * 64)
+        let compressedMeta = meta.bytes.withUnsafeBytes { LZ4.compress($0, appendingTo: &bytes) }
+        if compressedMeta == nil { bytes.append(contentsOf: meta.bytes) }
+        var spans: [BlockSpan] = []
+        spans.reserveCapacity(blocks.count)
+        for block in blocks {
+            let start = bytes.count
+            block.write(to: &bytes)
+            spans.append(BlockSpan(offset: start, length: bytes.count - start, entity: block.entity))
+        }
+        var header = BinaryWriter(capacity: RecordHeader.size)
+        header.u32(UInt32(bytes.count))
+        header.u32(0)
+        header.u8(kind.rawValue)
+        header.u8(compressedMeta == nil ? BlockCodec.raw.rawValue : BlockCodec.lz4.rawValue)
+        header.u16(UInt16(blocks.count))
+        header.u32(UInt32(compressedMeta ?? meta.count))
+        header.u32(UInt32(meta.count))
+        header.u32(0)
+        header.u64(0)
+        bytes.replaceSubrange(0..<RecordHeader.size, with: header.bytes)
+        return EncodedRecord(bytes: bytes, ops: ops, blocks: spans)
+    }
+}
+
+/// A record read back from the log, checksum verified.
+struct ParsedRecord {
+    /// The record's kind.
+    var kind: RecordKind
+    /// The record's length in bytes.
+    var length: Int
+    /// The commit sequence number (for compaction records, that of the newest commit copied).
+    var sequence: UInt64
+    /// When the transaction was made (transaction records).
+    var timestamp: Date
+    /// Who made it.
+    var author: String?
+    /// The context that saved it.
+    var contextName: String?
+    /// The operations, in order.
+    var ops: [RecordOp]
+    /// Where each block sits in the record.
+    var blocks: [BlockSpan]
+
+    /// The length a record header declares, or 0 at the end of the log.
+    static func declaredLength(_ header: UnsafeRawBufferPointer) -> Int {
+        Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 0, as: UInt32.self)))
+    }
+
+    /// Parses and verifies the record that fills `bytes`.
+    ///
+    /// - Throws: ``BinaryReader/Malformed`` with the offset within the record where it failed.
+    init(_ bytes: UnsafeRawBufferPointer) throws {
+        var reader = BinaryReader(bytes)
+        length = Int(try reader.u32())
+        let maskedCRC = try reader.u32()
+        guard length == bytes.count, length >= RecordHeader.size,
+            CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[8...]))) == maskedCRC
+        else { throw BinaryReader.Malformed(offset: 0) }
+        guard let kind = RecordKind(rawValue: try reader.u8()) else { throw BinaryReader.Malformed(offset: 8) }
+        self.kind = kind
+        let metaCodec = try reader.u8()
+        let blockCount = Int(try reader.u16())
+        let metaStored = Int(try reader.u32())
+        let metaRaw = Int(try reader.u32())
+        _ = try reader.u32()
+        sequence = try reader.u64()
+        let storedMeta = try reader.bytes(metaStored)
+        let meta: [UInt8]
+        switch BlockCodec(rawValue: metaCodec) {
+        case .raw? where metaRaw == metaStored: meta = [UInt8](storedMeta)
+        case .lz4?:
+            guard let decompressed = LZ4.decompress(storedMeta, rawCount: metaRaw) else {
+                throw BinaryReader.Malformed(offset: RecordHeader.size)
+            }
+            meta = decompressed
+        default: throw BinaryReader.Malformed(offset: 9)
+        }
+        var blocks: [BlockSpan] = []
+        blocks.reserveCapacity(blockCount)
+        for _ in 0..<blockCount {
+            let start = reader.position
+            let header = try reader.bytes(BlockBuilder.headerSize)
+            let stored = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+            let entity = Int(UInt16(littleEndian: header.loadUnaligned(fromByteOffset: 14, as: UInt16.self)))
+            _ = try reader.bytes(stored)
+            blocks.append(BlockSpan(offset: start, length: BlockBuilder.headerSize + stored, entity: entity))
+        }
+        guard reader.isAtEnd else { throw BinaryReader.Malformed(offset: reader.position) }
+        self.blocks = blocks
+        (timestamp, author, contextName, ops) = try meta.withUnsafeBytes { raw in
+            var meta = BinaryReader(raw)
+            var timestamp = Date(timeIntervalSinceReferenceDate: 0)
+            var author: String?
+            var contextName: String?
+            if kind == .transaction {
+                timestamp = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try meta.u64()))
+                author = try meta.optionalString()
+                contextName = try meta.optionalString()
+            }
+            let count = try meta.count(limit: raw.count)
+            var ops: [RecordOp] = []
+            ops.reserveCapacity(count)
+            for _ in 0..<count {
+                guard let opKind = OpKind(rawValue: try meta.u8()) else { throw BinaryReader.Malformed(offset: 0) }
+                let entity = try meta.count(limit: 65_535)
+                let key = Int64(bitPattern: try meta.varint())
+                let block = try meta.count(limit: blockCount) - 1
+                var slot = 0
+                var size = 0
+                if block >= 0 {
+                    slot = try meta.count(limit: BlockBuilder.maxRows - 1)
+                    size = try meta.count()
+                }
+                var changed: [Int] = []
+                if opKind == .update {
+                    let changedCount = try meta.count(limit: 4096)
+                    for _ in 0..<changedCount { changed.append(try meta.count(limit: 4095)) }
+                }
+                guard block >= 0 || opKind.removes else { throw BinaryReader.Malformed(offset: 0) }
+                ops.append(RecordOp(kind: opKind, entity: entity, key: key, block: block, slot: slot, size: size, changedColumns: changed))
+            }
+            return (timestamp, author, contextName, ops)
+        }
+    }
+}

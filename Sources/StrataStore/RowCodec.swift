@@ -1,0 +1,140 @@
+import Foundation
+
+/// Encodes rows of one entity to bytes and back.
+///
+/// A row is a null bitmap (one bit a column, set for `nil`) followed by each non-nil value:
+/// integers and references zigzag varints, `float`/`double`/`date` little-endian IEEE bits,
+/// `bool` one byte, `uuid` 16 bytes, and strings, data, URIs and decimals a varint length and bytes.
+struct RowCodec: Sendable {
+    /// The entity's column types, in order.
+    let types: [ColumnType]
+    /// Which columns may be nil.
+    let nullable: [Bool]
+    /// The entity's name, for error messages.
+    let entityName: String
+    /// The column names, for error messages.
+    let columnNames: [String]
+
+    /// Creates the codec for `entity`.
+    init(_ entity: EntitySchema) {
+        types = entity.columns.map(\.type)
+        nullable = entity.columns.map(\.isNullable)
+        entityName = entity.name
+        columnNames = entity.columns.map(\.name)
+    }
+
+    /// Checks that `row` fits the entity: one value a column, each of the column's type.
+    ///
+    /// - Throws: ``StoreError/Code/invalidValue`` naming the entity and column.
+    func validate(_ row: Row) throws {
+        guard row.count == types.count else {
+            throw StoreError(.invalidValue, "\(entityName) rows have \(types.count) columns, got \(row.count)")
+        }
+        for (column, value) in row.values.enumerated() {
+            if value.isNull {
+                guard nullable[column] else {
+                    throw StoreError(.invalidValue, "\(entityName).\(columnNames[column]) may not be nil")
+                }
+            } else if !types[column].accepts(value) {
+                throw StoreError(
+                    .invalidValue,
+                    "\(entityName).\(columnNames[column]) is \(types[column].name); \(value) does not fit")
+            }
+        }
+    }
+
+    /// Appends the encoding of `row` (already validated) to `writer`.
+    func encode(_ row: Row, into writer: inout BinaryWriter) {
+        let bitmapStart = writer.count
+        let bitmapBytes = (types.count + 7) / 8
+        for _ in 0..<bitmapBytes { writer.u8(0) }
+        for (column, value) in row.values.enumerated() {
+            switch value {
+            case .null:
+                writer.bytes[bitmapStart + column / 8] |= 1 << UInt8(column % 8)
+            case .int(let v), .reference(let v):
+                writer.zigzag(v)
+            case .float(let v):
+                writer.u32(v.bitPattern)
+            case .double(let v):
+                writer.u64(v.bitPattern)
+            case .date(let v):
+                writer.u64(v.timeIntervalSinceReferenceDate.bitPattern)
+            case .bool(let v):
+                writer.u8(v ? 1 : 0)
+            case .string(let v):
+                writer.string(v)
+            case .data(let v):
+                writer.lengthPrefixed(v)
+            case .uuid(let v):
+                withUnsafeBytes(of: v.uuid) { writer.raw($0) }
+            case .uri(let v):
+                writer.string(v.absoluteString)
+            case .decimal(let v):
+                writer.string(v.description)
+            }
+        }
+    }
+
+    /// Decodes one row from `bytes`.
+    ///
+    /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold a row of this entity.
+    func decode(_ bytes: UnsafeRawBufferPointer) throws -> Row {
+        var reader = BinaryReader(bytes)
+        let bitmap = try reader.bytes((types.count + 7) / 8)
+        var values: [Value] = []
+        values.reserveCapacity(types.count)
+        for (column, type) in types.enumerated() {
+            if bitmap[column / 8] & (1 << UInt8(column % 8)) != 0 {
+                values.append(.null)
+                continue
+            }
+            values.append(try decodeValue(type, from: &reader))
+        }
+        return Row(values)
+    }
+
+    /// Decodes a one-column row (a codec made for a single column) at the reader's position.
+    func decodeSingleValue(from reader: inout BinaryReader) throws -> Value {
+        let bitmap = try reader.u8()
+        if bitmap & 1 != 0 { return .null }
+        return try decodeValue(types[0], from: &reader)
+    }
+
+    /// Decodes one non-nil value of `type` at the reader's position.
+    func decodeValue(_ type: ColumnType, from reader: inout BinaryReader) throws -> Value {
+        switch type {
+        case .int16, .int32, .int64:
+            return .int(try reader.zigzag())
+        case .reference:
+            return .reference(try reader.zigzag())
+        case .float:
+            return .float(Float(bitPattern: try reader.u32()))
+        case .double:
+            return .double(Double(bitPattern: try reader.u64()))
+        case .date:
+            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.u64())))
+        case .bool:
+            return .bool(try reader.u8() != 0)
+        case .string:
+            return .string(try reader.string())
+        case .binary, .transformable:
+            return .data(Data(try reader.lengthPrefixed()))
+        case .uuid:
+            let raw = try reader.bytes(16)
+            var uuid = UUID().uuid
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
+            return .uuid(UUID(uuid: uuid))
+        case .uri:
+            let start = reader.position
+            guard let url = URL(string: try reader.string()) else { throw BinaryReader.Malformed(offset: start) }
+            return .uri(url)
+        case .decimal:
+            let start = reader.position
+            guard let decimal = Decimal(string: try reader.string(), locale: Locale(identifier: "en_US_POSIX")) else {
+                throw BinaryReader.Malformed(offset: start)
+            }
+            return .decimal(decimal)
+        }
+    }
+}

@@ -1,0 +1,284 @@
+import Dispatch
+import Foundation
+
+/// A commit waiting for the group-commit leader.
+struct PendingCommit: Sendable {
+    /// The encoded record.
+    var record: EncodedRecord
+    /// Old and new row images of operations on entities with fetch indexes, by operation.
+    var rows: [Int: (old: Row?, new: Row?)]
+    /// Whether the commit waits for `fdatasync`.
+    var durable: Bool
+    /// Where the leader leaves the result.
+    var ticket: CommitTicket
+}
+
+/// Where the group-commit leader leaves a waiting commit's result, or hands it leadership.
+// @unchecked: `result` is written by the leader before `semaphore.signal()` and read by the
+// waiter only after `semaphore.wait()`, which orders the two.
+final class CommitTicket: @unchecked Sendable {
+    /// The commit's sequence number or error; `nil` when woken to lead.
+    var result: Result<UInt64, StoreError>?
+    /// Signalled when `result` is set or leadership is handed over.
+    let semaphore = DispatchSemaphore(value: 0)
+}
+
+/// Commits waiting to be written, and whether a leader is writing.
+struct CommitQueue: Sendable {
+    /// Commits in arrival order.
+    var pending: [PendingCommit] = []
+    /// Whether a leader is running.
+    var leaderActive = false
+}
+
+/// Whether a key is live within a commit group, with its newest image where known.
+private enum GroupImage {
+    case live(Row?)
+    case deleted
+}
+
+
+extension Store {
+    /// The most bytes one group write carries.
+    private static let groupLimit = 4 << 20
+
+    /// Commits `transaction`: all of its operations or none.
+    ///
+    /// Concurrent commits share one write and one `fdatasync` (group commit). In `.durable` mode
+    /// the call returns once the record is on stable storage.
+    ///
+    /// - Returns: the commit's sequence number, one more than the previous commit's.
+    /// - Throws: ``StoreError`` `invalidValue` (a value that does not fit its column),
+    ///   `keyConflict` (insert of a live key, update or delete of a missing one), `io`/`diskFull`
+    ///   (nothing of this commit is written), `failStopped` (an earlier fsync failed), `closed`,
+    ///   `readOnly`. A failed commit leaves every earlier commit intact.
+    @discardableResult
+    public func commit(_ transaction: Transaction) throws -> UInt64 {
+        try checkOpen(writing: true)
+        guard !transaction.operations.isEmpty else { return lastSequence }
+        var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize)
+        var rows: [Int: (old: Row?, new: Row?)] = [:]
+        var highestKeys: [Int: Int64] = [:]
+        for (index, op) in transaction.operations.enumerated() {
+            let entity = op.entity
+            guard schema.entities.indices.contains(entity) else {
+                throw StoreError(.invalidValue, "no entity with id \(entity)")
+            }
+            guard op.key > 0 else { throw StoreError(.invalidValue, "primary keys are positive; got \(op.key)") }
+            let codec = codecs[entity]
+            let indexed = !schema.entities[entity].indexedColumns.isEmpty
+            switch op {
+            case .insert(_, let key, let row):
+                try codec.validate(row)
+                builder.add(.insert, entity: entity, key: key, row: row, codec: codec)
+                if indexed { rows[index] = (nil, row) }
+                highestKeys[entity] = max(highestKeys[entity] ?? 0, key)
+            case .update(_, let key, let row, let changed):
+                try codec.validate(row)
+                guard changed.allSatisfy({ codec.types.indices.contains($0) }) else {
+                    throw StoreError(.invalidValue, "changed columns \(changed) are not all columns of \(codec.entityName)")
+                }
+                builder.add(.update, entity: entity, key: key, row: row, codec: codec, changedColumns: changed)
+                if indexed && changed.contains(where: { schema.entities[entity].columns[$0].hasFetchIndex }) {
+                    rows[index] = (nil, row)
+                }
+            case .delete(_, let key):
+                let keep = schema.entities[entity].tombstoneColumns
+                if keep.isEmpty {
+                    builder.addMarker(.delete, entity: entity, key: key)
+                } else {
+                    guard let current = try read(entity, key: key) else {
+                        throw StoreError(.keyConflict, "delete of \(codec.entityName) \(key), which does not exist")
+                    }
+                    var tombstone = Row(Array(repeating: .null, count: codec.types.count))
+                    for column in keep { tombstone[column] = current[column] }
+                    builder.add(.delete, entity: entity, key: key, row: tombstone, codec: codec)
+                }
+                if indexed { rows[index] = (nil, nil) }
+            }
+        }
+        if !highestKeys.isEmpty {
+            nextKeys.withLock { keys in
+                for (entity, key) in highestKeys where key >= keys[entity] { keys[entity] = key + 1 }
+            }
+        }
+        let record = builder.build(
+            timestamp: transaction.timestamp, author: transaction.author, contextName: transaction.contextName)
+        guard record.bytes.count <= RecordHeader.maxLength else {
+            throw StoreError(.invalidValue, "a transaction of \(record.bytes.count) bytes is larger than 1 GiB")
+        }
+        let durable = (transaction.durability ?? configuration.durability) == .durable
+        let ticket = CommitTicket()
+        let pending = PendingCommit(record: record, rows: rows, durable: durable, ticket: ticket)
+        let leads = commitQueue.withLock { queue in
+            queue.pending.append(pending)
+            if queue.leaderActive { return false }
+            queue.leaderActive = true
+            return true
+        }
+        if !leads { ticket.semaphore.wait() }
+        if ticket.result == nil { lead() }
+        return try ticket.result!.get()
+    }
+
+    /// Writes one group of waiting commits, then hands leadership to the next waiter, if any.
+    private func lead() {
+        let batch = commitQueue.withLock { queue in
+            var bytes = 0
+            var count = 0
+            for item in queue.pending {
+                if count > 0 && bytes + item.record.bytes.count > Self.groupLimit { break }
+                bytes += item.record.bytes.count
+                count += 1
+            }
+            let batch = Array(queue.pending.prefix(count))
+            queue.pending.removeFirst(count)
+            return batch
+        }
+        let results = writeGroup(batch)
+        for (item, result) in zip(batch, results) {
+            item.ticket.result = result
+            item.ticket.semaphore.signal()
+        }
+        let next = commitQueue.withLock { queue -> CommitTicket? in
+            guard let first = queue.pending.first else {
+                queue.leaderActive = false
+                return nil
+            }
+            return first.ticket
+        }
+        next?.semaphore.signal()
+    }
+
+    /// Validates, writes, syncs and applies a group of commits; returns each one's result.
+    private func writeGroup(_ batch: [PendingCommit]) -> [Result<UInt64, StoreError>] {
+        var results = [Result<UInt64, StoreError>?](repeating: nil, count: batch.count)
+        do {
+            try checkOpen(writing: true)
+        } catch {
+            let storeError = error as? StoreError ?? StoreError(.failStopped, "the store refuses writes", path: path)
+            return batch.map { _ in .failure(storeError) }
+        }
+        var accepted: [(index: Int, rows: [Int: (old: Row?, new: Row?)])] = []
+        var images: [EntityKey: GroupImage] = [:]
+        for (index, item) in batch.enumerated() {
+            switch validate(item, against: &images) {
+            case .success(let rows): accepted.append((index, rows))
+            case .failure(let error): results[index] = .failure(error)
+            }
+        }
+        guard !accepted.isEmpty else { return results.map { $0! } }
+
+        var sequence = state.withLock { $0.lastSequence }
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(accepted.reduce(0) { $0 + batch[$1.index].record.bytes.count })
+        var offsets: [Int] = []
+        for entry in accepted {
+            sequence += 1
+            offsets.append(buffer.count)
+            let start = buffer.count
+            buffer.append(contentsOf: batch[entry.index].record.bytes)
+            RecordHeader.seal(&buffer, at: start, sequence: sequence)
+        }
+        let durable = accepted.contains { batch[$0.index].durable }
+        do {
+            let (end, segmentFull) = state.withLock { ($0.activeEnd, $0.activeEnd + Int64(buffer.count) > Int64(configuration.segmentSize)) }
+            if segmentFull && end > Int64(SegmentFile.headerSize) {
+                do { try rollSegment() } catch { throw failStop(error, "starting a new segment") }
+            }
+            let (file, start) = state.withLock { ($0.files[$0.activeSegment]!, $0.activeEnd) }
+            do {
+                try StoreError.io("append to segment", path: file.path) {
+                    try buffer.withUnsafeBytes { try io.writeAll(file.fd, $0, at: start) }
+                }
+            } catch {
+                do { try io.ftruncate(file.fd, to: start) } catch { throw failStop(error, "undoing a failed append") }
+                throw error
+            }
+            if durable {
+                do {
+                    try StoreError.io("sync segment", path: file.path) { try io.fdatasync(file.fd) }
+                } catch { throw failStop(error, "fdatasync") }
+                counters.fsyncs.add(1)
+            }
+            let firstSequence = sequence - UInt64(accepted.count) + 1
+            let interval = Int64(configuration.checkpointInterval)
+            let wantsCheckpoint = state.withLock { state in
+                for (position, entry) in accepted.enumerated() {
+                    let record = batch[entry.index].record
+                    let summary = RecordSummary(
+                        kind: .transaction, sequence: firstSequence + UInt64(position), length: record.bytes.count,
+                        ops: record.ops, blocks: record.blocks)
+                    state.apply(summary, segment: file.id, offset: start + Int64(offsets[position]), rows: entry.rows,
+                                historyTracking: configuration.historyTracking)
+                }
+                state.activeEnd = start + Int64(buffer.count)
+                state.stats[file.id]?.fileBytes = state.activeEnd
+                state.bytesSinceCheckpoint += Int64(buffer.count)
+                return state.bytesSinceCheckpoint >= interval
+            }
+            counters.commits.add(accepted.count)
+            counters.bytesWritten.add(buffer.count)
+            if wantsCheckpoint { maintenance.wake() }
+            for (position, entry) in accepted.enumerated() {
+                results[entry.index] = .success(firstSequence + UInt64(position))
+            }
+        } catch {
+            let storeError = error as? StoreError ?? StoreError(.io, "commit failed", cause: error)
+            for entry in accepted { results[entry.index] = .failure(storeError) }
+        }
+        return results.map { $0! }
+    }
+
+    /// Checks a commit's keys against the index and earlier commits of the group, and gathers
+    /// the old row images its fetch-index updates need.
+    private func validate(
+        _ item: PendingCommit, against images: inout [EntityKey: GroupImage]
+    ) -> Result<[Int: (old: Row?, new: Row?)], StoreError> {
+        var local = images
+        var rows = item.rows
+        do {
+            for (index, op) in item.record.ops.enumerated() {
+                let id = EntityKey(entity: op.entity, key: op.key)
+                let current = local[id]
+                let live: Bool
+                switch current {
+                case .live?: live = true
+                case .deleted?: live = false
+                case nil: live = contains(op.entity, key: op.key)
+                }
+                let name = schema.entities[op.entity].name
+                switch op.kind {
+                case .insert:
+                    guard !live else { throw StoreError(.keyConflict, "insert of \(name) \(op.key), which exists") }
+                case .update, .delete:
+                    guard live else { throw StoreError(.keyConflict, "\(op.kind == .update ? "update" : "delete") of \(name) \(op.key), which does not exist") }
+                case .put, .erase:
+                    break
+                }
+                if var change = rows[index] {
+                    if op.kind != .insert {
+                        if case .live(let image?) = current { change.old = image } else { change.old = try read(op.entity, key: op.key) }
+                    }
+                    rows[index] = change
+                    local[id] = op.kind.removes ? .deleted : .live(change.new)
+                } else {
+                    local[id] = op.kind.removes ? .deleted : .live(nil)
+                }
+            }
+        } catch {
+            return .failure(error as? StoreError ?? StoreError(.io, "reading an old row failed", cause: error))
+        }
+        images = local
+        return .success(rows)
+    }
+
+    /// Stops writes until reopen after a failure that may have left the log in an unknown state.
+    private func failStop(_ error: any Error, _ what: String) -> StoreError {
+        let description = "\(what): \(error)"
+        lifecycle.withLock { $0.failure = description }
+        logger.critical("store stops accepting writes until reopened", metadata: ["path": "\(path)", "error": "\(description)"])
+        let cause = error as? StoreError
+        return StoreError(cause?.code ?? .io, "\(what) failed; the store refuses writes until it is reopened", path: cause?.path, cause: cause)
+    }
+}

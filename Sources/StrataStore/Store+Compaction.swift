@@ -1,0 +1,286 @@
+import Foundation
+
+/// What a compaction did. `Sendable`.
+public struct CompactionReport: Sendable, Hashable, Codable {
+    /// Segments rewritten.
+    public var segmentsCompacted: Int
+    /// Bytes of the segment files rewritten.
+    public var bytesRead: Int64
+    /// Bytes written to new segments.
+    public var bytesWritten: Int64
+    /// Bytes of all live segment files before.
+    public var bytesBefore: Int64
+    /// Bytes of all live segment files after.
+    public var bytesAfter: Int64
+}
+
+/// A live row copied to a new segment, to install if the index still points at its old place.
+private struct MovedRow {
+    var entity: Int
+    var key: Int64
+    var old: RowLocation
+    var output: Int
+    var record: Int
+    var op: Int
+}
+
+/// A record written to a compaction output: its place and what it holds.
+private struct WrittenRecord {
+    var output: Int
+    var offset: Int64
+    var summary: RecordSummary
+    /// For a transaction copied whole: its old segment and offset.
+    var copiedFrom: (segment: UInt32, offset: Int64)?
+}
+
+extension Store {
+    /// Compacts now: seals the active segment if it holds dead rows, then rewrites every sealed
+    /// segment that holds dead rows, copying live rows and retained history forward.
+    ///
+    /// Commits and reads go on meanwhile. Old files are deleted when no reader uses them.
+    /// Costs a read of the rewritten segments and a write of what is live in them.
+    ///
+    /// - Returns: what was rewritten and the bytes on disk before and after.
+    /// - Throws: ``StoreError`` `corrupt` (a sealed segment fails its checksums; nothing changes),
+    ///   `io`, `diskFull`.
+    @discardableResult
+    public func compact() throws -> CompactionReport {
+        try checkOpen(writing: true)
+        let activeHasDead = state.withLock { ($0.stats[$0.activeSegment]?.deadBytes ?? 0) > 0 }
+        if activeHasDead { try rollSegment() }
+        return try compactSegments(onDemand: true)
+    }
+
+    /// Compacts the sealed segments that qualify: on demand, those with dead bytes; in the
+    /// background, those past the dead-fraction threshold whose history is no longer retained.
+    @discardableResult
+    func compactSegments(onDemand: Bool) throws -> CompactionReport {
+        try compactionLock.withLock { _ in
+            let (order, stats, floor) = state.withLock { ($0.segmentOrder, $0.stats, $0.historyFloor) }
+            let before = order.reduce(Int64(0)) { $0 + (stats[$1]?.fileBytes ?? 0) }
+            var report = CompactionReport(segmentsCompacted: 0, bytesRead: 0, bytesWritten: 0, bytesBefore: before, bytesAfter: before)
+            let tracking = configuration.historyTracking
+            let selected = order.dropLast().map { id -> Bool in
+                let segment = stats[id] ?? SegmentStats()
+                if onDemand { return segment.deadBytes > 0 }
+                return segment.deadFraction >= configuration.compactionThreshold && (!tracking || segment.maxSequence <= floor)
+            }
+            var runs: [[UInt32]] = []
+            var current: [UInt32] = []
+            for (index, isSelected) in selected.enumerated() {
+                if isSelected { current.append(order[index]) } else if !current.isEmpty { runs.append(current); current = [] }
+            }
+            if !current.isEmpty { runs.append(current) }
+            for run in runs {
+                let (read, written) = try compactRun(run)
+                report.segmentsCompacted += run.count
+                report.bytesRead += read
+                report.bytesWritten += written
+            }
+            report.bytesAfter = state.withLock { state in state.segmentOrder.reduce(Int64(0)) { $0 + (state.stats[$1]?.fileBytes ?? 0) } }
+            if report.segmentsCompacted > 0 {
+                counters.compactions.add(1)
+                counters.bytesReclaimed.add(Int(max(0, report.bytesBefore - report.bytesAfter)))
+                logger.info("compacted segments", metadata: [
+                    "segments": "\(report.segmentsCompacted)", "before": "\(report.bytesBefore)", "after": "\(report.bytesAfter)",
+                ])
+            }
+            return report
+        }
+    }
+
+    /// Rewrites a run of adjacent sealed segments into new ones, keeping the order of what is
+    /// copied, and switches the store over to them. Returns bytes read and written.
+    private func compactRun(_ run: [UInt32]) throws -> (Int64, Int64) {
+        let (files, isPrefix, floor, blockNumbers) = state.withLock { state -> ([SegmentFile], Bool, UInt64, [UInt64: UInt32]) in
+            let inputs = Set(run)
+            var numbers: [UInt64: UInt32] = [:]
+            for (number, block) in state.blocks.enumerated() where inputs.contains(block.segment) {
+                numbers[UInt64(block.segment) << 32 | UInt64(block.offset)] = UInt32(number)
+            }
+            return (run.map { state.files[$0]! }, state.segmentOrder.first == run.first, state.historyFloor, numbers)
+        }
+        let tracking = configuration.historyTracking
+        var outputs: [SegmentFile] = []
+        var outputEnds: [Int64] = []
+        var written: [WrittenRecord] = []
+        var moved: [MovedRow] = []
+        var pendingMoves: [(entity: Int, key: Int64, old: RowLocation, op: Int)] = []
+        var builder = RecordBuilder(kind: .compaction, blockSize: configuration.blockSize)
+        var builderSequence: UInt64 = 0
+        var bytesRead: Int64 = 0
+
+        func append(_ bytes: [UInt8], summary: RecordSummary, copiedFrom: (UInt32, Int64)?) throws {
+            if outputs.isEmpty || outputEnds[outputs.count - 1] + Int64(bytes.count) > Int64(configuration.segmentSize) {
+                let id = manifestLock.withLock { $0.takeFileID() }
+                outputs.append(try SegmentFile.create(id: id, directory: segmentsPath, storeID: storeID, io: io))
+                outputEnds.append(Int64(SegmentFile.headerSize))
+            }
+            let output = outputs.count - 1
+            let offset = outputEnds[output]
+            try StoreError.io("write compacted segment", path: outputs[output].path) {
+                try bytes.withUnsafeBytes { try io.writeAll(outputs[output].fd, $0, at: offset) }
+            }
+            outputEnds[output] += Int64(bytes.count)
+            written.append(WrittenRecord(output: output, offset: offset, summary: summary, copiedFrom: copiedFrom))
+        }
+
+        func flush() throws {
+            guard !builder.ops.isEmpty else { return }
+            var record = builder.build()
+            RecordHeader.seal(&record.bytes, sequence: builderSequence)
+            let summary = RecordSummary(kind: .compaction, sequence: builderSequence, length: record.bytes.count, ops: record.ops, blocks: record.blocks)
+            try append(record.bytes, summary: summary, copiedFrom: nil)
+            for move in pendingMoves {
+                moved.append(MovedRow(entity: move.entity, key: move.key, old: move.old, output: outputs.count - 1, record: written.count - 1, op: move.op))
+            }
+            pendingMoves = []
+            builder = RecordBuilder(kind: .compaction, blockSize: configuration.blockSize)
+            builderSequence = 0
+        }
+
+        do {
+            for file in files {
+                let size = try file.size()
+                let bytes = try file.read(at: 0, count: Int(size))
+                bytesRead += size
+                var position = SegmentFile.headerSize
+                while position < bytes.count {
+                    let parsed = bytes.withUnsafeBytes { Self.parseRecord(in: UnsafeRawBufferPointer(rebasing: $0[position...])) }
+                    guard case .success(let record) = parsed else {
+                        throw StoreError(.corrupt, "sealed segment record fails its checksum", path: file.path, offset: Int64(position))
+                    }
+                    let recordBytes = Array(bytes[position..<(position + record.length)])
+                    if record.kind == .transaction && tracking && record.sequence > floor {
+                        try flush()
+                        let summary = RecordSummary(kind: .transaction, sequence: record.sequence, length: record.length, ops: record.ops, blocks: record.blocks)
+                        try append(recordBytes, summary: summary, copiedFrom: (file.id, Int64(position)))
+                    } else {
+                        try copyLiveRows(record, recordBytes, segment: file.id, offset: position, blockNumbers: blockNumbers, isPrefix: isPrefix, into: &builder, moves: &pendingMoves)
+                        builderSequence = max(builderSequence, record.sequence)
+                        if builder.rowBytes >= 1 << 20 { try flush() }
+                    }
+                    position += record.length
+                }
+            }
+            try flush()
+            for output in outputs {
+                try StoreError.io("sync compacted segment", path: output.path) { try io.fsync(output.fd) }
+            }
+            if !outputs.isEmpty {
+                try StoreError.io("sync segments directory", path: segmentsPath) { try io.syncDirectory(segmentsPath) }
+            }
+        } catch {
+            for output in outputs { output.markObsolete() }
+            throw error
+        }
+        do {
+            try switchOver(run: run, outputs: outputs, ends: outputEnds, written: written, moved: moved, blockNumbers: blockNumbers)
+        } catch {
+            lifecycle.withLock { $0.failure = "compaction could not publish its manifest: \(error)" }
+            throw error
+        }
+        for file in files { file.markObsolete() }
+        return (bytesRead, outputEnds.reduce(0) { $0 + $1 })
+    }
+
+    /// Adds the rows of `record` that are still live (and, unless the run starts the log, its
+    /// deletes) to the compaction record being built.
+    private func copyLiveRows(
+        _ record: ParsedRecord, _ bytes: [UInt8], segment: UInt32, offset: Int, blockNumbers: [UInt64: UInt32],
+        isPrefix: Bool, into builder: inout RecordBuilder, moves: inout [(entity: Int, key: Int64, old: RowLocation, op: Int)]
+    ) throws {
+        let locations = record.ops.map { op -> RowLocation in
+            guard op.block >= 0, !op.kind.removes else { return .absent }
+            let span = record.blocks[op.block]
+            guard let number = blockNumbers[UInt64(segment) << 32 | UInt64(offset + span.offset)] else { return .absent }
+            return RowLocation(block: number, slot: op.slot)
+        }
+        let live = state.withLock { state in
+            zip(record.ops, locations).map { op, location in location.isPresent && state.entities[op.entity].location(of: op.key) == location }
+        }
+        var blocks: [Int: DecodedBlock] = [:]
+        for (index, op) in record.ops.enumerated() {
+            if op.kind.removes {
+                if !isPrefix { builder.addMarker(.erase, entity: op.entity, key: op.key) }
+                continue
+            }
+            guard live[index] else { continue }
+            if blocks[op.block] == nil {
+                let span = record.blocks[op.block]
+                blocks[op.block] = try bytes.withUnsafeBytes { raw in
+                    do {
+                        return try DecodedBlock(onDisk: UnsafeRawBufferPointer(rebasing: raw[span.offset..<(span.offset + span.length)]))
+                    } catch {
+                        throw StoreError(.corrupt, "block does not decode", offset: Int64(offset + span.offset))
+                    }
+                }
+            }
+            guard op.slot < blocks[op.block]!.rowCount else {
+                throw StoreError(.corrupt, "row slot past the end of its block", offset: Int64(offset))
+            }
+            blocks[op.block]!.withRow(at: op.slot) { encoded in
+                builder.add(.put, entity: op.entity, key: op.key, encodedRow: encoded)
+            }
+            moves.append((op.entity, op.key, locations[index], builder.ops.count - 1))
+        }
+    }
+
+    /// Installs the compaction output: moved rows whose index entry still points at the old
+    /// place, history locations, segment list; then writes a checkpoint and the manifest.
+    private func switchOver(
+        run: [UInt32], outputs: [SegmentFile], ends: [Int64], written: [WrittenRecord], moved: [MovedRow],
+        blockNumbers: [UInt64: UInt32]
+    ) throws {
+        try manifestLock.withLock { status in
+            try syncActiveSegment()
+            let snapshot = state.withLock { state -> Checkpoint in
+                for (index, output) in outputs.enumerated() {
+                    state.files[output.id] = output
+                    state.stats[output.id] = SegmentStats(fileBytes: ends[index])
+                }
+                var numbers: [[UInt32]] = []
+                for record in written {
+                    let segment = outputs[record.output].id
+                    numbers.append(state.registerBlocks(record.summary.blocks, segment: segment, offset: record.offset))
+                    state.stats[segment]!.maxSequence = max(state.stats[segment]!.maxSequence, record.summary.sequence)
+                    state.stats[segment]!.deadBytes += Int64(record.summary.ops.reduce(0) { $0 + $1.size })
+                }
+                func install(_ entity: Int, _ key: Int64, old: RowLocation, new: RowLocation, size: Int, segment: UInt32) {
+                    guard state.entities[entity].location(of: key) == old else { return }
+                    state.entities[entity].set(key, to: new, size: size)
+                    state.stats[segment]!.liveBytes += Int64(size)
+                    state.stats[segment]!.deadBytes -= Int64(size)
+                }
+                for move in moved {
+                    let record = written[move.record]
+                    let op = record.summary.ops[move.op]
+                    install(move.entity, move.key, old: move.old, new: RowLocation(block: numbers[move.record][op.block], slot: op.slot), size: op.size, segment: outputs[record.output].id)
+                }
+                let historyIndex = Dictionary(state.history.enumerated().map { ($1.sequence, $0) }, uniquingKeysWith: { first, _ in first })
+                for (index, record) in written.enumerated() {
+                    guard let source = record.copiedFrom else { continue }
+                    let segment = outputs[record.output].id
+                    for op in record.summary.ops where op.block >= 0 && !op.kind.removes {
+                        let span = record.summary.blocks[op.block]
+                        guard let oldNumber = blockNumbers[UInt64(source.segment) << 32 | UInt64(source.offset + Int64(span.offset))] else { continue }
+                        install(op.entity, op.key, old: RowLocation(block: oldNumber, slot: op.slot), new: RowLocation(block: numbers[index][op.block], slot: op.slot), size: op.size, segment: segment)
+                    }
+                    if let entry = historyIndex[record.summary.sequence], state.history[entry].segment == source.segment {
+                        state.history[entry].segment = segment
+                        state.history[entry].offset = record.offset
+                    }
+                }
+                let start = state.segmentOrder.firstIndex(of: run[0])!
+                state.segmentOrder.replaceSubrange(start..<(start + run.count), with: outputs.map(\.id))
+                for id in run {
+                    state.files[id] = nil
+                    state.stats[id] = nil
+                }
+                return Checkpoint(segment: state.activeSegment, offset: state.activeEnd, state: state, nextKeys: [])
+            }
+            try publishCheckpoint(snapshot, status: &status)
+            state.withLock { $0.bytesSinceCheckpoint = 0 }
+        }
+    }
+}

@@ -1,0 +1,126 @@
+extension Store {
+    /// The sequence numbers of the retained history, oldest to newest, or `nil` when none is kept.
+    public var historyRange: ClosedRange<UInt64>? {
+        state.withLock { state in
+            guard let first = state.history.first, let last = state.history.last else { return nil }
+            return first.sequence...last.sequence
+        }
+    }
+
+    /// The sequence at or below which history was deleted (0 when none was).
+    public var historyFloor: UInt64 {
+        state.withLock { $0.historyFloor }
+    }
+
+    /// The committed transactions after `sequence`, oldest first, with their changes.
+    ///
+    /// Costs one read per transaction and one decompression per block of row images.
+    ///
+    /// - Parameters:
+    ///   - sequence: return transactions with a larger sequence number (exclusive).
+    ///   - limit: return at most this many.
+    /// - Throws: ``StoreError/Code/historyUnavailable`` when history tracking is off or history
+    ///   after `sequence` was already deleted (the caller's token expired); `corrupt`, `io`.
+    public func history(after sequence: UInt64 = 0, limit: Int? = nil) throws -> [HistoryTransaction] {
+        var transactions: [HistoryTransaction] = []
+        try forEachHistoryTransaction(after: sequence) { transaction in
+            transactions.append(transaction)
+            return limit.map { transactions.count < $0 } ?? true
+        }
+        return transactions
+    }
+
+    /// Calls `body` with each committed transaction after `sequence`, oldest first, until it
+    /// returns `false`. Reads one transaction at a time, so it suits long histories.
+    ///
+    /// - Throws: as ``history(after:limit:)``, and what `body` throws.
+    public func forEachHistoryTransaction(after sequence: UInt64, _ body: (HistoryTransaction) throws -> Bool) throws {
+        guard configuration.historyTracking else {
+            throw StoreError(.historyUnavailable, "history tracking is off for this store", path: path)
+        }
+        let (entries, files, floor) = state.withLock { state in
+            let start = state.history.partitioningIndex { $0.sequence > sequence }
+            return (Array(state.history[start...]), state.files, state.historyFloor)
+        }
+        guard sequence >= floor else {
+            throw StoreError(.historyUnavailable, "history up to sequence \(floor) was deleted; asked for after \(sequence)", path: path)
+        }
+        for entry in entries {
+            guard let file = files[entry.segment] else { continue }
+            guard try body(try readTransaction(entry, file: file)) else { return }
+        }
+    }
+
+    /// Reads and decodes one history transaction record.
+    func readTransaction(_ entry: HistoryEntry, file: SegmentFile) throws -> HistoryTransaction {
+        let bytes = try file.read(at: entry.offset, count: entry.length)
+        let record: ParsedRecord
+        switch bytes.withUnsafeBytes({ Self.parseRecord(in: $0) }) {
+        case .success(let parsed): record = parsed
+        case .failure(let error):
+            throw StoreError(.corrupt, "history record fails its checksum or does not parse", path: file.path, offset: entry.offset + Int64(error.offset))
+        }
+        var blocks: [Int: DecodedBlock] = [:]
+        var changes: [HistoryChange] = []
+        changes.reserveCapacity(record.ops.count)
+        for op in record.ops {
+            var row: Row?
+            if op.block >= 0 {
+                if blocks[op.block] == nil {
+                    let span = record.blocks[op.block]
+                    blocks[op.block] = try bytes.withUnsafeBytes { raw in
+                        do {
+                            return try DecodedBlock(onDisk: UnsafeRawBufferPointer(rebasing: raw[span.offset..<(span.offset + span.length)]))
+                        } catch {
+                            throw StoreError(.corrupt, "history block does not decode", path: file.path, offset: entry.offset + Int64(span.offset))
+                        }
+                    }
+                }
+                row = try decodeRow(blocks[op.block]!, slot: op.slot, entity: op.entity, file: file, offset: UInt32(entry.offset))
+            }
+            let kind: ChangeKind = op.kind == .insert ? .insert : op.kind == .update ? .update : .delete
+            changes.append(HistoryChange(
+                kind: kind, entity: op.entity, key: op.key,
+                changedColumns: kind == .insert ? Array(schema.entities[op.entity].columns.indices) : op.changedColumns,
+                row: kind == .delete ? nil : row, tombstone: kind == .delete ? row : nil))
+        }
+        return HistoryTransaction(
+            sequence: record.sequence, timestamp: record.timestamp, author: record.author,
+            contextName: record.contextName, changes: changes)
+    }
+
+    /// Deletes the history of every transaction with a sequence number below `sequence`
+    /// (exclusive, as Core Data's `deleteHistory(before:)`), so compaction may reclaim it.
+    ///
+    /// Moves the retention floor and writes the manifest; costs one atomic file replace.
+    ///
+    /// - Throws: ``StoreError`` `io`/`diskFull` when the manifest cannot be written (the floor
+    ///   then stays where it was after reopen).
+    public func deleteHistory(before sequence: UInt64) throws {
+        try checkOpen(writing: true)
+        try manifestLock.withLock { status in
+            state.withLock { state in
+                let floor = min(sequence &- 1, state.lastSequence)
+                guard sequence > 0, floor > state.historyFloor else { return }
+                state.historyFloor = floor
+                state.history.removeAll { $0.sequence <= floor }
+            }
+            try publishManifest(status)
+        }
+        maintenance.wake()
+    }
+}
+
+extension Array {
+    /// The index of the first element for which `belongs` is true, in an array partitioned so
+    /// that all such elements come last (binary search).
+    func partitioningIndex(where belongs: (Element) -> Bool) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if belongs(self[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// The parts of the manifest that are not in ``StoreState``, guarded by the manifest lock, which
+/// also serializes every manifest write, checkpoint and compaction switch.
+struct ManifestStatus: Sendable {
+    /// The newest checkpoint's id.
+    var checkpoint: UInt32?
+    /// The next id for a new segment or checkpoint file.
+    var nextFileID: UInt32 = 1
+    /// Whether commits keep history.
+    var historyTracking = true
+
+    /// Takes the next file id.
+    mutating func takeFileID() -> UInt32 {
+        defer { nextFileID += 1 }
+        return nextFileID
+    }
+}
+
+extension Store {
+    /// The manifest's path.
+    var manifestPath: String { path + "/manifest" }
+
+    /// Writes a new manifest from the current state, atomically. Call with the manifest lock held.
+    func publishManifest(_ status: ManifestStatus) throws {
+        let (segments, floor, last) = state.withLock { ($0.segmentOrder, $0.historyFloor, $0.lastSequence) }
+        let manifest = Manifest(
+            storeID: storeID, schema: schema, historyTracking: status.historyTracking, segments: segments,
+            checkpoint: status.checkpoint, historyFloor: floor, lastSequence: last,
+            nextKeys: nextKeys.withLock { $0 }, nextFileID: status.nextFileID)
+        try StoreError.io("write manifest", path: manifestPath) {
+            try io.replaceAtomically(manifestPath, with: manifest.encode(), directory: path)
+        }
+    }
+
+    /// Seals the active segment and starts a new one. Called by the commit leader.
+    func rollSegment() throws {
+        try manifestLock.withLock { status in
+            try syncActiveSegment()
+            let id = status.takeFileID()
+            let file = try SegmentFile.create(id: id, directory: segmentsPath, storeID: storeID, io: io)
+            state.withLock { state in
+                state.stats[state.activeSegment]?.fileBytes = state.activeEnd
+                state.segmentOrder.append(id)
+                state.files[id] = file
+                state.stats[id] = SegmentStats(fileBytes: Int64(SegmentFile.headerSize))
+                state.activeEnd = Int64(SegmentFile.headerSize)
+            }
+            try publishManifest(status)
+            logger.debug("started segment", metadata: ["segment": "\(id)"])
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+
+extension Store {
+    /// Replays the log from `offset` of the segment at `segmentIndex` in log order to the end,
+    /// truncating a torn tail of the active segment.
+    func replay(from segmentIndex: Int, offset: Int64) throws {
+        let order = state.withLock { $0.segmentOrder }
+        var highestKeys = [Int64](repeating: 0, count: schema.entities.count)
+        var replayed: Int64 = 0
+        var end = offset
+        for position in segmentIndex..<order.count {
+            let id = order[position]
+            let file = state.withLock { $0.files[id]! }
+            let start = position == segmentIndex ? offset : Int64(SegmentFile.headerSize)
+            end = try replaySegment(file, from: start, isActive: position == order.count - 1, highestKeys: &highestKeys)
+            replayed += end - start
+        }
+        state.withLock { state in
+            state.activeEnd = end
+            state.stats[state.activeSegment]?.fileBytes = end
+            state.history.sort { $0.sequence < $1.sequence }
+            state.history.removeAll { $0.sequence <= state.historyFloor }
+            state.bytesSinceCheckpoint = replayed
+        }
+        nextKeys.withLock { keys in
+            for (entity, key) in highestKeys.enumerated() where key >= keys[entity] { keys[entity] = key + 1 }
+        }
+        if replayed > 0 {
+            logger.info("replayed log", metadata: ["bytes": "\(replayed)", "path": "\(path)"])
+        }
+    }
+
+    /// Replays one segment from `start`; returns where its valid log ends.
+    private func replaySegment(_ file: SegmentFile, from start: Int64, isActive: Bool, highestKeys: inout [Int64]) throws -> Int64 {
+        let size = try file.size()
+        guard size > start else {
+            guard size == start || isActive else {
+                throw StoreError(.corrupt, "segment is shorter than the log position recorded for it", path: file.path, offset: size)
+            }
+            return min(size, start)
+        }
+        let bytes = try file.read(at: start, count: Int(size - start))
+        var position = 0
+        while position < bytes.count {
+            let outcome = bytes.withUnsafeBytes { raw -> Result<ParsedRecord, BinaryReader.Malformed> in
+                let rest = UnsafeRawBufferPointer(rebasing: raw[position...])
+                return Self.parseRecord(in: rest)
+            }
+            switch outcome {
+            case .success(let record):
+                try replayRecord(record, bytes: bytes, at: position, file: file, recordOffset: start + Int64(position), highestKeys: &highestKeys)
+                position += record.length
+            case .failure(let error):
+                let offset = start + Int64(position)
+                let isTail = bytes.withUnsafeBytes { Self.isTail(UnsafeRawBufferPointer(rebasing: $0[position...])) }
+                guard isActive, isTail else {
+                    throw StoreError(.corrupt, "log record fails its checksum or does not parse", path: file.path, offset: offset + Int64(error.offset))
+                }
+                try truncateTornTail(file, at: offset, size: size)
+                return offset
+            }
+        }
+        return size
+    }
+
+    /// Parses the record at the start of `bytes`.
+    static func parseRecord(in bytes: UnsafeRawBufferPointer) -> Result<ParsedRecord, BinaryReader.Malformed> {
+        guard bytes.count >= RecordHeader.size else { return .failure(BinaryReader.Malformed(offset: 0)) }
+        let length = ParsedRecord.declaredLength(bytes)
+        guard length >= RecordHeader.size, length <= bytes.count, length <= RecordHeader.maxLength else {
+            return .failure(BinaryReader.Malformed(offset: 0))
+        }
+        do {
+            return .success(try ParsedRecord(UnsafeRawBufferPointer(rebasing: bytes[..<length])))
+        } catch let error as BinaryReader.Malformed {
+            return .failure(error)
+        } catch {
+            return .failure(BinaryReader.Malformed(offset: 0))
+        }
+    }
+
+    /// Whether a bad record at the start of `bytes` is a torn tail: nothing valid follows it.
+    static func isTail(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= RecordHeader.size else { return true }
+        let length = ParsedRecord.declaredLength(bytes)
+        guard length >= RecordHeader.size, length < bytes.count else { return true }
+        if case .success = parseRecord(in: UnsafeRawBufferPointer(rebasing: bytes[length...])) { return false }
+        return true
+    }
+
+    private func truncateTornTail(_ file: SegmentFile, at offset: Int64, size: Int64) throws {
+        logger.warning("truncating torn tail of the log", metadata: [
+            "file": "\(file.path)", "offset": "\(offset)", "bytes": "\(size - offset)",
+        ])
+        guard !configuration.readOnly else { return }
+        try StoreError.io("truncate torn tail", path: file.path) {
+            try io.ftruncate(file.fd, to: offset)
+            try io.fsync(file.fd)
+        }
+    }
+
+    /// Applies one replayed record, decoding the row images its fetch-index updates need.
+    private func replayRecord(
+        _ record: ParsedRecord, bytes: [UInt8], at position: Int, file: SegmentFile, recordOffset: Int64,
+        highestKeys: inout [Int64]
+    ) throws {
+        var blocks: [Int: DecodedBlock] = [:]
+        var latest: [EntityKey: Row?] = [:]
+        for op in record.ops {
+            highestKeys[op.entity] = max(highestKeys[op.entity], op.key)
+            let columns = schema.entities[op.entity].indexedColumns
+            guard !columns.isEmpty else { continue }
+            if op.kind == .update && !op.changedColumns.contains(where: columns.contains) { continue }
+            var new: Row?
+            if !op.kind.removes {
+                if blocks[op.block] == nil {
+                    let span = record.blocks[op.block]
+                    blocks[op.block] = try bytes.withUnsafeBytes { raw in
+                        do {
+                            return try DecodedBlock(onDisk: UnsafeRawBufferPointer(rebasing: raw[(position + span.offset)..<(position + span.offset + span.length)]))
+                        } catch {
+                            throw StoreError(.corrupt, "block does not decode", path: file.path, offset: recordOffset + Int64(span.offset))
+                        }
+                    }
+                }
+                new = try decodeRow(blocks[op.block]!, slot: op.slot, entity: op.entity, file: file, offset: UInt32(recordOffset))
+            }
+            let id = EntityKey(entity: op.entity, key: op.key)
+            let old = op.kind == .insert ? nil : try latest[id] ?? read(op.entity, key: op.key)
+            latest[id] = new
+            state.withLock { $0.updateFetchIndexes(op.entity, op.key, old: old, new: new) }
+        }
+        let summary = RecordSummary(kind: record.kind, sequence: record.sequence, length: record.length, ops: record.ops, blocks: record.blocks)
+        state.withLock { state in
+            state.apply(summary, segment: file.id, offset: recordOffset, rows: [:], historyTracking: configuration.historyTracking)
+        }
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An open Strata store: a directory holding a segmented, LZ4-compressed, append-only log of
+/// transactions, with an in-memory object index, fetch indexes, history and compaction.
+///
+/// `Store` is `Sendable`: any number of threads may read, scan and commit at once. Commits from
+/// many threads are grouped into one write and one `fdatasync`.
+public final class Store: Sendable {
+    /// The on-disk format version this build reads and writes.
+    public static let formatVersion: UInt32 = 1
+
+    /// The store directory's path.
+    public let path: String
+    /// The schema the store holds.
+    public let schema: Schema
+    /// The store's UUID.
+    public let storeID: UUID
+    /// The configuration it was opened with.
+    public let configuration: StoreConfiguration
+
+    let io: any FileIO
+    let logger: Logger
+    let codecs: [RowCodec]
+    let segmentsPath: String
+    let checkpointsPath: String
+    let state: Mutex<StoreState>
+    let cache: LRUCache<DecodedBlock>
+    let nextKeys: Mutex<[Int64]>
+    let commitQueue = Mutex(CommitQueue())
+    let manifestLock = Mutex(ManifestStatus())
+    let compactionLock = Mutex(())
+    let lifecycle = Mutex(Lifecycle())
+    let counters = StoreCounters()
+    let lockFD: Int32
+    let maintenance: MaintenanceThread
+
+    init(
+        path: String, schema: Schema, storeID: UUID, configuration: StoreConfiguration, state: StoreState,
+        nextKeys: [Int64], manifest: ManifestStatus, lockFD: Int32
+    ) {
+        self.path = path
+        self.schema = schema
+        self.storeID = storeID
+        self.configuration = configuration
+        self.io = configuration.io
+        self.logger = configuration.logger
+        self.codecs = schema.entities.map(RowCodec.init)
+        self.segmentsPath = path + "/segments"
+        self.checkpointsPath = path + "/checkpoints"
+        self.state = Mutex(state)
+        self.cache = LRUCache(capacity: configuration.cacheSize)
+        self.nextKeys = Mutex(nextKeys)
+        self.manifestLock.withLock { $0 = manifest }
+        self.lockFD = lockFD
+        self.maintenance = MaintenanceThread()
+    }
+
+    deinit {
+        if lockFD >= 0 { io.close(lockFD) }
+    }
+
+    /// Opens the store at `url`, creating it when it does not exist (unless configured not to).
+    ///
+    /// Opening reads the manifest, loads the newest index checkpoint and replays the log after
+    /// it; a torn tail of the active segment is truncated and logged.
+    ///
+    /// - Parameters:
+    ///   - url: the store directory (by convention `Name.strata`).
+    ///   - schema: the schema to use; `nil` opens an existing store with the schema it holds.
+    ///   - configuration: durability, sizes and maintenance settings.
+    /// - Returns: the open store.
+    /// - Throws: ``StoreError`` with code `locked` when another writer has it open,
+    ///   `schemaMismatch` when `schema` differs from the stored one, `corrupt` (naming file and
+    ///   offset) for a damaged log, `notFound`, `unsupportedFormat`, `io` or `diskFull`.
+    public static func open(
+        at url: URL, schema: Schema?, configuration: StoreConfiguration = StoreConfiguration()
+    ) throws -> Store {
+        try Recovery(path: url.path, schema: schema, configuration: configuration).open()
+    }
+
+    /// Reserves `count` consecutive primary keys for new rows of `entity`.
+    ///
+    /// Keys are positive, increase monotonically and are never handed out twice, even across
+    /// crashes. Costs no I/O.
+    public func allocateKeys(for entity: Int, count: Int = 1) -> ClosedRange<PrimaryKey> {
+        precondition(count > 0 && schema.entities.indices.contains(entity), "invalid entity or count")
+        return nextKeys.withLock { keys in
+            let first = keys[entity]
+            keys[entity] += Int64(count)
+            return first...(first + Int64(count) - 1)
+        }
+    }
+
+    /// Reads the row of `entity` at `key`.
+    ///
+    /// Costs at most one `pread` and one block decompression; nothing when the block is cached.
+    ///
+    /// - Returns: the row, or `nil` when there is no live row at `key`.
+    /// - Throws: ``StoreError`` `corrupt` when the block fails its checksum, `io` when the read fails.
+    public func read(_ entity: Int, key: PrimaryKey) throws -> Row? {
+        guard let resolved = state.withLock({ $0.resolve(entity, key) }) else { return nil }
+        return try readRow(resolved)
+    }
+
+    /// Whether `entity` has a live row at `key`. Costs no I/O.
+    public func contains(_ entity: Int, key: PrimaryKey) -> Bool {
+        state.withLock { $0.entities.indices.contains(entity) && $0.entities[entity].location(of: key).isPresent }
+    }
+
+    /// The number of live rows of `entity`. Costs no I/O.
+    public func count(_ entity: Int) -> Int {
+        state.withLock { $0.entities[entity].liveCount }
+    }
+
+    /// The newest committed sequence number (0 for an empty store).
+    public var lastSequence: UInt64 {
+        state.withLock { $0.lastSequence }
+    }
+
+    /// Decodes the row at a resolved location.
+    func readRow(_ resolved: ResolvedRow) throws -> Row {
+        let block = try loadBlock(resolved.location.block, resolved.block, file: resolved.file)
+        return try decodeRow(block, slot: resolved.location.slot, entity: Int(resolved.block.entity), file: resolved.file, offset: resolved.block.offset)
+    }
+
+    /// Decodes the row in `slot` of a decoded block.
+    func decodeRow(_ block: DecodedBlock, slot: Int, entity: Int, file: SegmentFile, offset: UInt32) throws -> Row {
+        guard slot < block.rowCount else {
+            throw StoreError(.corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: Int64(offset))
+        }
+        do {
+            return try block.withRow(at: slot) { try codecs[entity].decode($0) }
+        } catch {
+            throw StoreError(.corrupt, "row \(slot) of a block does not decode", path: file.path, offset: Int64(offset))
+        }
+    }
+
+    /// Returns a decoded block, from the cache or with one `pread` and one decompression.
+    func loadBlock(_ number: UInt32, _ location: BlockLocation, file: SegmentFile, caching: Bool = true) throws -> DecodedBlock {
+        if let cached = cache.value(forKey: UInt64(number)) { return cached }
+        let bytes = try file.read(at: Int64(location.offset), count: Int(location.length))
+        guard bytes.count == Int(location.length) else {
+            throw StoreError(.corrupt, "block is cut short", path: file.path, offset: Int64(location.offset))
+        }
+        let block: DecodedBlock
+        do {
+            block = try bytes.withUnsafeBytes { try DecodedBlock(onDisk: $0) }
+        } catch let error as BinaryReader.Malformed {
+            throw StoreError(.corrupt, "block fails its checksum or does not decode", path: file.path, offset: Int64(location.offset) + Int64(error.offset))
+        }
+        if caching { cache.insert(block, forKey: UInt64(number), cost: block.cost) }
+        return block
+    }
+
+    /// Checks the store is open (and writable when `writing`).
+    func checkOpen(writing: Bool = false) throws {
+        try lifecycle.withLock { life in
+            if life.closed { throw StoreError(.closed, "the store is closed", path: path) }
+            if writing && configuration.readOnly { throw StoreError(.readOnly, "the store was opened read-only", path: path) }
+            if writing, let failure = life.failure {
+                throw StoreError(.failStopped, "an earlier fsync failed; reopen the store (\(failure))", path: path)
+            }
+        }
+    }
+
+    /// Closes the store: stops maintenance, syncs the log, writes a checkpoint and releases the lock.
+    ///
+    /// Calling it twice is harmless. A store that is not closed is recovered on the next open.
+    ///
+    /// - Throws: ``StoreError`` when the final sync or checkpoint fails; the log is still intact.
+    public func close() throws {
+        let alreadyClosed = lifecycle.withLock { life in
+            defer { life.closed = true }
+            return life.closed
+        }
+        if alreadyClosed { return }
+        maintenance.stop()
+        guard !configuration.readOnly else { return }
+        let failed = lifecycle.withLock { $0.failure != nil }
+        if !failed {
+            try syncActiveSegment()
+            if state.withLock({ $0.bytesSinceCheckpoint }) > 0 { try writeCheckpoint() }
+        }
+        logger.info("closed store", metadata: ["path": "\(path)"])
+    }
+
+    /// `fdatasync` of the active segment.
+    func syncActiveSegment() throws {
+        let file = state.withLock { $0.files[$0.activeSegment]! }
+        try StoreError.io("sync segment", path: file.path) { try io.fdatasync(file.fd) }
+        counters.fsyncs.add(1)
+    }
+}
+
+/// Whether the store is open and whether a failed fsync stopped it.
+struct Lifecycle: Sendable {
+    /// `close()` was called.
+    var closed = false
+    /// Why writes are refused until reopening, after a failed fsync.
+    var failure: String?
+}

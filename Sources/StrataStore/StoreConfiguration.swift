@@ -1,0 +1,42 @@
+import Logging
+
+/// When a commit counts as done.
+public enum Durability: Sendable, Hashable {
+    /// The commit returns after the log is on stable storage (`fdatasync`).
+    case durable
+    /// The commit returns after the log is written to the operating system; a power loss can
+    /// lose the newest commits, never corrupt older ones.
+    case relaxed
+}
+
+/// How a store is opened and run. Every default is documented; `Sendable`.
+public struct StoreConfiguration: Sendable {
+    /// When a commit returns. The default is `.durable`.
+    public var durability: Durability = .durable
+    /// Create the store when the directory does not exist. The default is `true`.
+    public var createIfMissing: Bool = true
+    /// Open without the write lock, without repairing a torn tail; commits throw. The default is `false`.
+    public var readOnly: Bool = false
+    /// The size at which the active segment is sealed and a new one started. The default is 64 MiB.
+    public var segmentSize: Int = 64 << 20
+    /// The uncompressed size a block of rows grows to before it is compressed. The default is 16 KiB.
+    public var blockSize: Int = 16 << 10
+    /// The bytes of decompressed blocks kept for reads. The default is 128 MiB.
+    public var cacheSize: Int = 128 << 20
+    /// The log bytes written between two background index checkpoints. The default is 64 MiB.
+    public var checkpointInterval: Int = 64 << 20
+    /// The dead fraction at which background compaction rewrites a sealed segment. The default is 0.5.
+    public var compactionThreshold: Double = 0.5
+    /// Whether checkpoints and compaction run on a background thread. The default is `true`.
+    public var backgroundMaintenance: Bool = true
+    /// Whether commits keep their history (author, context, changes). The default is `true`.
+    public var historyTracking: Bool = true
+    /// Where events (open, recovery, truncation, compaction, checkpoint) are logged.
+    /// The default is a logger labelled `strata.store`.
+    public var logger: Logger = Logger(label: "strata.store")
+    /// The system-call seam; tests replace it to inject failures.
+    package var io: any FileIO = SystemFileIO()
+
+    /// Creates a configuration with every default.
+    public init() {}
+}

@@ -1,0 +1,136 @@
+/// Everything the store knows in memory, guarded by one lock: the object index, block table,
+/// segments, fetch indexes and history directory.
+struct StoreState: Sendable {
+    /// Object index per entity.
+    var entities: [EntityIndex]
+    /// Block table by global block number.
+    var blocks: [BlockLocation] = []
+    /// Live segments in log order; the last is the active one.
+    var segmentOrder: [UInt32] = []
+    /// Open segment files by id.
+    var files: [UInt32: SegmentFile] = [:]
+    /// Byte counts by segment id.
+    var stats: [UInt32: SegmentStats] = [:]
+    /// Fetch indexes: per entity, per indexed column.
+    var fetchIndexes: [[Int: OrderedIndex]]
+    /// Retained history transaction records, by sequence.
+    var history: [HistoryEntry] = []
+    /// The newest committed sequence.
+    var lastSequence: UInt64 = 0
+    /// History at or below this sequence is deleted.
+    var historyFloor: UInt64 = 0
+    /// The end of the log in the active segment.
+    var activeEnd: Int64 = Int64(SegmentFile.headerSize)
+    /// Log bytes appended since the newest checkpoint.
+    var bytesSinceCheckpoint: Int64 = 0
+
+    /// Creates the empty state for `schema`.
+    init(schema: Schema) {
+        entities = Array(repeating: EntityIndex(), count: schema.entities.count)
+        fetchIndexes = schema.entities.map { entity in
+            Dictionary(uniqueKeysWithValues: entity.indexedColumns.map { ($0, OrderedIndex()) })
+        }
+    }
+
+    /// The active segment's id.
+    var activeSegment: UInt32 { segmentOrder.last! }
+
+    /// The location of a row, with the block's place and file, or `nil` when the row is absent.
+    func resolve(_ entity: Int, _ key: Int64) -> ResolvedRow? {
+        guard entity >= 0, entity < entities.count else { return nil }
+        let location = entities[entity].location(of: key)
+        guard location.isPresent else { return nil }
+        return resolve(location)
+    }
+
+    /// The block place and file of a row location.
+    func resolve(_ location: RowLocation) -> ResolvedRow? {
+        let block = blocks[Int(location.block)]
+        guard let file = files[block.segment] else { return nil }
+        return ResolvedRow(location: location, block: block, file: file)
+    }
+
+    /// Appends the blocks of a record written at `offset` of `segment`; returns their numbers.
+    mutating func registerBlocks(_ spans: [BlockSpan], segment: UInt32, offset: Int64) -> [UInt32] {
+        spans.map { span in
+            blocks.append(BlockLocation(
+                segment: segment, offset: UInt32(offset + Int64(span.offset)), length: UInt32(span.length),
+                entity: UInt16(span.entity)))
+            return UInt32(blocks.count - 1)
+        }
+    }
+
+    /// Points `key` at `location` (or removes it), moving its bytes between live and dead counts.
+    mutating func place(_ entity: Int, _ key: Int64, at location: RowLocation, size: Int, segment: UInt32) {
+        let oldSize = entities[entity].size(of: key)
+        let previous = entities[entity].set(key, to: location, size: size)
+        if previous.isPresent {
+            let oldSegment = blocks[Int(previous.block)].segment
+            stats[oldSegment]?.liveBytes -= Int64(oldSize)
+            stats[oldSegment]?.deadBytes += Int64(oldSize)
+        }
+        if location.isPresent { stats[segment]?.liveBytes += Int64(size) }
+    }
+
+    /// Applies a record's operations: object index, byte counts, fetch indexes and history.
+    ///
+    /// - Parameters:
+    ///   - rows: for each operation, the old and new row images of entities with fetch indexes.
+    mutating func apply(
+        _ record: RecordSummary, segment: UInt32, offset: Int64, rows: [Int: (old: Row?, new: Row?)],
+        historyTracking: Bool
+    ) {
+        let numbers = registerBlocks(record.blocks, segment: segment, offset: offset)
+        for (index, op) in record.ops.enumerated() {
+            if op.kind.removes {
+                place(op.entity, op.key, at: .absent, size: 0, segment: segment)
+                if op.block >= 0 { stats[segment]?.deadBytes += Int64(op.size) }
+            } else {
+                place(op.entity, op.key, at: RowLocation(block: numbers[op.block], slot: op.slot), size: op.size, segment: segment)
+            }
+            if let change = rows[index] { updateFetchIndexes(op.entity, op.key, old: change.old, new: change.new) }
+        }
+        if let newest = stats[segment]?.maxSequence, newest < record.sequence { stats[segment]!.maxSequence = record.sequence }
+        if record.kind == .transaction {
+            lastSequence = Swift.max(lastSequence, record.sequence)
+            if historyTracking && record.sequence > historyFloor {
+                history.append(HistoryEntry(sequence: record.sequence, segment: segment, offset: offset, length: record.length))
+            }
+        }
+    }
+
+    /// Moves `key`'s fetch-index entries from the values of `old` to those of `new`.
+    mutating func updateFetchIndexes(_ entity: Int, _ key: Int64, old: Row?, new: Row?) {
+        for column in fetchIndexes[entity].keys {
+            let before = old?[column]
+            let after = new?[column]
+            if before == after { continue }
+            if let before { fetchIndexes[entity][column]!.remove(before, key: key) }
+            if let after { fetchIndexes[entity][column]!.insert(after, key: key) }
+        }
+    }
+}
+
+/// A row location with its block's place and the open file holding it.
+struct ResolvedRow: Sendable {
+    /// The row's location.
+    var location: RowLocation
+    /// The block's place in the log.
+    var block: BlockLocation
+    /// The file holding the block (kept alive while the row is read).
+    var file: SegmentFile
+}
+
+/// The parts of a record that applying it needs.
+struct RecordSummary: Sendable {
+    /// Transaction or compaction.
+    var kind: RecordKind
+    /// The commit sequence.
+    var sequence: UInt64
+    /// The record's length.
+    var length: Int
+    /// The operations.
+    var ops: [RecordOp]
+    /// The blocks' places in the record.
+    var blocks: [BlockSpan]
+}

@@ -1,0 +1,105 @@
+import Metrics
+import Synchronization
+
+/// A counter kept both as an atomic (for ``StoreStatistics``) and as a swift-metrics `Counter`.
+final class StoreCounter: Sendable {
+    private let value = Atomic<Int>(0)
+    private let metric: Counter
+
+    /// Creates the counter reported to swift-metrics under `label`.
+    init(_ label: String) { metric = Counter(label: label) }
+
+    /// Adds `amount`.
+    func add(_ amount: Int) {
+        value.add(amount, ordering: .relaxed)
+        metric.increment(by: amount)
+    }
+
+    /// The current total.
+    var total: Int { value.load(ordering: .relaxed) }
+}
+
+/// The store's counters, also reported through swift-metrics as `strata_*`.
+final class StoreCounters: Sendable {
+    /// Commits written.
+    let commits = StoreCounter("strata_commits")
+    /// `fsync`/`fdatasync` calls on the log.
+    let fsyncs = StoreCounter("strata_fsyncs")
+    /// Log bytes appended by commits.
+    let bytesWritten = StoreCounter("strata_bytes_written")
+    /// Bytes of segment files removed by compaction, less what it wrote.
+    let bytesReclaimed = StoreCounter("strata_bytes_reclaimed")
+    /// Compactions finished.
+    let compactions = StoreCounter("strata_compactions")
+    /// Checkpoints written.
+    let checkpoints = StoreCounter("strata_checkpoints")
+}
+
+/// A snapshot of the store's counters and sizes. `Sendable`.
+public struct StoreStatistics: Sendable, Hashable, Codable {
+    /// Commits written since open.
+    public var commits: Int
+    /// `fsync`/`fdatasync` calls on the log since open.
+    public var fsyncs: Int
+    /// Log bytes appended by commits since open.
+    public var bytesWritten: Int
+    /// Bytes reclaimed by compaction since open.
+    public var bytesReclaimed: Int
+    /// Block-cache hits since open.
+    public var cacheHits: Int
+    /// Block-cache misses since open.
+    public var cacheMisses: Int
+    /// Compactions since open.
+    public var compactions: Int
+    /// Checkpoints written since open.
+    public var checkpoints: Int
+    /// Live rows, all entities.
+    public var liveRows: Int
+    /// Bytes of memory the object index takes.
+    public var indexBytes: Int
+    /// Blocks in the block table.
+    public var blocks: Int
+    /// Bytes of live segment files.
+    public var segmentBytes: Int64
+}
+
+/// One live segment, as ``Store/segments()`` reports it. `Sendable`.
+public struct SegmentInfo: Sendable, Hashable, Codable {
+    /// The segment id (its file is `segments/<id>.log`).
+    public var id: UInt32
+    /// The file's size in bytes.
+    public var fileBytes: Int64
+    /// Encoded bytes of live rows.
+    public var liveBytes: Int64
+    /// Encoded bytes of superseded or deleted rows.
+    public var deadBytes: Int64
+    /// Whether this is the active segment taking appends.
+    public var isActive: Bool
+}
+
+extension Store {
+    /// The store's counters and sizes now. Costs no I/O.
+    public var statistics: StoreStatistics {
+        let (rows, indexBytes, blocks, segmentBytes) = state.withLock { state in
+            (state.entities.reduce(0) { $0 + $1.liveCount }, state.entities.reduce(0) { $0 + $1.memoryBytes } + state.blocks.capacity * MemoryLayout<BlockLocation>.stride,
+             state.blocks.count, state.stats.values.reduce(Int64(0)) { $0 + $1.fileBytes })
+        }
+        return StoreStatistics(
+            commits: counters.commits.total, fsyncs: counters.fsyncs.total, bytesWritten: counters.bytesWritten.total,
+            bytesReclaimed: counters.bytesReclaimed.total, cacheHits: cache.hits, cacheMisses: cache.misses,
+            compactions: counters.compactions.total, checkpoints: counters.checkpoints.total, liveRows: rows,
+            indexBytes: indexBytes, blocks: blocks, segmentBytes: segmentBytes)
+    }
+
+    /// The live segments in log order with their byte counts. Costs no I/O.
+    public func segments() -> [SegmentInfo] {
+        state.withLock { state in
+            state.segmentOrder.map { id in
+                let stats = state.stats[id] ?? SegmentStats()
+                return SegmentInfo(
+                    id: id, fileBytes: stats.fileBytes, liveBytes: stats.liveBytes, deadBytes: stats.deadBytes,
+                    isActive: id == state.activeSegment)
+            }
+        }
+    }
+}

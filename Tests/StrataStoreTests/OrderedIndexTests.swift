@@ -1,0 +1,250 @@
+import Testing
+@testable import StrataStore
+
+/// A small seeded random number generator, so that failing random tests can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    /// The generator's state.
+    private var state: UInt64
+
+    /// Creates a generator whose output is determined by `seed`.
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    /// The next 64 random bits.
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A plain sorted array with the semantics ``OrderedIndex`` must have, answering by scanning.
+private struct ModelIndex {
+    /// The pairs, sorted by value, then key.
+    private(set) var pairs: [(value: Value, key: PrimaryKey)] = []
+
+    /// Whether neither value is less than the other.
+    static func same(_ a: Value, _ b: Value) -> Bool {
+        !(a < b) && !(b < a)
+    }
+
+    /// Whether `a` sorts before `b`: by value, then by key.
+    static func precedes(_ a: (value: Value, key: PrimaryKey), _ b: (value: Value, key: PrimaryKey)) -> Bool {
+        a.value < b.value || (same(a.value, b.value) && a.key < b.key)
+    }
+
+    /// Adds the pair unless an equal one is there.
+    mutating func insert(_ value: Value, key: PrimaryKey) {
+        guard !pairs.contains(where: { Self.same($0.value, value) && $0.key == key }) else { return }
+        let index = pairs.firstIndex { Self.precedes((value, key), $0) } ?? pairs.count
+        pairs.insert((value, key), at: index)
+    }
+
+    /// Removes the pair if there.
+    mutating func remove(_ value: Value, key: PrimaryKey) {
+        pairs.removeAll { Self.same($0.value, value) && $0.key == key }
+    }
+
+    /// Whether `value` matches `query`.
+    static func matches(_ value: Value, _ query: IndexQuery) -> Bool {
+        switch query {
+        case .equal(let wanted):
+            return same(value, wanted)
+        case .in(let wanted):
+            return wanted.contains { same(value, $0) }
+        case .range(let lower, let upper):
+            if value.isNull { return false }
+            if let lower, lower.isInclusive ? value < lower.value : !(lower.value < value) { return false }
+            if let upper, upper.isInclusive ? upper.value < value : !(value < upper.value) { return false }
+            return true
+        }
+    }
+
+    /// The keys matching `query`, in order or reversed, at most `limit` of them.
+    func keys(matching query: IndexQuery, descending: Bool, limit: Int?) -> [PrimaryKey] {
+        let keys = pairs.filter { Self.matches($0.value, query) }.map(\.key)
+        return Array((descending ? keys.reversed() : keys).prefix(limit ?? Int.max))
+    }
+}
+
+/// Tests of ``OrderedIndex``.
+@Suite struct OrderedIndexTests {
+    /// All pairs of `index`, in order.
+    private func pairs(_ index: OrderedIndex) -> [Pair] {
+        var pairs: [Pair] = []
+        index.forEach { pairs.append(Pair(value: $0, key: $1)) }
+        return pairs
+    }
+
+    /// An index with a few integers, duplicates and nulls.
+    private func smallIndex() -> OrderedIndex {
+        var index = OrderedIndex()
+        for (value, key) in [(5, 1), (3, 2), (5, 3), (1, 4), (9, 5), (3, 6)] as [(Int64, PrimaryKey)] {
+            index.insert(.int(value), key: key)
+        }
+        index.insert(.null, key: 7)
+        index.insert(.null, key: 0)
+        return index
+    }
+
+    /// Small hand-checked queries.
+    @Test func basicQueries() {
+        let index = smallIndex()
+        #expect(index.count == 8)
+        #expect(index.keys(matching: .equal(.int(5))) == [1, 3])
+        #expect(index.keys(matching: .equal(.int(4))) == [])
+        #expect(index.keys(matching: .equal(.null)) == [0, 7])
+        #expect(index.keys(matching: .range(lower: nil, upper: nil)) == [4, 2, 6, 1, 3, 5])
+        #expect(index.keys(matching: .range(lower: IndexBound(.int(3), inclusive: true), upper: nil)) == [2, 6, 1, 3, 5])
+        #expect(index.keys(matching: .range(lower: IndexBound(.int(3), inclusive: false), upper: nil)) == [1, 3, 5])
+        #expect(index.keys(matching: .range(lower: nil, upper: IndexBound(.int(5), inclusive: true))) == [4, 2, 6, 1, 3])
+        #expect(index.keys(matching: .range(lower: nil, upper: IndexBound(.int(5), inclusive: false))) == [4, 2, 6])
+        #expect(index.keys(matching: .range(lower: IndexBound(.int(5), inclusive: false), upper: IndexBound(.int(3), inclusive: true))) == [])
+        #expect(index.keys(matching: .range(lower: IndexBound(.null, inclusive: true), upper: nil)) == [4, 2, 6, 1, 3, 5])
+        #expect(index.keys(matching: .in([.int(9), .int(3), .null, .int(9)])) == [0, 7, 2, 6, 5])
+        #expect(index.keys(matching: .in([.int(9), .int(3), .int(9)]), descending: true) == [5, 6, 2])
+        #expect(index.keys(matching: .range(lower: nil, upper: nil), descending: true, limit: 2) == [5, 3])
+        #expect(index.keys(matching: .equal(.int(5)), limit: 0) == [])
+        #expect(index.count(matching: .range(lower: IndexBound(.int(2), inclusive: true), upper: IndexBound(.int(9), inclusive: false))) == 4)
+        #expect(index.count(matching: .in([.int(5), .int(5), .int(1)])) == 3)
+    }
+
+    /// Inserting a pair twice keeps one; removing an absent pair does nothing.
+    @Test func setSemantics() {
+        var index = smallIndex()
+        index.insert(.int(5), key: 1)
+        #expect(index.count == 8)
+        index.remove(.int(5), key: 2)
+        index.remove(.int(6), key: 1)
+        #expect(index.count == 8)
+        index.remove(.int(5), key: 1)
+        #expect(index.keys(matching: .equal(.int(5))) == [3])
+        #expect(index.count == 7)
+    }
+
+    /// A bulk-built index holds the same pairs as one built by inserting.
+    @Test func bulkBuildMatchesInserts() {
+        var generator = SplitMix64(seed: 10)
+        let input = (0..<5_000).map { _ in
+            (Value.int(Int64.random(in: 0..<40, using: &generator)), PrimaryKey.random(in: 0..<3_000, using: &generator))
+        }
+        var inserted = OrderedIndex()
+        for (value, key) in input { inserted.insert(value, key: key) }
+        let bulk = OrderedIndex(unsorted: input)
+        #expect(bulk.count == inserted.count)
+        #expect(pairs(bulk) == pairs(inserted))
+        #expect(OrderedIndex(unsorted: []).count == 0)
+    }
+
+    /// Random inserts, removes and queries agree with the model, for several kinds of columns.
+    @Test(arguments: Domain.allCases, [false, true])
+    fileprivate func matchesModel(domain: Domain, bulkStart: Bool) {
+        var generator = SplitMix64(seed: UInt64(domain.rawValue * 2 + (bulkStart ? 1 : 0)))
+        var model = ModelIndex()
+        var index = OrderedIndex()
+        if bulkStart {
+            let start = (0..<1_500).map { _ in
+                (domain.randomValue(using: &generator), PrimaryKey.random(in: 0..<1_000, using: &generator))
+            }
+            index = OrderedIndex(unsorted: start)
+            for (value, key) in start { model.insert(value, key: key) }
+        }
+        let steps = 8_000
+        var peak = 0
+        for step in 0..<steps {
+            let growing = step < 3_000
+            let roll = Int.random(in: 0..<10, using: &generator)
+            if roll < (growing ? 8 : 1) {
+                let value = domain.randomValue(using: &generator)
+                let key = PrimaryKey.random(in: 0..<1_000, using: &generator)
+                index.insert(value, key: key)
+                model.insert(value, key: key)
+            } else if let existing = model.pairs.randomElement(using: &generator), roll < 9 {
+                index.remove(existing.value, key: existing.key)
+                model.remove(existing.value, key: existing.key)
+            } else {
+                let value = domain.randomValue(using: &generator)
+                let key = PrimaryKey.random(in: 0..<1_000, using: &generator)
+                index.remove(value, key: key)
+                model.remove(value, key: key)
+            }
+            peak = max(peak, index.count)
+            if step % 10 == 0 {
+                let query = domain.randomQuery(using: &generator)
+                let descending = Bool.random(using: &generator)
+                let limit = Bool.random(using: &generator) ? nil : Int.random(in: 0...60, using: &generator)
+                let expected = model.keys(matching: query, descending: descending, limit: limit)
+                #expect(
+                    index.keys(matching: query, descending: descending, limit: limit) == expected,
+                    "step \(step): \(query) descending \(descending) limit \(String(describing: limit))")
+                #expect(
+                    index.count(matching: query) == model.keys(matching: query, descending: false, limit: nil).count,
+                    "step \(step): count of \(query)")
+            }
+            if step % 500 == 0 || step == steps - 1 {
+                #expect(pairs(index) == model.pairs.map { Pair(value: $0.value, key: $0.key) }, "step \(step)")
+                #expect(index.count == model.pairs.count, "step \(step)")
+            }
+        }
+        #expect(peak > 3 * OrderedIndex.maxChunkSize, "the index should grow to several chunks")
+        #expect(index.count < peak / 4, "the removing half should shrink the index")
+    }
+}
+
+/// A pair as seen through ``OrderedIndex/forEach(_:)``, comparable with `==`.
+private struct Pair: Equatable {
+    /// The value.
+    var value: Value
+    /// The key.
+    var key: PrimaryKey
+}
+
+/// The kinds of column the random test fills an index with.
+private enum Domain: Int, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// Few distinct integers, each on many rows, and some nulls.
+    case integers
+    /// Short strings and some nulls.
+    case strings
+    /// Integers and doubles mixed, some numerically equal across kinds.
+    case numbers
+
+    /// The name shown for the test case.
+    var testDescription: String { String(describing: self) }
+
+    /// A random value of this domain, null about one time in twelve.
+    func randomValue(using generator: inout SplitMix64) -> Value {
+        if Int.random(in: 0..<12, using: &generator) == 0 { return .null }
+        switch self {
+        case .integers:
+            return .int(Int64.random(in: -3..<12, using: &generator))
+        case .strings:
+            let length = Int.random(in: 0...3, using: &generator)
+            return .string(String((0..<length).map { _ in "ab Z".randomElement(using: &generator)! }))
+        case .numbers:
+            let half = Int64.random(in: -10..<10, using: &generator)
+            return half % 2 == 0 && Bool.random(using: &generator) ? .int(half / 2) : .double(Double(half) / 2)
+        }
+    }
+
+    /// A random query over values of this domain.
+    func randomQuery(using generator: inout SplitMix64) -> IndexQuery {
+        /// A random bound, or none one time in four.
+        func bound(_ generator: inout SplitMix64) -> IndexBound? {
+            Int.random(in: 0..<4, using: &generator) == 0
+                ? nil
+                : IndexBound(randomValue(using: &generator), inclusive: Bool.random(using: &generator))
+        }
+        switch Int.random(in: 0..<3, using: &generator) {
+        case 0:
+            return .equal(randomValue(using: &generator))
+        case 1:
+            let count = Int.random(in: 0...5, using: &generator)
+            return .in((0..<count).map { _ in randomValue(using: &generator) })
+        default:
+            return .range(lower: bound(&generator), upper: bound(&generator))
+        }
+    }
+}
