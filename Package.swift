@@ -39,6 +39,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "strata-torture", dependencies: ["StrataStore"]),
+        .executableTarget(name: "strata-quickstart", dependencies: ["StrataStore"]),
         .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -39,7 +39,8 @@ public final class Store: Sendable {
     let compactionLock = Mutex(())
     let lifecycle = Mutex(Lifecycle())
     let counters = StoreCounters()
-    let lockFD: Int32
+    let lockFD: Atomic<Int32>
+    let closed = Atomic<Bool>(false)
     let maintenance: MaintenanceThread
 
     init(
@@ -59,12 +60,18 @@ public final class Store: Sendable {
         self.cache = LRUCache(capacity: configuration.cacheSize)
         self.nextKeys = Mutex(nextKeys)
         self.manifestLock.withLock { $0 = manifest }
-        self.lockFD = lockFD
+        self.lockFD = Atomic(lockFD)
         self.maintenance = MaintenanceThread()
     }
 
     deinit {
-        if lockFD >= 0 { io.close(lockFD) }
+        releaseLock()
+    }
+
+    /// Closes the lock file, letting another writer open the store.
+    private func releaseLock() {
+        let fd = lockFD.exchange(-1, ordering: .acquiringAndReleasing)
+        if fd >= 0 { io.close(fd) }
     }
 
     /// Opens the store at `url`, creating it when it does not exist (unless configured not to).
@@ -106,6 +113,7 @@ public final class Store: Sendable {
     /// - Returns: the row, or `nil` when there is no live row at `key`.
     /// - Throws: ``StoreError`` `corrupt` when the block fails its checksum, `io` when the read fails.
     public func read(_ entity: Int, key: PrimaryKey) throws -> Row? {
+        try checkOpen()
         guard let resolved = state.withLock({ $0.resolve(entity, key) }) else { return nil }
         return try readRow(resolved)
     }
@@ -162,8 +170,9 @@ public final class Store: Sendable {
 
     /// Checks the store is open (and writable when `writing`).
     func checkOpen(writing: Bool = false) throws {
+        if closed.load(ordering: .acquiring) { throw StoreError(.closed, "the store is closed", path: path) }
+        guard writing else { return }
         try lifecycle.withLock { life in
-            if life.closed { throw StoreError(.closed, "the store is closed", path: path) }
             if writing && configuration.readOnly { throw StoreError(.readOnly, "the store was opened read-only", path: path) }
             if writing, let failure = life.failure {
                 throw StoreError(.failStopped, "an earlier fsync failed; reopen the store (\(failure))", path: path)
@@ -177,12 +186,13 @@ public final class Store: Sendable {
     ///
     /// - Throws: ``StoreError`` when the final sync or checkpoint fails; the log is still intact.
     public func close() throws {
-        let alreadyClosed = lifecycle.withLock { life in
-            defer { life.closed = true }
-            return life.closed
-        }
-        if alreadyClosed { return }
+        if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
         maintenance.stop()
+        while commitQueue.withLock({ $0.leaderActive }) { usleep(100) }
+        defer {
+            state.withLock { $0.files.removeAll() }
+            releaseLock()
+        }
         guard !configuration.readOnly else { return }
         let failed = lifecycle.withLock { $0.failure != nil }
         if !failed {
@@ -200,10 +210,8 @@ public final class Store: Sendable {
     }
 }
 
-/// Whether the store is open and whether a failed fsync stopped it.
+/// Whether a failed fsync stopped the store.
 struct Lifecycle: Sendable {
-    /// `close()` was called.
-    var closed = false
     /// Why writes are refused until reopening, after a failed fsync.
     var failure: String?
 }

@@ -1,0 +1,30 @@
+# Strata: `make demo` runs the quickstart, `make test` the test suite, `make bench` the
+# benchmarks against SQLite. Each first installs what is missing (liblz4-dev through apt-get).
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps demo test bench soak clean
+
+deps:
+	@command -v $(SWIFT) >/dev/null || { echo "make: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
+	@pkg-config --exists liblz4 2>/dev/null || { \
+		echo "Installing liblz4-dev and pkg-config with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq liblz4-dev pkg-config >/dev/null; }
+
+demo: deps
+	$(SWIFT) run -c release strata-quickstart
+
+test: deps
+	$(SWIFT) build --build-tests -Xswiftc -warnings-as-errors
+	$(SWIFT) test --skip-build
+
+# The long crash soak: SIGKILL a writer at random points for STRATA_SOAK_SECONDS (default 600).
+soak: deps
+	$(SWIFT) build --build-tests
+	STRATA_SOAK_SECONDS=$${STRATA_SOAK_SECONDS:-600} $(SWIFT) test --skip-build --filter CrashRecoveryTests
+
+bench: deps
+	cd Benchmarks && $(SWIFT) run -c release strata-bench --rows $${ROWS:-100000}
+
+clean:
+	rm -rf .build Benchmarks/.build
