@@ -52,6 +52,9 @@ package protocol FileIO: Sendable {
     func contentsOfDirectory(_ path: String) throws -> [String]
     /// `flock(2)` with `LOCK_EX | LOCK_NB`; returns `false` when another holder has it.
     func lockExclusively(_ fd: Int32) throws -> Bool
+    /// Allocates disk space for `length` bytes at `offset` (`posix_fallocate(3)`), extending
+    /// the file with zeros; where the system has no such call, extends it with `ftruncate`.
+    func preallocate(_ fd: Int32, offset: Int64, length: Int64) throws
 }
 
 /// The real system calls.
@@ -182,6 +185,15 @@ package struct SystemFileIO: FileIO {
         if result == 0 { return true }
         if errno == EWOULDBLOCK { return false }
         throw SystemCallError("flock", errno: errno)
+    }
+
+    package func preallocate(_ fd: Int32, offset: Int64, length: Int64) throws {
+        #if canImport(Glibc)
+        let result = posix_fallocate(fd, off_t(offset), off_t(length))
+        guard result == 0 else { throw SystemCallError("posix_fallocate", errno: result) }
+        #else
+        if try size(fd) < offset + length { try ftruncate(fd, to: offset + length) }
+        #endif
     }
 
     /// Repeats a call interrupted by a signal.

@@ -116,11 +116,14 @@ struct RecordBuilder {
         return blocks.count - 1
     }
 
-    /// Adds an operation with a row image (insert, update, put, or a delete's tombstone).
+    /// Adds an operation with a row image (insert, update, or a delete's tombstone), encoding
+    /// the row straight into its block.
     mutating func add(_ kind: OpKind, entity: Int, key: Int64, row: Row, codec: RowCodec, changedColumns: [Int] = []) {
-        var scratch = BinaryWriter()
-        codec.encode(row, into: &scratch)
-        scratch.bytes.withUnsafeBytes { add(kind, entity: entity, key: key, encodedRow: $0, changedColumns: changedColumns) }
+        let index = blockIndex(for: entity, adding: 0)
+        let (slot, size) = blocks[index].append(key: key, row: row, codec: codec)
+        rowBytes += size
+        ops.append(RecordOp(
+            kind: kind, entity: entity, key: key, block: index, slot: slot, size: size, changedColumns: changedColumns))
     }
 
     /// Adds an operation with an already-encoded row image.

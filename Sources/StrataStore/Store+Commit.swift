@@ -41,6 +41,10 @@ private enum GroupImage {
 extension Store {
     /// The most bytes one group write carries.
     private static let groupLimit = 4 << 20
+    /// How far ahead of the log the active segment's space is allocated. Overwriting allocated
+    /// space makes `fdatasync` skip the file-size journal commit an append needs: on the
+    /// reference machine 8,000 syncs/s instead of 280 (see docs/FORMAT.md).
+    static let preallocationWindow = 4 << 20
 
     /// Commits `transaction`: all of its operations or none.
     ///
@@ -186,13 +190,21 @@ extension Store {
             if segmentFull && end > Int64(SegmentFile.headerSize) {
                 do { try rollSegment() } catch { throw failStop(error, "starting a new segment") }
             }
-            let (file, start) = state.withLock { ($0.files[$0.activeSegment]!, $0.activeEnd) }
+            let (file, start, allocated) = state.withLock { ($0.files[$0.activeSegment]!, $0.activeEnd, $0.preallocatedEnd) }
             do {
+                if start + Int64(buffer.count) > allocated {
+                    let length = max(Int64(buffer.count), Int64(min(Self.preallocationWindow, configuration.segmentSize)))
+                    try StoreError.io("allocate segment space", path: file.path) { try io.preallocate(file.fd, offset: start, length: length) }
+                    state.withLock { $0.preallocatedEnd = start + length }
+                }
                 try StoreError.io("append to segment", path: file.path) {
                     try buffer.withUnsafeBytes { try io.writeAll(file.fd, $0, at: start) }
                 }
             } catch {
-                do { try io.ftruncate(file.fd, to: start) } catch { throw failStop(error, "undoing a failed append") }
+                do {
+                    try io.ftruncate(file.fd, to: start)
+                    state.withLock { $0.preallocatedEnd = start }
+                } catch { throw failStop(error, "undoing a failed append") }
                 throw error
             }
             if durable {

@@ -36,7 +36,7 @@ extension Store {
     /// Seals the active segment and starts a new one. Called by the commit leader.
     func rollSegment() throws {
         try manifestLock.withLock { status in
-            try syncActiveSegment()
+            try sealActiveSegment()
             let id = status.takeFileID()
             let file = try SegmentFile.create(id: id, directory: segmentsPath, storeID: storeID, io: io)
             state.withLock { state in
@@ -45,9 +45,20 @@ extension Store {
                 state.files[id] = file
                 state.stats[id] = SegmentStats(fileBytes: Int64(SegmentFile.headerSize))
                 state.activeEnd = Int64(SegmentFile.headerSize)
+                state.preallocatedEnd = Int64(SegmentFile.headerSize)
             }
             try publishManifest(status)
             logger.debug("started segment", metadata: ["segment": "\(id)"])
         }
+    }
+}
+
+extension Store {
+    /// Drops the space allocated past the end of the log in the active segment and syncs it.
+    func sealActiveSegment() throws {
+        let (file, end) = state.withLock { ($0.files[$0.activeSegment]!, $0.activeEnd) }
+        try StoreError.io("trim segment", path: file.path) { try io.ftruncate(file.fd, to: end) }
+        state.withLock { $0.preallocatedEnd = end }
+        try syncActiveSegment()
     }
 }

@@ -52,6 +52,10 @@ extension Store {
                 position += record.length
             case .failure(let error):
                 let offset = start + Int64(position)
+                if isActive && bytes.withUnsafeBytes({ Self.isZero(UnsafeRawBufferPointer(rebasing: $0[position...])) }) {
+                    state.withLock { $0.preallocatedEnd = size }
+                    return offset
+                }
                 let isTail = bytes.withUnsafeBytes { Self.isTail(UnsafeRawBufferPointer(rebasing: $0[position...])) }
                 guard isActive, isTail else {
                     throw StoreError(.corrupt, "log record fails its checksum or does not parse", path: file.path, offset: offset + Int64(error.offset))
@@ -77,6 +81,18 @@ extension Store {
         } catch {
             return .failure(BinaryReader.Malformed(offset: 0))
         }
+    }
+
+    /// Whether every byte is zero: space allocated ahead of the log, never written.
+    static func isZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var words = bytes.count / 8
+        var index = 0
+        while words > 0 {
+            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) != 0 { return false }
+            index += 8
+            words -= 1
+        }
+        return bytes[index...].allSatisfy { $0 == 0 }
     }
 
     /// Whether a bad record at the start of `bytes` is a torn tail: nothing valid follows it.

@@ -196,7 +196,7 @@ public final class Store: Sendable {
         guard !configuration.readOnly else { return }
         let failed = lifecycle.withLock { $0.failure != nil }
         if !failed {
-            try syncActiveSegment()
+            try sealActiveSegment()
             if state.withLock({ $0.bytesSinceCheckpoint }) > 0 { try writeCheckpoint() }
         }
         logger.info("closed store", metadata: ["path": "\(path)"])

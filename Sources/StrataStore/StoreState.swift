@@ -21,6 +21,8 @@ struct StoreState: Sendable {
     var historyFloor: UInt64 = 0
     /// The end of the log in the active segment.
     var activeEnd: Int64 = Int64(SegmentFile.headerSize)
+    /// The end of the space allocated ahead of the log in the active segment.
+    var preallocatedEnd: Int64 = 0
     /// Log bytes appended since the newest checkpoint.
     var bytesSinceCheckpoint: Int64 = 0
 
@@ -101,7 +103,9 @@ struct StoreState: Sendable {
 
     /// Moves `key`'s fetch-index entries from the values of `old` to those of `new`.
     mutating func updateFetchIndexes(_ entity: Int, _ key: Int64, old: Row?, new: Row?) {
-        for column in fetchIndexes[entity].keys {
+        // A copy of the keys: iterating the dictionary's own view while mutating it would make
+        // every mutation copy the index.
+        for column in Array(fetchIndexes[entity].keys) {
             let before = old?[column]
             let after = new?[column]
             if before == after { continue }

@@ -43,22 +43,35 @@ extension Value: Comparable {
     /// Numbers of different kinds compare by numeric value; otherwise values of different kinds
     /// compare by kind, which never happens within one column.
     public static func < (lhs: Value, rhs: Value) -> Bool {
-        switch (lhs, rhs) {
-        case (.int(let a), .int(let b)): return a < b
-        case (.reference(let a), .reference(let b)): return a < b
-        case (.double(let a), .double(let b)): return a < b
-        case (.float(let a), .float(let b)): return a < b
-        case (.string(let a), .string(let b)): return a < b
-        case (.date(let a), .date(let b)): return a < b
-        case (.bool(let a), .bool(let b)): return !a && b
-        case (.decimal(let a), .decimal(let b)): return a < b
-        case (.uuid(let a), .uuid(let b)): return a.uuidString < b.uuidString
-        case (.uri(let a), .uri(let b)): return a.absoluteString < b.absoluteString
-        case (.data(let a), .data(let b)): return a.lexicographicallyPrecedes(b)
-        default:
-            if let a = lhs.numericValue, let b = rhs.numericValue { return a < b }
-            return lhs.kindRank < rhs.kindRank
+        // Nested switches, not a switch over a tuple: the tuple would copy both payloads.
+        switch lhs {
+        case .int(let a):
+            if case .int(let b) = rhs { return a < b }
+        case .reference(let a):
+            if case .reference(let b) = rhs { return a < b }
+        case .double(let a):
+            if case .double(let b) = rhs { return a < b }
+        case .float(let a):
+            if case .float(let b) = rhs { return a < b }
+        case .string(let a):
+            if case .string(let b) = rhs { return a < b }
+        case .date(let a):
+            if case .date(let b) = rhs { return a < b }
+        case .bool(let a):
+            if case .bool(let b) = rhs { return !a && b }
+        case .decimal(let a):
+            if case .decimal(let b) = rhs { return a < b }
+        case .uuid(let a):
+            if case .uuid(let b) = rhs { return a.uuidString < b.uuidString }
+        case .uri(let a):
+            if case .uri(let b) = rhs { return a.absoluteString < b.absoluteString }
+        case .data(let a):
+            if case .data(let b) = rhs { return a.lexicographicallyPrecedes(b) }
+        case .null:
+            break
         }
+        if let a = lhs.numericValue, let b = rhs.numericValue { return a < b }
+        return lhs.kindRank < rhs.kindRank
     }
 
     /// The value as a `Double` when it is a number.
