@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
     ],
     targets: [
         .systemLibrary(
@@ -30,7 +31,10 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        .target(name: "Strata", dependencies: ["StrataStore"]),
+        .target(
+            name: "Strata",
+            dependencies: ["StrataStore", .product(name: "OrderedCollections", package: "swift-collections")]
+        ),
         .executableTarget(
             name: "strata",
             dependencies: [
@@ -41,6 +45,7 @@ let package = Package(
         .executableTarget(name: "strata-torture", dependencies: ["StrataStore"]),
         .executableTarget(name: "strata-quickstart", dependencies: ["StrataStore"]),
         .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport"]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata"], resources: [.copy("Models")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -87,6 +87,7 @@ struct Recovery {
 
     /// Writes the first segment and manifest of a new store.
     private func create(schema: Schema) throws -> Manifest {
+        try removeLeftoversOfCreation()
         let manifest = Manifest(
             storeID: UUID(), schema: schema, historyTracking: configuration.historyTracking, segments: [1],
             checkpoint: nil, historyFloor: 0, lastSequence: 0,
@@ -99,10 +100,37 @@ struct Recovery {
         return manifest
     }
 
+    /// Makes the subdirectories and removes the first segment that a crash while creating the
+    /// store can leave behind (no commit is ever written before the manifest exists), so that
+    /// creating starts over; refuses a directory whose files hold more than that.
+    private func removeLeftoversOfCreation() throws {
+        let segments = path + "/segments"
+        let first = SegmentFile.fileName(1)
+        try StoreError.io("create store directory", path: path) {
+            try io.makeDirectory(segments)
+            try io.makeDirectory(path + "/checkpoints")
+        }
+        let names = try StoreError.io("list segments", path: segments) { try io.contentsOfDirectory(segments) }
+        let checkpoints = try StoreError.io("list checkpoints", path: path + "/checkpoints") { try io.contentsOfDirectory(path + "/checkpoints") }
+        var leftoverSize: Int64 = 0
+        if names.contains(first) {
+            leftoverSize = try StoreError.io("stat segment", path: segments + "/" + first) {
+                let fd = try io.open(segments + "/" + first, flags: O_RDONLY, mode: 0)
+                defer { io.close(fd) }
+                return try io.size(fd)
+            }
+        }
+        guard names.allSatisfy({ $0 == first }), checkpoints.isEmpty, leftoverSize <= Int64(SegmentFile.headerSize) else {
+            throw StoreError(.unsupportedFormat, "the directory holds segments or checkpoints but no manifest", path: path)
+        }
+        if names.contains(first) {
+            try StoreError.io("remove a segment left by an interrupted create", path: segments + "/" + first) { try io.unlink(segments + "/" + first) }
+        }
+    }
+
     /// Opens the segments, loads the checkpoint, replays the log and builds the store.
     private func openStore(manifest: Manifest, lockFD: Int32) throws -> Store {
         let segmentsPath = path + "/segments"
-        if !configuration.readOnly { removeOrphans(manifest) }
         var files: [UInt32: SegmentFile] = [:]
         for id in manifest.segments {
             files[id] = try SegmentFile.open(
@@ -133,6 +161,8 @@ struct Recovery {
         let start = checkpoint.map { (manifest.segments.firstIndex(of: $0.segment)!, $0.offset) }
             ?? (0, Int64(SegmentFile.headerSize))
         try store.replay(from: start.0, offset: start.1)
+        // Only once the manifest proved to match the segments: a wrong manifest must not delete them.
+        if !configuration.readOnly { removeOrphans(manifest) }
         if !configuration.readOnly && configuration.backgroundMaintenance { store.startMaintenance() }
         return store
     }

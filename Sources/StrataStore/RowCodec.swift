@@ -131,7 +131,10 @@ struct RowCodec: Sendable {
             return .uri(url)
         case .decimal:
             let start = reader.position
-            guard let decimal = Decimal(string: try reader.string(), locale: Locale(identifier: "en_US_POSIX")) else {
+            let text = try reader.string()
+            // `Decimal.nan.description` is "NaN", which `Decimal(string:)` does not parse.
+            if text == "NaN" { return .decimal(.nan) }
+            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
                 throw BinaryReader.Malformed(offset: start)
             }
             return .decimal(decimal)

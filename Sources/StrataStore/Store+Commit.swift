@@ -63,6 +63,9 @@ extension Store {
         var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize)
         var rows: [Int: (old: Row?, new: Row?)] = [:]
         var highestKeys: [Int: Int64] = [:]
+        // Rows this transaction wrote so far (nil once deleted), so that a delete's tombstone is
+        // taken from the row as the transaction left it, not as it was before.
+        var written: [EntityKey: Row?] = [:]
         for (index, op) in transaction.operations.enumerated() {
             let entity = op.entity
             guard schema.entities.indices.contains(entity) else {
@@ -77,12 +80,14 @@ extension Store {
                 builder.add(.insert, entity: entity, key: key, row: row, codec: codec)
                 if indexed { rows[index] = (nil, row) }
                 highestKeys[entity] = max(highestKeys[entity] ?? 0, key)
+                written[EntityKey(entity: entity, key: key)] = row
             case .update(_, let key, let row, let changed):
                 try codec.validate(row)
                 guard changed.allSatisfy({ codec.types.indices.contains($0) }) else {
                     throw StoreError(.invalidValue, "changed columns \(changed) are not all columns of \(codec.entityName)")
                 }
                 builder.add(.update, entity: entity, key: key, row: row, codec: codec, changedColumns: changed)
+                written[EntityKey(entity: entity, key: key)] = row
                 if indexed && changed.contains(where: { schema.entities[entity].columns[$0].hasFetchIndex }) {
                     rows[index] = (nil, row)
                 }
@@ -91,13 +96,14 @@ extension Store {
                 if keep.isEmpty {
                     builder.addMarker(.delete, entity: entity, key: key)
                 } else {
-                    guard let current = try read(entity, key: key) else {
+                    guard let current = try written[EntityKey(entity: entity, key: key)] ?? read(entity, key: key) else {
                         throw StoreError(.keyConflict, "delete of \(codec.entityName) \(key), which does not exist")
                     }
                     var tombstone = Row(Array(repeating: .null, count: codec.types.count))
                     for column in keep { tombstone[column] = current[column] }
                     builder.add(.delete, entity: entity, key: key, row: tombstone, codec: codec)
                 }
+                written[EntityKey(entity: entity, key: key)] = .some(nil)
                 if indexed { rows[index] = (nil, nil) }
             }
         }
@@ -139,7 +145,7 @@ extension Store {
             queue.pending.removeFirst(count)
             return batch
         }
-        let results = writeGroup(batch)
+        let results = appendLock.withLock { _ in writeGroup(batch) }
         for (item, result) in zip(batch, results) {
             item.ticket.result = result
             item.ticket.semaphore.signal()
@@ -274,8 +280,13 @@ extension Store {
                     }
                     rows[index] = change
                     local[id] = op.kind.removes ? .deleted : .live(change.new)
+                } else if op.kind.removes {
+                    local[id] = .deleted
+                } else if case .live? = current {
+                    // An update that changes no indexed column: the image known so far still
+                    // holds the indexed values a later change of this key must remove.
                 } else {
-                    local[id] = op.kind.removes ? .deleted : .live(nil)
+                    local[id] = .live(nil)
                 }
             }
         } catch {

@@ -47,7 +47,7 @@ extension Store {
     public func compact() throws -> CompactionReport {
         try checkOpen(writing: true)
         let activeHasDead = state.withLock { ($0.stats[$0.activeSegment]?.deadBytes ?? 0) > 0 }
-        if activeHasDead { try rollSegment() }
+        if activeHasDead { try appendLock.withLock { _ in try rollSegment() } }
         return try compactSegments(onDemand: true)
     }
 

@@ -24,6 +24,8 @@ extension Store {
     public func history(after sequence: UInt64 = 0, limit: Int? = nil) throws -> [HistoryTransaction] {
         var transactions: [HistoryTransaction] = []
         try forEachHistoryTransaction(after: sequence) { transaction in
+            // Checked before appending too, so that a limit of 0 returns nothing.
+            guard limit.map({ transactions.count < $0 }) ?? true else { return false }
             transactions.append(transaction)
             return limit.map { transactions.count < $0 } ?? true
         }

@@ -126,7 +126,9 @@ extension Store {
             highestKeys[op.entity] = max(highestKeys[op.entity], op.key)
             let columns = schema.entities[op.entity].indexedColumns
             guard !columns.isEmpty else { continue }
-            if op.kind == .update && !op.changedColumns.contains(where: columns.contains) { continue }
+            // Every update is diffed, even one whose changed columns hold no indexed one: once
+            // compaction has dropped a key's earlier versions, the version before it in the log is
+            // not the one it was written over, or there is none.
             var new: Row?
             if !op.kind.removes {
                 if blocks[op.block] == nil {

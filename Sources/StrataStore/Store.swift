@@ -37,6 +37,9 @@ public final class Store: Sendable {
     let commitQueue = Mutex(CommitQueue())
     let manifestLock = Mutex(ManifestStatus())
     let compactionLock = Mutex(())
+    /// Held while a commit group is written and applied, and while `compact()` rolls the active
+    /// segment, so that a roll never runs between a group's append and its update of the log end.
+    let appendLock = Mutex(())
     let lifecycle = Mutex(Lifecycle())
     let counters = StoreCounters()
     let lockFD: Atomic<Int32>
@@ -197,7 +200,12 @@ public final class Store: Sendable {
         let failed = lifecycle.withLock { $0.failure != nil }
         if !failed {
             try sealActiveSegment()
-            if state.withLock({ $0.bytesSinceCheckpoint }) > 0 { try writeCheckpoint() }
+            if state.withLock({ $0.bytesSinceCheckpoint }) > 0 {
+                try writeCheckpoint()
+            } else {
+                // Keys allocated since the last checkpoint must not be handed out again after reopening.
+                try manifestLock.withLock { status in try publishManifest(status) }
+            }
         }
         logger.info("closed store", metadata: ["path": "\(path)"])
     }

@@ -75,6 +75,9 @@ public struct SegmentInfo: Sendable, Hashable, Codable {
     public var deadBytes: Int64
     /// Whether this is the active segment taking appends.
     public var isActive: Bool
+
+    /// The segment's file name in the store's `segments` directory, such as `00000001.log`.
+    public var fileName: String { SegmentFile.fileName(id) }
 }
 
 extension Store {
@@ -89,6 +92,12 @@ extension Store {
             bytesReclaimed: counters.bytesReclaimed.total, cacheHits: cache.hits, cacheMisses: cache.misses,
             compactions: counters.compactions.total, checkpoints: counters.checkpoints.total, liveRows: rows,
             indexBytes: indexBytes, blocks: blocks, segmentBytes: segmentBytes)
+    }
+
+    /// The file name of the index checkpoint the store was opened with or wrote last, in its
+    /// `checkpoints` directory, or `nil` when there is none. Costs no I/O.
+    public var checkpointFileName: String? {
+        manifestLock.withLock { $0.checkpoint.map(Checkpoint.fileName) }
     }
 
     /// The live segments in log order with their byte counts. Costs no I/O.

@@ -21,8 +21,10 @@ struct StoreFixture: Sendable {
     init(employeeCount: Int, fill: Bool) throws {
         directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("strata-store-benchmarks-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = StoreConfiguration()
         configuration.durability = .relaxed
+        configuration.logger.logLevel = .warning
         store = try Store.open(
             at: directory.appendingPathComponent("bench.strata"), schema: StrataModel.schema(),
             configuration: configuration)

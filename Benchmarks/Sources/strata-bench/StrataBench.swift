@@ -87,11 +87,21 @@ struct StrataBench: ParsableCommand {
         print("strata-bench: N = \(rows) employees, \(dataset.departments.count) departments; "
             + "durable unless noted; ratio = Strata/SQLite")
         print(report.table())
+        print(Self.notes)
         if let json {
             try Data((try report.json(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: json))
         }
         print(try report.json(pretty: false))
     }
+
+    static let notes = """
+        Notes: W3 is close + open + first read by key. W4 runs on a freshly opened store; W4 and W6 report the
+        median of 3 runs. W7 in Strata reads each row before updating it (an update takes the whole row).
+        W8 MB/s = bytes on disk before compaction / compaction time (SQLite: VACUUM + wal_checkpoint(TRUNCATE));
+        the concurrent reads use the same Store (Strata) or a second, read-only connection (SQLite).
+        Bytes on disk: every file under the store directory (Strata); db + -wal + -shm after a checkpoint (SQLite).
+
+        """
 
     private func progress(_ message: String) {
         FileHandle.standardError.write(Data("strata-bench: \(message)\n".utf8))

@@ -23,6 +23,7 @@ final class StrataEngine: BenchEngine {
         var configuration = StoreConfiguration()
         configuration.durability = durability == .durable ? .durable : .relaxed
         configuration.backgroundMaintenance = true
+        configuration.logger.logLevel = .warning  // keep open/close/checkpoint events out of the progress
         store = try Store.open(at: storeURL, schema: StrataModel.schema(), configuration: configuration)
     }
 

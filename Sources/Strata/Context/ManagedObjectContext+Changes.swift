@@ -1,0 +1,178 @@
+import Foundation
+import OrderedCollections
+
+extension ManagedObjectContext {
+    /// Ends the current event: applies pending delete rules and posts the objects-did-change
+    /// notification for what changed since the last call (Core Data's `processPendingChanges()`).
+    ///
+    /// `perform` and `performAndWait` call it after each block, and `save()` before saving.
+    public func processPendingChanges() {
+        if propagatesDeletesAtEndOfEvent { propagateDeletes() }
+        guard !pendingEvent.isEmpty else { return }
+        let event = pendingEvent
+        pendingEvent = ChangeEvent()
+        for object in event.updated { object.eventChangedSlots = [] }
+        NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: [
+            NotificationKey.insertedObjects.rawValue: Set(event.inserted), NotificationKey.updatedObjects.rawValue: Set(event.updated),
+            NotificationKey.deletedObjects.rawValue: Set(event.deleted), NotificationKey.refreshedObjects.rawValue: Set(event.refreshed),
+            NotificationKey.invalidatedObjects.rawValue: Set(event.invalidated),
+        ])
+        yieldChange(ContextChange(
+            kind: .objectsDidChange, inserted: Set(event.inserted.map(\.objectID)), updated: Set(event.updated.map(\.objectID)),
+            deleted: Set(event.deleted.map(\.objectID)), refreshed: Set(event.refreshed.map(\.objectID)),
+            invalidated: Set(event.invalidated.map(\.objectID))))
+    }
+
+    /// Applies the delete rules of every object deleted since the last call: nullify removes the
+    /// object from the other side, cascade deletes the related objects; deny is checked when
+    /// saving.
+    func propagateDeletes() {
+        while let object = deletesToPropagate.popLast() {
+            object.prepareForDeletion()
+            do {
+                try object.fireFault()
+                for (slot, property) in object.runtime.properties.enumerated() {
+                    guard let relationship = property as? RelationshipDescription else { continue }
+                    try object.loadToMany(slot)
+                    let related: [ManagedObjectID]
+                    switch object.values[slot] {
+                    case let id as ManagedObjectID: related = [id]
+                    case let ids as OrderedSet<ManagedObjectID>: related = Array(ids)
+                    default: related = []
+                    }
+                    switch relationship.deleteRule {
+                    case .cascadeDeleteRule:
+                        for id in related { delete(self.object(with: id)) }
+                    case .nullifyDeleteRule:
+                        guard let inverse = relationship.inverseRelationship else { continue }
+                        for id in related {
+                            let other = self.object(with: id)
+                            guard !other.isDeleted else { continue }
+                            try other.fireFault()
+                            try other.editRelationship(try other.runtime.slot(inverse.name), removing: object.objectID)
+                        }
+                    default:
+                        continue
+                    }
+                }
+            } catch {
+                // An object whose row is gone has nothing left to propagate.
+                continue
+            }
+        }
+    }
+
+    /// Discards every unsaved change: inserted objects are forgotten, updated and deleted ones
+    /// get their last saved values back (Core Data's `rollback()`).
+    public func rollback() {
+        deletesToPropagate = []
+        for object in insertedSet {
+            unregister(object)
+            object.isInserted = false
+            object.managedObjectContext = nil
+        }
+        for object in Array(updatedSet) + Array(deletedSet) {
+            object.isDeleted = false
+            if let committed = object.committed {
+                object.values = committed
+            }
+            object.changedSlots = []
+            object.eventChangedSlots = []
+            object.awake(fromSnapshotEvents: .rollback)
+        }
+        for object in registeredObjects where object.isDeleted && object.committed != nil && !object.isLoaded {
+            object.isDeleted = false
+        }
+        insertedSet = []
+        updatedSet = []
+        deletedSet = []
+        pendingEvent = ChangeEvent()
+        strongObjects = retainsRegisteredObjects ? Set(registeredObjects) : []
+    }
+
+    /// Forgets every registered object and unsaved change (Core Data's `reset()`). Objects
+    /// fetched before are no longer usable with this context.
+    public func reset() {
+        for object in registeredObjects.union(strongObjects) {
+            object.managedObjectContext = nil
+        }
+        registered = [:]
+        strongObjects = []
+        insertedSet = []
+        updatedSet = []
+        deletedSet = []
+        deletesToPropagate = []
+        pendingEvent = ChangeEvent()
+    }
+
+    /// Updates `object` from the store (Core Data's `refresh(_:mergeChanges:)`).
+    ///
+    /// - Parameters:
+    ///   - object: a registered object.
+    ///   - flag: `true` reloads the stored values and keeps the object's unsaved changes on top
+    ///     of them; `false` discards its changes and turns it into a fault.
+    public func refresh(_ object: ManagedObject, mergeChanges flag: Bool) {
+        guard object.managedObjectContext === self, !object.isInserted else { return }
+        if flag, object.isLoaded, let coordinator = persistentStoreCoordinator {
+            let changed = object.changedSlots
+            let current = object.values
+            if let row = try? coordinator.row(for: object.objectID), let layout = try? coordinator.layout(object.entity) {
+                try? load(object, from: row, layout: layout)
+                for slot in changed { object.values[slot] = current[slot] }
+                object.changedSlots = changed
+                object.awake(fromSnapshotEvents: .refresh)
+            }
+        } else {
+            object.willTurnIntoFault()
+            object.values = []
+            object.committed = nil
+            object.isLoaded = false
+            object.changedSlots = []
+            object.eventChangedSlots = []
+            if !object.isDeleted {
+                updatedSet.remove(object)
+                if !retainsRegisteredObjects { strongObjects.remove(object) }
+            }
+            object.didTurnIntoFault()
+        }
+        if !pendingEvent.refreshed.contains(object) { pendingEvent.refreshed.append(object) }
+    }
+
+    /// Refreshes every registered object, keeping unsaved changes (Core Data's `refreshAllObjects()`).
+    public func refreshAllObjects() {
+        for object in registeredObjects { refresh(object, mergeChanges: object.hasChanges) }
+    }
+
+    /// Brings in the changes another context saved: updated objects registered here are
+    /// refreshed (keeping this context's own changes), deleted ones are invalidated (Core Data's
+    /// `mergeChanges(fromContextDidSave:)`). Pass the did-save notification.
+    public func mergeChanges(fromContextDidSave notification: Notification) {
+        let info = notification.userInfo ?? [:]
+        let updated = info[NotificationKey.updatedObjectIDs.rawValue] as? Set<ManagedObjectID> ?? []
+        let deleted = info[NotificationKey.deletedObjectIDs.rawValue] as? Set<ManagedObjectID> ?? []
+        mergeChanges(updated: updated, deleted: deleted)
+    }
+
+    /// Merges the changes of a `ContextChange` from another context's ``changes`` stream.
+    public func mergeChanges(from change: ContextChange) {
+        mergeChanges(updated: change.updated, deleted: change.deleted)
+    }
+
+    private func mergeChanges(updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>) {
+        for id in updated {
+            guard let object = registered[id]?.object else { continue }
+            refresh(object, mergeChanges: true)
+            // To-many relationships are reloaded when next read.
+            for (slot, property) in object.runtime.properties.enumerated() where (property as? RelationshipDescription)?.isToMany == true && !object.changedSlots.contains(slot) && object.isLoaded {
+                object.values[slot] = nil
+            }
+        }
+        for id in deleted {
+            guard let object = registered[id]?.object else { continue }
+            unregister(object)
+            object.managedObjectContext = nil
+            pendingEvent.invalidated.append(object)
+        }
+        processPendingChanges()
+    }
+}

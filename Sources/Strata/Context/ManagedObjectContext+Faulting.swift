@@ -1,0 +1,77 @@
+import Foundation
+import OrderedCollections
+import StrataStore
+
+extension ManagedObjectContext {
+    /// Loads a fault's values from its row (one store read, none when the engine caches the block).
+    func fulfillFault(_ object: ManagedObject) throws {
+        guard let coordinator = persistentStoreCoordinator, !object.objectID.isTemporaryID else {
+            object.isLoaded = true
+            return
+        }
+        guard let row = try coordinator.row(for: object.objectID) else {
+            guard shouldDeleteInaccessibleFaults else {
+                throw CoreDataError(.coreData, "could not fulfill a fault for \(object.objectID): the object was deleted", objectID: object.objectID)
+            }
+            object.values = object.runtime.properties.map { ($0 as? RelationshipDescription)?.isToMany == true ? OrderedSet<ManagedObjectID>() : nil }
+            object.committed = object.values
+            object.isLoaded = true
+            object.isDeleted = true
+            return
+        }
+        try load(object, from: row, layout: try coordinator.layout(object.entity))
+        object.awakeFromFetch()
+    }
+
+    /// Fills `object` with the values of `row`; to-many relationships stay faults.
+    func load(_ object: ManagedObject, from row: Row, layout: EntityLayout) throws {
+        object.values = try values(of: object.runtime, from: row, layout: layout, storeIdentifier: object.objectID.storeIdentifier)
+        object.committed = object.values
+        object.isLoaded = true
+    }
+
+    /// The object values of a row, by slot of `runtime`.
+    func values(of runtime: EntityRuntime, from row: Row, layout: EntityLayout, storeIdentifier: String?) throws -> [Any?] {
+        var values = [Any?](repeating: nil, count: runtime.properties.count)
+        for (slot, property) in runtime.properties.enumerated() {
+            guard let column = layout.columns[property.name] else { continue }
+            if let attribute = property as? AttributeDescription {
+                values[slot] = try ValueConversion.objectValue(row[column], for: attribute, coordinator: persistentStoreCoordinator)
+            } else if let relationship = property as? RelationshipDescription, case .reference(let key) = row[column],
+                let destination = relationship.destinationEntity, let storeIdentifier
+            {
+                values[slot] = ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)
+            }
+        }
+        return values
+    }
+
+    /// The IDs a to-many relationship of a saved object holds in the store: from the fetch
+    /// index of the inverse to-one column, or from its join entity.
+    func relatedIDs(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> OrderedSet<ManagedObjectID> {
+        let id = object.objectID
+        guard !id.isTemporaryID, let coordinator = persistentStoreCoordinator, let identifier = id.storeIdentifier,
+            let store = coordinator.store(identifier: identifier), let destination = relationship.destinationEntity
+        else { return [] }
+        let layout = try coordinator.layout(object.entity)
+        let owner = Value.reference(id.primaryKey)
+        return try coordinator.storeCall {
+            if let join = layout.joins[relationship.name] {
+                var pairs: [(position: Int64, key: Int64)] = []
+                for key in try store.rows.keys(join.storeEntity, column: join.ownerColumn, matching: .equal(owner), descending: false, limit: nil) {
+                    guard let row = try store.rows.read(join.storeEntity, key: key), case .reference(let other) = row[join.otherColumn],
+                        case .int(let position) = row[2]
+                    else { continue }
+                    pairs.append((position, other))
+                }
+                if join.isOrdered { pairs.sort { $0.position < $1.position } }
+                return OrderedSet(pairs.map { ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: $0.key) })
+            }
+            guard let inverse = relationship.inverseRelationship, !inverse.isToMany else { return [] }
+            let destinationLayout = try coordinator.layout(destination)
+            guard let column = destinationLayout.columns[inverse.name] else { return [] }
+            let keys = try store.rows.keys(destinationLayout.storeEntity, column: column, matching: .equal(owner), descending: false, limit: nil)
+            return OrderedSet(keys.map { ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: $0) })
+        }
+    }
+}

@@ -1,0 +1,293 @@
+import Foundation
+import OrderedCollections
+import StrataStore
+
+extension ManagedObjectContext {
+    /// Saves the context's changes to the stores as one transaction per store (Core Data's
+    /// `save()`): applies delete rules, calls `willSave`, validates every changed object,
+    /// assigns permanent IDs, resolves conflicts with the merge policy and commits.
+    ///
+    /// - Throws: ``CoreDataError``: validation errors (several are collected under
+    ///   `validationMultipleErrors` with ``CoreDataError/detailedErrors``), `managedObjectMerge`
+    ///   for conflicts under the `.error` policy, `persistentStoreSave` when the store fails.
+    ///   After a failed save the context keeps its changes, so they can be fixed and saved again.
+    public func save() throws {
+        guard hasChanges || !deletesToPropagate.isEmpty else { return }
+        guard let coordinator = persistentStoreCoordinator else {
+            throw CoreDataError(.coreData, "the context has no persistent store coordinator")
+        }
+        propagateDeletes()
+        processPendingChanges()
+        guard hasChanges else { return }
+        NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
+        yieldChange(ContextChange(kind: .willSave))
+        for object in Array(insertedSet) + Array(updatedSet) + Array(deletedSet) { object.willSave() }
+        propagateDeletes()
+        processPendingChanges()
+        try validatePendingObjects()
+
+        let inserted = Array(insertedSet)
+        let updated = Array(updatedSet)
+        let deleted = Array(deletedSet)
+        try coordinator.saveLock.withLock { _ in
+            try obtainPermanentIDs(for: inserted)
+            let resolved = try resolveConflicts(updated: updated, deleted: deleted, coordinator: coordinator)
+            try commit(inserted: inserted, updated: resolved.updated, deleted: resolved.deleted, coordinator: coordinator)
+        }
+
+        for object in inserted + updated {
+            object.isInserted = false
+            object.committed = object.values
+            object.changedSlots = []
+            object.eventChangedSlots = []
+        }
+        for object in deleted {
+            unregister(object)
+            object.managedObjectContext = nil
+        }
+        insertedSet = []
+        updatedSet = []
+        deletedSet = []
+        strongObjects = retainsRegisteredObjects ? Set(registeredObjects) : []
+        for object in inserted + updated + deleted { object.didSave() }
+        let change = ContextChange(
+            kind: .didSave, inserted: Set(inserted.map(\.objectID)), updated: Set(updated.map(\.objectID)),
+            deleted: Set(deleted.map(\.objectID)))
+        NotificationCenter.default.post(name: Self.didSaveObjectsNotification, object: self, userInfo: [
+            NotificationKey.insertedObjects.rawValue: Set(inserted), NotificationKey.updatedObjects.rawValue: Set(updated),
+            NotificationKey.deletedObjects.rawValue: Set(deleted),
+            NotificationKey.insertedObjectIDs.rawValue: change.inserted, NotificationKey.updatedObjectIDs.rawValue: change.updated,
+            NotificationKey.deletedObjectIDs.rawValue: change.deleted,
+        ])
+        yieldChange(change)
+    }
+
+    /// Gives `objects` permanent IDs now, before they are saved (Core Data's
+    /// `obtainPermanentIDs(for:)`). Costs no I/O: keys are reserved in memory.
+    ///
+    /// - Throws: ``CoreDataError`` when no store holds one of the objects' entities.
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        guard let coordinator = persistentStoreCoordinator else {
+            throw CoreDataError(.coreData, "the context has no persistent store coordinator")
+        }
+        var renamed: [ManagedObjectID: ManagedObjectID] = [:]
+        for object in objects where object.objectID.isTemporaryID {
+            let store = try coordinator.store(for: object.entity)
+            let layout = try coordinator.layout(object.entity)
+            let key = store.rows.allocateKeys(for: layout.storeEntity, count: 1).lowerBound
+            let permanent = ManagedObjectID(entity: object.entity, storeIdentifier: store.identifier, primaryKey: key)
+            renamed[object.objectID] = permanent
+            registered[object.objectID] = nil
+            object.objectID = permanent
+            register(object)
+        }
+        guard !renamed.isEmpty else { return }
+        for object in registeredObjects.union(strongObjects) where object.isLoaded {
+            object.values = object.values.map { rename($0, renamed) }
+            object.committed = object.committed?.map { rename($0, renamed) }
+        }
+    }
+
+    private func rename(_ value: Any?, _ renamed: [ManagedObjectID: ManagedObjectID]) -> Any? {
+        if let id = value as? ManagedObjectID, id.isTemporaryID { return renamed[id] ?? id }
+        if let ids = value as? OrderedSet<ManagedObjectID>, ids.contains(where: \.isTemporaryID) {
+            return OrderedSet(ids.map { renamed[$0] ?? $0 })
+        }
+        return value
+    }
+
+    /// Validates every inserted, updated and deleted object, collecting all failures.
+    private func validatePendingObjects() throws {
+        var errors: [CoreDataError] = []
+        func collect(_ body: () throws -> Void) {
+            do {
+                try body()
+            } catch let error as CoreDataError where error.code == .validationMultipleErrors {
+                errors += error.detailedErrors
+            } catch let error as CoreDataError {
+                errors.append(error)
+            } catch {
+                errors.append(CoreDataError(.managedObjectValidation, "\(error)"))
+            }
+        }
+        for object in insertedSet { collect(object.validateForInsert) }
+        for object in updatedSet { collect(object.validateForUpdate) }
+        for object in deletedSet { collect(object.validateForDelete) }
+        try CoreDataError.throwing(errors)
+    }
+
+    /// Applies the merge policy to objects whose stored row changed since they were read.
+    /// Returns the objects to update and delete.
+    private func resolveConflicts(
+        updated: [ManagedObject], deleted: [ManagedObject], coordinator: PersistentStoreCoordinator
+    ) throws -> (updated: [ManagedObject], deleted: [ManagedObject]) {
+        var conflicts: [CoreDataError] = []
+        var keptUpdates: [ManagedObject] = []
+        for object in updated + deleted {
+            guard let committed = object.committed, !object.objectID.isTemporaryID else {
+                if !object.isDeleted { keptUpdates.append(object) }
+                continue
+            }
+            let stored = try coordinator.row(for: object.objectID).map {
+                try values(of: object.runtime, from: $0, layout: try coordinator.layout(object.entity), storeIdentifier: object.objectID.storeIdentifier)
+            }
+            let persistentSlots = object.runtime.properties.indices.filter { slot in
+                let property = object.runtime.properties[slot]
+                return !property.isTransient && !((property as? RelationshipDescription)?.isToMany ?? false)
+            }
+            let storeChanged = persistentSlots.filter { !FetchValue.equal(committed[$0], stored?[$0]) }
+            guard stored == nil || !storeChanged.isEmpty else {
+                if !object.isDeleted { keptUpdates.append(object) }
+                continue
+            }
+            switch mergePolicy.mergeType {
+            case .errorMergePolicyType:
+                conflicts.append(CoreDataError(
+                    .managedObjectMerge,
+                    stored == nil ? "\(object.objectID) was deleted from the store by someone else"
+                        : "\(object.objectID) changed in the store (\(storeChanged.map { object.runtime.properties[$0].name }.joined(separator: ", ")))",
+                    objectID: object.objectID))
+                continue
+            case .overwriteMergePolicyType:
+                break
+            case .mergeByPropertyObjectTrumpMergePolicyType, .mergeByPropertyStoreTrumpMergePolicyType, .rollbackMergePolicyType:
+                guard let stored else { continue }
+                let storeWins = mergePolicy.mergeType != .mergeByPropertyObjectTrumpMergePolicyType
+                for slot in persistentSlots {
+                    let ours = object.changedSlots.contains(slot)
+                    if mergePolicy.mergeType == .rollbackMergePolicyType || (!ours) || (storeWins && storeChanged.contains(slot)) {
+                        object.values[slot] = stored[slot]
+                    }
+                }
+                object.committed = stored
+            }
+            if stored != nil && !object.isDeleted { keptUpdates.append(object) }
+        }
+        if !conflicts.isEmpty {
+            throw CoreDataError(.managedObjectMerge, "the save conflicts with changes saved by others", detailedErrors: conflicts)
+        }
+        return (keptUpdates, deleted)
+    }
+
+    /// Builds and commits one transaction per store.
+    private func commit(
+        inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], coordinator: PersistentStoreCoordinator
+    ) throws {
+        var transactions: [String: Transaction] = [:]
+        func transaction(_ object: ManagedObject) -> String {
+            let identifier = object.objectID.storeIdentifier!
+            if transactions[identifier] == nil { transactions[identifier] = Transaction(author: transactionAuthor, contextName: name) }
+            return identifier
+        }
+        var deletedJoinRows = Set<EntityKey>()
+        for object in inserted {
+            let id = transaction(object)
+            let layout = try coordinator.layout(object.entity)
+            transactions[id]!.insert(layout.storeEntity, key: object.objectID.primaryKey, row: try row(of: object, layout: layout, coordinator: coordinator))
+            try writeJoins(of: object, into: &transactions[id]!, deletedJoinRows: &deletedJoinRows, coordinator: coordinator)
+        }
+        for object in updated {
+            let id = transaction(object)
+            let layout = try coordinator.layout(object.entity)
+            let columns = Set(object.changedSlots.compactMap { layout.columns[object.runtime.properties[$0].name] }).sorted()
+            if !columns.isEmpty {
+                transactions[id]!.update(layout.storeEntity, key: object.objectID.primaryKey, row: try row(of: object, layout: layout, coordinator: coordinator), changedColumns: columns)
+            }
+            try writeJoins(of: object, into: &transactions[id]!, deletedJoinRows: &deletedJoinRows, coordinator: coordinator)
+        }
+        for object in deleted {
+            let id = transaction(object)
+            let layout = try coordinator.layout(object.entity)
+            transactions[id]!.delete(layout.storeEntity, key: object.objectID.primaryKey)
+            let store = coordinator.store(identifier: id)!
+            for join in layout.joins.values {
+                for key in try coordinator.storeCall({ try store.rows.keys(join.storeEntity, column: join.ownerColumn, matching: .equal(.reference(object.objectID.primaryKey)), descending: false, limit: nil) })
+                where deletedJoinRows.insert(EntityKey(entity: join.storeEntity, key: key)).inserted {
+                    transactions[id]!.delete(join.storeEntity, key: key)
+                }
+            }
+        }
+        for (identifier, transaction) in transactions where !transaction.operations.isEmpty {
+            guard let store = coordinator.store(identifier: identifier) else {
+                throw CoreDataError(.persistentStoreSave, "the store \(identifier) was removed")
+            }
+            do {
+                _ = try store.rows.commit(transaction)
+            } catch let error as StoreError {
+                throw CoreDataError(.persistentStoreSave, "the store could not save: \(error.message)", underlyingError: error)
+            }
+        }
+    }
+
+    /// The stored row of an object: its entity tag, attributes and to-one references.
+    private func row(of object: ManagedObject, layout: EntityLayout, coordinator: PersistentStoreCoordinator) throws -> Row {
+        let schema = try coordinator.mapping.get().schema
+        var values = [Value](repeating: .null, count: schema.entities[layout.storeEntity].columns.count)
+        values[0] = .int(layout.tag)
+        for (slot, property) in object.runtime.properties.enumerated() {
+            guard let column = layout.columns[property.name] else { continue }
+            if let attribute = property as? AttributeDescription {
+                values[column] = try ValueConversion.storeValue(object.values[slot], for: attribute)
+            } else if let id = object.values[slot] as? ManagedObjectID {
+                guard !id.isTemporaryID, id.storeIdentifier == object.objectID.storeIdentifier else {
+                    throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.name).\(property.name) points at an object that is not saved in the same store", objectID: object.objectID, key: property.name)
+                }
+                values[column] = .reference(id.primaryKey)
+            }
+        }
+        return Row(values)
+    }
+
+    /// Adds the join rows a changed to-many relationship kept in a join entity needs.
+    private func writeJoins(
+        of object: ManagedObject, into transaction: inout Transaction, deletedJoinRows: inout Set<EntityKey>,
+        coordinator: PersistentStoreCoordinator
+    ) throws {
+        let layout = try coordinator.layout(object.entity)
+        let store = coordinator.store(identifier: object.objectID.storeIdentifier!)!
+        for (name, join) in layout.joins where join.isSource {
+            let slot = object.runtime.slots[name]!
+            guard object.changedSlots.contains(slot) || object.isInserted, let current = object.values[slot] as? OrderedSet<ManagedObjectID> else { continue }
+            let before = object.committed?[slot] as? OrderedSet<ManagedObjectID> ?? []
+            let owner = object.objectID.primaryKey
+            let existing = try coordinator.storeCall {
+                try store.rows.keys(join.storeEntity, column: join.ownerColumn, matching: .equal(.reference(owner)), descending: false, limit: nil)
+            }
+            var rowsByOther: [Int64: Int64] = [:]
+            for key in existing {
+                if let row = try coordinator.storeCall({ try store.rows.read(join.storeEntity, key: key) }), case .reference(let other) = row[join.otherColumn] {
+                    rowsByOther[other] = key
+                }
+            }
+            let rewriteAll = join.isOrdered && Array(before) != Array(current)
+            for (other, key) in rowsByOther where rewriteAll || !current.contains(where: { $0.primaryKey == other }) {
+                if deletedJoinRows.insert(EntityKey(entity: join.storeEntity, key: key)).inserted { transaction.delete(join.storeEntity, key: key) }
+            }
+            for (position, id) in current.enumerated() where rewriteAll || rowsByOther[id.primaryKey] == nil {
+                guard !id.isTemporaryID else { continue }
+                let key = store.rows.allocateKeys(for: join.storeEntity, count: 1).lowerBound
+                var pair: [Value] = [.null, .null, .int(Int64(position))]
+                pair[join.ownerColumn] = .reference(owner)
+                pair[join.otherColumn] = .reference(id.primaryKey)
+                transaction.insert(join.storeEntity, key: key, row: Row(pair))
+            }
+        }
+    }
+}
+
+/// An (engine entity, key) pair.
+struct EntityKey: Hashable {
+    var entity: Int
+    var key: Int64
+}
+
+extension CoreDataError {
+    /// Throws nothing for no errors, the error for one, and a `validationMultipleErrors` error
+    /// listing them for several.
+    static func throwing(_ errors: [CoreDataError]) throws {
+        if errors.count == 1 { throw errors[0] }
+        if errors.count > 1 {
+            throw CoreDataError(.validationMultipleErrors, "\(errors.count) validation errors", detailedErrors: errors)
+        }
+    }
+}

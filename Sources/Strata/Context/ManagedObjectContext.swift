@@ -1,0 +1,285 @@
+import Dispatch
+import Foundation
+import OrderedCollections
+
+/// A scratch pad of managed objects: fetches them, tracks their changes and saves them
+/// (Core Data's `NSManagedObjectContext`).
+///
+/// A context and its objects belong to the context's queue: use them inside ``perform(_:)``,
+/// ``performAndWait(_:)`` or `await perform { … }`. The context itself is `Sendable` so that any
+/// thread may call `perform`; pass object IDs, not objects, between contexts.
+// @unchecked: all mutable state is touched only on the context's queue (Core Data's rule).
+public final class ManagedObjectContext: @unchecked Sendable {
+    /// How a context runs the blocks given to it (Core Data's `NSManagedObjectContextConcurrencyType`).
+    public enum ConcurrencyType: Sendable, Hashable {
+        /// The context owns a private serial queue.
+        case privateQueueConcurrencyType
+        /// The context runs on the main queue.
+        case mainQueueConcurrencyType
+
+        /// The newer spelling of ``privateQueueConcurrencyType``.
+        public static let privateQueue = ConcurrencyType.privateQueueConcurrencyType
+        /// The newer spelling of ``mainQueueConcurrencyType``.
+        public static let mainQueue = ConcurrencyType.mainQueueConcurrencyType
+    }
+
+    /// The context's concurrency type.
+    public let concurrencyType: ConcurrencyType
+    /// The coordinator whose stores the context fetches from and saves to.
+    public var persistentStoreCoordinator: PersistentStoreCoordinator?
+    /// The context's name, kept in the history of its saves.
+    public var name: String?
+    /// The author of the context's saves, kept in the persistent history.
+    public var transactionAuthor: String?
+    /// Anything the application wants to keep with the context.
+    public var userInfo: [AnyHashable: Any] = [:]
+    /// How a save resolves conflicts with changes saved meanwhile by others. The default is
+    /// ``MergePolicy/error``, as in Core Data.
+    public var mergePolicy: MergePolicy = .error
+    /// Whether the context keeps strong references to every registered object. The default is
+    /// `false`: objects without changes are held weakly and go away when unused.
+    public var retainsRegisteredObjects = false {
+        didSet {
+            strongObjects = retainsRegisteredObjects ? Set(registeredObjects) : Set(insertedSet).union(updatedSet).union(deletedSet)
+        }
+    }
+    /// Whether a fault whose row was deleted by someone else becomes a deleted object with nil
+    /// values (rather than an error). The default is `true`.
+    public var shouldDeleteInaccessibleFaults = true
+    /// How old cached row data may be when a fault is fulfilled; negative means no limit.
+    /// Strata reads rows from its engine's cache, which is never stale, so any value is honoured.
+    public var stalenessInterval: TimeInterval = -1
+    /// Whether deletes are propagated (delete rules applied) at the end of each event. The
+    /// default is `true`; otherwise they are propagated at save.
+    public var propagatesDeletesAtEndOfEvent = true
+
+    let queue: DispatchQueue
+    private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// Registered objects by ID, held weakly.
+    var registered: [ManagedObjectID: WeakObject] = [:]
+    /// Objects held strongly: those with changes (or all, with `retainsRegisteredObjects`).
+    var strongObjects = Set<ManagedObject>()
+    var insertedSet = OrderedSet<ManagedObject>()
+    var updatedSet = OrderedSet<ManagedObject>()
+    var deletedSet = OrderedSet<ManagedObject>()
+    /// Changes since the last `processPendingChanges()`, for the objects-did-change notification.
+    var pendingEvent = ChangeEvent()
+    /// Objects whose delete rules are still to be applied.
+    var deletesToPropagate: [ManagedObject] = []
+    /// Continuations of `changes` streams.
+    var changeObservers: [UUID: AsyncStream<ContextChange>.Continuation] = [:]
+
+    /// Creates a context (Core Data's `init(concurrencyType:)`).
+    public init(concurrencyType: ConcurrencyType) {
+        self.concurrencyType = concurrencyType
+        switch concurrencyType {
+        case .privateQueueConcurrencyType:
+            queue = DispatchQueue(label: "strata.context")
+        case .mainQueueConcurrencyType:
+            queue = DispatchQueue.main
+        }
+        queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+    }
+
+    /// Creates a context with the newer spelling, `ManagedObjectContext(.privateQueue)`.
+    public convenience init(_ type: ConcurrencyType) {
+        self.init(concurrencyType: type)
+    }
+
+    deinit {
+        for continuation in changeObservers.values { continuation.finish() }
+    }
+
+    // MARK: Running on the queue
+
+    /// Whether the caller runs on the context's queue.
+    var isOnQueue: Bool {
+        if concurrencyType == .mainQueueConcurrencyType && Thread.isMainThread { return true }
+        return DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self)
+    }
+
+    /// Runs `block` on the context's queue, asynchronously, then ends the event
+    /// (``processPendingChanges()``).
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        queue.async {
+            block()
+            self.processPendingChanges()
+        }
+    }
+
+    /// Runs `block` on the context's queue and waits for it; runs it at once when already on
+    /// the queue (reentrant).
+    ///
+    /// - Returns: what `block` returns.
+    /// - Throws: what `block` throws.
+    public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        if isOnQueue { return try block() }
+        return try withoutActuallyEscaping(block) { escapable in
+            try queue.sync {
+                defer { processPendingChanges() }
+                return try escapable()
+            }
+        }
+    }
+
+    /// Runs `block` on the context's queue and returns its result to the awaiting task.
+    ///
+    /// - Throws: what `block` throws.
+    public func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try block() })
+                self.processPendingChanges()
+            }
+        }
+    }
+
+    // MARK: Registered objects
+
+    /// The objects registered with the context (Core Data's `registeredObjects`).
+    public var registeredObjects: Set<ManagedObject> {
+        Set(registered.values.compactMap(\.object))
+    }
+
+    /// The objects inserted and not yet saved.
+    public var insertedObjects: Set<ManagedObject> { Set(insertedSet) }
+    /// The registered objects with unsaved changes.
+    public var updatedObjects: Set<ManagedObject> { Set(updatedSet) }
+    /// The objects that the next save will delete.
+    public var deletedObjects: Set<ManagedObject> { Set(deletedSet) }
+
+    /// Whether the context has unsaved changes.
+    public var hasChanges: Bool { !insertedSet.isEmpty || !updatedSet.isEmpty || !deletedSet.isEmpty }
+
+    /// The object registered under `objectID`, if any; never fetches.
+    public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? {
+        registered[objectID]?.object
+    }
+
+    /// The object with `objectID`: the registered one, or a new fault for it (Core Data's
+    /// `object(with:)`). Does not check that the object exists; firing the fault does.
+    public func object(with objectID: ManagedObjectID) -> ManagedObject {
+        if let existing = registered[objectID]?.object { return existing }
+        var id = objectID
+        if !id.isTemporaryID, !id.entity.subentities.isEmpty, let concrete = try? concreteID(for: id) { id = concrete }
+        let object = ManagedObject.makeFault(id, context: self)
+        register(object)
+        return object
+    }
+
+    /// The object with `objectID`, loaded from the store if it is not registered (Core Data's
+    /// `existingObject(with:)`).
+    ///
+    /// - Throws: ``CoreDataError`` `managedObjectReferentialIntegrity` when no such object exists.
+    public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
+        if let existing = registered[objectID]?.object, !existing.isDeleted || existing.isLoaded { return existing }
+        guard !objectID.isTemporaryID, let coordinator = persistentStoreCoordinator, try coordinator.row(for: objectID) != nil else {
+            throw CoreDataError(.managedObjectReferentialIntegrity, "no object with ID \(objectID)", objectID: objectID)
+        }
+        let object = self.object(with: objectID)
+        try object.fireFault()
+        return object
+    }
+
+    /// Inserts a new object into the context; the next save stores it.
+    public func insert(_ object: ManagedObject) {
+        guard object.managedObjectContext == nil || object.managedObjectContext === self, !object.isInserted else { return }
+        object.managedObjectContext = self
+        if object.isDeleted, deletedSet.contains(object) {
+            object.isDeleted = false
+            deletedSet.remove(object)
+            return
+        }
+        object.isInserted = true
+        register(object)
+        insertedSet.append(object)
+        strongObjects.insert(object)
+        pendingEvent.inserted.append(object)
+        object.awakeFromInsert()
+    }
+
+    /// Marks `object` deleted: the next save removes it from the store, applying the delete
+    /// rules of its relationships. Deleting an unsaved object just forgets it.
+    public func delete(_ object: ManagedObject) {
+        guard object.managedObjectContext === self, !object.isDeleted else { return }
+        if object.isInserted {
+            object.isInserted = false
+            insertedSet.remove(object)
+            object.isDeleted = true
+            deletesToPropagate.append(object)
+            pendingEvent.deleted.append(object)
+            return
+        }
+        object.isDeleted = true
+        updatedSet.remove(object)
+        deletedSet.append(object)
+        strongObjects.insert(object)
+        deletesToPropagate.append(object)
+        pendingEvent.deleted.append(object)
+    }
+
+    /// The entity of the context's model whose class is `type`.
+    func entity(for type: ManagedObject.Type) -> EntityDescription? {
+        guard let model = persistentStoreCoordinator?.managedObjectModel else { return nil }
+        let short = String(describing: type)
+        let qualified = String(reflecting: type)
+        return model.entities.first { $0.managedObjectClassName == qualified || $0.managedObjectClassName == short }
+            ?? model.entities.first { $0.name == short }
+    }
+
+    /// Registers `object` under its ID.
+    func register(_ object: ManagedObject) {
+        registered[object.objectID] = WeakObject(object)
+        if retainsRegisteredObjects { strongObjects.insert(object) }
+    }
+
+    /// Forgets `object`.
+    func unregister(_ object: ManagedObject) {
+        if registered[object.objectID]?.object === object { registered[object.objectID] = nil }
+        strongObjects.remove(object)
+        insertedSet.remove(object)
+        updatedSet.remove(object)
+        deletedSet.remove(object)
+    }
+
+    /// Called by an object whose value changed.
+    func objectDidChange(_ object: ManagedObject) {
+        guard !object.isInserted, !object.isDeleted else { return }
+        if updatedSet.append(object).inserted {
+            strongObjects.insert(object)
+        }
+        if !pendingEvent.updated.contains(object) { pendingEvent.updated.append(object) }
+    }
+
+    /// The ID of `id`'s object with its concrete entity, read from the store.
+    private func concreteID(for id: ManagedObjectID) throws -> ManagedObjectID? {
+        guard let coordinator = persistentStoreCoordinator, let row = try coordinator.row(for: id),
+            let entity = try coordinator.concreteEntity(of: row, storeEntity: try coordinator.layout(id.entity).storeEntity),
+            entity !== id.entity
+        else { return nil }
+        return ManagedObjectID(entity: entity, storeIdentifier: id.storeIdentifier!, primaryKey: id.primaryKey)
+    }
+}
+
+/// A weak reference to a registered object.
+struct WeakObject {
+    /// The object, while something else holds it.
+    weak var object: ManagedObject?
+
+    init(_ object: ManagedObject) { self.object = object }
+}
+
+/// The changes of one event (between two `processPendingChanges()` calls).
+struct ChangeEvent {
+    var inserted = OrderedSet<ManagedObject>()
+    var updated = OrderedSet<ManagedObject>()
+    var deleted = OrderedSet<ManagedObject>()
+    var refreshed = OrderedSet<ManagedObject>()
+    var invalidated = OrderedSet<ManagedObject>()
+
+    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty && invalidated.isEmpty }
+}
+
+@available(*, unavailable, message: "managed objects belong to their context's queue; pass objectID instead")
+extension ManagedObject: @unchecked Sendable {}

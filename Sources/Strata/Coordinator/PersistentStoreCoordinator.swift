@@ -1,0 +1,189 @@
+import Foundation
+import Logging
+import StrataStore
+import Synchronization
+
+/// Connects contexts to stores: opens stores for a model, maps entities to rows, assigns
+/// permanent IDs and serializes saves (Core Data's `NSPersistentStoreCoordinator`).
+///
+/// `Sendable`: every context of every queue shares one coordinator. The engine's block cache
+/// behind each store is the row cache the contexts share.
+public final class PersistentStoreCoordinator: Sendable {
+    /// The model, frozen when the coordinator is created.
+    public let managedObjectModel: ManagedObjectModel
+    let mapping: Result<StoreMapping, CoreDataError>
+    private let stores = Mutex<[PersistentStore]>([])
+    /// Held while a save checks for conflicts and commits, so saves of different contexts
+    /// see each other's results.
+    let saveLock = Mutex(())
+
+    /// Creates a coordinator for `model`, freezing it (a model in use cannot change).
+    public init(managedObjectModel model: ManagedObjectModel) {
+        model.freeze()
+        managedObjectModel = model
+        do {
+            mapping = .success(try StoreMapping(model: model))
+        } catch let error as CoreDataError {
+            mapping = .failure(error)
+        } catch {
+            mapping = .failure(CoreDataError(.coreData, "the model cannot be stored: \(error)"))
+        }
+    }
+
+    /// The stores added, in order.
+    public var persistentStores: [PersistentStore] {
+        stores.withLock { $0 }
+    }
+
+    /// Opens (creating if needed) a store and adds it (Core Data's
+    /// `addPersistentStore(type:configuration:at:options:)`).
+    ///
+    /// - Parameters:
+    ///   - type: `.strata` for a store directory, `.inMemory` for a store in memory.
+    ///   - configuration: the model configuration whose entities the store holds (`nil`: all).
+    ///   - url: the store directory (`Name.strata`); ignored for an in-memory store.
+    ///   - options: ``PersistentStoreOptionKey`` options.
+    /// - Returns: the added store.
+    /// - Throws: ``CoreDataError`` `persistentStoreIncompatibleSchema` when the store was written
+    ///   with another model, `persistentStoreOpen` when it is locked by another process or
+    ///   cannot be opened (the underlying `StoreError` is attached).
+    @discardableResult
+    public func addPersistentStore(
+        type: PersistentStore.StoreType, configuration: String? = nil, at url: URL?, options: [String: any Sendable]? = nil
+    ) throws -> PersistentStore {
+        var description = url.map(PersistentStoreDescription.init(url:)) ?? PersistentStoreDescription()
+        description.type = type
+        description.configuration = configuration
+        for (key, value) in options ?? [:] { description.setOption(value, forKey: key) }
+        return try addPersistentStore(description)
+    }
+
+    /// Adds the store a description describes and calls `completionHandler` with the result
+    /// (Core Data's `addPersistentStore(with:completionHandler:)`).
+    public func addPersistentStore(
+        with description: PersistentStoreDescription,
+        completionHandler: @escaping @Sendable (PersistentStoreDescription, (any Error)?) -> Void
+    ) {
+        do {
+            _ = try addPersistentStore(description)
+            completionHandler(description, nil)
+        } catch {
+            completionHandler(description, error)
+        }
+    }
+
+    private func addPersistentStore(_ description: PersistentStoreDescription) throws -> PersistentStore {
+        let mapping = try self.mapping.get()
+        let rows: any RowStore
+        let identifier: String
+        switch description.type {
+        case .inMemory:
+            rows = InMemoryRowStore(schema: mapping.schema)
+            identifier = UUID().uuidString
+        case .strata:
+            guard let url = description.url else {
+                throw CoreDataError(.persistentStoreOpen, "a Strata store needs a URL")
+            }
+            var configuration = StoreConfiguration()
+            configuration.durability = description.durability
+            configuration.historyTracking = description.isHistoryTrackingEnabled
+            configuration.readOnly = description.isReadOnly
+            if let cacheSize = description.cacheSize { configuration.cacheSize = cacheSize }
+            do {
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                let store = try Store.open(at: url, schema: mapping.schema, configuration: configuration)
+                rows = store
+                identifier = store.storeID.uuidString
+            } catch let error as StoreError where error.code == .schemaMismatch {
+                throw CoreDataError(.persistentStoreIncompatibleSchema, "the store at \(url.path) was written with another model", underlyingError: error)
+            } catch let error as StoreError {
+                throw CoreDataError(.persistentStoreOpen, "the store at \(url.path) cannot be opened: \(error.message)", underlyingError: error)
+            }
+        default:
+            throw CoreDataError(.persistentStoreInvalidType, "unknown store type \(description.type.rawValue)")
+        }
+        var options: [String: String] = [
+            PersistentStoreOptionKey.historyTracking: String(description.isHistoryTrackingEnabled),
+            PersistentStoreOptionKey.readOnly: String(description.isReadOnly),
+            PersistentStoreOptionKey.durability: "\(description.durability)",
+        ]
+        if let cacheSize = description.cacheSize { options[PersistentStoreOptionKey.cacheSize] = String(cacheSize) }
+        let store = PersistentStore(
+            type: description.type, url: description.url, identifier: identifier,
+            configurationName: description.configuration, options: options, rows: rows)
+        stores.withLock { $0.append(store) }
+        return store
+    }
+
+    /// Closes and removes a store. Contexts must not use its objects afterwards.
+    ///
+    /// - Throws: what closing the store throws (its log stays intact).
+    public func remove(_ store: PersistentStore) throws {
+        stores.withLock { $0.removeAll { $0 === store } }
+        try store.rows.close()
+    }
+
+    /// The store at `url`, if one was added.
+    public func persistentStore(for url: URL) -> PersistentStore? {
+        stores.withLock { $0.first { $0.url?.standardizedFileURL == url.standardizedFileURL } }
+    }
+
+    /// The ID an object's URI names, or `nil` when the URI is not one of this coordinator's
+    /// stores and model.
+    public func managedObjectID(forURIRepresentation url: URL) -> ManagedObjectID? {
+        guard url.scheme == "x-coredata", let host = url.host, !host.isEmpty else { return nil }
+        let parts = url.path.split(separator: "/")
+        guard parts.count == 2, let entity = managedObjectModel.entitiesByName[String(parts[0])],
+            parts[1].first == "p", let key = Int64(parts[1].dropFirst()), key > 0,
+            store(identifier: host) != nil
+        else { return nil }
+        return ManagedObjectID(entity: entity, storeIdentifier: host, primaryKey: key)
+    }
+
+    /// The store with `identifier`.
+    func store(identifier: String) -> PersistentStore? {
+        stores.withLock { $0.first { $0.identifier == identifier } }
+    }
+
+    /// The store new objects of `entity` are saved to: the first whose configuration holds it.
+    func store(for entity: EntityDescription) throws -> PersistentStore {
+        let configurations = managedObjectModel.configurations
+        let store = stores.withLock { stores in
+            stores.first { store in
+                guard let name = store.configurationName, configurations.contains(name) else { return true }
+                return managedObjectModel.entities(forConfigurationName: name)?.contains { $0 === entity } ?? false
+            }
+        }
+        guard let store else {
+            throw CoreDataError(.persistentStoreOperation, "no store holds objects of \(entity.name); add a persistent store first")
+        }
+        return store
+    }
+
+    /// The layout of `entity`.
+    func layout(_ entity: EntityDescription) throws -> EntityLayout {
+        try mapping.get().layouts[entity.name]!
+    }
+
+    /// The stored row of an object, or `nil` when it does not exist.
+    func row(for id: ManagedObjectID) throws -> Row? {
+        guard !id.isTemporaryID, let identifier = id.storeIdentifier, let store = store(identifier: identifier) else { return nil }
+        let layout = try layout(id.entity)
+        return try storeCall { try store.rows.read(layout.storeEntity, key: id.primaryKey) }
+    }
+
+    /// The concrete entity of the stored object `key` of the hierarchy `layout` belongs to.
+    func concreteEntity(of row: Row, storeEntity: Int) throws -> EntityDescription? {
+        guard case .int(let tag) = row[0] else { return nil }
+        return try mapping.get().entitiesByTag[storeEntity]?[tag]
+    }
+
+    /// Runs a store call, turning a `StoreError` into a ``CoreDataError``.
+    func storeCall<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as StoreError {
+            throw CoreDataError(.persistentStoreOperation, error.message, underlyingError: error)
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import StrataStore
+import Synchronization
+
+/// What the coordinator needs from a store: rows by key, scans, fetch-index lookups, commits.
+/// The Strata engine's `Store` is one; ``InMemoryRowStore`` is the other.
+protocol RowStore: AnyObject, Sendable {
+    /// The schema the store holds.
+    var schema: Schema { get }
+    /// Reserves keys for new rows.
+    func allocateKeys(for entity: Int, count: Int) -> ClosedRange<PrimaryKey>
+    /// The row at `key`, or `nil`.
+    func read(_ entity: Int, key: PrimaryKey) throws -> Row?
+    /// Every live row of `entity`.
+    func scan(_ entity: Int, _ body: (PrimaryKey, Row) throws -> Void) throws
+    /// The keys whose `column` matches `query`, in index order.
+    func keys(_ entity: Int, column: Int, matching query: IndexQuery, descending: Bool, limit: Int?) throws -> [PrimaryKey]
+    /// The number of rows whose `column` matches `query`.
+    func countKeys(_ entity: Int, column: Int, matching query: IndexQuery) throws -> Int
+    /// Commits a transaction; returns its sequence number.
+    func commit(_ transaction: Transaction) throws -> UInt64
+    /// Closes the store.
+    func close() throws
+}
+
+extension Store: RowStore {}
+
+/// A store that keeps rows in memory only (Core Data's in-memory store type): nothing is
+/// written to disk and everything is gone when it is removed or the process ends.
+final class InMemoryRowStore: RowStore {
+    let schema: Schema
+    private struct Contents {
+        var rows: [[PrimaryKey: Row]]
+        var nextKeys: [PrimaryKey]
+        var sequence: UInt64 = 0
+    }
+    private let contents: Mutex<Contents>
+
+    /// Creates an empty store for `schema`.
+    init(schema: Schema) {
+        self.schema = schema
+        contents = Mutex(Contents(rows: Array(repeating: [:], count: schema.entities.count), nextKeys: Array(repeating: 1, count: schema.entities.count)))
+    }
+
+    func allocateKeys(for entity: Int, count: Int) -> ClosedRange<PrimaryKey> {
+        contents.withLock { contents in
+            let first = contents.nextKeys[entity]
+            contents.nextKeys[entity] += PrimaryKey(count)
+            return first...(first + PrimaryKey(count) - 1)
+        }
+    }
+
+    func read(_ entity: Int, key: PrimaryKey) throws -> Row? {
+        contents.withLock { $0.rows[entity][key] }
+    }
+
+    func scan(_ entity: Int, _ body: (PrimaryKey, Row) throws -> Void) throws {
+        let rows = contents.withLock { $0.rows[entity] }
+        for key in rows.keys.sorted() { try body(key, rows[key]!) }
+    }
+
+    func keys(_ entity: Int, column: Int, matching query: IndexQuery, descending: Bool, limit: Int?) throws -> [PrimaryKey] {
+        let rows = contents.withLock { $0.rows[entity] }
+        var matches = rows.filter { Self.matches($0.value[column], query) }.map { ($0.value[column], $0.key) }
+        matches.sort { $0.0 < $1.0 || (!($1.0 < $0.0) && $0.1 < $1.1) }
+        if descending { matches.reverse() }
+        return matches.prefix(limit ?? Int.max).map(\.1)
+    }
+
+    func countKeys(_ entity: Int, column: Int, matching query: IndexQuery) throws -> Int {
+        try keys(entity, column: column, matching: query, descending: false, limit: nil).count
+    }
+
+    private static func matches(_ value: Value, _ query: IndexQuery) -> Bool {
+        switch query {
+        case .equal(let wanted): return value == wanted
+        case .in(let wanted): return wanted.contains(value)
+        case .range(let lower, let upper):
+            guard !value.isNull else { return false }
+            if let lower, lower.isInclusive ? value < lower.value : !(lower.value < value) { return false }
+            if let upper, upper.isInclusive ? upper.value < value : !(value < upper.value) { return false }
+            return true
+        }
+    }
+
+    func commit(_ transaction: Transaction) throws -> UInt64 {
+        try contents.withLock { contents in
+            var rows = contents.rows
+            for operation in transaction.operations {
+                switch operation {
+                case .insert(let entity, let key, let row):
+                    guard rows[entity][key] == nil else { throw StoreError(.keyConflict, "insert of an existing row \(key)") }
+                    rows[entity][key] = row
+                    contents.nextKeys[entity] = max(contents.nextKeys[entity], key + 1)
+                case .update(let entity, let key, let row, _):
+                    guard rows[entity][key] != nil else { throw StoreError(.keyConflict, "update of a missing row \(key)") }
+                    rows[entity][key] = row
+                case .delete(let entity, let key):
+                    guard rows[entity].removeValue(forKey: key) != nil else { throw StoreError(.keyConflict, "delete of a missing row \(key)") }
+                }
+            }
+            contents.rows = rows
+            contents.sequence += 1
+            return contents.sequence
+        }
+    }
+
+    func close() throws {}
+}

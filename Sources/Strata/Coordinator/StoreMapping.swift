@@ -1,0 +1,182 @@
+import StrataStore
+
+/// How a model's entities are laid out as engine entities, rows and columns.
+///
+/// Every inheritance hierarchy is one engine entity (single-table inheritance, as Core Data's
+/// SQLite store): column 0 holds the concrete entity's tag, then one column per persistent
+/// attribute and per to-one relationship of any entity of the hierarchy. To-many relationships
+/// are found through the fetch index of their inverse to-one column; many-to-many, ordered and
+/// inverse-less to-many relationships are kept in join entities (source, target, position).
+struct StoreMapping: Sendable {
+    /// The engine schema.
+    let schema: Schema
+    /// The layout of every entity, by name.
+    let layouts: [String: EntityLayout]
+    /// The entity of every (root entity id, tag) pair.
+    let entitiesByTag: [Int: [Int64: EntityDescription]]
+
+    /// Lays out `model` (which must be frozen).
+    ///
+    /// - Throws: ``CoreDataError`` `coreData` when two entities of one hierarchy give one
+    ///   property name different types, or an attribute has no storable type.
+    init(model: ManagedObjectModel) throws {
+        var entities: [EntitySchema] = []
+        var rootIDs: [ObjectIdentifier: Int] = [:]
+        let roots = model.entities.filter { $0.superentity == nil }.sorted { $0.name < $1.name }
+        for root in roots {
+            rootIDs[ObjectIdentifier(root)] = entities.count
+            entities.append(EntitySchema(id: entities.count, name: root.name, columns: []))
+        }
+        func rootOf(_ entity: EntityDescription) -> EntityDescription {
+            var root = entity
+            while let parent = root.superentity { root = parent }
+            return root
+        }
+        var layouts: [String: EntityLayout] = [:]
+        var byTag: [Int: [Int64: EntityDescription]] = [:]
+        var joins: [String: [String: JoinLayout]] = [:]
+        var columnNames: [Int: [String: Int]] = [:]
+
+        for root in roots {
+            let storeEntity = rootIDs[ObjectIdentifier(root)]!
+            var columns = [ColumnSchema(name: "_entity", type: .int16, isNullable: false, isIndexed: true)]
+            var byName: [String: Int] = [:]
+            let family = Self.hierarchy(root)
+            for entity in family {
+                for property in entity.properties {
+                    if let attribute = property as? AttributeDescription {
+                        guard !attribute.isTransient else { continue }
+                        let type = try Self.columnType(attribute, entity: entity)
+                        let indexed = Self.isIndexed(attribute.name, in: entity)
+                        if let existing = byName[attribute.name] {
+                            guard columns[existing].type == type else {
+                                throw CoreDataError(.coreData, "\(entity.name).\(attribute.name) has another type than the same name elsewhere in \(root.name)'s hierarchy")
+                            }
+                            columns[existing].isIndexed = columns[existing].isIndexed || indexed
+                            continue
+                        }
+                        byName[attribute.name] = columns.count
+                        columns.append(ColumnSchema(
+                            name: attribute.name, type: type, isNullable: true, isIndexed: indexed,
+                            keepsTombstone: attribute.preservesValueInHistoryOnDeletion))
+                    } else if let relationship = property as? RelationshipDescription, !relationship.isToMany, !relationship.isTransient {
+                        guard byName[relationship.name] == nil, let destination = relationship.destinationEntity else { continue }
+                        byName[relationship.name] = columns.count
+                        columns.append(ColumnSchema(name: relationship.name, type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(destination))]!)))
+                    }
+                }
+            }
+            entities[storeEntity].columns = columns
+            columnNames[storeEntity] = byName
+            var tags: [Int64: EntityDescription] = [:]
+            for (index, entity) in family.enumerated() { tags[Int64(index + 1)] = entity }
+            byTag[storeEntity] = tags
+        }
+
+        // Join entities for to-many relationships that no inverse to-one column can answer.
+        for entity in model.entities.sorted(by: { $0.name < $1.name }) {
+            for case let relationship as RelationshipDescription in entity.ownProperties where relationship.isToMany && !relationship.isTransient {
+                guard let destination = relationship.destinationEntity else { continue }
+                let inverse = relationship.inverseRelationship
+                if let inverse, !inverse.isToMany, !relationship.isOrdered { continue }
+                if let inverse, inverse.isToMany, let existing = joins[destination.name]?[inverse.name] {
+                    joins[entity.name, default: [:]][relationship.name] = JoinLayout(storeEntity: existing.storeEntity, isSource: !existing.isSource, isOrdered: relationship.isOrdered)
+                    continue
+                }
+                let id = entities.count
+                entities.append(EntitySchema(id: id, name: "_join_\(entity.name)_\(relationship.name)", columns: [
+                    ColumnSchema(name: "source", type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(entity))]!), isNullable: false),
+                    ColumnSchema(name: "target", type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(destination))]!), isNullable: false),
+                    ColumnSchema(name: "position", type: .int64, isNullable: false),
+                ]))
+                joins[entity.name, default: [:]][relationship.name] = JoinLayout(storeEntity: id, isSource: true, isOrdered: relationship.isOrdered)
+            }
+        }
+
+        for entity in model.entities {
+            let root = rootOf(entity)
+            let storeEntity = rootIDs[ObjectIdentifier(root)]!
+            let family = Self.hierarchy(root)
+            let tag = Int64(family.firstIndex { $0 === entity }! + 1)
+            let subtree = Self.hierarchy(entity).map { member in Int64(family.firstIndex { $0 === member }! + 1) }
+            var inheritedJoins: [String: JoinLayout] = [:]
+            var current: EntityDescription? = entity
+            while let candidate = current {
+                inheritedJoins.merge(joins[candidate.name] ?? [:]) { own, _ in own }
+                current = candidate.superentity
+            }
+            layouts[entity.name] = EntityLayout(
+                storeEntity: storeEntity, tag: tag, tags: subtree, columns: columnNames[storeEntity]!,
+                joins: inheritedJoins)
+        }
+        self.schema = try Schema(entities: entities)
+        self.layouts = layouts
+        self.entitiesByTag = byTag
+    }
+
+    /// The entity and its sub-entities, depth first.
+    static func hierarchy(_ entity: EntityDescription) -> [EntityDescription] {
+        [entity] + entity.subentities.flatMap(hierarchy)
+    }
+
+    /// Whether a fetch index or uniqueness constraint of `entity` (or a superentity) names `property`.
+    private static func isIndexed(_ property: String, in entity: EntityDescription) -> Bool {
+        var current: EntityDescription? = entity
+        while let candidate = current {
+            if candidate.indexes.contains(where: { $0.elements.contains { $0.property?.name == property } }) { return true }
+            if candidate.uniquenessConstraints.contains(where: { $0.contains { ($0 as? String) == property } }) { return true }
+            current = candidate.superentity
+        }
+        return false
+    }
+
+    /// The engine column type of an attribute.
+    private static func columnType(_ attribute: AttributeDescription, entity: EntityDescription) throws -> ColumnType {
+        switch attribute.attributeType {
+        case .integer16AttributeType: return .int16
+        case .integer32AttributeType: return .int32
+        case .integer64AttributeType: return .int64
+        case .decimalAttributeType: return .decimal
+        case .doubleAttributeType: return .double
+        case .floatAttributeType: return .float
+        case .stringAttributeType: return .string
+        case .booleanAttributeType: return .bool
+        case .dateAttributeType: return .date
+        case .binaryDataAttributeType: return .binary
+        case .UUIDAttributeType: return .uuid
+        case .URIAttributeType, .objectIDAttributeType: return .uri
+        case .transformableAttributeType: return .transformable
+        default:
+            throw CoreDataError(.coreData, "\(entity.name).\(attribute.name) has no storable attribute type")
+        }
+    }
+}
+
+/// Where one entity's objects live in the engine.
+struct EntityLayout: Sendable {
+    /// The engine entity of the entity's inheritance hierarchy.
+    let storeEntity: Int
+    /// The value of the `_entity` column for objects of exactly this entity.
+    let tag: Int64
+    /// The tags of this entity and all its sub-entities.
+    let tags: [Int64]
+    /// The column of each persistent attribute and to-one relationship of the hierarchy, by name.
+    let columns: [String: Int]
+    /// The join entities of to-many relationships kept in join entities, by relationship name.
+    let joins: [String: JoinLayout]
+}
+
+/// A join entity holding the pairs of a to-many relationship.
+struct JoinLayout: Sendable {
+    /// The engine entity.
+    let storeEntity: Int
+    /// Whether the relationship's owner is in the `source` column (else in `target`).
+    let isSource: Bool
+    /// Whether the relationship keeps an order (in the `position` column).
+    let isOrdered: Bool
+
+    /// The column holding the relationship's owner.
+    var ownerColumn: Int { isSource ? 0 : 1 }
+    /// The column holding the related object.
+    var otherColumn: Int { isSource ? 1 : 0 }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+extension ManagedObjectModel {
+    /// Loads a model that Xcode's data model editor wrote.
+    ///
+    /// `url` may name:
+    /// - a versioned model bundle, `Name.xcdatamodeld`: the version its `.xccurrentversion`
+    ///   property list names (`_XCCurrentVersionName`) is loaded; without that file, the only
+    ///   `.xcdatamodel` inside, or the last by name (`Name 10` after `Name 2`);
+    /// - a model, `Name.xcdatamodel` (or any directory holding a `contents` file): its
+    ///   `contents` file is loaded;
+    /// - a `contents` XML file itself.
+    ///
+    /// Entities keep the order of the file. Default values, minimums and maximums are converted
+    /// to the attribute's type (see ``AttributeDescription``). Parent entities, sub-entities,
+    /// destinations and inverses are linked. Xcode's legacy `indexed="YES"` on an attribute
+    /// becomes a one-element fetch index named `<attribute>Index`. Elements Strata does not use
+    /// (the diagram's `elements`, fetch request templates, fetched properties) are skipped.
+    ///
+    /// Reads the file and at most one property list; costs one parse of the XML.
+    ///
+    /// - Parameter url: a file URL of the model.
+    /// - Throws: ``ModelError``: ``ModelError/Code/fileNotFound`` when the file (or the version
+    ///   `.xccurrentversion` names) does not exist, ``ModelError/Code/unreadableFile``,
+    ///   ``ModelError/Code/malformedXML`` with the line, ``ModelError/Code/unknownAttributeType``,
+    ///   ``ModelError/Code/missingEntity`` and ``ModelError/Code/missingProperty`` for a
+    ///   destination, inverse, parent or indexed property that does not exist,
+    ///   ``ModelError/Code/inheritanceCycle``, ``ModelError/Code/duplicateName``,
+    ///   ``ModelError/Code/invalidValue`` and ``ModelError/Code/invalidModel``. Each message names
+    ///   the entity and property concerned and the line.
+    public convenience init(contentsOf url: URL) throws {
+        self.init()
+        let contents = try Self.contentsFile(of: url)
+        let data: Data
+        do {
+            data = try Data(contentsOf: contents)
+        } catch {
+            throw ModelError(.unreadableFile, "cannot read the model file \(contents.path): \(error.localizedDescription)", path: contents.path, cause: error)
+        }
+        let root = try ModelXMLDocument.parse(data, path: contents.path)
+        try ModelFileReader(path: contents.path).read(root, into: self)
+    }
+
+    /// The `contents` file a model URL stands for.
+    ///
+    /// - Throws: ``ModelError`` when it does not exist or the `.xccurrentversion` is malformed.
+    static func contentsFile(of url: URL) throws -> URL {
+        let fileManager = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw ModelError(.fileNotFound, "no model at \(url.path)", path: url.path)
+        }
+        guard isDirectory.boolValue else { return url }
+        if url.pathExtension == "xcdatamodeld" {
+            return try contentsFile(of: currentVersion(in: url))
+        }
+        let contents = url.appendingPathComponent("contents")
+        guard fileManager.fileExists(atPath: contents.path) else {
+            throw ModelError(.fileNotFound, "the model \(url.path) has no contents file", path: contents.path)
+        }
+        return contents
+    }
+
+    /// The current version of a versioned model bundle.
+    private static func currentVersion(in bundle: URL) throws -> URL {
+        let fileManager = FileManager.default
+        let marker = bundle.appendingPathComponent(".xccurrentversion")
+        if fileManager.fileExists(atPath: marker.path) {
+            let name: String
+            do {
+                let data = try Data(contentsOf: marker)
+                let plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+                guard let dictionary = plist as? [String: Any], let current = dictionary["_XCCurrentVersionName"] as? String else {
+                    throw ModelError(.invalidModel, "\(marker.path) has no _XCCurrentVersionName string", path: marker.path)
+                }
+                name = current
+            } catch let error as ModelError {
+                throw error
+            } catch {
+                throw ModelError(.malformedXML, "\(marker.path) is not a property list: \(error.localizedDescription)", path: marker.path, cause: error)
+            }
+            let version = bundle.appendingPathComponent(name)
+            guard fileManager.fileExists(atPath: version.path) else {
+                throw ModelError(.fileNotFound, "the current version \(name) named by \(marker.path) does not exist", path: version.path)
+            }
+            return version
+        }
+        let names: [String]
+        do {
+            names = try fileManager.contentsOfDirectory(atPath: bundle.path).filter { $0.hasSuffix(".xcdatamodel") }
+        } catch {
+            throw ModelError(.unreadableFile, "cannot list \(bundle.path): \(error.localizedDescription)", path: bundle.path, cause: error)
+        }
+        let sorted = names.sorted { lhs, rhs in
+            let left = String(lhs.dropLast(".xcdatamodel".count))
+            let right = String(rhs.dropLast(".xcdatamodel".count))
+            return left.compare(right, options: .numeric) == .orderedAscending
+        }
+        guard let last = sorted.last else {
+            throw ModelError(.fileNotFound, "the versioned model \(bundle.path) holds no .xcdatamodel", path: bundle.path)
+        }
+        return bundle.appendingPathComponent(last)
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// One element of a parsed XML file: its name, attributes, line and children.
+struct ModelXMLElement {
+    /// The element's name, such as `entity`.
+    var name: String
+    /// The element's attributes.
+    var attributes: [String: String]
+    /// The line the element starts on (1-based, as the parser reports it).
+    var line: Int
+    /// The child elements, in document order.
+    var children: [ModelXMLElement] = []
+
+    /// The value of the attribute `key`, if present.
+    subscript(_ key: String) -> String? { attributes[key] }
+
+    /// The children named `name`.
+    func children(named name: String) -> [ModelXMLElement] {
+        children.filter { $0.name == name }
+    }
+}
+
+/// Parses an XML file into a tree of ``ModelXMLElement``s with FoundationXML's `XMLParser`.
+///
+/// Text content is dropped: model files keep everything in attributes.
+enum ModelXMLDocument {
+    /// Parses `data`.
+    ///
+    /// - Parameters:
+    ///   - data: the XML.
+    ///   - path: the file's path, for errors.
+    /// - Returns: the root element.
+    /// - Throws: ``ModelError`` ``ModelError/Code/malformedXML`` with the line and column of the
+    ///   first error.
+    static func parse(_ data: Data, path: String) throws -> ModelXMLElement {
+        let builder = TreeBuilder()
+        let parser = XMLParser(data: data)
+        parser.shouldProcessNamespaces = false
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = builder
+        let succeeded = parser.parse()
+        // The parser may recover from an error, report success and report a later, vaguer error
+        // in `parserError`; the delegate keeps the first error with the position it happened at.
+        if let first = builder.firstError {
+            throw ModelError(
+                .malformedXML,
+                "malformed XML at line \(first.line), column \(first.column): \(describe(first.code))",
+                path: path, line: first.line, cause: first.error)
+        }
+        if !succeeded || parser.parserError != nil {
+            let code = (parser.parserError as NSError?)?.code ?? 0
+            throw ModelError(
+                .malformedXML,
+                "malformed XML at line \(parser.lineNumber), column \(parser.columnNumber): \(describe(code))",
+                path: path, line: parser.lineNumber, cause: parser.parserError)
+        }
+        guard let root = builder.root else {
+            throw ModelError(.malformedXML, "malformed XML: the document has no root element", path: path)
+        }
+        return root
+    }
+
+    /// A sentence for a parser error code. The codes are libxml2's `xmlParserErrors`, which
+    /// Foundation's `XMLParser` reports on every platform.
+    static func describe(_ code: Int) -> String {
+        let reason: String
+        switch code {
+        case 4: reason = "the document is empty"
+        case 5: reason = "the document ends before its elements are closed, or goes on after its root element"
+        case 9: reason = "an invalid character"
+        case 26: reason = "an undeclared entity"
+        case 38: reason = "a '<' inside an attribute value"
+        case 39: reason = "an attribute value without quotes"
+        case 40: reason = "an attribute value that is not closed"
+        case 41: reason = "an attribute without a value"
+        case 42: reason = "an attribute that appears twice in one element"
+        case 65: reason = "a missing space"
+        case 68: reason = "a missing name"
+        case 72: reason = "a missing '<'"
+        case 73: reason = "a missing '>'"
+        case 76: reason = "a closing tag that does not match the open element"
+        case 77: reason = "an element that is not closed"
+        default: reason = "a syntax error"
+        }
+        return "\(reason) (XML parser error \(code))"
+    }
+
+    /// The parser's delegate: builds the tree.
+    private final class TreeBuilder: NSObject, XMLParserDelegate {
+        /// The elements opened and not yet closed, outermost first.
+        var stack: [ModelXMLElement] = []
+        /// The root, once closed.
+        var root: ModelXMLElement?
+        /// The first error the parser reported, where it happened.
+        var firstError: (code: Int, line: Int, column: Int, error: any Error)?
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+            guard firstError == nil else { return }
+            firstError = ((parseError as NSError).code, parser.lineNumber, parser.columnNumber, parseError)
+            parser.abortParsing()
+        }
+
+        func parser(
+            _ parser: XMLParser,
+            didStartElement elementName: String,
+            namespaceURI: String?,
+            qualifiedName qName: String?,
+            attributes attributeDict: [String: String] = [:]
+        ) {
+            stack.append(ModelXMLElement(name: elementName, attributes: attributeDict, line: parser.lineNumber))
+        }
+
+        func parser(
+            _ parser: XMLParser,
+            didEndElement elementName: String,
+            namespaceURI: String?,
+            qualifiedName qName: String?
+        ) {
+            guard let element = stack.popLast() else { return }
+            if stack.isEmpty {
+                root = element
+            } else {
+                stack[stack.count - 1].children.append(element)
+            }
+        }
+    }
+}

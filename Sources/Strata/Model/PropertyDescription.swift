@@ -1,0 +1,113 @@
+import Foundation
+
+/// A property of an entity: an attribute or a relationship (Core Data's `NSPropertyDescription`).
+///
+/// Properties are edited freely until their ``ManagedObjectModel`` is used by a persistent store
+/// coordinator, which freezes it; setting any member after that stops the process with
+/// "Can't modify an immutable model", as Core Data raises an exception.
+///
+/// Equality and hashing are identity: two descriptions are equal only when they are the same
+/// object.
+///
+/// `Sendable`, with care: a property may be shared between threads once its model is frozen.
+/// Before that, edit it on one thread at a time.
+// @unchecked Sendable: every setter traps once the model is frozen (`frozen` is an atomic flag set
+// with release ordering after the last write), so a frozen description is immutable and safe to
+// share; unfrozen descriptions are builders that callers confine to one thread.
+public class PropertyDescription: @unchecked Sendable, Hashable, CustomStringConvertible {
+    /// The property's name, the key of its value in a managed object.
+    public var name: String {
+        willSet { ensureMutable("name") }
+    }
+
+    /// The entity the property belongs to, set when the property is added to an entity's
+    /// ``EntityDescription/properties``; `nil` before that.
+    ///
+    /// The reference is weak: the entity owns its properties.
+    public internal(set) weak var entity: EntityDescription?
+
+    /// Whether the property may be `nil` (for a to-many relationship: empty) when its object is
+    /// saved. The default is `true`.
+    public var isOptional: Bool = true {
+        willSet { ensureMutable("isOptional") }
+    }
+
+    /// Whether the property is transient: kept in memory with its object, never saved.
+    /// The default is `false`.
+    public var isTransient: Bool = false {
+        willSet { ensureMutable("isTransient") }
+    }
+
+    /// Application data about the property. Strata does not read it. The default is empty.
+    public var userInfo: [AnyHashable: Any] = [:] {
+        willSet { ensureMutable("userInfo") }
+    }
+
+    /// A string mixed into ``versionHash``, to mark a change that the hash would not otherwise
+    /// see (such as a change of how a value is interpreted). The default is `nil`.
+    public var versionHashModifier: String? {
+        willSet { ensureMutable("versionHashModifier") }
+    }
+
+    /// The name the property had in an earlier model version, used by migration to match a
+    /// renamed property (Xcode's "Renaming ID"). The default is `nil`.
+    public var renamingIdentifier: String? {
+        willSet { ensureMutable("renamingIdentifier") }
+    }
+
+    /// Set when the model is frozen.
+    let frozen = FreezeFlag()
+
+    /// Creates a property with an empty name.
+    public init() {
+        name = ""
+    }
+
+    /// A hash of everything about the property that shapes how its values are stored: its name,
+    /// kind, optionality, transience, ``versionHashModifier`` and the facts of its kind (an
+    /// attribute's type; a relationship's destination, inverse, counts and ordering).
+    ///
+    /// Stable across runs and platforms. ``userInfo``, default values, validation limits and
+    /// ``renamingIdentifier`` do not change it. 8 bytes.
+    public var versionHash: Data {
+        var hasher = VersionHasher()
+        hashVersionFacts(into: &hasher)
+        return hasher.data
+    }
+
+    /// Feeds the facts ``versionHash`` covers; subclasses add their own after calling `super`.
+    func hashVersionFacts(into hasher: inout VersionHasher) {
+        hasher.combine(kindTag)
+        hasher.combine(name)
+        hasher.combine(isOptional)
+        hasher.combine(isTransient)
+        hasher.combine(versionHashModifier)
+    }
+
+    /// A tag distinguishing the kinds of property in version hashes.
+    var kindTag: String { "property" }
+
+    /// Traps when the model is frozen.
+    ///
+    /// - Parameter member: the member about to be set.
+    func ensureMutable(_ member: String) {
+        if frozen.isSet {
+            immutableModelViolation("\(Swift.type(of: self)).\(member) of \(qualifiedName)")
+        }
+    }
+
+    /// `Entity.name`, or `name` alone while the property has no entity.
+    var qualifiedName: String {
+        if let entity { return "\(entity.name).\(name)" }
+        return name
+    }
+
+    /// Whether two descriptions are the same object.
+    public static func == (lhs: PropertyDescription, rhs: PropertyDescription) -> Bool { lhs === rhs }
+
+    /// Hashes the object's identity.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    /// The kind and qualified name, such as `AttributeDescription(Employee.salary)`.
+    public var description: String { "\(Swift.type(of: self))(\(qualifiedName))" }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// A relationship of an entity: a property whose values are other managed objects (Core Data's
+/// `NSRelationshipDescription`).
+///
+/// A to-one relationship has ``maxCount`` 1; a to-many one has ``maxCount`` 0 (no limit) or a
+/// limit above 1. Set ``inverseRelationship`` on both sides: Core Data (and Strata) keep the two
+/// sides of a relationship consistent through it.
+///
+/// `Sendable` once its model is frozen; see ``PropertyDescription``.
+// @unchecked Sendable: inherits PropertyDescription's rule (immutable once frozen, every setter
+// traps after that).
+public final class RelationshipDescription: PropertyDescription, @unchecked Sendable {
+    /// The entity of the objects the relationship refers to. The default is `nil`.
+    ///
+    /// The reference is weak: the model owns its entities.
+    public weak var destinationEntity: EntityDescription? {
+        willSet { ensureMutable("destinationEntity") }
+    }
+
+    /// The relationship of the destination entity that points back, if any. The default is `nil`.
+    ///
+    /// Setting it does not set the other side's; set both. The reference is weak: entities own
+    /// their relationships.
+    public weak var inverseRelationship: RelationshipDescription? {
+        willSet { ensureMutable("inverseRelationship") }
+    }
+
+    /// The fewest objects the relationship may hold when it is not empty. The default is 0.
+    public var minCount: Int = 0 {
+        willSet { ensureMutable("minCount") }
+    }
+
+    /// The most objects the relationship may hold: 1 for a to-one relationship, 0 for no limit.
+    /// The default is 1.
+    public var maxCount: Int = 1 {
+        willSet { ensureMutable("maxCount") }
+    }
+
+    /// Whether the relationship is to-many (``maxCount`` is not 1).
+    public var isToMany: Bool { maxCount != 1 }
+
+    /// Whether a to-many relationship keeps its objects in order (an ordered set). The default is
+    /// `false`.
+    public var isOrdered: Bool = false {
+        willSet { ensureMutable("isOrdered") }
+    }
+
+    /// What deleting the source object does to the destination objects. The default is
+    /// ``DeleteRule/nullifyDeleteRule``.
+    public var deleteRule: DeleteRule = .nullifyDeleteRule {
+        willSet { ensureMutable("deleteRule") }
+    }
+
+    /// Creates a to-one relationship with an empty name and no destination.
+    public override init() {
+        super.init()
+    }
+
+    override var kindTag: String { "relationship" }
+
+    override func hashVersionFacts(into hasher: inout VersionHasher) {
+        super.hashVersionFacts(into: &hasher)
+        hasher.combine(destinationEntity?.name)
+        hasher.combine(inverseRelationship?.name)
+        hasher.combine(minCount)
+        hasher.combine(maxCount)
+        hasher.combine(isOrdered)
+    }
+}

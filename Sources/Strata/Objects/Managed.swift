@@ -1,0 +1,127 @@
+import Foundation
+import Synchronization
+
+/// A typed, change-tracked property of a `ManagedObject` subclass: Core Data's `@NSManaged`.
+///
+/// ```swift
+/// final class Employee: ManagedObject {
+///     @Managed var name: String
+///     @Managed var salary: Int64
+///     @Managed var department: Department?
+/// }
+/// final class Department: ManagedObject {
+///     @Managed var employees: Set<Employee>
+/// }
+/// ```
+///
+/// The property's name is the model property's name (or pass it: `@Managed("title") var name`).
+/// Reading fires the fault; setting records the change and maintains the inverse relationship.
+/// Attributes use the model's Swift types (`Int16`/`Int32`/`Int64`, `Double`, `Float`, `Decimal`,
+/// `Bool`, `String`, `Date`, `Data`, `UUID`, `URL`), to-one relationships the subclass
+/// (optional), to-many relationships `Set<Subclass>`, ordered ones `[Subclass]`.
+///
+/// - Important: Declare a property optional when it can be `nil`; reading `nil` into a
+///   non-optional property stops the process, as Core Data does. A value that does not fit
+///   also stops it; use `setValue(_:forKey:)` to get a thrown error instead.
+@propertyWrapper
+public struct Managed<Value> {
+    private let key: String?
+    private let identity: Int
+
+    /// A property named like the Swift property.
+    public init() {
+        key = nil
+        identity = managedWrapperCounter.add(1, ordering: .relaxed).newValue
+    }
+
+    /// A property with an explicit model name.
+    public init(_ key: String) {
+        self.key = key
+        identity = 0
+    }
+
+    /// Managed properties are reached through their object only.
+    @available(*, unavailable, message: "@Managed can only be used in ManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { preconditionFailure("@Managed can only be used in ManagedObject subclasses") }
+        set { preconditionFailure("@Managed can only be used in ManagedObject subclasses") }
+    }
+
+    /// Reads and writes the property through the enclosing object.
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
+    ) -> Value {
+        get {
+            let key = object[keyPath: storageKeyPath].name(in: object, storageKeyPath)
+            let value: Any?
+            do {
+                value = try object.value(forKey: key)
+            } catch {
+                preconditionFailure("reading \(Object.self).\(key): \(error)")
+            }
+            return ManagedValueCast.cast(value, to: Value.self, key: key)
+        }
+        set {
+            let key = object[keyPath: storageKeyPath].name(in: object, storageKeyPath)
+            do {
+                try object.setValue(ManagedValueCast.unwrap(newValue), forKey: key)
+            } catch {
+                preconditionFailure("setting \(Object.self).\(key): \(error)")
+            }
+        }
+    }
+
+    /// The model name: the explicit key, or the Swift property's name found by reflection once
+    /// per property.
+    private func name<Object: ManagedObject>(in object: Object, _ storage: ReferenceWritableKeyPath<Object, Managed<Value>>) -> String {
+        if let key { return key }
+        return ManagedPropertyNames.name(for: storage) {
+            var mirror: Mirror? = Mirror(reflecting: object)
+            while let current = mirror {
+                for child in current.children {
+                    if let wrapper = child.value as? Managed<Value>, wrapper.identity == identity, let label = child.label {
+                        return label.hasPrefix("_") ? String(label.dropFirst()) : label
+                    }
+                }
+                mirror = current.superclassMirror
+            }
+            preconditionFailure("cannot find the @Managed property of \(Object.self)")
+        }
+    }
+}
+
+/// Numbers the `@Managed` wrappers so reflection can tell them apart.
+private let managedWrapperCounter = Atomic<Int>(0)
+
+/// The model names of `@Managed` properties, by storage key path.
+enum ManagedPropertyNames {
+    private static let names = Mutex<[String: String]>([:])
+
+    /// The name cached for `keyPath`, computed by `find` the first time.
+    static func name(for keyPath: AnyKeyPath, find: () -> String) -> String {
+        let id = String(reflecting: keyPath)
+        if let known = names.withLock({ $0[id] }) { return known }
+        let name = find()
+        names.withLock { $0[id] = name }
+        return name
+    }
+}
+
+/// Converts between `value(forKey:)` results and typed property values.
+enum ManagedValueCast {
+    /// `value` as `T`, converting collections of objects to the subclass's element type.
+    static func cast<T>(_ value: Any?, to _: T.Type, key: String) -> T {
+        if let typed = value as? T { return typed }
+        preconditionFailure("\(key) holds \(value.map { "\(type(of: $0))" } ?? "nil"), which is not \(T.self)")
+    }
+
+    /// A typed value as `setValue(_:forKey:)` takes it (`nil` for an empty optional).
+    static func unwrap<T>(_ value: T) -> Any? {
+        let any = value as Any
+        let mirror = Mirror(reflecting: any)
+        guard mirror.displayStyle == .optional else { return any }
+        return mirror.children.first?.value
+    }
+}

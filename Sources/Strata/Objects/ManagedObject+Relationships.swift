@@ -1,0 +1,158 @@
+import OrderedCollections
+
+extension ManagedObject {
+    /// Sets a relationship, keeping the inverse relationship of every object involved in step.
+    func setRelationship(_ value: Any?, _ relationship: RelationshipDescription, slot: Int) throws {
+        guard managedObjectContext != nil || value == nil else {
+            throw CoreDataError(.managedObjectReferentialIntegrity, "insert \(entity.name) into a context before setting \(relationship.name)", objectID: objectID, key: relationship.name)
+        }
+        let new = try relationshipStorage(value, relationship)
+        try fireFault()
+        try loadToMany(slot)
+        willChangeValue(forKey: relationship.name)
+        defer { didChangeValue(forKey: relationship.name) }
+        if relationship.isToMany {
+            let old = values[slot] as? OrderedSet<ManagedObjectID> ?? []
+            let updated = new as! OrderedSet<ManagedObjectID>
+            for id in old where !updated.contains(id) { try unlinkInverse(of: relationship, at: id) }
+            for id in updated where !old.contains(id) { try linkInverse(of: relationship, at: id) }
+            values[slot] = updated
+        } else {
+            let old = values[slot] as? ManagedObjectID
+            let updated = new as? ManagedObjectID
+            guard old != updated else { return }
+            if let old { try unlinkInverse(of: relationship, at: old) }
+            if let updated { try linkInverse(of: relationship, at: updated) }
+            values[slot] = updated
+        }
+        noteChange(slot)
+    }
+
+    /// Makes the inverse of `relationship` on the object `id` include this object.
+    private func linkInverse(of relationship: RelationshipDescription, at id: ManagedObjectID) throws {
+        guard let inverse = relationship.inverseRelationship, let context = managedObjectContext else { return }
+        let other = context.object(with: id)
+        try other.fireFault()
+        let inverseSlot = try other.runtime.slot(inverse.name)
+        if !inverse.isToMany, let previous = other.values[inverseSlot] as? ManagedObjectID, previous != objectID {
+            // The other object leaves its previous partner, whose side of `relationship` drops it.
+            let partner = context.object(with: previous)
+            try partner.fireFault()
+            try partner.editRelationship(try partner.runtime.slot(relationship.name), removing: id)
+        }
+        try other.editRelationship(inverseSlot, adding: objectID)
+    }
+
+    /// Makes the inverse of `relationship` on the object `id` drop this object.
+    private func unlinkInverse(of relationship: RelationshipDescription, at id: ManagedObjectID) throws {
+        guard let inverse = relationship.inverseRelationship, let context = managedObjectContext else { return }
+        let other = context.object(with: id)
+        try other.fireFault()
+        try other.editRelationship(try other.runtime.slot(inverse.name), removing: objectID)
+    }
+
+    /// Adds `id` to a relationship slot (or sets a to-one slot to it), without inverse maintenance.
+    func editRelationship(_ slot: Int, adding id: ManagedObjectID) throws {
+        let relationship = runtime.properties[slot] as! RelationshipDescription
+        if relationship.isToMany {
+            try loadToMany(slot)
+            var ids = values[slot] as? OrderedSet<ManagedObjectID> ?? []
+            values[slot] = nil
+            let inserted = ids.append(id).inserted
+            values[slot] = ids
+            guard inserted else { return }
+        } else {
+            guard values[slot] as? ManagedObjectID != id else { return }
+            values[slot] = id
+        }
+        willChangeValue(forKey: relationship.name)
+        noteChange(slot)
+        didChangeValue(forKey: relationship.name)
+    }
+
+    /// Removes `id` from a relationship slot (or clears a to-one slot holding it), without
+    /// inverse maintenance.
+    func editRelationship(_ slot: Int, removing id: ManagedObjectID) throws {
+        let relationship = runtime.properties[slot] as! RelationshipDescription
+        if relationship.isToMany {
+            try loadToMany(slot)
+            var ids = values[slot] as? OrderedSet<ManagedObjectID> ?? []
+            values[slot] = nil
+            let removed = ids.remove(id) != nil
+            values[slot] = ids
+            guard removed else { return }
+        } else {
+            guard values[slot] as? ManagedObjectID == id else { return }
+            values[slot] = nil
+        }
+        willChangeValue(forKey: relationship.name)
+        noteChange(slot)
+        didChangeValue(forKey: relationship.name)
+    }
+}
+
+/// A live, mutable view of a to-many relationship: changes made through it maintain inverse
+/// relationships and are recorded for the next save (what Core Data's `mutableSetValue(forKey:)`
+/// and `mutableOrderedSetValue(forKey:)` return).
+///
+/// Use it on the owner's context queue only.
+public final class MutableRelationshipSet: Sequence {
+    private let owner: ManagedObject
+    private let key: String
+
+    init(owner: ManagedObject, key: String) {
+        self.owner = owner
+        self.key = key
+    }
+
+    /// The related objects, in order for an ordered relationship.
+    public var allObjects: [ManagedObject] {
+        get throws {
+            switch try owner.value(forKey: key) {
+            case let ordered as [ManagedObject]: return ordered
+            case let set as Set<ManagedObject>: return Array(set)
+            default: return []
+            }
+        }
+    }
+
+    /// The number of related objects.
+    public var count: Int {
+        get throws { try owner.objectIDs(forRelationshipNamed: key).count }
+    }
+
+    /// Whether `object` is related.
+    public func contains(_ object: ManagedObject) throws -> Bool {
+        try owner.objectIDs(forRelationshipNamed: key).contains(object.objectID)
+    }
+
+    /// Relates `object` (at the end, for an ordered relationship).
+    public func add(_ object: ManagedObject) throws {
+        var objects = try allObjects
+        guard !objects.contains(object) else { return }
+        objects.append(object)
+        try owner.setValue(objects, forKey: key)
+    }
+
+    /// Relates `object` at `index` of an ordered relationship.
+    public func insert(_ object: ManagedObject, at index: Int) throws {
+        var objects = try allObjects.filter { $0 != object }
+        objects.insert(object, at: Swift.min(index, objects.count))
+        try owner.setValue(objects, forKey: key)
+    }
+
+    /// Stops relating `object`.
+    public func remove(_ object: ManagedObject) throws {
+        try owner.setValue(try allObjects.filter { $0 != object }, forKey: key)
+    }
+
+    /// Stops relating every object.
+    public func removeAll() throws {
+        try owner.setValue([ManagedObject](), forKey: key)
+    }
+
+    /// Iterates the related objects (an empty sequence if they cannot be loaded).
+    public func makeIterator() -> IndexingIterator<[ManagedObject]> {
+        ((try? allObjects) ?? []).makeIterator()
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import OrderedCollections
+
+extension ManagedObject {
+    /// The model's checks of a value for `key` (the body of `validateValue(_:forKey:)`).
+    func validateAgainstModel(_ value: Any?, forKey key: String) throws {
+        let property = runtime.properties[try runtime.slot(key)]
+        func fail(_ code: CoreDataError.Code, _ reason: String) -> CoreDataError {
+            CoreDataError(code, "\(entity.name).\(key) \(reason)", objectID: objectID, key: key)
+        }
+        if let relationship = property as? RelationshipDescription {
+            if relationship.isToMany {
+                let count = (value as? Set<ManagedObject>)?.count ?? (value as? [ManagedObject])?.count ?? 0
+                if count == 0 && !relationship.isOptional && relationship.minCount == 0 {
+                    throw fail(.validationRelationshipLacksMinimumCount, "needs at least one object")
+                }
+                if relationship.minCount > 0 && count < relationship.minCount && !(relationship.isOptional && count == 0) {
+                    throw fail(.validationRelationshipLacksMinimumCount, "has \(count) objects; at least \(relationship.minCount) are needed")
+                }
+                if relationship.maxCount > 0 && count > relationship.maxCount {
+                    throw fail(.validationRelationshipExceedsMaximumCount, "has \(count) objects; at most \(relationship.maxCount) are allowed")
+                }
+            } else if value == nil && !relationship.isOptional {
+                throw fail(.validationMissingMandatoryProperty, "is required")
+            }
+            return
+        }
+        guard let attribute = property as? AttributeDescription else { return }
+        guard let present = value else {
+            if !attribute.isOptional && !attribute.isTransient { throw fail(.validationMissingMandatoryProperty, "is required") }
+            return
+        }
+        if let string = present as? String {
+            if let minimum = attribute.minValue.flatMap(FetchValue.number), Double(string.count) < minimum {
+                throw fail(.validationStringTooShort, "is shorter than \(Int(minimum)) characters")
+            }
+            if let maximum = attribute.maxValue.flatMap(FetchValue.number), Double(string.count) > maximum {
+                throw fail(.validationStringTooLong, "is longer than \(Int(maximum)) characters")
+            }
+            if let pattern = attribute.regularExpressionString, !pattern.isEmpty {
+                guard let expression = try? NSRegularExpression(pattern: "^(?:\(pattern))$") else {
+                    throw fail(.validationStringPatternMatching, "has an invalid regular expression \(pattern)")
+                }
+                let range = NSRange(string.startIndex..., in: string)
+                if expression.firstMatch(in: string, range: range) == nil {
+                    throw fail(.validationStringPatternMatching, "does not match \(pattern)")
+                }
+            }
+        } else if let date = present as? Date {
+            if let minimum = attribute.minValue as? Date, date < minimum { throw fail(.validationDateTooSoon, "is earlier than \(minimum)") }
+            if let maximum = attribute.maxValue as? Date, date > maximum { throw fail(.validationDateTooLate, "is later than \(maximum)") }
+        } else if let number = FetchValue.number(present) {
+            if let minimum = attribute.minValue.flatMap(FetchValue.number), number < minimum {
+                throw fail(.validationNumberTooSmall, "is smaller than \(minimum)")
+            }
+            if let maximum = attribute.maxValue.flatMap(FetchValue.number), number > maximum {
+                throw fail(.validationNumberTooLarge, "is larger than \(maximum)")
+            }
+        }
+    }
+
+    /// Validates each persistent property with ``validateValue(_:forKey:)``, collecting errors.
+    func validateProperties() throws {
+        var errors: [CoreDataError] = []
+        for property in runtime.properties where !property.isTransient {
+            if let relationship = property as? RelationshipDescription, relationship.isToMany,
+                relationship.isOptional, relationship.minCount == 0, relationship.maxCount == 0
+            {
+                continue
+            }
+            var value = try publicValue(runtime.slots[property.name]!)
+            do {
+                try validateValue(&value, forKey: property.name)
+            } catch let error as CoreDataError {
+                errors.append(error)
+            }
+        }
+        try CoreDataError.throwing(errors)
+    }
+}
+
+extension ManagedObject {
+    /// Checks that deny delete rules allow the deletion (the body of `validateForDelete()`).
+    func validateDenyRules() throws {
+        var errors: [CoreDataError] = []
+        for (slot, property) in runtime.properties.enumerated() {
+            guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .denyDeleteRule else { continue }
+            try fireFault()
+            try loadToMany(slot)
+            let related: [ManagedObjectID]
+            switch values[slot] {
+            case let id as ManagedObjectID: related = [id]
+            case let ids as OrderedSet<ManagedObjectID>: related = Array(ids)
+            default: related = []
+            }
+            let remaining = related.filter { managedObjectContext?.object(with: $0).isDeleted != true }
+            if !remaining.isEmpty {
+                errors.append(CoreDataError(.validationRelationshipDeniedDelete, "\(entity.name).\(relationship.name) denies the delete: it still has \(remaining.count) object(s)", objectID: objectID, key: relationship.name))
+            }
+        }
+        try CoreDataError.throwing(errors)
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import OrderedCollections
+
+/// An object of the object graph: a record of an entity, with change tracking, faulting and
+/// relationship maintenance, as Core Data's `NSManagedObject`.
+///
+/// A managed object belongs to one context and is used only on that context's queue (inside
+/// `perform`); pass its ``objectID`` to other contexts. Subclass it for typed properties with
+/// ``Managed``.
+///
+/// Reading these never fires a fault: ``objectID``, ``entity``, ``managedObjectContext``,
+/// ``isInserted``, ``isUpdated``, ``isDeleted``, ``isFault``, ``faultingState``, equality,
+/// hashing and ``description``.
+open class ManagedObject: Hashable, CustomStringConvertible {
+    /// The object's entity.
+    public let entity: EntityDescription
+    /// The object's ID: temporary until the object is saved (or a permanent ID is obtained).
+    public internal(set) var objectID: ManagedObjectID
+    /// The context the object is registered with, if any.
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    /// Whether the object is inserted in its context and not saved yet.
+    public internal(set) var isInserted = false
+    /// Whether the object will be deleted from the store by the next save.
+    public internal(set) var isDeleted = false
+
+    let runtime: EntityRuntime
+    /// Property values by slot; empty while the object is a fault. To-one slots hold a
+    /// `ManagedObjectID`, to-many slots an `OrderedSet<ManagedObjectID>` or `nil` while the
+    /// relationship is itself a fault.
+    var values: [Any?] = []
+    /// The values last read from or saved to the store (`nil` for a new object).
+    var committed: [Any?]?
+    /// Slots changed since the last save.
+    var changedSlots = Set<Int>()
+    /// Slots changed since the last `processPendingChanges()`.
+    var eventChangedSlots = Set<Int>()
+    /// Whether the values are loaded.
+    var isLoaded = false
+
+    /// Creates an object of `entity` and inserts it into `context` (when given), as Core Data's
+    /// designated initializer. The object gets a temporary ID and `awakeFromInsert()` is called.
+    ///
+    /// - Parameters:
+    ///   - entity: the object's entity; not abstract.
+    ///   - context: the context to insert it into, or `nil` to insert it later with
+    ///     ``ManagedObjectContext/insert(_:)``.
+    public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
+        precondition(!entity.isAbstract, "cannot create an object of the abstract entity \(entity.name)")
+        self.entity = entity
+        self.runtime = EntityRuntime.of(entity)
+        self.objectID = ManagedObjectID(temporaryFor: entity)
+        self.values = runtime.properties.map { property in
+            if let attribute = property as? AttributeDescription { return attribute.defaultValue }
+            if let relationship = property as? RelationshipDescription, relationship.isToMany {
+                return OrderedSet<ManagedObjectID>()
+            }
+            return nil
+        }
+        self.isLoaded = true
+        if type(of: self) != ManagedObject.self { ManagedObjectClassRegistry.register(type(of: self), for: entity) }
+        if let context { context.insert(self) }
+    }
+
+    /// Creates an object of the entity whose class is this subclass and inserts it into
+    /// `context` (Core Data's `init(context:)`).
+    ///
+    /// The entity is the one whose `managedObjectClassName` (or name) is this class's name.
+    public convenience init(context: ManagedObjectContext) {
+        guard let entity = context.entity(for: Self.self) else {
+            preconditionFailure("no entity of the context's model has the class \(Self.self)")
+        }
+        self.init(entity: entity, insertInto: context)
+    }
+
+    /// Creates a fault for the object `objectID` names, registered with `context`. The framework
+    /// calls it when fetching or resolving IDs; subclasses inherit it.
+    public required init(faultFor objectID: ManagedObjectID, in context: ManagedObjectContext) {
+        self.entity = objectID.entity
+        self.runtime = EntityRuntime.of(objectID.entity)
+        self.objectID = objectID
+        self.managedObjectContext = context
+    }
+
+    /// Creates the instance of the entity's class for a fault of `objectID`.
+    static func makeFault(_ objectID: ManagedObjectID, context: ManagedObjectContext) -> ManagedObject {
+        ManagedObjectClassRegistry.type(for: objectID.entity).init(faultFor: objectID, in: context)
+    }
+
+    // MARK: State
+
+    /// Whether the object is a fault: its values are not loaded yet.
+    public var isFault: Bool { !isLoaded }
+
+    /// 0 when the object is fully realized, 1 when it is a fault (Core Data's `faultingState`).
+    public var faultingState: Int { isLoaded ? 0 : 1 }
+
+    /// Whether the object has unsaved changes to its persistent properties (and is not inserted
+    /// or deleted).
+    public var isUpdated: Bool { !isInserted && !isDeleted && !changedSlots.isEmpty }
+
+    /// Whether the object is inserted, updated or deleted and not saved yet.
+    public var hasChanges: Bool { isInserted || isDeleted || !changedSlots.isEmpty }
+
+    /// Whether a persistent property differs from its committed value.
+    public var hasPersistentChangedValues: Bool {
+        changedSlots.contains { !runtime.properties[$0].isTransient }
+    }
+
+    // MARK: Lifecycle hooks
+
+    /// Called once, when the object is first inserted into a context.
+    open func awakeFromInsert() {}
+    /// Called when the object's values are loaded from the store.
+    open func awakeFromFetch() {}
+    /// Called when the object is re-initialized from a snapshot, after undo or a refresh.
+    open func awake(fromSnapshotEvents flags: SnapshotEventType) {}
+    /// Called before the object's changes are saved.
+    open func willSave() {}
+    /// Called after the object's changes are saved.
+    open func didSave() {}
+    /// Called when the object is about to be deleted, before delete rules are applied.
+    open func prepareForDeletion() {}
+    /// Called before the object is turned into a fault.
+    open func willTurnIntoFault() {}
+    /// Called after the object is turned into a fault.
+    open func didTurnIntoFault() {}
+    /// Called before a property is read; the default fires the fault.
+    open func willAccessValue(forKey key: String?) {}
+    /// Called after a property is read.
+    open func didAccessValue(forKey key: String?) {}
+    /// Called before a property changes.
+    open func willChangeValue(forKey key: String) {}
+    /// Called after a property changed.
+    open func didChangeValue(forKey key: String) {}
+
+    // MARK: Validation
+
+    /// Checks a value for `key` against the model: optionality, minimum and maximum (numbers,
+    /// dates, string lengths), the regular expression, and relationship counts (Core Data's
+    /// `validateValue(_:forKey:)`). Override it in a subclass for per-key validation, calling
+    /// `super`.
+    ///
+    /// - Throws: a ``CoreDataError`` with the validation code naming the object and key.
+    open func validateValue(_ value: inout Any?, forKey key: String) throws {
+        try validateAgainstModel(value, forKey: key)
+    }
+
+    /// Validates every property before the object is first saved (Core Data's
+    /// `validateForInsert()`). Override to add checks across properties, calling `super`.
+    ///
+    /// - Throws: one ``CoreDataError``, or `validationMultipleErrors` listing several.
+    open func validateForInsert() throws {
+        try validateProperties()
+    }
+
+    /// Validates every property before changes are saved (Core Data's `validateForUpdate()`).
+    ///
+    /// - Throws: as ``validateForInsert()``.
+    open func validateForUpdate() throws {
+        try validateProperties()
+    }
+
+    /// Checks that deny delete rules allow the deletion (Core Data's `validateForDelete()`).
+    ///
+    /// - Throws: ``CoreDataError`` `validationRelationshipDeniedDelete` per relationship that denies it.
+    open func validateForDelete() throws {
+        try validateDenyRules()
+    }
+
+    // MARK: Identity
+
+    /// Managed objects are equal only to themselves.
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+
+    /// Hashes the object's identity.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    /// The entity, ID and values, or `<fault>`; never fires the fault.
+    public var description: String {
+        let address = String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)
+        guard isLoaded else { return "<\(entity.name): 0x\(address)> (entity: \(entity.name); id: \(objectID); data: <fault>)" }
+        let data = runtime.properties.indices.map { slot -> String in
+            let property = runtime.properties[slot]
+            return "\(property.name) = \(describe(values[slot], property))"
+        }
+        return "<\(entity.name): 0x\(address)> (entity: \(entity.name); id: \(objectID); data: {\(data.joined(separator: "; "))})"
+    }
+
+    private func describe(_ value: Any?, _ property: PropertyDescription) -> String {
+        guard let value else { return (property as? RelationshipDescription)?.isToMany == true ? "<relationship fault>" : "nil" }
+        if let ids = value as? OrderedSet<ManagedObjectID> { return "(\(ids.map(\.description).joined(separator: ", ")))" }
+        return "\(value)"
+    }
+}
+
+/// What happened to an object's snapshot, for ``ManagedObject/awake(fromSnapshotEvents:)``.
+public struct SnapshotEventType: OptionSet, Sendable {
+    /// The raw bits.
+    public let rawValue: UInt
+    /// Creates the event set.
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    /// Undo of an insertion.
+    public static let undoInsertion = SnapshotEventType(rawValue: 1 << 1)
+    /// Undo of a deletion.
+    public static let undoDeletion = SnapshotEventType(rawValue: 1 << 2)
+    /// Undo of an update.
+    public static let undoUpdate = SnapshotEventType(rawValue: 1 << 3)
+    /// A rollback.
+    public static let rollback = SnapshotEventType(rawValue: 1 << 4)
+    /// A refresh.
+    public static let refresh = SnapshotEventType(rawValue: 1 << 5)
+    /// A merge of changes from another context.
+    public static let mergePolicy = SnapshotEventType(rawValue: 1 << 6)
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// A compact, universal identifier for a managed object: the store, the entity and the primary
+/// key, or a temporary identifier before the object is first saved.
+///
+/// `Sendable` and `Hashable`: pass IDs between contexts and threads, never the objects.
+public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
+    /// The object's entity.
+    public let entity: EntityDescription
+    /// The identifier of the store holding the object (`nil` while temporary).
+    public let storeIdentifier: String?
+    /// The primary key in the store (`0` while temporary).
+    let primaryKey: Int64
+    /// The temporary identifier of an unsaved object.
+    let temporaryIdentifier: UUID?
+
+    /// A permanent ID.
+    init(entity: EntityDescription, storeIdentifier: String, primaryKey: Int64) {
+        self.entity = entity
+        self.storeIdentifier = storeIdentifier
+        self.primaryKey = primaryKey
+        self.temporaryIdentifier = nil
+    }
+
+    /// A temporary ID for a newly inserted object.
+    init(temporaryFor entity: EntityDescription) {
+        self.entity = entity
+        self.storeIdentifier = nil
+        self.primaryKey = 0
+        self.temporaryIdentifier = UUID()
+    }
+
+    /// Whether the ID is temporary: the object has not been saved yet (or had no permanent ID
+    /// obtained for it).
+    public var isTemporaryID: Bool { temporaryIdentifier != nil }
+
+    /// The URI of the object: `x-coredata://<store>/<Entity>/p<key>` for a permanent ID,
+    /// `x-coredata:///<Entity>/t<UUID>` for a temporary one. Archive it and get the ID back with
+    /// ``PersistentStoreCoordinator/managedObjectID(forURIRepresentation:)``.
+    public func uriRepresentation() -> URL {
+        if let temporaryIdentifier {
+            return URL(string: "x-coredata:///\(entity.name)/t\(temporaryIdentifier.uuidString)")!
+        }
+        return URL(string: "x-coredata://\(storeIdentifier!)/\(entity.name)/p\(primaryKey)")!
+    }
+
+    /// The URI representation.
+    public var description: String { uriRepresentation().absoluteString }
+
+    /// The name of the inheritance root, whose key space IDs share.
+    private var rootName: String {
+        var root = entity
+        while let parent = root.superentity { root = parent }
+        return root.name
+    }
+
+    /// IDs are equal when they name the same object: the same temporary identifier, or the same
+    /// store, entity hierarchy and primary key.
+    public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
+        if lhs === rhs { return true }
+        if let left = lhs.temporaryIdentifier { return left == rhs.temporaryIdentifier }
+        return rhs.temporaryIdentifier == nil && lhs.primaryKey == rhs.primaryKey
+            && lhs.storeIdentifier == rhs.storeIdentifier && lhs.rootName == rhs.rootName
+    }
+
+    /// Hashes what equality compares.
+    public func hash(into hasher: inout Hasher) {
+        if let temporaryIdentifier {
+            hasher.combine(temporaryIdentifier)
+        } else {
+            hasher.combine(primaryKey)
+            hasher.combine(storeIdentifier)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import StrataStore
+
+/// Converts attribute values between what users set, what objects hold and what the engine stores.
+enum ValueConversion {
+    /// The value an object holds for `value` set on `attribute`: numbers converted exactly to the
+    /// attribute's type, `[UInt8]` to `Data`.
+    ///
+    /// - Throws: ``CoreDataError`` `keyValueValidation` naming the entity, attribute and value type.
+    static func normalize(_ value: Any?, for attribute: AttributeDescription, entity: EntityDescription) throws -> Any? {
+        guard let value else { return nil }
+        func mismatch() -> CoreDataError {
+            CoreDataError(.keyValueValidation, "\(entity.name).\(attribute.name) holds \(attribute.attributeType) values; \(type(of: value)) \(value) does not fit", key: attribute.name)
+        }
+        switch attribute.attributeType {
+        case .integer16AttributeType:
+            guard let number = integer(value), let exact = Int16(exactly: number) else { throw mismatch() }
+            return exact
+        case .integer32AttributeType:
+            guard let number = integer(value), let exact = Int32(exactly: number) else { throw mismatch() }
+            return exact
+        case .integer64AttributeType:
+            guard let number = integer(value) else { throw mismatch() }
+            return number
+        case .doubleAttributeType:
+            guard let number = floating(value) else { throw mismatch() }
+            return number
+        case .floatAttributeType:
+            guard let number = floating(value) else { throw mismatch() }
+            return Float(number)
+        case .decimalAttributeType:
+            if let decimal = value as? Decimal { return decimal }
+            if let number = integer(value) { return Decimal(number) }
+            if let number = floating(value) { return Decimal(number) }
+            throw mismatch()
+        case .booleanAttributeType:
+            guard let bool = value as? Bool else { throw mismatch() }
+            return bool
+        case .stringAttributeType:
+            guard let string = value as? String else { throw mismatch() }
+            return string
+        case .dateAttributeType:
+            guard let date = value as? Date else { throw mismatch() }
+            return date
+        case .binaryDataAttributeType:
+            if let data = value as? Data { return data }
+            if let bytes = value as? [UInt8] { return Data(bytes) }
+            throw mismatch()
+        case .UUIDAttributeType:
+            guard let uuid = value as? UUID else { throw mismatch() }
+            return uuid
+        case .URIAttributeType:
+            guard let url = value as? URL else { throw mismatch() }
+            return url
+        case .objectIDAttributeType:
+            guard let id = value as? ManagedObjectID else { throw mismatch() }
+            return id
+        default:
+            return value
+        }
+    }
+
+    private static func integer(_ value: Any) -> Int64? {
+        switch value {
+        case let v as Int: return Int64(v)
+        case let v as Int64: return v
+        case let v as Int32: return Int64(v)
+        case let v as Int16: return Int64(v)
+        case let v as Int8: return Int64(v)
+        case let v as UInt: return Int64(exactly: v)
+        case let v as UInt64: return Int64(exactly: v)
+        case let v as UInt32: return Int64(v)
+        case let v as UInt16: return Int64(v)
+        case let v as UInt8: return Int64(v)
+        case let v as Double: return Int64(exactly: v)
+        case let v as Float: return Int64(exactly: v)
+        default: return nil
+        }
+    }
+
+    private static func floating(_ value: Any) -> Double? {
+        switch value {
+        case let v as Double: return v
+        case let v as Float: return Double(v)
+        case let v as Decimal: return NSDecimalNumber(decimal: v).doubleValue
+        default: return integer(value).map(Double.init)
+        }
+    }
+
+    /// The engine value of an object's attribute value.
+    ///
+    /// - Throws: ``CoreDataError`` when a transformable value has no transformer that encodes it.
+    static func storeValue(_ value: Any?, for attribute: AttributeDescription) throws -> Value {
+        guard let value else { return .null }
+        switch value {
+        case let v as Int16: return .int(Int64(v))
+        case let v as Int32: return .int(Int64(v))
+        case let v as Int64: return .int(v)
+        case let v as Double: return .double(v)
+        case let v as Float: return .float(v)
+        case let v as Decimal: return .decimal(v)
+        case let v as Bool: return .bool(v)
+        case let v as String: return .string(v)
+        case let v as Date: return .date(v)
+        case let v as UUID: return .uuid(v)
+        case let v as ManagedObjectID: return .uri(v.uriRepresentation())
+        case let v as URL: return .uri(v)
+        case let v as Data where attribute.attributeType != .transformableAttributeType: return .data(v)
+        default:
+            return .data(try ValueTransformers.encode(value, for: attribute))
+        }
+    }
+
+    /// The object value of an engine value for `attribute`.
+    static func objectValue(_ value: Value, for attribute: AttributeDescription, coordinator: PersistentStoreCoordinator?) throws -> Any? {
+        switch value {
+        case .null: return nil
+        case .int(let v):
+            switch attribute.attributeType {
+            case .integer16AttributeType: return Int16(truncatingIfNeeded: v)
+            case .integer32AttributeType: return Int32(truncatingIfNeeded: v)
+            default: return v
+            }
+        case .double(let v): return v
+        case .float(let v): return v
+        case .decimal(let v): return v
+        case .bool(let v): return v
+        case .string(let v): return v
+        case .date(let v): return v
+        case .uuid(let v): return v
+        case .uri(let v):
+            if attribute.attributeType == .objectIDAttributeType { return coordinator?.managedObjectID(forURIRepresentation: v) }
+            return v
+        case .data(let v):
+            if attribute.attributeType == .transformableAttributeType { return try ValueTransformers.decode(v, for: attribute) }
+            return v
+        case .reference(let v): return v
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+@testable import Strata
+
+/// A temporary directory removed when the value is released.
+final class TemporaryFolder: Sendable {
+    let url: URL
+
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-graph-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    /// The URL of a store named `name`.
+    func store(_ name: String = "Company") -> URL { url.appendingPathComponent("\(name).strata") }
+}
+
+final class Department: ManagedObject {
+    @Managed var name: String
+    @Managed var budget: Double
+    @Managed var employees: Set<Employee>
+}
+
+final class Employee: ManagedObject {
+    @Managed var name: String
+    @Managed var salary: Int64
+    @Managed var active: Bool
+    @Managed var notes: String?
+    @Managed var department: Department?
+}
+
+/// The reference workloads' model, built in code.
+enum GraphModel {
+    static func make() -> ManagedObjectModel {
+        let department = EntityDescription(name: "Department")
+        department.managedObjectClassName = "Department"
+        let employee = EntityDescription(name: "Employee")
+        employee.managedObjectClassName = "Employee"
+        let departmentName = AttributeDescription(name: "name", type: .string)
+        departmentName.isOptional = false
+        let budget = AttributeDescription(name: "budget", type: .double)
+        budget.defaultValue = 0.0
+        let employeeName = AttributeDescription(name: "name", type: .string)
+        employeeName.isOptional = false
+        let salary = AttributeDescription(name: "salary", type: .integer64)
+        salary.defaultValue = Int64(0)
+        salary.minValue = 0
+        let active = AttributeDescription(name: "active", type: .boolean)
+        active.defaultValue = true
+        let notes = AttributeDescription(name: "notes", type: .string)
+        let employees = RelationshipDescription()
+        employees.name = "employees"
+        employees.maxCount = 0
+        employees.deleteRule = .cascadeDeleteRule
+        let worksIn = RelationshipDescription()
+        worksIn.name = "department"
+        worksIn.maxCount = 1
+        worksIn.deleteRule = .nullifyDeleteRule
+        employees.destinationEntity = employee
+        worksIn.destinationEntity = department
+        employees.inverseRelationship = worksIn
+        worksIn.inverseRelationship = employees
+        department.properties = [departmentName, budget, employees]
+        employee.properties = [employeeName, salary, active, notes, worksIn]
+        employee.indexes = [FetchIndexDescription(name: "bySalary", elements: [FetchIndexElementDescription(property: salary, collationType: .binary)])]
+        let model = ManagedObjectModel()
+        model.entities = [department, employee]
+        return model
+    }
+
+    /// A container with one Strata store at `url`, loaded.
+    static func container(at url: URL, model: ManagedObjectModel = make()) throws -> PersistentContainer {
+        let container = PersistentContainer(name: "Company", managedObjectModel: model)
+        var description = PersistentStoreDescription(url: url)
+        description.durability = .relaxed
+        container.persistentStoreDescriptions = [description]
+        let failure = LockedError()
+        container.loadPersistentStores { _, error in failure.set(error) }
+        if let error = failure.get() { throw error }
+        return container
+    }
+}
+
+/// Carries an error out of a `@Sendable` completion handler.
+final class LockedError: @unchecked Sendable {
+    private let lock = NSLock()
+    private var error: (any Error)?
+    func set(_ error: (any Error)?) { lock.withLock { self.error = error } }
+    func get() -> (any Error)? { lock.withLock { error } }
+}
