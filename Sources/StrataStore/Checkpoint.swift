@@ -24,6 +24,9 @@ struct Checkpoint: Sendable {
     var state: StoreState
     /// Per entity, the next key to allocate.
     var nextKeys: [Int64]
+    /// The fetch-index sections of a decoded checkpoint, per entity, checksums verified but
+    /// not parsed: ``decodeFetchIndexes(_:schema:)`` parses them, off the open path.
+    var fetchIndexSections: [[UInt8]] = []
 
     /// The file name of checkpoint `id`.
     static func fileName(_ id: UInt32) -> String { String(format: "%08u.ckpt", id) }
@@ -104,7 +107,7 @@ struct Checkpoint: Sendable {
     }
 
     /// The codec for one indexed column's values.
-    private static func valueCodec(_ column: ColumnSchema) -> RowCodec {
+    static func valueCodec(_ column: ColumnSchema) -> RowCodec {
         var single = column
         single.isNullable = true
         return RowCodec(EntitySchema(id: 0, name: column.name, columns: [single]))
@@ -179,31 +182,43 @@ struct Checkpoint: Sendable {
                         throw BinaryReader.Malformed(offset: 0)
                     }
                     state.entities[entityID] = entity
-                    var fetch = BinaryReader(sections[3 + 2 * entityID])
-                    for _ in 0..<(try fetch.count(limit: 4096)) {
-                        let column = try fetch.count(limit: 4095)
-                        guard state.fetchIndexes[entityID][column] != nil else { throw BinaryReader.Malformed(offset: fetch.position) }
-                        let codec = valueCodec(schema.entities[entityID].columns[column])
-                        var pairs: [(Value, PrimaryKey)] = []
-                        let pairCount = try fetch.count()
-                        pairs.reserveCapacity(pairCount)
-                        for _ in 0..<pairCount {
-                            let key = Int64(bitPattern: try fetch.varint())
-                            let start = fetch.position
-                            let rest = UnsafeRawBufferPointer(rebasing: sections[3 + 2 * entityID][start...])
-                            var valueReader = BinaryReader(rest)
-                            let value = try codec.decodeSingleValue(from: &valueReader)
-                            fetch.position = start + valueReader.position
-                            pairs.append((value, key))
-                        }
-                        state.fetchIndexes[entityID][column] = OrderedIndex(unsorted: pairs)
-                    }
                 }
-                return Checkpoint(segment: segment, offset: offset, state: state, nextKeys: nextKeys)
+                let fetchSections = (0..<schema.entities.count).map { [UInt8](sections[3 + 2 * $0]) }
+                var checkpoint = Checkpoint(segment: segment, offset: offset, state: state, nextKeys: nextKeys)
+                checkpoint.fetchIndexSections = fetchSections
+                return checkpoint
             } catch is BinaryReader.Malformed {
                 throw StoreError(.corrupt, "checkpoint section does not parse", path: path, offset: Int64(sectionStart))
             }
         }
+    }
+}
+
+extension Checkpoint {
+    /// Parses the fetch-index sections of a checkpoint.
+    ///
+    /// - Throws: ``BinaryReader/Malformed`` when a section does not parse.
+    static func decodeFetchIndexes(_ sections: [[UInt8]], schema: Schema) throws -> [[Int: OrderedIndex]] {
+        var indexes = StoreState(schema: schema).fetchIndexes
+        for (entityID, section) in sections.enumerated() {
+            try section.withUnsafeBytes { raw in
+                var fetch = BinaryReader(raw)
+                for _ in 0..<(try fetch.count(limit: 4096)) {
+                    let column = try fetch.count(limit: 4095)
+                    guard indexes[entityID][column] != nil else { throw BinaryReader.Malformed(offset: fetch.position) }
+                    let codec = valueCodec(schema.entities[entityID].columns[column])
+                    var pairs: [(Value, PrimaryKey)] = []
+                    let pairCount = try fetch.count()
+                    pairs.reserveCapacity(pairCount)
+                    for _ in 0..<pairCount {
+                        let key = Int64(bitPattern: try fetch.varint())
+                        pairs.append((try codec.decodeSingleValue(from: &fetch), key))
+                    }
+                    indexes[entityID][column] = OrderedIndex(ordered: pairs)
+                }
+            }
+        }
+        return indexes
     }
 }
 
@@ -219,6 +234,7 @@ extension Store {
 
     /// Writes a checkpoint (the body of ``checkpoint()``, also run by close and maintenance).
     func writeCheckpoint() throws {
+        waitForFetchIndexes()
         try manifestLock.withLock { status in
             try syncActiveSegment()
             let snapshot = state.withLock { state in

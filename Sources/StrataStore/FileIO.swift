@@ -52,6 +52,9 @@ package protocol FileIO: Sendable {
     func contentsOfDirectory(_ path: String) throws -> [String]
     /// `flock(2)` with `LOCK_EX | LOCK_NB`; returns `false` when another holder has it.
     func lockExclusively(_ fd: Int32) throws -> Bool
+    /// `flock(2)` with `LOCK_UN`. Closing the descriptor is not enough: a child process forked
+    /// meanwhile (by `posix_spawn`, until its `exec`) holds a copy that keeps the lock.
+    func unlock(_ fd: Int32)
     /// Allocates disk space for `length` bytes at `offset` (`posix_fallocate(3)`), extending
     /// the file with zeros; where the system has no such call, extends it with `ftruncate`.
     func preallocate(_ fd: Int32, offset: Int64, length: Int64) throws
@@ -185,6 +188,10 @@ package struct SystemFileIO: FileIO {
         if result == 0 { return true }
         if errno == EWOULDBLOCK { return false }
         throw SystemCallError("flock", errno: errno)
+    }
+
+    package func unlock(_ fd: Int32) {
+        _ = Self.retrying { () -> Int32 in flock(fd, LOCK_UN) }
     }
 
     package func preallocate(_ fd: Int32, offset: Int64, length: Int64) throws {

@@ -62,6 +62,27 @@ struct OrderedIndex: Sendable {
         count = unique.count
     }
 
+    /// Creates an index from pairs that are expected in index order without repeats, as a
+    /// checkpoint holds them: one comparison a pair, no sort. Pairs out of order are sorted.
+    init(ordered pairs: [(Value, PrimaryKey)]) {
+        for index in pairs.indices.dropFirst() {
+            let previous = Entry(value: pairs[index - 1].0, key: pairs[index - 1].1)
+            guard previous.precedes(Entry(value: pairs[index].0, key: pairs[index].1)) else {
+                self.init(unsorted: pairs)
+                return
+            }
+        }
+        self.init()
+        var start = 0
+        while start < pairs.count {
+            let end = min(start + Self.maxChunkSize * 3 / 4, pairs.count)
+            chunks.append(pairs[start..<end].map { Entry(value: $0.0, key: $0.1) })
+            heads.append(chunks[chunks.count - 1][0])
+            start = end
+        }
+        count = pairs.count
+    }
+
     /// Adds the pair (`value`, `key`); does nothing if the index already holds it.
     mutating func insert(_ value: Value, key: PrimaryKey) {
         let entry = Entry(value: value, key: key)

@@ -61,7 +61,10 @@ struct Recovery {
             ])
             return store
         } catch {
-            if lockFD >= 0 { io.close(lockFD) }
+            if lockFD >= 0 {
+                io.unlock(lockFD)
+                io.close(lockFD)
+            }
             throw error
         }
     }
@@ -160,6 +163,7 @@ struct Recovery {
             state: state, nextKeys: nextKeys, manifest: status, lockFD: lockFD)
         let start = checkpoint.map { (manifest.segments.firstIndex(of: $0.segment)!, $0.offset) }
             ?? (0, Int64(SegmentFile.headerSize))
+        if let sections = checkpoint?.fetchIndexSections { store.loadFetchIndexesInBackground(sections) }
         try store.replay(from: start.0, offset: start.1)
         // Only once the manifest proved to match the segments: a wrong manifest must not delete them.
         if !configuration.readOnly { removeOrphans(manifest) }

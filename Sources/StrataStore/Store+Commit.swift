@@ -60,6 +60,7 @@ extension Store {
     public func commit(_ transaction: Transaction) throws -> UInt64 {
         try checkOpen(writing: true)
         guard !transaction.operations.isEmpty else { return lastSequence }
+        waitForFetchIndexes()
         var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize)
         var rows: [Int: (old: Row?, new: Row?)] = [:]
         var highestKeys: [Int: Int64] = [:]

@@ -55,7 +55,8 @@ extension Store {
     /// background, those past the dead-fraction threshold whose history is no longer retained.
     @discardableResult
     func compactSegments(onDemand: Bool) throws -> CompactionReport {
-        try compactionLock.withLock { _ in
+        waitForFetchIndexes()
+        return try compactionLock.withLock { _ in
             let (order, stats, floor) = state.withLock { ($0.segmentOrder, $0.stats, $0.historyFloor) }
             let before = order.reduce(Int64(0)) { $0 + (stats[$1]?.fileBytes ?? 0) }
             var report = CompactionReport(segmentsCompacted: 0, bytesRead: 0, bytesWritten: 0, bytesBefore: before, bytesAfter: before)

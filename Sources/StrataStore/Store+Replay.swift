@@ -14,6 +14,7 @@ extension Store {
             let start = position == segmentIndex ? offset : Int64(SegmentFile.headerSize)
             end = try replaySegment(file, from: start, isActive: position == order.count - 1, highestKeys: &highestKeys)
             replayed += end - start
+            state.withLock { $0.stats[id]?.fileBytes = end }
         }
         state.withLock { state in
             state.activeEnd = end
@@ -126,6 +127,7 @@ extension Store {
             highestKeys[op.entity] = max(highestKeys[op.entity], op.key)
             let columns = schema.entities[op.entity].indexedColumns
             guard !columns.isEmpty else { continue }
+            waitForFetchIndexes()
             // Every update is diffed, even one whose changed columns hold no indexed one: once
             // compaction has dropped a key's earlier versions, the version before it in the log is
             // not the one it was written over, or there is none.

@@ -35,6 +35,7 @@ extension Store {
         _ entity: Int, column: Int, matching query: IndexQuery, descending: Bool = false, limit: Int? = nil
     ) throws -> [PrimaryKey] {
         try checkFetchIndex(entity, column)
+        waitForFetchIndexes()
         return state.withLock { $0.fetchIndexes[entity][column]!.keys(matching: query, descending: descending, limit: limit) }
     }
 
@@ -43,6 +44,7 @@ extension Store {
     /// - Throws: ``StoreError/Code/invalidValue`` when the column has no fetch index.
     public func countKeys(_ entity: Int, column: Int, matching query: IndexQuery) throws -> Int {
         try checkFetchIndex(entity, column)
+        waitForFetchIndexes()
         return state.withLock { $0.fetchIndexes[entity][column]!.count(matching: query) }
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Logging
 import Synchronization
@@ -31,7 +32,7 @@ public final class Store: Sendable {
     let codecs: [RowCodec]
     let segmentsPath: String
     let checkpointsPath: String
-    let state: Mutex<StoreState>
+    let state: LockedState
     let cache: LRUCache<DecodedBlock>
     let nextKeys: Mutex<[Int64]>
     let commitQueue = Mutex(CommitQueue())
@@ -40,6 +41,8 @@ public final class Store: Sendable {
     /// Held while a commit group is written and applied, and while `compact()` rolls the active
     /// segment, so that a roll never runs between a group's append and its update of the log end.
     let appendLock = Mutex(())
+    /// Entered while the fetch indexes are still being loaded from a checkpoint.
+    let fetchIndexLoading = DispatchGroup()
     let lifecycle = Mutex(Lifecycle())
     let counters = StoreCounters()
     let lockFD: Atomic<Int32>
@@ -59,7 +62,7 @@ public final class Store: Sendable {
         self.codecs = schema.entities.map(RowCodec.init)
         self.segmentsPath = path + "/segments"
         self.checkpointsPath = path + "/checkpoints"
-        self.state = Mutex(state)
+        self.state = LockedState(state)
         self.cache = LRUCache(capacity: configuration.cacheSize)
         self.nextKeys = Mutex(nextKeys)
         self.manifestLock.withLock { $0 = manifest }
@@ -74,7 +77,10 @@ public final class Store: Sendable {
     /// Closes the lock file, letting another writer open the store.
     private func releaseLock() {
         let fd = lockFD.exchange(-1, ordering: .acquiringAndReleasing)
-        if fd >= 0 { io.close(fd) }
+        if fd >= 0 {
+            io.unlock(fd)
+            io.close(fd)
+        }
     }
 
     /// Opens the store at `url`, creating it when it does not exist (unless configured not to).
@@ -222,4 +228,18 @@ public final class Store: Sendable {
 struct Lifecycle: Sendable {
     /// Why writes are refused until reopening, after a failed fsync.
     var failure: String?
+}
+
+/// The store's in-memory state behind its lock, in an object of its own so that background
+/// work can hold the state without holding the store (whose release closes the store's files).
+final class LockedState: Sendable {
+    private let mutex: Mutex<StoreState>
+
+    /// Wraps `state`.
+    init(_ state: StoreState) { mutex = Mutex(state) }
+
+    /// Runs `body` with the state locked.
+    func withLock<R>(_ body: (inout StoreState) throws -> R) rethrows -> R {
+        try mutex.withLock { try body(&$0) }
+    }
 }

@@ -160,8 +160,13 @@ struct StoreVerifier {
         let ignored = " (opening ignores the checkpoint and replays the whole log)"
         do {
             let bytes = try StoreError.io("read checkpoint", path: file) { try io.readFile(file) }
-            let checkpoint = try Checkpoint.decode(bytes, path: file, schema: manifest.schema)
+            var checkpoint = try Checkpoint.decode(bytes, path: file, schema: manifest.schema)
             let offsets = Self.sectionOffsets(bytes)
+            do {
+                checkpoint.state.fetchIndexes = try Checkpoint.decodeFetchIndexes(checkpoint.fetchIndexSections, schema: manifest.schema)
+            } catch {
+                throw StoreError(.corrupt, "checkpoint fetch-index section does not parse", path: file, offset: offsets.count > 3 ? offsets[3] : 0)
+            }
             guard let position = manifest.segments.firstIndex(of: checkpoint.segment),
                 Array(manifest.segments[...position]) == checkpoint.state.segmentOrder
             else {
@@ -410,6 +415,7 @@ struct StoreVerifier {
         let opened: StoreState
         do {
             let store = try Store.open(at: URL(fileURLWithPath: path), schema: nil, configuration: configuration)
+            store.waitForFetchIndexes()
             opened = store.state.withLock { $0 }
             try store.close()
         } catch {

@@ -147,6 +147,7 @@ import Testing
         let manifest = try Manifest.decode(Array(try Data(contentsOf: url.appendingPathComponent("manifest"))), path: "manifest")
         let file = url.path + "/checkpoints/" + Checkpoint.fileName(try #require(manifest.checkpoint))
         var checkpoint = try Checkpoint.decode(Array(try Data(contentsOf: URL(fileURLWithPath: file))), path: file, schema: TestSchema.schema)
+        checkpoint.state.fetchIndexes = try Checkpoint.decodeFetchIndexes(checkpoint.fetchIndexSections, schema: TestSchema.schema)
         checkpoint.state.entities[TestSchema.employee].set(5, to: .absent, size: 0)
         try Data(checkpoint.encode(schema: TestSchema.schema)).write(to: URL(fileURLWithPath: file))
 

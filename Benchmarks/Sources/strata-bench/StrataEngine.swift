@@ -23,6 +23,9 @@ final class StrataEngine: BenchEngine {
         var configuration = StoreConfiguration()
         configuration.durability = durability == .durable ? .durable : .relaxed
         configuration.backgroundMaintenance = true
+        // No history, as SQLite keeps none and Core Data's default is off: compaction (W8) may
+        // then reclaim every dead row.
+        configuration.historyTracking = false
         configuration.logger.logLevel = .warning  // keep open/close/checkpoint events out of the progress
         store = try Store.open(at: storeURL, schema: StrataModel.schema(), configuration: configuration)
     }
@@ -165,8 +168,12 @@ final class StrataEngine: BenchEngine {
         try opened.count(StrataModel.employee)
     }
 
+    /// The store's files once closed: closing trims the space allocated ahead of the log.
     func settledBytesOnDisk() throws -> Int64 {
-        try DiskUsage.bytes(at: storeURL)
+        try close()
+        let bytes = try DiskUsage.bytes(at: storeURL)
+        try open()
+        return bytes
     }
 
     func makeConcurrentReader() throws -> any ConcurrentReader {

@@ -19,9 +19,11 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// Creates a coordinator for `model`, freezing it (a model in use cannot change).
     public init(managedObjectModel model: ManagedObjectModel) {
+        let validation = Result { try model.validate() }
         model.freeze()
         managedObjectModel = model
         do {
+            try validation.get()
             mapping = .success(try StoreMapping(model: model))
         } catch let error as CoreDataError {
             mapping = .failure(error)
