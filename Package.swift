@@ -43,7 +43,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "strata-torture", dependencies: ["StrataStore"]),
-        .executableTarget(name: "strata-quickstart", dependencies: ["StrataStore"]),
+        .executableTarget(name: "strata-quickstart", dependencies: ["Strata"]),
+        .executableTarget(name: "strata-graph-probe", dependencies: ["Strata"]),
         .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata"], resources: [.copy("Models")]),
     ],

@@ -1,68 +1,136 @@
-// The quickstart `make demo` runs: create a store, save, reopen, read, show history, compact.
+// The quickstart `make demo` runs: a Core Data model, a container, objects saved, the store
+// reopened, fetched with a predicate, faults fired, relationships followed, history read and
+// the log compacted.
 import Foundation
-import StrataStore
+import Strata
 
-/// Where the quickstart keeps its store: `$STRATA_QUICKSTART_PATH`, or
-/// `$XDG_DATA_HOME/strata/Quickstart.strata` (`~/.local/share/strata/Quickstart.strata`).
-func quickstartURL() -> URL {
-    let environment = ProcessInfo.processInfo.environment
-    if let path = environment["STRATA_QUICKSTART_PATH"] { return URL(fileURLWithPath: path) }
-    let data = environment["XDG_DATA_HOME"].map { URL(fileURLWithPath: $0) }
-        ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
-    return data.appendingPathComponent("strata/Quickstart.strata")
+/// A department, with a typed to-many relationship.
+final class Department: ManagedObject {
+    @Managed var name: String
+    @Managed var employees: Set<Employee>
 }
 
-let schema = try Schema(entities: [
-    EntitySchema(id: 0, name: "Department", columns: [
-        ColumnSchema(name: "name", type: .string, isNullable: false, isIndexed: true),
-    ]),
-    EntitySchema(id: 1, name: "Employee", columns: [
-        ColumnSchema(name: "name", type: .string, isNullable: false, keepsTombstone: true),
-        ColumnSchema(name: "salary", type: .int64, isNullable: false, isIndexed: true),
-        ColumnSchema(name: "department", type: .reference(entity: 0)),
-    ]),
-])
-
-let url = quickstartURL()
-try? FileManager.default.removeItem(at: url)
-try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-print("Creating a store at \(url.path)")
-var configuration = StoreConfiguration()
-configuration.logger.logLevel = .warning
-var store = try Store.open(at: url, schema: schema, configuration: configuration)
-
-let engineering = store.allocateKeys(for: 0).lowerBound
-let employees = store.allocateKeys(for: 1, count: 1_000)
-var hiring = Transaction(author: "quickstart", contextName: "import")
-hiring.insert(0, key: engineering, row: Row([.string("Engineering")]))
-for key in employees {
-    hiring.insert(1, key: key, row: Row([.string("Employee \(key)"), .int(40_000 + key * 97 % 120_000), .reference(engineering)]))
+/// An employee, with a typed to-one relationship.
+final class Employee: ManagedObject {
+    @Managed var name: String
+    @Managed var salary: Int64
+    @Managed var department: Department?
 }
-print("Saved 1 department and \(employees.count) employees durably as transaction \(try store.commit(hiring))")
 
-var raise = Transaction(author: "quickstart", contextName: "payroll")
-raise.update(1, key: 1, row: Row([.string("Employee 1"), .int(250_000), .reference(engineering)]), changedColumns: [1])
-for key in employees.dropFirst(500) { raise.delete(1, key: key) }
-print("Gave employee 1 a raise and removed 500 employees in transaction \(try store.commit(raise))")
+/// The model, built in code as one would in Xcode's editor.
+func makeModel() -> ManagedObjectModel {
+    let department = EntityDescription(name: "Department")
+    department.managedObjectClassName = "Department"
+    let employee = EntityDescription(name: "Employee")
+    employee.managedObjectClassName = "Employee"
+    let employees = RelationshipDescription()
+    employees.name = "employees"
+    employees.maxCount = 0
+    employees.deleteRule = .cascadeDeleteRule
+    let worksIn = RelationshipDescription()
+    worksIn.name = "department"
+    worksIn.deleteRule = .nullifyDeleteRule
+    employees.destinationEntity = employee
+    employees.inverseRelationship = worksIn
+    worksIn.destinationEntity = department
+    worksIn.inverseRelationship = employees
+    let salary = AttributeDescription(name: "salary", type: .integer64)
+    salary.defaultValue = Int64(0)
+    department.properties = [AttributeDescription(name: "name", type: .string), employees]
+    employee.properties = [AttributeDescription(name: "name", type: .string), salary, worksIn]
+    employee.indexes = [FetchIndexDescription(name: "bySalary", elements: [FetchIndexElementDescription(property: salary, collationType: .binary)])]
+    let model = ManagedObjectModel()
+    model.entities = [department, employee]
+    return model
+}
 
-try store.close()
-store = try Store.open(at: url, schema: schema, configuration: configuration)
-print("Reopened: \(store.count(1)) employees; employee 1 is \(try store.read(1, key: 1)!.values)")
-let topEarners = try store.keys(1, column: 1, matching: .range(lower: IndexBound(.int(150_000), inclusive: false), upper: nil))
-print("Employees earning over 150,000 (from the salary index): \(topEarners.count)")
-let engineers = try store.countKeys(1, column: 2, matching: .equal(.reference(engineering)))
-print("Employees in Engineering (from the reference index): \(engineers)")
+/// Where the quickstart keeps its store: `$STRATA_QUICKSTART_PATH`, or the container's
+/// default directory (`$XDG_DATA_HOME/strata`, `~/.local/share/strata`).
+func storeURL() -> URL {
+    if let path = ProcessInfo.processInfo.environment["STRATA_QUICKSTART_PATH"] { return URL(fileURLWithPath: path) }
+    return PersistentContainer.defaultDirectoryURL().appendingPathComponent("Quickstart.strata")
+}
 
+/// A container on the quickstart's store, with history tracking on.
+func loadContainer(_ model: ManagedObjectModel) throws -> PersistentContainer {
+    let container = PersistentContainer(name: "Quickstart", managedObjectModel: model)
+    var description = PersistentStoreDescription(url: storeURL())
+    description.isHistoryTrackingEnabled = true
+    container.persistentStoreDescriptions = [description]
+    let failure = Failure()
+    container.loadPersistentStores { _, error in failure.error = error.map { "\($0)" } }
+    if let error = failure.error { throw CoreDataError(.persistentStoreOpen, error) }
+    return container
+}
+
+/// Carries a store-loading error out of the completion handler.
+final class Failure: @unchecked Sendable {
+    // Written once, synchronously, by `loadPersistentStores` before it returns.
+    var error: String?
+}
+
+let model = makeModel()
+try? FileManager.default.removeItem(at: storeURL())
+print("Creating a store at \(storeURL().path)")
+var container = try loadContainer(model)
+var context = container.newBackgroundContext()
+context.transactionAuthor = "quickstart"
+try context.performAndWait {
+    let engineering = Department(context: context)
+    engineering.name = "Engineering"
+    let sales = Department(context: context)
+    sales.name = "Sales"
+    for index in 1...1_000 {
+        let employee = Employee(context: context)
+        employee.name = "Employee \(index)"
+        employee.salary = Int64(40_000 + index * 97 % 120_000)
+        employee.department = index.isMultiple(of: 4) ? sales : engineering
+    }
+    try context.save()
+    print("Saved 2 departments and 1000 employees (durably) in one transaction")
+}
+
+print("Closing and reopening the store")
+for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+container = try loadContainer(model)
+context = container.newBackgroundContext()
+context.transactionAuthor = "quickstart"
+try context.performAndWait {
+    let request = Employee.fetchRequest()
+    request.predicate = FetchPredicate(key: "salary", .greaterThan, 130_000)
+    request.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: false)]
+    request.fetchLimit = 3
+    let top = try context.fetch(request)
+    print("Top earners over 130,000: " + top.map { "\($0.name) (\($0.salary))" }.joined(separator: ", "))
+
+    let star = top[0]
+    let department = star.department!
+    print("\(star.name) works in a department that is still a fault: isFault = \(department.isFault)")
+    print("Reading its name fires the fault: \(department.name); isFault = \(department.isFault)")
+    print("Its employees, a to-many relationship found through the inverse's index: \(department.employees.count)")
+
+    star.salary += 10_000
+    print("Raised \(star.name) to \(star.salary); the context has changes: \(context.hasChanges)")
+    try context.save()
+
+    let sales = try context.fetch(Department.fetchRequest()).first { $0.name == "Sales" }!
+    context.delete(sales)
+    try context.save()
+    print("Deleted Sales; its employees went with it (cascade): \(try context.count(for: Employee.fetchRequest())) employees left")
+}
+
+let engine = container.persistentStoreCoordinator.persistentStores[0].engineStore!
 print("History:")
-for transaction in try store.history() {
+for transaction in try engine.history() {
     let kinds = Dictionary(grouping: transaction.changes, by: \.kind).mapValues(\.count)
-    print("  #\(transaction.sequence) by \(transaction.author ?? "-") in \(transaction.contextName ?? "-"): "
+    print("  #\(transaction.sequence) by \(transaction.author ?? "-"): "
         + "\(kinds[.insert] ?? 0) inserts, \(kinds[.update] ?? 0) updates, \(kinds[.delete] ?? 0) deletes")
 }
-
-try store.deleteHistory(before: store.lastSequence + 1)
-let report = try store.compact()
-print("Deleted the history and compacted \(report.segmentsCompacted) segment(s): \(report.bytesBefore) -> \(report.bytesAfter) bytes on disk")
-print("Still there after compaction: employee 1 is \(try store.read(1, key: 1)!.values)")
-try store.close()
-print("Done. Inspect the store with: swift run strata info \(url.path)")
+try engine.deleteHistory(before: engine.lastSequence + 1)
+let report = try engine.compact()
+print("Deleted the history and compacted \(report.segmentsCompacted) segment(s): \(report.bytesBefore) -> \(report.bytesAfter) bytes")
+try context.performAndWait {
+    print("Still there after compaction: \(try context.count(for: Employee.fetchRequest())) employees")
+}
+for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+print("Done. Inspect the store with: swift run strata info \(storeURL().path)")
