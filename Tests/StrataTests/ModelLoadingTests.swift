@@ -564,6 +564,31 @@ struct MalformedModel: Sendable, CustomTestStringConvertible {
             """,
             code: .invalidModel, line: "inverseName=\"name\"", says: ["Department.name", "attribute"], entity: "Employee"),
         MalformedModel(
+            "inverses that disagree",
+            """
+                <entity name="Department">
+                    <relationship name="employees" toMany="YES" destinationEntity="Employee" inverseName="department" inverseEntity="Employee"/>
+                    <relationship name="alumni" toMany="YES" destinationEntity="Employee" inverseName="department" inverseEntity="Employee"/>
+                </entity>
+                <entity name="Employee">
+                    <relationship name="department" maxCount="1" destinationEntity="Department" inverseName="employees" inverseEntity="Department"/>
+                </entity>
+            """,
+            code: .invalidModel, line: "name=\"alumni\"", says: ["Department.alumni", "Employee.department", "disagree"],
+            entity: "Department", property: "alumni"),
+        MalformedModel(
+            "inverse pointing at an unrelated entity",
+            """
+                <entity name="A">
+                    <relationship name="b" maxCount="1" destinationEntity="B" inverseName="c" inverseEntity="B"/>
+                </entity>
+                <entity name="B">
+                    <relationship name="c" maxCount="1" destinationEntity="C"/>
+                </entity>
+                <entity name="C"/>
+            """,
+            code: .invalidModel, line: "name=\"b\"", says: ["A.b", "B.c", "not A"], entity: "A", property: "b"),
+        MalformedModel(
             "missing parent entity",
             """
                 <entity name="Manager" parentEntity="Employe"/>

@@ -313,10 +313,29 @@ struct ModelBuildingTests {
         company.manager.properties = [company.level, company.reports]
 
         // An inverse that is not a relationship of the destination.
-        company.reports.inverseRelationship = company.employees
+        let staff = RelationshipDescription()
+        staff.name = "staff"
+        staff.destinationEntity = company.employee
+        staff.maxCount = 0
+        staff.inverseRelationship = company.reports
+        company.department.properties.append(staff)
         error = #expect(throws: ModelError.self) { try company.model.validate() }
         #expect(error?.code == .missingProperty)
-        company.reports.inverseRelationship = company.employeeManager
+        #expect(error?.message.contains("Manager.reports") == true)
+        company.department.properties.removeLast()
+
+        // Two sides that disagree.
+        let alumni = RelationshipDescription()
+        alumni.name = "alumni"
+        alumni.destinationEntity = company.employee
+        alumni.maxCount = 0
+        alumni.inverseRelationship = company.employeeDepartment
+        company.department.properties.append(alumni)
+        error = #expect(throws: ModelError.self) { try company.model.validate() }
+        #expect(error?.code == .invalidModel)
+        #expect(error?.message.contains("disagree") == true)
+        company.department.properties.removeLast()
+        try company.model.validate()
 
         // Two entities of one name.
         company.model.entities.append(EntityDescription(name: "Department"))

@@ -66,6 +66,9 @@ enum GraphModel {
         employee.indexes = [FetchIndexDescription(name: "bySalary", elements: [FetchIndexElementDescription(property: salary, collationType: .binary)])]
         let model = ManagedObjectModel()
         model.entities = [department, employee]
+        // Fetches create the typed subclasses even before the first instance is created.
+        Department.register(for: "Department")
+        Employee.register(for: "Employee")
         return model
     }
 
@@ -80,6 +83,77 @@ enum GraphModel {
         if let error = failure.get() { throw error }
         return container
     }
+}
+
+extension PersistentContainer {
+    /// Closes and removes every store, releasing the store's lock so it can be opened again.
+    func close() throws {
+        for store in persistentStoreCoordinator.persistentStores { try persistentStoreCoordinator.remove(store) }
+    }
+}
+
+/// Builds models in code for the object graph tests.
+enum ModelBuilder {
+    /// An entity named `name` with `properties`, whose objects are of the class `className`.
+    static func entity(
+        _ name: String, _ properties: [PropertyDescription] = [], isAbstract: Bool = false, className: String? = nil
+    ) -> EntityDescription {
+        let entity = EntityDescription(name: name, properties: properties)
+        entity.isAbstract = isAbstract
+        if let className { entity.managedObjectClassName = className }
+        return entity
+    }
+
+    /// An attribute.
+    static func attribute(
+        _ name: String, _ type: AttributeDescription.AttributeType, isOptional: Bool = true, defaultValue: Any? = nil
+    ) -> AttributeDescription {
+        let attribute = AttributeDescription(name: name, type: type)
+        attribute.isOptional = isOptional
+        attribute.defaultValue = defaultValue
+        return attribute
+    }
+
+    /// Adds a relationship `name` from `source` to `destination` and returns it.
+    @discardableResult
+    static func relationship(
+        _ name: String, from source: EntityDescription, to destination: EntityDescription, toMany: Bool = false,
+        isOrdered: Bool = false, deleteRule: DeleteRule = .nullifyDeleteRule, minCount: Int = 0, maxCount: Int? = nil,
+        isOptional: Bool = true
+    ) -> RelationshipDescription {
+        let relationship = RelationshipDescription()
+        relationship.name = name
+        relationship.destinationEntity = destination
+        relationship.maxCount = maxCount ?? (toMany ? 0 : 1)
+        relationship.minCount = minCount
+        relationship.isOrdered = isOrdered
+        relationship.deleteRule = deleteRule
+        relationship.isOptional = isOptional
+        source.properties.append(relationship)
+        return relationship
+    }
+
+    /// Makes `first` and `second` each other's inverse.
+    static func inverse(_ first: RelationshipDescription, _ second: RelationshipDescription) {
+        first.inverseRelationship = second
+        second.inverseRelationship = first
+    }
+
+    /// A model of `entities`.
+    static func model(_ entities: [EntityDescription]) -> ManagedObjectModel {
+        let model = ManagedObjectModel()
+        model.entities = entities
+        return model
+    }
+}
+
+/// A value shared with `@Sendable` closures (notification observers, tasks) under a lock.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T { try lock.withLock { try body(&value) } }
+    var current: Value { lock.withLock { value } }
 }
 
 /// Carries an error out of a `@Sendable` completion handler.

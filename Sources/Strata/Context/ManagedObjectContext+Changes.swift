@@ -109,8 +109,9 @@ extension ManagedObjectContext {
     ///
     /// - Parameters:
     ///   - object: a registered object.
-    ///   - flag: `true` reloads the stored values and keeps the object's unsaved changes on top
-    ///     of them; `false` discards its changes and turns it into a fault.
+    ///   - flag: `true` reloads the stored values and keeps the object's unsaved changes (and
+    ///     transient values) on top of them; `false` discards its changes and transient values
+    ///     and turns it into a fault.
     public func refresh(_ object: ManagedObject, mergeChanges flag: Bool) {
         guard object.managedObjectContext === self, !object.isInserted else { return }
         if flag, object.isLoaded, let coordinator = persistentStoreCoordinator {
@@ -118,7 +119,8 @@ extension ManagedObjectContext {
             let current = object.values
             if let row = try? coordinator.row(for: object.objectID), let layout = try? coordinator.layout(object.entity) {
                 try? load(object, from: row, layout: layout)
-                for slot in changed { object.values[slot] = current[slot] }
+                let transient = object.runtime.properties.indices.filter { object.runtime.properties[$0].isTransient }
+                for slot in changed.union(transient) { object.values[slot] = current[slot] }
                 object.changedSlots = changed
                 object.awake(fromSnapshotEvents: .refresh)
             }

@@ -17,6 +17,9 @@ extension ManagedObjectContext {
             object.committed = object.values
             object.isLoaded = true
             object.isDeleted = true
+            object.isInaccessible = true
+            deletedSet.append(object)
+            strongObjects.insert(object)
             return
         }
         try load(object, from: row, layout: try coordinator.layout(object.entity))
@@ -40,7 +43,7 @@ extension ManagedObjectContext {
             } else if let relationship = property as? RelationshipDescription, case .reference(let key) = row[column],
                 let destination = relationship.destinationEntity, let storeIdentifier
             {
-                values[slot] = ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)
+                values[slot] = resolvedID(ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key))
             }
         }
         return values
@@ -55,7 +58,7 @@ extension ManagedObjectContext {
         else { return [] }
         let layout = try coordinator.layout(object.entity)
         let owner = Value.reference(id.primaryKey)
-        return try coordinator.storeCall {
+        let ids = try coordinator.storeCall { () -> OrderedSet<ManagedObjectID> in
             if let join = layout.joins[relationship.name] {
                 var pairs: [(position: Int64, key: Int64)] = []
                 for key in try store.rows.keys(join.storeEntity, column: join.ownerColumn, matching: .equal(owner), descending: false, limit: nil) {
@@ -73,5 +76,6 @@ extension ManagedObjectContext {
             let keys = try store.rows.keys(destinationLayout.storeEntity, column: column, matching: .equal(owner), descending: false, limit: nil)
             return OrderedSet(keys.map { ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: $0) })
         }
+        return destination.subentities.isEmpty ? ids : OrderedSet(ids.map(resolvedID))
     }
 }

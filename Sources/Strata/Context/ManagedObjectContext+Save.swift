@@ -9,8 +9,9 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``CoreDataError``: validation errors (several are collected under
     ///   `validationMultipleErrors` with ``CoreDataError/detailedErrors``), `managedObjectMerge`
-    ///   for conflicts under the `.error` policy, `persistentStoreSave` when the store fails.
-    ///   After a failed save the context keeps its changes, so they can be fixed and saved again.
+    ///   for conflicts under the `.error` policy, `managedObjectExternalRelationship` for a
+    ///   relationship to an object saved in another store, `persistentStoreSave` when the store
+    ///   fails. After a failed save the context keeps its changes, so they can be fixed and saved again.
     public func save() throws {
         guard hasChanges || !deletesToPropagate.isEmpty else { return }
         guard let coordinator = persistentStoreCoordinator else {
@@ -28,7 +29,8 @@ extension ManagedObjectContext {
 
         let inserted = Array(insertedSet)
         let updated = Array(updatedSet)
-        let deleted = Array(deletedSet)
+        let deleted = deletedSet.elements.filter { !$0.isInaccessible }
+        let discarded = deletedSet.elements.filter(\.isInaccessible)
         try coordinator.saveLock.withLock { _ in
             try obtainPermanentIDs(for: inserted)
             let resolved = try resolveConflicts(updated: updated, deleted: deleted, coordinator: coordinator)
@@ -41,7 +43,7 @@ extension ManagedObjectContext {
             object.changedSlots = []
             object.eventChangedSlots = []
         }
-        for object in deleted {
+        for object in deleted + discarded {
             unregister(object)
             object.managedObjectContext = nil
         }
@@ -112,7 +114,7 @@ extension ManagedObjectContext {
         }
         for object in insertedSet { collect(object.validateForInsert) }
         for object in updatedSet { collect(object.validateForUpdate) }
-        for object in deletedSet { collect(object.validateForDelete) }
+        for object in deletedSet where !object.isInaccessible { collect(object.validateForDelete) }
         try CoreDataError.throwing(errors)
     }
 
@@ -248,6 +250,9 @@ extension ManagedObjectContext {
         for (name, join) in layout.joins where join.isSource {
             let slot = object.runtime.slots[name]!
             guard object.changedSlots.contains(slot) || object.isInserted, let current = object.values[slot] as? OrderedSet<ManagedObjectID> else { continue }
+            if let foreign = current.first(where: { !$0.isTemporaryID && $0.storeIdentifier != object.objectID.storeIdentifier }) {
+                throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.name).\(name) holds \(foreign), which is saved in another store", objectID: object.objectID, key: name)
+            }
             let before = object.committed?[slot] as? OrderedSet<ManagedObjectID> ?? []
             let owner = object.objectID.primaryKey
             let existing = try coordinator.storeCall {

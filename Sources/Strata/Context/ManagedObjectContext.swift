@@ -44,7 +44,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
     }
     /// Whether a fault whose row was deleted by someone else becomes a deleted object with nil
-    /// values (rather than an error). The default is `true`.
+    /// values, listed in ``deletedObjects`` and discarded by the next save without validation
+    /// (rather than an error when it fires). The default is `true`.
     public var shouldDeleteInaccessibleFaults = true
     /// How old cached row data may be when a fault is fulfilled; negative means no limit.
     /// Strata reads rows from its engine's cache, which is never stale, so any value is honoured.
@@ -168,12 +169,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return object
     }
 
-    /// The object with `objectID`, loaded from the store if it is not registered (Core Data's
-    /// `existingObject(with:)`).
+    /// The object with `objectID`, realized: the registered object (its fault fulfilled), or one
+    /// loaded from the store (Core Data's `existingObject(with:)`). Never returns a fault.
     ///
     /// - Throws: ``CoreDataError`` `managedObjectReferentialIntegrity` when no such object exists.
     public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
-        if let existing = registered[objectID]?.object, !existing.isDeleted || existing.isLoaded { return existing }
+        if let existing = registered[objectID]?.object, existing.isLoaded { return existing }
         guard !objectID.isTemporaryID, let coordinator = persistentStoreCoordinator, try coordinator.row(for: objectID) != nil else {
             throw CoreDataError(.managedObjectReferentialIntegrity, "no object with ID \(objectID)", objectID: objectID)
         }
@@ -250,6 +251,16 @@ public final class ManagedObjectContext: @unchecked Sendable {
             strongObjects.insert(object)
         }
         if !pendingEvent.updated.contains(object) { pendingEvent.updated.append(object) }
+    }
+
+    /// The ID of the object a stored reference names, with the object's concrete entity: a
+    /// reference names only the relationship's destination entity, which may be a superentity.
+    /// Costs nothing unless the destination has sub-entities and the object is not registered;
+    /// then one row read.
+    func resolvedID(_ id: ManagedObjectID) -> ManagedObjectID {
+        guard !id.entity.subentities.isEmpty else { return id }
+        if let known = registered[id]?.object { return known.objectID }
+        return (try? concreteID(for: id)) ?? id
     }
 
     /// The ID of `id`'s object with its concrete entity, read from the store.

@@ -35,7 +35,9 @@ extension ManagedObjectModel {
         do {
             data = try Data(contentsOf: contents)
         } catch {
-            throw ModelError(.unreadableFile, "cannot read the model file \(contents.path): \(error.localizedDescription)", path: contents.path, cause: error)
+            throw ModelError(
+                .unreadableFile, "cannot read the model file \(contents.path): \(error.localizedDescription)",
+                path: contents.path, cause: error)
         }
         let root = try ModelXMLDocument.parse(data, path: contents.path)
         try ModelFileReader(path: contents.path).read(root, into: self)
@@ -71,17 +73,23 @@ extension ManagedObjectModel {
                 let data = try Data(contentsOf: marker)
                 let plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
                 guard let dictionary = plist as? [String: Any], let current = dictionary["_XCCurrentVersionName"] as? String else {
-                    throw ModelError(.invalidModel, "\(marker.path) has no _XCCurrentVersionName string", path: marker.path)
+                    throw ModelError(
+                        .invalidModel, "\(marker.path) has no _XCCurrentVersionName string",
+                        path: marker.path)
                 }
                 name = current
             } catch let error as ModelError {
                 throw error
             } catch {
-                throw ModelError(.malformedXML, "\(marker.path) is not a property list: \(error.localizedDescription)", path: marker.path, cause: error)
+                throw ModelError(
+                    .malformedXML, "\(marker.path) is not a property list: \(error.localizedDescription)",
+                    path: marker.path, cause: error)
             }
             let version = bundle.appendingPathComponent(name)
             guard fileManager.fileExists(atPath: version.path) else {
-                throw ModelError(.fileNotFound, "the current version \(name) named by \(marker.path) does not exist", path: version.path)
+                throw ModelError(
+                    .fileNotFound, "the current version \(name) named by \(marker.path) does not exist",
+                    path: version.path)
             }
             return version
         }
@@ -89,7 +97,9 @@ extension ManagedObjectModel {
         do {
             names = try fileManager.contentsOfDirectory(atPath: bundle.path).filter { $0.hasSuffix(".xcdatamodel") }
         } catch {
-            throw ModelError(.unreadableFile, "cannot list \(bundle.path): \(error.localizedDescription)", path: bundle.path, cause: error)
+            throw ModelError(
+                .unreadableFile, "cannot list \(bundle.path): \(error.localizedDescription)",
+                path: bundle.path, cause: error)
         }
         let sorted = names.sorted { lhs, rhs in
             let left = String(lhs.dropLast(".xcdatamodel".count))
@@ -97,7 +107,9 @@ extension ManagedObjectModel {
             return left.compare(right, options: .numeric) == .orderedAscending
         }
         guard let last = sorted.last else {
-            throw ModelError(.fileNotFound, "the versioned model \(bundle.path) holds no .xcdatamodel", path: bundle.path)
+            throw ModelError(
+                .fileNotFound, "the versioned model \(bundle.path) holds no .xcdatamodel",
+                path: bundle.path)
         }
         return bundle.appendingPathComponent(last)
     }

@@ -205,19 +205,27 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
                 throw ModelError(.duplicateName, "two entities are named \(entity.name)", entityName: entity.name)
             }
             if let parent = entity.superentity, !isMember(parent) {
-                throw ModelError(.missingEntity, "entity \(entity.name) has superentity \(parent.name), which is not in the model", entityName: entity.name)
+                throw ModelError(
+                    .missingEntity, "entity \(entity.name) has superentity \(parent.name), which is not in the model",
+                    entityName: entity.name)
             }
             for sub in entity.subentities where !isMember(sub) {
-                throw ModelError(.missingEntity, "entity \(entity.name) has sub-entity \(sub.name), which is not in the model", entityName: entity.name)
+                throw ModelError(
+                    .missingEntity, "entity \(entity.name) has sub-entity \(sub.name), which is not in the model",
+                    entityName: entity.name)
             }
             var propertyNames = Set<String>()
             for ancestor in entity.inheritanceChain {
                 for property in ancestor.ownProperties {
                     guard !property.name.isEmpty else {
-                        throw ModelError(.invalidModel, "a property of entity \(ancestor.name) has no name", entityName: ancestor.name)
+                        throw ModelError(
+                            .invalidModel, "a property of entity \(ancestor.name) has no name",
+                            entityName: ancestor.name)
                     }
                     guard propertyNames.insert(property.name).inserted else {
-                        throw ModelError(.duplicateName, "entity \(entity.name) has two properties named \(property.name) (inherited ones included)", entityName: entity.name, propertyName: property.name)
+                        throw ModelError(
+                            .duplicateName, "entity \(entity.name) has two properties named \(property.name) (inherited ones included)",
+                            entityName: entity.name, propertyName: property.name)
                     }
                 }
             }
@@ -228,7 +236,9 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
             for index in entity.indexes {
                 for element in index.elements {
                     guard let property = element.property, all[property.name] === property else {
-                        throw ModelError(.missingProperty, "fetch index \(index.name) of entity \(entity.name) names \(element.propertyName ?? "no property"), which is not a property of \(entity.name)", entityName: entity.name, propertyName: element.propertyName)
+                        throw ModelError(
+                            .missingProperty, "fetch index \(index.name) of entity \(entity.name) names \(element.propertyName ?? "no property"), which is not a property of \(entity.name)",
+                            entityName: entity.name, propertyName: element.propertyName)
                     }
                 }
             }
@@ -236,14 +246,18 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
                 for element in constraint {
                     let name = EntityDescription.constraintElementName(element)
                     guard all[name] != nil else {
-                        throw ModelError(.missingProperty, "a uniqueness constraint of entity \(entity.name) names \(name), which is not a property of \(entity.name)", entityName: entity.name, propertyName: name)
+                        throw ModelError(
+                            .missingProperty, "a uniqueness constraint of entity \(entity.name) names \(name), which is not a property of \(entity.name)",
+                            entityName: entity.name, propertyName: name)
                     }
                 }
             }
         }
         for configuration in configurationList {
             for entity in configuration.entities where !isMember(entity) {
-                throw ModelError(.missingEntity, "configuration \(configuration.name) lists entity \(entity.name), which is not in the model", entityName: entity.name)
+                throw ModelError(
+                    .missingEntity, "configuration \(configuration.name) lists entity \(entity.name), which is not in the model",
+                    entityName: entity.name)
             }
         }
     }
@@ -256,25 +270,44 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
     ) throws {
         if let attribute = property as? AttributeDescription {
             if attribute.attributeType == .undefinedAttributeType, !attribute.isTransient {
-                throw ModelError(.unknownAttributeType, "attribute \(entity.name).\(attribute.name) has an undefined type but is not transient", entityName: entity.name, propertyName: attribute.name)
+                throw ModelError(
+                    .unknownAttributeType, "attribute \(entity.name).\(attribute.name) has an undefined type but is not transient",
+                    entityName: entity.name, propertyName: attribute.name)
             }
         } else if let relationship = property as? RelationshipDescription {
             guard let destination = relationship.destinationEntity else {
-                throw ModelError(.missingEntity, "relationship \(entity.name).\(relationship.name) has no destination entity", entityName: entity.name, propertyName: relationship.name)
+                throw ModelError(
+                    .missingEntity, "relationship \(entity.name).\(relationship.name) has no destination entity",
+                    entityName: entity.name, propertyName: relationship.name)
             }
             guard isMember(destination) else {
-                throw ModelError(.missingEntity, "relationship \(entity.name).\(relationship.name) has destination \(destination.name), which is not in the model", entityName: entity.name, propertyName: relationship.name)
+                throw ModelError(
+                    .missingEntity, "relationship \(entity.name).\(relationship.name) has destination \(destination.name), which is not in the model",
+                    entityName: entity.name, propertyName: relationship.name)
             }
             if relationship.minCount < 0 || relationship.maxCount < 0
                 || (relationship.maxCount > 0 && relationship.minCount > relationship.maxCount) {
-                throw ModelError(.invalidValue, "relationship \(entity.name).\(relationship.name) has counts \(relationship.minCount)...\(relationship.maxCount)", entityName: entity.name, propertyName: relationship.name)
+                throw ModelError(
+                    .invalidValue, "relationship \(entity.name).\(relationship.name) has counts \(relationship.minCount)...\(relationship.maxCount)",
+                    entityName: entity.name, propertyName: relationship.name)
             }
             if let inverse = relationship.inverseRelationship {
                 guard destination.propertiesByName[inverse.name] === inverse else {
-                    throw ModelError(.missingProperty, "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), which is not a relationship of its destination \(destination.name)", entityName: entity.name, propertyName: relationship.name)
+                    throw ModelError(
+                        .missingProperty, "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), which is not a relationship of its destination \(destination.name)",
+                        entityName: entity.name, propertyName: relationship.name)
                 }
-                guard let back = inverse.destinationEntity, back.isKindOf(entity: entity) || entity.isKindOf(entity: back) else {
-                    throw ModelError(.invalidModel, "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), whose destination \(inverse.destinationEntity?.name ?? "(none)") is not \(entity.name) or related to it", entityName: entity.name, propertyName: relationship.name)
+                guard let back = inverse.destinationEntity, back.isKindOf(entity: entity) || entity.isKindOf(entity: back)
+                else {
+                    throw ModelError(
+                        .invalidModel, "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), whose destination \(inverse.destinationEntity?.name ?? "(none)") is not \(entity.name) or related to it",
+                        entityName: entity.name, propertyName: relationship.name)
+                }
+                if let other = inverse.inverseRelationship, other !== relationship {
+                    throw ModelError(
+                        .invalidModel,
+                        "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName): the two sides disagree",
+                        entityName: entity.name, propertyName: relationship.name)
                 }
             }
         }

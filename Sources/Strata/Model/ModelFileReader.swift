@@ -19,7 +19,9 @@ struct ModelFileReader {
     /// - Throws: ``ModelError`` on the first problem found.
     func read(_ root: ModelXMLElement, into model: ManagedObjectModel) throws {
         guard root.name == "model" else {
-            throw error(.invalidModel, "the root element is <\(root.name)>, not <model>: this is not a Core Data model", at: root)
+            throw error(
+                .invalidModel, "the root element is <\(root.name)>, not <model>: this is not a Core Data model",
+                at: root)
         }
 
         // Entities, in file order, with unique names.
@@ -54,7 +56,9 @@ struct ModelFileReader {
             for ancestor in item.entity.inheritanceChain {
                 for property in ancestor.ownProperties {
                     if let first = seen[property.name] {
-                        throw error(.duplicateName, "entity \(item.entity.name) inherits property \(property.name) from \(first.name) and \(ancestor.name) defines it again", at: item.element, entity: item.entity.name, property: property.name)
+                        throw error(
+                            .duplicateName, "entity \(item.entity.name) inherits property \(property.name) from \(first.name) and \(ancestor.name) defines it again",
+                            at: item.element, entity: item.entity.name, property: property.name)
                     }
                     seen[property.name] = ancestor
                 }
@@ -63,6 +67,9 @@ struct ModelFileReader {
 
         for item in entityElements {
             try linkRelationships(of: item, byName: byName)
+        }
+        for item in entityElements {
+            try checkInverses(of: item)
             try readIndexes(of: item)
             try readUniquenessConstraints(of: item)
         }
@@ -74,7 +81,9 @@ struct ModelFileReader {
             for member in element.children(named: "memberEntity") {
                 let entityName = try required("name", of: member, what: "a member entity of configuration \(name)")
                 guard let entity = byName[entityName] else {
-                    throw error(.missingEntity, "configuration \(name) lists entity \(entityName), which does not exist", at: member, entity: entityName)
+                    throw error(
+                        .missingEntity, "configuration \(name) lists entity \(entityName), which does not exist",
+                        at: member, entity: entityName)
                 }
                 members.append(entity)
             }
@@ -100,19 +109,23 @@ struct ModelFileReader {
         for item in items {
             guard let parent = item.element["parentEntity"], !parent.isEmpty else { continue }
             guard byName[parent] != nil else {
-                throw error(.missingEntity, "entity \(item.entity.name) has parent entity \(parent), which does not exist", at: item.element, entity: item.entity.name)
+                throw error(
+                    .missingEntity, "entity \(item.entity.name) has parent entity \(parent), which does not exist",
+                    at: item.element, entity: item.entity.name)
             }
             parentName[item.entity.name] = parent
         }
         for item in items {
-            var path = [item.entity.name]
+            var chain = [item.entity.name]
             var current = item.entity.name
             while let parent = parentName[current] {
-                if let start = path.firstIndex(of: parent) {
-                    let cycle = (path[start...] + [parent]).joined(separator: " -> ")
-                    throw error(.inheritanceCycle, "the parent entities of \(item.entity.name) form a cycle: \(cycle)", at: item.element, entity: item.entity.name)
+                if let start = chain.firstIndex(of: parent) {
+                    let cycle = (chain[start...] + [parent]).joined(separator: " -> ")
+                    throw error(
+                        .inheritanceCycle, "the parent entities of \(item.entity.name) form a cycle: \(cycle)",
+                        at: item.element, entity: item.entity.name)
                 }
-                path.append(parent)
+                chain.append(parent)
                 current = parent
             }
         }
@@ -131,7 +144,9 @@ struct ModelFileReader {
         for element in item.element.children where element.name == "attribute" || element.name == "relationship" {
             let name = try required("name", of: element, what: "an \(element.name) of entity \(entityName)", entity: entityName)
             guard names.insert(name).inserted else {
-                throw error(.duplicateName, "entity \(entityName) has two properties named \(name)", at: element, entity: entityName, property: name)
+                throw error(
+                    .duplicateName, "entity \(entityName) has two properties named \(name)",
+                    at: element, entity: entityName, property: name)
             }
             let property: PropertyDescription
             if element.name == "attribute" {
@@ -159,29 +174,39 @@ struct ModelFileReader {
     // MARK: - Attributes
 
     /// Reads one `<attribute>`.
-    private func readAttribute(_ element: ModelXMLElement, name: String, entity: String) throws -> AttributeDescription {
+    private func readAttribute(
+        _ element: ModelXMLElement, name: String, entity: String
+    ) throws -> AttributeDescription {
         let attribute = AttributeDescription()
         attribute.name = name
         let transient = try flag("transient", of: element, default: false, entity: entity)
         if let typeName = element["attributeType"] {
             guard let type = AttributeType(xmlName: typeName) else {
                 let known = AttributeType.allCases.map { "\"\($0.xmlName)\"" }.joined(separator: ", ")
-                throw error(.unknownAttributeType, "attribute \(entity).\(name) has the unknown attributeType \"\(typeName)\" (known: \(known))", at: element, entity: entity, property: name)
+                throw error(
+                    .unknownAttributeType, "attribute \(entity).\(name) has the unknown attributeType \"\(typeName)\" (known: \(known))",
+                    at: element, entity: entity, property: name)
             }
             attribute.attributeType = type
         } else if !transient {
-            throw error(.unknownAttributeType, "attribute \(entity).\(name) has no attributeType", at: element, entity: entity, property: name)
+            throw error(
+                .unknownAttributeType, "attribute \(entity).\(name) has no attributeType",
+                at: element, entity: entity, property: name)
         }
         let type = attribute.attributeType
-        attribute.allowsExternalBinaryDataStorage = try flag("allowsExternalBinaryDataStorage", of: element, default: false, entity: entity)
-        attribute.preservesValueInHistoryOnDeletion = try flag("preserveAfterDeletion", of: element, default: false, entity: entity)
+        attribute.allowsExternalBinaryDataStorage = try flag(
+            "allowsExternalBinaryDataStorage", of: element, default: false, entity: entity)
+        attribute.preservesValueInHistoryOnDeletion = try flag(
+            "preserveAfterDeletion", of: element, default: false, entity: entity)
         attribute.valueTransformerName = element["valueTransformerName"]
         if let className = element["customClassName"], !className.isEmpty {
             attribute.attributeValueClassName = className
         }
         if let pattern = element["regularExpressionString"] {
             guard type == .stringAttributeType else {
-                throw error(.invalidValue, "attribute \(entity).\(name) has a regular expression but is of type \(type.xmlName), not String", at: element, entity: entity, property: name)
+                throw error(
+                    .invalidValue, "attribute \(entity).\(name) has a regular expression but is of type \(type.xmlName), not String",
+                    at: element, entity: entity, property: name)
             }
             attribute.regularExpressionString = pattern
         }
@@ -198,7 +223,9 @@ struct ModelFileReader {
 
     /// Reads `minValueString` / `maxValueString` (or a date attribute's `minDateTimeInterval` /
     /// `maxDateTimeInterval`): a number of the attribute's type, a `Date`, or a length.
-    private func limit(_ kind: String, of element: ModelXMLElement, type: AttributeType, entity: String, property: String) throws -> Any? {
+    private func limit(
+        _ kind: String, of element: ModelXMLElement, type: AttributeType, entity: String, property: String
+    ) throws -> Any? {
         let what = "\(kind)imum"
         if type == .dateAttributeType, let interval = element["\(kind)DateTimeInterval"] {
             return try convert(interval, to: type, what: what, of: element, entity: entity, property: property)
@@ -207,14 +234,18 @@ struct ModelFileReader {
         switch type {
         case .stringAttributeType, .binaryDataAttributeType:
             guard let length = Int(text.trimmingCharacters(in: .whitespaces)), length >= 0 else {
-                throw error(.invalidValue, "attribute \(entity).\(property) has the \(what) length \"\(text)\", which is not a length", at: element, entity: entity, property: property)
+                throw error(
+                    .invalidValue, "attribute \(entity).\(property) has the \(what) length \"\(text)\", which is not a length",
+                    at: element, entity: entity, property: property)
             }
             return length
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType, .decimalAttributeType,
             .doubleAttributeType, .floatAttributeType, .dateAttributeType:
             return try convert(text, to: type, what: what, of: element, entity: entity, property: property)
         default:
-            throw error(.invalidValue, "attribute \(entity).\(property) of type \(type.xmlName) cannot have a \(what)", at: element, entity: entity, property: property)
+            throw error(
+                .invalidValue, "attribute \(entity).\(property) of type \(type.xmlName) cannot have a \(what)",
+                at: element, entity: entity, property: property)
         }
     }
 
@@ -248,10 +279,14 @@ struct ModelFileReader {
         case .UUIDAttributeType: value = UUID(uuidString: trimmed)
         case .URIAttributeType: value = trimmed.isEmpty ? nil : URL(string: trimmed)
         case .undefinedAttributeType, .binaryDataAttributeType, .transformableAttributeType, .objectIDAttributeType:
-            throw error(.invalidValue, "attribute \(entity).\(property) of type \(type.xmlName) cannot have a \(what)", at: element, entity: entity, property: property)
+            throw error(
+                .invalidValue, "attribute \(entity).\(property) of type \(type.xmlName) cannot have a \(what)",
+                at: element, entity: entity, property: property)
         }
         guard let value else {
-            throw error(.invalidValue, "attribute \(entity).\(property) has the \(what) \"\(text)\", which is not a valid \(type.xmlName)", at: element, entity: entity, property: property)
+            throw error(
+                .invalidValue, "attribute \(entity).\(property) has the \(what) \"\(text)\", which is not a valid \(type.xmlName)",
+                at: element, entity: entity, property: property)
         }
         return value
     }
@@ -259,22 +294,30 @@ struct ModelFileReader {
     // MARK: - Relationships
 
     /// Reads one `<relationship>`; destination and inverse are linked later.
-    private func readRelationship(_ element: ModelXMLElement, name: String, entity: String) throws -> RelationshipDescription {
+    private func readRelationship(
+        _ element: ModelXMLElement, name: String, entity: String
+    ) throws -> RelationshipDescription {
         let relationship = RelationshipDescription()
         relationship.name = name
         let toMany = try flag("toMany", of: element, default: false, entity: entity)
         relationship.minCount = try count("minCount", of: element, default: 0, entity: entity, property: name)
         relationship.maxCount = try count("maxCount", of: element, default: toMany ? 0 : 1, entity: entity, property: name)
         if !toMany && relationship.maxCount != 1 {
-            throw error(.invalidValue, "relationship \(entity).\(name) is to-one but has maxCount \(relationship.maxCount)", at: element, entity: entity, property: name)
+            throw error(
+                .invalidValue, "relationship \(entity).\(name) is to-one but has maxCount \(relationship.maxCount)",
+                at: element, entity: entity, property: name)
         }
         if relationship.maxCount > 0 && relationship.minCount > relationship.maxCount {
-            throw error(.invalidValue, "relationship \(entity).\(name) has minCount \(relationship.minCount) above maxCount \(relationship.maxCount)", at: element, entity: entity, property: name)
+            throw error(
+                .invalidValue, "relationship \(entity).\(name) has minCount \(relationship.minCount) above maxCount \(relationship.maxCount)",
+                at: element, entity: entity, property: name)
         }
         relationship.isOrdered = try flag("ordered", of: element, default: false, entity: entity)
         if let ruleName = element["deletionRule"] {
             guard let rule = DeleteRule(xmlName: ruleName) else {
-                throw error(.invalidValue, "relationship \(entity).\(name) has the unknown deletionRule \"\(ruleName)\" (known: \"Nullify\", \"Cascade\", \"Deny\", \"No Action\")", at: element, entity: entity, property: name)
+                throw error(
+                    .invalidValue, "relationship \(entity).\(name) has the unknown deletionRule \"\(ruleName)\" (known: \"Nullify\", \"Cascade\", \"Deny\", \"No Action\")",
+                    at: element, entity: entity, property: name)
             }
             relationship.deleteRule = rule
         }
@@ -282,10 +325,14 @@ struct ModelFileReader {
     }
 
     /// Reads a non-negative count.
-    private func count(_ key: String, of element: ModelXMLElement, default defaultValue: Int, entity: String, property: String) throws -> Int {
+    private func count(
+        _ key: String, of element: ModelXMLElement, default defaultValue: Int, entity: String, property: String
+    ) throws -> Int {
         guard let text = element[key] else { return defaultValue }
         guard let value = Int(text), value >= 0 else {
-            throw error(.invalidValue, "relationship \(entity).\(property) has \(key) \"\(text)\", which is not a count", at: element, entity: entity, property: property)
+            throw error(
+                .invalidValue, "relationship \(entity).\(property) has \(key) \"\(text)\", which is not a count",
+                at: element, entity: entity, property: property)
         }
         return value
     }
@@ -297,30 +344,66 @@ struct ModelFileReader {
             let name = element["name"]!
             guard let relationship = item.entity.ownProperties.first(where: { $0.name == name }) as? RelationshipDescription else { continue }
             guard let destinationName = element["destinationEntity"], !destinationName.isEmpty else {
-                throw error(.missingEntity, "relationship \(entityName).\(name) has no destinationEntity", at: element, entity: entityName, property: name)
+                throw error(
+                    .missingEntity, "relationship \(entityName).\(name) has no destinationEntity",
+                    at: element, entity: entityName, property: name)
             }
             guard let destination = byName[destinationName] else {
-                throw error(.missingEntity, "relationship \(entityName).\(name) has destination entity \(destinationName), which does not exist", at: element, entity: entityName, property: name)
+                throw error(
+                    .missingEntity, "relationship \(entityName).\(name) has destination entity \(destinationName), which does not exist",
+                    at: element, entity: entityName, property: name)
             }
             relationship.destinationEntity = destination
             guard let inverseName = element["inverseName"], !inverseName.isEmpty else { continue }
             var inverseOwner = destination
             if let inverseEntityName = element["inverseEntity"], !inverseEntityName.isEmpty {
                 guard let owner = byName[inverseEntityName] else {
-                    throw error(.missingEntity, "relationship \(entityName).\(name) has inverse entity \(inverseEntityName), which does not exist", at: element, entity: entityName, property: name)
+                    throw error(
+                        .missingEntity, "relationship \(entityName).\(name) has inverse entity \(inverseEntityName), which does not exist",
+                        at: element, entity: entityName, property: name)
                 }
                 guard destination.isKindOf(entity: owner) else {
-                    throw error(.invalidModel, "relationship \(entityName).\(name) has inverse entity \(inverseEntityName), which is not its destination \(destinationName)", at: element, entity: entityName, property: name)
+                    throw error(
+                        .invalidModel, "relationship \(entityName).\(name) has inverse entity \(inverseEntityName), which is not its destination \(destinationName)",
+                        at: element, entity: entityName, property: name)
                 }
                 inverseOwner = owner
             }
             guard let property = inverseOwner.propertiesByName[inverseName] else {
-                throw error(.missingProperty, "relationship \(entityName).\(name) has inverse \(inverseOwner.name).\(inverseName), which does not exist", at: element, entity: entityName, property: name)
+                throw error(
+                    .missingProperty, "relationship \(entityName).\(name) has inverse \(inverseOwner.name).\(inverseName), which does not exist",
+                    at: element, entity: entityName, property: name)
             }
             guard let inverse = property as? RelationshipDescription else {
-                throw error(.invalidModel, "relationship \(entityName).\(name) has inverse \(inverseOwner.name).\(inverseName), which is an attribute, not a relationship", at: element, entity: entityName, property: name)
+                throw error(
+                    .invalidModel, "relationship \(entityName).\(name) has inverse \(inverseOwner.name).\(inverseName), which is an attribute, not a relationship",
+                    at: element, entity: entityName, property: name)
             }
             relationship.inverseRelationship = inverse
+        }
+    }
+
+    /// Checks that each relationship's inverse points back at it (or at nothing) and at an
+    /// entity of its hierarchy.
+    private func checkInverses(of item: EntityElement) throws {
+        let entity = item.entity
+        for element in item.element.children(named: "relationship") {
+            guard let relationship = entity.ownProperties.first(where: { $0.name == element["name"] })
+                as? RelationshipDescription,
+                let inverse = relationship.inverseRelationship
+            else { continue }
+            if let back = inverse.destinationEntity, !(back.isKindOf(entity: entity) || entity.isKindOf(entity: back)) {
+                throw error(
+                    .invalidModel,
+                    "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), whose destination \(back.name) is not \(entity.name) or related to it",
+                    at: element, entity: entity.name, property: relationship.name)
+            }
+            if let other = inverse.inverseRelationship, other !== relationship {
+                throw error(
+                    .invalidModel,
+                    "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName): the two sides disagree",
+                    at: element, entity: entity.name, property: relationship.name)
+            }
         }
     }
 
@@ -334,20 +417,28 @@ struct ModelFileReader {
         for element in item.element.children(named: "fetchIndex") {
             let name = try required("name", of: element, what: "a fetch index of entity \(entityName)", entity: entityName)
             guard !indexes.contains(where: { $0.name == name }) else {
-                throw error(.duplicateName, "entity \(entityName) has two fetch indexes named \(name)", at: element, entity: entityName)
+                throw error(
+                    .duplicateName, "entity \(entityName) has two fetch indexes named \(name)",
+                    at: element, entity: entityName)
             }
             var elements: [FetchIndexElementDescription] = []
             for part in element.children(named: "fetchIndexElement") {
                 guard let propertyName = part["property"], !propertyName.isEmpty else {
-                    throw error(.invalidModel, "an element of fetch index \(entityName).\(name) names no property (expression elements are not supported)", at: part, entity: entityName)
+                    throw error(
+                        .invalidModel, "an element of fetch index \(entityName).\(name) names no property (expression elements are not supported)",
+                        at: part, entity: entityName)
                 }
                 guard let property = properties[propertyName] else {
-                    throw error(.missingProperty, "fetch index \(entityName).\(name) names property \(propertyName), which entity \(entityName) does not have", at: part, entity: entityName, property: propertyName)
+                    throw error(
+                        .missingProperty, "fetch index \(entityName).\(name) names property \(propertyName), which entity \(entityName) does not have",
+                        at: part, entity: entityName, property: propertyName)
                 }
                 var collation = FetchIndexElementType.binary
                 if let typeName = part["type"] {
                     guard let type = FetchIndexElementType(xmlName: typeName) else {
-                        throw error(.invalidValue, "fetch index \(entityName).\(name) has the unknown element type \"\(typeName)\" (known: \"Binary\", \"RTree\")", at: part, entity: entityName, property: propertyName)
+                        throw error(
+                            .invalidValue, "fetch index \(entityName).\(name) has the unknown element type \"\(typeName)\" (known: \"Binary\", \"RTree\")",
+                            at: part, entity: entityName, property: propertyName)
                     }
                     collation = type
                 }
@@ -356,12 +447,16 @@ struct ModelFileReader {
                 case "ascending": indexElement.isAscending = true
                 case "descending": indexElement.isAscending = false
                 case let order:
-                    throw error(.invalidValue, "fetch index \(entityName).\(name) has the unknown order \"\(order)\" (known: \"ascending\", \"descending\")", at: part, entity: entityName, property: propertyName)
+                    throw error(
+                        .invalidValue, "fetch index \(entityName).\(name) has the unknown order \"\(order)\" (known: \"ascending\", \"descending\")",
+                        at: part, entity: entityName, property: propertyName)
                 }
                 elements.append(indexElement)
             }
             guard !elements.isEmpty else {
-                throw error(.invalidModel, "fetch index \(entityName).\(name) has no elements", at: element, entity: entityName)
+                throw error(
+                    .invalidModel, "fetch index \(entityName).\(name) has no elements",
+                    at: element, entity: entityName)
             }
             indexes.append(FetchIndexDescription(name: name, elements: elements))
         }
@@ -379,12 +474,16 @@ struct ModelFileReader {
                 for part in element.children(named: "constraint") {
                     let name = try required("value", of: part, what: "a uniqueness constraint of entity \(entityName)", entity: entityName)
                     guard properties[name] != nil else {
-                        throw error(.missingProperty, "a uniqueness constraint of entity \(entityName) names property \(name), which entity \(entityName) does not have", at: part, entity: entityName, property: name)
+                        throw error(
+                            .missingProperty, "a uniqueness constraint of entity \(entityName) names property \(name), which entity \(entityName) does not have",
+                            at: part, entity: entityName, property: name)
                     }
                     names.append(name)
                 }
                 guard !names.isEmpty else {
-                    throw error(.invalidModel, "a uniqueness constraint of entity \(entityName) names no property", at: element, entity: entityName)
+                    throw error(
+                        .invalidModel, "a uniqueness constraint of entity \(entityName) names no property",
+                        at: element, entity: entityName)
                 }
                 constraints.append(names)
             }
@@ -410,7 +509,9 @@ struct ModelFileReader {
     /// A `YES`/`NO` XML attribute.
     ///
     /// - Parameter entity: the entity `element` belongs to, when `element` is a property.
-    private func flag(_ key: String, of element: ModelXMLElement, default defaultValue: Bool, entity: String? = nil) throws -> Bool {
+    private func flag(
+        _ key: String, of element: ModelXMLElement, default defaultValue: Bool, entity: String? = nil
+    ) throws -> Bool {
         guard let text = element[key] else { return defaultValue }
         switch text {
         case "YES", "yes", "true": return true
@@ -425,9 +526,13 @@ struct ModelFileReader {
     }
 
     /// A required, non-empty XML attribute.
-    private func required(_ key: String, of element: ModelXMLElement, what: String, entity: String? = nil, property: String? = nil) throws -> String {
+    private func required(
+        _ key: String, of element: ModelXMLElement, what: String, entity: String? = nil, property: String? = nil
+    ) throws -> String {
         guard let value = element[key], !value.isEmpty else {
-            throw error(.invalidModel, "\(what) (<\(element.name)>) has no \(key)", at: element, entity: entity, property: property)
+            throw error(
+                .invalidModel, "\(what) (<\(element.name)>) has no \(key)",
+                at: element, entity: entity, property: property)
         }
         return value
     }
@@ -440,6 +545,8 @@ struct ModelFileReader {
         entity: String? = nil,
         property: String? = nil
     ) -> ModelError {
-        ModelError(code, "\(message) (line \(element.line))", path: path, line: element.line, entityName: entity, propertyName: property)
+        ModelError(
+            code, "\(message) (line \(element.line))",
+            path: path, line: element.line, entityName: entity, propertyName: property)
     }
 }

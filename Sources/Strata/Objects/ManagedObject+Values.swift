@@ -11,7 +11,9 @@ extension ManagedObject {
     /// `Set<ManagedObject>`, or `[ManagedObject]` when it is ordered.
     ///
     /// - Throws: ``CoreDataError`` `keyValueValidation` for a key the entity does not have;
-    ///   a store error when the fault cannot be fulfilled.
+    ///   another ``CoreDataError`` when the fault cannot be fulfilled (the store fails, the row is
+    ///   gone and ``ManagedObjectContext/shouldDeleteInaccessibleFaults`` is off, or the object
+    ///   has no context any more).
     public func value(forKey key: String) throws -> Any? {
         let slot = try runtime.slot(key)
         willAccessValue(forKey: key)
@@ -146,9 +148,14 @@ extension ManagedObject {
     // MARK: Internals
 
     /// Loads the object's values if it is a fault.
+    ///
+    /// - Throws: ``CoreDataError`` `coreData` when the fault has no context any more (it was
+    ///   reset, released or merged away), or what fulfilling it throws.
     func fireFault() throws {
         guard !isLoaded else { return }
-        guard let context = managedObjectContext else { return }
+        guard let context = managedObjectContext else {
+            throw CoreDataError(.coreData, "cannot fulfill the fault for \(objectID): it is no longer registered with a context", objectID: objectID)
+        }
         try context.fulfillFault(self)
     }
 

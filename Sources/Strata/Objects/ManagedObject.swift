@@ -36,6 +36,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var eventChangedSlots = Set<Int>()
     /// Whether the values are loaded.
     var isLoaded = false
+    /// Whether the object was a fault whose row was gone when it fired: the context marked it
+    /// deleted (``ManagedObjectContext/shouldDeleteInaccessibleFaults``) and the next save
+    /// discards it without writing anything.
+    var isInaccessible = false
 
     /// Creates an object of `entity` and inserts it into `context` (when given), as Core Data's
     /// designated initializer. The object gets a temporary ID and `awakeFromInsert()` is called.

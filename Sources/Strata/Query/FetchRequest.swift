@@ -62,10 +62,14 @@ public final class FetchRequest<ResultType: FetchRequestResult>: CustomStringCon
         "<FetchRequest: entity \(entity?.name ?? entityName ?? "?"), predicate \(predicate.map { "\($0)" } ?? "nil")>"
     }
 
-    /// The entity the request names in `model`.
+    /// The entity the request names in `model`: the entity of that name, else the entity whose
+    /// class has that name (as `fetchRequest()` of a subclass names it).
     func resolveEntity(in model: ManagedObjectModel) throws -> EntityDescription {
         if let entity { return entity }
-        guard let name = entityName, let entity = model.entitiesByName[name] else {
+        guard let name = entityName,
+            let entity = model.entitiesByName[name]
+                ?? model.entities.first(where: { $0.managedObjectClassName.split(separator: ".").last.map(String.init) == name })
+        else {
             throw CoreDataError(.coreData, "the fetch request names no entity of the model (\(entityName ?? "nil"))")
         }
         return entity

@@ -1,0 +1,26 @@
+extension EntityDescription {
+    /// Creates an object of the entity named `entityName` in the context's model and inserts it
+    /// into `context` (Core Data's `insertNewObject(forEntityName:into:)`).
+    ///
+    /// The object is an instance of the subclass registered for the entity (see
+    /// ``ManagedObject/register(for:)``), else of ``ManagedObject``; cast it to the subclass.
+    ///
+    /// - Parameters:
+    ///   - entityName: the name of a non-abstract entity of the model of `context`'s coordinator.
+    ///   - context: the context to insert the object into.
+    /// - Returns: the new object, with a temporary ID.
+    /// - Throws: ``CoreDataError`` `coreData` when the context has no coordinator, the model has
+    ///   no such entity or the entity is abstract (Core Data raises an exception instead).
+    public static func insertNewObject(forEntityName entityName: String, into context: ManagedObjectContext) throws -> ManagedObject {
+        guard let model = context.persistentStoreCoordinator?.managedObjectModel else {
+            throw CoreDataError(.coreData, "cannot insert a \(entityName): the context has no persistent store coordinator")
+        }
+        guard let entity = model.entitiesByName[entityName] else {
+            throw CoreDataError(.coreData, "the model has no entity named \(entityName)")
+        }
+        guard !entity.isAbstract else {
+            throw CoreDataError(.coreData, "cannot insert an object of the abstract entity \(entityName)")
+        }
+        return ManagedObjectClassRegistry.type(for: entity).init(entity: entity, insertInto: context)
+    }
+}
