@@ -4,6 +4,7 @@ import PackageDescription
 // The benchmarks live in their own package so that users of Strata never resolve
 // GRDB or package-benchmark. Run from this directory:
 //   swift run -c release strata-bench --rows 100000
+//   swift run -c release strata-graph-bench --rows 100000
 //   swift package benchmark
 let package = Package(
     name: "StrataBenchmarks",
@@ -12,6 +13,8 @@ let package = Package(
         .package(name: "Strata", path: "../"),
         .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        // Already resolved through Strata; named so strata-graph-bench can quiet the store's info logs.
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         // Naming the trait turns off the runtime (ARC) interposer, which this machine cannot resolve.
         .package(
             url: "https://github.com/ordo-one/benchmark.git",
@@ -33,6 +36,18 @@ let package = Package(
                 .product(name: "StrataStore", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Object-graph workloads (W1, W3, W4, W6, W7) through Strata's Core Data API, against
+        // GRDB records over SQLite, side by side: `swift run -c release strata-graph-bench`.
+        .executableTarget(
+            name: "strata-graph-bench",
+            dependencies: [
+                "Workloads",
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // package-benchmark suites: `swift package benchmark`.

@@ -117,8 +117,8 @@ extension ManagedObjectContext {
         if flag, object.isLoaded, let coordinator = persistentStoreCoordinator {
             let changed = object.changedSlots
             let current = object.values
-            if let row = try? coordinator.row(for: object.objectID), let layout = try? coordinator.layout(object.entity) {
-                try? load(object, from: row, layout: layout)
+            if let (row, sequence) = try? coordinator.snapshot(for: object.objectID), let row, let layout = try? coordinator.layout(object.entity) {
+                try? load(object, from: row, layout: layout, sequence: sequence)
                 let transient = object.runtime.properties.indices.filter { object.runtime.properties[$0].isTransient }
                 for slot in changed.union(transient) { object.values[slot] = current[slot] }
                 object.changedSlots = changed

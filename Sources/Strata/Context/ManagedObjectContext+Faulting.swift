@@ -9,7 +9,8 @@ extension ManagedObjectContext {
             object.isLoaded = true
             return
         }
-        guard let row = try coordinator.row(for: object.objectID) else {
+        let (row, sequence) = try coordinator.snapshot(for: object.objectID)
+        guard let row else {
             guard shouldDeleteInaccessibleFaults else {
                 throw CoreDataError(.coreData, "could not fulfill a fault for \(object.objectID): the object was deleted", objectID: object.objectID)
             }
@@ -22,15 +23,18 @@ extension ManagedObjectContext {
             strongObjects.insert(object)
             return
         }
-        try load(object, from: row, layout: try coordinator.layout(object.entity))
+        try load(object, from: row, layout: try coordinator.layout(object.entity), sequence: sequence)
         object.awakeFromFetch()
     }
 
     /// Fills `object` with the values of `row`; to-many relationships stay faults.
-    func load(_ object: ManagedObject, from row: Row, layout: EntityLayout) throws {
+    ///
+    /// - Parameter sequence: the store's sequence read before the row, for ``ManagedObject/snapshotSequence``.
+    func load(_ object: ManagedObject, from row: Row, layout: EntityLayout, sequence: UInt64) throws {
         object.values = try values(of: object.runtime, from: row, layout: layout, storeIdentifier: object.objectID.storeIdentifier)
         object.committed = object.values
         object.isLoaded = true
+        object.snapshotSequence = sequence
     }
 
     /// The object values of a row, by slot of `runtime`.

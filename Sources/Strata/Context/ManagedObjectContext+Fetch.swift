@@ -35,59 +35,19 @@ extension ManagedObjectContext {
         }
     }
 
-    /// The number of objects `request` would fetch (Core Data's `count(for:)`).
+    /// The number of objects `request` would fetch (Core Data's `count(for:)`), without
+    /// creating objects for the stored rows that match.
     ///
     /// - Throws: as ``fetch(_:)``.
     public func count<T>(for request: FetchRequest<T>) throws -> Int {
-        try matchingObjects(request, materialize: false).count
+        let (objects, others) = try collectMatches(request, materialize: false)
+        let afterOffset = max(0, objects.count + others - request.fetchOffset)
+        return request.fetchLimit > 0 ? min(afterOffset, request.fetchLimit) : afterOffset
     }
 
     /// The matching objects, sorted and cut to the request's offset and limit.
-    private func matchingObjects<T>(_ request: FetchRequest<T>, materialize: Bool = true) throws -> [ManagedObject] {
-        guard let coordinator = persistentStoreCoordinator else {
-            throw CoreDataError(.coreData, "the context has no persistent store coordinator")
-        }
-        let entity = try request.resolveEntity(in: coordinator.managedObjectModel)
-        let layout = try coordinator.layout(entity)
-        let tags = Set(request.includesSubentities ? layout.tags : [layout.tag])
-        let predicate = request.predicate
-        let pending = request.includesPendingChanges
-        var matches: [ManagedObject] = []
-        var seen = Set<ManagedObjectID>()
-        let entitiesByTag = try coordinator.mapping.get().entitiesByTag[layout.storeEntity] ?? [:]
-
-        for store in coordinator.persistentStores {
-            try coordinator.storeCall {
-                try store.rows.scan(layout.storeEntity) { key, row in
-                    guard case .int(let tag) = row[0], tags.contains(tag), let concrete = entitiesByTag[tag] else { return }
-                    let id = ManagedObjectID(entity: concrete, storeIdentifier: store.identifier, primaryKey: key)
-                    seen.insert(id)
-                    if let existing = registered[id]?.object {
-                        if existing.isDeleted && pending { return }
-                        if !existing.isLoaded {
-                            try load(existing, from: row, layout: try coordinator.layout(concrete))
-                            existing.awakeFromFetch()
-                        }
-                        let matched = pending || !existing.hasChanges
-                            ? predicate?.evaluate(with: existing) ?? true
-                            : try rowMatches(predicate, row: row, entity: concrete, store: store)
-                        if matched { matches.append(existing) }
-                        return
-                    }
-                    guard try rowMatches(predicate, row: row, entity: concrete, store: store) else { return }
-                    let object = ManagedObject.makeFault(id, context: self)
-                    try load(object, from: row, layout: try coordinator.layout(concrete))
-                    register(object)
-                    object.awakeFromFetch()
-                    matches.append(object)
-                }
-            }
-        }
-        if pending {
-            for object in insertedSet where tags.contains(try coordinator.layout(object.entity).tag) && !seen.contains(object.objectID) {
-                if predicate?.evaluate(with: object) ?? true { matches.append(object) }
-            }
-        }
+    private func matchingObjects<T>(_ request: FetchRequest<T>) throws -> [ManagedObject] {
+        var matches = try collectMatches(request, materialize: true).objects
         if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
             let keyed = matches.map { object in (object, descriptors.map { try? FetchPredicate.value(atKeyPath: $0.key, of: object) }) }
             matches = keyed.sorted { left, right in
@@ -104,6 +64,61 @@ extension ManagedObjectContext {
         let start = min(request.fetchOffset, matches.count)
         let end = request.fetchLimit > 0 ? min(matches.count, start + request.fetchLimit) : matches.count
         return Array(matches[start..<end])
+    }
+
+    /// The objects matching `request` among the stored rows and this context's changes, unsorted;
+    /// without `materialize`, stored rows not registered in the context are only counted.
+    private func collectMatches<T>(_ request: FetchRequest<T>, materialize: Bool) throws -> (objects: [ManagedObject], others: Int) {
+        guard let coordinator = persistentStoreCoordinator else {
+            throw CoreDataError(.coreData, "the context has no persistent store coordinator")
+        }
+        let entity = try request.resolveEntity(in: coordinator.managedObjectModel)
+        let layout = try coordinator.layout(entity)
+        let tags = Set(request.includesSubentities ? layout.tags : [layout.tag])
+        let predicate = request.predicate
+        let pending = request.includesPendingChanges
+        var matches: [ManagedObject] = []
+        var others = 0
+        let entitiesByTag = try coordinator.mapping.get().entitiesByTag[layout.storeEntity] ?? [:]
+
+        for store in coordinator.persistentStores {
+            let sequence = store.rows.lastSequence
+            try coordinator.storeCall {
+                try store.rows.scan(layout.storeEntity) { key, row in
+                    guard case .int(let tag) = row[0], tags.contains(tag), let concrete = entitiesByTag[tag] else { return }
+                    let id = ManagedObjectID(entity: concrete, storeIdentifier: store.identifier, primaryKey: key)
+                    if let existing = registered[id]?.object {
+                        if existing.isDeleted && pending { return }
+                        if !existing.isLoaded {
+                            try load(existing, from: row, layout: try coordinator.layout(concrete), sequence: sequence)
+                            existing.awakeFromFetch()
+                        }
+                        let matched = pending || !existing.hasChanges
+                            ? predicate?.evaluate(with: existing) ?? true
+                            : try rowMatches(predicate, row: row, entity: concrete, store: store)
+                        if matched { matches.append(existing) }
+                        return
+                    }
+                    guard try rowMatches(predicate, row: row, entity: concrete, store: store) else { return }
+                    guard materialize else {
+                        others += 1
+                        return
+                    }
+                    let object = ManagedObject.makeFault(id, context: self)
+                    try load(object, from: row, layout: try coordinator.layout(concrete), sequence: sequence)
+                    register(object)
+                    object.awakeFromFetch()
+                    matches.append(object)
+                }
+            }
+        }
+        // Inserted objects are in no store yet, even those given permanent IDs.
+        if pending {
+            for object in insertedSet where tags.contains(try coordinator.layout(object.entity).tag) {
+                if predicate?.evaluate(with: object) ?? true { matches.append(object) }
+            }
+        }
+        return (matches, others)
     }
 
     /// Whether a stored row meets `predicate`, reading attribute and to-one columns directly and

@@ -34,7 +34,12 @@ extension ManagedObjectContext {
         try coordinator.saveLock.withLock { _ in
             try obtainPermanentIDs(for: inserted)
             let resolved = try resolveConflicts(updated: updated, deleted: deleted, coordinator: coordinator)
-            try commit(inserted: inserted, updated: resolved.updated, deleted: resolved.deleted, coordinator: coordinator)
+            let sequences = try commit(inserted: inserted, updated: resolved.updated, deleted: resolved.deleted, coordinator: coordinator)
+            // Saves are serialized by the lock and the store by its file lock, so the objects
+            // saved hold exactly the store's state at their commit.
+            for object in inserted + resolved.updated {
+                object.snapshotSequence = sequences[object.objectID.storeIdentifier!] ?? 0
+            }
         }
 
         for object in inserted + updated {
@@ -72,21 +77,28 @@ extension ManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else {
             throw CoreDataError(.coreData, "the context has no persistent store coordinator")
         }
-        var renamed: [ManagedObjectID: ManagedObjectID] = [:]
+        var groups: [EntityKey: (store: PersistentStore, objects: [ManagedObject])] = [:]
         for object in objects where object.objectID.isTemporaryID {
             let store = try coordinator.store(for: object.entity)
             let layout = try coordinator.layout(object.entity)
-            let key = store.rows.allocateKeys(for: layout.storeEntity, count: 1).lowerBound
-            let permanent = ManagedObjectID(entity: object.entity, storeIdentifier: store.identifier, primaryKey: key)
-            renamed[object.objectID] = permanent
-            registered[object.objectID] = nil
-            object.objectID = permanent
-            register(object)
+            let group = EntityKey(entity: layout.storeEntity, key: Int64(ObjectIdentifier(store).hashValue))
+            groups[group, default: (store, [])].objects.append(object)
         }
-        guard !renamed.isEmpty else { return }
-        for object in registeredObjects.union(strongObjects) where object.isLoaded {
-            object.values = object.values.map { rename($0, renamed) }
-            object.committed = object.committed?.map { rename($0, renamed) }
+        guard !groups.isEmpty else { return }
+        var renamed: [ManagedObjectID: ManagedObjectID] = [:]
+        for (group, members) in groups {
+            let keys = members.store.rows.allocateKeys(for: group.entity, count: members.objects.count)
+            for (object, key) in zip(members.objects, keys) {
+                let permanent = ManagedObjectID(entity: object.entity, storeIdentifier: members.store.identifier, primaryKey: key)
+                renamed[object.objectID] = permanent
+                registered[object.objectID] = nil
+                object.objectID = permanent
+                register(object)
+            }
+        }
+        // Only changed objects can point at new ones: setting a relationship changes both sides.
+        for object in Array(insertedSet) + Array(updatedSet) + Array(deletedSet) where object.isLoaded {
+            for slot in object.runtime.relationshipSlots { object.values[slot] = rename(object.values[slot], renamed) }
         }
     }
 
@@ -127,6 +139,13 @@ extension ManagedObjectContext {
         var keptUpdates: [ManagedObject] = []
         for object in updated + deleted {
             guard let committed = object.committed, !object.objectID.isTemporaryID else {
+                if !object.isDeleted { keptUpdates.append(object) }
+                continue
+            }
+            if object.snapshotSequence != 0, let store = coordinator.store(identifier: object.objectID.storeIdentifier!),
+                store.rows.lastSequence == object.snapshotSequence
+            {
+                // Nothing was committed since the object was read: there can be no conflict.
                 if !object.isDeleted { keptUpdates.append(object) }
                 continue
             }
@@ -174,7 +193,7 @@ extension ManagedObjectContext {
     /// Builds and commits one transaction per store.
     private func commit(
         inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], coordinator: PersistentStoreCoordinator
-    ) throws {
+    ) throws -> [String: UInt64] {
         var transactions: [String: Transaction] = [:]
         func transaction(_ object: ManagedObject) -> String {
             let identifier = object.objectID.storeIdentifier!
@@ -209,16 +228,18 @@ extension ManagedObjectContext {
                 }
             }
         }
+        var sequences: [String: UInt64] = [:]
         for (identifier, transaction) in transactions where !transaction.operations.isEmpty {
             guard let store = coordinator.store(identifier: identifier) else {
                 throw CoreDataError(.persistentStoreSave, "the store \(identifier) was removed")
             }
             do {
-                _ = try store.rows.commit(transaction)
+                sequences[identifier] = try store.rows.commit(transaction)
             } catch let error as StoreError {
                 throw CoreDataError(.persistentStoreSave, "the store could not save: \(error.message)", underlyingError: error)
             }
         }
+        return sequences
     }
 
     /// The stored row of an object: its entity tag, attributes and to-one references.

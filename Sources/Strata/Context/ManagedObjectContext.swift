@@ -57,8 +57,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
-    /// Registered objects by ID, held weakly.
-    var registered: [ManagedObjectID: WeakObject] = [:]
+    /// Registered objects by ID, not retained.
+    var registered: [ManagedObjectID: RegisteredObject] = [:]
     /// Objects held strongly: those with changes (or all, with `retainsRegisteredObjects`).
     var strongObjects = Set<ManagedObject>()
     var insertedSet = OrderedSet<ManagedObject>()
@@ -140,7 +140,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// The objects registered with the context (Core Data's `registeredObjects`).
     public var registeredObjects: Set<ManagedObject> {
-        Set(registered.values.compactMap(\.object))
+        Set(registered.values.map(\.object))
     }
 
     /// The objects inserted and not yet saved.
@@ -174,12 +174,20 @@ public final class ManagedObjectContext: @unchecked Sendable {
     ///
     /// - Throws: ``CoreDataError`` `managedObjectReferentialIntegrity` when no such object exists.
     public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
-        if let existing = registered[objectID]?.object, existing.isLoaded { return existing }
-        guard !objectID.isTemporaryID, let coordinator = persistentStoreCoordinator, try coordinator.row(for: objectID) != nil else {
-            throw CoreDataError(.managedObjectReferentialIntegrity, "no object with ID \(objectID)", objectID: objectID)
-        }
+        if let existing = registered[objectID]?.object, existing.isLoaded, !existing.isInaccessible { return existing }
+        let missing = CoreDataError(.managedObjectReferentialIntegrity, "no object with ID \(objectID)", objectID: objectID)
+        guard !objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { throw missing }
         let object = self.object(with: objectID)
-        try object.fireFault()
+        if !object.isLoaded {
+            let (row, sequence) = try coordinator.snapshot(for: object.objectID)
+            guard let row else {
+                if !object.hasChanges { unregister(object) }
+                throw missing
+            }
+            try load(object, from: row, layout: try coordinator.layout(object.entity), sequence: sequence)
+            object.awakeFromFetch()
+        }
+        guard !object.isInaccessible else { throw missing }
         return object
     }
 
@@ -231,8 +239,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Registers `object` under its ID.
     func register(_ object: ManagedObject) {
-        registered[object.objectID] = WeakObject(object)
+        registered[object.objectID] = RegisteredObject(object)
         if retainsRegisteredObjects { strongObjects.insert(object) }
+    }
+
+    /// Removes a deallocating object's entry from the registry.
+    func objectWillDeallocate(_ object: ManagedObject) {
+        if registered[object.objectID]?.object === object { registered[object.objectID] = nil }
     }
 
     /// Forgets `object`.
@@ -273,10 +286,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 }
 
-/// A weak reference to a registered object.
-struct WeakObject {
-    /// The object, while something else holds it.
-    weak var object: ManagedObject?
+/// A registered object, referenced without retaining it (Core Data's uniquing table does not
+/// retain either): the object removes its entry when it is deallocated, so the reference never
+/// dangles, and objects need no weak-reference side tables.
+struct RegisteredObject {
+    /// The object.
+    unowned(unsafe) let object: ManagedObject
 
     init(_ object: ManagedObject) { self.object = object }
 }

@@ -167,6 +167,15 @@ public final class PersistentStoreCoordinator: Sendable {
         try mapping.get().layouts[entity.name]!
     }
 
+    /// The stored row of an object with the store's newest sequence number read just before it:
+    /// no commit after that sequence is reflected in an object loaded from the row, so a save
+    /// finding the store still at that sequence needs no conflict check.
+    func snapshot(for id: ManagedObjectID) throws -> (row: Row?, sequence: UInt64) {
+        guard !id.isTemporaryID, let identifier = id.storeIdentifier, let store = store(identifier: identifier) else { return (nil, 0) }
+        let sequence = store.rows.lastSequence
+        return (try row(for: id), sequence)
+    }
+
     /// The stored row of an object, or `nil` when it does not exist.
     func row(for id: ManagedObjectID) throws -> Row? {
         guard !id.isTemporaryID, let identifier = id.storeIdentifier, let store = store(identifier: identifier) else { return nil }

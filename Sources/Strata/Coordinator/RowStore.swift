@@ -19,6 +19,8 @@ protocol RowStore: AnyObject, Sendable {
     func countKeys(_ entity: Int, column: Int, matching query: IndexQuery) throws -> Int
     /// Commits a transaction; returns its sequence number.
     func commit(_ transaction: Transaction) throws -> UInt64
+    /// The newest committed sequence number.
+    var lastSequence: UInt64 { get }
     /// Closes the store.
     func close() throws
 }
@@ -103,6 +105,10 @@ final class InMemoryRowStore: RowStore {
             contents.sequence += 1
             return contents.sequence
         }
+    }
+
+    var lastSequence: UInt64 {
+        contents.withLock { $0.sequence }
     }
 
     func close() throws {}

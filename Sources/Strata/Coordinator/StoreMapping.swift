@@ -39,7 +39,8 @@ struct StoreMapping: Sendable {
 
         for root in roots {
             let storeEntity = rootIDs[ObjectIdentifier(root)]!
-            var columns = [ColumnSchema(name: "_entity", type: .int16, isNullable: false, isIndexed: true)]
+            // The concrete entity's tag; fetches filter on it while scanning, so it has no index.
+            var columns = [ColumnSchema(name: "_entity", type: .int16, isNullable: false)]
             var byName: [String: Int] = [:]
             let family = Self.hierarchy(root)
             for entity in family {

@@ -97,14 +97,21 @@ private let managedWrapperCounter = Atomic<Int>(0)
 
 /// The model names of `@Managed` properties, by storage key path.
 enum ManagedPropertyNames {
-    private static let names = Mutex<[String: String]>([:])
+    // @unchecked: `buckets` is only touched with `lock` held; key paths are immutable.
+    private final class Cache: @unchecked Sendable {
+        let lock = NSLock()
+        var buckets: [Int: [(keyPath: AnyKeyPath, name: String)]] = [:]
+    }
+
+    private static let cache = Cache()
 
     /// The name cached for `keyPath`, computed by `find` the first time.
     static func name(for keyPath: AnyKeyPath, find: () -> String) -> String {
-        let id = String(reflecting: keyPath)
-        if let known = names.withLock({ $0[id] }) { return known }
+        let hash = keyPath.hashValue
+        let known = cache.lock.withLock { cache.buckets[hash]?.first { $0.keyPath == keyPath }?.name }
+        if let known { return known }
         let name = find()
-        names.withLock { $0[id] = name }
+        cache.lock.withLock { cache.buckets[hash, default: []].append((keyPath, name)) }
         return name
     }
 }
@@ -119,9 +126,17 @@ enum ManagedValueCast {
 
     /// A typed value as `setValue(_:forKey:)` takes it (`nil` for an empty optional).
     static func unwrap<T>(_ value: T) -> Any? {
-        let any = value as Any
-        let mirror = Mirror(reflecting: any)
-        guard mirror.displayStyle == .optional else { return any }
-        return mirror.children.first?.value
+        if let optional = value as? any OptionalValue { return optional.wrappedValueIfAny }
+        return value
     }
+}
+
+/// Lets a generic value that is an `Optional` be unwrapped without reflection.
+private protocol OptionalValue {
+    /// The wrapped value, or `nil`.
+    var wrappedValueIfAny: Any? { get }
+}
+
+extension Optional: OptionalValue {
+    fileprivate var wrappedValueIfAny: Any? { map { $0 as Any } }
 }

@@ -36,6 +36,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var eventChangedSlots = Set<Int>()
     /// Whether the values are loaded.
     var isLoaded = false
+    /// The store's sequence number read before the committed values were read (0: unknown).
+    var snapshotSequence: UInt64 = 0
     /// Whether the object was a fault whose row was gone when it fired: the context marked it
     /// deleted (``ManagedObjectContext/shouldDeleteInaccessibleFaults``) and the next save
     /// discards it without writing anything.
@@ -53,13 +55,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.entity = entity
         self.runtime = EntityRuntime.of(entity)
         self.objectID = ManagedObjectID(temporaryFor: entity)
-        self.values = runtime.properties.map { property in
-            if let attribute = property as? AttributeDescription { return attribute.defaultValue }
-            if let relationship = property as? RelationshipDescription, relationship.isToMany {
-                return OrderedSet<ManagedObjectID>()
-            }
-            return nil
-        }
+        self.values = runtime.initialValues
         self.isLoaded = true
         if type(of: self) != ManagedObject.self { ManagedObjectClassRegistry.register(type(of: self), for: entity) }
         if let context { context.insert(self) }
@@ -74,6 +70,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             preconditionFailure("no entity of the context's model has the class \(Self.self)")
         }
         self.init(entity: entity, insertInto: context)
+    }
+
+    deinit {
+        managedObjectContext?.objectWillDeallocate(self)
     }
 
     /// Creates a fault for the object `objectID` names, registered with `context`. The framework

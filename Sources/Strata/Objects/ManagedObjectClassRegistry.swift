@@ -7,26 +7,38 @@ import Synchronization
 /// with ``ManagedObject/register(for:)``: Core Data finds it through the Objective-C runtime,
 /// which Linux does not have.
 enum ManagedObjectClassRegistry {
-    private static let types = Mutex<[String: ManagedObject.Type]>([:])
+    private struct Registry {
+        /// Classes registered for one entity description (one model).
+        var byEntity: [ObjectIdentifier: ManagedObject.Type] = [:]
+        /// Classes registered for an entity name (any model).
+        var byName: [String: ManagedObject.Type] = [:]
+    }
 
-    /// Registers `type` as the class of the entity named `name`.
+    private static let registry = Mutex(Registry())
+
+    /// Registers `type` as the class of every entity named `name`.
     static func register(_ type: ManagedObject.Type, forName name: String) {
-        types.withLock { types in
-            if types[name] != type { types[name] = type }
+        registry.withLock { registry in
+            if registry.byName[name] != type { registry.byName[name] = type }
         }
     }
 
-    /// Registers `type` as the class of `entity`.
+    /// Registers `type` as the class of `entity` (and of its name, unless another class has it).
     static func register(_ type: ManagedObject.Type, for entity: EntityDescription) {
-        register(type, forName: entity.name)
+        registry.withLock { registry in
+            if registry.byEntity[ObjectIdentifier(entity)] != type { registry.byEntity[ObjectIdentifier(entity)] = type }
+            if registry.byName[entity.name] == nil { registry.byName[entity.name] = type }
+        }
     }
 
-    /// The class registered for `entity`, else for its nearest superentity, else `ManagedObject`.
+    /// The class registered for `entity`, else for its name, else for its nearest superentity,
+    /// else `ManagedObject`. Entity descriptions live as long as their model, so their identity
+    /// is not reused while objects of them exist.
     static func type(for entity: EntityDescription) -> ManagedObject.Type {
-        types.withLock { types in
+        registry.withLock { registry in
             var current: EntityDescription? = entity
             while let candidate = current {
-                if let type = types[candidate.name] { return type }
+                if let type = registry.byEntity[ObjectIdentifier(candidate)] ?? registry.byName[candidate.name] { return type }
                 current = candidate.superentity
             }
             return ManagedObject.self

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A compact, universal identifier for a managed object: the store, the entity and the primary
 /// key, or a temporary identifier before the object is first saved.
@@ -11,8 +12,10 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     public let storeIdentifier: String?
     /// The primary key in the store (`0` while temporary).
     let primaryKey: Int64
-    /// The temporary identifier of an unsaved object.
-    let temporaryIdentifier: UUID?
+    /// The temporary identifier of an unsaved object, unique in the process.
+    let temporaryIdentifier: UInt64?
+
+    private static let temporaryCounter = Atomic<UInt64>(0)
 
     /// A permanent ID.
     init(entity: EntityDescription, storeIdentifier: String, primaryKey: Int64) {
@@ -27,7 +30,7 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
         self.entity = entity
         self.storeIdentifier = nil
         self.primaryKey = 0
-        self.temporaryIdentifier = UUID()
+        self.temporaryIdentifier = Self.temporaryCounter.add(1, ordering: .relaxed).newValue
     }
 
     /// Whether the ID is temporary: the object has not been saved yet (or had no permanent ID
@@ -39,7 +42,7 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     /// ``PersistentStoreCoordinator/managedObjectID(forURIRepresentation:)``.
     public func uriRepresentation() -> URL {
         if let temporaryIdentifier {
-            return URL(string: "x-coredata:///\(entity.name)/t\(temporaryIdentifier.uuidString)")!
+            return URL(string: "x-coredata:///\(entity.name)/t\(String(temporaryIdentifier, radix: 16, uppercase: true))")!
         }
         return URL(string: "x-coredata://\(storeIdentifier!)/\(entity.name)/p\(primaryKey)")!
     }

@@ -1,0 +1,223 @@
+import Foundation
+import Strata
+import Synchronization
+import Workloads
+
+/// Strata through its Core Data API: a `PersistentContainer` on one Strata store, background
+/// contexts used with `performAndWait`, and the typed `@Managed` subclasses.
+///
+/// Employees are found again the way a Core Data app does it: the URI of each object ID is kept
+/// after the insert (``didInsertAll()``), and turned back into an ID of the current coordinator
+/// with `managedObjectID(forURIRepresentation:)`.
+final class StrataGraphEngine: GraphEngine {
+    typealias Reference = ManagedObjectID
+    static let name = "Strata"
+
+    private let directory: URL
+    private let durability: GraphDurability
+    private let access: GraphAccess
+    /// Built once, as an app loads its model once; every container of the run shares it.
+    private let model: ManagedObjectModel
+    private var container: PersistentContainer?
+
+    /// The object IDs of the last W1, in data set order, until ``didInsertAll()`` archives them.
+    private var insertedEmployeeIDs: [ManagedObjectID] = []
+    private var insertedDepartmentIDs: [ManagedObjectID] = []
+    /// The URI of employee `key`, at `key - 1`.
+    private var employeeURIs: [URL] = []
+    /// The URI of department `key`, at `key - 1`.
+    private var departmentURIs: [URL] = []
+
+    private var storeURL: URL { directory.appendingPathComponent("Company.strata") }
+
+    init(directory: URL, durability: GraphDurability, access: GraphAccess) {
+        self.directory = directory
+        self.durability = durability
+        self.access = access
+        GraphModel.registerClasses()
+        model = GraphModel.make()
+    }
+
+    func open() throws {
+        let container = PersistentContainer(name: "Company", managedObjectModel: model)
+        var description = PersistentStoreDescription(url: storeURL)
+        description.durability = durability == .durable ? .durable : .relaxed
+        container.persistentStoreDescriptions = [description]
+        let failure = Mutex<(any Error)?>(nil)
+        container.loadPersistentStores { _, error in
+            if let error { failure.withLock { $0 = error } }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
+        self.container = container
+    }
+
+    func close() throws {
+        guard let container else { return }
+        self.container = nil
+        let coordinator = container.persistentStoreCoordinator
+        for store in coordinator.persistentStores {
+            try coordinator.remove(store)
+        }
+    }
+
+    private var opened: PersistentContainer {
+        get throws { try container.orThrow("Strata: the container is not open") }
+    }
+
+    private func entity(_ name: String) throws -> EntityDescription {
+        try opened.managedObjectModel.entitiesByName[name].orThrow("Strata: no entity \(name)")
+    }
+
+    func insertAll(_ dataset: Dataset) throws {
+        let context = try opened.newBackgroundContext()
+        let departmentEntity = try entity(GraphModel.departmentEntity)
+        let employeeEntity = try entity(GraphModel.employeeEntity)
+        let ids = try context.performAndWait {
+            var departments: [DepartmentMO] = []
+            departments.reserveCapacity(dataset.departments.count)
+            for department in dataset.departments {
+                let object = DepartmentMO(entity: departmentEntity, insertInto: context)
+                switch access {
+                case .typed:
+                    object.name = department.name
+                    object.budget = department.budget
+                case .kvc:
+                    try object.setValue(department.name, forKey: "name")
+                    try object.setValue(department.budget, forKey: "budget")
+                }
+                departments.append(object)
+            }
+            var employees: [EmployeeMO] = []
+            employees.reserveCapacity(dataset.employees.count)
+            for employee in dataset.employees {
+                let object = EmployeeMO(entity: employeeEntity, insertInto: context)
+                switch access {
+                case .typed:
+                    object.name = employee.name
+                    object.salary = employee.salary
+                    object.hired = employee.hired
+                    object.active = employee.active
+                    object.notes = employee.notes
+                    if let photo = employee.photo { object.photo = photo }
+                    object.department = departments[employee.department]
+                case .kvc:
+                    try object.setValue(employee.name, forKey: "name")
+                    try object.setValue(employee.salary, forKey: "salary")
+                    try object.setValue(employee.hired, forKey: "hired")
+                    try object.setValue(employee.active, forKey: "active")
+                    try object.setValue(employee.notes, forKey: "notes")
+                    if let photo = employee.photo { try object.setValue(photo, forKey: "photo") }
+                    try object.setValue(departments[employee.department], forKey: "department")
+                }
+                employees.append(object)
+            }
+            try context.save()
+            return (departments.map(\.objectID), employees.map(\.objectID))
+        }
+        insertedDepartmentIDs = ids.0
+        insertedEmployeeIDs = ids.1
+    }
+
+    func didInsertAll() throws {
+        guard let temporary = (insertedDepartmentIDs + insertedEmployeeIDs).first(where: \.isTemporaryID) else {
+            departmentURIs = insertedDepartmentIDs.map { $0.uriRepresentation() }
+            employeeURIs = insertedEmployeeIDs.map { $0.uriRepresentation() }
+            insertedDepartmentIDs = []
+            insertedEmployeeIDs = []
+            return
+        }
+        throw BenchError("Strata: \(temporary) is still temporary after the save")
+    }
+
+    private func id(_ uris: [URL], key: Int64, in coordinator: PersistentStoreCoordinator) throws -> ManagedObjectID {
+        guard key >= 1, key <= uris.count else { throw BenchError("Strata: no URI for key \(key)") }
+        return try coordinator.managedObjectID(forURIRepresentation: uris[Int(key - 1)])
+            .orThrow("Strata: the coordinator does not resolve \(uris[Int(key - 1)])")
+    }
+
+    func employeeCount() throws -> Int {
+        let context = try opened.newBackgroundContext()
+        return try context.performAndWait {
+            try context.count(for: FetchRequest<EmployeeMO>(entityName: GraphModel.employeeEntity))
+        }
+    }
+
+    func census() throws -> (firstDepartmentEmployees: Int, salarySum: Int64) {
+        let container = try opened
+        let context = container.newBackgroundContext()
+        let departmentID = try id(departmentURIs, key: Dataset.departmentKey(0), in: container.persistentStoreCoordinator)
+        return try context.performAndWait {
+            let department = try context.existingObject(with: departmentID) as! DepartmentMO
+            let members = department.employees.count
+            var sum: Int64 = 0
+            for employee in try context.fetch(FetchRequest<EmployeeMO>(entityName: GraphModel.employeeEntity)) {
+                sum &+= employee.salary
+            }
+            return (members, sum)
+        }
+    }
+
+    func readNameAndSalary(_ key: Int64) throws -> (name: String, salary: Int64)? {
+        let container = try opened
+        let objectID = try id(employeeURIs, key: key, in: container.persistentStoreCoordinator)
+        let context = container.newBackgroundContext()
+        return try context.performAndWait {
+            let employee = try context.existingObject(with: objectID) as! EmployeeMO
+            return (employee.name, employee.salary)
+        }
+    }
+
+    func references(for keys: [Int64]) throws -> [ManagedObjectID] {
+        let coordinator = try opened.persistentStoreCoordinator
+        return try keys.map { try id(employeeURIs, key: $0, in: coordinator) }
+    }
+
+    /// Faults: `object(with:)` hands back an unrealized object; reading `name` fires it.
+    func lookUp(_ references: [ManagedObjectID]) throws -> Int64 {
+        let context = try opened.newBackgroundContext()
+        return try context.performAndWait {
+            var checksum: Int64 = 0
+            for objectID in references {
+                let employee = context.object(with: objectID) as! EmployeeMO
+                switch access {
+                case .typed:
+                    let name = employee.name
+                    checksum &+= employee.salary &+ Int64(name.utf8.count)
+                case .kvc:
+                    let name = try employee.value(forKey: "name") as! String
+                    checksum &+= (try employee.value(forKey: "salary") as! Int64) &+ Int64(name.utf8.count)
+                }
+            }
+            return checksum
+        }
+    }
+
+    func scanNotes() throws -> (count: Int, notesBytes: Int64) {
+        let context = try opened.newBackgroundContext()
+        return try context.performAndWait {
+            let employees = try context.fetch(FetchRequest<EmployeeMO>(entityName: GraphModel.employeeEntity))
+            var bytes: Int64 = 0
+            for employee in employees {
+                switch access {
+                case .typed: bytes += Int64(employee.notes.utf8.count)
+                case .kvc: bytes += Int64((try employee.value(forKey: "notes") as! String).utf8.count)
+                }
+            }
+            return (employees.count, bytes)
+        }
+    }
+
+    func updateSalaries(_ references: [ManagedObjectID], salaries: [Int64]) throws {
+        let context = try opened.newBackgroundContext()
+        try context.performAndWait {
+            for (objectID, salary) in zip(references, salaries) {
+                let employee = try context.existingObject(with: objectID) as! EmployeeMO
+                switch access {
+                case .typed: employee.salary = salary
+                case .kvc: try employee.setValue(salary, forKey: "salary")
+                }
+            }
+            try context.save()
+        }
+    }
+}
