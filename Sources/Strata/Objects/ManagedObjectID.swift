@@ -66,13 +66,9 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
             && lhs.storeIdentifier == rhs.storeIdentifier && lhs.rootName == rhs.rootName
     }
 
-    /// Hashes what equality compares.
+    /// Hashes the key (or temporary identifier) only: cheap, and IDs of different stores with
+    /// one key are rare and still told apart by equality.
     public func hash(into hasher: inout Hasher) {
-        if let temporaryIdentifier {
-            hasher.combine(temporaryIdentifier)
-        } else {
-            hasher.combine(primaryKey)
-            hasher.combine(storeIdentifier)
-        }
+        hasher.combine(temporaryIdentifier ?? UInt64(bitPattern: primaryKey))
     }
 }
