@@ -35,6 +35,7 @@ struct Recovery {
             }
         }
         let lockFD = try lock()
+        var lockHandedOver = false
         do {
             let manifestPath = path + "/manifest"
             let manifest: Manifest
@@ -54,14 +55,16 @@ struct Recovery {
                         + "(entities \(manifest.schema.entities.map(\.name))); the schema given is \(String(schema.hash, radix: 16))",
                     path: manifestPath)
             }
-            let store = try openStore(manifest: manifest, lockFD: lockFD)
+            let store = try openStore(manifest: manifest, lockFD: lockFD, lockHandedOver: &lockHandedOver)
             logger.info("opened store", metadata: [
                 "path": "\(path)", "rows": "\(store.state.withLock { $0.entities.reduce(0) { $0 + $1.liveCount } })",
                 "segments": "\(manifest.segments.count)", "duration": "\(ContinuousClock.now - started)",
             ])
             return store
         } catch {
-            if lockFD >= 0 {
+            // Once a store holds the lock, releasing the store releases it; closing it here too
+            // would close whatever file reused the descriptor number meanwhile.
+            if lockFD >= 0 && !lockHandedOver {
                 io.unlock(lockFD)
                 io.close(lockFD)
             }
@@ -132,7 +135,7 @@ struct Recovery {
     }
 
     /// Opens the segments, loads the checkpoint, replays the log and builds the store.
-    private func openStore(manifest: Manifest, lockFD: Int32) throws -> Store {
+    private func openStore(manifest: Manifest, lockFD: Int32, lockHandedOver: inout Bool) throws -> Store {
         let segmentsPath = path + "/segments"
         var files: [UInt32: SegmentFile] = [:]
         for id in manifest.segments {
@@ -161,6 +164,7 @@ struct Recovery {
         let store = Store(
             path: path, schema: schema ?? manifest.schema, storeID: manifest.storeID, configuration: effective,
             state: state, nextKeys: nextKeys, manifest: status, lockFD: lockFD)
+        lockHandedOver = true
         let start = checkpoint.map { (manifest.segments.firstIndex(of: $0.segment)!, $0.offset) }
             ?? (0, Int64(SegmentFile.headerSize))
         if let sections = checkpoint?.fetchIndexSections { store.loadFetchIndexesInBackground(sections) }

@@ -42,6 +42,7 @@ extension Store {
         }
         let bytes = try file.read(at: start, count: Int(size - start))
         var position = 0
+        var newest: UInt64 = 0
         while position < bytes.count {
             let outcome = bytes.withUnsafeBytes { raw -> Result<ParsedRecord, BinaryReader.Malformed> in
                 let rest = UnsafeRawBufferPointer(rebasing: raw[position...])
@@ -51,14 +52,15 @@ extension Store {
             case .success(let record):
                 try replayRecord(record, bytes: bytes, at: position, file: file, recordOffset: start + Int64(position), highestKeys: &highestKeys)
                 position += record.length
+                newest = max(newest, record.sequence)
             case .failure(let error):
                 let offset = start + Int64(position)
                 if isActive && bytes.withUnsafeBytes({ Self.isZero(UnsafeRawBufferPointer(rebasing: $0[position...])) }) {
                     state.withLock { $0.preallocatedEnd = size }
                     return offset
                 }
-                let isTail = bytes.withUnsafeBytes { Self.isTail(UnsafeRawBufferPointer(rebasing: $0[position...])) }
-                guard isActive, isTail else {
+                let isTail = isActive && bytes.withUnsafeBytes { Self.isTail(UnsafeRawBufferPointer(rebasing: $0[position...]), after: newest) }
+                guard isTail else {
                     throw StoreError(.corrupt, "log record fails its checksum or does not parse", path: file.path, offset: offset + Int64(error.offset))
                 }
                 try truncateTornTail(file, at: offset, size: size)
@@ -96,12 +98,27 @@ extension Store {
         return bytes[index...].allSatisfy { $0 == 0 }
     }
 
-    /// Whether a bad record at the start of `bytes` is a torn tail: nothing valid follows it.
-    static func isTail(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Whether a bad record at the start of `bytes` is a torn tail: no valid record newer than
+    /// `sequence` follows it, where its length field points or at any later offset (the length
+    /// field may be the damaged byte; a crash leaves a prefix of what was written, never a hole).
+    static func isTail(_ bytes: UnsafeRawBufferPointer, after sequence: UInt64 = 0) -> Bool {
         guard bytes.count >= RecordHeader.size else { return true }
+        func isRecord(at offset: Int) -> Bool {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+            guard rest.count >= RecordHeader.size, RecordKind(rawValue: rest[8]) != nil else { return false }
+            // A cheap filter before the checksum: a later record continues the sequence.
+            let next = UInt64(littleEndian: rest.loadUnaligned(fromByteOffset: RecordHeader.sequenceOffset, as: UInt64.self))
+            guard next > sequence, next - sequence <= UInt64(UInt32.max), case .success = parseRecord(in: rest) else { return false }
+            return true
+        }
         let length = ParsedRecord.declaredLength(bytes)
-        guard length >= RecordHeader.size, length < bytes.count else { return true }
-        if case .success = parseRecord(in: UnsafeRawBufferPointer(rebasing: bytes[length...])) { return false }
+        if length >= RecordHeader.size, length < bytes.count, isRecord(at: length) { return false }
+        // A record's kind byte is not zero, so none starts in the zeros allocated ahead of the log.
+        var end = bytes.count
+        while end >= 8 && bytes.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) == 0 { end -= 8 }
+        let last = min(bytes.count - RecordHeader.size, end - 9)
+        guard last >= 1 else { return true }
+        for offset in 1...last where isRecord(at: offset) { return false }
         return true
     }
 

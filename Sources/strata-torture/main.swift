@@ -34,13 +34,15 @@ enum TortureSchema {
 
     /// One entity, `Item`; `batch` has a fetch index.
     static let schema = try! Schema(entities: [
-        EntitySchema(id: 0, name: "Item", columns: [
-            ColumnSchema(name: "batch", type: .int64, isNullable: false, isIndexed: true),
-            ColumnSchema(name: "batchSize", type: .int64, isNullable: false),
-            ColumnSchema(name: "lastBatch", type: .int64, isNullable: false),
-            ColumnSchema(name: "version", type: .int64, isNullable: false),
-            ColumnSchema(name: "payload", type: .string, isNullable: false),
-        ])
+        EntitySchema(
+            id: 0, name: "Item",
+            columns: [
+                ColumnSchema(name: "batch", type: .int64, isNullable: false, isIndexed: true),
+                ColumnSchema(name: "batchSize", type: .int64, isNullable: false),
+                ColumnSchema(name: "lastBatch", type: .int64, isNullable: false),
+                ColumnSchema(name: "version", type: .int64, isNullable: false),
+                ColumnSchema(name: "payload", type: .string, isNullable: false),
+            ])
     ])
 
     /// The row of `key` in the state `state`.
@@ -102,7 +104,7 @@ struct Batch {
     }
 }
 
-/// A small seeded generator (SplitMix64), so that a run can be replayed from its seed.
+/// A small seeded generator (SplitMix64), so that runs with different seeds differ.
 struct Generator: RandomNumberGenerator {
     private var state: UInt64
     init(seed: UInt64) { state = seed }
@@ -157,7 +159,9 @@ func tortureConfiguration(readOnly: Bool = false) -> StoreConfiguration {
     return configuration
 }
 
-/// One committing thread: owns a disjoint set of keys it may update or delete.
+/// One committing thread, forever: each commit inserts 1 to 20 rows, and may update or delete
+/// rows of `owned` (keys no other thread touches), deleting more once it owns `targetRows`.
+/// Prints the `begin` line before the commit and the `commit` line after it returns.
 func runWriter(store: Store, thread: Int, seed: UInt64, owned start: [Int64: ItemState], targetRows: Int) -> Never {
     var generator = Generator(seed: seed &* 7919 &+ UInt64(thread))
     var owned = start
@@ -182,11 +186,14 @@ func runWriter(store: Store, thread: Int, seed: UInt64, owned start: [Int64: Ite
             var state = owned[key]!
             state.version += 1
             state.lastBatch = batch.id
-            transaction.update(0, key: key, row: TortureSchema.row(key: key, state), changedColumns: [2, 3, 4])
+            transaction.update(
+                0, key: key, row: TortureSchema.row(key: key, state),
+                changedColumns: [TortureSchema.lastBatch, TortureSchema.version, TortureSchema.payload])
             batch.updates.append((key, state.version))
             changes[key] = state
         }
-        let deleteCount = owned.count > targetRows
+        let deleteCount =
+            owned.count > targetRows
             ? Int.random(in: insertCount...(insertCount + 4), using: &generator)
             : (Int.random(in: 0..<3, using: &generator) == 0 ? Int.random(in: 1...2, using: &generator) : 0)
         while batch.deletes.count < deleteCount, next < keys.count {
@@ -230,7 +237,8 @@ func runMaintenance(store: Store, seed: UInt64) -> Never {
 func writeCommand(path: String, seed: UInt64) -> Never {
     let store: Store
     do {
-        store = try Store.open(at: URL(fileURLWithPath: path), schema: TortureSchema.schema, configuration: tortureConfiguration())
+        store = try Store.open(
+            at: URL(fileURLWithPath: path), schema: TortureSchema.schema, configuration: tortureConfiguration())
     } catch {
         fail("open failed: \(error)", code: 2)
     }
@@ -247,7 +255,8 @@ func writeCommand(path: String, seed: UInt64) -> Never {
     Shared.batchIDs.store(Int64(seed) << 20, ordering: .relaxed)
     for thread in 0..<threads {
         let start = owned[thread]
-        Thread { runWriter(store: store, thread: thread, seed: seed, owned: start, targetRows: 1_500 / threads) }.start()
+        Thread { runWriter(store: store, thread: thread, seed: seed, owned: start, targetRows: 1_500 / threads) }
+            .start()
     }
     if seed % 3 != 0 {
         Thread { runMaintenance(store: store, seed: seed) }.start()
@@ -258,7 +267,8 @@ func writeCommand(path: String, seed: UInt64) -> Never {
 /// `open PATH [--read-only]`: opens the store, prints what it holds, closes it.
 func openCommand(path: String, readOnly: Bool) -> Never {
     do {
-        let store = try Store.open(at: URL(fileURLWithPath: path), schema: nil, configuration: tortureConfiguration(readOnly: readOnly))
+        let store = try Store.open(
+            at: URL(fileURLWithPath: path), schema: nil, configuration: tortureConfiguration(readOnly: readOnly))
         emit("opened rows=\(store.count(0)) sequence=\(store.lastSequence)")
         try store.close()
         exit(0)
@@ -276,10 +286,13 @@ func checkCommand(path: String) -> Never {
     do {
         var configuration = tortureConfiguration()
         configuration.backgroundMaintenance = false
-        let store = try Store.open(at: URL(fileURLWithPath: path), schema: TortureSchema.schema, configuration: configuration)
+        let store = try Store.open(
+            at: URL(fileURLWithPath: path), schema: TortureSchema.schema, configuration: configuration)
         var rows = 0
         try store.scan(0) { key, row in
-            guard let state = ItemState(row), row == TortureSchema.row(key: key, state) else { fail("row \(key) is wrong: \(row)") }
+            guard let state = ItemState(row), row == TortureSchema.row(key: key, state) else {
+                fail("row \(key) is wrong: \(row)")
+            }
             rows += 1
         }
         guard rows == store.count(0) else { fail("scan found \(rows) rows; the index counts \(store.count(0))") }

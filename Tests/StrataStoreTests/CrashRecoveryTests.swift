@@ -26,6 +26,8 @@ import Darwin
         }
         #expect(harness.commitsSeen > 1_000, "the writers committed too little to test anything")
         #expect(harness.killsDuringCommits > 150, "too few kills landed while commits were running")
+        #expect(harness.unprintedCommitsFound > 10, "too few kills landed between a commit's write and its report")
+        #expect(harness.unprintedCommitsLost > 10, "too few kills landed before a begun commit was written")
     }
 
     /// Kills writers for `STRATA_SOAK_SECONDS` seconds, starting a fresh store every 2,000 kills.
@@ -64,7 +66,8 @@ import Darwin
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
         for item in leftovers {
             if item.hasSuffix("/") {
-                try FileManager.default.createDirectory(atPath: url.path + "/" + item, withIntermediateDirectories: false)
+                try FileManager.default.createDirectory(
+                    atPath: url.path + "/" + item, withIntermediateDirectories: false)
             } else {
                 let parts = item.split(separator: ":")
                 let bytes = [UInt8](repeating: 0x5A, count: parts.count > 1 ? Int(parts[1])! : 0)
@@ -73,7 +76,8 @@ import Darwin
         }
         var store: Store? = try Store.open(at: url, schema: Torture.schema, configuration: Torture.testConfiguration())
         var transaction = Transaction()
-        transaction.insert(0, key: 1, row: Torture.row(key: 1, ModelRow(batch: 1, batchSize: 1, lastBatch: 1, version: 0)))
+        transaction.insert(
+            0, key: 1, row: Torture.row(key: 1, ModelRow(batch: 1, batchSize: 1, lastBatch: 1, version: 0)))
         #expect(try store!.commit(transaction) == 1)
         try store!.close()
         store = nil
@@ -91,7 +95,8 @@ import Darwin
         let url = directory.store()
         var store: Store? = try Store.open(at: url, schema: Torture.schema, configuration: Torture.testConfiguration())
         var transaction = Transaction()
-        transaction.insert(0, key: 1, row: Torture.row(key: 1, ModelRow(batch: 1, batchSize: 1, lastBatch: 1, version: 0)))
+        transaction.insert(
+            0, key: 1, row: Torture.row(key: 1, ModelRow(batch: 1, batchSize: 1, lastBatch: 1, version: 0)))
         try store!.commit(transaction)
         try store!.close()
         store = nil
@@ -127,13 +132,15 @@ struct ModelRow: Hashable, CustomStringConvertible {
 enum Torture {
     /// One entity, `Item`: batch (fetch index), batchSize, lastBatch, version, payload.
     static let schema = try! Schema(entities: [
-        EntitySchema(id: 0, name: "Item", columns: [
-            ColumnSchema(name: "batch", type: .int64, isNullable: false, isIndexed: true),
-            ColumnSchema(name: "batchSize", type: .int64, isNullable: false),
-            ColumnSchema(name: "lastBatch", type: .int64, isNullable: false),
-            ColumnSchema(name: "version", type: .int64, isNullable: false),
-            ColumnSchema(name: "payload", type: .string, isNullable: false),
-        ])
+        EntitySchema(
+            id: 0, name: "Item",
+            columns: [
+                ColumnSchema(name: "batch", type: .int64, isNullable: false, isIndexed: true),
+                ColumnSchema(name: "batchSize", type: .int64, isNullable: false),
+                ColumnSchema(name: "lastBatch", type: .int64, isNullable: false),
+                ColumnSchema(name: "version", type: .int64, isNullable: false),
+                ColumnSchema(name: "payload", type: .string, isNullable: false),
+            ])
     ])
 
     /// The row the helper writes for `key` in `state`.
@@ -408,6 +415,10 @@ struct CrashHarness {
     var commitsSeen = 0
     /// Kills that came after the helper's first commit of the run.
     var killsDuringCommits = 0
+    /// Commits begun but not printed when the helper was killed that recovery found whole.
+    var unprintedCommitsFound = 0
+    /// Commits begun but not printed when the helper was killed that recovery found not at all.
+    var unprintedCommitsLost = 0
 
     init(store: URL, scratch: String) throws {
         self.store = store
@@ -420,24 +431,28 @@ struct CrashHarness {
         var random = SplitMix64(seed: UInt64(iteration) &* 0x2545_F491_4F6C_DD1D &+ 17)
         let seed = iteration + 1
         let child = try ChildProcess(
-            executable, ["write", store.path, "--seed", String(seed)], stderrPath: scratch + "/torture-\(iteration % 2).err")
+            executable, ["write", store.path, "--seed", String(seed)],
+            stderrPath: scratch + "/torture-\(iteration % 2).err")
         if iteration == 0 || Int.random(in: 0..<10, using: &random) < 3 {
             // Anywhere: while the helper starts, creates or recovers the store, or commits.
-            usleep(UInt32.random(in: 0...(iteration == 0 ? 15_000 : 60_000), using: &random))
+            usleep(UInt32.random(in: 0...(iteration == 0 ? 15_000 : 30_000), using: &random))
         } else {
             guard child.waitForOutput("\ncommit ", timeout: .seconds(30)) else {
                 child.sigkill()
                 let exit = child.wait()
-                throw failure(iteration, "the helper made no commit (\(exit)); stderr:\n\(child.stderrTail)", output: child.outputText)
+                throw failure(
+                    iteration, "the helper made no commit (\(exit)); stderr:\n\(child.stderrTail)",
+                    output: child.outputText)
             }
             killsDuringCommits += 1
-            usleep(UInt32.random(in: 0...80_000, using: &random))
+            usleep(UInt32.random(in: 0...40_000, using: &random))
         }
         child.sigkill()
         let exit = child.wait()
         let output = child.outputText
         guard exit == .signalled(SIGKILL) else {
-            throw failure(iteration, "the helper \(exit) before it was killed; stderr:\n\(child.stderrTail)", output: output)
+            throw failure(
+                iteration, "the helper \(exit) before it was killed; stderr:\n\(child.stderrTail)", output: output)
         }
         do {
             try check(iteration: iteration, output: output, random: &random)
@@ -454,7 +469,10 @@ struct CrashHarness {
         try? FileManager.default.createDirectory(at: kept, withIntermediateDirectories: true)
         try? FileManager.default.copyItem(at: store, to: kept.appendingPathComponent(store.lastPathComponent))
         try? output.write(to: kept.appendingPathComponent("stdout.txt"), atomically: false, encoding: .utf8)
-        return CrashCheckFailure(description: "iteration \(iteration) (seed \(iteration + 1)): \(message)\n(store and helper output kept in \(kept.path))")
+        return CrashCheckFailure(
+            description:
+                "iteration \(iteration) (seed \(iteration + 1)): \(message)\n(store and helper output kept in \(kept.path))"
+        )
     }
 
     /// Reopens the store and checks it against the model and the helper's output.
@@ -469,12 +487,16 @@ struct CrashHarness {
         var committed: [(sequence: UInt64, batch: PrintedBatch)] = []
         for line in lines {
             let fields = line.split(separator: " ")
-            if fields.first == "begin", fields.count == 5, let id = Int64(fields[1]), let batch = PrintedBatch(id: id, fields: fields[2...]) {
+            if fields.first == "begin", fields.count == 5, let id = Int64(fields[1]),
+                let batch = PrintedBatch(id: id, fields: fields[2...])
+            {
                 try require(begun.updateValue(batch, forKey: id) == nil, "batch \(id) begun twice")
-            } else if fields.first == "commit", fields.count == 6, let id = Int64(fields[1]), let sequence = UInt64(fields[2]),
+            } else if fields.first == "commit", fields.count == 6, let id = Int64(fields[1]),
+                let sequence = UInt64(fields[2]),
                 let batch = PrintedBatch(id: id, fields: fields[3...])
             {
-                try require(begun.removeValue(forKey: id) == batch, "commit line of batch \(id) does not match its begin line")
+                try require(
+                    begun.removeValue(forKey: id) == batch, "commit line of batch \(id) does not match its begin line")
                 committed.append((sequence, batch))
             } else {
                 throw CrashCheckFailure(description: "the helper printed an unexpected line: \(line)")
@@ -482,11 +504,15 @@ struct CrashHarness {
         }
         commitsSeen += committed.count
         let sequences = committed.map { $0.sequence }
-        try require(Set(sequences).count == sequences.count, "two commits printed the same sequence: \(sequences.sorted())")
-        try require(sequences.allSatisfy { $0 > lastSequence }, "a commit printed a sequence at or below \(lastSequence): \(sequences.sorted())")
+        try require(
+            Set(sequences).count == sequences.count, "two commits printed the same sequence: \(sequences.sorted())")
+        try require(
+            sequences.allSatisfy { $0 > lastSequence },
+            "a commit printed a sequence at or below \(lastSequence): \(sequences.sorted())")
 
-        var store: Store? = try Store.open(at: self.store, schema: Torture.schema, configuration: Torture.testConfiguration())
-        defer { try? store?.close() }
+        // Not closed on failure: closing would write a checkpoint into the store kept for study.
+        var store: Store? = try Store.open(
+            at: self.store, schema: Torture.schema, configuration: Torture.testConfiguration())
 
         // Printed commits, in sequence order; then the commits begun but not printed, whole or not at all.
         var expected = model
@@ -494,9 +520,14 @@ struct CrashHarness {
         for batch in applied { try apply(batch, to: &expected) }
         for batch in begun.values.sorted(by: { $0.id < $1.id }) {
             let present = batch.inserts.filter { store!.contains(0, key: $0) }
-            try require(present.isEmpty || present.count == batch.inserts.count,
-                "batch \(batch.id) is half-applied: \(present.count) of its \(batch.inserts.count) inserted rows are there")
-            if !present.isEmpty {
+            try require(
+                present.isEmpty || present.count == batch.inserts.count,
+                "batch \(batch.id) is half-applied: \(present.count) of its \(batch.inserts.count) inserted rows are there"
+            )
+            if present.isEmpty {
+                unprintedCommitsLost += 1
+            } else {
+                unprintedCommitsFound += 1
                 try apply(batch, to: &expected)
                 applied.append(batch)
             }
@@ -510,35 +541,53 @@ struct CrashHarness {
             }
             try require(actual.updateValue(state, forKey: key) == nil, "the scan returned key \(key) twice")
         }
-        if let difference = Self.difference(expected: expected, actual: actual) { throw CrashCheckFailure(description: difference) }
+        if let difference = Self.difference(expected: expected, actual: actual) {
+            throw CrashCheckFailure(description: difference)
+        }
         try require(store!.count(0) == expected.count, "count is \(store!.count(0)), expected \(expected.count)")
         let touched = applied.flatMap { $0.inserts + $0.updates.map(\.key) + $0.deletes }
-        for key in touched + expected.keys.shuffled(using: &random).prefix(50) {
+        for key in touched + expected.keys.sorted().shuffled(using: &random).prefix(50) {
             let row = try store!.read(0, key: key)
-            try require(row == expected[key].map { Torture.row(key: key, $0) }, "read of key \(key) gives \(String(describing: row)), expected \(String(describing: expected[key]))")
+            try require(
+                row == expected[key].map { Torture.row(key: key, $0) },
+                "read of key \(key) gives \(String(describing: row)), expected \(String(describing: expected[key]))")
         }
         let indexed = try store!.keys(0, column: 0, matching: .range(lower: nil, upper: nil))
         let byBatch = expected.sorted { ($0.value.batch, $0.key) < ($1.value.batch, $1.key) }.map(\.key)
-        try require(indexed == byBatch, "the fetch index on batch holds \(indexed.count) keys, not the \(byBatch.count) expected, or not in order")
+        try require(
+            indexed == byBatch,
+            "the fetch index on batch holds \(indexed.count) keys, not the \(byBatch.count) expected, or not in order")
 
         // Sequences: one per commit, contiguous, each printed one where the history says.
         let last = store!.lastSequence
-        try require(last == lastSequence + UInt64(applied.count),
-            "last sequence is \(last); expected \(lastSequence) + \(applied.count) commits (\(committed.count) printed)")
+        try require(
+            last == lastSequence + UInt64(applied.count),
+            "last sequence is \(last); expected \(lastSequence) + \(applied.count) commits (\(committed.count) printed)"
+        )
         let from = max(lastSequence, store!.historyFloor)
         if from < last {
             let history = try store!.history(after: from)
-            try require(history.map(\.sequence) == Array((from + 1)...last), "history sequences after \(from) are \(history.map(\.sequence)), not \(from + 1)...\(last)")
+            try require(
+                history.map(\.sequence) == Array((from + 1)...last),
+                "history sequences after \(from) are \(history.map(\.sequence)), not \(from + 1)...\(last)")
             let byFirstKey = Dictionary(uniqueKeysWithValues: applied.map { ($0.inserts[0], $0) })
             let printed = Dictionary(uniqueKeysWithValues: committed.map { ($0.batch.id, $0.sequence) })
             for transaction in history {
-                let changes = transaction.changes.map { "\($0.kind == .insert ? "insert" : $0.kind == .update ? "update" : "delete") \($0.key)" }
-                guard let first = transaction.changes.first, let batch = byFirstKey[first.key] else {
-                    throw CrashCheckFailure(description: "history holds commit \(transaction.sequence) that no batch of this run made: \(changes)")
+                let changes = transaction.changes.map {
+                    "\($0.kind == .insert ? "insert" : $0.kind == .update ? "update" : "delete") \($0.key)"
                 }
-                try require(changes == batch.changes, "history of commit \(transaction.sequence) is \(changes), batch \(batch.id) made \(batch.changes)")
-                try require(printed[batch.id].map { $0 == transaction.sequence } ?? true,
-                    "batch \(batch.id) printed sequence \(printed[batch.id]!), the history has it at \(transaction.sequence)")
+                guard let first = transaction.changes.first, let batch = byFirstKey[first.key] else {
+                    throw CrashCheckFailure(
+                        description:
+                            "history holds commit \(transaction.sequence) that no batch of this run made: \(changes)")
+                }
+                try require(
+                    changes == batch.changes,
+                    "history of commit \(transaction.sequence) is \(changes), batch \(batch.id) made \(batch.changes)")
+                try require(
+                    printed[batch.id].map { $0 == transaction.sequence } ?? true,
+                    "batch \(batch.id) printed sequence \(printed[batch.id]!), the history has it at \(transaction.sequence)"
+                )
             }
         }
 
@@ -552,40 +601,53 @@ struct CrashHarness {
             transaction.insert(0, key: key, row: Torture.row(key: key, row))
             batchChanges[key] = row
         }
-        if let (key, row) = expected.randomElement(using: &random) {
-            let updated = ModelRow(batch: row.batch, batchSize: row.batchSize, lastBatch: testBatch, version: row.version + 1)
+        if let key = expected.keys.sorted().randomElement(using: &random), let row = expected[key] {
+            let updated = ModelRow(
+                batch: row.batch, batchSize: row.batchSize, lastBatch: testBatch, version: row.version + 1)
             transaction.update(0, key: key, row: Torture.row(key: key, updated), changedColumns: [2, 3, 4])
             batchChanges[key] = updated
         }
         let sequence = try store!.commit(transaction)
-        try require(sequence == last + 1, "the first commit after recovery got sequence \(sequence), expected \(last + 1)")
+        try require(
+            sequence == last + 1, "the first commit after recovery got sequence \(sequence), expected \(last + 1)")
         for (key, row) in batchChanges {
             expected[key] = row
-            try require(try store!.read(0, key: key) == row.map { Torture.row(key: key, $0) }, "key \(key) does not read back after the new commit")
+            try require(
+                try store!.read(0, key: key) == row.map { Torture.row(key: key, $0) },
+                "key \(key) does not read back after the new commit")
         }
         model = expected
         lastSequence = sequence
-        // Close cleanly (sync and checkpoint) or drop the store as a crash of this process would.
-        if Bool.random(using: &random) { try store!.close() }
+        // Close cleanly (sync and checkpoint) now and then; else drop the store as a crash would.
+        if Int.random(in: 0..<4, using: &random) == 0 { try store!.close() }
         store = nil
     }
 
     /// Applies a printed batch to a model, checking that it makes sense there.
     private func apply(_ batch: PrintedBatch, to model: inout [Int64: ModelRow]) throws {
         for key in batch.inserts {
-            guard model[key] == nil else { throw CrashCheckFailure(description: "batch \(batch.id) inserts key \(key), which exists") }
-            model[key] = ModelRow(batch: batch.id, batchSize: Int64(batch.inserts.count), lastBatch: batch.id, version: 0)
+            guard model[key] == nil else {
+                throw CrashCheckFailure(description: "batch \(batch.id) inserts key \(key), which exists")
+            }
+            model[key] = ModelRow(
+                batch: batch.id, batchSize: Int64(batch.inserts.count), lastBatch: batch.id, version: 0)
         }
         for update in batch.updates {
             guard var row = model[update.key], row.version + 1 == update.version else {
-                throw CrashCheckFailure(description: "batch \(batch.id) updates key \(update.key) to version \(update.version); the model has \(String(describing: model[update.key]))")
+                throw CrashCheckFailure(
+                    description:
+                        "batch \(batch.id) updates key \(update.key) to version \(update.version); the model has \(String(describing: model[update.key]))"
+                )
             }
             row.version = update.version
             row.lastBatch = batch.id
             model[update.key] = row
         }
         for key in batch.deletes {
-            guard model.removeValue(forKey: key) != nil else { throw CrashCheckFailure(description: "batch \(batch.id) deletes key \(key), which the model does not have") }
+            guard model.removeValue(forKey: key) != nil else {
+                throw CrashCheckFailure(
+                    description: "batch \(batch.id) deletes key \(key), which the model does not have")
+            }
         }
     }
 
@@ -596,9 +658,22 @@ struct CrashHarness {
         let extra = actual.keys.filter { expected[$0] == nil }.sorted()
         let wrong = expected.keys.filter { actual[$0] != nil && actual[$0] != expected[$0] }.sorted()
         var lines = ["the store holds \(actual.count) rows, the model \(expected.count)"]
-        if !missing.isEmpty { lines.append("missing \(missing.count): " + missing.prefix(10).map { "\($0) (\(expected[$0]!))" }.joined(separator: ", ")) }
-        if !extra.isEmpty { lines.append("unexpected \(extra.count): " + extra.prefix(10).map { "\($0) (\(actual[$0]!))" }.joined(separator: ", ")) }
-        if !wrong.isEmpty { lines.append("different \(wrong.count): " + wrong.prefix(10).map { "\($0) is \(actual[$0]!), expected \(expected[$0]!)" }.joined(separator: ", ")) }
+        if !missing.isEmpty {
+            lines.append(
+                "missing \(missing.count): "
+                    + missing.prefix(10).map { "\($0) (\(expected[$0]!))" }.joined(separator: ", "))
+        }
+        if !extra.isEmpty {
+            lines.append(
+                "unexpected \(extra.count): "
+                    + extra.prefix(10).map { "\($0) (\(actual[$0]!))" }.joined(separator: ", "))
+        }
+        if !wrong.isEmpty {
+            lines.append(
+                "different \(wrong.count): "
+                    + wrong.prefix(10).map { "\($0) is \(actual[$0]!), expected \(expected[$0]!)" }.joined(
+                        separator: ", "))
+        }
         return lines.joined(separator: "\n")
     }
 }

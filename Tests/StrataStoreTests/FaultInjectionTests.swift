@@ -90,7 +90,9 @@ import Darwin
         }
         if let touching {
             let previous = Int64(5 * touching)
-            transaction.update(1, key: previous + 2, row: TestSchema.employee(500 + index, department: department), changedColumns: [0, 1, 2, 3])
+            transaction.update(
+                1, key: previous + 2, row: TestSchema.employee(500 + index, department: department),
+                changedColumns: [0, 1, 2, 3])
             transaction.delete(1, key: previous + 3)
         }
         return transaction
@@ -119,7 +121,9 @@ import Darwin
         #expect(try StoreContents(store!) == before, "the failed commit changed what the store shows")
         #expect(try Self.fileSize(segment) == end, "the failed append left bytes in the segment")
 
-        #expect(try store!.commit(Self.transaction(4, store!, touching: 2)) == 4, "the store goes on with the next sequence")
+        #expect(
+            try store!.commit(Self.transaction(4, store!, touching: 2)) == 4, "the store goes on with the next sequence"
+        )
         let after = try StoreContents(store!)
         #expect(after.rows[1].count == before.rows[1].count + 4)
         store = nil
@@ -209,7 +213,10 @@ import Darwin
         let url = directory.store()
         let io = FaultyIO()
         var store: Store? = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration(io))
-        io.arm([.pass(3), .segmentWrite(.fail(EIO)), .pass(7), .segmentWrite(.short(50)), .segmentWrite(.fail(EIO)), .pass(5), .segmentWrite(.fail(ENOSPC))])
+        io.arm([
+            .pass(3), .segmentWrite(.fail(EIO)), .pass(7), .segmentWrite(.short(50)), .segmentWrite(.fail(EIO)),
+            .pass(5), .segmentWrite(.fail(ENOSPC)),
+        ])
         let threads = 4
         let commitsPerThread = 20
         let outcomes = Mutex<[(keys: [PrimaryKey], result: Result<UInt64, StoreError>)]>([])
@@ -219,7 +226,9 @@ import Darwin
                 for index in 0..<commitsPerThread {
                     var transaction = Transaction(author: "thread \(thread)")
                     let keys = Array(shared.allocateKeys(for: 1, count: 3))
-                    for key in keys { transaction.insert(1, key: key, row: TestSchema.employee(thread * 1_000 + index)) }
+                    for key in keys {
+                        transaction.insert(1, key: key, row: TestSchema.employee(thread * 1_000 + index))
+                    }
                     let result = Result { try shared.commit(transaction) }.mapError { $0 as! StoreError }
                     outcomes.withLock { $0.append((keys, result)) }
                 }
@@ -234,7 +243,8 @@ import Darwin
         }
         #expect(!failures.isEmpty)
         #expect(failures.allSatisfy { $0.code == .io || $0.code == .diskFull }, "\(failures.map(\.code))")
-        #expect(sequences == Array(1...UInt64(sequences.count)), "the sequences of the commits that returned are not 1...n")
+        #expect(
+            sequences == Array(1...UInt64(sequences.count)), "the sequences of the commits that returned are not 1...n")
         let contents = try StoreContents(store!)
         for outcome in all {
             let present = outcome.keys.filter { contents.rows[1][$0] != nil }
@@ -288,6 +298,7 @@ final class FaultyIO: FileIO {
     private struct State {
         var paths: [Int32: String] = [:]
         var faults: [Fault] = []
+        var unmatchedCloses: [Int32] = []
     }
 
     private let base = SystemFileIO()
@@ -303,6 +314,13 @@ final class FaultyIO: FileIO {
 
     /// The number of armed faults that have not fired yet.
     var armedFaults: Int { state.withLock { $0.faults.count } }
+
+    /// The paths of the descriptors opened through the seam and not closed yet.
+    var openFiles: [String] { state.withLock { $0.paths.values.sorted() } }
+
+    /// Descriptors closed through the seam that it had not opened or had closed already: a
+    /// double close, which can close a descriptor another thread has just opened.
+    var unmatchedCloses: [Int32] { state.withLock { $0.unmatchedCloses } }
 
     /// Removes and returns the first armed fault if `applies` says it is for this call.
     private func take(_ applies: (Fault) -> Bool) -> Fault? {
@@ -324,7 +342,9 @@ final class FaultyIO: FileIO {
     }
 
     func close(_ fd: Int32) {
-        state.withLock { _ = $0.paths.removeValue(forKey: fd) }
+        state.withLock { state in
+            if state.paths.removeValue(forKey: fd) == nil { state.unmatchedCloses.append(fd) }
+        }
         base.close(fd)
     }
 
@@ -348,7 +368,8 @@ final class FaultyIO: FileIO {
         }
         switch fault {
         case .fail(let code)?: throw SystemCallError("pwrite", errno: code)
-        case .short(let count)?: return try base.pwrite(fd, UnsafeRawBufferPointer(rebasing: bytes.prefix(count)), at: offset)
+        case .short(let count)?:
+            return try base.pwrite(fd, UnsafeRawBufferPointer(rebasing: bytes.prefix(count)), at: offset)
         case nil: return try base.pwrite(fd, bytes, at: offset)
         }
     }
@@ -365,7 +386,9 @@ final class FaultyIO: FileIO {
     }
 
     func ftruncate(_ fd: Int32, to size: Int64) throws {
-        if isSegment(fd), case .truncate(let code)? = take({ if case .truncate = $0 { return true } else { return false } }) {
+        if isSegment(fd),
+            case .truncate(let code)? = take({ if case .truncate = $0 { return true } else { return false } })
+        {
             throw SystemCallError("ftruncate", errno: code)
         }
         try base.ftruncate(fd, to: size)
@@ -384,4 +407,5 @@ final class FaultyIO: FileIO {
     func makeDirectory(_ path: String) throws { try base.makeDirectory(path) }
     func contentsOfDirectory(_ path: String) throws -> [String] { try base.contentsOfDirectory(path) }
     func lockExclusively(_ fd: Int32) throws -> Bool { try base.lockExclusively(fd) }
+    func unlock(_ fd: Int32) { base.unlock(fd) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import StrataStore
 
@@ -42,7 +43,10 @@ import Darwin
             #expect(error?.path == url.path + "/lock")
             #expect(error?.message.isEmpty == false)
         }
-        #expect((#expect(throws: StoreError.self) { _ = try Store.open(at: url, schema: nil, configuration: Self.configuration()) })?.code == .locked)
+        #expect(
+            (#expect(throws: StoreError.self) {
+                _ = try Store.open(at: url, schema: nil, configuration: Self.configuration())
+            })?.code == .locked)
         #expect(try writer.commit(FaultInjectionTests.transaction(1, writer)) == 2, "the writer goes on")
         let contents = try StoreContents(writer)
         try writer.close()
@@ -65,7 +69,9 @@ import Darwin
         #expect(exit == .exited(3), "\(output)")
         #expect(output.hasPrefix("locked \(url.path)/lock"), "\(output)")
         _ = try? Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
-        #expect(try Self.openInHelper(url, scratch: directory.path).0 == .exited(3), "a failed open in this process released the lock")
+        #expect(
+            try Self.openInHelper(url, scratch: directory.path).0 == .exited(3),
+            "a failed open in this process released the lock")
         let (readExit, readOutput) = try Self.openInHelper(url, readOnly: true, scratch: directory.path)
         #expect(readExit == .exited(0), "\(readOutput)")
         #expect(readOutput == "opened rows=2 sequence=2\n")
@@ -81,12 +87,14 @@ import Darwin
         let directory = TemporaryDirectory()
         let url = directory.store("Torture")
         // Seed 3: writers only, no compaction deleting segments under the reader.
-        let child = try ChildProcess(try Torture.executable(), ["write", url.path, "--seed", "3"], stderrPath: directory.path + "/writer.err")
+        let child = try ChildProcess(
+            try Torture.executable(), ["write", url.path, "--seed", "3"], stderrPath: directory.path + "/writer.err")
         defer {
             child.sigkill()
             child.wait()
         }
-        try #require(child.waitForOutput("\ncommit ", timeout: .seconds(30)), "the writer does not commit: \(child.stderrTail)")
+        try #require(
+            child.waitForOutput("\ncommit ", timeout: .seconds(30)), "the writer does not commit: \(child.stderrTail)")
         let error = #expect(throws: StoreError.self) {
             _ = try Store.open(at: url, schema: Torture.schema, configuration: Torture.testConfiguration())
         }
@@ -105,6 +113,33 @@ import Darwin
         try writer.close()
     }
 
+    /// Closing (or dropping) a store releases its lock at once, even while another thread spawns
+    /// processes: each spawned child holds a copy of every descriptor until its `exec`, so closing
+    /// the lock file alone would leave the lock held.
+    @Test func lockIsReleasedWhileProcessesSpawn() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        let executable = try Torture.executable()
+        let stop = Atomic<Bool>(false)
+        let spawned = Atomic<Int>(0)
+        let spawner = Thread {
+            while !stop.load(ordering: .relaxed) {
+                _ = try? ChildProcess.run(executable, [], stderrPath: "/dev/null")
+                spawned.add(1, ordering: .relaxed)
+            }
+        }
+        spawner.start()
+        defer { stop.store(true, ordering: .relaxed) }
+        var store: Store? = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
+        for round in 0..<200 {
+            if round.isMultiple(of: 2) { try store!.close() }
+            store = nil
+            store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
+        }
+        try store!.close()
+        #expect(spawned.load(ordering: .relaxed) > 0)
+    }
+
     /// A read-only open works while the writer holds the lock, sees what was committed (also
     /// after it opened, on a new open), refuses writes, and leaves every file as it was, even a
     /// torn tail, which only a writer truncates.
@@ -113,9 +148,12 @@ import Darwin
         let url = directory.store()
         let writer = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
         for index in 0..<3 { try FaultInjectionTests.commit(index, to: writer) }
-        let reader = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration(readOnly: true))
+        let reader = try Store.open(
+            at: url, schema: TestSchema.schema, configuration: Self.configuration(readOnly: true))
         #expect(try StoreContents(reader) == StoreContents(writer))
-        #expect((#expect(throws: StoreError.self) { try reader.commit(FaultInjectionTests.transaction(3, reader)) })?.code == .readOnly)
+        #expect(
+            (#expect(throws: StoreError.self) { try reader.commit(FaultInjectionTests.transaction(3, reader)) })?.code
+                == .readOnly)
         #expect((#expect(throws: StoreError.self) { try reader.checkpoint() })?.code == .readOnly)
         try FaultInjectionTests.commit(3, to: writer)
         let later = try Store.open(at: url, schema: nil, configuration: Self.configuration(readOnly: true))

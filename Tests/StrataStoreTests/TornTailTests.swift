@@ -35,7 +35,8 @@ import Darwin
         init(checkpointBeforeLast: Bool) throws {
             url = directory.store()
             pristine = directory.path + "/pristine.strata"
-            var store: Store? = try Store.open(at: url, schema: TestSchema.schema, configuration: TornTailTests.configuration())
+            var store: Store? = try Store.open(
+                at: url, schema: TestSchema.schema, configuration: TornTailTests.configuration())
             for index in 0..<5 { try TornTailTests.commit(index, to: store!) }
             if checkpointBeforeLast {
                 try store!.close()
@@ -82,12 +83,15 @@ import Darwin
     static func commit(_ index: Int, to store: Store) throws {
         var transaction = Transaction(author: "torn tail \(index)")
         let department = store.allocateKeys(for: 0).lowerBound
-        transaction.insert(0, key: department, row: Row([.string("Department \(department)"), .double(Double(index) * 1e5)]))
+        transaction.insert(
+            0, key: department, row: Row([.string("Department \(department)"), .double(Double(index) * 1e5)]))
         for key in store.allocateKeys(for: 1, count: index == 5 ? 8 : 4) {
             transaction.insert(1, key: key, row: TestSchema.employee(Int(key), department: department))
         }
         if index > 0 {
-            transaction.update(1, key: Int64(2 * index - 1), row: TestSchema.employee(1_000 + index, department: 1), changedColumns: [0, 1, 2, 3])
+            transaction.update(
+                1, key: Int64(2 * index - 1), row: TestSchema.employee(1_000 + index, department: 1),
+                changedColumns: [0, 1, 2, 3])
             transaction.delete(1, key: Int64(2 * index))
         }
         #expect(try store.commit(transaction) == UInt64(index + 1))
@@ -103,14 +107,18 @@ import Darwin
         for length in fixture.lastRecord {
             try fixture.restore()
             #expect(truncate(fixture.url.path + "/" + fixture.segment, off_t(length)) == 0)
-            var store: Store? = try Store.open(at: fixture.url, schema: TestSchema.schema, configuration: Self.configuration())
+            var store: Store? = try Store.open(
+                at: fixture.url, schema: TestSchema.schema, configuration: Self.configuration())
             let recovered = try StoreContents(store!)
             try #require(recovered == fixture.before, "cut at \(length): \(recovered.difference(from: fixture.before))")
-            try #require(try fixture.segmentSize() == fixture.lastRecord.lowerBound, "cut at \(length): the torn bytes are not truncated")
+            try #require(
+                try fixture.segmentSize() == fixture.lastRecord.lowerBound,
+                "cut at \(length): the torn bytes are not truncated")
             var transaction = Transaction()
             let key = store!.allocateKeys(for: 0).lowerBound
             transaction.insert(0, key: key, row: Row([.string("after the cut"), .double(1)]))
-            try #require(try store!.commit(transaction) == 6, "cut at \(length): the new commit does not take sequence 6")
+            try #require(
+                try store!.commit(transaction) == 6, "cut at \(length): the new commit does not take sequence 6")
             let expected = try StoreContents(store!)
             store = nil
             let end = try fixture.segmentSize()
@@ -218,7 +226,9 @@ struct StoreContents: Equatable {
         for entity in store.schema.entities {
             var rows: [PrimaryKey: Row] = [:]
             try store.scan(entity.id) { key, row in
-                guard rows.updateValue(row, forKey: key) == nil else { throw Inconsistent(description: "\(entity.name) \(key) scanned twice") }
+                guard rows.updateValue(row, forKey: key) == nil else {
+                    throw Inconsistent(description: "\(entity.name) \(key) scanned twice")
+                }
             }
             guard store.count(entity.id) == rows.count else {
                 throw Inconsistent(description: "\(entity.name): count \(store.count(entity.id)), scan \(rows.count)")
@@ -232,10 +242,15 @@ struct StoreContents: Equatable {
             for column in entity.indexedColumns {
                 let keys = try store.keys(entity.id, column: column, matching: .range(lower: nil, upper: nil))
                 let expected = rows.filter { !$0.value[column].isNull }
-                    .sorted { $0.value[column] < $1.value[column] || (!($1.value[column] < $0.value[column]) && $0.key < $1.key) }
+                    .sorted {
+                        $0.value[column] < $1.value[column]
+                            || (!($1.value[column] < $0.value[column]) && $0.key < $1.key)
+                    }
                     .map(\.key)
                 guard keys == expected else {
-                    throw Inconsistent(description: "\(entity.name).\(entity.columns[column].name): the fetch index does not match the rows")
+                    throw Inconsistent(
+                        description:
+                            "\(entity.name).\(entity.columns[column].name): the fetch index does not match the rows")
                 }
                 indexes[column] = keys
             }
@@ -249,12 +264,16 @@ struct StoreContents: Equatable {
     /// What differs from `other`, in a line.
     func difference(from other: StoreContents) -> String {
         var parts: [String] = []
-        if lastSequence != other.lastSequence { parts.append("last sequence \(lastSequence), expected \(other.lastSequence)") }
+        if lastSequence != other.lastSequence {
+            parts.append("last sequence \(lastSequence), expected \(other.lastSequence)")
+        }
         if history != other.history { parts.append("history \(history), expected \(other.history)") }
         for entity in rows.indices where entity < other.rows.count && rows[entity] != other.rows[entity] {
             let missing = other.rows[entity].keys.filter { rows[entity][$0] == nil }.sorted()
             let extra = rows[entity].keys.filter { other.rows[entity][$0] == nil }.sorted()
-            let changed = rows[entity].keys.filter { other.rows[entity][$0] != nil && other.rows[entity][$0] != rows[entity][$0] }.sorted()
+            let changed = rows[entity].keys.filter {
+                other.rows[entity][$0] != nil && other.rows[entity][$0] != rows[entity][$0]
+            }.sorted()
             parts.append("entity \(entity): missing \(missing), unexpected \(extra), changed \(changed)")
         }
         if fetchIndexes != other.fetchIndexes { parts.append("fetch indexes differ") }
