@@ -26,7 +26,7 @@ struct Checkpoint: Sendable {
     var nextKeys: [Int64]
     /// The fetch-index sections of a decoded checkpoint, per entity, checksums verified but
     /// not parsed: ``decodeFetchIndexes(_:schema:)`` parses them, off the open path.
-    var fetchIndexSections: [[UInt8]] = []
+    var fetchIndexSections: [ArraySlice<UInt8>] = []
 
     /// The file name of checkpoint `id`.
     static func fileName(_ id: UInt32) -> String { String(format: "%08u.ckpt", id) }
@@ -177,13 +177,20 @@ struct Checkpoint: Sendable {
                     var entity = EntityIndex()
                     entity.locations = Array(locations.bindMemory(to: UInt64.self))
                     entity.sizes = Array(sizes.bindMemory(to: UInt32.self))
-                    entity.liveCount = entity.locations.reduce(0) { $0 + ($1 == 0 ? 0 : 1) }
-                    guard !entity.locations.isEmpty, entity.locations.allSatisfy({ $0 == 0 || RowLocation(raw: $0).block < blockCount }) else {
-                        throw BinaryReader.Malformed(offset: 0)
+                    var live = 0
+                    for location in entity.locations where location != 0 {
+                        guard RowLocation(raw: location).block < blockCount else { throw BinaryReader.Malformed(offset: 0) }
+                        live += 1
                     }
+                    guard !entity.locations.isEmpty else { throw BinaryReader.Malformed(offset: 0) }
+                    entity.liveCount = live
                     state.entities[entityID] = entity
                 }
-                let fetchSections = (0..<schema.entities.count).map { [UInt8](sections[3 + 2 * $0]) }
+                // Slices of the file's bytes: kept without copying until parsed in the background.
+                let fetchSections = (0..<schema.entities.count).map { entity -> ArraySlice<UInt8> in
+                    let start = sections[3 + 2 * entity].baseAddress! - raw.baseAddress!
+                    return bytes[start..<(start + sections[3 + 2 * entity].count)]
+                }
                 var checkpoint = Checkpoint(segment: segment, offset: offset, state: state, nextKeys: nextKeys)
                 checkpoint.fetchIndexSections = fetchSections
                 return checkpoint
@@ -198,7 +205,7 @@ extension Checkpoint {
     /// Parses the fetch-index sections of a checkpoint.
     ///
     /// - Throws: ``BinaryReader/Malformed`` when a section does not parse.
-    static func decodeFetchIndexes(_ sections: [[UInt8]], schema: Schema) throws -> [[Int: OrderedIndex]] {
+    static func decodeFetchIndexes(_ sections: [ArraySlice<UInt8>], schema: Schema) throws -> [[Int: OrderedIndex]] {
         var indexes = StoreState(schema: schema).fetchIndexes
         for (entityID, section) in sections.enumerated() {
             try section.withUnsafeBytes { raw in

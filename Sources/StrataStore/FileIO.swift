@@ -264,9 +264,16 @@ extension FileIO {
         let fd = try open(path, flags: O_RDONLY, mode: 0)
         defer { close(fd) }
         let size = Int(try size(fd))
-        var bytes = [UInt8](repeating: 0, count: size)
-        let read = try bytes.withUnsafeMutableBytes { raw in try readFully(fd, into: raw, at: 0) }
-        if read < size { bytes.removeLast(size - read) }
+        var failure: (any Error)?
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            do {
+                initialized = try readFully(fd, into: UnsafeMutableRawBufferPointer(buffer), at: 0)
+            } catch {
+                failure = error
+                initialized = 0
+            }
+        }
+        if let failure { throw failure }
         return bytes
     }
 }

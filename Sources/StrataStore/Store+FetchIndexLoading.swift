@@ -7,7 +7,7 @@ extension Store {
     ///
     /// Should the sections not parse (their checksums passed, so only a bug could cause it), the
     /// indexes are rebuilt from the live rows instead.
-    func loadFetchIndexesInBackground(_ sections: [[UInt8]]) {
+    func loadFetchIndexesInBackground(_ sections: [ArraySlice<UInt8>]) {
         let group = fetchIndexLoading
         let schema = schema
         group.enter()

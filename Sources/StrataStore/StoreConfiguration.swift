@@ -21,8 +21,9 @@ public struct StoreConfiguration: Sendable {
     public var segmentSize: Int = 64 << 20
     /// The uncompressed size a block of rows grows to before it is compressed. The default is 16 KiB.
     public var blockSize: Int = 16 << 10
-    /// The bytes of decompressed blocks kept for reads. The default is 128 MiB.
-    public var cacheSize: Int = 128 << 20
+    /// The bytes of decompressed blocks kept for reads. The default is 256 MiB, which holds the
+    /// decompressed rows of about a million typical objects.
+    public var cacheSize: Int = 256 << 20
     /// The log bytes written between two background index checkpoints. The default is 64 MiB.
     public var checkpointInterval: Int = 64 << 20
     /// The dead fraction at which background compaction rewrites a sealed segment. The default is 0.5.
