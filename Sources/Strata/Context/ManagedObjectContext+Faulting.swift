@@ -41,7 +41,8 @@ extension ManagedObjectContext {
     func values(of runtime: EntityRuntime, from row: Row, layout: EntityLayout, storeIdentifier: String?) throws -> [Any?] {
         var values = [Any?](repeating: nil, count: runtime.properties.count)
         for (slot, property) in runtime.properties.enumerated() {
-            guard let column = layout.columns[property.name] else { continue }
+            let column = layout.slotColumns[slot]
+            guard column >= 0 else { continue }
             if let attribute = property as? AttributeDescription {
                 values[slot] = try ValueConversion.objectValue(row[column], for: attribute, coordinator: persistentStoreCoordinator)
             } else if let relationship = property as? RelationshipDescription, case .reference(let key) = row[column],

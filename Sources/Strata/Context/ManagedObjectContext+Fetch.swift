@@ -79,18 +79,23 @@ extension ManagedObjectContext {
         let pending = request.includesPendingChanges
         var matches: [ManagedObject] = []
         var others = 0
-        let entitiesByTag = try coordinator.mapping.get().entitiesByTag[layout.storeEntity] ?? [:]
+        let mapping = try coordinator.mapping.get()
+        // Per tag, what each matching row needs, looked up once per fetch.
+        var concreteByTag: [Int64: (entity: EntityDescription, layout: EntityLayout, type: ManagedObject.Type)] = [:]
+        for (tag, concrete) in mapping.entitiesByTag[layout.storeEntity] ?? [:] where tags.contains(tag) {
+            concreteByTag[tag] = (concrete, mapping.layouts[concrete.name]!, ManagedObjectClassRegistry.type(for: concrete))
+        }
 
         for store in coordinator.persistentStores {
             let sequence = store.rows.lastSequence
             try coordinator.storeCall {
                 try store.rows.scan(layout.storeEntity) { key, row in
-                    guard case .int(let tag) = row[0], tags.contains(tag), let concrete = entitiesByTag[tag] else { return }
+                    guard case .int(let tag) = row[0], let (concrete, concreteLayout, type) = concreteByTag[tag] else { return }
                     let id = ManagedObjectID(entity: concrete, storeIdentifier: store.identifier, primaryKey: key)
                     if let existing = registered[id]?.object {
                         if existing.isDeleted && pending { return }
                         if !existing.isLoaded {
-                            try load(existing, from: row, layout: try coordinator.layout(concrete), sequence: sequence)
+                            try load(existing, from: row, layout: concreteLayout, sequence: sequence)
                             existing.awakeFromFetch()
                         }
                         let matched = pending || !existing.hasChanges
@@ -104,8 +109,8 @@ extension ManagedObjectContext {
                         others += 1
                         return
                     }
-                    let object = ManagedObject.makeFault(id, context: self)
-                    try load(object, from: row, layout: try coordinator.layout(concrete), sequence: sequence)
+                    let object = type.init(faultFor: id, in: self)
+                    try load(object, from: row, layout: concreteLayout, sequence: sequence)
                     register(object)
                     object.awakeFromFetch()
                     matches.append(object)

@@ -106,8 +106,12 @@ struct StoreMapping: Sendable {
                 inheritedJoins.merge(joins[candidate.name] ?? [:]) { own, _ in own }
                 current = candidate.superentity
             }
+            let columns = columnNames[storeEntity]!
             layouts[entity.name] = EntityLayout(
-                storeEntity: storeEntity, tag: tag, tags: subtree, columns: columnNames[storeEntity]!,
+                storeEntity: storeEntity, tag: tag, tags: subtree, columns: columns,
+                slotColumns: entity.properties.map { property in
+                    property.isTransient || (property as? RelationshipDescription)?.isToMany == true ? -1 : columns[property.name] ?? -1
+                },
                 joins: inheritedJoins)
         }
         self.schema = try Schema(entities: entities)
@@ -163,6 +167,9 @@ struct EntityLayout: Sendable {
     let tags: [Int64]
     /// The column of each persistent attribute and to-one relationship of the hierarchy, by name.
     let columns: [String: Int]
+    /// The column of each property of the entity in `properties` order (an object's slots),
+    /// or -1 for transient properties and to-many relationships.
+    let slotColumns: [Int]
     /// The join entities of to-many relationships kept in join entities, by relationship name.
     let joins: [String: JoinLayout]
 }
