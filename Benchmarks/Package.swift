@@ -28,11 +28,22 @@ let package = Package(
             name: "Workloads",
             dependencies: [.product(name: "StrataStore", package: "Strata")]
         ),
+        // What strata-bench and strata-graph-bench share: timing, the side-by-side report, option
+        // parsing, the SQLite setup and the workload steps both run the same way.
+        .target(
+            name: "BenchSupport",
+            dependencies: [
+                "Workloads",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // Engine-level workloads W1-W10 against Strata and SQLite (GRDB), side by side.
         .executableTarget(
             name: "strata-bench",
             dependencies: [
                 "Workloads",
+                "BenchSupport",
                 .product(name: "StrataStore", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -44,6 +55,7 @@ let package = Package(
             name: "strata-graph-bench",
             dependencies: [
                 "Workloads",
+                "BenchSupport",
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -61,6 +61,9 @@ public struct StoreStatistics: Sendable, Hashable, Codable {
     public var blocks: Int
     /// Bytes of live segment files.
     public var segmentBytes: Int64
+    /// Uncompressed bytes of the live rows' encodings; with ``segmentBytes`` it gives the
+    /// compression ratio of a store without dead rows.
+    public var liveRowBytes: Int64
 }
 
 /// One live segment, as ``Store/segments()`` reports it. `Sendable`.
@@ -83,15 +86,15 @@ public struct SegmentInfo: Sendable, Hashable, Codable {
 extension Store {
     /// The store's counters and sizes now. Costs no I/O.
     public var statistics: StoreStatistics {
-        let (rows, indexBytes, blocks, segmentBytes) = state.withLock { state in
+        let (rows, indexBytes, blocks, segmentBytes, liveRowBytes) = state.withLock { state in
             (state.entities.reduce(0) { $0 + $1.liveCount }, state.entities.reduce(0) { $0 + $1.memoryBytes } + state.blocks.capacity * MemoryLayout<BlockLocation>.stride,
-             state.blocks.count, state.stats.values.reduce(Int64(0)) { $0 + $1.fileBytes })
+             state.blocks.count, state.stats.values.reduce(Int64(0)) { $0 + $1.fileBytes }, state.stats.values.reduce(Int64(0)) { $0 + $1.liveBytes })
         }
         return StoreStatistics(
             commits: counters.commits.total, fsyncs: counters.fsyncs.total, bytesWritten: counters.bytesWritten.total,
             bytesReclaimed: counters.bytesReclaimed.total, cacheHits: cache.hits, cacheMisses: cache.misses,
             compactions: counters.compactions.total, checkpoints: counters.checkpoints.total, liveRows: rows,
-            indexBytes: indexBytes, blocks: blocks, segmentBytes: segmentBytes)
+            indexBytes: indexBytes, blocks: blocks, segmentBytes: segmentBytes, liveRowBytes: liveRowBytes)
     }
 
     /// The file name of the index checkpoint the store was opened with or wrote last, in its

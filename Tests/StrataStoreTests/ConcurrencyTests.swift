@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Synchronization
 import Testing
@@ -48,29 +47,6 @@ import Testing
         return configuration
     }
 
-    /// Runs every body on its own thread and waits for all of them.
-    static func runThreads(_ bodies: [@Sendable () -> Void]) {
-        let done = DispatchSemaphore(value: 0)
-        for body in bodies {
-            let thread = Thread {
-                body()
-                done.signal()
-            }
-            thread.start()
-        }
-        for _ in bodies { done.wait() }
-    }
-
-    /// The total size of the segment files of the store at `url`.
-    static func segmentFileBytes(_ url: URL) -> Int64 {
-        let directory = url.path + "/segments"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.filter { $0.hasSuffix(".log") }.reduce(Int64(0)) { total, name in
-            let attributes = try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)
-            return total + ((attributes?[.size] as? NSNumber)?.int64Value ?? 0)
-        }
-    }
-
     /// Checks that the store holds exactly `expected` (key to version), through reads, a scan
     /// and the version index.
     static func checkContents(_ store: Store, _ expected: [PrimaryKey: Int64], _ stage: Comment) throws {
@@ -105,14 +81,14 @@ import Testing
             }
         }
         #expect(store!.segments().count > 3)
-        let bytesBefore = Self.segmentFileBytes(url)
+        let bytesBefore = StoreFiles.segmentFileBytes(url)
 
         let shared = store!
         let writers = 2
         let churnBase = keys.upperBound + 1
         let finished = ConcurrencyCounter()
-        let problems = ConcurrencyBox<[String]>([])
-        let committed = ConcurrencyBox<[PrimaryKey: Int64]>([:])
+        let problems = LockedBox<[String]>([])
+        let committed = LockedBox<[PrimaryKey: Int64]>([:])
         let reads = ConcurrencyCounter()
         let compactions = ConcurrencyCounter()
         let report: @Sendable (String) -> Void = { problem in problems.withLock { if $0.count < 20 && !$0.contains(problem) { $0.append(problem) } } }
@@ -120,7 +96,7 @@ import Testing
         var bodies: [@Sendable () -> Void] = []
         for writer in 0..<writers {
             bodies.append {
-                var random = ConcurrencyRandom(seed: UInt64(writer) + 1)
+                var random = SplitMix64(seed: UInt64(writer) + 1)
                 var versions = [PrimaryKey: Int64]()
                 for key in keys where Int(key) % writers == writer { versions[key] = 3 }
                 let owned = versions.keys.sorted()
@@ -146,7 +122,7 @@ import Testing
         }
         // One more writer inserts new rows and deletes them again, so compaction meets deletes.
         bodies.append {
-            var random = ConcurrencyRandom(seed: 99)
+            var random = SplitMix64(seed: 99)
             var live: [PrimaryKey: Int64] = [:]
             for _ in 0..<150 {
                 var transaction = Transaction()
@@ -170,7 +146,7 @@ import Testing
         }
         for reader in 0..<3 {
             bodies.append {
-                var random = ConcurrencyRandom(seed: 1000 + UInt64(reader))
+                var random = SplitMix64(seed: 1000 + UInt64(reader))
                 var seen: [PrimaryKey: Int64] = [:]
                 var round = 0
                 while finished.value < writers + 1 {
@@ -215,14 +191,14 @@ import Testing
                 }
             }
         }
-        Self.runThreads(bodies)
+        runThreads(bodies)
 
         #expect(problems.withLock { $0 } == [])
         #expect(compactions.value > 0)
         #expect(reads.value > 0)
         let expected = committed.withLock { $0 }
         try store!.compact()
-        let bytesAfter = Self.segmentFileBytes(url)
+        let bytesAfter = StoreFiles.segmentFileBytes(url)
         #expect(bytesAfter < bytesBefore, "segment files: \(bytesBefore) bytes before compaction, \(bytesAfter) after")
         try Self.checkContents(store!, expected, "after the concurrent run")
         #expect(store!.allocateKeys(for: Self.counter).lowerBound == churnBase + 150)
@@ -232,9 +208,7 @@ import Testing
         try Self.checkContents(store!, expected, "after reopen")
         try store!.close()
         store = nil
-        for name in try FileManager.default.contentsOfDirectory(atPath: url.path + "/checkpoints") {
-            try FileManager.default.removeItem(atPath: url.path + "/checkpoints/" + name)
-        }
+        try StoreFiles.deleteCheckpoints(url)
         store = try Store.open(at: url, schema: Self.schema, configuration: Self.configuration())
         try Self.checkContents(store!, expected, "after full replay")
         try store!.close()
@@ -250,9 +224,9 @@ import Testing
         let threads = 8
         let commitsPerThread = 25
         let fsyncsBefore = shared.statistics.fsyncs
-        let results = ConcurrencyBox<[Commit]>([])
-        let problems = ConcurrencyBox<[String]>([])
-        Self.runThreads((0..<threads).map { thread in
+        let results = LockedBox<[Commit]>([])
+        let problems = LockedBox<[String]>([])
+        runThreads((0..<threads).map { thread in
             {
                 var mine: [Commit] = []
                 for _ in 0..<commitsPerThread {
@@ -306,29 +280,9 @@ private struct Commit: Sendable {
     var key: PrimaryKey
 }
 
-/// A value shared between threads under a lock.
-private final class ConcurrencyBox<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
-}
-
 /// A counter shared between threads.
 private final class ConcurrencyCounter: Sendable {
     private let atomic = Atomic<Int>(0)
     func add(_ amount: Int) { atomic.add(amount, ordering: .sequentiallyConsistent) }
     var value: Int { atomic.load(ordering: .sequentiallyConsistent) }
-}
-
-/// SplitMix64, seeded.
-struct ConcurrencyRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -38,7 +38,7 @@ import Testing
         }
     }
 
-    static func randomRow(_ random: inout FetchIndexRandom) -> Row {
+    static func randomRow(_ random: inout SplitMix64) -> Row {
         let score: Value
         switch Int.random(in: 0..<20, using: &random) {
         case 0, 1: score = .null
@@ -52,7 +52,7 @@ import Testing
     }
 
     /// Commits `count` random transactions of inserts, updates and deletes, mirrored in `model`.
-    static func churn(_ store: Store, _ model: inout [PrimaryKey: Row], count: Int, _ random: inout FetchIndexRandom) throws {
+    static func churn(_ store: Store, _ model: inout [PrimaryKey: Row], count: Int, _ random: inout SplitMix64) throws {
         for _ in 0..<count {
             var transaction = Transaction()
             var touched = Set<PrimaryKey>()
@@ -100,7 +100,7 @@ import Testing
         }
     }
 
-    static func randomQuery(_ column: Int, _ random: inout FetchIndexRandom) -> IndexQuery {
+    static func randomQuery(_ column: Int, _ random: inout SplitMix64) -> IndexQuery {
         let values = candidates(column)
         switch Int.random(in: 0..<3, using: &random) {
         case 0:
@@ -117,7 +117,7 @@ import Testing
     }
 
     /// Checks the store's rows against `model` and every fetch-index answer against a scan.
-    static func check(_ store: Store, _ model: [PrimaryKey: Row], _ random: inout FetchIndexRandom, _ stage: Comment) throws {
+    static func check(_ store: Store, _ model: [PrimaryKey: Row], _ random: inout SplitMix64, _ stage: Comment) throws {
         var scanned: [PrimaryKey: Row] = [:]
         try store.scan(item) { key, row in scanned[key] = row }
         #expect(scanned == model, "\(stage): scan differs from the model")
@@ -155,7 +155,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3] as [UInt64])
     func indexesMatchScanThroughReopenReplayAndCompaction(seed: UInt64) throws {
-        var random = FetchIndexRandom(seed: seed)
+        var random = SplitMix64(seed: seed)
         let directory = TemporaryDirectory()
         let url = directory.store()
         var model: [PrimaryKey: Row] = [:]
@@ -181,7 +181,7 @@ import Testing
         try Self.churn(store!, &model, count: 20, &random)
         try store!.close()
         store = nil
-        try Self.deleteCheckpoints(url)
+        try StoreFiles.deleteCheckpoints(url)
         store = try Store.open(at: url, schema: Self.schema, configuration: Self.configuration())
         try Self.check(store!, model, &random, "after full replay")
 
@@ -197,30 +197,9 @@ import Testing
         try Self.check(store!, model, &random, "after compaction and tail replay")
         try store!.close()
         store = nil
-        try Self.deleteCheckpoints(url)
+        try StoreFiles.deleteCheckpoints(url)
         store = try Store.open(at: url, schema: Self.schema, configuration: Self.configuration())
         try Self.check(store!, model, &random, "after compaction and full replay")
         try store!.close()
-    }
-
-    /// Removes every checkpoint file of the (closed) store at `url`, so that the next open replays the whole log.
-    static func deleteCheckpoints(_ url: URL) throws {
-        let directory = url.path + "/checkpoints"
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
-            try FileManager.default.removeItem(atPath: directory + "/" + name)
-        }
-    }
-}
-
-/// SplitMix64, seeded, so that a failing run can be replayed.
-struct FetchIndexRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -134,9 +134,7 @@ import Testing
         #expect(try store!.history(after: 3) == Array(expected[3...]), "after compaction and reopen")
         try store!.close()
         store = nil
-        try FileManager.default.contentsOfDirectory(atPath: url.path + "/checkpoints").forEach {
-            try FileManager.default.removeItem(atPath: url.path + "/checkpoints/" + $0)
-        }
+        try StoreFiles.deleteCheckpoints(url)
         store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
         #expect(try store!.history(after: 3) == Array(expected[3...]), "after compaction and full replay")
 

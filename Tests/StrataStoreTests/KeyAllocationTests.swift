@@ -1,6 +1,4 @@
-import Dispatch
 import Foundation
-import Synchronization
 import Testing
 @testable import StrataStore
 
@@ -15,13 +13,6 @@ import Testing
         configuration.segmentSize = 4 << 10
         configuration.logger.logLevel = .error
         return configuration
-    }
-
-    static func deleteCheckpoints(_ url: URL) throws {
-        let directory = url.path + "/checkpoints"
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
-            try FileManager.default.removeItem(atPath: directory + "/" + name)
-        }
     }
 
     @Test func keysStartAtOneAndIncreasePerEntity() throws {
@@ -74,7 +65,7 @@ import Testing
             case .fullReplay:
                 try store!.close()
                 store = nil
-                try Self.deleteCheckpoints(url)
+                try StoreFiles.deleteCheckpoints(url)
             }
             store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
         }
@@ -124,21 +115,18 @@ import Testing
         let directory = TemporaryDirectory()
         let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: Self.configuration())
         let threads = 8
-        let ranges = KeyRanges()
-        let done = DispatchSemaphore(value: 0)
-        for thread in 0..<threads {
-            Thread {
-                var random = KeyAllocationRandom(seed: UInt64(thread) + 1)
+        let ranges = LockedBox<[ClosedRange<PrimaryKey>]>([])
+        runThreads((0..<threads).map { thread in
+            {
+                var random = SplitMix64(seed: UInt64(thread) + 1)
                 var mine: [ClosedRange<PrimaryKey>] = []
                 for _ in 0..<2_000 {
                     mine.append(store.allocateKeys(for: Self.employee, count: Int.random(in: 1...5, using: &random)))
                 }
-                ranges.append(mine)
-                done.signal()
-            }.start()
-        }
-        for _ in 0..<threads { done.wait() }
-        let all = ranges.all.sorted { $0.lowerBound < $1.lowerBound }
+                ranges.withLock { $0.append(contentsOf: mine) }
+            }
+        })
+        let all = ranges.withLock { $0 }.sorted { $0.lowerBound < $1.lowerBound }
         #expect(all.count == threads * 2_000)
         #expect(all.first?.lowerBound == 1)
         // Sorted by start, each range begins right after the previous one ends: disjoint, no gaps.
@@ -148,25 +136,5 @@ import Testing
         #expect(all.last?.upperBound == PrimaryKey(total))
         #expect(store.allocateKeys(for: Self.employee).lowerBound == PrimaryKey(total) + 1)
         try store.close()
-    }
-}
-
-/// Ranges collected from many threads.
-private final class KeyRanges: Sendable {
-    private let ranges = Mutex<[ClosedRange<PrimaryKey>]>([])
-    func append(_ more: [ClosedRange<PrimaryKey>]) { ranges.withLock { $0.append(contentsOf: more) } }
-    var all: [ClosedRange<PrimaryKey>] { ranges.withLock { $0 } }
-}
-
-/// SplitMix64, seeded.
-private struct KeyAllocationRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

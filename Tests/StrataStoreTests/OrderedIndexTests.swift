@@ -1,26 +1,6 @@
 import Testing
 @testable import StrataStore
 
-/// A small seeded random number generator, so that failing random tests can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    /// The generator's state.
-    private var state: UInt64
-
-    /// Creates a generator whose output is determined by `seed`.
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    /// The next 64 random bits.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A plain sorted array with the semantics ``OrderedIndex`` must have, answering by scanning.
 private struct ModelIndex {
     /// The pairs, sorted by value, then key.

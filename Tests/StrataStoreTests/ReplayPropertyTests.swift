@@ -56,7 +56,7 @@ private struct ReplayModel {
 /// One random sequence against one store.
 private struct ReplayRun {
     let seed: UInt64
-    var random: ReplayRandom
+    var random: SplitMix64
     let directory = TemporaryDirectory()
     let url: URL
     var configuration: StoreConfiguration
@@ -66,7 +66,7 @@ private struct ReplayRun {
 
     init(seed: UInt64) throws {
         self.seed = seed
-        random = ReplayRandom(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 17)
+        random = SplitMix64(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 17)
         url = directory.store()
         configuration = TestSchema.configuration()
         configuration.segmentSize = [1 << 10, 2 << 10, 4 << 10, 16 << 10, 64 << 10].randomElement(using: &random)!
@@ -278,12 +278,7 @@ private struct ReplayRun {
     mutating func reopen(crash: Bool, fullReplay: Bool = false) throws {
         if !crash { try store!.close() }
         store = nil
-        if fullReplay {
-            let directory = url.path + "/checkpoints"
-            for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
-                try FileManager.default.removeItem(atPath: directory + "/" + name)
-            }
-        }
+        if fullReplay { try StoreFiles.deleteCheckpoints(url) }
         store = try Store.open(at: url, schema: ReplayPropertyTests.schema, configuration: configuration)
         for entity in 0...1 where store!.allocateKeys(for: entity).lowerBound <= model.highestKeys[entity] {
             Issue.record("seed \(seed): after reopen entity \(entity) hands out a key at or below \(model.highestKeys[entity])")
@@ -324,18 +319,5 @@ private struct ReplayRun {
         try reopen(crash: true, fullReplay: true)
         guard try compare("after full replay") else { return }
         try store!.close()
-    }
-}
-
-/// SplitMix64, seeded, so that a failing sequence can be replayed from its seed.
-private struct ReplayRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

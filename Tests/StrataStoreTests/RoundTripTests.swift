@@ -39,7 +39,7 @@ import Testing
 
     /// A megabyte of bytes that do not compress to nothing.
     static let megabyte: Data = {
-        var generator = RoundTripRandom(seed: 42)
+        var generator = SplitMix64(seed: 42)
         return Data((0..<(1 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next() >> 13) })
     }()
 
@@ -160,7 +160,7 @@ import Testing
         try store!.close()
         store = nil
 
-        try Self.deleteCheckpoints(url)
+        try StoreFiles.deleteCheckpoints(url)
         store = try Store.open(at: url, schema: nil, configuration: configuration)
         try Self.checkContents(store!, "after full replay")
         try store!.close()
@@ -379,39 +379,6 @@ private struct RoundTripSnapshot: Equatable {
         }
         lastSequence = store.lastSequence
         history = try store.history().map(\.sequence)
-        segmentBytes = RoundTripTests.segmentFileBytes(url)
-    }
-}
-
-extension RoundTripTests {
-    /// The total size of the segment files of the store at `url`.
-    static func segmentFileBytes(_ url: URL) -> Int64 {
-        let directory = url.path + "/segments"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.filter { $0.hasSuffix(".log") }.reduce(Int64(0)) { total, name in
-            let attributes = try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)
-            return total + ((attributes?[.size] as? NSNumber)?.int64Value ?? 0)
-        }
-    }
-
-    /// Removes every checkpoint file of the (closed) store at `url`, so that the next open replays the whole log.
-    static func deleteCheckpoints(_ url: URL) throws {
-        let directory = url.path + "/checkpoints"
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
-            try FileManager.default.removeItem(atPath: directory + "/" + name)
-        }
-    }
-}
-
-/// SplitMix64, seeded, for reproducible test data.
-private struct RoundTripRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        segmentBytes = StoreFiles.segmentFileBytes(url)
     }
 }

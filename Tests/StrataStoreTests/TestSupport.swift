@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 @testable import StrataStore
 
 /// A temporary directory removed when the value is released.
@@ -50,4 +52,66 @@ enum TestSchema {
         configuration.backgroundMaintenance = false
         return configuration
     }
+}
+
+/// The files of a (closed) store, for tests that measure or remove them.
+enum StoreFiles {
+    /// The total size of the segment files of the store at `url`.
+    static func segmentFileBytes(_ url: URL) -> Int64 {
+        let directory = url.path + "/segments"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix(".log") }.reduce(Int64(0)) { total, name in
+            let attributes = try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)
+            return total + ((attributes?[.size] as? NSNumber)?.int64Value ?? 0)
+        }
+    }
+
+    /// Removes every checkpoint file of the (closed) store at `url`, so that the next open replays the whole log.
+    static func deleteCheckpoints(_ url: URL) throws {
+        let directory = url.path + "/checkpoints"
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            try FileManager.default.removeItem(atPath: directory + "/" + name)
+        }
+    }
+}
+
+/// A small seeded random number generator (SplitMix64), so that failing random tests can be replayed
+/// from their seed.
+struct SplitMix64: RandomNumberGenerator {
+    /// The generator's state.
+    private var state: UInt64
+
+    /// Creates a generator whose output is determined by `seed`.
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    /// The next 64 random bits.
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Runs every body on its own thread and waits for all of them.
+func runThreads(_ bodies: [@Sendable () -> Void]) {
+    let done = DispatchSemaphore(value: 0)
+    for body in bodies {
+        let thread = Thread {
+            body()
+            done.signal()
+        }
+        thread.start()
+    }
+    for _ in bodies { done.wait() }
+}
+
+/// A value shared between threads under a lock.
+final class LockedBox<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }

@@ -67,6 +67,12 @@ final class HookedObject: ManagedObject {
         }
     }
 
+    /// A container on a new store in `folder`, seeded by ``seed(_:)``, and the IDs by name.
+    static func seededContainer(in folder: TemporaryFolder) throws -> (PersistentContainer, [String: ManagedObjectID]) {
+        let container = try GraphModel.container(at: folder.store())
+        return (container, try seed(container))
+    }
+
     /// Observes `name` posted by `object`, collecting the object IDs of each `userInfo` key.
     final class Observer: @unchecked Sendable {
         let posts = Locked<[[String: Set<ManagedObjectID>]]>([])
@@ -93,8 +99,7 @@ final class HookedObject: ManagedObject {
 
     @Test func rollbackForgetsInsertsRevertsUpdatesAndRestoresDeletes() throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let ids = try Self.seed(container)
+        let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let research = try #require(context.object(with: ids["Research"]!) as? Department)
@@ -132,8 +137,7 @@ final class HookedObject: ManagedObject {
 
     @Test func resetForgetsEverything() throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let ids = try Self.seed(container)
+        let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let research = try #require(try context.existingObject(with: ids["Research"]!) as? Department)
@@ -154,8 +158,7 @@ final class HookedObject: ManagedObject {
 
     @Test func refreshWithoutMergingDiscardsChangesAndFaultsTheObject() throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let ids = try Self.seed(container)
+        let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let research = try #require(try context.existingObject(with: ids["Research"]!) as? Department)
@@ -176,8 +179,7 @@ final class HookedObject: ManagedObject {
     /// context's unsaved changes on top.
     @Test func refreshWithMergingKeepsUnsavedChangesOverStoredValues() throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let ids = try Self.seed(container)
+        let (container, ids) = try Self.seededContainer(in: folder)
         let mine = container.newBackgroundContext()
         let theirs = container.newBackgroundContext()
         let research = try mine.performAndWait {
@@ -210,8 +212,7 @@ final class HookedObject: ManagedObject {
 
     @Test func refreshAllObjectsFaultsUnchangedObjectsAndKeepsChanges() throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        _ = try Self.seed(container)
+        let (container, _) = try Self.seededContainer(in: folder)
         let mine = container.newBackgroundContext()
         let theirs = container.newBackgroundContext()
         let (research, sales) = try mine.performAndWait {
@@ -285,8 +286,7 @@ final class HookedObject: ManagedObject {
 
     @Test(.timeLimit(.minutes(1))) func mergeChangesFromTheChangesStream() async throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let ids = try Self.seed(container)
+        let (container, ids) = try Self.seededContainer(in: folder)
         let mine = container.newBackgroundContext()
         let theirs = container.newBackgroundContext()
         let stream = theirs.changes
@@ -316,8 +316,7 @@ final class HookedObject: ManagedObject {
     /// Several contexts saving at once to one store: nothing is lost or duplicated.
     @Test(.timeLimit(.minutes(1))) func concurrentContextsSaveIndependently() async throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let ids = try Self.seed(container)
+        let (container, ids) = try Self.seededContainer(in: folder)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<4 {
                 group.addTask {
@@ -351,8 +350,7 @@ final class HookedObject: ManagedObject {
 
     @Test func processPendingChangesPostsTheObjectsDidChangeNotification() throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let ids = try Self.seed(container)
+        let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
         let observer = Observer(ManagedObjectContext.didChangeObjectsNotification, of: context)
         let newID = try context.performAndWait {
@@ -388,8 +386,7 @@ final class HookedObject: ManagedObject {
 
     @Test(.timeLimit(.minutes(1))) func saveNotificationsAndTheChangesStream() async throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let ids = try Self.seed(container)
+        let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
         let willSave = Observer(ManagedObjectContext.willSaveObjectsNotification, of: context)
         let didSave = Observer(ManagedObjectContext.didSaveObjectsNotification, of: context)
@@ -434,8 +431,7 @@ final class HookedObject: ManagedObject {
 
     @Test func mergeChangesFromContextDidSaveBringsSavedChangesIn() throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let ids = try Self.seed(container)
+        let (container, ids) = try Self.seededContainer(in: folder)
         let mine = container.newBackgroundContext()
         let theirs = container.newBackgroundContext()
         let observer = Observer(ManagedObjectContext.didSaveObjectsNotification, of: theirs)
@@ -533,8 +529,7 @@ final class HookedObject: ManagedObject {
 
     @Test(.timeLimit(.minutes(1))) func performRunsOnTheQueueAndReturnsValues() async throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let ids = try Self.seed(container)
+        let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
         let observer = Observer(ManagedObjectContext.didChangeObjectsNotification, of: context)
 
@@ -575,8 +570,7 @@ final class HookedObject: ManagedObject {
     /// The container's view context runs its blocks on the main queue.
     @Test(.timeLimit(.minutes(1))) func viewContextRunsOnTheMainQueue() async throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let ids = try Self.seed(container)
+        let (container, ids) = try Self.seededContainer(in: folder)
         let view = container.viewContext
         #expect(view.concurrencyType == .mainQueue)
         let (name, onQueue) = try await view.perform {
@@ -639,8 +633,7 @@ final class HookedObject: ManagedObject {
     /// Two contexts change the same object; the second save conflicts.
     @Test func optimisticLockingFailsOrMergesByPolicy() throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let ids = try Self.seed(container)
+        let (container, ids) = try Self.seededContainer(in: folder)
         let first = container.newBackgroundContext()
         let second = container.newBackgroundContext()
         let research1 = try first.performAndWait { try #require(try first.existingObject(with: ids["Research"]!) as? Department) }

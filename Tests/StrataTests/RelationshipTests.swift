@@ -54,6 +54,21 @@ import Testing
         return object
     }
 
+    /// A new department named `name`.
+    static func department(_ name: String, in context: ManagedObjectContext) -> Department {
+        let department = Department(context: context)
+        department.name = name
+        return department
+    }
+
+    /// A new employee named `name`, in `department` when one is given.
+    static func employee(_ name: String, in context: ManagedObjectContext, department: Department? = nil) -> Employee {
+        let employee = Employee(context: context)
+        employee.name = name
+        if let department { employee.department = department }
+        return employee
+    }
+
     /// The names of a relationship's objects: sorted for a set, in order for an ordered one.
     static func names(_ object: ManagedObject, _ key: String) throws -> [String] {
         switch try object.value(forKey: key) {
@@ -71,25 +86,30 @@ import Testing
         return try #require(try context.fetch(request).first, "\(entity) \(name)")
     }
 
-    /// Runs `body` on a new context of a container reopened at `url`.
-    static func reopened<T>(_ url: URL, model: ManagedObjectModel = model(), _ body: (ManagedObjectContext) throws -> T) throws -> T {
+    /// Runs `body` on a new context of a container at `url` (the store is created when missing),
+    /// then closes the container.
+    static func withContext<T>(
+        at url: URL, model: ManagedObjectModel = model(), _ body: (ManagedObjectContext) throws -> T
+    ) throws -> T {
         let container = try GraphModel.container(at: url, model: model)
-        defer { try? container.close() }
-        let context = container.newBackgroundContext()
-        return try context.performAndWait { try body(context) }
+        let result: T
+        do {
+            let context = container.newBackgroundContext()
+            result = try context.performAndWait { try body(context) }
+        } catch {
+            try? container.close()
+            throw error
+        }
+        try container.close()
+        return result
     }
 
     @Test func settingEitherSideUpdatesTheInverse() throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let context = container.newBackgroundContext()
-        try context.performAndWait {
-            let research = Department(context: context)
-            research.name = "Research"
-            let ann = Employee(context: context)
-            ann.name = "Ann"
-            let bob = Employee(context: context)
-            bob.name = "Bob"
+        try Self.withContext(at: folder.store(), model: GraphModel.make()) { context throws in
+            let research = Self.department("Research", in: context)
+            let ann = Self.employee("Ann", in: context)
+            let bob = Self.employee("Bob", in: context)
 
             ann.department = research
             #expect(research.employees == [ann])
@@ -110,8 +130,7 @@ import Testing
             try members.add(ann)
             try context.save()
         }
-        try container.close()
-        try Self.reopened(folder.store(), model: GraphModel.make()) { context throws in
+        try Self.withContext(at: folder.store(), model: GraphModel.make()) { context throws in
             let research = try #require(try context.fetch(Department.fetchRequest()).first)
             #expect(research.employees.map(\.name) == ["Ann"])
             let bob = try #require(try context.fetch(Employee.fetchRequest()).first { $0.name == "Bob" })
@@ -121,32 +140,24 @@ import Testing
 
     @Test func movingAnEmployeeUpdatesBothDepartments() throws {
         let folder = TemporaryFolder()
-        do {
-            let container = try GraphModel.container(at: folder.store())
-            let context = container.newBackgroundContext()
-            try context.performAndWait {
-                let research = Department(context: context)
-                research.name = "Research"
-                let sales = Department(context: context)
-                sales.name = "Sales"
-                let ann = Employee(context: context)
-                ann.name = "Ann"
-                ann.department = research
-                ann.department = sales
-                #expect(research.employees.isEmpty)
-                #expect(sales.employees == [ann])
-                try research.mutableSetValue(forKey: "employees").add(ann)
-                #expect(ann.department === research)
-                #expect(sales.employees.isEmpty, "adding to one department takes the employee out of the other")
-                sales.employees = [ann]
-                #expect(research.employees.isEmpty)
-                #expect(ann.department === sales)
-                try context.save()
-            }
-            try container.close()
+        try Self.withContext(at: folder.store(), model: GraphModel.make()) { context throws in
+            let research = Self.department("Research", in: context)
+            let sales = Self.department("Sales", in: context)
+            let ann = Self.employee("Ann", in: context)
+            ann.department = research
+            ann.department = sales
+            #expect(research.employees.isEmpty)
+            #expect(sales.employees == [ann])
+            try research.mutableSetValue(forKey: "employees").add(ann)
+            #expect(ann.department === research)
+            #expect(sales.employees.isEmpty, "adding to one department takes the employee out of the other")
+            sales.employees = [ann]
+            #expect(research.employees.isEmpty)
+            #expect(ann.department === sales)
+            try context.save()
         }
         // Move a saved employee whose departments come from the store.
-        try Self.reopened(folder.store(), model: GraphModel.make()) { context throws in
+        try Self.withContext(at: folder.store(), model: GraphModel.make()) { context throws in
             let ann = try #require(try context.fetch(Employee.fetchRequest()).first)
             #expect(ann.department?.name == "Sales")
             let research = try #require(try context.fetch(Department.fetchRequest()).first { $0.name == "Research" })
@@ -156,7 +167,7 @@ import Testing
             #expect(try context.fetch(Department.fetchRequest()).first { $0.name == "Sales" }?.employees.isEmpty == true)
             try context.save()
         }
-        try Self.reopened(folder.store(), model: GraphModel.make()) { context throws in
+        try Self.withContext(at: folder.store(), model: GraphModel.make()) { context throws in
             let departments = try context.fetch(Department.fetchRequest())
             #expect(departments.first { $0.name == "Research" }?.employees.map(\.name) == ["Ann"])
             #expect(departments.first { $0.name == "Sales" }?.employees.isEmpty == true)
@@ -166,28 +177,23 @@ import Testing
     @Test func oneToOneRelationshipsStayPaired() throws {
         let folder = TemporaryFolder()
         let model = Self.model()
-        do {
-            let container = try GraphModel.container(at: folder.store(), model: model)
-            let context = container.newBackgroundContext()
-            try context.performAndWait {
-                let alice = try Self.make("Citizen", "Alice", in: context)
-                let bruno = try Self.make("Citizen", "Bruno", in: context)
-                let red = try Self.make("Passport", "Red", in: context)
-                let blue = try Self.make("Passport", "Blue", in: context)
-                try alice.setValue(red, forKey: "passport")
-                #expect(try red.value(forKey: "holder") as? ManagedObject === alice)
-                try bruno.setValue(red, forKey: "passport")
-                #expect(try alice.value(forKey: "passport") == nil, "the passport left its previous holder")
-                #expect(try red.value(forKey: "holder") as? ManagedObject === bruno)
-                try blue.setValue(bruno, forKey: "holder")
-                #expect(try bruno.value(forKey: "passport") as? ManagedObject === blue)
-                #expect(try red.value(forKey: "holder") == nil, "the holder's previous passport lost him")
-                try alice.setValue(red, forKey: "passport")
-                try context.save()
-            }
-            try container.close()
+        try Self.withContext(at: folder.store(), model: model) { context throws in
+            let alice = try Self.make("Citizen", "Alice", in: context)
+            let bruno = try Self.make("Citizen", "Bruno", in: context)
+            let red = try Self.make("Passport", "Red", in: context)
+            let blue = try Self.make("Passport", "Blue", in: context)
+            try alice.setValue(red, forKey: "passport")
+            #expect(try red.value(forKey: "holder") as? ManagedObject === alice)
+            try bruno.setValue(red, forKey: "passport")
+            #expect(try alice.value(forKey: "passport") == nil, "the passport left its previous holder")
+            #expect(try red.value(forKey: "holder") as? ManagedObject === bruno)
+            try blue.setValue(bruno, forKey: "holder")
+            #expect(try bruno.value(forKey: "passport") as? ManagedObject === blue)
+            #expect(try red.value(forKey: "holder") == nil, "the holder's previous passport lost him")
+            try alice.setValue(red, forKey: "passport")
+            try context.save()
         }
-        try Self.reopened(folder.store(), model: model) { context throws in
+        try Self.withContext(at: folder.store(), model: model) { context throws in
             #expect(try Self.names(try Self.fetch("Citizen", "Alice", in: context), "passport") == ["Red"])
             #expect(try Self.names(try Self.fetch("Citizen", "Bruno", in: context), "passport") == ["Blue"])
             #expect(try Self.names(try Self.fetch("Passport", "Red", in: context), "holder") == ["Alice"])
@@ -197,7 +203,7 @@ import Testing
             #expect(try Self.fetch("Citizen", "Bruno", in: context).value(forKey: "passport") == nil)
             try context.save()
         }
-        try Self.reopened(folder.store(), model: model) { context throws in
+        try Self.withContext(at: folder.store(), model: model) { context throws in
             #expect(try Self.fetch("Citizen", "Bruno", in: context).value(forKey: "passport") == nil)
             #expect(try Self.fetch("Passport", "Blue", in: context).value(forKey: "holder") == nil)
         }
@@ -206,28 +212,23 @@ import Testing
     @Test func manyToManyRelationshipsKeepBothSides() throws {
         let folder = TemporaryFolder()
         let model = Self.model()
-        do {
-            let container = try GraphModel.container(at: folder.store(), model: model)
-            let context = container.newBackgroundContext()
-            try context.performAndWait {
-                let sam = try Self.make("Student", "Sam", in: context)
-                let tia = try Self.make("Student", "Tia", in: context)
-                let math = try Self.make("Course", "Math", in: context)
-                let art = try Self.make("Course", "Art", in: context)
-                let music = try Self.make("Course", "Music", in: context)
-                try sam.setValue(Set([math, art]), forKey: "courses")
-                try tia.mutableSetValue(forKey: "courses").add(art)
-                try music.mutableSetValue(forKey: "students").add(tia)
-                #expect(try Self.names(math, "students") == ["Sam"])
-                #expect(try Self.names(art, "students") == ["Sam", "Tia"])
-                #expect(try Self.names(tia, "courses") == ["Art", "Music"])
-                try art.mutableSetValue(forKey: "students").remove(sam)
-                #expect(try Self.names(sam, "courses") == ["Math"])
-                try context.save()
-            }
-            try container.close()
+        try Self.withContext(at: folder.store(), model: model) { context throws in
+            let sam = try Self.make("Student", "Sam", in: context)
+            let tia = try Self.make("Student", "Tia", in: context)
+            let math = try Self.make("Course", "Math", in: context)
+            let art = try Self.make("Course", "Art", in: context)
+            let music = try Self.make("Course", "Music", in: context)
+            try sam.setValue(Set([math, art]), forKey: "courses")
+            try tia.mutableSetValue(forKey: "courses").add(art)
+            try music.mutableSetValue(forKey: "students").add(tia)
+            #expect(try Self.names(math, "students") == ["Sam"])
+            #expect(try Self.names(art, "students") == ["Sam", "Tia"])
+            #expect(try Self.names(tia, "courses") == ["Art", "Music"])
+            try art.mutableSetValue(forKey: "students").remove(sam)
+            #expect(try Self.names(sam, "courses") == ["Math"])
+            try context.save()
         }
-        try Self.reopened(folder.store(), model: model) { context throws in
+        try Self.withContext(at: folder.store(), model: model) { context throws in
             let sam = try Self.fetch("Student", "Sam", in: context)
             let tia = try Self.fetch("Student", "Tia", in: context)
             #expect(try Self.names(sam, "courses") == ["Math"])
@@ -239,7 +240,7 @@ import Testing
             context.delete(try Self.fetch("Course", "Art", in: context))
             try context.save()
         }
-        try Self.reopened(folder.store(), model: model) { context throws in
+        try Self.withContext(at: folder.store(), model: model) { context throws in
             #expect(try Self.names(try Self.fetch("Student", "Sam", in: context), "courses") == ["Math", "Music"])
             #expect(try Self.names(try Self.fetch("Student", "Tia", in: context), "courses") == ["Math", "Music"])
             #expect(try Self.names(try Self.fetch("Course", "Music", in: context), "students") == ["Sam", "Tia"])
@@ -251,23 +252,18 @@ import Testing
     @Test func orderedToManyKeepsItsOrderAcrossSaveAndReopen() throws {
         let folder = TemporaryFolder()
         let model = Self.model()
-        do {
-            let container = try GraphModel.container(at: folder.store(), model: model)
-            let context = container.newBackgroundContext()
-            try context.performAndWait {
-                let mix = try Self.make("Playlist", "Mix", in: context)
-                let songs = try ["one", "two", "three", "four"].map { try Self.make("Song", $0, in: context) }
-                try mix.setValue([songs[2], songs[0], songs[3]], forKey: "songs")
-                let ordered = try mix.mutableOrderedSetValue(forKey: "songs")
-                try ordered.insert(songs[1], at: 1)
-                #expect(try Self.names(mix, "songs") == ["three", "two", "one", "four"])
-                #expect(try songs[1].value(forKey: "playlist") as? ManagedObject === mix)
-                #expect(throws: CoreDataError.self) { _ = try mix.mutableOrderedSetValue(forKey: "name") }
-                try context.save()
-            }
-            try container.close()
+        try Self.withContext(at: folder.store(), model: model) { context throws in
+            let mix = try Self.make("Playlist", "Mix", in: context)
+            let songs = try ["one", "two", "three", "four"].map { try Self.make("Song", $0, in: context) }
+            try mix.setValue([songs[2], songs[0], songs[3]], forKey: "songs")
+            let ordered = try mix.mutableOrderedSetValue(forKey: "songs")
+            try ordered.insert(songs[1], at: 1)
+            #expect(try Self.names(mix, "songs") == ["three", "two", "one", "four"])
+            #expect(try songs[1].value(forKey: "playlist") as? ManagedObject === mix)
+            #expect(throws: CoreDataError.self) { _ = try mix.mutableOrderedSetValue(forKey: "name") }
+            try context.save()
         }
-        try Self.reopened(folder.store(), model: model) { context throws in
+        try Self.withContext(at: folder.store(), model: model) { context throws in
             let mix = try Self.fetch("Playlist", "Mix", in: context)
             #expect(try Self.names(mix, "songs") == ["three", "two", "one", "four"])
             let ordered = try mix.mutableOrderedSetValue(forKey: "songs")
@@ -278,7 +274,7 @@ import Testing
             #expect(try Self.fetch("Song", "two", in: context).value(forKey: "playlist") == nil)
             try context.save()
         }
-        try Self.reopened(folder.store(), model: model) { context throws in
+        try Self.withContext(at: folder.store(), model: model) { context throws in
             let mix = try Self.fetch("Playlist", "Mix", in: context)
             #expect(try Self.names(mix, "songs") == ["four", "three", "one"])
             #expect(try Self.names(try Self.fetch("Song", "one", in: context), "playlist") == ["Mix"])
@@ -289,24 +285,19 @@ import Testing
     @Test func toManyWithoutInverseSurvivesSaveAndReopen() throws {
         let folder = TemporaryFolder()
         let model = Self.model()
-        do {
-            let container = try GraphModel.container(at: folder.store(), model: model)
-            let context = container.newBackgroundContext()
-            try context.performAndWait {
-                let shelf = try Self.make("Shelf", "top", in: context)
-                let trinkets = try ["cup", "owl", "vase"].map { try Self.make("Trinket", $0, in: context) }
-                try shelf.setValue(Set(trinkets), forKey: "items")
-                try context.save()
-            }
-            try container.close()
+        try Self.withContext(at: folder.store(), model: model) { context throws in
+            let shelf = try Self.make("Shelf", "top", in: context)
+            let trinkets = try ["cup", "owl", "vase"].map { try Self.make("Trinket", $0, in: context) }
+            try shelf.setValue(Set(trinkets), forKey: "items")
+            try context.save()
         }
-        try Self.reopened(folder.store(), model: model) { context throws in
+        try Self.withContext(at: folder.store(), model: model) { context throws in
             let shelf = try Self.fetch("Shelf", "top", in: context)
             #expect(try Self.names(shelf, "items") == ["cup", "owl", "vase"])
             try shelf.mutableSetValue(forKey: "items").remove(try Self.fetch("Trinket", "owl", in: context))
             try context.save()
         }
-        try Self.reopened(folder.store(), model: model) { context throws in
+        try Self.withContext(at: folder.store(), model: model) { context throws in
             #expect(try Self.names(try Self.fetch("Shelf", "top", in: context), "items") == ["cup", "vase"])
             #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Trinket")) == 3, "removing from the relationship deletes nothing")
         }
@@ -315,25 +306,20 @@ import Testing
     @Test func movingBetweenOrderedRelationships() throws {
         let folder = TemporaryFolder()
         let model = Self.model()
-        do {
-            let container = try GraphModel.container(at: folder.store(), model: model)
-            let context = container.newBackgroundContext()
-            try context.performAndWait {
-                let first = try Self.make("Playlist", "first", in: context)
-                let second = try Self.make("Playlist", "second", in: context)
-                let songs = try ["a", "b", "c"].map { try Self.make("Song", $0, in: context) }
-                try first.setValue(songs, forKey: "songs")
-                try second.setValue([try Self.make("Song", "z", in: context)], forKey: "songs")
-                try context.save()
-                try songs[1].setValue(second, forKey: "playlist")
-                #expect(try Self.names(first, "songs") == ["a", "c"])
-                #expect(try Self.names(second, "songs") == ["z", "b"])
-                context.delete(songs[0])
-                try context.save()
-            }
-            try container.close()
+        try Self.withContext(at: folder.store(), model: model) { context throws in
+            let first = try Self.make("Playlist", "first", in: context)
+            let second = try Self.make("Playlist", "second", in: context)
+            let songs = try ["a", "b", "c"].map { try Self.make("Song", $0, in: context) }
+            try first.setValue(songs, forKey: "songs")
+            try second.setValue([try Self.make("Song", "z", in: context)], forKey: "songs")
+            try context.save()
+            try songs[1].setValue(second, forKey: "playlist")
+            #expect(try Self.names(first, "songs") == ["a", "c"])
+            #expect(try Self.names(second, "songs") == ["z", "b"])
+            context.delete(songs[0])
+            try context.save()
         }
-        try Self.reopened(folder.store(), model: model) { context throws in
+        try Self.withContext(at: folder.store(), model: model) { context throws in
             #expect(try Self.names(try Self.fetch("Playlist", "first", in: context), "songs") == ["c"])
             #expect(try Self.names(try Self.fetch("Playlist", "second", in: context), "songs") == ["z", "b"])
         }
@@ -345,11 +331,8 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             context.propagatesDeletesAtEndOfEvent = false
-            let research = Department(context: context)
-            research.name = "Research"
-            let ann = Employee(context: context)
-            ann.name = "Ann"
-            ann.department = research
+            let research = Self.department("Research", in: context)
+            let ann = Self.employee("Ann", in: context, department: research)
             try context.save()
             context.delete(ann)
             context.processPendingChanges()
@@ -361,18 +344,10 @@ import Testing
 
     @Test func nullifyRemovesTheDeletedObjectFromTheOtherSide() throws {
         let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store())
-        let context = container.newBackgroundContext()
-        let model = Self.model()
-        try context.performAndWait {
-            let research = Department(context: context)
-            research.name = "Research"
-            let ann = Employee(context: context)
-            ann.name = "Ann"
-            ann.department = research
-            let bob = Employee(context: context)
-            bob.name = "Bob"
-            bob.department = research
+        try Self.withContext(at: folder.store(), model: GraphModel.make()) { context throws in
+            let research = Self.department("Research", in: context)
+            let ann = Self.employee("Ann", in: context, department: research)
+            let bob = Self.employee("Bob", in: context, department: research)
             try context.save()
             context.delete(ann)
             context.processPendingChanges()
@@ -380,15 +355,12 @@ import Testing
             #expect(research.isUpdated)
             try context.save()
         }
-        try container.close()
-        try Self.reopened(folder.store(), model: GraphModel.make()) { context throws in
+        try Self.withContext(at: folder.store(), model: GraphModel.make()) { context throws in
             let research = try #require(try context.fetch(Department.fetchRequest()).first)
             #expect(research.employees.map(\.name) == ["Bob"])
         }
         // Many-to-many nullify, on the other model.
-        let other = try GraphModel.container(at: folder.store("Other"), model: model)
-        let school = other.newBackgroundContext()
-        try school.performAndWait {
+        try Self.withContext(at: folder.store("Other")) { school throws in
             let sam = try Self.make("Student", "Sam", in: school)
             let math = try Self.make("Course", "Math", in: school)
             try sam.setValue(Set([math]), forKey: "courses")
@@ -402,33 +374,28 @@ import Testing
     @Test func cascadeDeletesRecursively() throws {
         let folder = TemporaryFolder()
         let model = Self.model()
-        do {
-            let container = try GraphModel.container(at: folder.store(), model: model)
-            let context = container.newBackgroundContext()
-            try context.performAndWait {
-                for regionName in ["North", "South"] {
-                    let region = try Self.make("Region", regionName, in: context)
-                    for cityIndex in 0..<2 {
-                        let city = try Self.make("City", "\(regionName) city \(cityIndex)", in: context)
-                        try city.setValue(region, forKey: "region")
-                        for streetIndex in 0..<3 {
-                            let street = try Self.make("Street", "\(regionName) street \(cityIndex).\(streetIndex)", in: context)
-                            try street.setValue(city, forKey: "city")
-                        }
+        try Self.withContext(at: folder.store(), model: model) { context throws in
+            for regionName in ["North", "South"] {
+                let region = try Self.make("Region", regionName, in: context)
+                for cityIndex in 0..<2 {
+                    let city = try Self.make("City", "\(regionName) city \(cityIndex)", in: context)
+                    try city.setValue(region, forKey: "region")
+                    for streetIndex in 0..<3 {
+                        let street = try Self.make("Street", "\(regionName) street \(cityIndex).\(streetIndex)", in: context)
+                        try street.setValue(city, forKey: "city")
                     }
                 }
-                try context.save()
             }
-            try container.close()
+            try context.save()
         }
-        try Self.reopened(folder.store(), model: model) { context throws in
+        try Self.withContext(at: folder.store(), model: model) { context throws in
             let north = try Self.fetch("Region", "North", in: context)
             context.delete(north)
             context.processPendingChanges()
             #expect(context.deletedObjects.count == 1 + 2 + 6, "the region, its cities and their streets")
             try context.save()
         }
-        try Self.reopened(folder.store(), model: model) { context throws in
+        try Self.withContext(at: folder.store(), model: model) { context throws in
             func count(_ entity: String) throws -> Int { try context.count(for: FetchRequest<ManagedObject>(entityName: entity)) }
             #expect(try count("Region") == 1)
             #expect(try count("City") == 2)

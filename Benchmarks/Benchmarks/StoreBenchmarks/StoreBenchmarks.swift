@@ -1,6 +1,6 @@
 import Benchmark
 import Foundation
-import StrataStore
+@_spi(Benchmarks) import StrataStore
 import Synchronization
 import Workloads
 
@@ -80,6 +80,55 @@ final class FixtureSlot: Sendable {
     }
 }
 
+/// Employee rows of the reference data set, encoded the way a commit encodes them, for the
+/// codec benchmarks. Every photo is nil; the notes are about 120 bytes.
+struct CodecFixture: Sendable {
+    /// The store's default block size: 16 KiB.
+    static let blockSize = 16 << 10
+    /// The number of rows in the record benchmarks.
+    static let recordRowCount = 1_000
+
+    /// The rows that fill one block of ``blockSize`` bytes.
+    let blockRows: CodecBenchmarkRows
+    /// The rows of one record: ``recordRowCount`` inserts.
+    let recordRows: CodecBenchmarkRows
+    /// The on-disk form of ``blockRows``.
+    let block: [UInt8]
+    /// The sealed record of ``recordRows``.
+    let record: [UInt8]
+    /// Reads blocks and records of the reference schema.
+    let decoder: CodecBenchmarkDecoder
+
+    /// Generates the rows, encodes them once and checks that they read back unchanged.
+    init() throws {
+        let schema = try StrataModel.schema()
+        let dataset = Dataset(employeeCount: Self.recordRowCount)
+        let rows = dataset.employees.map { employee in
+            var employee = employee
+            employee.photo = nil
+            return StrataModel.row(employee)
+        }
+        let keys = rows.indices.map(Dataset.employeeKey)
+        recordRows = try CodecBenchmarkRows(schema: schema, entity: StrataModel.employee, keys: keys, rows: rows)
+        blockRows = recordRows.prefix(recordRows.rowsPerBlock(blockSize: Self.blockSize))
+        decoder = CodecBenchmarkDecoder(schema: schema)
+        block = blockRows.encodeBlock()
+        record = try recordRows.encodeTransactionRecord(
+            blockSize: Self.blockSize, timestamp: Date(timeIntervalSinceReferenceDate: 0), author: "bench")
+
+        let decoded = try decoder.decodeBlock(block)
+        guard decoded.keys == blockRows.keys, decoded.rows == blockRows.rows else {
+            fatalError("the block does not read back the rows it was encoded from")
+        }
+        let parsed = try decoder.parseRecord(record)
+        var recordRowsRead: [Row] = []
+        for range in parsed.blocks { recordRowsRead += try decoder.decodeBlock(record, range: range).rows }
+        guard parsed.operationCount == recordRows.count, recordRowsRead == recordRows.rows else {
+            fatalError("the record does not read back the rows it was encoded from")
+        }
+    }
+}
+
 let benchmarks: @Sendable () -> Void = {
     let metrics: [BenchmarkMetric] = [.wallClock, .mallocCountTotal, .throughput]
     let employeeCount = 10_000
@@ -147,5 +196,54 @@ let benchmarks: @Sendable () -> Void = {
         scanSlot.set(try StoreFixture(employeeCount: employeeCount, fill: true))
     } teardown: {
         try scanSlot.remove()
+    }
+
+    // The engine's codecs, without I/O: one 16 KiB block of employee rows (101 rows),
+    // and a commit record of 1,000 employee inserts (10 such blocks).
+    let codec: CodecFixture
+    do {
+        codec = try CodecFixture()
+    } catch {
+        fatalError("the codec benchmarks' rows do not encode: \(error)")
+    }
+
+    // Encodes one block: rows to bytes, offsets and keys, LZ4, header and checksum.
+    Benchmark(
+        "RowBlockEncode",
+        configuration: .init(metrics: metrics, maxDuration: .seconds(2))
+    ) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(codec.blockRows.encodeBlock())
+        }
+    }
+
+    // Decodes one block and all its rows: checksum, LZ4, layout, every row.
+    Benchmark(
+        "RowBlockDecode",
+        configuration: .init(metrics: metrics, maxDuration: .seconds(2))
+    ) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try codec.decoder.decodeBlock(codec.block))
+        }
+    }
+
+    // Encodes and seals the record of a 1,000-row insert transaction.
+    Benchmark(
+        "RecordEncode",
+        configuration: .init(metrics: metrics, maxDuration: .seconds(2))
+    ) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try codec.recordRows.encodeTransactionRecord(blockSize: CodecFixture.blockSize))
+        }
+    }
+
+    // Parses and verifies that record: checksum, metadata, operations, block spans (rows not decoded).
+    Benchmark(
+        "RecordParse",
+        configuration: .init(metrics: metrics, maxDuration: .seconds(2))
+    ) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try codec.decoder.parseRecord(codec.record))
+        }
     }
 }

@@ -1,90 +1,29 @@
+import BenchSupport
 import Foundation
 import GRDB
 import Workloads
 
 /// The SQLite baseline: GRDB's `DatabaseQueue` in WAL mode, with prepared cached statements
-/// inside transactions, an index on department name, employee salary and employee department.
-///
-/// `synchronous` is set after opening (GRDB sets `NORMAL` when it enables WAL) and read back:
-/// `FULL` for durable, `OFF` for relaxed. Dates are stored as seconds since 1970 (REAL).
-final class SQLiteEngine: BenchEngine {
+/// inside transactions, an index on department name, employee salary and employee department
+/// (``SQLiteSetup``, shared with strata-graph-bench: `synchronous` is set and read back, `FULL` for
+/// durable, `OFF` for relaxed). Dates are stored as seconds since 1970 (REAL).
+final class SQLiteEngine: BenchEngine, SQLiteBackedEngine {
     static let name = "SQLite"
 
-    private let directory: URL
-    private let durability: BenchDurability
-    private var queue: DatabaseQueue?
+    let database: SQLiteDatabase
 
-    private var databaseURL: URL { directory.appendingPathComponent("bench.sqlite") }
+    private var databaseURL: URL { database.url }
 
     init(directory: URL, durability: BenchDurability) {
-        self.directory = directory
-        self.durability = durability
+        database = SQLiteDatabase(directory: directory, durability: durability)
     }
 
-    private static let schemaSQL = """
-        CREATE TABLE department (
-            id INTEGER PRIMARY KEY,
-            name TEXT NOT NULL,
-            budget REAL NOT NULL
-        );
-        CREATE INDEX department_on_name ON department(name);
-        CREATE TABLE employee (
-            id INTEGER PRIMARY KEY,
-            name TEXT NOT NULL,
-            salary INTEGER NOT NULL,
-            hired REAL NOT NULL,
-            active INTEGER NOT NULL,
-            notes TEXT NOT NULL,
-            photo BLOB,
-            departmentId INTEGER REFERENCES department(id) ON DELETE SET NULL
-        );
-        CREATE INDEX employee_on_salary ON employee(salary);
-        CREATE INDEX employee_on_departmentId ON employee(departmentId);
-        """
     private static let insertDepartmentSQL = "INSERT INTO department (id, name, budget) VALUES (?, ?, ?)"
     private static let insertEmployeeSQL = """
         INSERT INTO employee (id, name, salary, hired, active, notes, photo, departmentId)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
         """
     private static let selectNameSalarySQL = "SELECT name, salary FROM employee WHERE id = ?"
-
-    func open() throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var configuration = Configuration()
-        configuration.journalMode = .wal
-        configuration.busyMode = .timeout(60)
-        let queue = try DatabaseQueue(path: databaseURL.path, configuration: configuration)
-        let expected = durability == .durable ? 2 : 0  // FULL : OFF
-        try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA synchronous = \(durability == .durable ? "FULL" : "OFF")")
-            let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode")
-            let synchronous = try Int.fetchOne(db, sql: "PRAGMA synchronous")
-            guard mode == "wal", synchronous == expected else {
-                throw BenchError(
-                    "SQLite: journal_mode=\(mode ?? "nil") synchronous=\(synchronous.map(String.init) ?? "nil"), "
-                        + "expected wal and \(expected) for \(durability)")
-            }
-            if try !db.tableExists("employee") {
-                try db.inTransaction {
-                    try db.execute(sql: Self.schemaSQL)
-                    return .commit
-                }
-            }
-        }
-        self.queue = queue
-    }
-
-    func close() throws {
-        try queue?.close()
-        queue = nil
-    }
-
-    private var db: DatabaseQueue {
-        get throws {
-            guard let queue else { throw BenchError("SQLite: the database is not open") }
-            return queue
-        }
-    }
 
     func insertAll(_ dataset: Dataset) throws {
         try db.write { db in
@@ -208,7 +147,7 @@ final class SQLiteEngine: BenchEngine {
     }
 
     func settledBytesOnDisk() throws -> Int64 {
-        if let queue {
+        if let queue = database.queue {
             _ = try queue.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         }
         return try ["", "-wal", "-shm"].reduce(0) { total, suffix in
@@ -238,12 +177,5 @@ final class SQLiteEngine: BenchEngine {
         }
 
         func close() throws { try queue.close() }
-    }
-}
-
-extension Optional {
-    func orThrow(_ message: @autoclosure () -> String) throws -> Wrapped {
-        guard let self else { throw BenchError(message()) }
-        return self
     }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
+import BenchSupport
 import Foundation
-import GRDB
 import Workloads
 
 /// Runs the engine-level reference workloads against Strata and SQLite (GRDB), in one process,
@@ -23,38 +23,21 @@ struct StrataBench: ParsableCommand {
     @Option(help: "Comma-separated workloads to run, e.g. W1,W4. The default is all of them.")
     var workloads: String?
 
-    @Option(help: "Also write the JSON object to this file.")
-    var json: String?
-
-    @Option(help: "Where to create the temporary stores. The default is the system's temporary directory.")
-    var dir: String?
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        guard rows >= 10 else { throw ValidationError("--rows must be at least 10") }
+        try BenchCommand.validate(rows: rows)
         _ = try selectedWorkloads()
     }
 
     private func selectedWorkloads() throws -> Set<Workload> {
-        guard let workloads else { return Set(Workload.allCases) }
-        return try Set(
-            workloads.split(separator: ",").map { name in
-                let trimmed = name.trimmingCharacters(in: .whitespaces).uppercased()
-                guard let workload = Workload(rawValue: trimmed) else {
-                    throw ValidationError(
-                        "unknown workload \(name); known: \(Workload.allCases.map(\.rawValue).joined(separator: ","))")
-                }
-                return workload
-            })
+        try BenchCommand.workloads(workloads)
     }
 
     func run() throws {
-        #if DEBUG
-            FileHandle.standardError.write(Data("warning: a debug build; measure with -c release\n".utf8))
-        #endif
+        BenchCommand.warnIfDebugBuild()
         let selected = try selectedWorkloads()
-        let base = URL(fileURLWithPath: dir ?? NSTemporaryDirectory(), isDirectory: true)
-        let root = base.appendingPathComponent("strata-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let root = try BenchCommand.makeRunDirectory(tool: "strata-bench", under: output.dir)
         defer { try? FileManager.default.removeItem(at: root) }
 
         progress("generating \(rows) employees (seed \(SplitMix64.referenceSeed))")
@@ -62,8 +45,8 @@ struct StrataBench: ParsableCommand {
         let runner = WorkloadRunner(
             dataset: dataset, plan: WorkloadPlan(employeeCount: rows), workloads: selected, root: root)
 
-        var strata = EngineResults()
-        var sqlite = EngineResults()
+        var strata = EngineResults<Metric>()
+        var sqlite = EngineResults<Metric>()
         if runner.runsMainGroup {
             progress("W1, W10, W3, W4, W6, W7, W8 (durable)")
             try runner.runMainGroup(StrataEngine.self, into: &strata)
@@ -76,22 +59,17 @@ struct StrataBench: ParsableCommand {
                 try runner.runSmallSaves(SQLiteEngine.self, durability: durability, into: &sqlite)
             }
         }
-        for (name, value) in strata.checksums where sqlite.checksums[name] != value {
-            throw BenchError(
-                "the engines disagree on \(name): Strata \(value), SQLite \(sqlite.checksums[name].map(String.init) ?? "nil")")
-        }
+        try strata.checkChecksums(agreeWith: sqlite)
 
-        let report = Report(
-            rows: rows, departments: dataset.departments.count, seed: SplitMix64.referenceSeed,
-            sqliteVersion: try SQLiteEngine.version(), strata: strata, sqlite: sqlite)
-        print("strata-bench: N = \(rows) employees, \(dataset.departments.count) departments; "
-            + "durable unless noted; ratio = Strata/SQLite")
-        print(report.table())
-        print(Self.notes)
-        if let json {
-            try Data((try report.json(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: json))
-        }
-        print(try report.json(pretty: false))
+        let report = SideBySideReport(
+            benchmark: "strata-bench", rows: rows, departments: dataset.departments.count,
+            seed: SplitMix64.referenceSeed, sqliteVersion: try SQLiteSetup.version(),
+            sqliteSettings: "GRDB DatabaseQueue, journal_mode=WAL, synchronous=FULL (durable) / OFF (relaxed)",
+            strata: strata, sqlite: sqlite)
+        try report.print(
+            headline: "strata-bench: N = \(rows) employees, \(dataset.departments.count) departments; "
+                + "durable unless noted; ratio = Strata/SQLite",
+            notes: Self.notes, jsonPath: output.json)
     }
 
     static let notes = """
@@ -104,13 +82,6 @@ struct StrataBench: ParsableCommand {
         """
 
     private func progress(_ message: String) {
-        FileHandle.standardError.write(Data("strata-bench: \(message)\n".utf8))
-    }
-}
-
-extension SQLiteEngine {
-    /// The version of the SQLite library GRDB is linked with.
-    static func version() throws -> String {
-        try DatabaseQueue().read { db in try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? "?" }
+        BenchCommand.progress("strata-bench", message)
     }
 }

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import Workloads
 
@@ -18,13 +19,6 @@ struct WorkloadRunner {
     /// W2: 2,000 saves of 10 new employees each.
     static let smallSaveCount = 2_000
     static let smallSaveSize = 10
-    /// W3 is repeated this many times; the median is reported.
-    static let coldOpenRepetitions = 5
-    /// W4's number of lookups.
-    static let lookupCount = 100_000
-    /// W4 and W6 (which change nothing) are repeated this many times; the median is reported.
-    static let readRepetitions = 3
-
     /// The workloads that run on the store W1 filled, in this order.
     private static let mainGroup: [Workload] = [.w1, .w10, .w3, .w4, .w6, .w7, .w8]
 
@@ -33,40 +27,27 @@ struct WorkloadRunner {
     private var objectCount: Int { dataset.departments.count + dataset.employees.count }
 
     private func log(_ message: String) {
-        FileHandle.standardError.write(Data("  \(message)\n".utf8))
+        WorkloadSteps.log(message)
     }
 
     private func withFreshEngine<E: BenchEngine>(
         _: E.Type, group: String, durability: BenchDurability, _ body: (E) throws -> Void
     ) throws {
-        let directory = root.appendingPathComponent("\(E.name.lowercased())-\(group)")
-        try? FileManager.default.removeItem(at: directory)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        // Write back what earlier groups left dirty, so that no engine's fsyncs pay for another's.
-        sync()
-        let engine = E(directory: directory, durability: durability)
-        try engine.open()
-        defer { try? engine.close() }
-        try body(engine)
+        try WorkloadSteps.withFreshEngine(
+            at: root.appendingPathComponent("\(E.name.lowercased())-\(group)"),
+            { E(directory: $0, durability: durability) }, body)
     }
 
     /// W1, W10, W3, W4, W6, W7 and W8, in that order, on one durable store.
-    func runMainGroup<E: BenchEngine>(_ type: E.Type, into results: inout EngineResults) throws {
+    func runMainGroup<E: BenchEngine>(_ type: E.Type, into results: inout EngineResults<Metric>) throws {
         try withFreshEngine(type, group: "main", durability: .durable) { engine in
             try runMainGroup(engine, into: &results)
         }
     }
 
-    private func runMainGroup<E: BenchEngine>(_ engine: E, into results: inout EngineResults) throws {
-        let n = dataset.employees.count
-
+    private func runMainGroup<E: BenchEngine>(_ engine: E, into results: inout EngineResults<Metric>) throws {
         // W1: every department and employee, one save. Always run: the rest needs the data.
-        let insert = try measure { try engine.insertAll(dataset) }
-        if workloads.contains(.w1) {
-            results.figures[.bulkInsert] = Double(objectCount) / insert.seconds
-            results.details["W1.seconds"] = insert.seconds
-        }
-        log("\(E.name) W1 \(objectCount) objects in \(Report.format(insert.seconds)) s")
+        try WorkloadSteps.bulkInsert(engine, dataset, record: workloads.contains(.w1), into: &results)
 
         // W10: the store's files after W1.
         if workloads.contains(.w10) {
@@ -79,7 +60,7 @@ struct WorkloadRunner {
         if workloads.contains(.w3) {
             let key = plan.coldOpenKey()
             var samples: [Double] = []
-            for _ in 0..<Self.coldOpenRepetitions {
+            for _ in 0..<WorkloadSteps.coldOpenRepetitions {
                 try engine.close()
                 let open = try measure {
                     try engine.open()
@@ -92,37 +73,18 @@ struct WorkloadRunner {
             results.figures[.coldOpen] = samples.median
             results.details["W3.minMs"] = samples.min()
             results.details["W3.maxMs"] = samples.max()
-            log("\(E.name) W3 cold opens (ms): \(samples.map(Report.format).joined(separator: ", "))")
+            log("\(E.name) W3 cold opens (ms): \(samples.map(formatFigure).joined(separator: ", "))")
         }
 
         // W4: random lookups on a freshly opened store.
         if workloads.contains(.w4) {
-            let keys = plan.lookupKeys(count: Self.lookupCount)
-            var rates: [Double] = []
-            for _ in 0..<Self.readRepetitions {
-                try engine.close()
-                try engine.open()
-                let lookups = try measure { try engine.lookUp(keys) }
-                rates.append(Double(keys.count) / lookups.seconds)
-                results.checksums["W4"] = lookups.result
-            }
-            results.figures[.randomFaults] = rates.median
-            log("\(E.name) W4 \(keys.count) lookups (/s): \(rates.map(Report.format).joined(separator: ", "))")
+            let keys = plan.lookupKeys(count: WorkloadSteps.lookupCount)
+            try WorkloadSteps.randomFaults(engine, keys: keys, into: &results)
         }
 
         // W6: every employee, reading notes.
         if workloads.contains(.w6) {
-            var rates: [Double] = []
-            for _ in 0..<Self.readRepetitions {
-                let scan = try measure { try engine.scanNotes() }
-                guard scan.result.count == n else {
-                    throw BenchError("\(E.name) W6: scanned \(scan.result.count) employees, expected \(n)")
-                }
-                rates.append(Double(scan.result.count) / scan.seconds)
-                results.checksums["W6"] = scan.result.notesBytes
-            }
-            results.figures[.fullScan] = rates.median
-            log("\(E.name) W6 scanned \(n) (/s): \(rates.map(Report.format).joined(separator: ", "))")
+            try WorkloadSteps.scanNotes(engine, employeeCount: dataset.employees.count, verb: "scanned", into: &results)
         }
 
         // W7: new salaries for 10% of the employees, one save.
@@ -134,7 +96,7 @@ struct WorkloadRunner {
                 throw BenchError("\(E.name) W7: employee \(probe.key) does not have its new salary")
             }
             results.figures[.update] = Double(changes.count) / update.seconds
-            log("\(E.name) W7 \(changes.count) updates in \(Report.format(update.seconds)) s")
+            log("\(E.name) W7 \(changes.count) updates in \(formatFigure(update.seconds)) s")
         }
 
         if workloads.contains(.w8) {
@@ -143,7 +105,7 @@ struct WorkloadRunner {
     }
 
     /// W8: delete half of the employees in one save, then compact while another thread reads.
-    private func runDeleteAndCompact<E: BenchEngine>(_ engine: E, into results: inout EngineResults) throws {
+    private func runDeleteAndCompact<E: BenchEngine>(_ engine: E, into results: inout EngineResults<Metric>) throws {
         let n = dataset.employees.count
         let deleted = plan.deletedKeys()
         let delete = try measure { try engine.delete(deleted) }
@@ -156,7 +118,8 @@ struct WorkloadRunner {
 
         let reader = try engine.makeConcurrentReader()
         defer { try? reader.close() }
-        let readLoop = ConcurrentReadLoop(reader: reader, keys: plan.concurrentReadKeys(count: Self.lookupCount))
+        let readLoop = ConcurrentReadLoop(
+            reader: reader, keys: plan.concurrentReadKeys(count: WorkloadSteps.lookupCount))
         readLoop.start()
         let compactionStart = monotonicNanoseconds()
         let compaction: (result: [String: Double], seconds: Double)
@@ -185,14 +148,14 @@ struct WorkloadRunner {
             results.details["W8.\(name)"] = value
         }
         log(
-            "\(E.name) W8 deleted \(deleted.count) in \(Report.format(delete.seconds)) s, compacted "
-                + "\(before) -> \(after) bytes in \(Report.format(compaction.seconds)) s, "
+            "\(E.name) W8 deleted \(deleted.count) in \(formatFigure(delete.seconds)) s, compacted "
+                + "\(before) -> \(after) bytes in \(formatFigure(compaction.seconds)) s, "
                 + "\(during.count) reads during compaction")
     }
 
     /// W2: 2,000 saves of 10 new employees each, on a store that holds only the departments.
     func runSmallSaves<E: BenchEngine>(
-        _ type: E.Type, durability: BenchDurability, into results: inout EngineResults
+        _ type: E.Type, durability: BenchDurability, into results: inout EngineResults<Metric>
     ) throws {
         let employees = dataset.additionalEmployees(count: Self.smallSaveCount * Self.smallSaveSize)
         try withFreshEngine(type, group: "w2-\(durability)", durability: durability) { engine in
@@ -216,7 +179,7 @@ struct WorkloadRunner {
             results.figures[metric] = Double(Self.smallSaveCount) / saves.seconds
             results.details["W2.\(durability).saveP50Ms"] = latencies.percentile(0.5).map { Double($0) / 1e6 }
             results.details["W2.\(durability).saveP99Ms"] = latencies.percentile(0.99).map { Double($0) / 1e6 }
-            log("\(E.name) W2 \(durability): \(Self.smallSaveCount) saves in \(Report.format(saves.seconds)) s")
+            log("\(E.name) W2 \(durability): \(Self.smallSaveCount) saves in \(formatFigure(saves.seconds)) s")
         }
     }
 }

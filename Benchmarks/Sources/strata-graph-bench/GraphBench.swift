@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchSupport
 import Foundation
 import Logging
 import Workloads
@@ -22,7 +23,7 @@ struct GraphBench: ParsableCommand {
     var rows: Int = 100_000
 
     @Option(help: "When a save returns: durable (fsync; SQLite synchronous=FULL) or relaxed (no fsync; synchronous=OFF).")
-    var durability: String = GraphDurability.durable.rawValue
+    var durability: String = BenchDurability.durable.rawValue
 
     @Option(help: "How Strata reads and writes properties: typed (@Managed, the default) or kvc (value(forKey:)/setValue(_:forKey:)).")
     var access: String = GraphAccess.typed.rawValue
@@ -33,15 +34,11 @@ struct GraphBench: ParsableCommand {
     @Option(help: "Run only this engine (strata or sqlite), e.g. under a profiler; no ratios then.")
     var only: String?
 
-    @Option(help: "Also write the JSON object to this file.")
-    var json: String?
-
-    @Option(help: "Where to create the temporary stores. The default is the system's temporary directory.")
-    var dir: String?
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        guard rows >= 10 else { throw ValidationError("--rows must be at least 10") }
-        guard GraphDurability(rawValue: durability) != nil else {
+        try BenchCommand.validate(rows: rows)
+        guard BenchDurability(rawValue: durability) != nil else {
             throw ValidationError("--durability must be durable or relaxed")
         }
         guard GraphAccess(rawValue: access) != nil else {
@@ -54,22 +51,11 @@ struct GraphBench: ParsableCommand {
     }
 
     private func selectedWorkloads() throws -> Set<GraphWorkload> {
-        guard let workloads else { return Set(GraphWorkload.allCases) }
-        return try Set(
-            workloads.split(separator: ",").map { name in
-                let trimmed = name.trimmingCharacters(in: .whitespaces).uppercased()
-                guard let workload = GraphWorkload(rawValue: trimmed) else {
-                    throw ValidationError(
-                        "unknown workload \(name); known: \(GraphWorkload.allCases.map(\.rawValue).joined(separator: ","))")
-                }
-                return workload
-            })
+        try BenchCommand.workloads(workloads)
     }
 
     func run() throws {
-        #if DEBUG
-            FileHandle.standardError.write(Data("warning: a debug build; measure with -c release\n".utf8))
-        #endif
+        BenchCommand.warnIfDebugBuild()
         // The store logs every open and close at info level; keep them out of the progress (and
         // the cold-open timings), as strata-bench does through its StoreConfiguration.
         LoggingSystem.bootstrap { label in
@@ -77,11 +63,9 @@ struct GraphBench: ParsableCommand {
             handler.logLevel = .warning
             return handler
         }
-        let durability = GraphDurability(rawValue: durability)!
+        let durability = BenchDurability(rawValue: durability)!
         let access = GraphAccess(rawValue: access)!
-        let base = URL(fileURLWithPath: dir ?? NSTemporaryDirectory(), isDirectory: true)
-        let root = base.appendingPathComponent("strata-graph-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let root = try BenchCommand.makeRunDirectory(tool: "strata-graph-bench", under: output.dir)
         defer { try? FileManager.default.removeItem(at: root) }
 
         progress("generating \(rows) employees (seed \(SplitMix64.referenceSeed))")
@@ -90,8 +74,8 @@ struct GraphBench: ParsableCommand {
             dataset: dataset, plan: WorkloadPlan(employeeCount: rows), workloads: try selectedWorkloads(),
             durability: durability, access: access, root: root)
 
-        var strata = EngineResults()
-        var sqlite = EngineResults()
+        var strata = EngineResults<GraphMetric>()
+        var sqlite = EngineResults<GraphMetric>()
         let only = only?.lowercased()
         if only != "sqlite" {
             progress("Strata object graph (\(durability), \(access) property access)")
@@ -102,27 +86,27 @@ struct GraphBench: ParsableCommand {
             try runner.run(SQLiteRecordEngine.self, into: &sqlite)
         }
         if only == nil {
-            for name in Set(strata.checksums.keys).union(sqlite.checksums.keys).sorted()
-            where strata.checksums[name] != sqlite.checksums[name] {
-                throw BenchError(
-                    "the engines disagree on \(name): Strata \(strata.checksums[name].map(String.init) ?? "nil"), "
-                        + "SQLite \(sqlite.checksums[name].map(String.init) ?? "nil")")
-            }
+            try strata.checkChecksums(agreeWith: sqlite)
             progress("checksums agree: \(strata.checksums.keys.sorted().joined(separator: ", "))")
         }
 
-        let report = GraphReport(
-            rows: rows, departments: dataset.departments.count, seed: SplitMix64.referenceSeed, durability: durability,
-            access: access, sqliteVersion: try SQLiteRecordEngine.version(), strata: strata, sqlite: sqlite)
-        print("strata-graph-bench: N = \(rows) employees, \(dataset.departments.count) departments; "
-            + "\(durability) saves; Strata properties \(access == .typed ? "typed (@Managed)" : "by key-value coding"); "
-            + "ratio = Strata/SQLite")
-        print(report.table())
-        print(Self.notes)
-        if let json {
-            try Data((try report.json(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: json))
-        }
-        print(try report.json(pretty: false))
+        let report = SideBySideReport(
+            benchmark: "strata-graph-bench",
+            labels: [
+                "api": "object graph: PersistentContainer, background contexts, ManagedObject subclasses vs GRDB records",
+                "durability": durability.rawValue,
+                "strataPropertyAccess": access.rawValue,
+            ],
+            rows: rows, departments: dataset.departments.count, seed: SplitMix64.referenceSeed,
+            sqliteVersion: try SQLiteSetup.version(),
+            sqliteSettings: "GRDB 7.10 records on a DatabaseQueue, journal_mode=WAL, synchronous="
+                + (durability == .durable ? "FULL" : "OFF"),
+            strata: strata, sqlite: sqlite)
+        try report.print(
+            headline: "strata-graph-bench: N = \(rows) employees, \(dataset.departments.count) departments; "
+                + "\(durability) saves; Strata properties \(access == .typed ? "typed (@Managed)" : "by key-value coding"); "
+                + "ratio = Strata/SQLite",
+            notes: Self.notes, jsonPath: output.json)
     }
 
     static let notes = """
@@ -139,6 +123,6 @@ struct GraphBench: ParsableCommand {
         """
 
     private func progress(_ message: String) {
-        FileHandle.standardError.write(Data("strata-graph-bench: \(message)\n".utf8))
+        BenchCommand.progress("strata-graph-bench", message)
     }
 }

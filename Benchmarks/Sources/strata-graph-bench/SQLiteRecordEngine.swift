@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import GRDB
 import Workloads
@@ -77,88 +78,21 @@ struct EmployeeRecord: FetchableRecord, PersistableRecord {
 }
 
 /// The SQLite baseline of the object-graph workloads: GRDB record types over a `DatabaseQueue`
-/// in WAL mode, the same schema and indexes as strata-bench's SQLite engine. Reads by key go
-/// through one cached `SELECT * … WHERE id = ?` statement; inserts and updates through the
-/// records' own `insert` and `update(_:columns:)`, in one transaction each.
-///
-/// `synchronous` is set after opening (GRDB sets `NORMAL` when it enables WAL) and read back:
-/// `FULL` for durable, `OFF` for relaxed.
-final class SQLiteRecordEngine: GraphEngine {
+/// in WAL mode, with the schema, indexes and `synchronous` check of strata-bench's SQLite engine
+/// (``SQLiteSetup``). Reads by key go through one cached `SELECT * … WHERE id = ?` statement;
+/// inserts and updates through the records' own `insert` and `update(_:columns:)`, in one
+/// transaction each.
+final class SQLiteRecordEngine: GraphEngine, SQLiteBackedEngine {
     typealias Reference = Int64
     static let name = "SQLite"
 
-    private let directory: URL
-    private let durability: GraphDurability
-    private var queue: DatabaseQueue?
+    let database: SQLiteDatabase
 
-    private var databaseURL: URL { directory.appendingPathComponent("bench.sqlite") }
-
-    init(directory: URL, durability: GraphDurability, access _: GraphAccess) {
-        self.directory = directory
-        self.durability = durability
+    init(directory: URL, durability: BenchDurability, access _: GraphAccess) {
+        database = SQLiteDatabase(directory: directory, durability: durability)
     }
 
-    private static let schemaSQL = """
-        CREATE TABLE department (
-            id INTEGER PRIMARY KEY,
-            name TEXT NOT NULL,
-            budget REAL NOT NULL
-        );
-        CREATE INDEX department_on_name ON department(name);
-        CREATE TABLE employee (
-            id INTEGER PRIMARY KEY,
-            name TEXT NOT NULL,
-            salary INTEGER NOT NULL,
-            hired REAL NOT NULL,
-            active INTEGER NOT NULL,
-            notes TEXT NOT NULL,
-            photo BLOB,
-            departmentId INTEGER REFERENCES department(id) ON DELETE SET NULL
-        );
-        CREATE INDEX employee_on_salary ON employee(salary);
-        CREATE INDEX employee_on_departmentId ON employee(departmentId);
-        """
     private static let selectEmployeeSQL = "SELECT * FROM employee WHERE id = ?"
-
-    /// The version of the SQLite library GRDB is linked with.
-    static func version() throws -> String {
-        try DatabaseQueue().read { db in try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? "?" }
-    }
-
-    func open() throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var configuration = Configuration()
-        configuration.journalMode = .wal
-        configuration.busyMode = .timeout(60)
-        let queue = try DatabaseQueue(path: databaseURL.path, configuration: configuration)
-        let expected = durability == .durable ? 2 : 0  // FULL : OFF
-        try queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA synchronous = \(durability == .durable ? "FULL" : "OFF")")
-            let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode")
-            let synchronous = try Int.fetchOne(db, sql: "PRAGMA synchronous")
-            guard mode == "wal", synchronous == expected else {
-                throw BenchError(
-                    "SQLite: journal_mode=\(mode ?? "nil") synchronous=\(synchronous.map(String.init) ?? "nil"), "
-                        + "expected wal and \(expected) for \(durability)")
-            }
-            if try !db.tableExists("employee") {
-                try db.inTransaction {
-                    try db.execute(sql: Self.schemaSQL)
-                    return .commit
-                }
-            }
-        }
-        self.queue = queue
-    }
-
-    func close() throws {
-        try queue?.close()
-        queue = nil
-    }
-
-    private var db: DatabaseQueue {
-        get throws { try queue.orThrow("SQLite: the database is not open") }
-    }
 
     func insertAll(_ dataset: Dataset) throws {
         try db.write { db in
@@ -170,8 +104,6 @@ final class SQLiteRecordEngine: GraphEngine {
             }
         }
     }
-
-    func didInsertAll() throws {}
 
     func employeeCount() throws -> Int {
         try db.read { db in try EmployeeRecord.fetchCount(db) }
@@ -191,8 +123,6 @@ final class SQLiteRecordEngine: GraphEngine {
             return try EmployeeRecord.fetchOne(statement, arguments: [key]).map { ($0.name, $0.salary) }
         }
     }
-
-    func references(for keys: [Int64]) throws -> [Int64] { keys }
 
     func lookUp(_ references: [Int64]) throws -> Int64 {
         try db.read { db in

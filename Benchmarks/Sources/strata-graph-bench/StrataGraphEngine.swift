@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import Strata
 import Synchronization
@@ -14,7 +15,7 @@ final class StrataGraphEngine: GraphEngine {
     static let name = "Strata"
 
     private let directory: URL
-    private let durability: GraphDurability
+    private let durability: BenchDurability
     private let access: GraphAccess
     /// Built once, as an app loads its model once; every container of the run shares it.
     private let model: ManagedObjectModel
@@ -30,7 +31,7 @@ final class StrataGraphEngine: GraphEngine {
 
     private var storeURL: URL { directory.appendingPathComponent("Company.strata") }
 
-    init(directory: URL, durability: GraphDurability, access: GraphAccess) {
+    init(directory: URL, durability: BenchDurability, access: GraphAccess) {
         self.directory = directory
         self.durability = durability
         self.access = access

@@ -1,13 +1,14 @@
 import Dispatch
 
 /// Monotonic time, in nanoseconds.
-@inline(__always)
-func monotonicNanoseconds() -> UInt64 {
+@inlinable @inline(__always)
+public func monotonicNanoseconds() -> UInt64 {
     DispatchTime.now().uptimeNanoseconds
 }
 
 /// Runs `body` once; returns its result and the wall time it took, in seconds.
-func measure<T>(_ body: () throws -> T) rethrows -> (result: T, seconds: Double) {
+@inlinable
+public func measure<T>(_ body: () throws -> T) rethrows -> (result: T, seconds: Double) {
     let start = monotonicNanoseconds()
     let result = try body()
     return (result, Double(monotonicNanoseconds() - start) / 1e9)
@@ -15,7 +16,8 @@ func measure<T>(_ body: () throws -> T) rethrows -> (result: T, seconds: Double)
 
 extension Array where Element: BinaryInteger {
     /// The nearest-rank percentile `p` (0...1) of the elements; `nil` when empty.
-    func percentile(_ p: Double) -> Element? {
+    @inlinable
+    public func percentile(_ p: Double) -> Element? {
         guard !isEmpty else { return nil }
         let sorted = self.sorted()
         let rank = Int((p * Double(sorted.count)).rounded(.up))
@@ -25,7 +27,8 @@ extension Array where Element: BinaryInteger {
 
 extension Array where Element == Double {
     /// The median of the elements; `nil` when empty.
-    var median: Double? {
+    @inlinable
+    public var median: Double? {
         guard !isEmpty else { return nil }
         let sorted = self.sorted()
         let middle = sorted.count / 2

@@ -1,0 +1,135 @@
+import Foundation
+import Workloads
+
+/// When a save counts as done, as WORKLOADS.md defines it.
+public enum BenchDurability: String, Sendable, CaseIterable {
+    /// Every save is on stable storage when it returns (Strata `.durable`, SQLite `synchronous=FULL`).
+    case durable
+    /// No fsync on save (Strata `.relaxed`, SQLite `synchronous=OFF`).
+    case relaxed
+}
+
+/// What every engine under test does, whatever the benchmark: open and close its store, load the
+/// data set, and read employees back. The shared steps of ``WorkloadSteps`` drive it.
+///
+/// Each call is one unit a runner times, except those documented as untimed. Not `Sendable`: a
+/// runner drives an engine from one thread.
+public protocol WorkloadEngine: AnyObject {
+    /// How the engine names one employee for ``lookUp(_:)``: the primary key, or an object ID.
+    associatedtype Reference
+
+    /// The engine's name in the report.
+    static var name: String { get }
+
+    /// Opens the store, creating it (with its schema and indexes) when missing.
+    func open() throws
+    /// Closes the store.
+    func close() throws
+
+    /// W1: inserts every department and employee of `dataset` in one save.
+    func insertAll(_ dataset: Dataset) throws
+    /// Untimed, after W1: what the engine keeps to find employees again after a reopen. Nothing
+    /// by default.
+    func didInsertAll() throws
+    /// The number of live employees (a check, not timed).
+    func employeeCount() throws -> Int
+
+    /// Reads one employee's name and salary by key (W3's first read; W7's read-back).
+    func readNameAndSalary(_ key: Int64) throws -> (name: String, salary: Int64)?
+    /// Untimed: the references of `keys` on the open store. The keys themselves by default.
+    func references(for keys: [Int64]) throws -> [Reference]
+    /// W4: reads name and salary of each employee; returns the sum of salaries and name lengths.
+    func lookUp(_ references: [Reference]) throws -> Int64
+    /// W6: reads every employee and its notes; returns the count and the sum of notes lengths.
+    func scanNotes() throws -> (count: Int, notesBytes: Int64)
+}
+
+extension WorkloadEngine {
+    public func didInsertAll() throws {}
+}
+
+extension WorkloadEngine where Reference == Int64 {
+    public func references(for keys: [Int64]) throws -> [Int64] { keys }
+}
+
+/// The workload steps both benchmarks run the same way, and their settings.
+public enum WorkloadSteps {
+    /// W3 is repeated this many times; the median is reported.
+    public static let coldOpenRepetitions = 5
+    /// W4's number of lookups.
+    public static let lookupCount = 100_000
+    /// W4 and W6 (which change nothing) are repeated this many times; the median is reported.
+    public static let readRepetitions = 3
+
+    /// Writes one step's progress, indented, to standard error.
+    public static func log(_ message: String) {
+        FileHandle.standardError.write(Data("  \(message)\n".utf8))
+    }
+
+    /// Makes an engine for `directory` (removed before and after), opens it, runs `body` and
+    /// closes it.
+    public static func withFreshEngine<E: WorkloadEngine>(
+        at directory: URL, _ make: (URL) -> E, _ body: (E) throws -> Void
+    ) throws {
+        try? FileManager.default.removeItem(at: directory)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Write back what earlier runs left dirty, so that no engine's fsyncs pay for another's.
+        sync()
+        let engine = make(directory)
+        try engine.open()
+        defer { try? engine.close() }
+        try body(engine)
+    }
+
+    /// W1: every department and employee, one save, then the engine's untimed
+    /// ``WorkloadEngine/didInsertAll()``. Always run: the rest needs the data; the figures are
+    /// recorded when `record`.
+    public static func bulkInsert<E: WorkloadEngine, Metric: BenchMetric>(
+        _ engine: E, _ dataset: Dataset, record: Bool, into results: inout EngineResults<Metric>
+    ) throws {
+        let objectCount = dataset.departments.count + dataset.employees.count
+        let insert = try measure { try engine.insertAll(dataset) }
+        try engine.didInsertAll()
+        if record {
+            results.figures[.bulkInsert] = Double(objectCount) / insert.seconds
+            results.details["W1.seconds"] = insert.seconds
+        }
+        log("\(E.name) W1 \(objectCount) objects in \(formatFigure(insert.seconds)) s")
+    }
+
+    /// W4: random lookups of `keys`, each repetition on a freshly opened store, references
+    /// resolved before the clock starts.
+    public static func randomFaults<E: WorkloadEngine, Metric: BenchMetric>(
+        _ engine: E, keys: [Int64], into results: inout EngineResults<Metric>
+    ) throws {
+        var rates: [Double] = []
+        for _ in 0..<readRepetitions {
+            try engine.close()
+            try engine.open()
+            let references = try engine.references(for: keys)
+            let lookups = try measure { try engine.lookUp(references) }
+            rates.append(Double(keys.count) / lookups.seconds)
+            results.checksums["W4"] = lookups.result
+        }
+        results.figures[.randomFaults] = rates.median
+        log("\(E.name) W4 \(keys.count) lookups (/s): \(rates.map(formatFigure).joined(separator: ", "))")
+    }
+
+    /// W6: every one of the `employeeCount` employees, reading notes; `verb` says how in the
+    /// progress ("scanned", "fetched").
+    public static func scanNotes<E: WorkloadEngine, Metric: BenchMetric>(
+        _ engine: E, employeeCount n: Int, verb: String, into results: inout EngineResults<Metric>
+    ) throws {
+        var rates: [Double] = []
+        for _ in 0..<readRepetitions {
+            let scan = try measure { try engine.scanNotes() }
+            guard scan.result.count == n else {
+                throw BenchError("\(E.name) W6: \(verb) \(scan.result.count) employees, expected \(n)")
+            }
+            rates.append(Double(scan.result.count) / scan.seconds)
+            results.checksums["W6"] = scan.result.notesBytes
+        }
+        results.figures[.fullScan] = rates.median
+        log("\(E.name) W6 \(verb) \(n) (/s): \(rates.map(formatFigure).joined(separator: ", "))")
+    }
+}
