@@ -32,6 +32,7 @@ extension ManagedObjectContext {
         let deleted = deletedSet.elements.filter { !$0.isInaccessible }
         let discarded = deletedSet.elements.filter(\.isInaccessible)
         try coordinator.saveLock.withLock { _ in
+            try checkUniquenessConstraints(coordinator: coordinator)
             try obtainPermanentIDs(for: inserted)
             let resolved = try resolveConflicts(updated: updated, deleted: deleted, coordinator: coordinator)
             let sequences = try commit(inserted: inserted, updated: resolved.updated, deleted: resolved.deleted, coordinator: coordinator)
