@@ -130,8 +130,10 @@ struct Checkpoint: Sendable {
                     throw StoreError(.corrupt, "checkpoint has \(count) sections", path: path, offset: 12)
                 }
                 var sections: [UnsafeRawBufferPointer] = []
+                var sectionStarts: [Int] = []
                 for _ in 0..<count {
                     sectionStart = reader.position
+                    sectionStarts.append(sectionStart)
                     let length = Int(try reader.u32())
                     let crc = try reader.u32()
                     let section = try reader.bytes(length)
@@ -140,7 +142,7 @@ struct Checkpoint: Sendable {
                     }
                     sections.append(section)
                 }
-                sectionStart = 16
+                sectionStart = sectionStarts[0]
                 var state = StoreState(schema: schema)
                 var header = BinaryReader(sections[0])
                 let segment = try header.u32()
@@ -162,6 +164,7 @@ struct Checkpoint: Sendable {
                         sequence: try header.u64(), segment: try header.u32(), offset: Int64(try header.u64()),
                         length: Int(try header.u32())))
                 }
+                sectionStart = sectionStarts[1]
                 var blocks = BinaryReader(sections[1])
                 let blockCount = try blocks.count()
                 state.blocks.reserveCapacity(blockCount)
@@ -170,6 +173,7 @@ struct Checkpoint: Sendable {
                         segment: try blocks.u32(), offset: try blocks.u32(), length: try blocks.u32(), entity: try blocks.u16()))
                 }
                 for entityID in schema.entities.indices {
+                    sectionStart = sectionStarts[2 + 2 * entityID]
                     var index = BinaryReader(sections[2 + 2 * entityID])
                     let slots = try index.count()
                     let locations = try index.bytes(slots * 8)

@@ -70,7 +70,8 @@ struct Manifest: Sendable {
                 guard CRC32C.mask(CRC32C.checksum(body)) == crc else {
                     throw StoreError(.corrupt, "manifest checksum mismatch", path: path, offset: 12)
                 }
-                var fields = BinaryReader(body)
+                // Reads the body in place, so that a parse failure names its offset in the file.
+                var fields = BinaryReader(UnsafeRawBufferPointer(rebasing: raw[..<reader.position]), position: reader.position - length)
                 var uuid = UUID().uuid
                 let uuidBytes = try fields.bytes(16)
                 withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: uuidBytes) }
@@ -86,6 +87,11 @@ struct Manifest: Sendable {
                 var keys: [Int64] = []
                 for _ in 0..<keyCount { keys.append(try fields.zigzag()) }
                 let nextFileID = try fields.u32()
+                // The store indexes both without checking: the last segment is the active one,
+                // and each entity allocates keys from its entry.
+                guard !segments.isEmpty, keys.count == schema.entities.count else {
+                    throw StoreError(.corrupt, "manifest names no segment or not one next key per entity", path: path, offset: 20)
+                }
                 return Manifest(
                     storeID: UUID(uuid: uuid), schema: schema, historyTracking: history, segments: segments,
                     checkpoint: checkpoint == 0 ? nil : checkpoint, historyFloor: floor, lastSequence: last,

@@ -148,8 +148,9 @@ struct Recovery {
         state.files = files
         state.historyFloor = max(state.historyFloor, manifest.historyFloor)
         state.lastSequence = max(state.lastSequence, manifest.lastSequence)
+        // Segments after the checkpoint's position: replay counts their bytes and sets their size.
         for id in manifest.segments where state.stats[id] == nil {
-            state.stats[id] = SegmentStats(fileBytes: try files[id]!.size())
+            state.stats[id] = SegmentStats()
         }
         var nextKeys = manifest.nextKeys
         for (entity, key) in (checkpoint?.nextKeys ?? []).enumerated() where entity < nextKeys.count {

@@ -43,7 +43,7 @@ extension Store {
     private static let groupLimit = 4 << 20
     /// How far ahead of the log the active segment's space is allocated. Overwriting allocated
     /// space makes `fdatasync` skip the file-size journal commit an append needs: on the
-    /// reference machine 8,000 syncs/s instead of 280 (see docs/FORMAT.md).
+    /// reference machine 8,000 syncs/s instead of 280 (docs/FORMAT.md, "Segment files").
     static let preallocationWindow = 4 << 20
 
     /// Commits `transaction`: all of its operations or none.

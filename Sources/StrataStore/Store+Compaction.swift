@@ -151,13 +151,12 @@ extension Store {
                     guard case .success(let record) = parsed else {
                         throw StoreError(.corrupt, "sealed segment record fails its checksum", path: file.path, offset: Int64(position))
                     }
-                    let recordBytes = Array(bytes[position..<(position + record.length)])
                     if record.kind == .transaction && tracking && record.sequence > floor {
                         try flush()
                         let summary = RecordSummary(kind: .transaction, sequence: record.sequence, length: record.length, ops: record.ops, blocks: record.blocks)
-                        try append(recordBytes, summary: summary, copiedFrom: (file.id, Int64(position)))
+                        try append(Array(bytes[position..<(position + record.length)]), summary: summary, copiedFrom: (file.id, Int64(position)))
                     } else {
-                        try copyLiveRows(record, recordBytes, segment: file.id, offset: position, blockNumbers: blockNumbers, isPrefix: isPrefix, into: &builder, moves: &pendingMoves)
+                        try copyLiveRows(record, in: bytes, file: file, offset: position, blockNumbers: blockNumbers, isPrefix: isPrefix, into: &builder, moves: &pendingMoves)
                         builderSequence = max(builderSequence, record.sequence)
                         if builder.rowBytes >= 1 << 20 { try flush() }
                     }
@@ -186,15 +185,16 @@ extension Store {
     }
 
     /// Adds the rows of `record` that are still live (and, unless the run starts the log, its
-    /// deletes) to the compaction record being built.
+    /// deletes) to the compaction record being built. `segmentBytes` is the whole of `file`, in
+    /// which the record starts at `offset`.
     private func copyLiveRows(
-        _ record: ParsedRecord, _ bytes: [UInt8], segment: UInt32, offset: Int, blockNumbers: [UInt64: UInt32],
+        _ record: ParsedRecord, in segmentBytes: [UInt8], file: SegmentFile, offset: Int, blockNumbers: [UInt64: UInt32],
         isPrefix: Bool, into builder: inout RecordBuilder, moves: inout [(entity: Int, key: Int64, old: RowLocation, op: Int)]
     ) throws {
         let locations = record.ops.map { op -> RowLocation in
             guard op.block >= 0, !op.kind.removes else { return .absent }
             let span = record.blocks[op.block]
-            guard let number = blockNumbers[UInt64(segment) << 32 | UInt64(offset + span.offset)] else { return .absent }
+            guard let number = blockNumbers[UInt64(file.id) << 32 | UInt64(offset + span.offset)] else { return .absent }
             return RowLocation(block: number, slot: op.slot)
         }
         let live = state.withLock { state in
@@ -207,18 +207,12 @@ extension Store {
                 continue
             }
             guard live[index] else { continue }
+            let span = record.blocks[op.block]
             if blocks[op.block] == nil {
-                let span = record.blocks[op.block]
-                blocks[op.block] = try bytes.withUnsafeBytes { raw in
-                    do {
-                        return try DecodedBlock(onDisk: UnsafeRawBufferPointer(rebasing: raw[span.offset..<(span.offset + span.length)]))
-                    } catch {
-                        throw StoreError(.corrupt, "block does not decode", offset: Int64(offset + span.offset))
-                    }
-                }
+                blocks[op.block] = try Self.decodeBlock(span, in: segmentBytes, recordStart: offset, path: file.path, recordOffset: Int64(offset))
             }
             guard op.slot < blocks[op.block]!.rowCount else {
-                throw StoreError(.corrupt, "row slot past the end of its block", offset: Int64(offset))
+                throw StoreError(.corrupt, "row slot past the end of its block", path: file.path, offset: Int64(offset + span.offset))
             }
             blocks[op.block]!.withRow(at: op.slot) { encoded in
                 builder.add(.put, entity: op.entity, key: op.key, encodedRow: encoded)

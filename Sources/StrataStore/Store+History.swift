@@ -68,17 +68,11 @@ extension Store {
         for op in record.ops {
             var row: Row?
             if op.block >= 0 {
+                let span = record.blocks[op.block]
                 if blocks[op.block] == nil {
-                    let span = record.blocks[op.block]
-                    blocks[op.block] = try bytes.withUnsafeBytes { raw in
-                        do {
-                            return try DecodedBlock(onDisk: UnsafeRawBufferPointer(rebasing: raw[span.offset..<(span.offset + span.length)]))
-                        } catch {
-                            throw StoreError(.corrupt, "history block does not decode", path: file.path, offset: entry.offset + Int64(span.offset))
-                        }
-                    }
+                    blocks[op.block] = try Self.decodeBlock(span, in: bytes, path: file.path, recordOffset: entry.offset)
                 }
-                row = try decodeRow(blocks[op.block]!, slot: op.slot, entity: op.entity, file: file, offset: UInt32(entry.offset))
+                row = try decodeRow(blocks[op.block]!, slot: op.slot, entity: op.entity, file: file, offset: entry.offset + Int64(span.offset))
             }
             let kind: ChangeKind = op.kind == .insert ? .insert : op.kind == .update ? .update : .delete
             changes.append(HistoryChange(

@@ -150,17 +150,11 @@ extension Store {
             // not the one it was written over, or there is none.
             var new: Row?
             if !op.kind.removes {
+                let span = record.blocks[op.block]
                 if blocks[op.block] == nil {
-                    let span = record.blocks[op.block]
-                    blocks[op.block] = try bytes.withUnsafeBytes { raw in
-                        do {
-                            return try DecodedBlock(onDisk: UnsafeRawBufferPointer(rebasing: raw[(position + span.offset)..<(position + span.offset + span.length)]))
-                        } catch {
-                            throw StoreError(.corrupt, "block does not decode", path: file.path, offset: recordOffset + Int64(span.offset))
-                        }
-                    }
+                    blocks[op.block] = try Self.decodeBlock(span, in: bytes, recordStart: position, path: file.path, recordOffset: recordOffset)
                 }
-                new = try decodeRow(blocks[op.block]!, slot: op.slot, entity: op.entity, file: file, offset: UInt32(recordOffset))
+                new = try decodeRow(blocks[op.block]!, slot: op.slot, entity: op.entity, file: file, offset: recordOffset + Int64(span.offset))
             }
             let id = EntityKey(entity: op.entity, key: op.key)
             let old = op.kind == .insert ? nil : try latest[id] ?? read(op.entity, key: op.key)

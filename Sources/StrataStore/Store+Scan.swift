@@ -17,7 +17,7 @@ extension Store {
             for slot in 0..<block.rowCount {
                 let key = block.key(at: slot)
                 guard key > 0, key < locations.count, locations[Int(key)] == RowLocation(block: UInt32(number), slot: slot).raw else { continue }
-                try body(key, try decodeRow(block, slot: slot, entity: entity, file: file, offset: location.offset))
+                try body(key, try decodeRow(block, slot: slot, entity: entity, file: file, offset: Int64(location.offset)))
             }
         }
     }

@@ -145,18 +145,32 @@ public final class Store: Sendable {
     /// Decodes the row at a resolved location.
     func readRow(_ resolved: ResolvedRow) throws -> Row {
         let block = try loadBlock(resolved.location.block, resolved.block, file: resolved.file)
-        return try decodeRow(block, slot: resolved.location.slot, entity: Int(resolved.block.entity), file: resolved.file, offset: resolved.block.offset)
+        return try decodeRow(block, slot: resolved.location.slot, entity: Int(resolved.block.entity), file: resolved.file, offset: Int64(resolved.block.offset))
     }
 
-    /// Decodes the row in `slot` of a decoded block.
-    func decodeRow(_ block: DecodedBlock, slot: Int, entity: Int, file: SegmentFile, offset: UInt32) throws -> Row {
+    /// Decodes the row in `slot` of a decoded block; `offset` is the block's in `file`, for errors.
+    func decodeRow(_ block: DecodedBlock, slot: Int, entity: Int, file: SegmentFile, offset: Int64) throws -> Row {
         guard slot < block.rowCount else {
-            throw StoreError(.corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: Int64(offset))
+            throw StoreError(.corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: offset)
         }
         do {
             return try block.withRow(at: slot) { try codecs[entity].decode($0) }
         } catch {
-            throw StoreError(.corrupt, "row \(slot) of a block does not decode", path: file.path, offset: Int64(offset))
+            throw StoreError(.corrupt, "row \(slot) of a block does not decode", path: file.path, offset: offset)
+        }
+    }
+
+    /// Decodes the block at `span` of a record whose bytes start at `recordStart` of `bytes` and
+    /// at `recordOffset` of the file at `path` (read by replay, history and compaction).
+    static func decodeBlock(
+        _ span: BlockSpan, in bytes: [UInt8], recordStart: Int = 0, path: String, recordOffset: Int64
+    ) throws -> DecodedBlock {
+        let start = recordStart + span.offset
+        do {
+            return try bytes.withUnsafeBytes { try DecodedBlock(onDisk: UnsafeRawBufferPointer(rebasing: $0[start..<(start + span.length)])) }
+        } catch {
+            let within = (error as? BinaryReader.Malformed)?.offset ?? 0
+            throw StoreError(.corrupt, "block fails its checksum or does not decode", path: path, offset: recordOffset + Int64(span.offset + within))
         }
     }
 
@@ -182,8 +196,8 @@ public final class Store: Sendable {
         if closed.load(ordering: .acquiring) { throw StoreError(.closed, "the store is closed", path: path) }
         guard writing else { return }
         try lifecycle.withLock { life in
-            if writing && configuration.readOnly { throw StoreError(.readOnly, "the store was opened read-only", path: path) }
-            if writing, let failure = life.failure {
+            if configuration.readOnly { throw StoreError(.readOnly, "the store was opened read-only", path: path) }
+            if let failure = life.failure {
                 throw StoreError(.failStopped, "an earlier fsync failed; reopen the store (\(failure))", path: path)
             }
         }

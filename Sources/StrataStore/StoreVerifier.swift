@@ -291,9 +291,21 @@ struct StoreVerifier {
             problem(file, Int64(position + errorOffset), message + "; the remaining \(rest) bytes of the segment are unchecked")
             return nil
         }
-        let length = bytes.withUnsafeBytes { ParsedRecord.declaredLength(UnsafeRawBufferPointer(rebasing: $0[position...])) }
-        problem(file, Int64(position + errorOffset), message + "; skipped its \(length) bytes to the next valid record")
-        return position + length
+        // Where the length field points, unless the length field is the damage (a zero length
+        // would never move on): then the first offset where a record parses, which `isTail` found.
+        let next = bytes.withUnsafeBytes { raw -> Int in
+            func parses(at offset: Int) -> Bool {
+                guard offset < raw.count, case .success = Store.parseRecord(in: UnsafeRawBufferPointer(rebasing: raw[offset...])) else {
+                    return false
+                }
+                return true
+            }
+            let length = ParsedRecord.declaredLength(UnsafeRawBufferPointer(rebasing: raw[position...]))
+            if length >= RecordHeader.size && parses(at: position + length) { return position + length }
+            return ((position + 1)..<raw.count).first { parses(at: $0) } ?? raw.count
+        }
+        problem(file, Int64(position + errorOffset), message + "; skipped \(next - position) bytes to the next valid record")
+        return next
     }
 
     /// A decoded block and its rows.

@@ -93,6 +93,25 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: damaged)) == before)
     }
 
+    /// A zeroed length field is skipped to the next record that parses, not looped on.
+    @Test func zeroedLengthFieldIsSkipped() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        try Self.fill(store, transactions: 3)
+        try store.close()
+        let segment = try #require(try Self.segmentPaths(url).first)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+        bytes.replaceSubrange(SegmentFile.headerSize..<(SegmentFile.headerSize + 4), with: [0, 0, 0, 0])
+        try bytes.write(to: URL(fileURLWithPath: segment))
+
+        let report = try Store.verify(at: url)
+        let problem = try #require(report.problems.first)
+        #expect(problem.file == segment)
+        #expect(problem.offset == Int64(SegmentFile.headerSize))
+        #expect(report.recordsChecked == 3)
+    }
+
     @Test func flippedByteInCheckpointNamesCheckpoint() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()

@@ -631,6 +631,133 @@ final class HookedObject: ManagedObject {
     }
 
     /// Two contexts change the same object; the second save conflicts.
+    @Test func obtainPermanentIDsRefusesAnotherContextsObjects() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        let mine = container.newBackgroundContext()
+        let other = container.newBackgroundContext()
+        other.performAndWait {
+            let ops = Department(context: other)
+            ops.name = "Ops"
+            let temporary = ops.objectID
+            #expect(throws: CoreDataError.self) { try mine.performAndWait { try mine.obtainPermanentIDs(for: [ops]) } }
+            #expect(ops.objectID == temporary, "nothing re-keyed")
+            #expect(other.registeredObject(for: temporary) === ops)
+            #expect(mine.performAndWait { mine.registeredObjects.isEmpty })
+        }
+    }
+
+    @Test func faultOfATemporaryIDThrowsInsteadOfTrapping() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        let mine = container.newBackgroundContext()
+        let other = container.newBackgroundContext()
+        let temporary = other.performAndWait { () -> ManagedObjectID in
+            let ops = Department(context: other)
+            ops.name = "Ops"
+            return ops.objectID
+        }
+        mine.performAndWait {
+            let fault = mine.object(with: temporary)
+            #expect(fault.isFault)
+            #expect(throws: CoreDataError.self) { try fault.value(forKey: "name") }
+            #expect(fault.isFault)
+        }
+    }
+
+    @Test func objectsInsertedThenDeletedAreForgottenByRollbackAndSave() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let ops = Department(context: context)
+            ops.name = "Ops"
+            context.delete(ops)
+            context.processPendingChanges()
+            context.rollback()
+            #expect(!context.registeredObjects.contains(ops))
+            #expect(ops.managedObjectContext == nil && !ops.isDeleted)
+
+            let lab = Department(context: context)
+            lab.name = "Lab"
+            context.delete(lab)
+            context.insert(lab)
+            #expect(lab.isInserted && !lab.isDeleted, "inserted again")
+            let temp = Department(context: context)
+            temp.name = "Temp"
+            context.delete(temp)
+            try context.save()
+            #expect(lab.managedObjectContext === context && !lab.objectID.isTemporaryID)
+            #expect(!context.registeredObjects.contains(temp) && temp.managedObjectContext == nil)
+        }
+    }
+
+    @Test func undeletingBeforeTheEventEndsAppliesNoDeleteRule() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let ops = Department(context: context)
+            ops.name = "Ops"
+            let dana = Employee(context: context)
+            dana.name = "Dana"
+            dana.department = ops
+            try context.save()
+            context.delete(ops)
+            context.insert(ops)
+            context.processPendingChanges()
+            #expect(!ops.isDeleted && !dana.isDeleted, "no cascade for an object no longer deleted")
+            #expect(dana.department === ops)
+        }
+    }
+
+    @Test func deletingWhatOthersDeletedSavesUnderMergePolicies() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        let seed = container.newBackgroundContext()
+        let id = try seed.performAndWait { () -> ManagedObjectID in
+            let gone = Department(context: seed)
+            gone.name = "Gone"
+            try seed.save()
+            return gone.objectID
+        }
+        let first = container.newBackgroundContext()
+        let second = container.newBackgroundContext()
+        let copy1 = try first.performAndWait { try first.existingObject(with: id) }
+        let copy2 = try second.performAndWait { try second.existingObject(with: id) }
+        try first.performAndWait {
+            first.delete(copy1)
+            try first.save()
+        }
+        try second.performAndWait {
+            second.delete(copy2)
+            let error = #expect(throws: CoreDataError.self) { try second.save() }
+            #expect(error?.code == .managedObjectMerge)
+            second.mergePolicy = .mergeByPropertyObjectTrump
+            try second.save()
+            #expect(!second.hasChanges)
+            #expect(copy2.managedObjectContext == nil)
+        }
+    }
+
+    @Test func countingAndFetchingPendingInsertsKeepToTheEntity() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let ops = Department(context: context)
+            ops.name = "Ops"
+            let dana = Employee(context: context)
+            dana.name = "Dana"
+            let departments = try context.fetch(FetchRequest<ManagedObject>(entityName: "Department"))
+            #expect(departments.count == 1 && departments.first === ops, "an inserted Employee is no Department")
+            #expect(try context.count(for: Department.fetchRequest()) == 1)
+            let counting = FetchRequest<Int>(entityName: "Employee")
+            counting.resultType = .countResultType
+            #expect(try context.fetch(counting) == [1])
+        }
+    }
+
     @Test func optimisticLockingFailsOrMergesByPolicy() throws {
         let folder = TemporaryFolder()
         let (container, ids) = try Self.seededContainer(in: folder)

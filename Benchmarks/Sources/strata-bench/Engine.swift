@@ -26,6 +26,9 @@ protocol BenchEngine: WorkloadEngine where Reference == Int64 {
     func settledBytesOnDisk() throws -> Int64
     /// A reader for another thread, over the open store.
     func makeConcurrentReader() throws -> any ConcurrentReader
+    /// Figures only this engine has, taken after W1 (Strata: object-index bytes per object,
+    /// compression ratio, open time without a checkpoint); reading `key` ends the open.
+    func storageDetails(readKey key: Int64) throws -> [String: Double]
 }
 
 /// Reads employees by key from a thread of its own while the engine's thread works.

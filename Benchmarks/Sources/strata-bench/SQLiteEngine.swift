@@ -155,6 +155,9 @@ final class SQLiteEngine: BenchEngine, SQLiteBackedEngine {
         }
     }
 
+    /// SQLite has no such figures.
+    func storageDetails(readKey key: Int64) throws -> [String: Double] { [:] }
+
     func makeConcurrentReader() throws -> any ConcurrentReader {
         var configuration = Configuration()
         configuration.readonly = true

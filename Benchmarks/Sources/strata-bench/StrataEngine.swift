@@ -180,6 +180,25 @@ final class StrataEngine: BenchEngine {
         return bytes
     }
 
+    func storageDetails(readKey key: Int64) throws -> [String: Double] {
+        let statistics = try opened.statistics
+        try close()
+        let checkpoints = storeURL.appendingPathComponent("checkpoints")
+        for file in try FileManager.default.contentsOfDirectory(atPath: checkpoints.path) {
+            try FileManager.default.removeItem(at: checkpoints.appendingPathComponent(file))
+        }
+        let replay = try measure {
+            try open()
+            return try readNameAndSalary(key)
+        }
+        guard replay.result != nil else { throw BenchError("Strata: employee \(key) is missing after a full replay") }
+        return [
+            "index.bytesPerObject": Double(statistics.indexBytes) / Double(statistics.liveRows),
+            "compression.ratio": Double(statistics.liveRowBytes) / Double(statistics.segmentBytes),
+            "open.withoutCheckpointMs": replay.seconds * 1000,
+        ]
+    }
+
     func makeConcurrentReader() throws -> any ConcurrentReader {
         Reader(store: try opened)
     }

@@ -56,6 +56,14 @@ struct WorkloadRunner {
             results.details["W10.bytes"] = Double(bytes)
         }
 
+        // The engine's own storage figures, and an open that replays the whole log.
+        if workloads.contains(.w3) {
+            for (name, value) in try engine.storageDetails(readKey: plan.coldOpenKey()) {
+                results.details[name] = value
+                log("\(E.name) \(name): \(formatFigure(value))")
+            }
+        }
+
         // W3: close, then open and read one key, timed together.
         if workloads.contains(.w3) {
             let key = plan.coldOpenKey()

@@ -28,6 +28,8 @@ extension ManagedObjectContext {
     /// saving.
     func propagateDeletes() {
         while let object = deletesToPropagate.popLast() {
+            // Inserted again since it was deleted: nothing to propagate.
+            guard object.isDeleted else { continue }
             object.prepareForDeletion()
             do {
                 try object.fireFault()
@@ -80,14 +82,23 @@ extension ManagedObjectContext {
             object.eventChangedSlots = []
             object.awake(fromSnapshotEvents: .rollback)
         }
-        for object in registeredObjects where object.isDeleted && object.committed != nil && !object.isLoaded {
-            object.isDeleted = false
-        }
+        forgetInsertedThenDeleted()
         insertedSet = []
         updatedSet = []
         deletedSet = []
         pendingEvent = ChangeEvent()
         strongObjects = retainsRegisteredObjects ? Set(registeredObjects) : []
+    }
+
+    /// Forgets the objects inserted and then deleted since the last save, as the save or
+    /// rollback that ends them forgets inserted and deleted objects. They are in no change set,
+    /// only held strongly since their insertion.
+    func forgetInsertedThenDeleted() {
+        for object in strongObjects where object.isDeleted && !deletedSet.contains(object) {
+            unregister(object)
+            object.isDeleted = false
+            object.managedObjectContext = nil
+        }
     }
 
     /// Forgets every registered object and unsaved change (Core Data's `reset()`). Objects
@@ -163,11 +174,8 @@ extension ManagedObjectContext {
     private func mergeChanges(updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>) {
         for id in updated {
             guard let object = registered[id]?.object else { continue }
+            // Reloading leaves unchanged to-many relationships faults, reloaded when next read.
             refresh(object, mergeChanges: true)
-            // To-many relationships are reloaded when next read.
-            for (slot, property) in object.runtime.properties.enumerated() where (property as? RelationshipDescription)?.isToMany == true && !object.changedSlots.contains(slot) && object.isLoaded {
-                object.values[slot] = nil
-            }
         }
         for id in deleted {
             guard let object = registered[id]?.object else { continue }

@@ -5,9 +5,10 @@ import StrataStore
 extension ManagedObjectContext {
     /// Loads a fault's values from its row (one store read, none when the engine caches the block).
     func fulfillFault(_ object: ManagedObject) throws {
+        // A temporary ID names no row (an object of another context, or one inserted and
+        // deleted, then refreshed): marking it loaded with no values would trap on first read.
         guard let coordinator = persistentStoreCoordinator, !object.objectID.isTemporaryID else {
-            object.isLoaded = true
-            return
+            throw CoreDataError(.coreData, "could not fulfill a fault for \(object.objectID): it names no stored object", objectID: object.objectID)
         }
         let (row, sequence) = try coordinator.snapshot(for: object.objectID)
         guard let row else {

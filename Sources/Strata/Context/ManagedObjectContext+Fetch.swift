@@ -11,14 +11,14 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``CoreDataError`` when the request names no entity of the model or a store read fails.
     public func fetch<T>(_ request: FetchRequest<T>) throws -> [T] {
-        let objects = try matchingObjects(request)
         switch request.resultType {
         case .managedObjectIDResultType:
-            return objects.map(\.objectID) as! [T]
+            return try matchingObjects(request).map(\.objectID) as! [T]
         case .countResultType:
-            return [objects.count] as! [T]
+            // Counting needs no objects for the stored rows that match.
+            return [try count(for: request)] as! [T]
         case .dictionaryResultType:
-            return try objects.map { object in
+            return try matchingObjects(request).map { object in
                 var values: [String: Any] = [:]
                 for property in object.runtime.properties where !(property is RelationshipDescription && (property as! RelationshipDescription).isToMany) {
                     if let value = try object.value(forKey: property.name) {
@@ -28,7 +28,7 @@ extension ManagedObjectContext {
                 return values
             } as! [T]
         case .managedObjectResultType:
-            guard let typed = objects as? [T] else {
+            guard let typed = try matchingObjects(request) as? [T] else {
                 throw CoreDataError(.coreData, "the fetched objects are not \(T.self); register the subclass with \(T.self).register(for:)")
             }
             return typed
@@ -119,7 +119,8 @@ extension ManagedObjectContext {
         }
         // Inserted objects are in no store yet, even those given permanent IDs.
         if pending {
-            for object in insertedSet where tags.contains(try coordinator.layout(object.entity).tag) {
+            // Tags number the entities of one inheritance family only: match the entity itself.
+            for object in insertedSet where request.includesSubentities ? object.entity.isKindOf(entity: entity) : object.entity === entity {
                 if predicate?.evaluate(with: object) ?? true { matches.append(object) }
             }
         }

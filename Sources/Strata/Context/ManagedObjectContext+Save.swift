@@ -53,6 +53,7 @@ extension ManagedObjectContext {
             unregister(object)
             object.managedObjectContext = nil
         }
+        forgetInsertedThenDeleted()
         insertedSet = []
         updatedSet = []
         deletedSet = []
@@ -73,10 +74,16 @@ extension ManagedObjectContext {
     /// Gives `objects` permanent IDs now, before they are saved (Core Data's
     /// `obtainPermanentIDs(for:)`). Costs no I/O: keys are reserved in memory.
     ///
-    /// - Throws: ``CoreDataError`` when no store holds one of the objects' entities.
+    /// - Throws: ``CoreDataError`` when an object is not registered with this context, or no
+    ///   store holds one of the objects' entities.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         guard let coordinator = persistentStoreCoordinator else {
             throw CoreDataError(.coreData, "the context has no persistent store coordinator")
+        }
+        // Re-keying another context's object here would leave its entry there (and this one)
+        // dangling once it is deallocated.
+        if let foreign = objects.first(where: { $0.managedObjectContext !== self }) {
+            throw CoreDataError(.coreData, "\(foreign.objectID) is not registered with this context", objectID: foreign.objectID)
         }
         var groups: [EntityKey: (store: PersistentStore, objects: [ManagedObject])] = [:]
         for object in objects where object.objectID.isTemporaryID {
@@ -138,6 +145,8 @@ extension ManagedObjectContext {
     ) throws -> (updated: [ManagedObject], deleted: [ManagedObject]) {
         var conflicts: [CoreDataError] = []
         var keptUpdates: [ManagedObject] = []
+        // Deleted objects whose row someone else deleted already: the store has nothing to delete.
+        var goneDeletes = Set<ManagedObject>()
         for object in updated + deleted {
             guard let committed = object.committed, !object.objectID.isTemporaryID else {
                 if !object.isDeleted { keptUpdates.append(object) }
@@ -162,6 +171,7 @@ extension ManagedObjectContext {
                 if !object.isDeleted { keptUpdates.append(object) }
                 continue
             }
+            if stored == nil && object.isDeleted { goneDeletes.insert(object) }
             switch mergePolicy.mergeType {
             case .errorMergePolicyType:
                 conflicts.append(CoreDataError(
@@ -188,7 +198,7 @@ extension ManagedObjectContext {
         if !conflicts.isEmpty {
             throw CoreDataError(.managedObjectMerge, "the save conflicts with changes saved by others", detailedErrors: conflicts)
         }
-        return (keptUpdates, deleted)
+        return (keptUpdates, goneDeletes.isEmpty ? deleted : deleted.filter { !goneDeletes.contains($0) })
     }
 
     /// Builds and commits one transaction per store.

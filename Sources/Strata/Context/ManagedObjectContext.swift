@@ -200,6 +200,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             deletedSet.remove(object)
             return
         }
+        object.isDeleted = false
         object.isInserted = true
         register(object)
         insertedSet.append(object)

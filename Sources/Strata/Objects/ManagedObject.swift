@@ -128,7 +128,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     open func willTurnIntoFault() {}
     /// Called after the object is turned into a fault.
     open func didTurnIntoFault() {}
-    /// Called before a property is read; the default fires the fault.
+    /// Called before a property is read; the default does nothing (the read fires the fault
+    /// after it).
     open func willAccessValue(forKey key: String?) {}
     /// Called after a property is read.
     open func didAccessValue(forKey key: String?) {}
