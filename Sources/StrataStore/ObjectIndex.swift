@@ -58,7 +58,11 @@ struct EntityIndex: Sendable {
     mutating func set(_ key: Int64, to location: RowLocation, size: Int) -> RowLocation {
         let index = Int(key)
         if index >= locations.count {
-            let newCount = Swift.max(index + 1, locations.count + locations.count / 2)
+            // Grows by an eighth, reserving exactly that (an append alone would double the
+            // capacity): amortized constant time, and at most 12.5% of slack in memory.
+            let newCount = Swift.max(index + 1, locations.count + locations.count / 8)
+            locations.reserveCapacity(newCount)
+            sizes.reserveCapacity(newCount)
             locations.append(contentsOf: repeatElement(0, count: newCount - locations.count))
             sizes.append(contentsOf: repeatElement(0, count: newCount - sizes.count))
         }

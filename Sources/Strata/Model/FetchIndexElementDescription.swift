@@ -12,7 +12,7 @@ public final class FetchIndexElementDescription: @unchecked Sendable, Hashable, 
     /// The name of the indexed property.
     public var propertyName: String? { property?.name }
 
-    /// How the index orders values. The default is ``FetchIndexElementType/binary``.
+    /// How the index orders values, as passed to ``init(property:collationType:)``.
     public var collationType: FetchIndexElementType {
         willSet { ensureMutable("collationType") }
     }

@@ -45,7 +45,8 @@ extension ManagedObjectModel {
 
     /// The `contents` file a model URL stands for.
     ///
-    /// - Throws: ``ModelError`` when it does not exist or the `.xccurrentversion` is malformed.
+    /// - Throws: ``ModelError`` when it does not exist, or the `.xccurrentversion` is unreadable
+    ///   or malformed.
     static func contentsFile(of url: URL) throws -> URL {
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
@@ -68,22 +69,26 @@ extension ManagedObjectModel {
         let fileManager = FileManager.default
         let marker = bundle.appendingPathComponent(".xccurrentversion")
         if fileManager.fileExists(atPath: marker.path) {
-            let name: String
+            let data: Data
             do {
-                let data = try Data(contentsOf: marker)
-                let plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-                guard let dictionary = plist as? [String: Any], let current = dictionary["_XCCurrentVersionName"] as? String else {
-                    throw ModelError(
-                        .invalidModel, "\(marker.path) has no _XCCurrentVersionName string",
-                        path: marker.path)
-                }
-                name = current
-            } catch let error as ModelError {
-                throw error
+                data = try Data(contentsOf: marker)
+            } catch {
+                throw ModelError(
+                    .unreadableFile, "cannot read \(marker.path): \(error.localizedDescription)",
+                    path: marker.path, cause: error)
+            }
+            let plist: Any
+            do {
+                plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
             } catch {
                 throw ModelError(
                     .malformedXML, "\(marker.path) is not a property list: \(error.localizedDescription)",
                     path: marker.path, cause: error)
+            }
+            guard let dictionary = plist as? [String: Any], let name = dictionary["_XCCurrentVersionName"] as? String else {
+                throw ModelError(
+                    .invalidModel, "\(marker.path) has no _XCCurrentVersionName string",
+                    path: marker.path)
             }
             let version = bundle.appendingPathComponent(name)
             guard fileManager.fileExists(atPath: version.path) else {

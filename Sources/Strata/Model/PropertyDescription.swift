@@ -65,7 +65,8 @@ public class PropertyDescription: @unchecked Sendable, Hashable, CustomStringCon
 
     /// A hash of everything about the property that shapes how its values are stored: its name,
     /// kind, optionality, transience, ``versionHashModifier`` and the facts of its kind (an
-    /// attribute's type; a relationship's destination, inverse, counts and ordering).
+    /// attribute's type and whether its value is kept in history tombstones; a relationship's
+    /// destination, inverse, counts and ordering).
     ///
     /// Stable across runs and platforms. ``userInfo``, default values, validation limits and
     /// ``renamingIdentifier`` do not change it. 8 bytes.
