@@ -31,6 +31,10 @@ final class StrataEngine: BenchEngine {
         // blur its figures; checkpoints still run in the background.
         configuration.compactionThreshold = 2
         configuration.logger.logLevel = .warning  // keep open/close/checkpoint events out of the progress
+        // For choosing the defaults: STRATA_BLOCK_SIZE and STRATA_CACHE_SIZE (bytes) override them.
+        let environment = ProcessInfo.processInfo.environment
+        if let blockSize = environment["STRATA_BLOCK_SIZE"].flatMap(Int.init) { configuration.blockSize = blockSize }
+        if let cacheSize = environment["STRATA_CACHE_SIZE"].flatMap(Int.init) { configuration.cacheSize = cacheSize }
         store = try Store.open(at: storeURL, schema: StrataModel.schema(), configuration: configuration)
     }
 
