@@ -524,6 +524,26 @@ final class HookedObject: ManagedObject {
             #expect(fetched.isEmpty)
             let fresh = HookedObject(context: third)
             #expect(fresh.calls == ["awakeFromInsert"])
+            third.delete(fresh)
+            third.insert(fresh)
+            #expect(fresh.calls == ["awakeFromInsert"], "inserting again does not awake it again")
+        }
+    }
+
+    @Test func eventChangesOfInsertedObjectsEndWithTheEvent() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        context.performAndWait {
+            let employee = Employee(context: context)
+            employee.name = "Ada"
+            #expect(employee.changedValuesForCurrentEvent().keys.contains("name"))
+            context.processPendingChanges()
+            #expect(employee.changedValuesForCurrentEvent().isEmpty)
+            employee.salary = 10
+            #expect(Array(employee.changedValuesForCurrentEvent().keys) == ["salary"])
+            #expect(employee.changedValues().keys.contains("name"), "the save's changes are kept")
         }
     }
 

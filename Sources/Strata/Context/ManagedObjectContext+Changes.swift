@@ -11,7 +11,7 @@ extension ManagedObjectContext {
         guard !pendingEvent.isEmpty else { return }
         let event = pendingEvent
         pendingEvent = ChangeEvent()
-        for object in event.updated { object.eventChangedSlots = [] }
+        for object in event.updated.union(event.inserted) { object.eventChangedSlots = [] }
         NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: [
             NotificationKey.insertedObjects.rawValue: Set(event.inserted), NotificationKey.updatedObjects.rawValue: Set(event.updated),
             NotificationKey.deletedObjects.rawValue: Set(event.deleted), NotificationKey.refreshedObjects.rawValue: Set(event.refreshed),

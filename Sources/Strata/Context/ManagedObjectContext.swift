@@ -206,7 +206,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
         insertedSet.append(object)
         strongObjects.insert(object)
         pendingEvent.inserted.append(object)
-        object.awakeFromInsert()
+        if !object.hasAwokenFromInsert {
+            object.hasAwokenFromInsert = true
+            object.awakeFromInsert()
+        }
     }
 
     /// Marks `object` deleted: the next save removes it from the store, applying the delete

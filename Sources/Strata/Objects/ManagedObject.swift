@@ -42,6 +42,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// deleted (``ManagedObjectContext/shouldDeleteInaccessibleFaults``) and the next save
     /// discards it without writing anything.
     var isInaccessible = false
+    /// Whether `awakeFromInsert()` was called (it is called once, at the first insert).
+    var hasAwokenFromInsert = false
 
     /// Creates an object of `entity` and inserts it into `context` (when given), as Core Data's
     /// designated initializer. The object gets a temporary ID and `awakeFromInsert()` is called.
