@@ -24,6 +24,20 @@ public enum ComparisonOperator: String, Sendable, Hashable {
     case endsWith = "ENDSWITH"
     /// The value lies between the two elements of an array, inclusive.
     case between = "BETWEEN"
+    /// A string matches a wildcard pattern (`*` any run of characters, `?` one character).
+    case like = "LIKE"
+    /// A string matches a regular expression as a whole.
+    case matches = "MATCHES"
+}
+
+/// How a comparison treats a collection on its left (Core Data's `NSComparisonPredicate.Modifier`).
+public enum ComparisonModifier: Sendable, Hashable {
+    /// Compare the values themselves.
+    case direct
+    /// True when every element compares true (`ALL`).
+    case all
+    /// True when some element compares true (`ANY`, `SOME`).
+    case any
 }
 
 /// String comparison options (Core Data's `[c]` and `[d]`).
@@ -47,22 +61,35 @@ public struct ComparisonOptions: OptionSet, Sendable, Hashable {
 public final class FetchPredicate: CustomStringConvertible {
     enum Node {
         case constant(Bool)
-        case comparison(key: String, operator: ComparisonOperator, value: Any?, options: ComparisonOptions)
+        case comparison(Comparison)
         case and([FetchPredicate])
         case or([FetchPredicate])
         case not(FetchPredicate)
+        /// A condition computed by a closure (Core Data's `NSPredicate(block:)`; also what a
+        /// Foundation `#Predicate` part that has no format equivalent becomes). Never planned
+        /// on an index: evaluated in memory on realized objects.
+        case block((Any?, [String: Any]?) -> Bool)
+    }
+
+    /// A comparison of two expressions.
+    struct Comparison {
+        var left: FetchExpression
+        var `operator`: ComparisonOperator
+        var right: FetchExpression
+        var modifier: ComparisonModifier = .direct
+        var options: ComparisonOptions = []
     }
 
     let node: Node
 
-    private init(_ node: Node) { self.node = node }
+    init(_ node: Node) { self.node = node }
 
     /// A predicate that is always `value` (`TRUEPREDICATE` / `FALSEPREDICATE`).
     public convenience init(value: Bool) { self.init(.constant(value)) }
 
     /// A comparison of the value at `key` with `value`.
     public convenience init(key: String, _ comparison: ComparisonOperator, _ value: Any?, options: ComparisonOptions = []) {
-        self.init(.comparison(key: key, operator: comparison, value: value, options: options))
+        self.init(.comparison(Comparison(left: .keyPath(key), operator: comparison, right: .constant(value), options: options)))
     }
 
     /// All of `subpredicates` (Core Data's `NSCompoundPredicate(andPredicateWithSubpredicates:)`).
@@ -88,8 +115,10 @@ public final class FetchPredicate: CustomStringConvertible {
         case .and(let all): return all.allSatisfy { $0.evaluate(lookup) }
         case .or(let any): return any.contains { $0.evaluate(lookup) }
         case .not(let inner): return !inner.evaluate(lookup)
-        case .comparison(let key, let comparison, let value, let options):
-            return Self.compare(lookup(key), comparison, value, options: options)
+        case .block: return false
+        case .comparison(let comparison):
+            guard case .keyPath(let key, on: .evaluatedObject) = comparison.left, case .constant(let value) = comparison.right else { return false }
+            return Self.compare(lookup(key), comparison.operator, value, options: comparison.options)
         }
     }
 
@@ -99,7 +128,10 @@ public final class FetchPredicate: CustomStringConvertible {
         case .constant: return []
         case .and(let all), .or(let all): return all.reduce(into: Set<String>()) { $0.formUnion($1.keyPaths) }
         case .not(let inner): return inner.keyPaths
-        case .comparison(let key, _, _, _): return [key]
+        case .block: return []
+        case .comparison(let comparison):
+            guard case .keyPath(let key, on: .evaluatedObject) = comparison.left else { return [] }
+            return [key]
         }
     }
 
@@ -139,7 +171,7 @@ public final class FetchPredicate: CustomStringConvertible {
         case .between:
             guard let bounds = right as? [Any], bounds.count == 2, left != nil else { return false }
             return FetchValue.compare(left, bounds[0]) != .orderedAscending && FetchValue.compare(left, bounds[1]) != .orderedDescending
-        case .contains, .beginsWith, .endsWith:
+        case .contains, .beginsWith, .endsWith, .like, .matches:
             guard let string = text(left), let part = text(right) else { return false }
             switch comparison {
             case .contains: return part.isEmpty || string.contains(part)
@@ -159,7 +191,10 @@ public final class FetchPredicate: CustomStringConvertible {
         case .and(let all): return all.isEmpty ? "TRUEPREDICATE" : all.map { "(\($0.predicateFormat))" }.joined(separator: " AND ")
         case .or(let any): return any.isEmpty ? "FALSEPREDICATE" : any.map { "(\($0.predicateFormat))" }.joined(separator: " OR ")
         case .not(let inner): return "NOT (\(inner.predicateFormat))"
-        case .comparison(let key, let comparison, let value, let options):
+        case .block: return "BLOCKPREDICATE"
+        case .comparison(let c):
+            guard case .keyPath(let key, on: .evaluatedObject) = c.left, case .constant(let value) = c.right else { return "?" }
+            let comparison = c.operator, options = c.options
             var modifier = ""
             if !options.isEmpty { modifier = "[" + (options.contains(.caseInsensitive) ? "c" : "") + (options.contains(.diacriticInsensitive) ? "d" : "") + "]" }
             return "\(key) \(comparison.rawValue)\(modifier) \(Self.literal(value))"
