@@ -38,8 +38,10 @@ let package = Package(
         .executableTarget(
             name: "strata",
             dependencies: [
+                "Strata",
                 "StrataStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(name: "strata-torture", dependencies: ["StrataStore"]),

@@ -49,7 +49,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Object-graph workloads (W1, W3, W4, W6, W7) through Strata's Core Data API, against
+        // Object-graph workloads (W1, W3, W4, W5, W6, W7) through Strata's Core Data API, against
         // GRDB records over SQLite, side by side: `swift run -c release strata-graph-bench`.
         .executableTarget(
             name: "strata-graph-bench",

@@ -10,8 +10,8 @@ import StrataStore
 struct Strata: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
-        abstract: "Inspect, verify and maintain a Strata store.",
-        subcommands: [InfoCommand.self, VerifyCommand.self, CompactCommand.self, HistoryCommand.self])
+        abstract: "Inspect, verify and maintain a Strata store, and explain fetches.",
+        subcommands: [InfoCommand.self, VerifyCommand.self, CompactCommand.self, HistoryCommand.self, ExplainCommand.self])
 
     /// Parses the command line and runs the subcommand it names, reporting failures as
     /// `strata: <message>` on standard error.

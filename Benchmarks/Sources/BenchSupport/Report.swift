@@ -6,7 +6,7 @@ public enum Better: String, Codable, Sendable { case higher, lower }
 /// One figure of a report, measured for each engine: an enum whose raw value is the figure's id
 /// in the JSON object.
 ///
-/// Every benchmark reports W1, W4 and W6, which the shared steps of ``WorkloadSteps`` record.
+/// Every benchmark reports W1, W4, W5 and W6, which the shared steps of ``WorkloadSteps`` record.
 public protocol BenchMetric: RawRepresentable<String>, CaseIterable, Hashable, Sendable {
     /// The figure's name in the table and the JSON object.
     var title: String { get }
@@ -19,6 +19,10 @@ public protocol BenchMetric: RawRepresentable<String>, CaseIterable, Hashable, S
     static var bulkInsert: Self { get }
     /// W4, random faults.
     static var randomFaults: Self { get }
+    /// W5, the predicate fetch: top earners sorted and limited.
+    static var predicateFetch: Self { get }
+    /// W5, the same predicate counted.
+    static var predicateCount: Self { get }
     /// W6, full scan (or fetch) reading notes.
     static var fullScan: Self { get }
 }

@@ -42,6 +42,28 @@ public protocol WorkloadEngine: AnyObject {
     func lookUp(_ references: [Reference]) throws -> Int64
     /// W6: reads every employee and its notes; returns the count and the sum of notes lengths.
     func scanNotes() throws -> (count: Int, notesBytes: Int64)
+
+    /// W5: `repetitions` times, fetches the active employees whose salary is above
+    /// `minimumSalary`, highest salary first, at most `limit` of them, reading each one's salary
+    /// and `active`; returns what the last run read, in order.
+    func fetchTopEarners(above minimumSalary: Int64, limit: Int, repetitions: Int) throws -> [TopEarner]
+    /// W5: `repetitions` times, counts the active employees whose salary is above
+    /// `minimumSalary`; returns the last count.
+    func countActiveEarners(above minimumSalary: Int64, repetitions: Int) throws -> Int
+}
+
+/// What W5 reads of one employee it fetched.
+public struct TopEarner: Sendable, Hashable {
+    /// The employee's salary.
+    public var salary: Int64
+    /// Whether the employee is active.
+    public var active: Bool
+
+    /// Creates what W5 read of one employee.
+    public init(salary: Int64, active: Bool) {
+        self.salary = salary
+        self.active = active
+    }
 }
 
 extension WorkloadEngine {
@@ -60,6 +82,12 @@ public enum WorkloadSteps {
     public static let lookupCount = 100_000
     /// W4 and W6 (which change nothing) are repeated this many times; the median is reported.
     public static let readRepetitions = 3
+    /// W5's predicate: `salary > predicateMinimumSalary AND active == true`.
+    public static let predicateMinimumSalary: Int64 = 150_000
+    /// W5's fetch limit.
+    public static let predicateFetchLimit = 100
+    /// W5 runs the fetch, and then the count, this many times each.
+    public static let predicateRepetitions = 50
 
     /// Writes one step's progress, indented, to standard error.
     public static func log(_ message: String) {
@@ -131,5 +159,41 @@ public enum WorkloadSteps {
         }
         results.figures[.fullScan] = rates.median
         log("\(E.name) W6 \(verb) \(n) (/s): \(rates.map(formatFigure).joined(separator: ", "))")
+    }
+
+    /// W5: the predicate fetch (`salary > 150_000 AND active == true`, salary descending, limit
+    /// 100) and then the same predicate counted, ``predicateRepetitions`` times each; both are
+    /// checked against `dataset`, which the store must hold unchanged.
+    public static func predicateQueries<E: WorkloadEngine, Metric: BenchMetric>(
+        _ engine: E, _ dataset: Dataset, into results: inout EngineResults<Metric>
+    ) throws {
+        let minimum = predicateMinimumSalary
+        let matching = dataset.employees.filter { $0.active && $0.salary > minimum }.map(\.salary)
+        let expectedTop = Array(matching.sorted(by: >).prefix(predicateFetchLimit))
+
+        let fetch = try measure {
+            try engine.fetchTopEarners(above: minimum, limit: predicateFetchLimit, repetitions: predicateRepetitions)
+        }
+        let fetched = fetch.result
+        guard fetched.allSatisfy({ $0.active && $0.salary > minimum }), fetched.map(\.salary) == expectedTop else {
+            throw BenchError(
+                "\(E.name) W5: fetched \(fetched.count) employees \(fetched.prefix(5).map(\.salary))…, expected "
+                    + "\(expectedTop.count) active ones from \(expectedTop.prefix(5))… down")
+        }
+        let count = try measure { try engine.countActiveEarners(above: minimum, repetitions: predicateRepetitions) }
+        guard count.result == matching.count else {
+            throw BenchError("\(E.name) W5: counted \(count.result) employees, expected \(matching.count)")
+        }
+        results.figures[.predicateFetch] = Double(predicateRepetitions) / fetch.seconds
+        results.figures[.predicateCount] = Double(predicateRepetitions) / count.seconds
+        results.details["W5.fetchMs"] = fetch.seconds * 1000 / Double(predicateRepetitions)
+        results.details["W5.countMs"] = count.seconds * 1000 / Double(predicateRepetitions)
+        results.checksums["W5.fetchSalarySum"] = fetched.reduce(0) { $0 &+ $1.salary }
+        results.checksums["W5.count"] = Int64(count.result)
+        log(
+            "\(E.name) W5 \(predicateRepetitions) fetches of the top \(fetched.count) in \(formatFigure(fetch.seconds)) s, "
+                + "\(predicateRepetitions) counts (\(count.result) of \(dataset.employees.count) match, "
+                + "\(formatFigure(100 * Double(count.result) / Double(max(1, dataset.employees.count))))%) "
+                + "in \(formatFigure(count.seconds)) s")
     }
 }

@@ -113,6 +113,39 @@ final class SQLiteEngine: BenchEngine, SQLiteBackedEngine {
         }
     }
 
+    private static let topEarnersSQL = "SELECT * FROM employee WHERE salary > ? AND active = 1 ORDER BY salary DESC LIMIT ?"
+    private static let countEarnersSQL = "SELECT COUNT(*) FROM employee WHERE salary > ? AND active = 1"
+
+    func fetchTopEarners(above minimumSalary: Int64, limit: Int, repetitions: Int) throws -> [TopEarner] {
+        try db.read { db in
+            let statement = try db.cachedStatement(sql: Self.topEarnersSQL)
+            let salaryColumn = try statement.columnNames.firstIndex(of: "salary").orThrow("no salary column")
+            let activeColumn = try statement.columnNames.firstIndex(of: "active").orThrow("no active column")
+            var earners: [TopEarner] = []
+            for _ in 0..<repetitions {
+                earners.removeAll(keepingCapacity: true)
+                statement.setUncheckedArguments([minimumSalary, limit])
+                let rows = try Row.fetchCursor(statement)
+                while let row = try rows.next() {
+                    earners.append(TopEarner(salary: row[salaryColumn], active: row[activeColumn]))
+                }
+            }
+            return earners
+        }
+    }
+
+    func countActiveEarners(above minimumSalary: Int64, repetitions: Int) throws -> Int {
+        try db.read { db in
+            let statement = try db.cachedStatement(sql: Self.countEarnersSQL)
+            var count = 0
+            for _ in 0..<repetitions {
+                statement.setUncheckedArguments([minimumSalary])
+                count = try Int.fetchOne(statement).orThrow("SQLite: no count")
+            }
+            return count
+        }
+    }
+
     func updateSalaries(_ changes: [WorkloadPlan.SalaryChange]) throws {
         try db.write { db in
             let statement = try db.cachedStatement(sql: "UPDATE employee SET salary = ? WHERE id = ?")

@@ -135,6 +135,55 @@ final class StrataEngine: BenchEngine {
         return (count, bytes)
     }
 
+    /// Walks the salary fetch index from the top, reading each row to test `active`, until
+    /// `limit` match. The index answers `limit` keys at a time (then twice as many, from the
+    /// top again), so a run reads only the rows it needs.
+    func fetchTopEarners(above minimumSalary: Int64, limit: Int, repetitions: Int) throws -> [TopEarner] {
+        let store = try opened
+        let query = IndexQuery.range(lower: IndexBound(.int(minimumSalary), inclusive: false), upper: nil)
+        var earners: [TopEarner] = []
+        for _ in 0..<repetitions {
+            earners.removeAll(keepingCapacity: true)
+            var examined = 0
+            var batch = limit + limit / 4
+            while earners.count < limit {
+                let keys = try store.keys(
+                    StrataModel.employee, column: StrataModel.EmployeeColumn.salary, matching: query,
+                    descending: true, limit: batch)
+                for key in keys[examined...] {
+                    let earner = try Self.earner(try store.read(StrataModel.employee, key: key), key: key)
+                    if earner.active { earners.append(earner) }
+                    if earners.count == limit { break }
+                }
+                guard keys.count == batch else { break }
+                examined = keys.count
+                batch *= 2
+            }
+        }
+        return earners
+    }
+
+    /// The keys from the salary fetch index, then each row read to test `active`.
+    func countActiveEarners(above minimumSalary: Int64, repetitions: Int) throws -> Int {
+        let store = try opened
+        let query = IndexQuery.range(lower: IndexBound(.int(minimumSalary), inclusive: false), upper: nil)
+        var count = 0
+        for _ in 0..<repetitions {
+            count = 0
+            for key in try store.keys(StrataModel.employee, column: StrataModel.EmployeeColumn.salary, matching: query) {
+                if try Self.earner(try store.read(StrataModel.employee, key: key), key: key).active { count += 1 }
+            }
+        }
+        return count
+    }
+
+    private static func earner(_ row: Row?, key: Int64) throws -> TopEarner {
+        guard let row, case .int(let salary) = row[StrataModel.EmployeeColumn.salary],
+            case .bool(let active) = row[StrataModel.EmployeeColumn.active]
+        else { throw BenchError("Strata: employee \(key) is missing or unexpected") }
+        return TopEarner(salary: salary, active: active)
+    }
+
     /// Reads each row and commits its new image: the engine's update takes the whole row.
     func updateSalaries(_ changes: [WorkloadPlan.SalaryChange]) throws {
         let store = try opened

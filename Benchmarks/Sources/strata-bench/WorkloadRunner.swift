@@ -4,7 +4,7 @@ import Workloads
 
 /// The engine-level workloads of WORKLOADS.md that strata-bench runs.
 enum Workload: String, CaseIterable, Sendable {
-    case w1 = "W1", w2 = "W2", w3 = "W3", w4 = "W4", w6 = "W6", w7 = "W7", w8 = "W8", w10 = "W10"
+    case w1 = "W1", w2 = "W2", w3 = "W3", w4 = "W4", w5 = "W5", w6 = "W6", w7 = "W7", w8 = "W8", w10 = "W10"
 }
 
 /// Runs the workloads against one engine and records its figures.
@@ -20,7 +20,7 @@ struct WorkloadRunner {
     static let smallSaveCount = 2_000
     static let smallSaveSize = 10
     /// The workloads that run on the store W1 filled, in this order.
-    private static let mainGroup: [Workload] = [.w1, .w10, .w3, .w4, .w6, .w7, .w8]
+    private static let mainGroup: [Workload] = [.w1, .w10, .w3, .w4, .w5, .w6, .w7, .w8]
 
     var runsMainGroup: Bool { !workloads.isDisjoint(with: Self.mainGroup) }
 
@@ -38,7 +38,7 @@ struct WorkloadRunner {
             { E(directory: $0, durability: durability) }, body)
     }
 
-    /// W1, W10, W3, W4, W6, W7 and W8, in that order, on one durable store.
+    /// W1, W10, W3, W4, W5, W6, W7 and W8, in that order, on one durable store.
     func runMainGroup<E: BenchEngine>(_ type: E.Type, into results: inout EngineResults<Metric>) throws {
         try withFreshEngine(type, group: "main", durability: .durable) { engine in
             try runMainGroup(engine, into: &results)
@@ -88,6 +88,11 @@ struct WorkloadRunner {
         if workloads.contains(.w4) {
             let keys = plan.lookupKeys(count: WorkloadSteps.lookupCount)
             try WorkloadSteps.randomFaults(engine, keys: keys, into: &results)
+        }
+
+        // W5: the predicate fetch and count, before W7 changes salaries.
+        if workloads.contains(.w5) {
+            try WorkloadSteps.predicateQueries(engine, dataset, into: &results)
         }
 
         // W6: every employee, reading notes.

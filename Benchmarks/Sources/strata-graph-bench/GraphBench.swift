@@ -13,7 +13,8 @@ struct GraphBench: ParsableCommand {
         abstract: "Runs the object-graph workloads against Strata (Core Data API) and SQLite (GRDB records) side by side.",
         discussion: """
             Workloads: W1 bulk insert through managed objects (one context, one save), W3 cold open to \
-            the first existingObject(with:), W4 100,000 faults by object ID, W6 fetch every employee \
+            the first existingObject(with:), W4 100,000 faults by object ID, W5 fetch (top 100 by salary) \
+            and count of salary > 150000 AND active, 50 times each, W6 fetch every employee \
             and read notes, W7 update 10% of employees fetched by ID (one save). \
             Progress goes to standard error; the table and then one JSON object go to standard output.
             """
@@ -27,6 +28,9 @@ struct GraphBench: ParsableCommand {
 
     @Option(help: "How Strata reads and writes properties: typed (@Managed, the default) or kvc (value(forKey:)/setValue(_:forKey:)).")
     var access: String = GraphAccess.typed.rawValue
+
+    @Option(help: "How Strata builds W5's predicate: code (FetchPredicate(key:_:_:) and FetchPredicate(andPredicateWithSubpredicates:), the default) or format (FetchPredicate(format:argumentArray:)).")
+    var predicate: String = PredicateStyle.code.rawValue
 
     @Option(help: "Comma-separated workloads to run, e.g. W1,W4 (W1 always runs: it loads the data). The default is all.")
     var workloads: String?
@@ -43,6 +47,9 @@ struct GraphBench: ParsableCommand {
         }
         guard GraphAccess(rawValue: access) != nil else {
             throw ValidationError("--access must be typed or kvc")
+        }
+        guard PredicateStyle(rawValue: predicate) != nil else {
+            throw ValidationError("--predicate must be code or format")
         }
         if let only, !["strata", "sqlite"].contains(only.lowercased()) {
             throw ValidationError("--only must be strata or sqlite")
@@ -65,6 +72,7 @@ struct GraphBench: ParsableCommand {
         }
         let durability = BenchDurability(rawValue: durability)!
         let access = GraphAccess(rawValue: access)!
+        let predicateStyle = PredicateStyle(rawValue: predicate)!
         let root = try BenchCommand.makeRunDirectory(tool: "strata-graph-bench", under: output.dir)
         defer { try? FileManager.default.removeItem(at: root) }
 
@@ -72,7 +80,7 @@ struct GraphBench: ParsableCommand {
         let dataset = Dataset(employeeCount: rows)
         let runner = GraphRunner(
             dataset: dataset, plan: WorkloadPlan(employeeCount: rows), workloads: try selectedWorkloads(),
-            durability: durability, access: access, root: root)
+            durability: durability, access: access, predicateStyle: predicateStyle, root: root)
 
         var strata = EngineResults<GraphMetric>()
         var sqlite = EngineResults<GraphMetric>()
@@ -96,6 +104,7 @@ struct GraphBench: ParsableCommand {
                 "api": "object graph: PersistentContainer, background contexts, ManagedObject subclasses vs GRDB records",
                 "durability": durability.rawValue,
                 "strataPropertyAccess": access.rawValue,
+                "strataPredicate": predicateStyle.rawValue,
             ],
             rows: rows, departments: dataset.departments.count, seed: SplitMix64.referenceSeed,
             sqliteVersion: try SQLiteSetup.version(),
@@ -105,6 +114,7 @@ struct GraphBench: ParsableCommand {
         try report.print(
             headline: "strata-graph-bench: N = \(rows) employees, \(dataset.departments.count) departments; "
                 + "\(durability) saves; Strata properties \(access == .typed ? "typed (@Managed)" : "by key-value coding"); "
+                + "W5 predicate \(predicateStyle == .code ? "built in code" : "parsed from a format string"); "
                 + "ratio = Strata/SQLite",
             notes: Self.notes, jsonPath: output.json)
     }
@@ -116,7 +126,13 @@ struct GraphBench: ParsableCommand {
         W3 is a new container (or DatabaseQueue) on the closed store + the first existingObject(with:) by an ID
         rebuilt from its archived URI (SQLite: fetchOne by key). W4 runs on a freshly opened store:
         context.object(with:) then reading name and salary fires each fault; IDs come from the archived URIs,
-        resolved before the clock starts. W6 is one fetch of every employee (SQLite: fetchAll), reading notes.
+        resolved before the clock starts. W5 is a FetchRequest with the predicate salary > 150000 AND active == true
+        (built in code: FetchPredicate(key:_:_:) + FetchPredicate(andPredicateWithSubpredicates:); with --predicate format,
+        FetchPredicate(format: "salary > %@ AND active == YES", argumentArray: [150000]), parsed each time), sorted by salary
+        descending, fetchLimit 100, reading salary and active of each result, then count(for:) of the same predicate,
+        50 times each in one context (SQLite: EmployeeRecord.fetchAll of SELECT * ... WHERE salary > ? AND active = 1
+        ORDER BY salary DESC LIMIT 100, and SELECT COUNT(*) with the same WHERE, through cached statements).
+        W6 is one fetch of every employee (SQLite: fetchAll), reading notes.
         W7 is existingObject(with:) + set salary for 10% of employees, one save (SQLite: fetchOne + update(columns:)).
         --access kvc (a diagnostic) reads and writes through value(forKey:)/setValue(_:forKey:) instead of @Managed.
 

@@ -10,6 +10,15 @@ enum GraphAccess: String, Sendable, CaseIterable {
     case kvc
 }
 
+/// How the Strata engine builds W5's predicate.
+enum PredicateStyle: String, Sendable, CaseIterable {
+    /// In code: `FetchPredicate(key:_:_:)` and `FetchPredicate(andPredicateWithSubpredicates:)`
+    /// (the default).
+    case code
+    /// Parsed from a format string: `FetchPredicate(format:argumentArray:)`.
+    case format
+}
+
 /// One record layer under test, driven by ``GraphRunner``: Strata's object graph (contexts and
 /// typed managed objects) or GRDB records over SQLite.
 ///
@@ -22,9 +31,9 @@ enum GraphAccess: String, Sendable, CaseIterable {
 /// Each call is one unit the runner times, except those documented as untimed. Not `Sendable`:
 /// the runner drives an engine from one thread.
 protocol GraphEngine: WorkloadEngine {
-    /// Creates the engine for a store at `directory`, which does not exist yet. `access` only
-    /// concerns Strata.
-    init(directory: URL, durability: BenchDurability, access: GraphAccess)
+    /// Creates the engine for a store at `directory`, which does not exist yet. `access` and
+    /// `predicateStyle` only concern Strata.
+    init(directory: URL, durability: BenchDurability, access: GraphAccess, predicateStyle: PredicateStyle)
 
     /// Untimed checks: the number of employees of the first department (through the
     /// relationship), and the sum of all salaries.

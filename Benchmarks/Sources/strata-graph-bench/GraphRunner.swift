@@ -4,7 +4,7 @@ import Workloads
 
 /// The object-graph workloads strata-graph-bench runs.
 enum GraphWorkload: String, CaseIterable, Sendable {
-    case w1 = "W1", w3 = "W3", w4 = "W4", w6 = "W6", w7 = "W7"
+    case w1 = "W1", w3 = "W3", w4 = "W4", w5 = "W5", w6 = "W6", w7 = "W7"
 }
 
 /// One figure of strata-graph-bench's report, measured for each engine.
@@ -12,6 +12,8 @@ enum GraphMetric: String, CaseIterable, BenchMetric {
     case bulkInsert = "W1"
     case coldOpen = "W3"
     case randomFaults = "W4"
+    case predicateFetch = "W5.fetch"
+    case predicateCount = "W5.count"
     case fullScan = "W6"
     case update = "W7"
 
@@ -20,6 +22,8 @@ enum GraphMetric: String, CaseIterable, BenchMetric {
         case .bulkInsert: "W1 bulk insert, one save"
         case .coldOpen: "W3 cold open to first object (median of 5)"
         case .randomFaults: "W4 random faults (median of 3)"
+        case .predicateFetch: "W5 fetch salary > 150k AND active, top 100 (x50)"
+        case .predicateCount: "W5 count salary > 150k AND active (x50)"
         case .fullScan: "W6 fetch all, read notes (median of 3)"
         case .update: "W7 update 10% by ID, one save"
         }
@@ -30,6 +34,7 @@ enum GraphMetric: String, CaseIterable, BenchMetric {
         case .bulkInsert, .fullScan, .update: "objects/s"
         case .coldOpen: "ms"
         case .randomFaults: "lookups/s"
+        case .predicateFetch, .predicateCount: "queries/s"
         }
     }
 
@@ -37,13 +42,14 @@ enum GraphMetric: String, CaseIterable, BenchMetric {
 }
 
 /// Runs the workloads against one engine, on a fresh store under `root`, in the order
-/// W1, W3, W4, W6, W7 (W1 always runs: the others need its data).
+/// W1, W3, W4, W5, W6, W7 (W1 always runs: the others need its data).
 struct GraphRunner {
     let dataset: Dataset
     let plan: WorkloadPlan
     let workloads: Set<GraphWorkload>
     let durability: BenchDurability
     let access: GraphAccess
+    let predicateStyle: PredicateStyle
     let root: URL
 
     private func log(_ message: String) {
@@ -53,7 +59,7 @@ struct GraphRunner {
     func run<E: GraphEngine>(_: E.Type, into results: inout EngineResults<GraphMetric>) throws {
         try WorkloadSteps.withFreshEngine(
             at: root.appendingPathComponent(E.name.lowercased()),
-            { E(directory: $0, durability: durability, access: access) }
+            { E(directory: $0, durability: durability, access: access, predicateStyle: predicateStyle) }
         ) { engine in
             try run(engine, into: &results)
         }
@@ -110,6 +116,11 @@ struct GraphRunner {
         if workloads.contains(.w4) {
             let keys = plan.lookupKeys(count: WorkloadSteps.lookupCount)
             try WorkloadSteps.randomFaults(engine, keys: keys, into: &results)
+        }
+
+        // W5: the predicate fetch and count, before W7 changes salaries.
+        if workloads.contains(.w5) {
+            try WorkloadSteps.predicateQueries(engine, dataset, into: &results)
         }
 
         // W6: every employee, reading notes.

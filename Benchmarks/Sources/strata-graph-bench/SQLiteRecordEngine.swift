@@ -88,7 +88,7 @@ final class SQLiteRecordEngine: GraphEngine, SQLiteBackedEngine {
 
     let database: SQLiteDatabase
 
-    init(directory: URL, durability: BenchDurability, access _: GraphAccess) {
+    init(directory: URL, durability: BenchDurability, access _: GraphAccess, predicateStyle _: PredicateStyle) {
         database = SQLiteDatabase(directory: directory, durability: durability)
     }
 
@@ -145,6 +145,30 @@ final class SQLiteRecordEngine: GraphEngine, SQLiteBackedEngine {
                 bytes += Int64(employee.notes.utf8.count)
             }
             return (employees.count, bytes)
+        }
+    }
+
+    func fetchTopEarners(above minimumSalary: Int64, limit: Int, repetitions: Int) throws -> [TopEarner] {
+        try db.read { db in
+            let statement = try db.cachedStatement(
+                sql: "SELECT * FROM employee WHERE salary > ? AND active = 1 ORDER BY salary DESC LIMIT ?")
+            var earners: [TopEarner] = []
+            for _ in 0..<repetitions {
+                earners = try EmployeeRecord.fetchAll(statement, arguments: [minimumSalary, limit])
+                    .map { TopEarner(salary: $0.salary, active: $0.active) }
+            }
+            return earners
+        }
+    }
+
+    func countActiveEarners(above minimumSalary: Int64, repetitions: Int) throws -> Int {
+        try db.read { db in
+            let statement = try db.cachedStatement(sql: "SELECT COUNT(*) FROM employee WHERE salary > ? AND active = 1")
+            var count = 0
+            for _ in 0..<repetitions {
+                count = try Int.fetchOne(statement, arguments: [minimumSalary]).orThrow("SQLite: no count")
+            }
+            return count
         }
     }
 

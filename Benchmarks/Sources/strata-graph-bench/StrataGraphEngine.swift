@@ -17,6 +17,7 @@ final class StrataGraphEngine: GraphEngine {
     private let directory: URL
     private let durability: BenchDurability
     private let access: GraphAccess
+    private let predicateStyle: PredicateStyle
     /// Built once, as an app loads its model once; every container of the run shares it.
     private let model: ManagedObjectModel
     private var container: PersistentContainer?
@@ -31,10 +32,11 @@ final class StrataGraphEngine: GraphEngine {
 
     private var storeURL: URL { directory.appendingPathComponent("Company.strata") }
 
-    init(directory: URL, durability: BenchDurability, access: GraphAccess) {
+    init(directory: URL, durability: BenchDurability, access: GraphAccess, predicateStyle: PredicateStyle) {
         self.directory = directory
         self.durability = durability
         self.access = access
+        self.predicateStyle = predicateStyle
         GraphModel.registerClasses()
         model = GraphModel.make()
     }
@@ -205,6 +207,57 @@ final class StrataGraphEngine: GraphEngine {
                 }
             }
             return (employees.count, bytes)
+        }
+    }
+
+    /// `salary > minimumSalary AND active == true`, built in code or parsed from a format string
+    /// as `predicateStyle` says.
+    private func topEarnersPredicate(above minimumSalary: Int64) throws -> FetchPredicate {
+        switch predicateStyle {
+        case .code:
+            return FetchPredicate(andPredicateWithSubpredicates: [
+                FetchPredicate(key: "salary", .greaterThan, minimumSalary),
+                FetchPredicate(key: "active", .equalTo, true),
+            ])
+        case .format:
+            return try FetchPredicate(format: "salary > %@ AND active == YES", argumentArray: [minimumSalary])
+        }
+    }
+
+    func fetchTopEarners(above minimumSalary: Int64, limit: Int, repetitions: Int) throws -> [TopEarner] {
+        let context = try opened.newBackgroundContext()
+        return try context.performAndWait {
+            var earners: [TopEarner] = []
+            for _ in 0..<repetitions {
+                let request = FetchRequest<EmployeeMO>(entityName: GraphModel.employeeEntity)
+                request.predicate = try topEarnersPredicate(above: minimumSalary)
+                request.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: false)]
+                request.fetchLimit = limit
+                earners = try context.fetch(request).map { employee in
+                    switch access {
+                    case .typed:
+                        return TopEarner(salary: employee.salary, active: employee.active)
+                    case .kvc:
+                        return TopEarner(
+                            salary: try employee.value(forKey: "salary") as! Int64,
+                            active: try employee.value(forKey: "active") as! Bool)
+                    }
+                }
+            }
+            return earners
+        }
+    }
+
+    func countActiveEarners(above minimumSalary: Int64, repetitions: Int) throws -> Int {
+        let context = try opened.newBackgroundContext()
+        return try context.performAndWait {
+            var count = 0
+            for _ in 0..<repetitions {
+                let request = FetchRequest<EmployeeMO>(entityName: GraphModel.employeeEntity)
+                request.predicate = try topEarnersPredicate(above: minimumSalary)
+                count = try context.count(for: request)
+            }
+            return count
         }
     }
 

@@ -40,16 +40,26 @@ extension ManagedObjectContext {
 
     /// The object values of a row, by slot of `runtime`.
     func values(of runtime: EntityRuntime, from row: Row, layout: EntityLayout, storeIdentifier: String?) throws -> [Any?] {
-        var values = [Any?](repeating: nil, count: runtime.properties.count)
-        for (slot, property) in runtime.properties.enumerated() {
-            let column = layout.slotColumns[slot]
-            guard column >= 0 else { continue }
-            if let attribute = property as? AttributeDescription {
-                values[slot] = try ValueConversion.objectValue(row[column], for: attribute, coordinator: persistentStoreCoordinator)
-            } else if let relationship = property as? RelationshipDescription, case .reference(let key) = row[column],
-                let destination = relationship.destinationEntity, let storeIdentifier
-            {
-                values[slot] = resolvedID(ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key))
+        let coordinator = persistentStoreCoordinator
+        var values: [Any?] = []
+        values.reserveCapacity(runtime.kinds.count)
+        for (kind, column) in zip(runtime.kinds, layout.slotColumns) {
+            guard column >= 0 else {
+                values.append(nil)
+                continue
+            }
+            switch kind {
+            case .attribute(let attribute):
+                values.append(try ValueConversion.objectValue(row[column], for: attribute, coordinator: coordinator))
+            case .toOne(let relationship):
+                guard case .reference(let key) = row[column], let destination = relationship.destinationEntity, let storeIdentifier
+                else {
+                    values.append(nil)
+                    continue
+                }
+                values.append(resolvedID(ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)))
+            case .toMany, .other:
+                values.append(nil)
             }
         }
         return values
@@ -58,11 +68,15 @@ extension ManagedObjectContext {
     /// The IDs a to-many relationship of a saved object holds in the store: from the fetch
     /// index of the inverse to-one column, or from its join entity.
     func relatedIDs(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> OrderedSet<ManagedObjectID> {
-        let id = object.objectID
+        try relatedIDs(of: object.objectID, entity: object.entity, relationship)
+    }
+
+    /// The IDs a to-many relationship of the saved object `id` (of `entity`) holds in the store.
+    func relatedIDs(of id: ManagedObjectID, entity: EntityDescription, _ relationship: RelationshipDescription) throws -> OrderedSet<ManagedObjectID> {
         guard !id.isTemporaryID, let coordinator = persistentStoreCoordinator, let identifier = id.storeIdentifier,
             let store = coordinator.store(identifier: identifier), let destination = relationship.destinationEntity
         else { return [] }
-        let layout = try coordinator.layout(object.entity)
+        let layout = try coordinator.layout(entity)
         let owner = Value.reference(id.primaryKey)
         let ids = try coordinator.storeCall { () -> OrderedSet<ManagedObjectID> in
             if let join = layout.joins[relationship.name] {

@@ -2,151 +2,170 @@ import Foundation
 import StrataStore
 
 extension ManagedObjectContext {
-    /// The objects (or IDs, or count) a fetch request matches, from the stores and this
-    /// context's unsaved changes (Core Data's `fetch(_:)`).
+    /// The objects (or IDs, dictionaries, or count) a fetch request matches, from the stores and
+    /// this context's unsaved changes (Core Data's `fetch(_:)`).
     ///
     /// Unsaved inserted objects that match are included, objects changed in the context are
     /// matched on their in-memory state, deleted ones are left out, and objects already
-    /// realized in the context are returned as they are, never overwritten.
+    /// realized in the context are returned as they are, never overwritten. Dictionary results
+    /// reflect the stores only, as in Core Data. With a ``FetchRequest/fetchBatchSize``, the
+    /// objects after the first batch come back as faults (``fetchBatched(_:)`` realizes them a
+    /// batch at a time).
     ///
-    /// - Throws: ``CoreDataError`` when the request names no entity of the model or a store read fails.
+    /// Costs: see ``explain(_:)`` for how the rows are found; each block read once per fetch.
+    ///
+    /// - Throws: ``CoreDataError`` when the request names no entity of the model, asks for
+    ///   results of another type than `T`, has inconsistent dictionary properties, or a store
+    ///   read fails.
     public func fetch<T>(_ request: FetchRequest<T>) throws -> [T] {
         switch request.resultType {
-        case .managedObjectIDResultType:
-            return try matchingObjects(request).map(\.objectID) as! [T]
         case .countResultType:
-            // Counting needs no objects for the stored rows that match.
-            return [try count(for: request)] as! [T]
+            return try typed([try count(for: request)])
+        case .managedObjectIDResultType:
+            let plan = try plan(request, counting: false)
+            let (candidates, stores) = try candidates(request, plan: plan)
+            return try typed(candidates.map { objectID(of: $0, plan: plan, stores: stores) })
         case .dictionaryResultType:
-            return try matchingObjects(request).map { object in
-                var values: [String: Any] = [:]
-                for property in object.runtime.properties where !(property is RelationshipDescription && (property as! RelationshipDescription).isToMany) {
-                    if let value = try object.value(forKey: property.name) {
-                        values[property.name] = (value as? ManagedObject)?.objectID ?? value
-                    }
-                }
-                return values
-            } as! [T]
+            return try typed(try dictionaries(request))
         case .managedObjectResultType:
-            guard let typed = try matchingObjects(request) as? [T] else {
+            let objects = try fetchObjects(request)
+            guard let typed = objects as? [T] else {
                 throw CoreDataError(.coreData, "the fetched objects are not \(T.self); register the subclass with \(T.self).register(for:)")
             }
             return typed
         }
     }
 
-    /// The number of objects `request` would fetch (Core Data's `count(for:)`), without
-    /// creating objects for the stored rows that match.
+    /// The objects a request matches, in a collection that realizes them in batches of
+    /// ``FetchRequest/fetchBatchSize`` when one of a batch is first accessed (Core Data's
+    /// batched fetch results). With a batch size of 0 every object is realized at once.
+    ///
+    /// Only the matching IDs are kept until a batch is touched; each batch costs one read per
+    /// block holding its rows.
+    ///
+    /// - Throws: as ``fetch(_:)``; ``CoreDataError`` `coreData` when the request's result type
+    ///   is not managed objects.
+    public func fetchBatched<T: ManagedObject>(_ request: FetchRequest<T>) throws -> FetchedResults<T> {
+        guard request.resultType == .managedObjectResultType else {
+            throw CoreDataError(.coreData, "fetchBatched(_:) returns managed objects; the request's result type is \(request.resultType)")
+        }
+        let plan = try plan(request, counting: false)
+        let (candidates, stores) = try candidates(request, plan: plan)
+        let elements = candidates.map { candidate -> FetchedResults<T>.Entry in
+            switch candidate {
+            case .object(let object): return .object(object)
+            case .stored: return .id(objectID(of: candidate, plan: plan, stores: stores))
+            }
+        }
+        let results = FetchedResults<T>(elements: elements, batchSize: request.fetchBatchSize, context: self)
+        if request.fetchBatchSize <= 0 { try results.realizeAll() }
+        return results
+    }
+
+    /// The number of objects `request` would fetch (Core Data's `count(for:)`), after its offset
+    /// and limit, without creating objects.
+    ///
+    /// Answered from the fetch indexes alone, reading no rows, when they answer the predicate
+    /// exactly (see ``explainCount(for:)``). For dictionary requests that group, aggregate or
+    /// return distinct results, the number of dictionaries.
     ///
     /// - Throws: as ``fetch(_:)``.
     public func count<T>(for request: FetchRequest<T>) throws -> Int {
-        let (objects, others) = try collectMatches(request, materialize: false)
-        let afterOffset = max(0, objects.count + others - request.fetchOffset)
+        if request.resultType == .dictionaryResultType && DictionaryResults.isAggregating(request) {
+            return try dictionaries(request).count
+        }
+        let total = try countMatches(try plan(request, counting: true))
+        let afterOffset = max(0, total - request.fetchOffset)
         return request.fetchLimit > 0 ? min(afterOffset, request.fetchLimit) : afterOffset
     }
 
-    /// The matching objects, sorted and cut to the request's offset and limit.
-    private func matchingObjects<T>(_ request: FetchRequest<T>) throws -> [ManagedObject] {
-        var matches = try collectMatches(request, materialize: true).objects
-        if let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-            let keyed = matches.map { object in (object, descriptors.map { try? FetchPredicate.value(atKeyPath: $0.key, of: object) }) }
-            matches = keyed.sorted { left, right in
-                for (index, descriptor) in descriptors.enumerated() {
-                    switch descriptor.compare(left.1[index], right.1[index]) {
-                    case .orderedAscending: return true
-                    case .orderedDescending: return false
-                    case .orderedSame: continue
-                    }
-                }
-                return false
-            }.map(\.0)
-        }
-        let start = min(request.fetchOffset, matches.count)
-        let end = request.fetchLimit > 0 ? min(matches.count, start + request.fetchLimit) : matches.count
-        return Array(matches[start..<end])
+    /// How ``fetch(_:)`` finds the objects of `request`: which fetch indexes, whether it scans,
+    /// what it evaluates on the rows, whether it stops early. Reads no rows.
+    ///
+    /// - Throws: ``CoreDataError`` when the request names no entity of the model.
+    public func explain<T>(_ request: FetchRequest<T>) throws -> FetchPlan {
+        try plan(request, counting: request.resultType == .countResultType).fetchPlan
     }
 
-    /// The objects matching `request` among the stored rows and this context's changes, unsorted;
-    /// without `materialize`, stored rows not registered in the context are only counted.
-    private func collectMatches<T>(_ request: FetchRequest<T>, materialize: Bool) throws -> (objects: [ManagedObject], others: Int) {
-        guard let coordinator = persistentStoreCoordinator else {
-            throw CoreDataError(.coreData, "the context has no persistent store coordinator")
-        }
-        let entity = try request.resolveEntity(in: coordinator.managedObjectModel)
-        let layout = try coordinator.layout(entity)
-        let tags = Set(request.includesSubentities ? layout.tags : [layout.tag])
-        let predicate = request.predicate
-        let pending = request.includesPendingChanges
-        var matches: [ManagedObject] = []
-        var others = 0
-        let mapping = try coordinator.mapping.get()
-        // Per tag, what each matching row needs, looked up once per fetch.
-        var concreteByTag: [Int64: (entity: EntityDescription, layout: EntityLayout, type: ManagedObject.Type)] = [:]
-        for (tag, concrete) in mapping.entitiesByTag[layout.storeEntity] ?? [:] where tags.contains(tag) {
-            concreteByTag[tag] = (concrete, mapping.layouts[concrete.name]!, ManagedObjectClassRegistry.type(for: concrete))
-        }
-
-        for store in coordinator.persistentStores {
-            let sequence = store.rows.lastSequence
-            try coordinator.storeCall {
-                try store.rows.scan(layout.storeEntity) { key, row in
-                    guard case .int(let tag) = row[0], let (concrete, concreteLayout, type) = concreteByTag[tag] else { return }
-                    let id = ManagedObjectID(entity: concrete, storeIdentifier: store.identifier, primaryKey: key)
-                    if let existing = registered[id]?.object {
-                        if existing.isDeleted && pending { return }
-                        if !existing.isLoaded {
-                            try load(existing, from: row, layout: concreteLayout, sequence: sequence)
-                            existing.awakeFromFetch()
-                        }
-                        let matched = pending || !existing.hasChanges
-                            ? predicate?.evaluate(with: existing) ?? true
-                            : try rowMatches(predicate, row: row, entity: concrete, store: store)
-                        if matched { matches.append(existing) }
-                        return
-                    }
-                    guard try rowMatches(predicate, row: row, entity: concrete, store: store) else { return }
-                    guard materialize else {
-                        others += 1
-                        return
-                    }
-                    let object = type.init(faultFor: id, in: self)
-                    try load(object, from: row, layout: concreteLayout, sequence: sequence)
-                    register(object)
-                    object.awakeFromFetch()
-                    matches.append(object)
-                }
-            }
-        }
-        // Inserted objects are in no store yet, even those given permanent IDs.
-        if pending {
-            // Tags number the entities of one inheritance family only: match the entity itself.
-            for object in insertedSet where request.includesSubentities ? object.entity.isKindOf(entity: entity) : object.entity === entity {
-                if predicate?.evaluate(with: object) ?? true { matches.append(object) }
-            }
-        }
-        return (matches, others)
+    /// How ``count(for:)`` counts the objects of `request`: from the indexes alone, or by
+    /// decoding candidate rows. Reads no rows.
+    ///
+    /// - Throws: ``CoreDataError`` when the request names no entity of the model.
+    public func explainCount<T>(for request: FetchRequest<T>) throws -> FetchPlan {
+        try plan(request, counting: true).fetchPlan
     }
 
-    /// Whether a stored row meets `predicate`, reading attribute and to-one columns directly and
-    /// realizing objects only for key paths through relationships.
-    private func rowMatches(_ predicate: FetchPredicate?, row: Row, entity: EntityDescription, store: PersistentStore) throws -> Bool {
-        guard let predicate else { return true }
-        let layout = try persistentStoreCoordinator!.layout(entity)
-        let properties = entity.propertiesByName
-        return predicate.evaluate { path -> Any? in
-            let components = path.split(separator: ".", maxSplits: 1).map(String.init)
-            guard let property = properties[components[0]], let column = layout.columns[components[0]] else { return nil }
-            var value: Any?
-            if let attribute = property as? AttributeDescription {
-                value = try? ValueConversion.objectValue(row[column], for: attribute, coordinator: persistentStoreCoordinator)
-            } else if let relationship = property as? RelationshipDescription, case .reference(let key) = row[column],
-                let destination = relationship.destinationEntity
-            {
-                value = ManagedObjectID(entity: destination, storeIdentifier: store.identifier, primaryKey: key)
-            }
-            guard components.count == 2 else { return value }
-            guard let id = value as? ManagedObjectID else { return nil }
-            return try? FetchPredicate.value(atKeyPath: components[1], of: object(with: id))
+    /// `values` as `[T]`, or an error naming the types.
+    private func typed<T, V>(_ values: [V]) throws -> [T] {
+        guard let typed = values as? [T] else {
+            throw CoreDataError(.coreData, "the fetch returns \(V.self) values, not \(T.self); set the request's resultType to match")
         }
+        return typed
+    }
+
+    /// The managed objects of a fetch: realized (the first batch only with a batch size),
+    /// registered, with the request's relationships prefetched.
+    private func fetchObjects<T>(_ request: FetchRequest<T>) throws -> [ManagedObject] {
+        let plan = try plan(request, counting: false)
+        let (candidates, stores) = try candidates(request, plan: plan)
+        let realized = request.includesPropertyValues
+            ? (request.fetchBatchSize > 0 && request.returnsObjectsAsFaults ? min(request.fetchBatchSize, candidates.count) : candidates.count)
+            : 0
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(candidates.count)
+        var unread: [ManagedObjectID] = []
+        for (index, candidate) in candidates.enumerated() {
+            let object = try self.object(for: candidate, plan: plan, stores: stores, loading: index < realized)
+            if index < realized && !object.isLoaded { unread.append(object.objectID) }
+            objects.append(object)
+        }
+        if !unread.isEmpty { _ = try realizeObjects(unread) }
+        if let paths = request.relationshipKeyPathsForPrefetching, !paths.isEmpty {
+            try prefetch(paths, for: Array(objects.prefix(max(realized, 0))))
+        }
+        return objects
+    }
+
+    /// The ID of a candidate, with its concrete entity when its row was read.
+    func objectID(of candidate: FetchCandidate, plan: QueryPlan, stores: FetchStores) -> ManagedObjectID {
+        switch candidate {
+        case .object(let object):
+            return object.objectID
+        case .stored(let match):
+            let entity = plan.concrete(of: match)?.entity ?? plan.entity
+            let id = ManagedObjectID(entity: entity, storeIdentifier: stores.stores[match.store].identifier, primaryKey: match.key)
+            return registered[id]?.object.objectID ?? id
+        }
+    }
+
+    /// The object of a candidate: the registered one (its fault fulfilled from the row when
+    /// `loading`), or a new object registered with the context, loaded from the row when
+    /// `loading` and the row was read, else a fault.
+    private func object(for candidate: FetchCandidate, plan: QueryPlan, stores: FetchStores, loading: Bool) throws -> ManagedObject {
+        let match: StoredMatch
+        switch candidate {
+        case .object(let object): return object
+        case .stored(let stored): match = stored
+        }
+        let concrete = plan.concrete(of: match)
+        let entity = concrete?.entity ?? plan.entity
+        let id = ManagedObjectID(entity: entity, storeIdentifier: stores.stores[match.store].identifier, primaryKey: match.key)
+        if let existing = registered[id]?.object {
+            if loading, !existing.isLoaded, let row = match.row, let concrete {
+                try load(existing, from: row, layout: concrete.layout, sequence: stores.sequences[match.store])
+                existing.awakeFromFetch()
+            }
+            return existing
+        }
+        guard let concrete else { return self.object(with: id) }
+        let object = concrete.type.init(faultFor: id, in: self)
+        if loading, let row = match.row {
+            try load(object, from: row, layout: concrete.layout, sequence: stores.sequences[match.store])
+            register(object)
+            object.awakeFromFetch()
+        } else {
+            register(object)
+        }
+        return object
     }
 }

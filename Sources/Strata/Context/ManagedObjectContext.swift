@@ -58,7 +58,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// Registered objects by ID, not retained.
-    var registered: [ManagedObjectID: RegisteredObject] = [:]
+    var registered: UniquingTable = [:]
+    /// The runtime of the entity of the last fault made, for ``runtime(of:)``.
+    private var recentRuntime: EntityRuntime?
     /// Objects held strongly: those with changes (or all, with `retainsRegisteredObjects`).
     var strongObjects = Set<ManagedObject>()
     var insertedSet = OrderedSet<ManagedObject>()
@@ -241,15 +243,30 @@ public final class ManagedObjectContext: @unchecked Sendable {
             ?? model.entities.first { $0.name == short }
     }
 
+    /// The runtime of `entity`: the one of the last fault made when the entity is the same (as
+    /// it is for every object of a fetch), without the process-wide lookup.
+    func runtime(of entity: EntityDescription) -> EntityRuntime {
+        if let recent = recentRuntime, recent.entity === entity { return recent }
+        let runtime = EntityRuntime.of(entity)
+        recentRuntime = runtime
+        return runtime
+    }
+
     /// Registers `object` under its ID.
     func register(_ object: ManagedObject) {
         registered[object.objectID] = RegisteredObject(object)
         if retainsRegisteredObjects { strongObjects.insert(object) }
     }
 
-    /// Removes a deallocating object's entry from the registry.
+    /// Makes room in the registry for `count` more objects, so that registering the objects of a
+    /// large fetch does not grow the table step by step.
+    func reserveRegistrations(_ count: Int) {
+        registered.reserveCapacity(registered.count + count)
+    }
+
+    /// Removes a deallocating object's entry from the registry (one lookup).
     func objectWillDeallocate(_ object: ManagedObject) {
-        if registered[object.objectID]?.object === object { registered[object.objectID] = nil }
+        registered.remove(object)
     }
 
     /// Forgets `object`.

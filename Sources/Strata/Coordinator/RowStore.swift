@@ -11,8 +11,15 @@ protocol RowStore: AnyObject, Sendable {
     func allocateKeys(for entity: Int, count: Int) -> ClosedRange<PrimaryKey>
     /// The row at `key`, or `nil`.
     func read(_ entity: Int, key: PrimaryKey) throws -> Row?
+    /// The rows at `keys`, in that order (`nil` where none is), each block read once.
+    func read(_ entity: Int, keys: [PrimaryKey]) throws -> [Row?]
+    /// The live rows at `keys`, in whatever order reads them fastest, with at least `columns`
+    /// decoded (every column when `nil`).
+    func forEachRow(_ entity: Int, keys: [PrimaryKey], columns: [Int]?, _ body: (PrimaryKey, Row) throws -> Void) throws
     /// Every live row of `entity`.
     func scan(_ entity: Int, _ body: (PrimaryKey, Row) throws -> Void) throws
+    /// Every live row of `entity`, with at least `columns` decoded (every column when `nil`).
+    func scan(_ entity: Int, columns: [Int]?, _ body: (PrimaryKey, Row) throws -> Void) throws
     /// The keys whose `column` matches `query`, in index order.
     func keys(_ entity: Int, column: Int, matching query: IndexQuery, descending: Bool, limit: Int?) throws -> [PrimaryKey]
     /// The number of rows whose `column` matches `query`.
@@ -56,9 +63,25 @@ final class InMemoryRowStore: RowStore {
         contents.withLock { $0.rows[entity][key] }
     }
 
+    func read(_ entity: Int, keys: [PrimaryKey]) throws -> [Row?] {
+        let rows = contents.withLock { $0.rows[entity] }
+        return keys.map { rows[$0] }
+    }
+
+    func forEachRow(_ entity: Int, keys: [PrimaryKey], columns: [Int]?, _ body: (PrimaryKey, Row) throws -> Void) throws {
+        let rows = contents.withLock { $0.rows[entity] }
+        for key in keys {
+            if let row = rows[key] { try body(key, row) }
+        }
+    }
+
     func scan(_ entity: Int, _ body: (PrimaryKey, Row) throws -> Void) throws {
         let rows = contents.withLock { $0.rows[entity] }
         for key in rows.keys.sorted() { try body(key, rows[key]!) }
+    }
+
+    func scan(_ entity: Int, columns: [Int]?, _ body: (PrimaryKey, Row) throws -> Void) throws {
+        try scan(entity, body)
     }
 
     func keys(_ entity: Int, column: Int, matching query: IndexQuery, descending: Bool, limit: Int?) throws -> [PrimaryKey] {

@@ -12,6 +12,10 @@ final class EntityRuntime: @unchecked Sendable {
     let properties: [PropertyDescription]
     /// The slot of each property, by name.
     let slots: [String: Int]
+    /// The name of the property of each slot.
+    let names: [String]
+    /// What each slot holds, decided once so that loading a row and reading a value need no casts.
+    let kinds: [SlotKind]
     /// The slots of relationships.
     let relationshipSlots: [Int]
     /// The values of a new object: attribute defaults, empty to-many relationships.
@@ -22,6 +26,14 @@ final class EntityRuntime: @unchecked Sendable {
         let properties = entity.properties
         self.properties = properties
         slots = Dictionary(properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        names = properties.map(\.name)
+        kinds = properties.map { property in
+            if let attribute = property as? AttributeDescription { return .attribute(attribute) }
+            if let relationship = property as? RelationshipDescription {
+                return relationship.isToMany ? .toMany(relationship) : .toOne(relationship)
+            }
+            return .other
+        }
         relationshipSlots = properties.indices.filter { properties[$0] is RelationshipDescription }
         initialValues = properties.map { property in
             if let attribute = property as? AttributeDescription { return attribute.defaultValue }
@@ -44,6 +56,35 @@ final class EntityRuntime: @unchecked Sendable {
         }
     }
 
+    /// The slots of `@Managed` properties, by the identity of their storage key path (see
+    /// ``slot(forStorage:name:)``).
+    private let storageSlots = Mutex<[ObjectIdentifier: StorageSlot]>([:])
+
+    /// A cached slot, with the key path that keeps its identity from being reused.
+    // @unchecked: key paths are immutable.
+    private struct StorageSlot: @unchecked Sendable {
+        let keyPath: AnyKeyPath
+        let slot: Int
+    }
+
+    /// The slot of the `@Managed` property whose storage is `keyPath`; `name` gives its model
+    /// name the first time.
+    ///
+    /// The runtime instantiates a key path literal once and hands back the same object on every
+    /// access, so its identity is a cheap key; the entry keeps the key path alive, so the identity
+    /// is never reused. The cache is bounded in case key paths come back as new objects.
+    ///
+    /// - Throws: as ``slot(_:)`` when the entity has no property of that name.
+    func slot(forStorage keyPath: AnyKeyPath, name: () -> String) throws -> Int {
+        let identity = ObjectIdentifier(keyPath)
+        if let known = storageSlots.withLock({ $0[identity] }), known.keyPath === keyPath { return known.slot }
+        let slot = try self.slot(name())
+        storageSlots.withLock { cache in
+            if cache.count < 4 * properties.count + 16 { cache[identity] = StorageSlot(keyPath: keyPath, slot: slot) }
+        }
+        return slot
+    }
+
     /// The slot of `key`, or a ``CoreDataError`` naming the entity and key.
     func slot(_ key: String) throws -> Int {
         guard let slot = slots[key] else {
@@ -51,4 +92,16 @@ final class EntityRuntime: @unchecked Sendable {
         }
         return slot
     }
+}
+
+/// What one slot of an object holds.
+enum SlotKind {
+    /// An attribute's value.
+    case attribute(AttributeDescription)
+    /// A to-one relationship: the related object's ID, or `nil`.
+    case toOne(RelationshipDescription)
+    /// A to-many relationship: an `OrderedSet<ManagedObjectID>`, or `nil` while it is a fault.
+    case toMany(RelationshipDescription)
+    /// Any other property, its value held as set.
+    case other
 }

@@ -26,18 +26,25 @@ import Synchronization
 @propertyWrapper
 public struct Managed<Value> {
     private let key: String?
+    /// 0, or the marker that tells this wrapper apart while its name is looked up by reflection.
     private let identity: Int
 
     /// A property named like the Swift property.
     public init() {
         key = nil
-        identity = managedWrapperCounter.add(1, ordering: .relaxed).newValue
+        identity = 0
     }
 
     /// A property with an explicit model name.
     public init(_ key: String) {
         self.key = key
         identity = 0
+    }
+
+    /// A wrapper marked with `identity`, put in place of the real one while its name is looked up.
+    private init(marker identity: Int) {
+        key = nil
+        self.identity = identity
     }
 
     /// Managed properties are reached through their object only.
@@ -54,34 +61,48 @@ public struct Managed<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
     ) -> Value {
         get {
-            let key = object[keyPath: storageKeyPath].name(in: object, storageKeyPath)
+            let slot: Int
             let value: Any?
             do {
-                value = try object.value(forKey: key)
+                slot = try Self.slot(in: object, storageKeyPath)
+                value = try object.accessValue(slot)
             } catch {
-                preconditionFailure("reading \(Object.self).\(key): \(error)")
+                preconditionFailure("reading \(Object.self).\(object[keyPath: storageKeyPath].name(in: object, storageKeyPath)): \(error)")
             }
-            return ManagedValueCast.cast(value, to: Value.self, key: key)
+            return ManagedValueCast.cast(value, to: Value.self, key: object.runtime.names[slot])
         }
         set {
-            let key = object[keyPath: storageKeyPath].name(in: object, storageKeyPath)
             do {
+                let key = object.runtime.names[try Self.slot(in: object, storageKeyPath)]
                 try object.setValue(ManagedValueCast.unwrap(newValue), forKey: key)
             } catch {
-                preconditionFailure("setting \(Object.self).\(key): \(error)")
+                preconditionFailure("setting \(Object.self).\(object[keyPath: storageKeyPath].name(in: object, storageKeyPath)): \(error)")
             }
         }
     }
 
+    /// The slot of the property in `object`'s entity, looked up by name the first time only.
+    ///
+    /// - Throws: ``CoreDataError`` `keyValueValidation` when the entity has no such property.
+    private static func slot<Object: ManagedObject>(
+        in object: Object, _ storage: ReferenceWritableKeyPath<Object, Managed<Value>>
+    ) throws -> Int {
+        try object.runtime.slot(forStorage: storage) { object[keyPath: storage].name(in: object, storage) }
+    }
+
     /// The model name: the explicit key, or the Swift property's name found by reflection once
-    /// per property.
+    /// per property: the wrapper is swapped for a marked one while the object's mirror is
+    /// searched for it, so that wrappers need no identity of their own.
     private func name<Object: ManagedObject>(in object: Object, _ storage: ReferenceWritableKeyPath<Object, Managed<Value>>) -> String {
         if let key { return key }
         return ManagedPropertyNames.name(for: storage) {
+            let marker = managedWrapperMarkers.add(1, ordering: .relaxed).newValue
+            object[keyPath: storage] = Managed(marker: marker)
+            defer { object[keyPath: storage] = self }
             var mirror: Mirror? = Mirror(reflecting: object)
             while let current = mirror {
                 for child in current.children {
-                    if let wrapper = child.value as? Managed<Value>, wrapper.identity == identity, let label = child.label {
+                    if let wrapper = child.value as? Managed<Value>, wrapper.identity == marker, let label = child.label {
                         return label.hasPrefix("_") ? String(label.dropFirst()) : label
                     }
                 }
@@ -92,8 +113,8 @@ public struct Managed<Value> {
     }
 }
 
-/// Numbers the `@Managed` wrappers so reflection can tell them apart.
-private let managedWrapperCounter = Atomic<Int>(0)
+/// Numbers the markers of ``Managed`` name lookups, so that concurrent lookups never share one.
+private let managedWrapperMarkers = Atomic<Int>(0)
 
 /// The model names of `@Managed` properties, by storage key path.
 enum ManagedPropertyNames {

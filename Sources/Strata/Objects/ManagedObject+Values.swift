@@ -15,10 +15,7 @@ extension ManagedObject {
     ///   gone and ``ManagedObjectContext/shouldDeleteInaccessibleFaults`` is off, or the object
     ///   has no context any more).
     public func value(forKey key: String) throws -> Any? {
-        let slot = try runtime.slot(key)
-        willAccessValue(forKey: key)
-        defer { didAccessValue(forKey: key) }
-        return try publicValue(slot)
+        try accessValue(try runtime.slot(key))
     }
 
     /// The value of `key` (read-only; set with ``setValue(_:forKey:)``).
@@ -161,8 +158,7 @@ extension ManagedObject {
 
     /// Loads a to-many relationship that is still a fault.
     func loadToMany(_ slot: Int) throws {
-        guard values[slot] == nil, let relationship = runtime.properties[slot] as? RelationshipDescription,
-            relationship.isToMany, let context = managedObjectContext
+        guard case .toMany(let relationship) = runtime.kinds[slot], values[slot] == nil, let context = managedObjectContext
         else { return }
         values[slot] = try context.relatedIDs(of: self, relationship)
         if var committed, committed[slot] == nil {
@@ -171,19 +167,30 @@ extension ManagedObject {
         }
     }
 
+    /// The value of a slot as `value(forKey:)` returns it, between `willAccessValue(forKey:)`
+    /// and `didAccessValue(forKey:)`.
+    func accessValue(_ slot: Int) throws -> Any? {
+        let key = runtime.names[slot]
+        willAccessValue(forKey: key)
+        defer { didAccessValue(forKey: key) }
+        return try publicValue(slot)
+    }
+
     /// The value of a slot as `value(forKey:)` returns it.
     func publicValue(_ slot: Int) throws -> Any? {
         try fireFault()
-        try loadToMany(slot)
-        guard let stored = values[slot] else { return nil }
-        guard let relationship = runtime.properties[slot] as? RelationshipDescription else { return stored }
-        guard let context = managedObjectContext else { return nil }
-        if relationship.isToMany {
-            let ids = stored as! OrderedSet<ManagedObjectID>
-            let objects = ids.map { context.object(with: $0) }
+        switch runtime.kinds[slot] {
+        case .attribute, .other:
+            return values[slot]
+        case .toOne:
+            guard let stored = values[slot], let context = managedObjectContext else { return nil }
+            return context.object(with: stored as! ManagedObjectID)
+        case .toMany(let relationship):
+            try loadToMany(slot)
+            guard let stored = values[slot], let context = managedObjectContext else { return nil }
+            let objects = (stored as! OrderedSet<ManagedObjectID>).map { context.object(with: $0) }
             return relationship.isOrdered ? objects as Any : Set(objects) as Any
         }
-        return context.object(with: stored as! ManagedObjectID)
     }
 
     /// Records that `slot` changed, telling the context.

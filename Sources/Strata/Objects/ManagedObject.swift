@@ -82,7 +82,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// calls it when fetching or resolving IDs; subclasses inherit it.
     public required init(faultFor objectID: ManagedObjectID, in context: ManagedObjectContext) {
         self.entity = objectID.entity
-        self.runtime = EntityRuntime.of(objectID.entity)
+        self.runtime = context.runtime(of: objectID.entity)
         self.objectID = objectID
         self.managedObjectContext = context
     }

@@ -62,13 +62,16 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
         if lhs === rhs { return true }
         if let left = lhs.temporaryIdentifier { return left == rhs.temporaryIdentifier }
-        return rhs.temporaryIdentifier == nil && lhs.primaryKey == rhs.primaryKey
-            && lhs.storeIdentifier == rhs.storeIdentifier && lhs.rootName == rhs.rootName
+        return rhs.temporaryIdentifier == nil && lhs.primaryKey == rhs.primaryKey && lhs.storeIdentifier == rhs.storeIdentifier
+            && (lhs.entity === rhs.entity || lhs.rootName == rhs.rootName)
     }
 
     /// Hashes the key (or temporary identifier) only: cheap, and IDs of different stores with
     /// one key are rare and still told apart by equality.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(temporaryIdentifier ?? UInt64(bitPattern: primaryKey))
+        hasher.combine(hashBits)
     }
+
+    /// What the ID hashes on: the temporary identifier, or the primary key.
+    var hashBits: UInt64 { temporaryIdentifier ?? UInt64(bitPattern: primaryKey) }
 }

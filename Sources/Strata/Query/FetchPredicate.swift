@@ -50,14 +50,23 @@ public struct ComparisonOptions: OptionSet, Sendable, Hashable {
     public static let caseInsensitive = ComparisonOptions(rawValue: 1)
     /// Ignore diacritics (`[d]`).
     public static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
+    /// The strings are already normalized (`[n]`); accepted and ignored.
+    public static let normalized = ComparisonOptions(rawValue: 4)
 }
 
-/// A condition objects of a fetch must meet, built from key comparisons and AND, OR, NOT
-/// (Core Data's `NSPredicate`, renamed so it does not clash with Foundation's `Predicate`).
+/// A condition objects of a fetch must meet, built from a format string, from comparisons and
+/// AND, OR, NOT in code, or from a closure (Core Data's `NSPredicate`, `NSComparisonPredicate`
+/// and `NSCompoundPredicate` in one class, renamed so it does not clash with Foundation's
+/// `Predicate`).
 ///
-/// Keys name attributes or to-one relationships, or are dotted paths through to-one
-/// relationships (`department.name`). Use a predicate on one context's queue when it holds
-/// managed objects.
+/// ```swift
+/// let rich = try FetchPredicate(format: "salary > %d AND department.name BEGINSWITH[c] %@", 100_000, "r")
+/// ```
+///
+/// Key paths go through to-one relationships (`department.name`), over to-many ones with `ANY`,
+/// `ALL`, `NONE`, collection operators (`employees.@count`, `employees.@avg.salary`) and
+/// `SUBQUERY`. Not `Sendable`: a predicate may hold managed objects; use it on one context's queue
+/// when it does.
 public final class FetchPredicate: CustomStringConvertible {
     enum Node {
         case constant(Bool)
@@ -80,138 +89,148 @@ public final class FetchPredicate: CustomStringConvertible {
         var options: ComparisonOptions = []
     }
 
+    /// How a compound predicate combines its subpredicates (Core Data's
+    /// `NSCompoundPredicate.LogicalType`).
+    public enum LogicalType: Sendable, Hashable {
+        /// The negation of the one subpredicate.
+        case not
+        /// All subpredicates.
+        case and
+        /// Any subpredicate.
+        case or
+    }
+
     let node: Node
 
+    /// The format string this predicate was parsed from, with key path offsets (root only).
+    var source: PredicateSource?
+
     init(_ node: Node) { self.node = node }
+
+    /// Parses a predicate format string (Core Data's `NSPredicate(format:_:)`), taking the
+    /// values of `%@`, `%K`, `%d`, `%f`, … from `arguments` in order.
+    ///
+    /// On Linux, `String`, `Bool` and the integer and floating-point types are `CVarArg`; pass
+    /// dates, UUIDs, objects, IDs, arrays and `nil` with ``init(format:argumentArray:)``.
+    ///
+    /// - Throws: ``FetchPredicateError`` with the offset in `format` when the format is malformed
+    ///   or an argument is missing or of the wrong kind (Core Data raises an exception instead).
+    public convenience init(format: String, _ arguments: any CVarArg...) throws(FetchPredicateError) {
+        try self.init(format: format, argumentArray: arguments)
+    }
+
+    /// Parses a predicate format string, taking the values of format specifiers from
+    /// `argumentArray` (Core Data's `NSPredicate(format:argumentArray:)`).
+    ///
+    /// `%@` takes any value: strings, numbers, dates, UUIDs, URLs, data, managed objects and IDs,
+    /// arrays and sets (for `IN`, `BETWEEN`), and `nil` as `NSNull()` or an optional. `%K` takes
+    /// a key path string.
+    ///
+    /// - Throws: ``FetchPredicateError`` as ``init(format:_:)``.
+    public convenience init(format: String, argumentArray: [Any]?) throws(FetchPredicateError) {
+        let parsed = try PredicateParser.parse(format, arguments: argumentArray ?? [])
+        self.init(parsed.node)
+        source = parsed.source
+    }
 
     /// A predicate that is always `value` (`TRUEPREDICATE` / `FALSEPREDICATE`).
     public convenience init(value: Bool) { self.init(.constant(value)) }
 
+    /// A predicate computed by `block` from the evaluated object and the substitution variables
+    /// (Core Data's `NSPredicate(block:)`). A fetch evaluates it on realized objects.
+    public convenience init(block: @escaping (Any?, [String: Any]?) -> Bool) { self.init(.block(block)) }
+
     /// A comparison of the value at `key` with `value`.
     public convenience init(key: String, _ comparison: ComparisonOperator, _ value: Any?, options: ComparisonOptions = []) {
-        self.init(.comparison(Comparison(left: .keyPath(key), operator: comparison, right: .constant(value), options: options)))
+        self.init(.comparison(Comparison(left: .keyPath(key), operator: comparison, right: .constant(FetchValue.unwrap(value)), options: options)))
     }
 
-    /// All of `subpredicates` (Core Data's `NSCompoundPredicate(andPredicateWithSubpredicates:)`).
+    /// A comparison of two expressions (Core Data's
+    /// `NSComparisonPredicate(leftExpression:rightExpression:modifier:type:options:)`).
+    public convenience init(
+        leftExpression: FetchExpression, rightExpression: FetchExpression, modifier: ComparisonModifier = .direct,
+        type: ComparisonOperator, options: ComparisonOptions = []
+    ) {
+        self.init(.comparison(Comparison(left: leftExpression, operator: type, right: rightExpression, modifier: modifier, options: options)))
+    }
+
+    /// All of `subpredicates` (Core Data's `NSCompoundPredicate(andPredicateWithSubpredicates:)`);
+    /// true when there are none.
     public convenience init(andPredicateWithSubpredicates subpredicates: [FetchPredicate]) { self.init(.and(subpredicates)) }
 
-    /// Any of `subpredicates`.
+    /// Any of `subpredicates`; false when there are none.
     public convenience init(orPredicateWithSubpredicates subpredicates: [FetchPredicate]) { self.init(.or(subpredicates)) }
 
     /// The negation of `subpredicate`.
     public convenience init(notPredicateWithSubpredicate subpredicate: FetchPredicate) { self.init(.not(subpredicate)) }
 
-    /// Whether `object` meets the predicate (Core Data's `evaluate(with:)`).
-    ///
-    /// A key the object does not have makes a comparison false.
-    public func evaluate(with object: ManagedObject) -> Bool {
-        evaluate { key in try? FetchPredicate.value(atKeyPath: key, of: object) }
+    /// A compound predicate of `type` (Core Data's `NSCompoundPredicate(type:subpredicates:)`);
+    /// `.not` takes exactly one subpredicate.
+    public convenience init(type: LogicalType, subpredicates: [FetchPredicate]) {
+        switch type {
+        case .and: self.init(.and(subpredicates))
+        case .or: self.init(.or(subpredicates))
+        case .not:
+            precondition(subpredicates.count == 1, "a NOT predicate takes exactly one subpredicate")
+            self.init(.not(subpredicates[0]))
+        }
     }
 
-    /// Evaluates the predicate with `lookup` giving the value of each key path.
-    func evaluate(_ lookup: (String) -> Any?) -> Bool {
+    // MARK: Core Data accessors
+
+    /// The left expression of a comparison predicate; `nil` for other predicates.
+    public var leftExpression: FetchExpression? {
+        guard case .comparison(let comparison) = node else { return nil }
+        return comparison.left
+    }
+
+    /// The right expression of a comparison predicate; `nil` for other predicates.
+    public var rightExpression: FetchExpression? {
+        guard case .comparison(let comparison) = node else { return nil }
+        return comparison.right
+    }
+
+    /// The operator of a comparison predicate; `nil` for other predicates.
+    public var predicateOperatorType: ComparisonOperator? {
+        guard case .comparison(let comparison) = node else { return nil }
+        return comparison.operator
+    }
+
+    /// The modifier (`ANY`, `ALL`) of a comparison predicate; `nil` for other predicates.
+    public var comparisonPredicateModifier: ComparisonModifier? {
+        guard case .comparison(let comparison) = node else { return nil }
+        return comparison.modifier
+    }
+
+    /// The string options of a comparison predicate; empty for other predicates.
+    public var options: ComparisonOptions {
+        guard case .comparison(let comparison) = node else { return [] }
+        return comparison.options
+    }
+
+    /// How a compound predicate combines its subpredicates; `nil` for other predicates.
+    public var compoundPredicateType: LogicalType? {
         switch node {
-        case .constant(let value): return value
-        case .and(let all): return all.allSatisfy { $0.evaluate(lookup) }
-        case .or(let any): return any.contains { $0.evaluate(lookup) }
-        case .not(let inner): return !inner.evaluate(lookup)
-        case .block: return false
-        case .comparison(let comparison):
-            guard case .keyPath(let key, on: .evaluatedObject) = comparison.left, case .constant(let value) = comparison.right else { return false }
-            return Self.compare(lookup(key), comparison.operator, value, options: comparison.options)
+        case .and: .and
+        case .or: .or
+        case .not: .not
+        default: nil
         }
     }
 
-    /// Every key path the predicate reads.
-    var keyPaths: Set<String> {
+    /// The subpredicates of a compound predicate; empty for other predicates.
+    public var subpredicates: [FetchPredicate] {
         switch node {
-        case .constant: return []
-        case .and(let all), .or(let all): return all.reduce(into: Set<String>()) { $0.formUnion($1.keyPaths) }
-        case .not(let inner): return inner.keyPaths
-        case .block: return []
-        case .comparison(let comparison):
-            guard case .keyPath(let key, on: .evaluatedObject) = comparison.left else { return [] }
-            return [key]
-        }
-    }
-
-    /// The value at a dotted key path of `object`, through to-one relationships.
-    static func value(atKeyPath path: String, of object: ManagedObject) throws -> Any? {
-        var current: Any? = object
-        for key in path.split(separator: ".") {
-            guard let object = current as? ManagedObject else { return nil }
-            current = try object.value(forKey: String(key))
-        }
-        return current
-    }
-
-    private static func compare(_ left: Any?, _ comparison: ComparisonOperator, _ right: Any?, options: ComparisonOptions) -> Bool {
-        let caseInsensitive = options.contains(.caseInsensitive)
-        func text(_ value: Any?) -> String? {
-            guard var string = value as? String else { return nil }
-            if options.contains(.diacriticInsensitive) { string = string.folding(options: .diacriticInsensitive, locale: nil) }
-            if caseInsensitive { string = string.lowercased() }
-            return string
-        }
-        switch comparison {
-        case .equalTo: return FetchValue.equal(left, right, caseInsensitive: caseInsensitive)
-        case .notEqualTo: return !FetchValue.equal(left, right, caseInsensitive: caseInsensitive)
-        case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
-            guard left != nil, right != nil else { return false }
-            let order = FetchValue.compare(left, right, caseInsensitive: caseInsensitive)
-            switch comparison {
-            case .lessThan: return order == .orderedAscending
-            case .lessThanOrEqualTo: return order != .orderedDescending
-            case .greaterThan: return order == .orderedDescending
-            default: return order != .orderedAscending
-            }
-        case .in:
-            let elements = (right as? [Any]) ?? (right as? Set<AnyHashable>).map { Array($0) as [Any] } ?? []
-            return elements.contains { FetchValue.equal(left, $0, caseInsensitive: caseInsensitive) }
-        case .between:
-            guard let bounds = right as? [Any], bounds.count == 2, left != nil else { return false }
-            return FetchValue.compare(left, bounds[0]) != .orderedAscending && FetchValue.compare(left, bounds[1]) != .orderedDescending
-        case .contains, .beginsWith, .endsWith, .like, .matches:
-            guard let string = text(left), let part = text(right) else { return false }
-            switch comparison {
-            case .contains: return part.isEmpty || string.contains(part)
-            case .beginsWith: return string.hasPrefix(part)
-            default: return string.hasSuffix(part)
-            }
-        }
-    }
-
-    /// The predicate in Core Data's format syntax.
-    public var description: String { predicateFormat }
-
-    /// The predicate in Core Data's format syntax (`salary > 150000 AND active == YES`).
-    public var predicateFormat: String {
-        switch node {
-        case .constant(let value): return value ? "TRUEPREDICATE" : "FALSEPREDICATE"
-        case .and(let all): return all.isEmpty ? "TRUEPREDICATE" : all.map { "(\($0.predicateFormat))" }.joined(separator: " AND ")
-        case .or(let any): return any.isEmpty ? "FALSEPREDICATE" : any.map { "(\($0.predicateFormat))" }.joined(separator: " OR ")
-        case .not(let inner): return "NOT (\(inner.predicateFormat))"
-        case .block: return "BLOCKPREDICATE"
-        case .comparison(let c):
-            guard case .keyPath(let key, on: .evaluatedObject) = c.left, case .constant(let value) = c.right else { return "?" }
-            let comparison = c.operator, options = c.options
-            var modifier = ""
-            if !options.isEmpty { modifier = "[" + (options.contains(.caseInsensitive) ? "c" : "") + (options.contains(.diacriticInsensitive) ? "d" : "") + "]" }
-            return "\(key) \(comparison.rawValue)\(modifier) \(Self.literal(value))"
-        }
-    }
-
-    private static func literal(_ value: Any?) -> String {
-        switch value {
-        case nil: return "nil"
-        case let string as String: return "\"" + string.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        case let bool as Bool: return bool ? "YES" : "NO"
-        case let array as [Any]: return "{" + array.map(literal).joined(separator: ", ") + "}"
-        case let object as ManagedObject: return object.objectID.description
-        case let value?: return "\(value)"
+        case .and(let all), .or(let all): all
+        case .not(let inner): [inner]
+        default: []
         }
     }
 }
 
 /// Core Data's `NSCompoundPredicate` spelling: `CompoundPredicate(andPredicateWithSubpredicates:)`.
 public typealias CompoundPredicate = FetchPredicate
+
+/// Core Data's `NSComparisonPredicate` spelling:
+/// `ComparisonPredicate(leftExpression:rightExpression:modifier:type:options:)`.
+public typealias ComparisonPredicate = FetchPredicate

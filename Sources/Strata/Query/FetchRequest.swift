@@ -21,7 +21,7 @@ public enum FetchRequestResultType: Sendable, Hashable {
 }
 
 /// A description of objects to fetch: an entity, a predicate, sort order and limits (Core
-/// Data's `NSFetchRequest`). Use it on one context's queue.
+/// Data's `NSFetchRequest`). Use it on one context's queue; not `Sendable`.
 public final class FetchRequest<ResultType: FetchRequestResult>: CustomStringConvertible {
     /// The name of the entity to fetch.
     public var entityName: String?
@@ -35,19 +35,46 @@ public final class FetchRequest<ResultType: FetchRequestResult>: CustomStringCon
     public var fetchLimit = 0
     /// How many matching objects to skip.
     public var fetchOffset = 0
-    /// How many objects to realize at a time; 0 realizes all (kept for API parity).
+    /// How many objects to realize at a time; 0 (the default) realizes every object at once.
+    ///
+    /// With managed-object results, ``ManagedObjectContext/fetchBatched(_:)`` returns a
+    /// collection that realizes the objects of a batch when one of them is first accessed;
+    /// ``ManagedObjectContext/fetch(_:)`` realizes the first batch and returns the other objects
+    /// as faults.
     public var fetchBatchSize = 0
     /// What the fetch returns. The default is `.managedObjectResultType`.
     public var resultType: FetchRequestResultType = .managedObjectResultType
     /// Whether unsaved changes of the context are taken into account. The default is `true`.
+    ///
+    /// Dictionary results always reflect the stores only, as in Core Data.
     public var includesPendingChanges = true
     /// Whether objects of sub-entities match. The default is `true`.
     public var includesSubentities = true
-    /// Whether objects come back as faults. Strata loads the row it read anyway, so objects
-    /// come back realized; the default is `true`.
+    /// Whether objects may come back as faults. The default is `true`.
+    ///
+    /// Strata loads the values of every object whose row the fetch read anyway (loading them
+    /// costs less than reading them again when the fault fires); objects the fetch found without
+    /// reading their rows (from an index alone) come back as faults. With `false`, every object
+    /// comes back realized.
     public var returnsObjectsAsFaults = true
-    /// Whether property values are fetched with the objects. The default is `true`.
+    /// Whether property values are fetched with the objects. The default is `true`; with `false`
+    /// objects come back as faults and rows are read only when the predicate or sort needs them.
     public var includesPropertyValues = true
+    /// The properties of dictionary results: property names (or key paths through to-one
+    /// relationships), ``PropertyDescription``s, or ``ExpressionDescription``s. `nil` (the
+    /// default) fetches every attribute and to-one relationship.
+    public var propertiesToFetch: [Any]?
+    /// The properties that group dictionary results: names, key paths, ``PropertyDescription``s
+    /// or ``ExpressionDescription``s without function. Every property of ``propertiesToFetch``
+    /// that is not an aggregate must be one of them.
+    public var propertiesToGroupBy: [Any]?
+    /// A condition on the grouped dictionaries (keys are their names), as SQL `HAVING`.
+    public var havingPredicate: FetchPredicate?
+    /// Whether repeated dictionaries are returned once. The default is `false`.
+    public var returnsDistinctResults = false
+    /// Relationship key paths (`department`, `department.employees`) whose objects are realized
+    /// along with the results, each level in one batch of row reads.
+    public var relationshipKeyPathsForPrefetching: [String]?
 
     /// Creates a request for the entity named `entityName`.
     public init(entityName: String) {

@@ -1,0 +1,102 @@
+import Foundation
+import StrataStore
+
+extension ManagedObjectContext {
+    /// Whether a stored row meets `predicate`, reading the row's attribute and to-one columns
+    /// directly. Keys of related objects are read from the context, unsaved changes included,
+    /// or, with `storedState` (a fetch that ignores pending changes), from their stored rows,
+    /// as a store evaluates them. Block predicates get the realized object.
+    func rowMatches(
+        _ predicate: FetchPredicate, row: Row, key: PrimaryKey, entity: EntityDescription, layout: EntityLayout, store: PersistentStore,
+        storedState: Bool
+    ) throws -> Bool {
+        let id = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key)
+        if predicate.containsBlock { return predicate.evaluate(with: object(with: id)) }
+        var rows: [ManagedObjectID: (row: Row, layout: EntityLayout)?] = [id: (row, layout)]
+        return predicate.evaluate(with: id) { object, key in
+            guard let id = object as? ManagedObjectID else { return try FetchPredicate.value(of: object, forKey: key) }
+            if rows[id] == nil {
+                guard storedState, let coordinator = persistentStoreCoordinator else { return try self.object(with: id).value(forKey: key) }
+                rows[id] = try coordinator.row(for: id).map { ($0, try coordinator.layout(id.entity)) }
+            }
+            guard let stored = rows[id]! else { throw CoreDataError(.coreData, "no stored row for \(id)") }
+            return try storedValue(key, of: id, row: stored.row, layout: stored.layout, storedState: storedState)
+        }
+    }
+
+    /// The value of `key` of the stored object `id` whose row is `row`: attributes and to-one
+    /// relationships (as IDs) from the columns; to-many relationships from the store's indexes
+    /// with `storedState`, else, like transient properties, from the object in the context.
+    private func storedValue(_ key: String, of id: ManagedObjectID, row: Row, layout: EntityLayout, storedState: Bool) throws -> Any? {
+        guard let property = id.entity.propertiesByName[key] else { throw CoreDataError(.keyValueValidation, "no property \(key) in \(id.entity.name)") }
+        if let column = layout.columns[key], !property.isTransient {
+            if let attribute = property as? AttributeDescription {
+                return try ValueConversion.objectValue(row[column], for: attribute, coordinator: persistentStoreCoordinator)
+            }
+            guard let destination = (property as? RelationshipDescription)?.destinationEntity, case .reference(let target) = row[column],
+                let store = id.storeIdentifier
+            else { return nil }
+            return ManagedObjectID(entity: destination, storeIdentifier: store, primaryKey: target)
+        }
+        if storedState, let relationship = property as? RelationshipDescription, relationship.isToMany {
+            return Array(try relatedIDs(of: id, entity: id.entity, relationship))
+        }
+        return try object(with: id).value(forKey: key)
+    }
+
+    /// The value at a dotted key path of the object a stored row holds: attributes and to-one
+    /// relationships (as IDs) from the row's columns; anything further (through a relationship,
+    /// a to-many relationship, a transient property) from the realized objects. `nil` for a key
+    /// the entity does not have.
+    func rowValue(
+        atKeyPath path: String, row: Row, key: PrimaryKey, entity: EntityDescription, layout: EntityLayout, store: PersistentStore
+    ) -> Any? {
+        let dot = path.firstIndex(of: ".")
+        let first = dot.map { String(path[..<$0]) } ?? path
+        guard let property = entity.propertiesByName[first] else { return nil }
+        var value: Any?
+        if let column = layout.columns[first], !property.isTransient {
+            if let attribute = property as? AttributeDescription {
+                value = try? ValueConversion.objectValue(row[column], for: attribute, coordinator: persistentStoreCoordinator)
+            } else if let relationship = property as? RelationshipDescription, let destination = relationship.destinationEntity {
+                if case .reference(let target) = row[column] {
+                    value = ManagedObjectID(entity: destination, storeIdentifier: store.identifier, primaryKey: target)
+                }
+            }
+        } else {
+            let id = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key)
+            return try? FetchPredicate.value(atKeyPath: path, of: object(with: id))
+        }
+        guard let dot else { return value }
+        guard let id = value as? ManagedObjectID else { return nil }
+        return try? FetchPredicate.value(atKeyPath: String(path[path.index(after: dot)...]), of: object(with: id))
+    }
+
+    /// The value at `path` of a candidate: from its row, or from the object.
+    func candidateValue(atKeyPath path: String, _ candidate: FetchCandidate, plan: QueryPlan, stores: FetchStores) -> Any? {
+        switch candidate {
+        case .object(let object):
+            return try? FetchPredicate.value(atKeyPath: path, of: object)
+        case .stored(let match):
+            guard let row = match.row, let tag = match.tag, let concrete = plan.concrete[tag] else { return nil }
+            return rowValue(atKeyPath: path, row: row, key: match.key, entity: concrete.entity, layout: concrete.layout, store: stores.stores[match.store])
+        }
+    }
+
+    /// `candidates` in the order of `descriptors`, each candidate's keys read once.
+    func sort(_ candidates: [FetchCandidate], by descriptors: [FetchSortDescriptor], plan: QueryPlan, stores: FetchStores) throws -> [FetchCandidate] {
+        let keyed = candidates.map { candidate in
+            (candidate, descriptors.map { candidateValue(atKeyPath: $0.key, candidate, plan: plan, stores: stores) })
+        }
+        return keyed.sorted { left, right in
+            for (index, descriptor) in descriptors.enumerated() {
+                switch descriptor.compare(left.1[index], right.1[index]) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return false
+        }.map(\.0)
+    }
+}

@@ -1,0 +1,59 @@
+/// A context's registered objects by ID, not retained (Core Data's uniquing table).
+///
+/// Keys keep the bits IDs hash on (the primary key, or the temporary identifier) next to the ID,
+/// so that growing the table, and the probes and moves of a removal, never read the ID objects
+/// themselves: only a lookup that finds equal bits compares the IDs.
+struct UniquingTable: ExpressibleByDictionaryLiteral {
+    private struct StoredKey: Hashable {
+        let bits: UInt64
+        let id: ManagedObjectID
+
+        init(_ id: ManagedObjectID) {
+            bits = id.hashBits
+            self.id = id
+        }
+
+        static func == (lhs: StoredKey, rhs: StoredKey) -> Bool { lhs.bits == rhs.bits && lhs.id == rhs.id }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(bits) }
+
+        /// The table's hash: the bits mixed with the table's seed by the SplitMix64 finalizer,
+        /// rather than through a `Hasher`, whose setup costs more than the lookup it serves.
+        /// Keys are primary keys and counters of this process, never chosen by an attacker.
+        func _rawHashValue(seed: Int) -> Int {
+            var z = bits ^ UInt64(UInt(bitPattern: seed))
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int(truncatingIfNeeded: z ^ (z >> 31))
+        }
+    }
+
+    private var entries: [StoredKey: RegisteredObject] = [:]
+
+    /// An empty table (`[:]`); the table takes no other literal.
+    init(dictionaryLiteral elements: (ManagedObjectID, RegisteredObject)...) {
+        for (id, entry) in elements { entries[StoredKey(id)] = entry }
+    }
+
+    /// The entry of `id`, if any; setting `nil` removes it.
+    subscript(id: ManagedObjectID) -> RegisteredObject? {
+        get { entries[StoredKey(id)] }
+        set { entries[StoredKey(id)] = newValue }
+    }
+
+    /// Every entry.
+    var values: some Collection<RegisteredObject> { entries.values }
+
+    /// The number of entries.
+    var count: Int { entries.count }
+
+    /// Makes room for `capacity` entries in all.
+    mutating func reserveCapacity(_ capacity: Int) { entries.reserveCapacity(capacity) }
+
+    /// Removes the entry of `object`'s ID when it is `object`'s, with one lookup.
+    mutating func remove(_ object: ManagedObject) {
+        if let index = entries.index(forKey: StoredKey(object.objectID)), entries[index].value.object === object {
+            entries.remove(at: index)
+        }
+    }
+}
