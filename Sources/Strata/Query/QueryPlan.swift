@@ -113,12 +113,15 @@ extension ManagedObjectContext {
     /// and chooses between a scan, index lookups and an ordered walk from the index sizes.
     ///
     /// - Parameter counting: plan a count rather than a fetch.
-    /// - Throws: ``CoreDataError`` when the request names no entity or the context has no coordinator.
+    /// - Throws: ``CoreDataError`` when the request names no entity or the context has no
+    ///   coordinator; ``FetchPredicateError`` `unknownKey` when the predicate reads a key the entity
+    ///   does not have.
     func plan<T>(_ request: FetchRequest<T>, counting: Bool) throws -> QueryPlan {
         guard let coordinator = persistentStoreCoordinator else {
             throw CoreDataError(.coreData, "the context has no persistent store coordinator")
         }
         let entity = try request.resolveEntity(in: coordinator.managedObjectModel)
+        try request.predicate?.validate(for: entity)
         let mapping = try coordinator.mapping.get()
         let layout = try coordinator.layout(entity)
         let tags = Set(request.includesSubentities ? layout.tags : [layout.tag])
