@@ -97,11 +97,14 @@ context = container.newBackgroundContext()
 context.transactionAuthor = "quickstart"
 try context.performAndWait {
     let request = Employee.fetchRequest()
-    request.predicate = FetchPredicate(key: "salary", .greaterThan, 130_000)
+    request.predicate = try FetchPredicate(format: "salary > %@ AND department.name == %@", 130_000, "Engineering")
     request.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: false)]
     request.fetchLimit = 3
     let top = try context.fetch(request)
-    print("Top earners over 130,000: " + top.map { "\($0.name) (\($0.salary))" }.joined(separator: ", "))
+    print("Top earners over 130,000 in Engineering: " + top.map { "\($0.name) (\($0.salary))" }.joined(separator: ", "))
+    print("How the fetch ran: \(try context.explain(request))")
+    let counted = try context.count(for: try FetchRequest<Employee>(predicate: #Predicate { $0.salary > 130_000 }))
+    print("Employees over 130,000 (a #Predicate, counted from the salary index): \(counted)")
 
     let star = top[0]
     let department = star.department!

@@ -57,7 +57,7 @@ struct ExplainCommand: StrataSubcommand {
             type: .strata, at: store.url, options: [PersistentStoreOptionKey.readOnly: true])
         defer { try? coordinator.remove(opened) }
         let request = FetchRequest<ManagedObject>(entityName: entity)
-        request.predicate = try predicate.map(ExplainPredicate.parse)
+        request.predicate = try predicate.map { try FetchPredicate(format: $0, argumentArray: []) }
         request.sortDescriptors = sort.map { key in
             let parts = key.split(separator: ":", maxSplits: 1).map(String.init)
             return FetchSortDescriptor(key: parts[0], ascending: parts.count < 2 || parts[1].lowercased().hasPrefix("asc"))
