@@ -53,7 +53,7 @@ struct OracleConditionGenerator {
         case 4...6: return stringLeaf()
         case 7: return booleanLeaf()
         case 8: return dateLeaf()
-        case 9: return uuidLeaf()
+        case 9: return Bool.random(using: &random) ? uuidLeaf() : identityLeaf(["blob", "link"].randomElement(using: &random)!)
         case 10: return nilLeaf()
         default: return ownerLeaf()
         }
@@ -184,6 +184,27 @@ struct OracleConditionGenerator {
         let equal = Bool.random(using: &random)
         return OracleCondition(format: "uid \(equal ? "==" : "!=") %@", arguments: [uuid]) { item, _ in
             ((item.values["uid"] as? UUID) == uuid) == equal
+        }
+    }
+
+    /// Equality and `IN` on a value with no order (binary data, URIs).
+    private mutating func identityLeaf(_ key: String) -> OracleCondition {
+        let value = OracleDataset.value(key, &random)
+        func same(_ left: Any?, _ right: Any) -> Bool {
+            switch (left, right) {
+            case let (left as Data, right as Data): return left == right
+            case let (left as URL, right as URL): return left == right
+            default: return false
+            }
+        }
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0: return OracleCondition(format: "%K == %@", arguments: [key, value]) { item, _ in same(item.values[key], value) }
+        case 1: return OracleCondition(format: "%K != %@", arguments: [key, value]) { item, _ in !same(item.values[key], value) }
+        default:
+            let elements = (0..<2).map { _ in OracleDataset.value(key, &random) }
+            return OracleCondition(format: "%K IN %@", arguments: [key, elements]) { item, _ in
+                elements.contains { same(item.values[key], $0) }
+            }
         }
     }
 

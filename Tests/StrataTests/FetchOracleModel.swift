@@ -9,11 +9,15 @@ enum FetchOracleModel {
     /// The `Item` attributes and their types, in model order.
     static let itemAttributes: [(name: String, type: AttributeDescription.AttributeType)] = [
         ("i16", .integer16), ("i32", .integer32), ("i64", .integer64), ("dbl", .double), ("flt", .float),
-        ("dec", .decimal), ("flag", .boolean), ("text", .string), ("day", .date), ("uid", .uuid),
+        ("dec", .decimal), ("flag", .boolean), ("text", .string), ("day", .date), ("uid", .uuid), ("blob", .binaryData),
+        ("link", .uri),
     ]
 
+    /// The attributes whose values have an order (sort keys, ordering comparisons).
+    static let orderedAttributes = itemAttributes.map(\.name).filter { $0 != "blob" && $0 != "link" }
+
     /// The attributes the indexed variant declares fetch indexes on.
-    static let indexedAttributes: Set<String> = ["i16", "i64", "dbl", "flag", "text", "day", "uid", "serial"]
+    static let indexedAttributes: Set<String> = ["i16", "i64", "dbl", "flag", "text", "day", "uid", "link", "serial"]
 
     /// A model, with or without fetch indexes on `Item`.
     static func make(indexed: Bool) -> ManagedObjectModel {
@@ -72,6 +76,8 @@ struct OracleDataset {
     static let decimals: [Decimal] = [Decimal(string: "1.1")!, Decimal(string: "2.25")!, -3, 42]
     static let uuids = (0..<5).map { UUID(uuidString: String(format: "%08X-0000-4000-8000-000000000000", $0 * 7919))! }
     static let days = (0..<12).map { Date(timeIntervalSinceReferenceDate: Double($0) * 86_400 * 3.5) }
+    static let blobs = [Data(), Data([0]), Data([1, 2, 3]), Data("strata".utf8)]
+    static let links = ["https://example.com/a", "https://example.com/b", "file:///tmp/x"].map { URL(string: $0)! }
 
     /// A random value for the attribute `name`.
     static func value(_ name: String, _ random: inout SeededGenerator) -> Any {
@@ -86,6 +92,8 @@ struct OracleDataset {
         case "text": return strings.randomElement(using: &random)!
         case "day": return days.randomElement(using: &random)!
         case "uid": return uuids.randomElement(using: &random)!
+        case "blob": return blobs.randomElement(using: &random)!
+        case "link": return links.randomElement(using: &random)!
         default: preconditionFailure("no attribute \(name)")
         }
     }

@@ -175,7 +175,7 @@ struct OracleFetch: CustomStringConvertible {
 
     static func random(_ generator: inout OracleConditionGenerator, _ random: inout SeededGenerator, hasChanges: Bool) -> OracleFetch {
         let owners = Int.random(in: 0..<5, using: &random) == 0
-        let keys = owners ? ["name", "rank"] : FetchOracleModel.itemAttributes.map(\.name) + ["owner.name"]
+        let keys = owners ? ["name", "rank"] : FetchOracleModel.orderedAttributes + ["owner.name"]
         let sort = (0..<Int.random(in: 0...2, using: &random)).map { _ in (key: keys.randomElement(using: &random)!, ascending: Bool.random(using: &random)) }
         let pending = !hasChanges || Int.random(in: 0..<4, using: &random) > 0
         let cut = pending && Bool.random(using: &random)
