@@ -55,6 +55,14 @@ final class LRUCache<Element: Sendable>: Sendable {
             head = slot
         }
 
+        /// Puts `slot` at the least recently used end of the list.
+        mutating func pushBack(_ slot: Int) {
+            slots[slot].next = LRUCache.none
+            slots[slot].previous = tail
+            if tail == LRUCache.none { head = slot } else { slots[tail].next = slot }
+            tail = slot
+        }
+
         /// Drops the entry in `slot` and frees the slot.
         mutating func remove(slot: Int) {
             unlink(slot)
@@ -115,6 +123,29 @@ final class LRUCache<Element: Sendable>: Sendable {
             state.totalCost += cost
             state.pushFront(slot)
             while state.totalCost > capacity { state.remove(slot: state.tail) }
+        }
+    }
+
+    /// Caches `value` under `key` when the cache has room for it without evicting anything and
+    /// holds nothing under `key`, as the least recently used element: blocks a scan reads fill
+    /// free room, and are the first evicted when elements inserted with ``insert(_:forKey:cost:)``
+    /// need it, unless they are looked up again first.
+    func insertIfRoom(_ value: Element, forKey key: UInt64, cost: Int) {
+        precondition(cost >= 0, "LRUCache cost must not be negative")
+        state.withLock { state in
+            guard state.slotsByKey[key] == nil, state.totalCost + cost <= capacity, capacity > 0 else { return }
+            let entry = Slot(key: key, element: value, cost: cost, previous: Self.none, next: Self.none)
+            let slot: Int
+            if let free = state.freeSlots.popLast() {
+                slot = free
+                state.slots[slot] = entry
+            } else {
+                slot = state.slots.count
+                state.slots.append(entry)
+            }
+            state.slotsByKey[key] = slot
+            state.totalCost += cost
+            state.pushBack(slot)
         }
     }
 

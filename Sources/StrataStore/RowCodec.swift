@@ -101,6 +101,21 @@ struct RowCodec: Sendable {
         return try decodeValue(types[0], from: &reader)
     }
 
+    /// Reads a string written by ``BinaryWriter/string(_:)``, as ``BinaryReader/string()`` does:
+    /// ASCII text (most stored text) is made without the generic UTF-8 validation, which costs
+    /// more than the copy; other text is validated.
+    ///
+    /// - Throws: ``BinaryReader/Malformed`` when the bytes are not valid UTF-8.
+    private static func string(from reader: inout BinaryReader) throws -> String {
+        let start = reader.position
+        let bytes = try reader.lengthPrefixed().bindMemory(to: UInt8.self)
+        var high: UInt8 = 0
+        for byte in bytes { high |= byte }
+        if high < 0x80 { return String(decoding: bytes, as: UTF8.self) }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw BinaryReader.Malformed(offset: start) }
+        return text
+    }
+
     /// Decodes one non-nil value of `type` at the reader's position.
     func decodeValue(_ type: ColumnType, from reader: inout BinaryReader) throws -> Value {
         switch type {
@@ -117,7 +132,7 @@ struct RowCodec: Sendable {
         case .bool:
             return .bool(try reader.u8() != 0)
         case .string:
-            return .string(try reader.string())
+            return .string(try Self.string(from: &reader))
         case .binary, .transformable:
             return .data(Data(try reader.lengthPrefixed()))
         case .uuid:

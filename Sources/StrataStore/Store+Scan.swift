@@ -3,7 +3,8 @@ extension Store {
     ///
     /// The scan sees the rows live when it starts; commits during the scan do not change what it
     /// returns. Costs one read and one decompression per block not in the cache; scanned blocks
-    /// are not added to the cache.
+    /// are cached only into room the cache has free, never evicting a block (and are the first
+    /// evicted), so a scan of a store that fits in the cache is not read from disk twice.
     ///
     /// - Throws: what `body` throws, or ``StoreError`` `corrupt`/`io` for a bad block.
     public func scan(_ entity: Int, _ body: (PrimaryKey, Row) throws -> Void) throws {
@@ -20,6 +21,7 @@ extension Store {
         let projection = projection(entity, columns)
         let (locations, blocks, files) = state.withLock { ($0.entities[entity].locations, $0.blocks, $0.files) }
         let entityTag = UInt16(entity)
+        let codec = codecs[entity]
         for number in blocks.indices where blocks[number].entity == entityTag {
             let location = blocks[number]
             guard let file = files[location.segment] else { continue }
@@ -27,7 +29,7 @@ extension Store {
             for slot in 0..<block.rowCount {
                 let key = block.key(at: slot)
                 guard key > 0, key < locations.count, locations[Int(key)] == RowLocation(block: UInt32(number), slot: slot).raw else { continue }
-                try body(key, try decodeRow(block, slot: slot, entity: entity, projection: projection, file: file, offset: Int64(location.offset)))
+                try body(key, try decodeRow(block, slot: slot, codec: codec, projection: projection, file: file, offset: Int64(location.offset)))
             }
         }
     }
@@ -37,7 +39,7 @@ extension Store {
     /// Resolves every key under one lock, then reads and decompresses each block holding some
     /// of the rows once, however many of the rows it holds: fetching the rows an index lookup
     /// found costs one read per block rather than one per row. Blocks are cached when the batch
-    /// is small (as single reads are), and not for large batches (as scans are not).
+    /// is small (as single reads are), and for large batches only into free room (as scans are).
     ///
     /// - Throws: ``StoreError`` `corrupt` when a block fails its checksum, `io` when a read fails.
     public func read(_ entity: Int, keys: [PrimaryKey]) throws -> [Row?] {
@@ -62,27 +64,39 @@ extension Store {
 
     /// Decodes the live rows at `keys` grouped by block, blocks in log order, calling `body` with
     /// each row's position in `keys`.
+    ///
+    /// Under one lock, reads each key's location and takes the block list and files as they
+    /// stand (copies sharing storage, as ``scan(_:columns:_:)`` does), so that the rows read are
+    /// those live when the read started; each block's place and file are then looked up once.
     private func readGrouped(_ entity: Int, keys: [PrimaryKey], projection: [Bool]? = nil, _ body: (Int, Row) throws -> Void) throws {
         try checkOpen()
-        let resolved = state.withLock { state in keys.map { state.resolve(entity, $0) } }
-        // Positions in `keys`, ordered by block and slot (the packed location orders both).
-        var ordered: [(location: UInt64, position: Int)] = []
-        ordered.reserveCapacity(keys.count)
-        for (position, row) in resolved.enumerated() {
-            if let row { ordered.append((row.location.raw, position)) }
+        let (located, blocks, files) = state.withLock { state in
+            // Positions in `keys` with their rows' packed locations, which order blocks and slots.
+            var located: [(location: UInt64, position: Int)] = []
+            if entity >= 0, entity < state.entities.count {
+                located.reserveCapacity(keys.count)
+                for (position, key) in keys.enumerated() {
+                    let location = state.entities[entity].location(of: key)
+                    if location.isPresent { located.append((location.raw, position)) }
+                }
+            }
+            return (located, state.blocks, state.files)
         }
-        ordered.sort { $0.location < $1.location }
-        let positions = ordered.map(\.position)
+        let ordered = located.sorted { $0.location < $1.location }
         let caching = keys.count <= Self.cachedBatchSize
         var start = 0
-        while start < positions.count {
-            let first = resolved[positions[start]]!
+        while start < ordered.count {
+            let number = RowLocation(raw: ordered[start].location).block
             var end = start + 1
-            while end < positions.count && resolved[positions[end]]!.location.block == first.location.block { end += 1 }
-            let block = try loadBlock(first.location.block, first.block, file: first.file, caching: caching)
-            for position in positions[start..<end] {
-                let row = resolved[position]!
-                try body(position, try decodeRow(block, slot: row.location.slot, entity: Int(row.block.entity), projection: projection, file: row.file, offset: Int64(row.block.offset)))
+            while end < ordered.count && RowLocation(raw: ordered[end].location).block == number { end += 1 }
+            let place = blocks[Int(number)]
+            if let file = files[place.segment] {
+                let block = try loadBlock(number, place, file: file, caching: caching)
+                let codec = codecs[Int(place.entity)]
+                for entry in ordered[start..<end] {
+                    let slot = RowLocation(raw: entry.location).slot
+                    try body(entry.position, try decodeRow(block, slot: slot, codec: codec, projection: projection, file: file, offset: Int64(place.offset)))
+                }
             }
             start = end
         }
@@ -96,22 +110,25 @@ extension Store {
         return wanted
     }
 
-    /// Decodes the row in `slot` of a decoded block, only the columns `projection` marks (every
-    /// column when `nil`).
-    private func decodeRow(_ block: DecodedBlock, slot: Int, entity: Int, projection: [Bool]?, file: SegmentFile, offset: Int64) throws -> Row {
-        guard let projection else { return try decodeRow(block, slot: slot, entity: entity, file: file, offset: offset) }
+    /// Decodes the row in `slot` of a decoded block with `codec`, only the columns `projection`
+    /// marks (every column when `nil`). Callers take the codec once for many rows: a copy of a
+    /// codec counts four references.
+    private func decodeRow(_ block: DecodedBlock, slot: Int, codec: RowCodec, projection: [Bool]?, file: SegmentFile, offset: Int64) throws -> Row {
         guard slot < block.rowCount else {
             throw StoreError(.corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: offset)
         }
         do {
-            return try block.withRow(at: slot) { try codecs[entity].decode($0, projection: projection) }
+            return try block.withRow(at: slot) { bytes in
+                if let projection { return try codec.decode(bytes, projection: projection) }
+                return try codec.decode(bytes)
+            }
         } catch {
             throw StoreError(.corrupt, "row \(slot) of a block does not decode", path: file.path, offset: offset)
         }
     }
 
     /// The largest batch of ``read(_:keys:)`` and ``forEachRow(_:keys:_:)`` whose blocks are
-    /// added to the cache.
+    /// added to the cache as recently used (larger batches only fill free room).
     static let cachedBatchSize = 1024
 
     /// The keys of `entity` whose `column` value matches `query`, from the column's fetch index,

@@ -175,6 +175,9 @@ public final class Store: Sendable {
     }
 
     /// Returns a decoded block, from the cache or with one `pread` and one decompression.
+    ///
+    /// - Parameter caching: cache the block as recently used (evicting others if need be);
+    ///   otherwise it is cached only into room the cache has free, as least recently used.
     func loadBlock(_ number: UInt32, _ location: BlockLocation, file: SegmentFile, caching: Bool = true) throws -> DecodedBlock {
         if let cached = cache.value(forKey: UInt64(number)) { return cached }
         let bytes = try file.read(at: Int64(location.offset), count: Int(location.length))
@@ -187,7 +190,11 @@ public final class Store: Sendable {
         } catch let error as BinaryReader.Malformed {
             throw StoreError(.corrupt, "block fails its checksum or does not decode", path: file.path, offset: Int64(location.offset) + Int64(error.offset))
         }
-        if caching { cache.insert(block, forKey: UInt64(number), cost: block.cost) }
+        if caching {
+            cache.insert(block, forKey: UInt64(number), cost: block.cost)
+        } else {
+            cache.insertIfRoom(block, forKey: UInt64(number), cost: block.cost)
+        }
         return block
     }
 

@@ -26,6 +26,29 @@ import Testing
         #expect(cache.totalCost == 3)
     }
 
+    /// `insertIfRoom` fills free room only, never evicting nor replacing, and what it inserts
+    /// goes first when a regular insert needs room, unless it was looked up since.
+    @Test func insertIfRoomNeverEvicts() {
+        let cache = LRUCache<String>(capacity: 4)
+        cache.insert("hot", forKey: 1, cost: 2)
+        cache.insertIfRoom("cold", forKey: 2, cost: 1)
+        cache.insertIfRoom("warm", forKey: 3, cost: 1)
+        cache.insertIfRoom("none", forKey: 4, cost: 1)
+        cache.insertIfRoom("other", forKey: 1, cost: 1)
+        #expect(cache.value(forKey: 4) == nil, "a full cache takes nothing")
+        #expect(cache.value(forKey: 1) == "hot", "an element is not replaced")
+        #expect(cache.totalCost == 4)
+        #expect(cache.value(forKey: 3) == "warm")
+        cache.insert("new", forKey: 5, cost: 1)
+        #expect(cache.value(forKey: 2) == nil, "the element inserted into free room is evicted first")
+        #expect(cache.value(forKey: 1) == "hot")
+        #expect(cache.value(forKey: 3) == "warm")
+        #expect(cache.value(forKey: 5) == "new")
+        let empty = LRUCache<String>(capacity: 0)
+        empty.insertIfRoom("x", forKey: 1, cost: 0)
+        #expect(empty.count == 0, "a cache of no capacity takes nothing")
+    }
+
     /// The total cost never exceeds the capacity; replacing an element replaces its cost; an
     /// element costing more than the capacity is not kept and drops the one it replaces.
     @Test func boundedInBytes() {

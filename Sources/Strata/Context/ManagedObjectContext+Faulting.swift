@@ -31,38 +31,80 @@ extension ManagedObjectContext {
     /// Fills `object` with the values of `row`; to-many relationships stay faults.
     ///
     /// - Parameter sequence: the store's sequence read before the row, for ``ManagedObject/snapshotSequence``.
-    func load(_ object: ManagedObject, from row: Row, layout: EntityLayout, sequence: UInt64) throws {
-        object.values = try values(of: object.runtime, from: row, layout: layout, storeIdentifier: object.objectID.storeIdentifier)
+    /// - Parameter references: the IDs of referenced objects already made by the fetch loading
+    ///   the object, to share.
+    func load(_ object: ManagedObject, from row: Row, layout: EntityLayout, sequence: UInt64, references: ReferenceIDs? = nil) throws {
+        object.values = try values(of: object.runtime, from: row, layout: layout, storeIdentifier: object.objectID.storeIdentifier, references: references)
         object.committed = object.values
         object.isLoaded = true
         object.snapshotSequence = sequence
     }
 
     /// The object values of a row, by slot of `runtime`.
-    func values(of runtime: EntityRuntime, from row: Row, layout: EntityLayout, storeIdentifier: String?) throws -> [Any?] {
-        let coordinator = persistentStoreCoordinator
+    ///
+    /// Reads the slots' precomputed ``EntityRuntime/loads``, so that loading a row counts no
+    /// references to the model's descriptions but for the destinations of to-one references.
+    func values(of runtime: EntityRuntime, from row: Row, layout: EntityLayout, storeIdentifier: String?, references: ReferenceIDs? = nil) throws -> [Any?] {
+        let loads = runtime.loads
+        let columns = layout.slotColumns
         var values: [Any?] = []
-        values.reserveCapacity(runtime.kinds.count)
-        for (kind, column) in zip(runtime.kinds, layout.slotColumns) {
-            guard column >= 0 else {
-                values.append(nil)
-                continue
-            }
-            switch kind {
-            case .attribute(let attribute):
-                values.append(try ValueConversion.objectValue(row[column], for: attribute, coordinator: coordinator))
-            case .toOne(let relationship):
-                guard case .reference(let key) = row[column], let destination = relationship.destinationEntity, let storeIdentifier
-                else {
+        values.reserveCapacity(loads.count)
+        try row.values.withUnsafeBufferPointer { stored in
+            for slot in loads.indices {
+                let column = columns[slot]
+                guard column >= 0 else {
                     values.append(nil)
                     continue
                 }
-                values.append(resolvedID(ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)))
-            case .toMany, .other:
-                values.append(nil)
+                switch loads[slot] {
+                case .plain:
+                    values.append(Self.plainValue(stored[column]))
+                case .integer16:
+                    if case .int(let value) = stored[column] { values.append(Int16(truncatingIfNeeded: value)) } else { values.append(Self.plainValue(stored[column])) }
+                case .integer32:
+                    if case .int(let value) = stored[column] { values.append(Int32(truncatingIfNeeded: value)) } else { values.append(Self.plainValue(stored[column])) }
+                case .converted:
+                    guard case .attribute(let attribute) = runtime.kinds[slot] else {
+                        values.append(nil)
+                        continue
+                    }
+                    values.append(try ValueConversion.objectValue(stored[column], for: attribute, coordinator: persistentStoreCoordinator))
+                case .toOne, .toOneOfHierarchy:
+                    guard case .reference(let key) = stored[column], let destination = runtime.toOneDestinations[slot], let storeIdentifier else {
+                        values.append(nil)
+                        continue
+                    }
+                    if loads[slot] == .toOne, let references {
+                        values.append(references.id(destination: destination, storeIdentifier: storeIdentifier, key: key))
+                    } else {
+                        let id = ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)
+                        values.append(loads[slot] == .toOne ? id : resolvedID(id))
+                    }
+                case .none:
+                    values.append(nil)
+                }
             }
         }
         return values
+    }
+
+    /// The object value of a stored value of an attribute that needs no conversion, as
+    /// ``ValueConversion/objectValue(_:for:coordinator:)`` makes it.
+    private static func plainValue(_ value: Value) -> Any? {
+        switch value {
+        case .null: return nil
+        case .int(let v): return v
+        case .double(let v): return v
+        case .float(let v): return v
+        case .decimal(let v): return v
+        case .bool(let v): return v
+        case .string(let v): return v
+        case .date(let v): return v
+        case .uuid(let v): return v
+        case .uri(let v): return v
+        case .data(let v): return v
+        case .reference(let v): return v
+        }
     }
 
     /// The IDs a to-many relationship of a saved object holds in the store: from the fetch
@@ -97,5 +139,29 @@ extension ManagedObjectContext {
             return OrderedSet(keys.map { ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: $0) })
         }
         return destination.subentities.isEmpty ? ids : OrderedSet(ids.map(resolvedID))
+    }
+}
+
+/// The IDs of the objects the to-one references of one fetch's rows name, made once and shared
+/// by the objects naming the same object (a thousand employees of one department hold one ID).
+///
+/// A direct-mapped table by primary key, with no hashing and no growth: a reference whose entry
+/// holds another ID gets a new ID, which takes the entry.
+final class ReferenceIDs {
+    /// The IDs made so far, at their key's position (`key & mask`); empty until the first use.
+    private var ids: [ManagedObjectID?] = []
+    /// The positions of ``ids`` minus one.
+    private static let mask = 255
+
+    /// The ID of the object of `destination` with `key` in the store `storeIdentifier`.
+    func id(destination: EntityDescription, storeIdentifier: String, key: PrimaryKey) -> ManagedObjectID {
+        if ids.isEmpty { ids = Array(repeating: nil, count: Self.mask + 1) }
+        let position = Int(truncatingIfNeeded: key) & Self.mask
+        if let known = ids[position], known.primaryKey == key, known.entity === destination, known.storeIdentifier == storeIdentifier {
+            return known
+        }
+        let id = ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)
+        ids[position] = id
+        return id
     }
 }

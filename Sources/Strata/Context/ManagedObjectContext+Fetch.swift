@@ -107,21 +107,50 @@ extension ManagedObjectContext {
     /// registered, with the request's relationships prefetched.
     private func fetchObjects<T>(_ request: FetchRequest<T>) throws -> [ManagedObject] {
         let plan = try plan(request, counting: false)
+        if Self.streams(request, plan: plan) { return try streamObjects(request, plan: plan) }
         let (candidates, stores) = try candidates(request, plan: plan)
         let realized = request.includesPropertyValues
             ? (request.fetchBatchSize > 0 && request.returnsObjectsAsFaults ? min(request.fetchBatchSize, candidates.count) : candidates.count)
             : 0
         var objects: [ManagedObject] = []
         objects.reserveCapacity(candidates.count)
+        reserveRegistrations(candidates.count)
         var unread: [ManagedObjectID] = []
+        let references = ReferenceIDs()
         for (index, candidate) in candidates.enumerated() {
-            let object = try self.object(for: candidate, plan: plan, stores: stores, loading: index < realized)
+            let object = try self.object(for: candidate, plan: plan, stores: stores, loading: index < realized, references: references)
             if index < realized && !object.isLoaded { unread.append(object.objectID) }
             objects.append(object)
         }
         if !unread.isEmpty { _ = try realizeObjects(unread) }
         if let paths = request.relationshipKeyPathsForPrefetching, !paths.isEmpty {
             try prefetch(paths, for: Array(objects.prefix(max(realized, 0))))
+        }
+        return objects
+    }
+
+    /// Whether the objects of `request` can be made as their rows are read: every object is
+    /// realized, and no pending change, sort, offset or limit needs all the rows first.
+    private static func streams<T>(_ request: FetchRequest<T>, plan: QueryPlan) -> Bool {
+        request.includesPropertyValues && request.fetchBatchSize <= 0 && request.fetchOffset <= 0 && request.fetchLimit <= 0
+            && !plan.mergesPendingChanges && !(plan.sortsInMemory && !(request.sortDescriptors ?? []).isEmpty)
+    }
+
+    /// The managed objects of a fetch that ``streams(_:plan:)``, each made and registered as its
+    /// row is read, so that a row is released as soon as its object holds its values.
+    private func streamObjects<T>(_ request: FetchRequest<T>, plan: QueryPlan) throws -> [ManagedObject] {
+        let stores = fetchStores()
+        let references = ReferenceIDs()
+        var objects: [ManagedObject] = []
+        var unread: [ManagedObjectID] = []
+        try collectStored(plan, stores: stores) { match in
+            let object = try self.object(for: .stored(match), plan: plan, stores: stores, loading: true, references: references)
+            if !object.isLoaded { unread.append(object.objectID) }
+            objects.append(object)
+        }
+        if !unread.isEmpty { _ = try realizeObjects(unread) }
+        if let paths = request.relationshipKeyPathsForPrefetching, !paths.isEmpty {
+            try prefetch(paths, for: objects)
         }
         return objects
     }
@@ -140,8 +169,11 @@ extension ManagedObjectContext {
 
     /// The object of a candidate: the registered one (its fault fulfilled from the row when
     /// `loading`), or a new object registered with the context, loaded from the row when
-    /// `loading` and the row was read, else a fault.
-    private func object(for candidate: FetchCandidate, plan: QueryPlan, stores: FetchStores, loading: Bool) throws -> ManagedObject {
+    /// `loading` and the row was read, else a fault. `references` are the IDs of related objects
+    /// the fetch made so far, shared by the objects it loads.
+    private func object(
+        for candidate: FetchCandidate, plan: QueryPlan, stores: FetchStores, loading: Bool, references: ReferenceIDs
+    ) throws -> ManagedObject {
         let match: StoredMatch
         switch candidate {
         case .object(let object): return object
@@ -152,7 +184,7 @@ extension ManagedObjectContext {
         let id = ManagedObjectID(entity: entity, storeIdentifier: stores.stores[match.store].identifier, primaryKey: match.key)
         if let existing = registered[id]?.object {
             if loading, !existing.isLoaded, let row = match.row, let concrete {
-                try load(existing, from: row, layout: concrete.layout, sequence: stores.sequences[match.store])
+                try load(existing, from: row, layout: concrete.layout, sequence: stores.sequences[match.store], references: references)
                 existing.awakeFromFetch()
             }
             return existing
@@ -160,7 +192,7 @@ extension ManagedObjectContext {
         guard let concrete else { return self.object(with: id) }
         let object = concrete.type.init(faultFor: id, in: self)
         if loading, let row = match.row {
-            try load(object, from: row, layout: concrete.layout, sequence: stores.sequences[match.store])
+            try load(object, from: row, layout: concrete.layout, sequence: stores.sequences[match.store], references: references)
             register(object)
             object.awakeFromFetch()
         } else {

@@ -112,21 +112,23 @@ extension ManagedObjectContext {
         let changed = plan.mergesPendingChanges ? changedKeys(plan) : [:]
         let storeEntity = plan.layout.storeEntity
         let columns = try coordinator.mapping.get().schema.entities[storeEntity].columns
+        let storedState = !plan.mergesPendingChanges
         for (position, store) in stores.stores.enumerated() {
             let skip = changed[store.identifier] ?? []
             let filter = plan.residual.map { RowFilter($0, entity: plan.entity, layout: plan.layout, columns: columns, store: store) }
+            let tests = filter.flatMap(ColumnTests.init)
             // A count needs only the entity tag and the columns the filter tests.
             let projection = plan.counting ? (filter.map { $0.columns } ?? []).map { [0] + $0.sorted() } : nil
             /// Emits the row when it is of a fetched entity, not skipped, and meets the residual
             /// predicate; returns whether it did.
             @discardableResult
             func consider(_ key: PrimaryKey, _ row: Row) throws -> Bool {
-                guard case .int(let tag) = row.values[0], let concrete = plan.concrete[tag], skip.isEmpty || !skip.contains(key) else { return false }
-                if let filter {
+                guard case .int(let tag) = row.values[0], plan.fetches(tag: tag), skip.isEmpty || !skip.contains(key) else { return false }
+                if let tests {
+                    guard tests.matches(row) else { return false }
+                } else if let filter, let concrete = plan.concrete(tag: tag) {
                     let matched = try filter.matches(row) { part in
-                        try rowMatches(
-                            part, row: row, key: key, entity: concrete.entity, layout: concrete.layout, store: store,
-                            storedState: !plan.mergesPendingChanges)
+                        try rowMatches(part, row: row, key: key, entity: concrete.entity, layout: concrete.layout, store: store, storedState: storedState)
                     }
                     guard matched else { return false }
                 }
@@ -155,20 +157,27 @@ extension ManagedObjectContext {
 
     /// Walks the index of a walk's sort key in order, calling `consider` with each row until
     /// `walk.needed` rows were accepted and the key's value changes (rows tied with the last
-    /// accepted one may sort before it on later keys). Keys are read in growing batches, and
+    /// accepted one may sort before it on later keys). Keys are read in batches sized from the
+    /// share of rows accepted so far, so that few rows are decoded past the last one needed, and
     /// each batch's rows with one read per block.
     private func walk(_ walk: QueryPlan.Walk, store: PersistentStore, storeEntity: Int, consider: (PrimaryKey, Row) throws -> Bool) throws {
         var accepted = 0
+        var read = 0
         var boundary: Value?
         for query in walk.queries(in: store) {
             var done = 0
-            var batch = max(64, 2 * walk.needed)
             while true {
+                // The rows still needed at the acceptance rate seen so far (at first, all rows),
+                // plus a margin; at most 8 times the rows read so far, and at least 16.
+                let remaining = Double(max(walk.needed - accepted, 1))
+                let estimate = accepted > 0 ? remaining * Double(read) / Double(accepted) : remaining
+                let batch = Int(max(16, min(estimate * 1.125 + 8, 8 * Double(max(read, walk.needed)), 1e12)))
                 let keys = try store.rows.keys(storeEntity, column: walk.column, matching: query, descending: walk.descending, limit: done + batch)
                 guard keys.count > done else { break }
                 let fresh = Array(keys[done...])
                 for (key, row) in zip(fresh, try store.rows.read(storeEntity, keys: fresh)) {
                     guard let row else { continue }
+                    read += 1
                     if let boundary, boundary < row[walk.column] || row[walk.column] < boundary { return }
                     if try consider(key, row) {
                         accepted += 1
@@ -177,7 +186,6 @@ extension ManagedObjectContext {
                 }
                 if keys.count < done + batch { break }
                 done = keys.count
-                batch *= 2
             }
         }
     }

@@ -78,7 +78,7 @@ extension ManagedObjectContext {
         case .object(let object):
             return try? FetchPredicate.value(atKeyPath: path, of: object)
         case .stored(let match):
-            guard let row = match.row, let tag = match.tag, let concrete = plan.concrete[tag] else { return nil }
+            guard let row = match.row, let tag = match.tag, let concrete = plan.concrete(tag: tag) else { return nil }
             return rowValue(atKeyPath: path, row: row, key: match.key, entity: concrete.entity, layout: concrete.layout, store: stores.stores[match.store])
         }
     }

@@ -18,6 +18,12 @@ final class EntityRuntime: @unchecked Sendable {
     let kinds: [SlotKind]
     /// The slots of relationships.
     let relationshipSlots: [Int]
+    /// How each slot's value is made from its column, with no reference to count: what loading
+    /// a row reads for each property.
+    let loads: [SlotLoad]
+    /// The destination of each to-one relationship slot (`nil` for other slots), held strongly
+    /// so that loading a row reads no weak reference.
+    let toOneDestinations: [EntityDescription?]
     /// The values of a new object: attribute defaults, empty to-many relationships.
     let initialValues: [Any?]
 
@@ -35,6 +41,24 @@ final class EntityRuntime: @unchecked Sendable {
             return .other
         }
         relationshipSlots = properties.indices.filter { properties[$0] is RelationshipDescription }
+        loads = properties.map { property in
+            if let attribute = property as? AttributeDescription {
+                switch attribute.attributeType {
+                case .integer16AttributeType: return .integer16
+                case .integer32AttributeType: return .integer32
+                case .objectIDAttributeType, .transformableAttributeType: return .converted
+                default: return .plain
+                }
+            }
+            if let relationship = property as? RelationshipDescription, !relationship.isToMany {
+                return relationship.destinationEntity.map { $0.subentities.isEmpty ? .toOne : .toOneOfHierarchy } ?? .none
+            }
+            return .none
+        }
+        toOneDestinations = properties.map { property in
+            guard let relationship = property as? RelationshipDescription, !relationship.isToMany else { return nil }
+            return relationship.destinationEntity
+        }
         initialValues = properties.map { property in
             if let attribute = property as? AttributeDescription { return attribute.defaultValue }
             if let relationship = property as? RelationshipDescription, relationship.isToMany {
@@ -104,4 +128,22 @@ enum SlotKind {
     case toMany(RelationshipDescription)
     /// Any other property, its value held as set.
     case other
+}
+
+/// How a slot's object value is made from its column's stored value.
+enum SlotLoad {
+    /// The stored value as is: its payload (an `Int64` for integers).
+    case plain
+    /// An `Int16` from the stored integer.
+    case integer16
+    /// An `Int32` from the stored integer.
+    case integer32
+    /// Through ``ValueConversion/objectValue(_:for:coordinator:)`` (object IDs, transformable values).
+    case converted
+    /// The ID of the object a to-one reference names, of an entity with no sub-entities.
+    case toOne
+    /// The ID of the object a to-one reference names, whose concrete entity may be a sub-entity.
+    case toOneOfHierarchy
+    /// Always `nil` when loading (to-many relationships, other properties).
+    case none
 }

@@ -179,6 +179,10 @@ extension ManagedObject {
     /// The value of a slot as `value(forKey:)` returns it.
     func publicValue(_ slot: Int) throws -> Any? {
         try fireFault()
+        switch runtime.loads[slot] {
+        case .plain, .integer16, .integer32, .converted: return values[slot]
+        case .toOne, .toOneOfHierarchy, .none: break
+        }
         switch runtime.kinds[slot] {
         case .attribute, .other:
             return values[slot]

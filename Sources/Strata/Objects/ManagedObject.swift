@@ -13,7 +13,9 @@ import OrderedCollections
 /// hashing and ``description``.
 open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's entity.
-    public let entity: EntityDescription
+    // Read from the runtime, so that making and freeing an object count no reference to the
+    // entity, whose reference count lives in a side table (its properties refer to it weakly).
+    public var entity: EntityDescription { runtime.entity }
     /// The object's ID: temporary until the object is saved (or a permanent ID is obtained).
     public internal(set) var objectID: ManagedObjectID
     /// The context the object is registered with, if any.
@@ -54,7 +56,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     ///     ``ManagedObjectContext/insert(_:)``.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         precondition(!entity.isAbstract, "cannot create an object of the abstract entity \(entity.name)")
-        self.entity = entity
         self.runtime = EntityRuntime.of(entity)
         self.objectID = ManagedObjectID(temporaryFor: entity)
         self.values = runtime.initialValues
@@ -81,7 +82,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Creates a fault for the object `objectID` names, registered with `context`. The framework
     /// calls it when fetching or resolving IDs; subclasses inherit it.
     public required init(faultFor objectID: ManagedObjectID, in context: ManagedObjectContext) {
-        self.entity = objectID.entity
         self.runtime = context.runtime(of: objectID.entity)
         self.objectID = objectID
         self.managedObjectContext = context

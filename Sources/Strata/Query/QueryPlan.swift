@@ -20,8 +20,9 @@ final class ConcreteEntity {
 }
 
 /// The plan of one fetch, as the context executes it: where candidate rows come from, what is
-/// evaluated on them, and what the fetch needs of each row.
-struct QueryPlan {
+/// evaluated on them, and what the fetch needs of each row. A class, so that the closures
+/// called for each row capture one reference rather than copy the plan.
+final class QueryPlan {
     /// An ordered walk of the fetch index of the first sort key.
     struct Walk {
         /// The engine column.
@@ -56,38 +57,81 @@ struct QueryPlan {
     }
 
     /// The entity fetched.
-    var entity: EntityDescription
+    let entity: EntityDescription
     /// Its layout.
-    var layout: EntityLayout
+    let layout: EntityLayout
     /// The entity tags that match.
-    var tags: Set<Int64>
+    let tags: Set<Int64>
     /// Whether candidate rows must be checked against ``tags``.
-    var filtersTags: Bool
+    let filtersTags: Bool
     /// Per tag, the concrete entity, its layout and class.
-    var concrete: [Int64: ConcreteEntity]
+    let concrete: [Int64: ConcreteEntity]
     /// Whether the hierarchy has more than one entity, so that only a row tells an object's entity.
-    var isPolymorphic: Bool
+    let isPolymorphic: Bool
     /// The predicate, after substitution.
-    var predicate: FetchPredicate?
+    let predicate: FetchPredicate?
     /// Where candidate rows come from.
-    var source: Source
+    let source: Source
     /// The predicate evaluated on each candidate row (`nil`: the source is exact).
-    var residual: FetchPredicate?
+    let residual: FetchPredicate?
     /// Whether pending changes are merged in (the request includes them, the context has some,
     /// and the results are not dictionaries).
-    var mergesPendingChanges: Bool
+    let mergesPendingChanges: Bool
     /// Whether counting or fetching.
-    var counting: Bool
+    let counting: Bool
     /// Whether candidate rows must be decoded.
-    var readsRows: Bool
+    let readsRows: Bool
     /// Whether the results are sorted after they are collected.
-    var sortsInMemory: Bool
+    let sortsInMemory: Bool
+
+    /// Creates the plan.
+    init(
+        entity: EntityDescription, layout: EntityLayout, tags: Set<Int64>, filtersTags: Bool, concrete: [Int64: ConcreteEntity],
+        isPolymorphic: Bool, predicate: FetchPredicate?, source: Source, residual: FetchPredicate?, mergesPendingChanges: Bool,
+        counting: Bool, readsRows: Bool, sortsInMemory: Bool
+    ) {
+        self.entity = entity
+        self.layout = layout
+        self.tags = tags
+        self.filtersTags = filtersTags
+        self.concrete = concrete
+        self.isPolymorphic = isPolymorphic
+        self.predicate = predicate
+        self.source = source
+        self.residual = residual
+        self.mergesPendingChanges = mergesPendingChanges
+        self.counting = counting
+        self.readsRows = readsRows
+        self.sortsInMemory = sortsInMemory
+        var byTag = [ConcreteEntity?](repeating: nil, count: Int(min(concrete.keys.max() ?? -1, 4095) + 1))
+        for (tag, entity) in concrete {
+            if tag >= 0 && tag < byTag.count { byTag[Int(tag)] = entity }
+        }
+        concreteByTag = byTag
+        fetchedTags = byTag.map { $0 != nil }
+    }
+
+    /// ``concrete`` as an array indexed by tag, for tags from 0 to the largest fetched one (at
+    /// most 4095), so that finding a row's entity costs no hashing.
+    private let concreteByTag: [ConcreteEntity?]
+    /// Whether each tag of ``concreteByTag`` is fetched, read with no reference counted.
+    private let fetchedTags: [Bool]
 
     /// The concrete entity of a matched row: from its tag, or the fetched entity's own when the
     /// hierarchy has no other entity.
     func concrete(of match: StoredMatch) -> ConcreteEntity? {
-        if let tag = match.tag { return concrete[tag] }
-        return isPolymorphic ? nil : concrete[layout.tag]
+        if let tag = match.tag { return concrete(tag: tag) }
+        return isPolymorphic ? nil : concrete(tag: layout.tag)
+    }
+
+    /// Whether rows tagged `tag` are of a fetched entity.
+    func fetches(tag: Int64) -> Bool {
+        tag >= 0 && tag < fetchedTags.count ? fetchedTags[Int(tag)] : concrete[tag] != nil
+    }
+
+    /// The concrete entity of rows tagged `tag`, if it is fetched.
+    func concrete(tag: Int64) -> ConcreteEntity? {
+        tag >= 0 && tag < concreteByTag.count ? concreteByTag[Int(tag)] : concrete[tag]
     }
 
     /// The public account of the plan.
@@ -178,9 +222,10 @@ extension ManagedObjectContext {
                 var parts: [IndexAccess] = [access]
                 if case .intersection(let all) = access { parts = all }
                 for case .lookup(let lookup) in parts where lookup.column == column { within = lookup }
-                let large = try stores.reduce(0) { $0 + (try access.estimate(in: $1, storeEntity: layout.storeEntity)) } > 4 * needed + 1024
-                // Walking the sort key's own lookup reads a part of what the lookup would.
-                if large || (parts.count == 1 && within != nil) {
+                // Walking the sort key's own lookup reads a part of what the lookup would (and
+                // then the lookup's size need not be counted).
+                let ownLookup = parts.count == 1 && within != nil
+                if try ownLookup || stores.reduce(0, { $0 + (try access.estimate(in: $1, storeEntity: layout.storeEntity)) }) > 4 * needed + 1024 {
                     walk = QueryPlan.Walk(column: column, key: first.key, descending: !first.ascending, within: within, needed: needed)
                     if parts.count > 1 || !(within?.isExact ?? false) { residual = predicate }
                 }
