@@ -63,6 +63,23 @@ final class LRUCache<Element: Sendable>: Sendable {
             tail = slot
         }
 
+        /// Keeps `value` under `key` in a free (or new) slot, not yet linked into the recency
+        /// list; returns the slot.
+        mutating func add(_ value: Element, forKey key: UInt64, cost: Int) -> Int {
+            let entry = Slot(key: key, element: value, cost: cost, previous: LRUCache.none, next: LRUCache.none)
+            let slot: Int
+            if let free = freeSlots.popLast() {
+                slot = free
+                slots[slot] = entry
+            } else {
+                slot = slots.count
+                slots.append(entry)
+            }
+            slotsByKey[key] = slot
+            totalCost += cost
+            return slot
+        }
+
         /// Drops the entry in `slot` and frees the slot.
         mutating func remove(slot: Int) {
             unlink(slot)
@@ -110,18 +127,7 @@ final class LRUCache<Element: Sendable>: Sendable {
         state.withLock { state in
             if let old = state.slotsByKey[key] { state.remove(slot: old) }
             guard cost <= capacity, capacity > 0 else { return }
-            let entry = Slot(key: key, element: value, cost: cost, previous: Self.none, next: Self.none)
-            let slot: Int
-            if let free = state.freeSlots.popLast() {
-                slot = free
-                state.slots[slot] = entry
-            } else {
-                slot = state.slots.count
-                state.slots.append(entry)
-            }
-            state.slotsByKey[key] = slot
-            state.totalCost += cost
-            state.pushFront(slot)
+            state.pushFront(state.add(value, forKey: key, cost: cost))
             while state.totalCost > capacity { state.remove(slot: state.tail) }
         }
     }
@@ -134,18 +140,7 @@ final class LRUCache<Element: Sendable>: Sendable {
         precondition(cost >= 0, "LRUCache cost must not be negative")
         state.withLock { state in
             guard state.slotsByKey[key] == nil, state.totalCost + cost <= capacity, capacity > 0 else { return }
-            let entry = Slot(key: key, element: value, cost: cost, previous: Self.none, next: Self.none)
-            let slot: Int
-            if let free = state.freeSlots.popLast() {
-                slot = free
-                state.slots[slot] = entry
-            } else {
-                slot = state.slots.count
-                state.slots.append(entry)
-            }
-            state.slotsByKey[key] = slot
-            state.totalCost += cost
-            state.pushBack(slot)
+            state.pushBack(state.add(value, forKey: key, cost: cost))
         }
     }
 

@@ -76,10 +76,11 @@ struct RowCodec: Sendable {
         }
     }
 
-    /// Decodes one row from `bytes`.
+    /// Decodes one row from `bytes`: every column, or with `projection` only the columns it
+    /// marks (the others are `null`, their bytes skipped without being copied).
     ///
     /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold a row of this entity.
-    func decode(_ bytes: UnsafeRawBufferPointer) throws -> Row {
+    func decode(_ bytes: UnsafeRawBufferPointer, projection: [Bool]? = nil) throws -> Row {
         var reader = BinaryReader(bytes)
         let bitmap = try reader.bytes((types.count + 7) / 8)
         var values: [Value] = []
@@ -87,12 +88,28 @@ struct RowCodec: Sendable {
         for (column, type) in types.enumerated() {
             if bitmap[column / 8] & (1 << UInt8(column % 8)) != 0 {
                 values.append(.null)
-                continue
+            } else if let projection, !projection[column] {
+                try skipValue(type, in: &reader)
+                values.append(.null)
+            } else {
+                values.append(try decodeValue(type, from: &reader))
             }
-            values.append(try decodeValue(type, from: &reader))
         }
         return Row(values)
     }
+
+    /// Moves the reader past one non-nil value of `type`.
+    private func skipValue(_ type: ColumnType, in reader: inout BinaryReader) throws {
+        switch type {
+        case .int16, .int32, .int64, .reference: _ = try reader.zigzag()
+        case .float: _ = try reader.u32()
+        case .double, .date: _ = try reader.u64()
+        case .bool: _ = try reader.u8()
+        case .uuid: _ = try reader.bytes(16)
+        case .string, .binary, .transformable, .uri, .decimal: _ = try reader.lengthPrefixed()
+        }
+    }
+
 
     /// Decodes a one-column row (a codec made for a single column) at the reader's position.
     func decodeSingleValue(from reader: inout BinaryReader) throws -> Value {

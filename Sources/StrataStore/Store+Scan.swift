@@ -165,39 +165,3 @@ extension Store {
         }
     }
 }
-
-extension RowCodec {
-    /// Decodes the columns of a row that `projection` marks; the others are `null`, their bytes
-    /// skipped without being copied.
-    ///
-    /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold a row of this entity.
-    func decode(_ bytes: UnsafeRawBufferPointer, projection: [Bool]) throws -> Row {
-        var reader = BinaryReader(bytes)
-        let bitmap = try reader.bytes((types.count + 7) / 8)
-        var values: [Value] = []
-        values.reserveCapacity(types.count)
-        for (column, type) in types.enumerated() {
-            if bitmap[column / 8] & (1 << UInt8(column % 8)) != 0 {
-                values.append(.null)
-            } else if projection[column] {
-                values.append(try decodeValue(type, from: &reader))
-            } else {
-                try skipValue(type, in: &reader)
-                values.append(.null)
-            }
-        }
-        return Row(values)
-    }
-
-    /// Moves the reader past one non-nil value of `type`.
-    private func skipValue(_ type: ColumnType, in reader: inout BinaryReader) throws {
-        switch type {
-        case .int16, .int32, .int64, .reference: _ = try reader.zigzag()
-        case .float: _ = try reader.u32()
-        case .double, .date: _ = try reader.u64()
-        case .bool: _ = try reader.u8()
-        case .uuid: _ = try reader.bytes(16)
-        case .string, .binary, .transformable, .uri, .decimal: _ = try reader.lengthPrefixed()
-        }
-    }
-}

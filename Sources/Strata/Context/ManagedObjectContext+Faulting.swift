@@ -58,11 +58,11 @@ extension ManagedObjectContext {
                 }
                 switch loads[slot] {
                 case .plain:
-                    values.append(Self.plainValue(stored[column]))
+                    values.append(ValueConversion.plainValue(stored[column]))
                 case .integer16:
-                    if case .int(let value) = stored[column] { values.append(Int16(truncatingIfNeeded: value)) } else { values.append(Self.plainValue(stored[column])) }
+                    if case .int(let value) = stored[column] { values.append(Int16(truncatingIfNeeded: value)) } else { values.append(ValueConversion.plainValue(stored[column])) }
                 case .integer32:
-                    if case .int(let value) = stored[column] { values.append(Int32(truncatingIfNeeded: value)) } else { values.append(Self.plainValue(stored[column])) }
+                    if case .int(let value) = stored[column] { values.append(Int32(truncatingIfNeeded: value)) } else { values.append(ValueConversion.plainValue(stored[column])) }
                 case .converted:
                     guard case .attribute(let attribute) = runtime.kinds[slot] else {
                         values.append(nil)
@@ -86,25 +86,6 @@ extension ManagedObjectContext {
             }
         }
         return values
-    }
-
-    /// The object value of a stored value of an attribute that needs no conversion, as
-    /// ``ValueConversion/objectValue(_:for:coordinator:)`` makes it.
-    private static func plainValue(_ value: Value) -> Any? {
-        switch value {
-        case .null: return nil
-        case .int(let v): return v
-        case .double(let v): return v
-        case .float(let v): return v
-        case .decimal(let v): return v
-        case .bool(let v): return v
-        case .string(let v): return v
-        case .date(let v): return v
-        case .uuid(let v): return v
-        case .uri(let v): return v
-        case .data(let v): return v
-        case .reference(let v): return v
-        }
     }
 
     /// The IDs a to-many relationship of a saved object holds in the store: from the fetch

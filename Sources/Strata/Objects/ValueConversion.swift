@@ -60,7 +60,8 @@ enum ValueConversion {
         }
     }
 
-    private static func integer(_ value: Any) -> Int64? {
+    /// The value as an `Int64` when it is an integer of any width that fits.
+    static func integer(_ value: Any) -> Int64? {
         switch value {
         case let v as Int: return Int64(v)
         case let v as Int64: return v
@@ -114,13 +115,26 @@ enum ValueConversion {
     /// The object value of an engine value for `attribute`.
     static func objectValue(_ value: Value, for attribute: AttributeDescription, coordinator: PersistentStoreCoordinator?) throws -> Any? {
         switch value {
-        case .null: return nil
         case .int(let v):
             switch attribute.attributeType {
             case .integer16AttributeType: return Int16(truncatingIfNeeded: v)
             case .integer32AttributeType: return Int32(truncatingIfNeeded: v)
             default: return v
             }
+        case .uri(let v) where attribute.attributeType == .objectIDAttributeType:
+            return coordinator?.managedObjectID(forURIRepresentation: v)
+        case .data(let v) where attribute.attributeType == .transformableAttributeType:
+            return try ValueTransformers.decode(v, for: attribute)
+        default:
+            return plainValue(value)
+        }
+    }
+
+    /// The object value of an engine value that needs no conversion: the payload itself.
+    static func plainValue(_ value: Value) -> Any? {
+        switch value {
+        case .null: return nil
+        case .int(let v): return v
         case .double(let v): return v
         case .float(let v): return v
         case .decimal(let v): return v
@@ -128,12 +142,8 @@ enum ValueConversion {
         case .string(let v): return v
         case .date(let v): return v
         case .uuid(let v): return v
-        case .uri(let v):
-            if attribute.attributeType == .objectIDAttributeType { return coordinator?.managedObjectID(forURIRepresentation: v) }
-            return v
-        case .data(let v):
-            if attribute.attributeType == .transformableAttributeType { return try ValueTransformers.decode(v, for: attribute) }
-            return v
+        case .uri(let v): return v
+        case .data(let v): return v
         case .reference(let v): return v
         }
     }

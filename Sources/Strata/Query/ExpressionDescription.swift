@@ -61,8 +61,8 @@ public final class ExpressionDescription: PropertyDescription, @unchecked Sendab
             let numbers = present.compactMap { FetchValue.number($0) }
             if function == .average {
                 result = numbers.isEmpty ? nil : numbers.reduce(0, +) / Double(numbers.count)
-            } else if present.allSatisfy({ Self.isInteger($0) }) {
-                result = present.reduce(Int64(0)) { $0 &+ Self.integer($1) }
+            } else if case let integers = present.compactMap(ValueConversion.integer), integers.count == present.count {
+                result = integers.reduce(Int64(0), &+)
             } else {
                 result = numbers.reduce(0, +)
             }
@@ -87,24 +87,9 @@ public final class ExpressionDescription: PropertyDescription, @unchecked Sendab
         case .floatAttributeType: return Float(number)
         case .decimalAttributeType:
             if let exact = value as? Decimal { return exact }
-            if Self.isInteger(value) { return Decimal(Self.integer(value)) }
+            if let integer = ValueConversion.integer(value) { return Decimal(integer) }
             return Decimal(number)
         default: return value
-        }
-    }
-
-    private static func isInteger(_ value: Any) -> Bool {
-        value is Int || value is Int64 || value is Int32 || value is Int16 || value is Int8
-    }
-
-    private static func integer(_ value: Any) -> Int64 {
-        switch value {
-        case let v as Int: return Int64(v)
-        case let v as Int64: return v
-        case let v as Int32: return Int64(v)
-        case let v as Int16: return Int64(v)
-        case let v as Int8: return Int64(v)
-        default: return 0
         }
     }
 }
