@@ -2,9 +2,10 @@
 ///
 /// The pairs live in a list of sorted chunks of at most ``maxChunkSize`` entries, with the first
 /// entry of every chunk kept aside for binary search. Inserting and removing cost O(log n + chunk
-/// size); counting a range costs O(log n + chunks it spans). Values are ordered by `Value`'s `<`,
-/// and two values neither of which is less than the other count as equal. A pair is held at most
-/// once. `OrderedIndex` is a value type; its owner serializes access.
+/// size); counting a range costs O(log n + chunks it spans); listing the first or last k keys of
+/// a range costs O(log n + k). Values are ordered by `Value`'s `<`, and two values neither of
+/// which is less than the other count as equal. A pair is held at most once. `OrderedIndex` is a
+/// value type; its owner serializes access.
 struct OrderedIndex: Sendable {
     /// One indexed pair.
     private struct Entry: Sendable {
@@ -128,16 +129,49 @@ struct OrderedIndex: Sendable {
 
     /// The keys of the pairs matching `query`, in index order (by value, then key) or its reverse
     /// when `descending`, at most `limit` of them.
+    ///
+    /// Costs O(log n + keys returned) for an equality or a range: only the entries returned are
+    /// visited, from whichever end of the range the order starts at.
     func keys(matching query: IndexQuery, descending: Bool = false, limit: Int? = nil) -> [PrimaryKey] {
         precondition((limit ?? 0) >= 0, "OrderedIndex limit must not be negative")
-        let entries = slices(matching: query).joined()
-        let limit = limit ?? Int.max
-        return descending ? entries.reversed().prefix(limit).map(\.key) : entries.prefix(limit).map(\.key)
+        var remaining = limit ?? Int.max
+        var keys: [PrimaryKey] = []
+        if let limit { keys.reserveCapacity(min(limit, count)) }
+        let spans = spans(matching: query)
+        for index in spans.indices where remaining > 0 {
+            let span = spans[descending ? spans.count - 1 - index : index]
+            let last = min(span.end.chunk, chunks.count - 1)
+            var chunk = descending ? last : span.start.chunk
+            while remaining > 0 && chunk >= span.start.chunk && chunk <= last {
+                let lower = chunk == span.start.chunk ? span.start.offset : 0
+                let upper = chunk == span.end.chunk ? span.end.offset : chunks[chunk].count
+                if lower < upper {
+                    let taken = min(upper - lower, remaining)
+                    let entries = chunks[chunk]
+                    if descending {
+                        for offset in stride(from: upper - 1, through: upper - taken, by: -1) { keys.append(entries[offset].key) }
+                    } else {
+                        for offset in lower..<(lower + taken) { keys.append(entries[offset].key) }
+                    }
+                    remaining -= taken
+                }
+                chunk += descending ? -1 : 1
+            }
+        }
+        return keys
     }
 
     /// The number of pairs matching `query`.
     func count(matching query: IndexQuery) -> Int {
-        slices(matching: query).reduce(0) { $0 + $1.count }
+        spans(matching: query).reduce(0) { total, span in
+            var total = total
+            for chunk in stride(from: span.start.chunk, through: min(span.end.chunk, chunks.count - 1), by: 1) {
+                let lower = chunk == span.start.chunk ? span.start.offset : 0
+                let upper = chunk == span.end.chunk ? span.end.offset : chunks[chunk].count
+                total += max(upper - lower, 0)
+            }
+            return total
+        }
     }
 
     /// Calls `body` with every pair, in index order.
@@ -147,17 +181,19 @@ struct OrderedIndex: Sendable {
         }
     }
 
-    /// The entries matching `query`, in index order, as non-empty pieces of chunks.
-    private func slices(matching query: IndexQuery) -> [ArraySlice<Entry>] {
+    /// The entries matching `query`, in index order, as spans from a first position up to just
+    /// before an end position (empty when the end is not after the start); one span per value
+    /// of an `in` query.
+    private func spans(matching query: IndexQuery) -> [(start: Position, end: Position)] {
         switch query {
         case .equal(let value):
-            return equalSlices(value)
+            return [equalSpan(value)]
         case .in(let values):
             var distinct: [Value] = []
             for value in values.sorted(by: <) where distinct.last.map({ $0 < value }) ?? true {
                 distinct.append(value)
             }
-            return distinct.flatMap(equalSlices)
+            return distinct.map(equalSpan)
         case .range(let lower, let upper):
             let start = firstPosition { entry in
                 if entry.value.isNull { return true }
@@ -168,25 +204,13 @@ struct OrderedIndex: Sendable {
                 guard let upper else { return true }
                 return upper.isInclusive ? !(upper.value < entry.value) : entry.value < upper.value
             }
-            return slices(from: start, to: end)
+            return [(start, end)]
         }
     }
 
-    /// The entries whose value equals `value`, as non-empty pieces of chunks.
-    private func equalSlices(_ value: Value) -> [ArraySlice<Entry>] {
-        slices(from: firstPosition { $0.value < value }, to: firstPosition { !(value < $0.value) })
-    }
-
-    /// The entries from `start` up to just before `end` (none if `end` is not after `start`), as
-    /// non-empty pieces of chunks.
-    private func slices(from start: Position, to end: Position) -> [ArraySlice<Entry>] {
-        var slices: [ArraySlice<Entry>] = []
-        for chunk in stride(from: start.chunk, through: min(end.chunk, chunks.count - 1), by: 1) {
-            let lower = chunk == start.chunk ? start.offset : 0
-            let upper = chunk == end.chunk ? end.offset : chunks[chunk].count
-            if lower < upper { slices.append(chunks[chunk][lower..<upper]) }
-        }
-        return slices
+    /// The span of the entries whose value equals `value`.
+    private func equalSpan(_ value: Value) -> (start: Position, end: Position) {
+        (firstPosition { $0.value < value }, firstPosition { !(value < $0.value) })
     }
 
     /// The first entry for which `isBelow` is false, given that it is true for a prefix of the
