@@ -8,6 +8,25 @@ public enum IndexQuery: Sendable, Hashable {
     case range(lower: IndexBound?, upper: IndexBound?)
 }
 
+extension IndexQuery {
+    /// Whether a row whose column holds `value` is among what the query finds in a fetch index
+    /// (values compare in the index's order, so numbers of different kinds compare by value).
+    public func matches(_ value: Value) -> Bool {
+        func same(_ a: Value, _ b: Value) -> Bool { !(a < b) && !(b < a) }
+        switch self {
+        case .equal(let wanted):
+            return same(value, wanted)
+        case .in(let wanted):
+            return wanted.contains { same(value, $0) }
+        case .range(let lower, let upper):
+            guard !value.isNull else { return false }
+            if let lower, lower.isInclusive ? value < lower.value : !(lower.value < value) { return false }
+            if let upper, upper.isInclusive ? upper.value < value : !(value < upper.value) { return false }
+            return true
+        }
+    }
+}
+
 /// One end of an ``IndexQuery/range(lower:upper:)``.
 public struct IndexBound: Sendable, Hashable {
     /// The bounding value.

@@ -12,8 +12,16 @@ extension ManagedObjectContext {
     ) throws -> Bool {
         let id = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key)
         if predicate.containsBlock { return predicate.evaluate(with: object(with: id)) }
-        var rows: [ManagedObjectID: (row: Row, layout: EntityLayout)?] = [id: (row, layout)]
-        return predicate.evaluate(with: id) { object, key in
+        return predicate.evaluate(with: id, valueForKey: storedKeyReader(id, row: row, layout: layout, storedState: storedState))
+    }
+
+    /// Reads one key of one object for predicates and key paths evaluated on the stored row of
+    /// `root`: the row's columns for `root`; for other IDs, the object in the context (unsaved
+    /// changes included) or, with `storedState`, its stored row; managed objects and
+    /// dictionaries as ``FetchPredicate/evaluate(with:)`` reads them.
+    private func storedKeyReader(_ root: ManagedObjectID, row: Row, layout: EntityLayout, storedState: Bool) -> (Any, String) throws -> Any? {
+        var rows: [ManagedObjectID: (row: Row, layout: EntityLayout)?] = [root: (row, layout)]
+        return { [unowned self] object, key in
             guard let id = object as? ManagedObjectID else { return try FetchPredicate.value(of: object, forKey: key) }
             if rows[id] == nil {
                 guard storedState, let coordinator = persistentStoreCoordinator else { return try self.object(with: id).value(forKey: key) }
@@ -46,30 +54,14 @@ extension ManagedObjectContext {
 
     /// The value at a dotted key path of the object a stored row holds: attributes and to-one
     /// relationships (as IDs) from the row's columns; anything further (through a relationship,
-    /// a to-many relationship, a transient property) from the realized objects. `nil` for a key
-    /// the entity does not have.
+    /// a to-many relationship, a transient property) from the objects in the context. `nil` for
+    /// a key the entity does not have.
     func rowValue(
         atKeyPath path: String, row: Row, key: PrimaryKey, entity: EntityDescription, layout: EntityLayout, store: PersistentStore
     ) -> Any? {
-        let dot = path.firstIndex(of: ".")
-        let first = dot.map { String(path[..<$0]) } ?? path
-        guard let property = entity.propertiesByName[first] else { return nil }
-        var value: Any?
-        if let column = layout.columns[first], !property.isTransient {
-            if let attribute = property as? AttributeDescription {
-                value = try? ValueConversion.objectValue(row[column], for: attribute, coordinator: persistentStoreCoordinator)
-            } else if let relationship = property as? RelationshipDescription, let destination = relationship.destinationEntity {
-                if case .reference(let target) = row[column] {
-                    value = ManagedObjectID(entity: destination, storeIdentifier: store.identifier, primaryKey: target)
-                }
-            }
-        } else {
-            let id = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key)
-            return try? FetchPredicate.value(atKeyPath: path, of: object(with: id))
-        }
-        guard let dot else { return value }
-        guard let id = value as? ManagedObjectID else { return nil }
-        return try? FetchPredicate.value(atKeyPath: String(path[path.index(after: dot)...]), of: object(with: id))
+        let id = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key)
+        let evaluation = PredicateEvaluation(valueForKey: storedKeyReader(id, row: row, layout: layout, storedState: false), substitutionVariables: nil)
+        return (try? evaluation.value(.keyPath(path), object: id, bindings: [:])) ?? nil
     }
 
     /// The value at `path` of a candidate: from its row, or from the object.

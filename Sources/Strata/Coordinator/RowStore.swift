@@ -86,7 +86,7 @@ final class InMemoryRowStore: RowStore {
 
     func keys(_ entity: Int, column: Int, matching query: IndexQuery, descending: Bool, limit: Int?) throws -> [PrimaryKey] {
         let rows = contents.withLock { $0.rows[entity] }
-        var matches = rows.filter { Self.matches($0.value[column], query) }.map { ($0.value[column], $0.key) }
+        var matches = rows.filter { query.matches($0.value[column]) }.map { ($0.value[column], $0.key) }
         matches.sort { $0.0 < $1.0 || (!($1.0 < $0.0) && $0.1 < $1.1) }
         if descending { matches.reverse() }
         return matches.prefix(limit ?? Int.max).map(\.1)
@@ -94,18 +94,6 @@ final class InMemoryRowStore: RowStore {
 
     func countKeys(_ entity: Int, column: Int, matching query: IndexQuery) throws -> Int {
         try keys(entity, column: column, matching: query, descending: false, limit: nil).count
-    }
-
-    private static func matches(_ value: Value, _ query: IndexQuery) -> Bool {
-        switch query {
-        case .equal(let wanted): return value == wanted
-        case .in(let wanted): return wanted.contains(value)
-        case .range(let lower, let upper):
-            guard !value.isNull else { return false }
-            if let lower, lower.isInclusive ? value < lower.value : !(lower.value < value) { return false }
-            if let upper, upper.isInclusive ? upper.value < value : !(value < upper.value) { return false }
-            return true
-        }
     }
 
     func commit(_ transaction: Transaction) throws -> UInt64 {

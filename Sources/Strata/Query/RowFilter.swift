@@ -67,7 +67,7 @@ indirect enum RowFilter {
         case .constant(let value):
             return value
         case .test(let column, let queries):
-            for query in queries where Self.value(row.values[column], meets: query) { return true }
+            for query in queries where query.matches(row.values[column]) { return true }
             return false
         case .and(let parts):
             for part in parts where try !part.matches(row, evaluate: evaluate) { return false }
@@ -81,27 +81,11 @@ indirect enum RowFilter {
             return try evaluate(predicate)
         }
     }
-
-    /// Whether `value` is among what `query` finds in an index.
-    static func value(_ value: Value, meets query: IndexQuery) -> Bool {
-        func same(_ a: Value, _ b: Value) -> Bool { !(a < b) && !(b < a) }
-        switch query {
-        case .equal(let wanted):
-            return same(value, wanted)
-        case .in(let wanted):
-            return wanted.contains { same(value, $0) }
-        case .range(let lower, let upper):
-            guard !value.isNull else { return false }
-            if let lower, lower.isInclusive ? value < lower.value : !(lower.value < value) { return false }
-            if let upper, upper.isInclusive ? upper.value < value : !(value < upper.value) { return false }
-            return true
-        }
-    }
 }
 
 /// A ``RowFilter`` that is a conjunction of column tests, compiled for the loop over a fetch's
 /// rows: integer ranges and Boolean equalities compare the unboxed value, with no reference
-/// counting and no closure; other values go through ``RowFilter/value(_:meets:)``, so every row
+/// counting and no closure; other values go through `IndexQuery.matches(_:)`, so every row
 /// passes exactly when the filter's ``RowFilter/matches(_:evaluate:)`` says it does.
 struct ColumnTests {
     /// One column's test.
@@ -216,7 +200,7 @@ struct ColumnTests {
                 case .general:
                     break
                 }
-                guard queries[test.queries].contains(where: { RowFilter.value(values[test.column], meets: $0) }) else { return false }
+                guard queries[test.queries].contains(where: { $0.matches(values[test.column]) }) else { return false }
             }
             return true
         }
