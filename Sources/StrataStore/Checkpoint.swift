@@ -272,7 +272,7 @@ extension Store {
         try publishManifest(status)
         if let previous { try? io.unlink(checkpointsPath + "/" + Checkpoint.fileName(previous)) }
         counters.checkpoints.add(1)
-        logger.info("wrote checkpoint", metadata: [
+        logger.debug("wrote checkpoint", metadata: [
             "checkpoint": "\(id)", "bytes": "\(bytes.count)", "duration": "\(ContinuousClock.now - started)",
         ])
     }

@@ -56,7 +56,7 @@ struct Recovery {
                     path: manifestPath)
             }
             let store = try openStore(manifest: manifest, lockFD: lockFD, lockHandedOver: &lockHandedOver)
-            logger.info("opened store", metadata: [
+            logger.debug("opened store", metadata: [
                 "path": "\(path)", "rows": "\(store.state.withLock { $0.entities.reduce(0) { $0 + $1.liveCount } })",
                 "segments": "\(manifest.segments.count)", "duration": "\(ContinuousClock.now - started)",
             ])
@@ -102,7 +102,7 @@ struct Recovery {
         try StoreError.io("write manifest", path: path + "/manifest") {
             try io.replaceAtomically(path + "/manifest", with: manifest.encode(), directory: path)
         }
-        logger.info("created store", metadata: ["path": "\(path)"])
+        logger.debug("created store", metadata: ["path": "\(path)"])
         return manifest
     }
 

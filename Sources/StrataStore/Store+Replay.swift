@@ -27,7 +27,7 @@ extension Store {
             for (entity, key) in highestKeys.enumerated() where key >= keys[entity] { keys[entity] = key + 1 }
         }
         if replayed > 0 {
-            logger.info("replayed log", metadata: ["bytes": "\(replayed)", "path": "\(path)"])
+            logger.debug("replayed log", metadata: ["bytes": "\(replayed)", "path": "\(path)"])
         }
     }
 

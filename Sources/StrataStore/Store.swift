@@ -234,7 +234,7 @@ public final class Store: Sendable {
                 try manifestLock.withLock { status in try publishManifest(status) }
             }
         }
-        logger.info("closed store", metadata: ["path": "\(path)"])
+        logger.debug("closed store", metadata: ["path": "\(path)"])
     }
 
     /// `fdatasync` of the active segment.

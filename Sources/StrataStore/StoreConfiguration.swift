@@ -32,8 +32,10 @@ public struct StoreConfiguration: Sendable {
     public var backgroundMaintenance: Bool = true
     /// Whether commits keep their history (author, context, changes). The default is `true`.
     public var historyTracking: Bool = true
-    /// Where events (open, recovery, truncation, compaction, checkpoint) are logged.
-    /// The default is a logger labelled `strata.store`.
+    /// Where events are logged: routine ones (open, create, close, log replay, checkpoint) at
+    /// `debug`; what an operator must see (a torn tail truncated, an unusable checkpoint,
+    /// orphan files removed, compaction, errors) at `info` and above. The default is a logger
+    /// labelled `strata.store`.
     public var logger: Logger = Logger(label: "strata.store")
     /// The system-call seam; tests replace it to inject failures.
     package var io: any FileIO = SystemFileIO()
