@@ -11,18 +11,18 @@ extension ManagedObjectContext {
         var errors: [CoreDataError] = []
         var claimed: [String: ManagedObject] = [:]
         for object in Array(insertedSet) + Array(updatedSet) {
-            for constraint in Self.uniquenessConstraints(of: object.entity) {
+            for (owner, constraint) in Self.uniquenessConstraints(of: object.entity) {
                 let slots = constraint.compactMap { object.runtime.slots[$0] }
                 guard slots.count == constraint.count else { continue }
                 let values = slots.map { object.values[$0] }
                 guard !values.contains(where: { $0 == nil }) else { continue }
-                let claim = "\(Self.rootName(of: object.entity))|\(constraint)|\(values.map { "\($0!)" })"
+                let claim = "\(owner.name)|\(constraint)|\(values.map { "\($0!)" })"
                 if let other = claimed[claim], other !== object {
                     errors.append(conflict(object, constraint, with: other.objectID))
                     continue
                 }
                 claimed[claim] = object
-                if let existing = try storedObject(matching: constraint, values: values, of: object, coordinator: coordinator) {
+                if let existing = try storedObject(matching: constraint, of: owner, values: values, of: object, coordinator: coordinator) {
                     errors.append(conflict(object, constraint, with: existing))
                 }
             }
@@ -39,9 +39,11 @@ extension ManagedObjectContext {
             objectID: object.objectID, key: constraint.first)
     }
 
-    /// The ID of a stored object, other than `object`, whose constrained columns hold `values`.
+    /// The ID of a stored object of `owner` (the entity declaring the constraint) or a
+    /// sub-entity, other than `object`, whose constrained columns hold `values`.
     private func storedObject(
-        matching constraint: [String], values: [Any?], of object: ManagedObject, coordinator: PersistentStoreCoordinator
+        matching constraint: [String], of owner: EntityDescription, values: [Any?], of object: ManagedObject,
+        coordinator: PersistentStoreCoordinator
     ) throws -> ManagedObjectID? {
         let layout = try coordinator.layout(object.entity)
         let columns = constraint.compactMap { layout.columns[$0] }
@@ -54,7 +56,7 @@ extension ManagedObjectContext {
         }
         for key in candidates where object.objectID.isTemporaryID || key != object.objectID.primaryKey {
             guard let row = try coordinator.storeCall({ try store.rows.read(layout.storeEntity, key: key) }),
-                let concrete = try coordinator.concreteEntity(of: row, storeEntity: layout.storeEntity)
+                let concrete = try coordinator.concreteEntity(of: row, storeEntity: layout.storeEntity), concrete.isKindOf(entity: owner)
             else { continue }
             let id = ManagedObjectID(entity: concrete, storeIdentifier: store.identifier, primaryKey: key)
             // A stored object this save deletes, or changes away from these values, is no conflict.
@@ -68,20 +70,15 @@ extension ManagedObjectContext {
         return nil
     }
 
-    /// The uniqueness constraints of `entity` and its superentities, as lists of property names.
-    private static func uniquenessConstraints(of entity: EntityDescription) -> [[String]] {
-        var constraints: [[String]] = []
+    /// The uniqueness constraints of `entity` and its superentities, as lists of property names,
+    /// each with the entity declaring it (whose objects and sub-entities' objects it keeps apart).
+    private static func uniquenessConstraints(of entity: EntityDescription) -> [(owner: EntityDescription, names: [String])] {
+        var constraints: [(owner: EntityDescription, names: [String])] = []
         var current: EntityDescription? = entity
         while let candidate = current {
-            constraints += candidate.uniquenessConstraints.map { $0.compactMap { $0 as? String } }.filter { !$0.isEmpty }
+            constraints += candidate.uniquenessConstraints.map { $0.compactMap { $0 as? String } }.filter { !$0.isEmpty }.map { (candidate, $0) }
             current = candidate.superentity
         }
         return constraints
-    }
-
-    private static func rootName(of entity: EntityDescription) -> String {
-        var root = entity
-        while let parent = root.superentity { root = parent }
-        return root.name
     }
 }

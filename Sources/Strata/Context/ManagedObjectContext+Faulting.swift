@@ -101,7 +101,8 @@ extension ManagedObjectContext {
         else { return [] }
         let layout = try coordinator.layout(entity)
         let owner = Value.reference(id.primaryKey)
-        let ids = try coordinator.storeCall { () -> OrderedSet<ManagedObjectID> in
+        // The IDs, and whether they already carry their concrete entity.
+        let (ids, concrete) = try coordinator.storeCall { () -> (OrderedSet<ManagedObjectID>, Bool) in
             if let join = layout.joins[relationship.name] {
                 var pairs: [(position: Int64, key: Int64)] = []
                 for key in try store.rows.keys(join.storeEntity, column: join.ownerColumn, matching: .equal(owner), descending: false, limit: nil) {
@@ -111,15 +112,33 @@ extension ManagedObjectContext {
                     pairs.append((position, other))
                 }
                 if join.isOrdered { pairs.sort { $0.position < $1.position } }
-                return OrderedSet(pairs.map { ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: $0.key) })
+                return (OrderedSet(pairs.map { ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: $0.key) }), false)
             }
-            guard let inverse = relationship.inverseRelationship, !inverse.isToMany else { return [] }
+            guard let inverse = relationship.inverseRelationship, !inverse.isToMany else { return ([], true) }
             let destinationLayout = try coordinator.layout(destination)
-            guard let column = destinationLayout.columns[inverse.name] else { return [] }
+            guard let column = destinationLayout.columns[inverse.name] else { return ([], true) }
             let keys = try store.rows.keys(destinationLayout.storeEntity, column: column, matching: .equal(owner), descending: false, limit: nil)
-            return OrderedSet(keys.map { ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: $0) })
+            guard destinationLayout.sharedColumns.contains(column) else {
+                return (OrderedSet(keys.map { ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: $0) }), false)
+            }
+            return (try concreteIDs(keys, of: destinationLayout, store: store, coordinator: coordinator), true)
         }
-        return destination.subentities.isEmpty ? ids : OrderedSet(ids.map(resolvedID))
+        return concrete || destination.subentities.isEmpty ? ids : OrderedSet(ids.map(resolvedID))
+    }
+
+    /// The IDs, with their concrete entity, of the rows at `keys` (in that order) that belong to
+    /// `layout`'s entity or its sub-entities; rows of other entities of the hierarchy are left out.
+    private func concreteIDs(
+        _ keys: [PrimaryKey], of layout: EntityLayout, store: PersistentStore, coordinator: PersistentStoreCoordinator
+    ) throws -> OrderedSet<ManagedObjectID> {
+        let family = try coordinator.mapping.get().entitiesByTag[layout.storeEntity] ?? [:]
+        var entities: [PrimaryKey: EntityDescription] = [:]
+        try store.rows.forEachRow(layout.storeEntity, keys: keys, columns: [0]) { key, row in
+            if case .int(let tag) = row[0], layout.tags.contains(tag), let entity = family[tag] { entities[key] = entity }
+        }
+        return OrderedSet(keys.compactMap { key in
+            entities[key].map { ManagedObjectID(entity: $0, storeIdentifier: store.identifier, primaryKey: key) }
+        })
     }
 }
 

@@ -4,9 +4,13 @@ import StrataStore
 ///
 /// Every inheritance hierarchy is one engine entity (single-table inheritance, as Core Data's
 /// SQLite store): column 0 holds the concrete entity's tag, then one column per persistent
-/// attribute and per to-one relationship of any entity of the hierarchy. To-many relationships
-/// are found through the fetch index of their inverse to-one column; many-to-many, ordered and
-/// inverse-less to-many relationships are kept in join entities (source, target, position).
+/// attribute and per to-one relationship of any entity of the hierarchy. Entities of one
+/// hierarchy that declare one name with one type (an attribute type, or a to-one relationship
+/// into one hierarchy) share its column; a declaration of another type gets a column of its
+/// own, named `Entity.name`. To-many relationships are found through the fetch index of their
+/// inverse to-one column (keeping only rows of the destination's entities where the column is
+/// shared); many-to-many, ordered and inverse-less to-many relationships are kept in join
+/// entities (source, target, position).
 struct StoreMapping: Sendable {
     /// The engine schema.
     let schema: Schema
@@ -17,8 +21,7 @@ struct StoreMapping: Sendable {
 
     /// Lays out `model` (which must be frozen).
     ///
-    /// - Throws: ``CoreDataError`` `coreData` when two entities of one hierarchy give one
-    ///   property name different types, or an attribute has no storable type.
+    /// - Throws: ``CoreDataError`` `coreData` when an attribute has no storable type.
     init(model: ManagedObjectModel) throws {
         var entities: [EntitySchema] = []
         var rootIDs: [ObjectIdentifier: Int] = [:]
@@ -35,42 +38,55 @@ struct StoreMapping: Sendable {
         var layouts: [String: EntityLayout] = [:]
         var byTag: [Int: [Int64: EntityDescription]] = [:]
         var joins: [String: [String: JoinLayout]] = [:]
-        var columnNames: [Int: [String: Int]] = [:]
 
+        // The column of every declared persistent attribute and to-one relationship, by declaration.
+        var declarationColumns: [ObjectIdentifier: Int] = [:]
+        // The tags of the entities whose rows use each column, by engine entity.
+        var columnTags: [Int: [Int: Set<Int64>]] = [:]
         for root in roots {
             let storeEntity = rootIDs[ObjectIdentifier(root)]!
             // The concrete entity's tag; fetches filter on it while scanning, so it has no index.
             var columns = [ColumnSchema(name: "_entity", type: .int16, isNullable: false)]
-            var byName: [String: Int] = [:]
+            var byName: [String: [Int]] = [:]
             let family = Self.hierarchy(root)
             for entity in family {
-                for property in entity.properties {
+                for property in entity.properties where declarationColumns[ObjectIdentifier(property)] == nil {
+                    let column: ColumnSchema
                     if let attribute = property as? AttributeDescription {
                         guard !attribute.isTransient else { continue }
-                        let type = try Self.columnType(attribute, entity: entity)
-                        let indexed = Self.isIndexed(attribute.name, in: entity)
-                        if let existing = byName[attribute.name] {
-                            guard columns[existing].type == type else {
-                                throw CoreDataError(.coreData, "\(entity.name).\(attribute.name) has another type than the same name elsewhere in \(root.name)'s hierarchy")
-                            }
-                            columns[existing].isIndexed = columns[existing].isIndexed || indexed
-                            continue
-                        }
-                        byName[attribute.name] = columns.count
-                        columns.append(ColumnSchema(
-                            name: attribute.name, type: type, isNullable: true, isIndexed: indexed,
-                            keepsTombstone: attribute.preservesValueInHistoryOnDeletion))
-                    } else if let relationship = property as? RelationshipDescription, !relationship.isToMany, !relationship.isTransient {
-                        guard byName[relationship.name] == nil, let destination = relationship.destinationEntity else { continue }
-                        byName[relationship.name] = columns.count
-                        columns.append(ColumnSchema(name: relationship.name, type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(destination))]!)))
+                        column = ColumnSchema(
+                            name: attribute.name, type: try Self.columnType(attribute, entity: entity), isNullable: true,
+                            isIndexed: Self.isIndexed(attribute.name, in: entity), keepsTombstone: attribute.preservesValueInHistoryOnDeletion)
+                    } else if let relationship = property as? RelationshipDescription, !relationship.isToMany, !relationship.isTransient,
+                        let destination = relationship.destinationEntity
+                    {
+                        column = ColumnSchema(name: relationship.name, type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(destination))]!))
+                    } else {
+                        continue
                     }
+                    // Entities of one hierarchy declaring one name with one type share its column
+                    // (their rows are told apart by the tag); another type gets a column of its own.
+                    if let shared = byName[property.name]?.first(where: { columns[$0].type == column.type }) {
+                        columns[shared].isIndexed = columns[shared].isIndexed || column.isIndexed
+                        declarationColumns[ObjectIdentifier(property)] = shared
+                        continue
+                    }
+                    declarationColumns[ObjectIdentifier(property)] = columns.count
+                    var named = column
+                    if byName[property.name] != nil { named.name = "\(entity.name).\(property.name)" }
+                    byName[property.name, default: []].append(columns.count)
+                    columns.append(named)
                 }
             }
             entities[storeEntity].columns = columns
-            columnNames[storeEntity] = byName
             var tags: [Int64: EntityDescription] = [:]
-            for (index, entity) in family.enumerated() { tags[Int64(index + 1)] = entity }
+            for (index, entity) in family.enumerated() {
+                let tag = Int64(index + 1)
+                tags[tag] = entity
+                for property in entity.properties {
+                    if let column = declarationColumns[ObjectIdentifier(property)] { columnTags[storeEntity, default: [:]][column, default: []].insert(tag) }
+                }
+            }
             byTag[storeEntity] = tags
         }
 
@@ -97,21 +113,26 @@ struct StoreMapping: Sendable {
         for entity in model.entities {
             let root = rootOf(entity)
             let storeEntity = rootIDs[ObjectIdentifier(root)]!
-            let family = Self.hierarchy(root)
-            let tag = Int64(family.firstIndex { $0 === entity }! + 1)
-            let subtree = Self.hierarchy(entity).map { member in Int64(family.firstIndex { $0 === member }! + 1) }
+            let members = Self.hierarchy(root)
+            let tag = Int64(members.firstIndex { $0 === entity }! + 1)
+            let subtree = Self.hierarchy(entity).map { member in Int64(members.firstIndex { $0 === member }! + 1) }
             var inheritedJoins: [String: JoinLayout] = [:]
             var current: EntityDescription? = entity
             while let candidate = current {
                 inheritedJoins.merge(joins[candidate.name] ?? [:]) { own, _ in own }
                 current = candidate.superentity
             }
-            let columns = columnNames[storeEntity]!
+            var columns: [String: Int] = [:]
+            for property in entity.properties {
+                if let column = declarationColumns[ObjectIdentifier(property)] { columns[property.name] = column }
+            }
+            let family = Set(subtree)
             layouts[entity.name] = EntityLayout(
                 storeEntity: storeEntity, tag: tag, tags: subtree, columns: columns,
                 slotColumns: entity.properties.map { property in
                     property.isTransient || (property as? RelationshipDescription)?.isToMany == true ? -1 : columns[property.name] ?? -1
                 },
+                sharedColumns: Set(columns.values.filter { !(columnTags[storeEntity]?[$0] ?? []).isSubset(of: family) }),
                 joins: inheritedJoins)
         }
         self.schema = try Schema(entities: entities)
@@ -165,11 +186,16 @@ struct EntityLayout: Sendable {
     let tag: Int64
     /// The tags of this entity and all its sub-entities.
     let tags: [Int64]
-    /// The column of each persistent attribute and to-one relationship of the hierarchy, by name.
+    /// The column of each persistent attribute and to-one relationship of the entity (inherited
+    /// ones included), by name.
     let columns: [String: Int]
     /// The column of each property of the entity in `properties` order (an object's slots),
     /// or -1 for transient properties and to-many relationships.
     let slotColumns: [Int]
+    /// The columns of ``columns`` that rows of entities outside this entity's subtree also
+    /// use (a same-named property of a sibling, or one declared by a superentity): a fetch index
+    /// lookup on one of them finds those rows too, and their tag tells them apart.
+    let sharedColumns: Set<Int>
     /// The join entities of to-many relationships kept in join entities, by relationship name.
     let joins: [String: JoinLayout]
 }
