@@ -21,6 +21,13 @@ final class PlainNamedWidget: ManagedObject {
 @Suite struct ManagedObjectClassResolutionTests {
     static let module = String(String(reflecting: ResolvedGadget.self).split(separator: ".")[0])
 
+    /// `EntityDescription.insertNewObject(forEntityName:into:)`, which consults the class
+    /// registry; held as a throwing function so the call reads the same whether it throws or not.
+    static func insert(_ entityName: String, _ context: ManagedObjectContext) throws -> ManagedObject {
+        let insert: (String, ManagedObjectContext) throws -> ManagedObject = EntityDescription.insertNewObject(forEntityName:into:)
+        return try insert(entityName, context)
+    }
+
     /// Gadget (class `Module.ResolvedGadget`) with the subentity PremiumGadget (class
     /// `Module.ResolvedPremiumGadget`), and Widget with the plain class name `PlainNamedWidget`.
     static func model() -> ManagedObjectModel {
@@ -41,13 +48,13 @@ final class PlainNamedWidget: ManagedObject {
             let container = try GraphModel.container(at: folder.store(), model: Self.model())
             let context = container.newBackgroundContext()
             try context.performAndWait {
-                let gadget = try EntityDescription.insertNewObject(forEntityName: "ResolvedGadgetEntity", into: context)
+                let gadget = try Self.insert("ResolvedGadgetEntity", context)
                 #expect(type(of: gadget) == ResolvedGadget.self)
                 (gadget as? ResolvedGadget)?.label = "plain"
-                let premium = try EntityDescription.insertNewObject(forEntityName: "ResolvedPremiumGadgetEntity", into: context)
+                let premium = try Self.insert("ResolvedPremiumGadgetEntity", context)
                 #expect(type(of: premium) == ResolvedPremiumGadget.self)
                 (premium as? ResolvedPremiumGadget)?.tier = 3
-                let other = try EntityDescription.insertNewObject(forEntityName: "UnresolvableEntity", into: context)
+                let other = try Self.insert("UnresolvableEntity", context)
                 #expect(type(of: other) == ManagedObject.self, "a class name that names no class gives ManagedObject")
                 try context.save()
             }
@@ -75,7 +82,7 @@ final class PlainNamedWidget: ManagedObject {
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            let widget = try EntityDescription.insertNewObject(forEntityName: "PlainNamedWidgetEntity", into: context)
+            let widget = try Self.insert("PlainNamedWidgetEntity", context)
             #expect(type(of: widget) == PlainNamedWidget.self)
         }
         try container.close()
@@ -90,7 +97,7 @@ final class PlainNamedWidget: ManagedObject {
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([entity]))
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            let thing = try EntityDescription.insertNewObject(forEntityName: "ExplicitlyRegisteredEntity", into: context)
+            let thing = try Self.insert("ExplicitlyRegisteredEntity", context)
             #expect(type(of: thing) == RegisteredThing.self)
         }
         try container.close()
