@@ -54,7 +54,7 @@ func storeURL() -> URL {
 /// A container on the quickstart's store, with history tracking on.
 func loadContainer(_ model: ManagedObjectModel) throws -> PersistentContainer {
     let container = PersistentContainer(name: "Quickstart", managedObjectModel: model)
-    var description = PersistentStoreDescription(url: storeURL())
+    let description = PersistentStoreDescription(url: storeURL())
     description.isHistoryTrackingEnabled = true
     container.persistentStoreDescriptions = [description]
     let failure = Failure()

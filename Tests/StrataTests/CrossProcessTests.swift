@@ -124,8 +124,8 @@ import Testing
     /// Builds a container with one in-memory store.
     static func inMemoryContainer(named name: String) throws -> PersistentContainer {
         let container = PersistentContainer(name: name, managedObjectModel: GraphModel.make())
-        var description = PersistentStoreDescription()
-        description.type = .inMemory
+        let description = PersistentStoreDescription()
+        description.type = InMemoryStoreType
         container.persistentStoreDescriptions = [description]
         let failure = LockedError()
         container.loadPersistentStores { _, error in failure.set(error) }
@@ -137,7 +137,7 @@ import Testing
         let name = "InMemory-\(UUID().uuidString)"
         let container = try Self.inMemoryContainer(named: name)
         let store = try #require(container.persistentStoreCoordinator.persistentStores.first)
-        #expect(store.type == .inMemory)
+        #expect(store.type == InMemoryStoreType)
         #expect(store.url == nil)
         #expect(store.engineStore == nil)
 

@@ -75,7 +75,7 @@ enum GraphModel {
     /// A container with one Strata store at `url`, loaded.
     static func container(at url: URL, model: ManagedObjectModel = make()) throws -> PersistentContainer {
         let container = PersistentContainer(name: "Company", managedObjectModel: model)
-        var description = PersistentStoreDescription(url: url)
+        let description = PersistentStoreDescription(url: url)
         description.durability = .relaxed
         container.persistentStoreDescriptions = [description]
         let failure = LockedError()

@@ -174,8 +174,8 @@ enum CatalogModel {
     /// An in-memory store answers the same plans with the same results.
     @Test func inMemoryStoresFollowThePlans() throws {
         let container = PersistentContainer(name: "Catalog", managedObjectModel: CatalogModel.make())
-        var description = PersistentStoreDescription()
-        description.type = .inMemory
+        let description = PersistentStoreDescription()
+        description.type = InMemoryStoreType
         container.persistentStoreDescriptions = [description]
         let failure = LockedError()
         container.loadPersistentStores { _, error in failure.set(error) }

@@ -232,7 +232,7 @@ import Testing
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: GraphModel.make())
         let store = try coordinator.addPersistentStore(type: .strata, at: folder.store(), options: [PersistentStoreOptionKey.readOnly: true])
-        #expect(store.optionDescriptions[PersistentStoreOptionKey.readOnly] == "true")
+        #expect(store.options?[PersistentStoreOptionKey.readOnly] as? Bool == true)
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator
         try context.performAndWait {

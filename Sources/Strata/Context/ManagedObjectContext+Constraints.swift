@@ -1,42 +1,65 @@
+import OrderedCollections
 import StrataStore
 
 extension ManagedObjectContext {
     /// Checks the uniqueness constraints of every inserted and updated object against the store
-    /// and against the other objects of the save.
+    /// and against the other objects of the save, and has the merge policy resolve the
+    /// conflicts (Core Data's `resolve(constraintConflicts:)`).
     ///
-    /// - Throws: ``CoreDataError`` `managedObjectConstraintMerge` (133021)
-    ///   listing each object whose constrained values another object already has. Strata
-    ///   reports the conflict under every merge policy; it does not merge constrained objects.
-    func checkUniquenessConstraints(coordinator: PersistentStoreCoordinator) throws {
-        var errors: [CoreDataError] = []
-        var claimed: [String: ManagedObject] = [:]
-        for object in Array(insertedSet) + Array(updatedSet) {
-            for (owner, constraint) in Self.uniquenessConstraints(of: object.entity) {
-                let slots = constraint.compactMap { object.runtime.slots[$0] }
-                guard slots.count == constraint.count else { continue }
-                let values = slots.map { object.values[$0] }
-                guard !values.contains(where: { $0 == nil }) else { continue }
-                let claim = "\(owner.name)|\(constraint)|\(values.map { "\($0!)" })"
-                if let other = claimed[claim], other !== object {
-                    errors.append(conflict(object, constraint, with: other.objectID))
-                    continue
-                }
-                claimed[claim] = object
-                if let existing = try storedObject(matching: constraint, of: owner, values: values, of: object, coordinator: coordinator) {
-                    errors.append(conflict(object, constraint, with: existing))
-                }
-            }
-        }
-        guard errors.isEmpty else {
-            throw CoreDataError(.managedObjectConstraintMerge, "\(errors.count) uniqueness constraint conflict(s)", detailedErrors: errors)
-        }
+    /// - Throws: what the merge policy throws (``CoreDataError`` `managedObjectConstraintMerge`
+    ///   under ``MergePolicy/error``), or `managedObjectConstraintMerge` listing each object
+    ///   whose constrained values another object still has after the policy ran.
+    func resolveUniquenessConstraints(coordinator: PersistentStoreCoordinator) throws {
+        let conflicts = try uniquenessConflicts(coordinator: coordinator)
+        guard !conflicts.isEmpty else { return }
+        try mergePolicy.resolve(constraintConflicts: conflicts)
+        propagateDeletes()
+        let remaining = try uniquenessConflicts(coordinator: coordinator)
+        guard remaining.isEmpty else { throw ConstraintConflict.error(for: remaining) }
     }
 
-    private func conflict(_ object: ManagedObject, _ constraint: [String], with other: ManagedObjectID) -> CoreDataError {
-        CoreDataError(
-            .managedObjectConstraintMerge,
-            "\(object.entity.name) \(object.objectID) has the same \(constraint.joined(separator: ", ")) as \(other)",
-            objectID: object.objectID, key: constraint.first)
+    /// The groups of objects of the save (and the stored object) that share the values of a
+    /// uniqueness constraint, compared as typed stored values.
+    func uniquenessConflicts(coordinator: PersistentStoreCoordinator) throws -> [ConstraintConflict] {
+        var claims: OrderedDictionary<ConstraintKey, (owner: EntityDescription, objects: [ManagedObject])> = [:]
+        for object in Array(insertedSet) + Array(updatedSet) where !object.isDeleted {
+            for (owner, constraint) in Self.uniquenessConstraints(of: object.entity) {
+                guard let key = try constraintKey(of: object, constraint, owner: owner) else { continue }
+                claims[key, default: (owner, [])].objects.append(object)
+            }
+        }
+        var conflicts: [ConstraintConflict] = []
+        for (key, claim) in claims {
+            let objects = claim.objects
+            let first = objects[0]
+            let values = key.constraint.map { first.values[first.runtime.slots[$0]!] }
+            let stored = try storedObject(matching: key.constraint, of: claim.owner, values: values, of: first, coordinator: coordinator)
+            guard objects.count > 1 || stored != nil else { continue }
+            let database = try stored.map { try existingObject(with: $0) }
+            conflicts.append(ConstraintConflict(
+                constraint: key.constraint, databaseObject: database,
+                databaseSnapshot: database.map { MergeConflict.snapshot($0.committed ?? $0.values, of: $0.runtime) },
+                conflictingObjects: objects,
+                conflictingSnapshots: objects.map { object in object.committed.map { MergeConflict.snapshot($0, of: object.runtime) } ?? [:] }))
+        }
+        return conflicts
+    }
+
+    /// The typed key of `object`'s values for `constraint`, or `nil` when one of them is nil
+    /// (a constraint does not apply to missing values).
+    private func constraintKey(of object: ManagedObject, _ constraint: [String], owner: EntityDescription) throws -> ConstraintKey? {
+        var values: [ConstrainedValue] = []
+        for name in constraint {
+            guard let slot = object.runtime.slots[name], let value = object.values[slot] else { return nil }
+            if let attribute = object.runtime.properties[slot] as? AttributeDescription {
+                values.append(.stored(try ValueConversion.storeValue(value, for: attribute)))
+            } else if let id = value as? ManagedObjectID {
+                values.append(.object(id))
+            } else {
+                return nil
+            }
+        }
+        return ConstraintKey(owner: ObjectIdentifier(owner), constraint: constraint, values: values)
     }
 
     /// The ID of a stored object of `owner` (the entity declaring the constraint) or a
@@ -81,4 +104,18 @@ extension ManagedObjectContext {
         }
         return constraints
     }
+}
+
+/// A constrained property's value as the store compares it: a stored value (exact: dates to the
+/// fraction of a second, data by content) or a related object's ID.
+private enum ConstrainedValue: Hashable {
+    case stored(Value)
+    case object(ManagedObjectID)
+}
+
+/// One constraint of the entity declaring it with the values an object has for it.
+private struct ConstraintKey: Hashable {
+    var owner: ObjectIdentifier
+    var constraint: [String]
+    var values: [ConstrainedValue]
 }

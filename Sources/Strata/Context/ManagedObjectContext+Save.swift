@@ -27,12 +27,14 @@ extension ManagedObjectContext {
         processPendingChanges()
         try validatePendingObjects()
 
-        let inserted = Array(insertedSet)
-        let updated = Array(updatedSet)
-        let deleted = deletedSet.elements.filter { !$0.isInaccessible }
-        let discarded = deletedSet.elements.filter(\.isInaccessible)
+        var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ManagedObject] = [], discarded: [ManagedObject] = []
         try coordinator.saveLock.withLock { _ in
-            try checkUniquenessConstraints(coordinator: coordinator)
+            // The merge policy may merge objects of the save into others: read the changes after it.
+            try resolveUniquenessConstraints(coordinator: coordinator)
+            inserted = Array(insertedSet)
+            updated = Array(updatedSet)
+            deleted = deletedSet.elements.filter { !$0.isInaccessible }
+            discarded = deletedSet.elements.filter(\.isInaccessible)
             try obtainPermanentIDs(for: inserted)
             let resolved = try resolveConflicts(updated: updated, deleted: deleted, coordinator: coordinator)
             let sequences = try commit(inserted: inserted, updated: resolved.updated, deleted: resolved.deleted, coordinator: coordinator)
@@ -143,7 +145,7 @@ extension ManagedObjectContext {
     private func resolveConflicts(
         updated: [ManagedObject], deleted: [ManagedObject], coordinator: PersistentStoreCoordinator
     ) throws -> (updated: [ManagedObject], deleted: [ManagedObject]) {
-        var conflicts: [CoreDataError] = []
+        var conflicts: [MergeConflict] = []
         var keptUpdates: [ManagedObject] = []
         // Deleted objects whose row someone else deleted already: the store has nothing to delete.
         var goneDeletes = Set<ManagedObject>()
@@ -152,9 +154,8 @@ extension ManagedObjectContext {
                 if !object.isDeleted { keptUpdates.append(object) }
                 continue
             }
-            if object.snapshotSequence != 0, let store = coordinator.store(identifier: object.objectID.storeIdentifier!),
-                store.rows.lastSequence == object.snapshotSequence
-            {
+            let store = coordinator.store(identifier: object.objectID.storeIdentifier!)
+            if object.snapshotSequence != 0, let store, store.rows.lastSequence == object.snapshotSequence {
                 // Nothing was committed since the object was read: there can be no conflict.
                 if !object.isDeleted { keptUpdates.append(object) }
                 continue
@@ -162,42 +163,16 @@ extension ManagedObjectContext {
             let stored = try coordinator.row(for: object.objectID).map {
                 try values(of: object.runtime, from: $0, layout: try coordinator.layout(object.entity), storeIdentifier: object.objectID.storeIdentifier)
             }
-            let persistentSlots = object.runtime.properties.indices.filter { slot in
-                let property = object.runtime.properties[slot]
-                return !property.isTransient && !((property as? RelationshipDescription)?.isToMany ?? false)
-            }
-            let storeChanged = persistentSlots.filter { !FetchValue.equal(committed[$0], stored?[$0]) }
+            let storeChanged = MergeConflict.persistentSlots(of: object.runtime).filter { !FetchValue.equal(committed[$0], stored?[$0]) }
             guard stored == nil || !storeChanged.isEmpty else {
                 if !object.isDeleted { keptUpdates.append(object) }
                 continue
             }
             if stored == nil && object.isDeleted { goneDeletes.insert(object) }
-            switch mergePolicy.mergeType {
-            case .errorMergePolicyType:
-                conflicts.append(CoreDataError(
-                    .managedObjectMerge,
-                    stored == nil ? "\(object.objectID) was deleted from the store by someone else"
-                        : "\(object.objectID) changed in the store (\(storeChanged.map { object.runtime.properties[$0].name }.joined(separator: ", ")))",
-                    objectID: object.objectID))
-                continue
-            case .overwriteMergePolicyType:
-                break
-            case .mergeByPropertyObjectTrumpMergePolicyType, .mergeByPropertyStoreTrumpMergePolicyType, .rollbackMergePolicyType:
-                guard let stored else { continue }
-                let storeWins = mergePolicy.mergeType != .mergeByPropertyObjectTrumpMergePolicyType
-                for slot in persistentSlots {
-                    let ours = object.changedSlots.contains(slot)
-                    if mergePolicy.mergeType == .rollbackMergePolicyType || (!ours) || (storeWins && storeChanged.contains(slot)) {
-                        object.values[slot] = stored[slot]
-                    }
-                }
-                object.committed = stored
-            }
+            conflicts.append(MergeConflict(object: object, stored: stored, storeChangedSlots: Set(storeChanged), newVersion: store?.rows.lastSequence ?? 0))
             if stored != nil && !object.isDeleted { keptUpdates.append(object) }
         }
-        if !conflicts.isEmpty {
-            throw CoreDataError(.managedObjectMerge, "the save conflicts with changes saved by others", detailedErrors: conflicts)
-        }
+        if !conflicts.isEmpty { try mergePolicy.resolve(optimisticLockingConflicts: conflicts) }
         return (keptUpdates, goneDeletes.isEmpty ? deleted : deleted.filter { !goneDeletes.contains($0) })
     }
 

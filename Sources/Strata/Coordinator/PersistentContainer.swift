@@ -5,43 +5,35 @@ import Synchronization
 /// `NSPersistentContainer`).
 ///
 /// `Sendable`: hand the container to any task; use ``viewContext`` on the main queue and
-/// ``newBackgroundContext()`` or ``performBackgroundTask(_:)`` elsewhere.
-public final class PersistentContainer: Sendable {
+/// ``newBackgroundContext()`` or ``performBackgroundTask(_:)`` elsewhere. Open, as in Core Data:
+/// a subclass can override ``defaultDirectoryURL()`` to move its stores.
+// @unchecked: the stored properties are constants or kept behind a mutex.
+open class PersistentContainer: @unchecked Sendable {
     /// The container's name: the default store is `<name>.strata`.
     public let name: String
     /// The model.
     public let managedObjectModel: ManagedObjectModel
     /// The coordinator.
     public let persistentStoreCoordinator: PersistentStoreCoordinator
-    private let descriptions: Mutex<[PersistentStoreDescription]>
+    private let descriptions = Mutex<[PersistentStoreDescription]>([])
     private let mainContext: ManagedObjectContext
 
-    /// Creates a container named `name` for `model`, with one store description at the
-    /// ``defaultDirectoryURL()``.
+    /// Creates a container named `name` for `model`, with one store description at
+    /// ``defaultDirectoryURL()`` (the subclass's, when overridden).
     public init(name: String, managedObjectModel model: ManagedObjectModel) {
         self.name = name
         managedObjectModel = model
         persistentStoreCoordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        descriptions = Mutex([PersistentStoreDescription(url: Self.defaultDirectoryURL().appendingPathComponent("\(name).strata"))])
         mainContext = ManagedObjectContext(concurrencyType: .mainQueueConcurrencyType)
         mainContext.persistentStoreCoordinator = persistentStoreCoordinator
         mainContext.name = "viewContext"
-    }
-
-    /// Creates a container for the model loaded from `<name>.xcdatamodeld` (or `.xcdatamodel`)
-    /// in `bundle`'s resources.
-    ///
-    /// - Throws: ``ModelError`` when no such model exists or it does not load.
-    public convenience init(name: String, bundle: Bundle) throws {
-        guard let url = bundle.url(forResource: name, withExtension: "xcdatamodeld") ?? bundle.url(forResource: name, withExtension: "xcdatamodel") else {
-            throw ModelError(.fileNotFound, "no \(name).xcdatamodeld or \(name).xcdatamodel in \(bundle.bundlePath)")
-        }
-        self.init(name: name, managedObjectModel: try ManagedObjectModel(contentsOf: url))
+        let url = type(of: self).defaultDirectoryURL().appendingPathComponent("\(name).strata")
+        descriptions.withLock { $0 = [PersistentStoreDescription(url: url)] }
     }
 
     /// Where stores go when no URL is given: `$XDG_DATA_HOME/strata`, else
     /// `~/.local/share/strata` on Linux and `~/Library/Application Support/strata` on macOS.
-    public class func defaultDirectoryURL() -> URL {
+    open class func defaultDirectoryURL() -> URL {
         #if os(Linux)
         if let data = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], !data.isEmpty {
             return URL(fileURLWithPath: data).appendingPathComponent("strata")
@@ -59,10 +51,16 @@ public final class PersistentContainer: Sendable {
     }
 
     /// Adds every described store, calling `block` once per store with its description and
-    /// error, if any.
-    public func loadPersistentStores(completionHandler block: @escaping @Sendable (PersistentStoreDescription, (any Error)?) -> Void) {
+    /// error, if any. A description with ``PersistentStoreDescription/shouldAddStoreAsynchronously``
+    /// is added on a background queue, and `block` is called there.
+    open func loadPersistentStores(completionHandler block: @escaping @Sendable (PersistentStoreDescription, (any Error)?) -> Void) {
         for description in persistentStoreDescriptions {
-            persistentStoreCoordinator.addPersistentStore(with: description, completionHandler: block)
+            let coordinator = persistentStoreCoordinator
+            if description.shouldAddStoreAsynchronously {
+                DispatchQueue.global().async { coordinator.addPersistentStore(with: description, completionHandler: block) }
+            } else {
+                coordinator.addPersistentStore(with: description, completionHandler: block)
+            }
         }
     }
 
@@ -70,14 +68,14 @@ public final class PersistentContainer: Sendable {
     public var viewContext: ManagedObjectContext { mainContext }
 
     /// A new private-queue context on the container's coordinator.
-    public func newBackgroundContext() -> ManagedObjectContext {
+    open func newBackgroundContext() -> ManagedObjectContext {
         let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = persistentStoreCoordinator
         return context
     }
 
     /// Runs `block` on a new private-queue context.
-    public func performBackgroundTask(_ block: @escaping @Sendable (ManagedObjectContext) -> Void) {
+    open func performBackgroundTask(_ block: @escaping @Sendable (ManagedObjectContext) -> Void) {
         let context = newBackgroundContext()
         context.perform { block(context) }
     }

@@ -41,22 +41,44 @@ public final class PersistentStoreCoordinator: Sendable {
     /// `addPersistentStore(type:configuration:at:options:)`).
     ///
     /// - Parameters:
-    ///   - type: `.strata` for a store directory, `.inMemory` for a store in memory.
+    ///   - type: `.sqlite` (or `.strata`) for a store directory, `.inMemory` for a store in memory.
     ///   - configuration: the model configuration whose entities the store holds (`nil`: all).
     ///   - url: the store directory (`Name.strata`); ignored for an in-memory store.
-    ///   - options: ``PersistentStoreOptionKey`` options.
+    ///   - options: options by key (``PersistentHistoryTrackingKey``, ``ReadOnlyPersistentStoreOption``,
+    ///     ``PersistentStoreOptionKey``, …); every key is kept in the store's `options`.
     /// - Returns: the added store.
     /// - Throws: ``CoreDataError`` `persistentStoreIncompatibleSchema` when the store was written
     ///   with another model, `persistentStoreOpen` when it is locked by another process or
-    ///   cannot be opened (the underlying `StoreError` is attached).
+    ///   cannot be opened (the underlying `StoreError` is attached), `persistentStoreInvalidType`
+    ///   for a type Strata does not have.
     @discardableResult
     public func addPersistentStore(
-        type: PersistentStore.StoreType, configuration: String? = nil, at url: URL?, options: [String: any Sendable]? = nil
+        type: PersistentStore.StoreType, configuration: String? = nil, at url: URL?, options: [String: Any]? = nil
     ) throws -> PersistentStore {
-        var description = url.map(PersistentStoreDescription.init(url:)) ?? PersistentStoreDescription()
-        description.type = type
+        try addPersistentStore(ofType: type.rawValue, configurationName: configuration, at: url, options: options)
+    }
+
+    /// Opens (creating if needed) a store of the type named `storeType` and adds it (Core Data's
+    /// `addPersistentStore(ofType:configurationName:at:options:)`).
+    ///
+    /// - Parameters:
+    ///   - storeType: ``SQLiteStoreType`` (``StrataStoreType``) or ``InMemoryStoreType``.
+    ///   - configuration: the model configuration whose entities the store holds (`nil`: all).
+    ///   - url: the store directory (`Name.strata`); ignored for an in-memory store.
+    ///   - options: options by key; keys that are not strings are ignored.
+    /// - Returns: the added store.
+    /// - Throws: as ``addPersistentStore(type:configuration:at:options:)``.
+    @discardableResult
+    public func addPersistentStore(
+        ofType storeType: String, configurationName configuration: String?, at url: URL?, options: [AnyHashable: Any]? = nil
+    ) throws -> PersistentStore {
+        let description = PersistentStoreDescription()
+        description.type = storeType
+        description.url = url
         description.configuration = configuration
-        for (key, value) in options ?? [:] { description.setOption(value, forKey: key) }
+        for (key, value) in options ?? [:] {
+            if let key = key.base as? String { description.setOption(value, forKey: key) }
+        }
         return try addPersistentStore(description)
     }
 
@@ -79,18 +101,14 @@ public final class PersistentStoreCoordinator: Sendable {
         let rows: any RowStore
         let identifier: String
         switch description.type {
-        case .inMemory:
+        case InMemoryStoreType:
             rows = InMemoryRowStore(schema: mapping.schema)
             identifier = UUID().uuidString
-        case .strata:
+        case SQLiteStoreType:
             guard let url = description.url else {
                 throw CoreDataError(.persistentStoreOpen, "a Strata store needs a URL")
             }
-            var configuration = StoreConfiguration()
-            configuration.durability = description.durability
-            configuration.historyTracking = description.isHistoryTrackingEnabled
-            configuration.readOnly = description.isReadOnly
-            if let cacheSize = description.cacheSize { configuration.cacheSize = cacheSize }
+            let configuration = description.storeConfiguration
             do {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 let store = try Store.open(at: url, schema: mapping.schema, configuration: configuration)
@@ -102,17 +120,11 @@ public final class PersistentStoreCoordinator: Sendable {
                 throw CoreDataError(.persistentStoreOpen, "the store at \(url.path) cannot be opened: \(error.message)", underlyingError: error)
             }
         default:
-            throw CoreDataError(.persistentStoreInvalidType, "unknown store type \(description.type.rawValue)")
+            throw CoreDataError(.persistentStoreInvalidType, "unknown store type \(description.type)")
         }
-        var options: [String: String] = [
-            PersistentStoreOptionKey.historyTracking: String(description.isHistoryTrackingEnabled),
-            PersistentStoreOptionKey.readOnly: String(description.isReadOnly),
-            PersistentStoreOptionKey.durability: "\(description.durability)",
-        ]
-        if let cacheSize = description.cacheSize { options[PersistentStoreOptionKey.cacheSize] = String(cacheSize) }
         let store = PersistentStore(
             type: description.type, url: description.url, identifier: identifier,
-            configurationName: description.configuration, options: options, rows: rows)
+            configurationName: description.configuration, options: description.options, rows: rows)
         stores.withLock { $0.append(store) }
         return store
     }

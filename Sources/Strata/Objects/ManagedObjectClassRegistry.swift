@@ -4,14 +4,21 @@ import Synchronization
 ///
 /// A subclass is registered when its first instance is created with
 /// ``ManagedObject/init(entity:insertInto:)`` or ``ManagedObject/init(context:)``, or explicitly
-/// with ``ManagedObject/register(for:)``: Core Data finds it through the Objective-C runtime,
-/// which Linux does not have.
+/// with ``ManagedObject/register(for:)``. Otherwise the entity's `managedObjectClassName` is
+/// looked up by name, as Core Data does through the Objective-C runtime: a module-qualified
+/// name (`App.Employee`, what `NSStringFromClass` gives) directly, a plain name in the modules
+/// registered with ``ManagedObject/registerClasses(inModule:)``.
 enum ManagedObjectClassRegistry {
     private struct Registry {
         /// Classes registered for one entity description (one model).
         var byEntity: [ObjectIdentifier: ManagedObject.Type] = [:]
         /// Classes registered for an entity name (any model).
         var byName: [String: ManagedObject.Type] = [:]
+        /// Modules whose classes plain class names may name.
+        var modules: [String] = []
+        /// Classes found by class name, and names found to name no subclass (until the next
+        /// module is registered).
+        var byClassName: [String: ManagedObject.Type?] = [:]
     }
 
     private static let registry = Mutex(Registry())
@@ -19,30 +26,65 @@ enum ManagedObjectClassRegistry {
     /// Registers `type` as the class of every entity named `name`.
     static func register(_ type: ManagedObject.Type, forName name: String) {
         registry.withLock { registry in
-            if registry.byName[name] != type { registry.byName[name] = type }
+            if registry.byName[name] != type {
+                registry.byName[name] = type
+                remember(type, in: &registry)
+            }
         }
     }
 
     /// Registers `type` as the class of `entity` (and of its name, unless another class has it).
     static func register(_ type: ManagedObject.Type, for entity: EntityDescription) {
         registry.withLock { registry in
-            if registry.byEntity[ObjectIdentifier(entity)] != type { registry.byEntity[ObjectIdentifier(entity)] = type }
+            guard registry.byEntity[ObjectIdentifier(entity)] != type else { return }
+            registry.byEntity[ObjectIdentifier(entity)] = type
             if registry.byName[entity.name] == nil { registry.byName[entity.name] = type }
+            remember(type, in: &registry)
         }
     }
 
-    /// The class registered for `entity`, else for its name, else for its nearest superentity,
-    /// else `ManagedObject`. Entity descriptions live as long as their model, so their identity
-    /// is not reused while objects of them exist.
+    /// Records the plain and module-qualified names of a registered class.
+    private static func remember(_ type: ManagedObject.Type, in registry: inout Registry) {
+        for name in [String(describing: type), String(reflecting: type)] { registry.byClassName[name] = .some(type) }
+    }
+
+    /// Lets plain class names name classes of the module `module`.
+    static func register(module: String) {
+        registry.withLock { registry in
+            guard !registry.modules.contains(module) else { return }
+            registry.modules.append(module)
+            registry.byClassName = registry.byClassName.filter { $0.value != nil }
+        }
+    }
+
+    /// The class registered for `entity`, else for its name, else the one its
+    /// `managedObjectClassName` names, else the same for its nearest superentity, else
+    /// `ManagedObject`. Entity descriptions live as long as their model, so their identity is
+    /// not reused while objects of them exist.
     static func type(for entity: EntityDescription) -> ManagedObject.Type {
         registry.withLock { registry in
             var current: EntityDescription? = entity
             while let candidate = current {
-                if let type = registry.byEntity[ObjectIdentifier(candidate)] ?? registry.byName[candidate.name] { return type }
+                if let type = registry.byEntity[ObjectIdentifier(candidate)] ?? registry.byName[candidate.name]
+                    ?? resolve(candidate.managedObjectClassName, in: &registry)
+                {
+                    return type
+                }
                 current = candidate.superentity
             }
             return ManagedObject.self
         }
+    }
+
+    /// The subclass a class name names: module-qualified (`App.Employee`), or plain (`Employee`,
+    /// also Xcode's `.Employee`) in a registered module. `nil` for `ManagedObject` itself.
+    private static func resolve(_ className: String, in registry: inout Registry) -> ManagedObject.Type? {
+        if let known = registry.byClassName[className] { return known }
+        let plain = className.hasPrefix(".") ? String(className.dropFirst()) : className
+        let names = plain.contains(".") ? [plain] : registry.modules.map { "\($0).\(plain)" }
+        let found = names.lazy.compactMap { _typeByName($0) as? ManagedObject.Type }.first { $0 != ManagedObject.self }
+        registry.byClassName[className] = .some(found)
+        return found
     }
 }
 
@@ -51,5 +93,12 @@ extension ManagedObject {
     /// instances of it. Needed only when a fetch may run before the first instance is created.
     public static func register(for entityName: String) {
         ManagedObjectClassRegistry.register(self, forName: entityName)
+    }
+
+    /// Lets a model's plain class names (`Employee`, as Xcode writes `representedClassName`
+    /// for the current module) name the subclasses of the module `moduleName`. Module-qualified
+    /// names (`App.Employee`) need no registration.
+    public static func registerClasses(inModule moduleName: String) {
+        ManagedObjectClassRegistry.register(module: moduleName)
     }
 }
