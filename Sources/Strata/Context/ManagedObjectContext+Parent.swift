@@ -180,7 +180,7 @@ extension ManagedObjectContext {
     private func valuesForChild(_ id: ManagedObjectID) throws -> [Any?]? {
         try performAndWait {
             let id = nesting.permanentIDs[id] ?? id
-            guard !id.isTemporaryID || registered[id] != nil else { return nil }
+            guard !id.isTemporaryID || registered[id] != nil || nesting.parent != nil else { return nil }
             let object = self.object(with: id)
             try object.fireFault()
             return object.isDeleted ? nil : object.values
@@ -191,7 +191,7 @@ extension ManagedObjectContext {
     private func relatedIDsForChild(_ id: ManagedObjectID, _ name: String) throws -> OrderedSet<ManagedObjectID> {
         try performAndWait {
             let id = nesting.permanentIDs[id] ?? id
-            guard !id.isTemporaryID || registered[id] != nil else { return [] }
+            guard !id.isTemporaryID || registered[id] != nil || nesting.parent != nil else { return [] }
             let object = self.object(with: id)
             try object.fireFault()
             let slot = try object.runtime.slot(name)
