@@ -463,4 +463,72 @@ final class CodedItem: ManagedObject {
             #expect(!ops.objectID.isTemporaryID, "a merging child takes the permanent IDs")
         }
     }
+
+    @Test func childUpdateOfAnObjectTheParentDeletedFailsAndLosesNothing() throws {
+        let folder = TemporaryFolder()
+        let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
+        let parent = container.newBackgroundContext()
+        let child = Self.child(of: parent)
+        let bob = try child.performAndWait { try child.existingObject(with: ids["Bob"]!) as! Employee }
+        try parent.performAndWait { parent.delete(try parent.existingObject(with: ids["Bob"]!)) }
+        try child.performAndWait {
+            bob.salary = 5
+            (try child.existingObject(with: ids["Ann"]!) as! Employee).salary = 6
+            let error = try #require(throws: CoreDataError.self) { try child.save() }
+            #expect(error.code == .managedObjectMerge)
+            #expect(error.objectID == ids["Bob"]!)
+            #expect(child.updatedObjects.count == 2, "the child keeps its changes")
+        }
+        parent.performAndWait {
+            #expect(parent.deletedObjects.map(\.objectID) == [ids["Bob"]!])
+            #expect(parent.updatedObjects.map(\.objectID) == [ids["Research"]!], "its own nullify only: nothing of the failed save")
+            #expect(parent.insertedObjects.isEmpty)
+        }
+    }
+
+    @Test func childPrefetchesAndBatchesThroughTheParent() throws {
+        let folder = TemporaryFolder()
+        let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
+        let parent = container.newBackgroundContext()
+        let child = Self.child(of: parent)
+        try parent.performAndWait {
+            (try parent.existingObject(with: ids["Ann"]!) as! Employee).name = "Ann P"
+        }
+        try child.performAndWait {
+            let departments = Department.fetchRequest()
+            departments.predicate = try FetchPredicate(format: "name == %@", "Research")
+            departments.relationshipKeyPathsForPrefetching = ["employees"]
+            let research = try #require(try child.fetch(departments).first)
+            #expect(Set(research.employees.map(\.name)) == ["Ann P", "Bob"], "prefetched objects have the parent's state")
+            let employees = Employee.fetchRequest()
+            employees.sortDescriptors = [FetchSortDescriptor(key: "name", ascending: true)]
+            employees.fetchBatchSize = 1
+            #expect(try child.fetchBatched(employees).map(\.name) == ["Ann P", "Bob"])
+        }
+    }
+
+    @Test func automaticMergingSetBeforeTheCoordinator() throws {
+        let folder = TemporaryFolder()
+        let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
+        let context = ManagedObjectContext(.privateQueue)
+        context.automaticallyMergesChangesFromParent = true
+        context.persistentStoreCoordinator = container.persistentStoreCoordinator
+        let sales = try context.performAndWait { try context.existingObject(with: ids["Sales"]!) as! Department }
+        let other = container.newBackgroundContext()
+        try other.performAndWait {
+            (try other.existingObject(with: ids["Sales"]!) as! Department).budget = 75
+            try other.save()
+        }
+        context.performAndWait {
+            #expect(sales.budget == 75)
+        }
+        context.automaticallyMergesChangesFromParent = false
+        try other.performAndWait {
+            (try other.existingObject(with: ids["Sales"]!) as! Department).budget = 80
+            try other.save()
+        }
+        context.performAndWait {
+            #expect(sales.budget == 75, "no merge once turned off")
+        }
+    }
 }

@@ -45,8 +45,8 @@ extension ManagedObjectContext {
     /// for a context on a persistent store coordinator.
     ///
     /// A context with a parent has no coordinator of its own: ``persistentStoreCoordinator``
-    /// answers the root context's. Set the parent before using the context, from any thread
-    /// (Core Data's rule); the parent may run on another queue.
+    /// answers the root context's. Set the parent before using the context; the parent may run
+    /// on another queue.
     ///
     /// - Important: setting a parent on a context that has its own coordinator, or making a
     ///   context its own ancestor, stops with a message, as Core Data raises an exception.
@@ -86,13 +86,13 @@ extension ManagedObjectContext {
         nesting.mergeObserver = nil
         guard nesting.automaticallyMerges else { return }
         let parent = nesting.parent
-        let coordinator = persistentStoreCoordinator
         let token = NotificationCenter.default.addObserver(forName: Self.didSaveObjectsNotification, object: parent, queue: nil) {
             [weak self] notification in
             guard let self, let sender = notification.object as? ManagedObjectContext, sender !== self else { return }
-            // A context on a coordinator merges only the saves that reach its stores.
-            if parent == nil, sender.nesting.parent != nil || sender.persistentStoreCoordinator !== coordinator { return }
             // The observer runs on the sender's queue, in its save: its state is safe to read here.
+            let coordinator = sender.persistentStoreCoordinator
+            // A context on a coordinator merges only the saves that reach its stores.
+            if parent == nil, sender.nesting.parent != nil || coordinator == nil || coordinator !== self.persistentStoreCoordinator { return }
             let changes = MergedChanges(notification.userInfo ?? [:], coordinator: coordinator, renamed: sender.nesting.permanentIDs)
             self.perform { self.merge(changes) }
         }
