@@ -412,13 +412,17 @@ final class CodedItem: ManagedObject {
             #expect(sales.employees.isEmpty)
             return sales
         }
-        try importer.performAndWait {
-            let sales = try importer.existingObject(with: ids["Sales"]!) as! Department
-            sales.budget = 60
-            let hire = Employee(context: importer)
-            hire.name = "Imported"
-            hire.department = sales
-            try importer.save()
+        // Saved from the main thread, as a user interface does: the save reaches the view
+        // context on the main queue without waiting for it.
+        try await MainActor.run {
+            try importer.performAndWait {
+                let sales = try importer.existingObject(with: ids["Sales"]!) as! Department
+                sales.budget = 60
+                let hire = Employee(context: importer)
+                hire.name = "Imported"
+                hire.department = sales
+                try importer.save()
+            }
         }
         try view.performAndWait {
             #expect(view.hasChanges)
@@ -530,5 +534,32 @@ final class CodedItem: ManagedObject {
         context.performAndWait {
             #expect(sales.budget == 75, "no merge once turned off")
         }
+    }
+
+    /// A child used from inside a block of its parent runs there: its save, which runs on the
+    /// parent's queue, does not wait for the queue the thread already holds.
+    @Test(.timeLimit(.minutes(1))) func childUsedInsideItsParentsBlock() async throws {
+        let folder = TemporaryFolder()
+        let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
+        let parent = container.newBackgroundContext()
+        let child = Self.child(of: parent)
+        let changed = try parent.performAndWait {
+            try child.performAndWait {
+                (try child.existingObject(with: ids["Ann"]!) as! Employee).salary = 1500
+                try child.save()
+            }
+            return (try parent.existingObject(with: ids["Ann"]!) as! Employee).salary
+        }
+        #expect(changed == 1500)
+        let saved = try await parent.perform {
+            try child.performAndWait {
+                (try child.existingObject(with: ids["Bob"]!) as! Employee).salary = 1600
+                try child.save()
+            }
+            try parent.save()
+            return parent.hasChanges
+        }
+        #expect(!saved)
+        #expect(try Self.storedEmployees(container) == ["Ann": 1500, "Bob": 1600])
     }
 }

@@ -179,25 +179,30 @@ extension ManagedObjectContext {
     /// child's fault; `nil` when the object is deleted here or gone from the stores.
     private func valuesForChild(_ id: ManagedObjectID) throws -> [Any?]? {
         try performAndWait {
-            let id = nesting.permanentIDs[id] ?? id
-            guard !id.isTemporaryID || registered[id] != nil || nesting.parent != nil else { return nil }
-            let object = self.object(with: id)
-            try object.fireFault()
-            return object.isDeleted ? nil : object.values
+            guard let object = try objectForChild(id), !object.isDeleted else { return nil }
+            return object.values
         }
     }
 
     /// The IDs the to-many relationship `name` of the object `id` holds in this context.
     private func relatedIDsForChild(_ id: ManagedObjectID, _ name: String) throws -> OrderedSet<ManagedObjectID> {
         try performAndWait {
-            let id = nesting.permanentIDs[id] ?? id
-            guard !id.isTemporaryID || registered[id] != nil || nesting.parent != nil else { return [] }
-            let object = self.object(with: id)
-            try object.fireFault()
+            guard let object = try objectForChild(id) else { return [] }
             let slot = try object.runtime.slot(name)
             try object.loadToMany(slot)
             return object.values[slot] as? OrderedSet<ManagedObjectID> ?? []
         }
+    }
+
+    /// This context's object for an ID a child names it by (a temporary ID this context's save
+    /// replaced is mapped to the permanent one), realized; `nil` for a temporary ID no context
+    /// up the chain has.
+    private func objectForChild(_ id: ManagedObjectID) throws -> ManagedObject? {
+        let id = nesting.permanentIDs[id] ?? id
+        guard !id.isTemporaryID || registered[id] != nil || nesting.parent != nil else { return nil }
+        let object = self.object(with: id)
+        try object.fireFault()
+        return object
     }
 
     /// Fulfills a child's fault from the parent's current state of the object.

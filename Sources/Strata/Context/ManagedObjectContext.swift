@@ -95,6 +95,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             queue = DispatchQueue.main
         }
         queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+        markQueue()
     }
 
     /// Creates a context with the newer spelling, `ManagedObjectContext(.privateQueue)`.
@@ -111,7 +112,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Whether the caller runs on the context's queue.
     var isOnQueue: Bool {
         if concurrencyType == .mainQueueConcurrencyType && Thread.isMainThread { return true }
-        return DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self)
+        return DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self) || isHeldByCurrentThread
     }
 
     /// Runs `block` on the context's queue, asynchronously, then ends the event
@@ -130,10 +131,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// - Throws: what `block` throws.
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
         if isOnQueue { return try block() }
+        let caller = HeldContextQueues.heldByCaller()
         return try withoutActuallyEscaping(block) { escapable in
             try queue.sync {
                 defer { processPendingChanges() }
-                return try escapable()
+                return try holdingQueues(caller, escapable)
             }
         }
     }
