@@ -125,11 +125,10 @@ extension ManagedObjectContext {
     ///     and turns it into a fault.
     public func refresh(_ object: ManagedObject, mergeChanges flag: Bool) {
         guard object.managedObjectContext === self, !object.isInserted else { return }
-        if flag, object.isLoaded, let coordinator = persistentStoreCoordinator {
+        if flag, object.isLoaded, persistentStoreCoordinator != nil {
             let changed = object.changedSlots
             let current = object.values
-            if let (row, sequence) = try? coordinator.snapshot(for: object.objectID), let row, let layout = try? coordinator.layout(object.entity) {
-                try? load(object, from: row, layout: layout, sequence: sequence)
+            if (try? reloadCommittedValues(of: object)) == true {
                 let transient = object.runtime.properties.indices.filter { object.runtime.properties[$0].isTransient }
                 for slot in changed.union(transient) { object.values[slot] = current[slot] }
                 object.changedSlots = changed
@@ -154,35 +153,5 @@ extension ManagedObjectContext {
     /// Refreshes every registered object, keeping unsaved changes (Core Data's `refreshAllObjects()`).
     public func refreshAllObjects() {
         for object in registeredObjects { refresh(object, mergeChanges: object.hasChanges) }
-    }
-
-    /// Brings in the changes another context saved: updated objects registered here are
-    /// refreshed (keeping this context's own changes), deleted ones are invalidated (Core Data's
-    /// `mergeChanges(fromContextDidSave:)`). Pass the did-save notification.
-    public func mergeChanges(fromContextDidSave notification: Notification) {
-        let info = notification.userInfo ?? [:]
-        let updated = info[NotificationKey.updatedObjectIDs.rawValue] as? Set<ManagedObjectID> ?? []
-        let deleted = info[NotificationKey.deletedObjectIDs.rawValue] as? Set<ManagedObjectID> ?? []
-        mergeChanges(updated: updated, deleted: deleted)
-    }
-
-    /// Merges the changes of a `ContextChange` from another context's ``changes`` stream.
-    public func mergeChanges(from change: ContextChange) {
-        mergeChanges(updated: change.updated, deleted: change.deleted)
-    }
-
-    private func mergeChanges(updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>) {
-        for id in updated {
-            guard let object = registered[id]?.object else { continue }
-            // Reloading leaves unchanged to-many relationships faults, reloaded when next read.
-            refresh(object, mergeChanges: true)
-        }
-        for id in deleted {
-            guard let object = registered[id]?.object else { continue }
-            unregister(object)
-            object.managedObjectContext = nil
-            pendingEvent.invalidated.append(object)
-        }
-        processPendingChanges()
     }
 }

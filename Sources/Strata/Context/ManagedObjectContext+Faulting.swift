@@ -5,6 +5,7 @@ import StrataStore
 extension ManagedObjectContext {
     /// Loads a fault's values from its row (one store read, none when the engine caches the block).
     func fulfillFault(_ object: ManagedObject) throws {
+        if nesting.parent != nil { return try fulfillFaultFromParent(object) }
         // A temporary ID names no row (an object of another context, or one inserted and
         // deleted, then refreshed): marking it loaded with no values would trap on first read.
         guard let coordinator = persistentStoreCoordinator, !object.objectID.isTemporaryID else {
@@ -12,20 +13,25 @@ extension ManagedObjectContext {
         }
         let (row, sequence) = try coordinator.snapshot(for: object.objectID)
         guard let row else {
-            guard shouldDeleteInaccessibleFaults else {
-                throw CoreDataError(.coreData, "could not fulfill a fault for \(object.objectID): the object was deleted", objectID: object.objectID)
-            }
-            object.values = object.runtime.properties.map { ($0 as? RelationshipDescription)?.isToMany == true ? OrderedSet<ManagedObjectID>() : nil }
-            object.committed = object.values
-            object.isLoaded = true
-            object.isDeleted = true
-            object.isInaccessible = true
-            deletedSet.append(object)
-            strongObjects.insert(object)
-            return
+            return try markInaccessible(object)
         }
         try load(object, from: row, layout: try coordinator.layout(object.entity), sequence: sequence)
         object.awakeFromFetch()
+    }
+
+    /// Makes a fault whose object is gone a deleted object with nil values, discarded by the next
+    /// save (``shouldDeleteInaccessibleFaults``), or reports it.
+    func markInaccessible(_ object: ManagedObject) throws {
+        guard shouldDeleteInaccessibleFaults else {
+            throw CoreDataError(.coreData, "could not fulfill a fault for \(object.objectID): the object was deleted", objectID: object.objectID)
+        }
+        object.values = object.runtime.properties.map { ($0 as? RelationshipDescription)?.isToMany == true ? OrderedSet<ManagedObjectID>() : nil }
+        object.committed = object.values
+        object.isLoaded = true
+        object.isDeleted = true
+        object.isInaccessible = true
+        deletedSet.append(object)
+        strongObjects.insert(object)
     }
 
     /// Fills `object` with the values of `row`; to-many relationships stay faults.
@@ -91,7 +97,8 @@ extension ManagedObjectContext {
     /// The IDs a to-many relationship of a saved object holds in the store: from the fetch
     /// index of the inverse to-one column, or from its join entity.
     func relatedIDs(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> OrderedSet<ManagedObjectID> {
-        try relatedIDs(of: object.objectID, entity: object.entity, relationship)
+        if nesting.parent != nil { return try relatedIDsFromParent(of: object, relationship) }
+        return try relatedIDs(of: object.objectID, entity: object.entity, relationship)
     }
 
     /// The IDs a to-many relationship of the saved object `id` (of `entity`) holds in the store.

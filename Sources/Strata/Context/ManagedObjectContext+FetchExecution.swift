@@ -90,6 +90,7 @@ extension ManagedObjectContext {
                 keys[store, default: []].insert(object.objectID.primaryKey)
             }
         }
+        addAncestorChangedKeys(to: &keys, root: root)
         return keys
     }
 
@@ -102,6 +103,7 @@ extension ManagedObjectContext {
                 if plan.predicate?.evaluate(with: object) ?? true { matches.append(object) }
             }
         }
+        try addAncestorPendingMatches(to: &matches, entities: entities, predicate: plan.predicate)
         return matches
     }
 

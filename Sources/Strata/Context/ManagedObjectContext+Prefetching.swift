@@ -8,6 +8,7 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``CoreDataError`` when a store read fails.
     func realizeObjects(_ ids: [ManagedObjectID]) throws -> [ManagedObject] {
+        if nesting.parent != nil { return try realizeObjectsFromParent(ids) }
         guard let coordinator = persistentStoreCoordinator else { return ids.map { object(with: $0) } }
         let mapping = try coordinator.mapping.get()
         var results = [ManagedObject?](repeating: nil, count: ids.count)

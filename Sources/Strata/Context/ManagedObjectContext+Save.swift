@@ -27,21 +27,27 @@ extension ManagedObjectContext {
         processPendingChanges()
         try validatePendingObjects()
 
-        var inserted: [ManagedObject] = [], updated: [ManagedObject] = [], deleted: [ManagedObject] = [], discarded: [ManagedObject] = []
-        try coordinator.saveLock.withLock { _ in
-            // The merge policy may merge objects of the save into others: read the changes after it.
-            try resolveUniquenessConstraints(coordinator: coordinator)
-            inserted = Array(insertedSet)
-            updated = Array(updatedSet)
-            deleted = deletedSet.elements.filter { !$0.isInaccessible }
-            discarded = deletedSet.elements.filter(\.isInaccessible)
-            try obtainPermanentIDs(for: inserted)
-            let resolved = try resolveConflicts(updated: updated, deleted: deleted, coordinator: coordinator)
-            let sequences = try commit(inserted: inserted, updated: resolved.updated, deleted: resolved.deleted, coordinator: coordinator)
-            // Saves are serialized by the lock and the store by its file lock, so the objects
-            // saved hold exactly the store's state at their commit.
-            for object in inserted + resolved.updated {
-                object.snapshotSequence = sequences[object.objectID.storeIdentifier!] ?? 0
+        var inserted = Array(insertedSet), updated = Array(updatedSet)
+        var deleted = deletedSet.elements.filter { !$0.isInaccessible }, discarded = deletedSet.elements.filter(\.isInaccessible)
+        if let parent = nesting.parent {
+            // A child context saves into its parent; constraints are checked when the root saves.
+            try push(inserted: inserted, updated: updated, deleted: deleted, into: parent)
+        } else {
+            try coordinator.saveLock.withLock { _ in
+                // The merge policy may merge objects of the save into others: read the changes after it.
+                try resolveUniquenessConstraints(coordinator: coordinator)
+                inserted = Array(insertedSet)
+                updated = Array(updatedSet)
+                deleted = deletedSet.elements.filter { !$0.isInaccessible }
+                discarded = deletedSet.elements.filter(\.isInaccessible)
+                try obtainPermanentIDs(for: inserted)
+                let resolved = try resolveConflicts(updated: updated, deleted: deleted, coordinator: coordinator)
+                let sequences = try commit(inserted: inserted, updated: resolved.updated, deleted: resolved.deleted, coordinator: coordinator)
+                // Saves are serialized by the lock and the store by its file lock, so the objects
+                // saved hold exactly the store's state at their commit.
+                for object in inserted + resolved.updated {
+                    object.snapshotSequence = sequences[object.objectID.storeIdentifier!] ?? 0
+                }
             }
         }
 
@@ -99,20 +105,30 @@ extension ManagedObjectContext {
         for (group, members) in groups {
             let keys = members.store.rows.allocateKeys(for: group.entity, count: members.objects.count)
             for (object, key) in zip(members.objects, keys) {
-                let permanent = ManagedObjectID(entity: object.entity, storeIdentifier: members.store.identifier, primaryKey: key)
-                renamed[object.objectID] = permanent
-                registered[object.objectID] = nil
-                object.objectID = permanent
-                register(object)
+                renamed[object.objectID] = ManagedObjectID(entity: object.entity, storeIdentifier: members.store.identifier, primaryKey: key)
             }
         }
+        adoptPermanentIDs(renamed)
+        shareWithAncestors(renamed)
+    }
+
+    /// Gives the registered objects named by the temporary IDs of `renamed` their permanent IDs,
+    /// and every reference to them in changed objects.
+    func adoptPermanentIDs(_ renamed: [ManagedObjectID: ManagedObjectID]) {
+        for (temporary, permanent) in renamed {
+            guard let object = registered[temporary]?.object else { continue }
+            registered[temporary] = nil
+            object.objectID = permanent
+            register(object)
+        }
+        rememberRenames(renamed)
         // Only changed objects can point at new ones: setting a relationship changes both sides.
         for object in Array(insertedSet) + Array(updatedSet) + Array(deletedSet) where object.isLoaded {
             for slot in object.runtime.relationshipSlots { object.values[slot] = rename(object.values[slot], renamed) }
         }
     }
 
-    private func rename(_ value: Any?, _ renamed: [ManagedObjectID: ManagedObjectID]) -> Any? {
+    func rename(_ value: Any?, _ renamed: [ManagedObjectID: ManagedObjectID]) -> Any? {
         if let id = value as? ManagedObjectID, id.isTemporaryID { return renamed[id] ?? id }
         if let ids = value as? OrderedSet<ManagedObjectID>, ids.contains(where: \.isTemporaryID) {
             return OrderedSet(ids.map { renamed[$0] ?? $0 })

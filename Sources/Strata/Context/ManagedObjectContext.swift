@@ -25,8 +25,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// The context's concurrency type.
     public let concurrencyType: ConcurrencyType
-    /// The coordinator whose stores the context fetches from and saves to.
-    public var persistentStoreCoordinator: PersistentStoreCoordinator?
+    /// The coordinator whose stores the context fetches from and saves to; for a context with a
+    /// ``parent``, the root context's coordinator (a child context has none of its own).
+    public var persistentStoreCoordinator: PersistentStoreCoordinator? {
+        get { nesting.parent?.persistentStoreCoordinator ?? ownCoordinator }
+        set {
+            precondition(newValue == nil || nesting.parent == nil, "a context with a parent context has no persistent store coordinator of its own")
+            ownCoordinator = newValue
+        }
+    }
     /// The context's name, kept in the history of its saves.
     public var name: String?
     /// The author of the context's saves, kept in the persistent history.
@@ -53,6 +60,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Whether deletes are propagated (delete rules applied) at the end of each event. The
     /// default is `true`; otherwise they are propagated at save.
     public var propagatesDeletesAtEndOfEvent = true
+
+    /// The coordinator set on this context itself.
+    var ownCoordinator: PersistentStoreCoordinator?
+    /// The parent context and what nested contexts need (ManagedObjectContext+Parent.swift).
+    var nesting = ContextNesting()
 
     let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -83,6 +95,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             queue = DispatchQueue.main
         }
         queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
+        markQueue()
     }
 
     /// Creates a context with the newer spelling, `ManagedObjectContext(.privateQueue)`.
@@ -99,7 +112,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Whether the caller runs on the context's queue.
     var isOnQueue: Bool {
         if concurrencyType == .mainQueueConcurrencyType && Thread.isMainThread { return true }
-        return DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self)
+        return DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self) || isHeldByCurrentThread
     }
 
     /// Runs `block` on the context's queue, asynchronously, then ends the event
@@ -118,10 +131,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// - Throws: what `block` throws.
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
         if isOnQueue { return try block() }
+        let caller = HeldContextQueues.heldByCaller()
         return try withoutActuallyEscaping(block) { escapable in
             try queue.sync {
                 defer { processPendingChanges() }
-                return try escapable()
+                return try holdingQueues(caller, escapable)
             }
         }
     }
@@ -178,6 +192,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
         if let existing = registered[objectID]?.object, existing.isLoaded, !existing.isInaccessible { return existing }
         let missing = CoreDataError(.managedObjectReferentialIntegrity, "no object with ID \(objectID)", objectID: objectID)
+        if nesting.parent != nil { return try existingObjectFromParent(objectID, missing: missing) }
         guard !objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { throw missing }
         let object = self.object(with: objectID)
         if !object.isLoaded {

@@ -178,7 +178,7 @@ extension ManagedObjectContext {
         let filtersTags = family.contains { !tags.contains($0.key) && !$0.value.isAbstract }
         let isPolymorphic = family.count > 1
         let dictionaries = request.resultType == .dictionaryResultType
-        let merges = request.includesPendingChanges && !dictionaries && hasChanges
+        let merges = request.includesPendingChanges && !dictionaries && (hasChanges || nesting.parent != nil)
         let predicate = request.predicate
         let stores = coordinator.persistentStores
 
@@ -238,7 +238,7 @@ extension ManagedObjectContext {
         var sortsInMemory = !counting && !descriptors.isEmpty
         // One store's walk returns its matches in order; pending objects and other stores' matches
         // are sorted in.
-        if case .walk = source, descriptors.count == 1, stores.count == 1, !merges || (insertedSet.isEmpty && updatedSet.isEmpty) {
+        if case .walk = source, descriptors.count == 1, stores.count == 1, !merges || (insertedSet.isEmpty && updatedSet.isEmpty && nesting.parent == nil) {
             sortsInMemory = false
         }
         let needsValues = !counting && (dictionaries || (request.resultType == .managedObjectResultType && request.includesPropertyValues))

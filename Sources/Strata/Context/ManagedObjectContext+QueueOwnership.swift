@@ -1,0 +1,71 @@
+import Dispatch
+import Foundation
+
+/// The context queues a thread holds while it runs a context's block synchronously.
+///
+/// `DispatchQueue.sync` runs a block on the calling thread, which keeps holding the queue it
+/// was running on: a block of a child context, run by `performAndWait` from the main queue, that
+/// saves into its main-queue parent would otherwise wait for the main queue it holds. Core Data
+/// runs `performAndWait` at once on a queue the thread already holds; so does Strata, with this
+/// record kept per thread.
+final class HeldContextQueues {
+    /// The contexts whose queues the thread holds.
+    let contexts: Set<ObjectIdentifier>
+    /// Whether the thread holds the main queue.
+    let main: Bool
+
+    init(contexts: Set<ObjectIdentifier>, main: Bool) {
+        self.contexts = contexts
+        self.main = main
+    }
+
+    /// The key of the record in the thread's dictionary.
+    static let threadKey = "strata.heldContextQueues"
+    /// Marks each private context queue with its context.
+    static let contextKey = DispatchSpecificKey<ObjectIdentifier>()
+    /// Marks the main queue.
+    static let mainKey = DispatchSpecificKey<Bool>()
+    /// Marks the main queue once, when the first main-queue context is made.
+    static let markMain: Void = DispatchQueue.main.setSpecific(key: mainKey, value: true)
+
+    /// The record of the current thread, if it runs a context's block synchronously.
+    static var current: HeldContextQueues? { Thread.current.threadDictionary[threadKey] as? HeldContextQueues }
+
+    /// The queues the calling thread holds now: those recorded, the context queue it runs on and
+    /// the main queue when it runs on it.
+    static func heldByCaller() -> HeldContextQueues {
+        let recorded = current
+        var contexts = recorded?.contexts ?? []
+        if let running = DispatchQueue.getSpecific(key: contextKey) { contexts.insert(running) }
+        let main = recorded?.main == true || Thread.isMainThread || DispatchQueue.getSpecific(key: mainKey) == true
+        return HeldContextQueues(contexts: contexts, main: main)
+    }
+}
+
+extension ManagedObjectContext {
+    /// Marks the context's queue, so that a thread running on it can tell (``HeldContextQueues``).
+    func markQueue() {
+        switch concurrencyType {
+        case .privateQueueConcurrencyType: queue.setSpecific(key: HeldContextQueues.contextKey, value: ObjectIdentifier(self))
+        case .mainQueueConcurrencyType: HeldContextQueues.markMain
+        }
+    }
+
+    /// Whether the current thread holds the context's queue while it runs another context's
+    /// block synchronously.
+    var isHeldByCurrentThread: Bool {
+        guard let held = HeldContextQueues.current else { return false }
+        return concurrencyType == .mainQueueConcurrencyType ? held.main : held.contexts.contains(ObjectIdentifier(self))
+    }
+
+    /// Runs `body`, a block of this context run synchronously on its queue, recording that the
+    /// thread holds this context's queue and those `caller` held.
+    func holdingQueues<T>(_ caller: HeldContextQueues, _ body: () throws -> T) rethrows -> T {
+        let dictionary = Thread.current.threadDictionary
+        let previous = dictionary[HeldContextQueues.threadKey]
+        dictionary[HeldContextQueues.threadKey] = HeldContextQueues(
+            contexts: caller.contexts.union([ObjectIdentifier(self)]), main: caller.main || concurrencyType == .mainQueueConcurrencyType)
+        defer { dictionary[HeldContextQueues.threadKey] = previous }
+        return try body()
+    }
+}
