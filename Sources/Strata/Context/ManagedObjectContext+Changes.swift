@@ -8,6 +8,7 @@ extension ManagedObjectContext {
     /// `perform` and `performAndWait` call it after each block, and `save()` before saving.
     public func processPendingChanges() {
         if propagatesDeletesAtEndOfEvent { propagateDeletes() }
+        registerUndoForEvent()
         guard !pendingEvent.isEmpty else { return }
         let event = pendingEvent
         pendingEvent = ChangeEvent()
@@ -68,6 +69,7 @@ extension ManagedObjectContext {
     /// get their last saved values back (Core Data's `rollback()`).
     public func rollback() {
         deletesToPropagate = []
+        clearUndo()
         for object in insertedSet {
             unregister(object)
             object.isInserted = false
@@ -104,6 +106,7 @@ extension ManagedObjectContext {
     /// Forgets every registered object and unsaved change (Core Data's `reset()`). Objects
     /// fetched before are no longer usable with this context.
     public func reset() {
+        clearUndo()
         for object in registeredObjects.union(strongObjects) {
             object.managedObjectContext = nil
         }

@@ -58,6 +58,7 @@ extension ManagedObjectContext {
         updatedSet = []
         deletedSet = []
         strongObjects = retainsRegisteredObjects ? Set(registeredObjects) : []
+        forgetUndoSnapshotsAfterSave()
         for object in inserted + updated + deleted { object.didSave() }
         let change = ContextChange(
             kind: .didSave, inserted: Set(inserted.map(\.objectID)), updated: Set(updated.map(\.objectID)),

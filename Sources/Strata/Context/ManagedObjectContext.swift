@@ -53,6 +53,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Whether deletes are propagated (delete rules applied) at the end of each event. The
     /// default is `true`; otherwise they are propagated at save.
     public var propagatesDeletesAtEndOfEvent = true
+    /// The undo manager that records the context's changes, one group per event (Core Data's
+    /// `undoManager`). `nil` by default, as for the contexts Core Data creates on iOS and for
+    /// background contexts: set one to make changes undoable.
+    public var undoManager: UndoManager? {
+        didSet { undoManagerDidChange(from: oldValue) }
+    }
+    /// The undo bookkeeping: states recorded for the undo manager.
+    var undoTracking = UndoTracking()
 
     let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -280,6 +288,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Called by an object whose value changed.
     func objectDidChange(_ object: ManagedObject) {
+        noteUndoableChange(object)
         guard !object.isInserted, !object.isDeleted else { return }
         if updatedSet.append(object).inserted {
             strongObjects.insert(object)
