@@ -107,6 +107,7 @@ extension ManagedObjectContext {
     /// fetched before are no longer usable with this context.
     public func reset() {
         clearUndo()
+        advanceQueryGeneration()
         for object in registeredObjects.union(strongObjects) {
             object.managedObjectContext = nil
         }
@@ -131,7 +132,7 @@ extension ManagedObjectContext {
         if flag, object.isLoaded, let coordinator = persistentStoreCoordinator {
             let changed = object.changedSlots
             let current = object.values
-            if let (row, sequence) = try? coordinator.snapshot(for: object.objectID), let row, let layout = try? coordinator.layout(object.entity) {
+            if let (row, sequence) = try? storedSnapshot(for: object.objectID), let row, let layout = try? coordinator.layout(object.entity) {
                 try? load(object, from: row, layout: layout, sequence: sequence)
                 let transient = object.runtime.properties.indices.filter { object.runtime.properties[$0].isTransient }
                 for slot in changed.union(transient) { object.values[slot] = current[slot] }
@@ -154,8 +155,11 @@ extension ManagedObjectContext {
         if !pendingEvent.refreshed.contains(object) { pendingEvent.refreshed.append(object) }
     }
 
-    /// Refreshes every registered object, keeping unsaved changes (Core Data's `refreshAllObjects()`).
+    /// Refreshes every registered object (Core Data's `refreshAllObjects()`): objects with
+    /// unsaved changes keep them over the newly read stored values, the others are turned into
+    /// faults. A context pinned to a query generation moves to the current one first.
     public func refreshAllObjects() {
+        advanceQueryGeneration()
         for object in registeredObjects { refresh(object, mergeChanges: object.hasChanges) }
     }
 
@@ -175,6 +179,7 @@ extension ManagedObjectContext {
     }
 
     private func mergeChanges(updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>) {
+        advanceQueryGeneration()
         for id in updated {
             guard let object = registered[id]?.object else { continue }
             // Reloading leaves unchanged to-many relationships faults, reloaded when next read.

@@ -10,7 +10,7 @@ extension ManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator, !object.objectID.isTemporaryID else {
             throw CoreDataError(.coreData, "could not fulfill a fault for \(object.objectID): it names no stored object", objectID: object.objectID)
         }
-        let (row, sequence) = try coordinator.snapshot(for: object.objectID)
+        let (row, sequence) = try storedSnapshot(for: object.objectID)
         guard let row else {
             guard shouldDeleteInaccessibleFaults else {
                 throw CoreDataError(.coreData, "could not fulfill a fault for \(object.objectID): the object was deleted", objectID: object.objectID)
@@ -97,7 +97,7 @@ extension ManagedObjectContext {
     /// The IDs a to-many relationship of the saved object `id` (of `entity`) holds in the store.
     func relatedIDs(of id: ManagedObjectID, entity: EntityDescription, _ relationship: RelationshipDescription) throws -> OrderedSet<ManagedObjectID> {
         guard !id.isTemporaryID, let coordinator = persistentStoreCoordinator, let identifier = id.storeIdentifier,
-            let store = coordinator.store(identifier: identifier), let destination = relationship.destinationEntity
+            let store = readingStore(identifier: identifier), let destination = relationship.destinationEntity
         else { return [] }
         let layout = try coordinator.layout(entity)
         let owner = Value.reference(id.primaryKey)

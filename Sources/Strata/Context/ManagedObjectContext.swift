@@ -61,6 +61,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
     /// The undo bookkeeping: states recorded for the undo manager.
     var undoTracking = UndoTracking()
+    /// The pinned query generation, or `nil` to read the stores' newest state.
+    var queryGeneration: QueryGenerationToken?
 
     let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -189,7 +191,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         guard !objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { throw missing }
         let object = self.object(with: objectID)
         if !object.isLoaded {
-            let (row, sequence) = try coordinator.snapshot(for: object.objectID)
+            let (row, sequence) = try storedSnapshot(for: object.objectID)
             guard let row else {
                 if !object.hasChanges { unregister(object) }
                 throw missing

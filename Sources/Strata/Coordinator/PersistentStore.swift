@@ -28,6 +28,8 @@ public final class PersistentStore: Sendable {
     /// The options the store was added with, described as strings.
     public let optionDescriptions: [String: String]
     let rows: any RowStore
+    /// The row versions pinned query generations read.
+    let queryGenerations = QueryGenerationLog()
 
     init(type: StoreType, url: URL?, identifier: String, configurationName: String?, options: [String: String], rows: any RowStore) {
         self.type = type
