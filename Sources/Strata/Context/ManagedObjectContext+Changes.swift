@@ -8,6 +8,7 @@ extension ManagedObjectContext {
     /// `perform` and `performAndWait` call it after each block, and `save()` before saving.
     public func processPendingChanges() {
         if propagatesDeletesAtEndOfEvent { propagateDeletes() }
+        registerUndoForEvent()
         guard !pendingEvent.isEmpty else { return }
         let event = pendingEvent
         pendingEvent = ChangeEvent()
@@ -68,6 +69,7 @@ extension ManagedObjectContext {
     /// get their last saved values back (Core Data's `rollback()`).
     public func rollback() {
         deletesToPropagate = []
+        clearUndo()
         for object in insertedSet {
             unregister(object)
             object.isInserted = false
@@ -104,6 +106,8 @@ extension ManagedObjectContext {
     /// Forgets every registered object and unsaved change (Core Data's `reset()`). Objects
     /// fetched before are no longer usable with this context.
     public func reset() {
+        clearUndo()
+        advanceQueryGeneration()
         for object in registeredObjects.union(strongObjects) {
             object.managedObjectContext = nil
         }
@@ -150,8 +154,11 @@ extension ManagedObjectContext {
         if !pendingEvent.refreshed.contains(object) { pendingEvent.refreshed.append(object) }
     }
 
-    /// Refreshes every registered object, keeping unsaved changes (Core Data's `refreshAllObjects()`).
+    /// Refreshes every registered object (Core Data's `refreshAllObjects()`): objects with
+    /// unsaved changes keep them over the newly read stored values, the others are turned into
+    /// faults. A context pinned to a query generation moves to the current one first.
     public func refreshAllObjects() {
+        advanceQueryGeneration()
         for object in registeredObjects { refresh(object, mergeChanges: object.hasChanges) }
     }
 }

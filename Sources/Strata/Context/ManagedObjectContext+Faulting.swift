@@ -11,7 +11,7 @@ extension ManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator, !object.objectID.isTemporaryID else {
             throw CoreDataError(.coreData, "could not fulfill a fault for \(object.objectID): it names no stored object", objectID: object.objectID)
         }
-        let (row, sequence) = try coordinator.snapshot(for: object.objectID)
+        let (row, sequence) = try storedSnapshot(for: object.objectID)
         guard let row else {
             return try markInaccessible(object)
         }
@@ -104,7 +104,7 @@ extension ManagedObjectContext {
     /// The IDs a to-many relationship of the saved object `id` (of `entity`) holds in the store.
     func relatedIDs(of id: ManagedObjectID, entity: EntityDescription, _ relationship: RelationshipDescription) throws -> OrderedSet<ManagedObjectID> {
         guard !id.isTemporaryID, let coordinator = persistentStoreCoordinator, let identifier = id.storeIdentifier,
-            let store = coordinator.store(identifier: identifier), let destination = relationship.destinationEntity
+            let store = readingStore(identifier: identifier), let destination = relationship.destinationEntity
         else { return [] }
         let layout = try coordinator.layout(entity)
         let owner = Value.reference(id.primaryKey)

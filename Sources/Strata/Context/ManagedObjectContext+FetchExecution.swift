@@ -75,7 +75,7 @@ extension ManagedObjectContext {
 
     /// The coordinator's stores with their sequences, read now.
     func fetchStores() -> FetchStores {
-        let stores = persistentStoreCoordinator?.persistentStores ?? []
+        let stores = (persistentStoreCoordinator?.persistentStores ?? []).map(readingStore)
         return FetchStores(stores: stores, sequences: stores.map { $0.rows.lastSequence })
     }
 

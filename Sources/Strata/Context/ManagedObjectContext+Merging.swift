@@ -118,6 +118,7 @@ extension ManagedObjectContext {
 
     /// Merges `changes` into the context and posts the notifications of the merge.
     func merge(_ changes: MergedChanges) {
+        advanceQueryGeneration()
         let adopted = changes.renamed.filter { registered[$0.key] != nil }
         if !adopted.isEmpty { adoptPermanentIDs(adopted) }
         let known = Set(adopted.values)

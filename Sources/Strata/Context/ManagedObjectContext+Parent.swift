@@ -229,7 +229,7 @@ extension ManagedObjectContext {
             return true
         }
         guard let coordinator = persistentStoreCoordinator else { return false }
-        let (row, sequence) = try coordinator.snapshot(for: object.objectID)
+        let (row, sequence) = try storedSnapshot(for: object.objectID)
         guard let row else { return false }
         try load(object, from: row, layout: try coordinator.layout(object.entity), sequence: sequence)
         return true

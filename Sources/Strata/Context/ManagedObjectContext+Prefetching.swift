@@ -24,7 +24,7 @@ extension ManagedObjectContext {
             }
         }
         for (identifier, byEntity) in groups {
-            guard let store = coordinator.store(identifier: identifier) else {
+            guard let store = readingStore(identifier: identifier) else {
                 for positions in byEntity.values { for position in positions { results[position] = object(with: ids[position]) } }
                 continue
             }

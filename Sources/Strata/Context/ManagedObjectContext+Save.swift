@@ -66,6 +66,8 @@ extension ManagedObjectContext {
         updatedSet = []
         deletedSet = []
         strongObjects = retainsRegisteredObjects ? Set(registeredObjects) : []
+        forgetUndoSnapshotsAfterSave()
+        advanceQueryGeneration()
         for object in inserted + updated + deleted { object.didSave() }
         let change = ContextChange(
             kind: .didSave, inserted: Set(inserted.map(\.objectID)), updated: Set(updated.map(\.objectID)),
@@ -236,7 +238,7 @@ extension ManagedObjectContext {
                 throw CoreDataError(.persistentStoreSave, "the store \(identifier) was removed")
             }
             do {
-                sequences[identifier] = try store.rows.commit(transaction)
+                sequences[identifier] = try store.queryGenerations.commit(transaction, to: store.rows)
             } catch let error as StoreError {
                 throw CoreDataError(.persistentStoreSave, "the store could not save: \(error.message)", underlyingError: error)
             }

@@ -60,6 +60,16 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Whether deletes are propagated (delete rules applied) at the end of each event. The
     /// default is `true`; otherwise they are propagated at save.
     public var propagatesDeletesAtEndOfEvent = true
+    /// The undo manager that records the context's changes, one group per event (Core Data's
+    /// `undoManager`). `nil` by default, as for the contexts Core Data creates on iOS and for
+    /// background contexts: set one to make changes undoable.
+    public var undoManager: UndoManager? {
+        didSet { undoManagerDidChange(from: oldValue) }
+    }
+    /// The undo bookkeeping: states recorded for the undo manager.
+    var undoTracking = UndoTracking()
+    /// The pinned query generation, or `nil` to read the stores' newest state.
+    var queryGeneration: QueryGenerationToken?
 
     /// The coordinator set on this context itself.
     var ownCoordinator: PersistentStoreCoordinator?
@@ -196,7 +206,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         guard !objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { throw missing }
         let object = self.object(with: objectID)
         if !object.isLoaded {
-            let (row, sequence) = try coordinator.snapshot(for: object.objectID)
+            let (row, sequence) = try storedSnapshot(for: object.objectID)
             guard let row else {
                 if !object.hasChanges { unregister(object) }
                 throw missing
@@ -295,6 +305,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Called by an object whose value changed.
     func objectDidChange(_ object: ManagedObject) {
+        noteUndoableChange(object)
         guard !object.isInserted, !object.isDeleted else { return }
         if updatedSet.append(object).inserted {
             strongObjects.insert(object)

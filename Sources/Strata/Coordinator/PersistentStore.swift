@@ -17,6 +17,8 @@ public final class PersistentStore: Sendable {
     // nonisolated(unsafe): set once at creation and never changed; the values are the caller's.
     public nonisolated(unsafe) let options: [AnyHashable: Any]?
     let rows: any RowStore
+    /// The row versions pinned query generations read.
+    let queryGenerations = QueryGenerationLog()
 
     init(type: String, url: URL?, identifier: String, configurationName: String?, options: [AnyHashable: Any]?, rows: any RowStore) {
         self.type = type

@@ -1,0 +1,79 @@
+import Foundation
+import StrataStore
+
+extension ManagedObjectContext {
+    /// The generation the context reads, or `nil` when it is not pinned and reads the stores'
+    /// newest state (Core Data's `queryGenerationToken`).
+    public var queryGenerationToken: QueryGenerationToken? { queryGeneration }
+
+    /// Pins the context to a generation of its stores, or unpins it (Core Data's
+    /// `setQueryGenerationFrom(_:)`).
+    ///
+    /// Pinned, the context's faults, fetches and counts read the stores as they were at that
+    /// generation, whatever other contexts save meanwhile (old rows stay readable, compaction
+    /// included). The context moves to the current generation when it saves, merges changes,
+    /// calls ``refreshAllObjects()`` or ``reset()``. Objects already registered keep their values
+    /// until they are refreshed.
+    ///
+    /// - Parameter generation: ``QueryGenerationToken/current`` for the stores' state now, the
+    ///   ``queryGenerationToken`` of another context of the same coordinator for its
+    ///   generation, or `nil` to unpin.
+    /// - Throws: ``CoreDataError`` `persistentStoreOperation` when the context has no
+    ///   coordinator to pin, or the token belongs to the stores of another coordinator; the
+    ///   context's generation is unchanged then.
+    public func setQueryGenerationFrom(_ generation: QueryGenerationToken?) throws {
+        guard let generation else {
+            queryGeneration = nil
+            return
+        }
+        guard let coordinator = persistentStoreCoordinator else {
+            throw CoreDataError(.persistentStoreOperation, "a context without a persistent store coordinator has no query generation")
+        }
+        guard let pins = generation.pins else {
+            queryGeneration = QueryGenerationToken(pins: currentPins(of: coordinator))
+            return
+        }
+        let stores = coordinator.persistentStores
+        let foreign = pins.filter { identifier, pin in
+            !stores.contains { $0.identifier == identifier && $0.queryGenerations === pin.log }
+        }
+        guard foreign.isEmpty else {
+            throw CoreDataError(.persistentStoreOperation, "the query generation \(generation) is of stores this context's coordinator does not have (\(foreign.keys.sorted().joined(separator: ", ")))")
+        }
+        queryGeneration = generation
+    }
+
+    /// Moves a pinned context to the current generation, as a save, a merge,
+    /// `refreshAllObjects()` and `reset()` do.
+    func advanceQueryGeneration() {
+        guard queryGeneration != nil, let coordinator = persistentStoreCoordinator else { return }
+        queryGeneration = QueryGenerationToken(pins: currentPins(of: coordinator))
+    }
+
+    private func currentPins(of coordinator: PersistentStoreCoordinator) -> [String: GenerationPin] {
+        Dictionary(uniqueKeysWithValues: coordinator.persistentStores.map { ($0.identifier, GenerationPin($0)) })
+    }
+
+    // MARK: Reading at the generation
+
+    /// `store` as the context reads it: as of its pinned generation, or as it is.
+    func readingStore(_ store: PersistentStore) -> PersistentStore {
+        queryGeneration?.pins?[store.identifier]?.store ?? store
+    }
+
+    /// The store with `identifier` as the context reads it.
+    func readingStore(identifier: String) -> PersistentStore? {
+        persistentStoreCoordinator?.store(identifier: identifier).map(readingStore)
+    }
+
+    /// The stored row of an object as the context reads it, with the sequence it is as of (the
+    /// coordinator's `snapshot(for:)` at the context's generation).
+    func storedSnapshot(for id: ManagedObjectID) throws -> (row: Row?, sequence: UInt64) {
+        guard let coordinator = persistentStoreCoordinator else { return (nil, 0) }
+        guard !id.isTemporaryID, let identifier = id.storeIdentifier, let store = queryGeneration?.pins?[identifier]?.store else {
+            return try coordinator.snapshot(for: id)
+        }
+        let layout = try coordinator.layout(id.entity)
+        return (try coordinator.storeCall { try store.rows.read(layout.storeEntity, key: id.primaryKey) }, store.rows.lastSequence)
+    }
+}

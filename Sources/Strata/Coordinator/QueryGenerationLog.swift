@@ -1,0 +1,115 @@
+import Foundation
+import StrataStore
+import Synchronization
+
+/// The row versions a store's pinned query generations still read: while any generation is
+/// pinned, every commit through the coordinator first records the rows it is about to replace
+/// (their pre-images, `nil` for a new row) with the sequence they were current at.
+///
+/// Pre-images are decoded copies held in memory, so compaction rewriting or dropping the log
+/// segments the old rows lived in changes nothing for a pinned reader; memory grows with the
+/// rows changed while a generation is pinned, and is released when the last pin on a sequence
+/// goes away. `Sendable`: its state is behind locks.
+final class QueryGenerationLog: Sendable {
+    /// A pre-image: the row as it was at every sequence from `after` until the commit that
+    /// followed `after` (the row is `nil` when that commit inserted it).
+    struct Version: Sendable {
+        var after: UInt64
+        var row: Row?
+    }
+
+    private struct State {
+        /// The pinned sequences, with how many pins hold each.
+        var pins: [UInt64: Int] = [:]
+        /// Pre-images by entity and key, oldest first.
+        var versions: [Int: [PrimaryKey: [Version]]] = [:]
+    }
+
+    private let state = Mutex(State())
+    /// Held while committing and while pinning, so that a pin never falls between the decision
+    /// to record pre-images and the commit they are for.
+    private let commitLock = Mutex(())
+
+    /// Pins the current generation of `rows`: its newest sequence.
+    func pin(_ rows: any RowStore) -> UInt64 {
+        commitLock.withLock { _ in
+            let sequence = rows.lastSequence
+            state.withLock { $0.pins[sequence, default: 0] += 1 }
+            return sequence
+        }
+    }
+
+    /// Releases one pin of `sequence`, dropping the pre-images no remaining pin reads.
+    func release(_ sequence: UInt64) {
+        state.withLock { state in
+            state.pins[sequence]! -= 1
+            if state.pins[sequence] == 0 { state.pins[sequence] = nil }
+            guard let oldest = state.pins.keys.min() else {
+                state.versions = [:]
+                return
+            }
+            for entity in Array(state.versions.keys) {
+                state.versions[entity] = state.versions[entity]!.compactMapValues { versions in
+                    let kept = versions.filter { $0.after >= oldest }
+                    return kept.isEmpty ? nil : kept
+                }
+            }
+        }
+    }
+
+    /// Commits `transaction` to `rows`, first recording the pre-images of the rows it changes
+    /// when a generation is pinned.
+    ///
+    /// - Returns: the commit's sequence.
+    /// - Throws: what the commit throws; the pre-images recorded for it are dropped then.
+    func commit(_ transaction: Transaction, to rows: any RowStore) throws -> UInt64 {
+        try commitLock.withLock { _ in
+            guard state.withLock({ !$0.pins.isEmpty }) else { return try rows.commit(transaction) }
+            let after = rows.lastSequence
+            var images: [EntityKey: Row?] = [:]
+            for operation in transaction.operations {
+                switch operation {
+                case .insert(let entity, let key, _):
+                    let place = EntityKey(entity: entity, key: key)
+                    if images[place] == nil { images[place] = .some(nil) }
+                case .update(let entity, let key, _, _), .delete(let entity, let key):
+                    let place = EntityKey(entity: entity, key: key)
+                    if images[place] == nil { images[place] = .some(try rows.read(entity, key: key)) }
+                }
+            }
+            state.withLock { state in
+                for (place, row) in images { state.versions[place.entity, default: [:]][place.key, default: []].append(Version(after: after, row: row)) }
+            }
+            do {
+                return try rows.commit(transaction)
+            } catch {
+                state.withLock { state in
+                    for place in images.keys { state.versions[place.entity]?[place.key]?.removeAll { $0.after == after } }
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Whether any row of `entity` has a pre-image.
+    func hasVersions(_ entity: Int) -> Bool {
+        state.withLock { !($0.versions[entity]?.isEmpty ?? true) }
+    }
+
+    /// The row of `entity` at `key` as of `sequence`, when it changed since: `.some(nil)` when it
+    /// did not exist then; `nil` when it did not change (the store's row is the one).
+    func version(_ entity: Int, _ key: PrimaryKey, at sequence: UInt64) -> Row?? {
+        state.withLock { state in
+            state.versions[entity]?[key]?.first { $0.after >= sequence }.map(\.row)
+        }
+    }
+
+    /// Every row of `entity` that changed since `sequence`, as it was then (`nil`: it did not exist).
+    func versions(_ entity: Int, at sequence: UInt64) -> [PrimaryKey: Row?] {
+        state.withLock { state in
+            (state.versions[entity] ?? [:]).compactMapValues { versions -> Row?? in
+                versions.first { $0.after >= sequence }.map(\.row)
+            }
+        }
+    }
+}
