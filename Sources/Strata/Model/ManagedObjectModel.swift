@@ -115,6 +115,9 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
         willSet { ensureMutable("versionIdentifiers") }
     }
 
+    /// The fetch request templates, by name (see ``fetchRequestTemplatesByName``).
+    var fetchRequestTemplateTable: [String: FetchRequest<ManagedObject>] = [:]
+
     /// Set once the model is frozen.
     private let frozen = FreezeFlag()
 

@@ -55,6 +55,9 @@ private struct PredicateValidation {
         case .aggregate(let elements):
             for element in elements { _ = try shape(element, evaluated: evaluated, variables: variables) }
             return .unknown
+        case .function(_, let arguments):
+            for argument in arguments { _ = try shape(argument, evaluated: evaluated, variables: variables) }
+            return .unknown
         case .subquery(let collection, let variable, let predicate):
             var element = ValueShape.unknown
             if case .entity(let entity, _) = try shape(collection, evaluated: evaluated, variables: variables) {
