@@ -271,7 +271,10 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
 
     /// Marks the entity, its own properties and its indexes frozen.
     func markFrozen() {
-        for property in ownProperties { property.frozen.set() }
+        for property in ownProperties {
+            property.freezeParts()
+            property.frozen.set()
+        }
         for index in indexes { index.freeze() }
         frozen.set()
     }

@@ -277,6 +277,7 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
                     .unknownAttributeType, "attribute \(entity.name).\(attribute.name) has an undefined type but is not transient",
                     entityName: entity.name, propertyName: attribute.name)
             }
+            if let derived = attribute as? DerivedAttributeDescription { try DerivationExpression.check(derived, of: entity) }
         } else if let relationship = property as? RelationshipDescription {
             guard let destination = relationship.destinationEntity else {
                 throw ModelError(

@@ -68,6 +68,7 @@ struct ModelFileReader {
         for item in entityElements {
             try linkRelationships(of: item, byName: byName)
             try linkFetchedProperties(of: item.element, entity: item.entity, byName: byName)
+            try linkCompositeAttributes(of: item.element, entity: item.entity, root: root)
         }
         for item in entityElements {
             try checkInverses(of: item)
@@ -179,10 +180,17 @@ struct ModelFileReader {
     // MARK: - Attributes
 
     /// Reads one `<attribute>`.
-    private func readAttribute(
+    func readAttribute(
         _ element: ModelXMLElement, name: String, entity: String
     ) throws -> AttributeDescription {
-        let attribute = AttributeDescription()
+        let attribute =
+            if try flag("derived", of: element, default: false, entity: entity) {
+                try derivedAttribute(element, name: name, entity: entity)
+            } else if element["attributeType"] == AttributeType.compositeAttributeType.xmlName {
+                try compositeAttribute(element, name: name, entity: entity)
+            } else {
+                AttributeDescription()
+            }
         attribute.name = name
         let transient = try flag("transient", of: element, default: false, entity: entity)
         if let typeName = element["attributeType"] {
@@ -285,7 +293,8 @@ struct ModelFileReader {
         case .dateAttributeType: value = TimeInterval(trimmed).map { Date(timeIntervalSinceReferenceDate: $0) }
         case .UUIDAttributeType: value = UUID(uuidString: trimmed)
         case .URIAttributeType: value = trimmed.isEmpty ? nil : URL(string: trimmed)
-        case .undefinedAttributeType, .binaryDataAttributeType, .transformableAttributeType, .objectIDAttributeType:
+        case .undefinedAttributeType, .binaryDataAttributeType, .transformableAttributeType, .objectIDAttributeType,
+            .compositeAttributeType:
             throw error(
                 .invalidValue, "attribute \(entity).\(property) of type \(type.xmlName) cannot have a \(what)",
                 at: element, entity: entity, property: property)
