@@ -421,6 +421,7 @@ extension Employee {
         case .aggregate(let elements): return "{" + elements.map(structure).joined(separator: ", ") + "}"
         case .subquery(let collection, let variable, let predicate):
             return "SUBQUERY(\(structure(collection)), $\(variable), \(structure(predicate)))"
+        case .function(let name, let arguments): return name + "(" + arguments.map(structure).joined(separator: ", ") + ")"
         }
     }
 

@@ -64,6 +64,13 @@ struct SamplePointTransformer: AttributeValueTransformer {
         case .URIAttributeType: return URL(string: "https://example.com/\(object.entity.name)/\(attribute.name)/\(index)")!
         case .transformableAttributeType: return ["entity": object.entity.name, "index": "\(index)"]
         case .objectIDAttributeType: return object.objectID
+        case .compositeAttributeType:
+            var elements: [String: Any] = [:]
+            for element in (attribute as! CompositeAttributeDescription).elements {
+                elements[element.name] = element.attributeType == .stringAttributeType
+                    ? "\(element.name) \(letter)" : try value(for: element, of: object, index: index)
+            }
+            return elements
         case .undefinedAttributeType: return "scratch \(index)"
         case .dateAttributeType:
             let low = (attribute.minValue as? Date)?.timeIntervalSinceReferenceDate
@@ -94,6 +101,9 @@ struct SamplePointTransformer: AttributeValueTransformer {
         case let (left?, right?):
             if let a = left as? [String: String], let b = right as? [String: String] { return a == b }
             if let a = left as? SamplePoint, let b = right as? SamplePoint { return a == b }
+            if let a = left as? [String: Any], let b = right as? [String: Any] {
+                return Set(a.keys) == Set(b.keys) && a.keys.allSatisfy { same(a[$0], b[$0]) }
+            }
             if let a = left as? ManagedObjectID, let b = right as? ManagedObjectID { return a.uriRepresentation() == b.uriRepresentation() }
             guard type(of: left) == type(of: right) else { return false }
             return FetchValue.equal(left, right)
@@ -136,7 +146,7 @@ struct SamplePointTransformer: AttributeValueTransformer {
                 try context.obtainPermanentIDs(for: objects)
                 for entity in concrete {
                     for (index, object) in objects.filter({ $0.entity === entity }).enumerated() {
-                        for case let attribute as AttributeDescription in entity.properties {
+                        for case let attribute as AttributeDescription in entity.properties where !(attribute is DerivedAttributeDescription) {
                             try object.setValue(try value(for: attribute, of: object, index: index), forKey: attribute.name)
                         }
                     }

@@ -25,6 +25,7 @@ extension ManagedObjectContext {
         for object in Array(insertedSet) + Array(updatedSet) + Array(deletedSet) { object.willSave() }
         propagateDeletes()
         processPendingChanges()
+        try computeDerivedAttributes()
         try validatePendingObjects()
 
         var inserted = Array(insertedSet), updated = Array(updatedSet)

@@ -172,6 +172,7 @@ struct StoreMapping: Sendable {
         case .UUIDAttributeType: return .uuid
         case .URIAttributeType, .objectIDAttributeType: return .uri
         case .transformableAttributeType: return .transformable
+        case .compositeAttributeType: return .binary
         default:
             throw CoreDataError(.coreData, "\(entity.name).\(attribute.name) has no storable attribute type")
         }

@@ -11,7 +11,7 @@ import Foundation
 /// `Sendable` once its model is frozen; see ``PropertyDescription``.
 // @unchecked Sendable: inherits PropertyDescription's rule (immutable once frozen, every setter
 // traps after that).
-public final class AttributeDescription: PropertyDescription, @unchecked Sendable {
+public class AttributeDescription: PropertyDescription, @unchecked Sendable {
     /// The type of an attribute's values, the newer spelling of ``Strata/AttributeType``
     /// (Core Data's `NSAttributeDescription.AttributeType`). `Sendable`.
     ///
@@ -56,6 +56,8 @@ public final class AttributeDescription: PropertyDescription, @unchecked Sendabl
         public static let transformable = AttributeType(.transformableAttributeType)
         /// A managed object ID.
         public static let objectID = AttributeType(.objectIDAttributeType)
+        /// A group of named values, `[String: Any]`; see ``CompositeAttributeDescription``.
+        public static let composite = AttributeType(.compositeAttributeType)
 
         /// The Xcode name of the type, such as `Integer 64`, or the raw value when unknown.
         public var description: String {

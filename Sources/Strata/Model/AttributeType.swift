@@ -34,6 +34,9 @@ public enum AttributeType: UInt, Sendable, Hashable, CaseIterable {
     case transformableAttributeType = 1800
     /// A managed object ID.
     case objectIDAttributeType = 2000
+    /// A group of named values, held as `[String: Any]` (Core Data's composite attribute); see
+    /// ``CompositeAttributeDescription``.
+    case compositeAttributeType = 2100
 
     /// The name Xcode writes in a model's `attributeType` XML attribute, such as `"Integer 16"`.
     var xmlName: String {
@@ -53,6 +56,7 @@ public enum AttributeType: UInt, Sendable, Hashable, CaseIterable {
         case .URIAttributeType: "URI"
         case .transformableAttributeType: "Transformable"
         case .objectIDAttributeType: "Object ID"
+        case .compositeAttributeType: "Composite"
         }
     }
 
@@ -80,6 +84,7 @@ public enum AttributeType: UInt, Sendable, Hashable, CaseIterable {
         case .UUIDAttributeType: "UUID"
         case .URIAttributeType: "URL"
         case .objectIDAttributeType: "ManagedObjectID"
+        case .compositeAttributeType: "Dictionary<String, Any>"
         }
     }
 }

@@ -271,7 +271,10 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
 
     /// Marks the entity, its own properties and its indexes frozen.
     func markFrozen() {
-        for property in ownProperties { property.frozen.set() }
+        for property in ownProperties {
+            property.freezeParts()
+            property.frozen.set()
+        }
         for index in indexes { index.freeze() }
         frozen.set()
     }
@@ -337,7 +340,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         hasher.combine(isAbstract)
         hasher.combine(superentity?.name)
         hasher.combine(versionHashModifier)
-        let all = computeProperties().sorted { $0.name < $1.name }
+        let all = computeProperties().filter { !($0 is FetchedPropertyDescription) }.sorted { $0.name < $1.name }
         hasher.combine(all.count)
         for property in all { hasher.combine(property.versionHash) }
         let sortedIndexes = indexes.sorted { $0.name < $1.name }

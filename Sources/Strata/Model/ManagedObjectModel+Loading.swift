@@ -14,8 +14,11 @@ extension ManagedObjectModel {
     /// Entities keep the order of the file. Default values, minimums and maximums are converted
     /// to the attribute's type (see ``AttributeDescription``). Parent entities, sub-entities,
     /// destinations and inverses are linked. Xcode's legacy `indexed="YES"` on an attribute
-    /// becomes a one-element fetch index named `<attribute>Index`. Elements Strata does not use
-    /// (the diagram's `elements`, fetch request templates, fetched properties) are skipped.
+    /// becomes a one-element fetch index named `<attribute>Index`, and each legacy
+    /// `<compoundIndex>` a fetch index named `compoundIndex<N>`. Fetched properties become
+    /// ``FetchedPropertyDescription``s, derived attributes ``DerivedAttributeDescription``s,
+    /// composite attributes ``CompositeAttributeDescription``s, and the model's `<fetchRequest>`
+    /// elements its fetch request templates. The diagram's `elements` are skipped.
     ///
     /// Reads the file and at most one property list; costs one parse of the XML.
     ///

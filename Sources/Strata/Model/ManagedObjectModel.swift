@@ -115,6 +115,9 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
         willSet { ensureMutable("versionIdentifiers") }
     }
 
+    /// The fetch request templates, by name (see ``fetchRequestTemplatesByName``).
+    var fetchRequestTemplateTable: [String: FetchRequest<ManagedObject>] = [:]
+
     /// Set once the model is frozen.
     private let frozen = FreezeFlag()
 
@@ -274,6 +277,7 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
                     .unknownAttributeType, "attribute \(entity.name).\(attribute.name) has an undefined type but is not transient",
                     entityName: entity.name, propertyName: attribute.name)
             }
+            if let derived = attribute as? DerivedAttributeDescription { try DerivationExpression.check(derived, of: entity) }
         } else if let relationship = property as? RelationshipDescription {
             guard let destination = relationship.destinationEntity else {
                 throw ModelError(

@@ -67,6 +67,8 @@ struct ModelFileReader {
 
         for item in entityElements {
             try linkRelationships(of: item, byName: byName)
+            try linkFetchedProperties(of: item.element, entity: item.entity, byName: byName)
+            try linkCompositeAttributes(of: item.element, entity: item.entity, root: root)
         }
         for item in entityElements {
             try checkInverses(of: item)
@@ -89,6 +91,7 @@ struct ModelFileReader {
             }
             model.setEntities(members, forConfigurationName: name)
         }
+        try readFetchRequestTemplates(of: root, into: model, byName: byName)
         if let identifier = root["userDefinedModelVersionIdentifier"], !identifier.isEmpty {
             model.versionIdentifiers = [identifier]
         }
@@ -141,7 +144,7 @@ struct ModelFileReader {
         var properties: [PropertyDescription] = []
         var names = Set<String>()
         var legacyIndexes: [FetchIndexDescription] = []
-        for element in item.element.children where element.name == "attribute" || element.name == "relationship" {
+        for element in item.element.children where ["attribute", "relationship", "fetchedProperty"].contains(element.name) {
             let name = try required("name", of: element, what: "an \(element.name) of entity \(entityName)", entity: entityName)
             guard names.insert(name).inserted else {
                 throw error(
@@ -157,6 +160,9 @@ struct ModelFileReader {
                         elements: [FetchIndexElementDescription(property: attribute, collationType: .binary)]))
                 }
                 property = attribute
+            } else if element.name == "fetchedProperty" {
+                property = FetchedPropertyDescription()
+                property.name = name
             } else {
                 property = try readRelationship(element, name: name, entity: entityName)
             }
@@ -174,10 +180,17 @@ struct ModelFileReader {
     // MARK: - Attributes
 
     /// Reads one `<attribute>`.
-    private func readAttribute(
+    func readAttribute(
         _ element: ModelXMLElement, name: String, entity: String
     ) throws -> AttributeDescription {
-        let attribute = AttributeDescription()
+        let attribute =
+            if try flag("derived", of: element, default: false, entity: entity) {
+                try derivedAttribute(element, name: name, entity: entity)
+            } else if element["attributeType"] == AttributeType.compositeAttributeType.xmlName {
+                try compositeAttribute(element, name: name, entity: entity)
+            } else {
+                AttributeDescription()
+            }
         attribute.name = name
         let transient = try flag("transient", of: element, default: false, entity: entity)
         if let typeName = element["attributeType"] {
@@ -250,7 +263,7 @@ struct ModelFileReader {
     }
 
     /// Converts the text of a default value or limit to the attribute's type.
-    private func convert(
+    func convert(
         _ text: String,
         to type: AttributeType,
         what: String,
@@ -261,24 +274,27 @@ struct ModelFileReader {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let value: Any?
         switch type {
-        case .integer16AttributeType: value = Int16(trimmed)
-        case .integer32AttributeType: value = Int32(trimmed)
-        case .integer64AttributeType: value = Int64(trimmed)
-        case .decimalAttributeType:
-            value = Double(trimmed) == nil ? nil : Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX"))
-        case .doubleAttributeType: value = Double(trimmed)
-        case .floatAttributeType: value = Float(trimmed)
-        case .stringAttributeType: value = text
-        case .booleanAttributeType:
-            switch trimmed.lowercased() {
-            case "yes", "true", "1": value = true
-            case "no", "false", "0": value = false
-            default: value = nil
+        case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
+            guard let number = ModelValueText.integer(trimmed) else {
+                if ModelValueText.double(trimmed) != nil {
+                    throw error(
+                        .invalidValue, "attribute \(entity).\(property) of type \(type.xmlName) has the \(what) \"\(text)\", which is not a whole number",
+                        at: element, entity: entity, property: property)
+                }
+                value = nil
+                break
             }
+            value = ModelValueText.fit(number, to: type)
+        case .decimalAttributeType: value = ModelValueText.decimal(trimmed)
+        case .doubleAttributeType: value = ModelValueText.double(trimmed)
+        case .floatAttributeType: value = Float(trimmed) ?? ModelValueText.double(trimmed).map { Float($0) }
+        case .stringAttributeType: value = text
+        case .booleanAttributeType: value = ModelValueText.boolean(trimmed)
         case .dateAttributeType: value = TimeInterval(trimmed).map { Date(timeIntervalSinceReferenceDate: $0) }
         case .UUIDAttributeType: value = UUID(uuidString: trimmed)
         case .URIAttributeType: value = trimmed.isEmpty ? nil : URL(string: trimmed)
-        case .undefinedAttributeType, .binaryDataAttributeType, .transformableAttributeType, .objectIDAttributeType:
+        case .undefinedAttributeType, .binaryDataAttributeType, .transformableAttributeType, .objectIDAttributeType,
+            .compositeAttributeType:
             throw error(
                 .invalidValue, "attribute \(entity).\(property) of type \(type.xmlName) cannot have a \(what)",
                 at: element, entity: entity, property: property)
@@ -460,6 +476,7 @@ struct ModelFileReader {
             }
             indexes.append(FetchIndexDescription(name: name, elements: elements))
         }
+        indexes += try compoundIndexes(of: item.element, entity: item.entity, existing: indexes)
         item.entity.indexes = indexes
     }
 
@@ -494,7 +511,7 @@ struct ModelFileReader {
     // MARK: - Helpers
 
     /// The `<userInfo>` entries of an element.
-    private func userInfo(of element: ModelXMLElement, entity: String, property: String?) throws -> [AnyHashable: Any] {
+    func userInfo(of element: ModelXMLElement, entity: String, property: String?) throws -> [AnyHashable: Any] {
         var info: [AnyHashable: Any] = [:]
         for group in element.children(named: "userInfo") {
             for entry in group.children(named: "entry") {
@@ -509,7 +526,7 @@ struct ModelFileReader {
     /// A `YES`/`NO` XML attribute.
     ///
     /// - Parameter entity: the entity `element` belongs to, when `element` is a property.
-    private func flag(
+    func flag(
         _ key: String, of element: ModelXMLElement, default defaultValue: Bool, entity: String? = nil
     ) throws -> Bool {
         guard let text = element[key] else { return defaultValue }
@@ -526,7 +543,7 @@ struct ModelFileReader {
     }
 
     /// A required, non-empty XML attribute.
-    private func required(
+    func required(
         _ key: String, of element: ModelXMLElement, what: String, entity: String? = nil, property: String? = nil
     ) throws -> String {
         guard let value = element[key], !value.isEmpty else {
@@ -538,7 +555,7 @@ struct ModelFileReader {
     }
 
     /// An error at `element`'s line, with the line in the message.
-    private func error(
+    func error(
         _ code: ModelError.Code,
         _ message: String,
         at element: ModelXMLElement,

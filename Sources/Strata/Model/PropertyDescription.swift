@@ -85,6 +85,10 @@ public class PropertyDescription: @unchecked Sendable, Hashable, CustomStringCon
         hasher.combine(versionHashModifier)
     }
 
+    /// Freezes the descriptions the property owns (a composite's elements); called when its
+    /// model is frozen.
+    func freezeParts() {}
+
     /// A tag distinguishing the kinds of property in version hashes.
     var kindTag: String { "property" }
 

@@ -46,7 +46,7 @@ final class EntityRuntime: @unchecked Sendable {
                 switch attribute.attributeType {
                 case .integer16AttributeType: return .integer16
                 case .integer32AttributeType: return .integer32
-                case .objectIDAttributeType, .transformableAttributeType: return .converted
+                case .objectIDAttributeType, .transformableAttributeType, .compositeAttributeType: return .converted
                 default: return .plain
                 }
             }

@@ -173,6 +173,7 @@ extension ManagedObject {
         let key = runtime.names[slot]
         willAccessValue(forKey: key)
         defer { didAccessValue(forKey: key) }
+        if case .other = runtime.kinds[slot] { return try fetchedPropertyValue(slot) }
         return try publicValue(slot)
     }
 

@@ -9,6 +9,9 @@ enum ValueConversion {
     /// - Throws: ``CoreDataError`` `keyValueValidation` naming the entity, attribute and value type.
     static func normalize(_ value: Any?, for attribute: AttributeDescription, entity: EntityDescription) throws -> Any? {
         guard let value else { return nil }
+        if attribute is DerivedAttributeDescription {
+            throw CoreDataError(.keyValueValidation, "\(entity.name).\(attribute.name) is a derived attribute: it is computed on save and cannot be set", key: attribute.name)
+        }
         func mismatch() -> CoreDataError {
             CoreDataError(.keyValueValidation, "\(entity.name).\(attribute.name) holds \(attribute.attributeType) values; \(type(of: value)) \(value) does not fit", key: attribute.name)
         }
@@ -55,6 +58,9 @@ enum ValueConversion {
         case .objectIDAttributeType:
             guard let id = value as? ManagedObjectID else { throw mismatch() }
             return id
+        case .compositeAttributeType:
+            guard let composite = attribute as? CompositeAttributeDescription else { throw mismatch() }
+            return try CompositeValues.normalize(value, for: composite, entity: entity)
         default:
             return value
         }
@@ -93,6 +99,7 @@ enum ValueConversion {
     /// - Throws: ``CoreDataError`` when a transformable value has no transformer that encodes it.
     static func storeValue(_ value: Any?, for attribute: AttributeDescription) throws -> Value {
         guard let value else { return .null }
+        if let composite = attribute as? CompositeAttributeDescription { return .data(try CompositeValues.encode(value, for: composite)) }
         switch value {
         case let v as Int16: return .int(Int64(v))
         case let v as Int32: return .int(Int64(v))
@@ -125,6 +132,8 @@ enum ValueConversion {
             return coordinator?.managedObjectID(forURIRepresentation: v)
         case .data(let v) where attribute.attributeType == .transformableAttributeType:
             return try ValueTransformers.decode(v, for: attribute)
+        case .data(let v) where attribute is CompositeAttributeDescription:
+            return try CompositeValues.decode(v, for: attribute as! CompositeAttributeDescription)
         default:
             return plainValue(value)
         }

@@ -20,6 +20,9 @@ public indirect enum FetchExpression {
     /// The elements of `collection` that meet `predicate`, each bound to `variable`
     /// (`SUBQUERY(employees, $e, $e.salary > 10)`).
     case subquery(collection: FetchExpression, variable: String, predicate: FetchPredicate)
+    /// A function of its arguments' values (`now()`, `lowercase:(name)`, `sum:(items.price)`);
+    /// see ``init(forFunction:arguments:)`` for the functions Strata evaluates.
+    case function(String, arguments: [FetchExpression])
 
     /// A key path read from the evaluated object (Core Data's `NSExpression(forKeyPath:)`).
     public init(forKeyPath keyPath: String) { self = .keyPath(keyPath) }
@@ -36,6 +39,32 @@ public indirect enum FetchExpression {
     /// A subquery (Core Data's `NSExpression(forSubquery:usingIteratorVariable:predicate:)`).
     public init(forSubquery collection: FetchExpression, usingIteratorVariable variable: String, predicate: FetchPredicate) {
         self = .subquery(collection: collection, variable: variable, predicate: predicate)
+    }
+
+    /// A function of `arguments` (Core Data's `NSExpression(forFunction:arguments:)`).
+    ///
+    /// Evaluated: `now` (the current date), `lowercase:`, `uppercase:` and `canonical:` (case
+    /// and diacritics folded) of a string, and `count:`, `sum:`, `min:`, `max:` and `average:` of
+    /// a collection; any other name evaluates to no value. Fetch predicates evaluate functions on
+    /// realized objects only.
+    ///
+    /// - Parameters:
+    ///   - name: the function's name, with its colon when it takes arguments (`"lowercase:"`).
+    ///   - arguments: its arguments.
+    public init(forFunction name: String, arguments: [FetchExpression]) {
+        self = .function(name, arguments: arguments)
+    }
+
+    /// The name of a function expression; `nil` for others.
+    public var function: String? {
+        guard case .function(let name, _) = self else { return nil }
+        return name
+    }
+
+    /// The arguments of a function expression; `nil` for others.
+    public var arguments: [FetchExpression]? {
+        guard case .function(_, let arguments) = self else { return nil }
+        return arguments
     }
 
     /// The evaluated object, `SELF` (Core Data's `NSExpression.expressionForEvaluatedObject()`).

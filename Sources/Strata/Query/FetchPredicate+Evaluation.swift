@@ -82,6 +82,7 @@ extension FetchExpression {
         case .keyPath(_, on: let operand): return operand.keyPaths
         case .aggregate(let elements): return elements.reduce(into: Set<String>()) { $0.formUnion($1.keyPaths) }
         case .subquery(let collection, _, _): return collection.keyPaths
+        case .function(_, let arguments): return arguments.reduce(into: Set<String>()) { $0.formUnion($1.keyPaths) }
         }
     }
 }
@@ -151,6 +152,8 @@ struct PredicateEvaluation {
                 inner[variable] = element ?? NSNull()
                 return matches(predicate, object: element, bindings: inner)
             }
+        case .function(let name, let arguments):
+            return try Self.function(name, try arguments.map { try value($0, object: object, bindings: bindings) })
         }
     }
 

@@ -59,6 +59,8 @@ extension FetchExpression {
         case .aggregate(let elements): return "{" + elements.map(\.expressionFormat).joined(separator: ", ") + "}"
         case .subquery(let collection, let variable, let predicate):
             return "SUBQUERY(\(collection.expressionFormat), $\(variable), \(predicate.predicateFormat))"
+        case .function(let name, let arguments):
+            return name + "(" + arguments.map(\.expressionFormat).joined(separator: ", ") + ")"
         case .keyPath(let path, on: let operand):
             let keys = path.split(separator: ".", omittingEmptySubsequences: false).map { key in
                 PredicateParser.reservedWords.contains(key.uppercased()) ? "#" + key : String(key)

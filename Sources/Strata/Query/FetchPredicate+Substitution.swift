@@ -72,6 +72,8 @@ extension FetchExpression {
             return .subquery(
                 collection: try collection.substituted(variables, bound: bound, format: format), variable: variable,
                 predicate: try predicate.substituted(variables, bound: inner))
+        case .function(let name, let arguments):
+            return .function(name, arguments: try arguments.map { argument throws(FetchPredicateError) in try argument.substituted(variables, bound: bound, format: format) })
         case .constant, .evaluatedObject, .variable: return self
         }
     }

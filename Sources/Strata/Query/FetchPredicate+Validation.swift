@@ -55,6 +55,9 @@ private struct PredicateValidation {
         case .aggregate(let elements):
             for element in elements { _ = try shape(element, evaluated: evaluated, variables: variables) }
             return .unknown
+        case .function(_, let arguments):
+            for argument in arguments { _ = try shape(argument, evaluated: evaluated, variables: variables) }
+            return .unknown
         case .subquery(let collection, let variable, let predicate):
             var element = ValueShape.unknown
             if case .entity(let entity, _) = try shape(collection, evaluated: evaluated, variables: variables) {
@@ -72,6 +75,11 @@ private struct PredicateValidation {
                 if key.hasPrefix("@") || key == "self" || key == "SELF" { continue }
                 switch current {
                 case .unknown: return .unknown
+                case .attribute(let composite as CompositeAttributeDescription):
+                    guard let element = composite.elementsByName[key] else {
+                        throw unknownKey(path, on: operand, "the composite attribute \(composite.name) has no element \(key)")
+                    }
+                    current = .attribute(element)
                 case .attribute(let attribute):
                     guard attribute.attributeType == .transformableAttributeType || attribute.attributeType == .undefinedAttributeType else {
                         throw unknownKey(path, on: operand, "\(attribute.name) is a \(attribute.attributeType) attribute, which has no key \(key)")

@@ -1,0 +1,43 @@
+import Foundation
+
+extension ManagedObject {
+    /// The value of the fetched property in `slot`: the results of its fetch request, run in the
+    /// object's context the first time it is read and kept until the object is refreshed.
+    /// `nil` for a slot that is not a fetched property.
+    ///
+    /// - Throws: what the fetch throws, such as a predicate naming a key the entity lacks.
+    func fetchedPropertyValue(_ slot: Int) throws -> Any? {
+        guard let property = runtime.properties[slot] as? FetchedPropertyDescription else { return nil }
+        try fireFault()
+        if let cached = values[slot] { return cached }
+        guard let template = property.fetchRequest, let context = managedObjectContext else { return [ManagedObject]() }
+        let request = template.copied()
+        if let predicate = template.predicate {
+            let source: [AnyHashable: Any] = [
+                "name": property.name, "userInfo": property.userInfo, "entity": entity.name,
+            ]
+            do {
+                request.predicate = try predicate
+                    .withSubstitutionVariables(["FETCH_SOURCE": self, "FETCHED_PROPERTY": source])
+                    .foldingConstantKeyPaths()
+            } catch {
+                throw CoreDataError(
+                    .coreData, "the fetched property \(entity.name).\(property.name) cannot use its predicate: \(error)",
+                    objectID: objectID, key: property.name)
+            }
+        }
+        let results: [Any]
+        switch template.resultType {
+        case .managedObjectResultType: results = try context.fetch(request)
+        case .managedObjectIDResultType:
+            request.resultType = .managedObjectResultType
+            results = try context.fetch(request).map(\.objectID)
+        default:
+            throw CoreDataError(
+                .coreData, "the fetched property \(entity.name).\(property.name) asks for \(template.resultType) results; fetched properties return objects or object IDs",
+                objectID: objectID, key: property.name)
+        }
+        values[slot] = results
+        return results
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import Testing
+@testable import Strata
+
+/// Derived attributes (Core Data's `NSDerivedAttributeDescription`): computed on save from the
+/// object and its related objects, stored, refused when their expression is not supported.
+@Suite struct DerivedAttributeTests {
+    static func journal() throws -> ManagedObjectModel { try RealWorldModelTests.model("Journal") }
+
+    /// The object whose URI is `uri`, in `context` of `container`.
+    static func object(_ uri: URL, in container: PersistentContainer, _ context: ManagedObjectContext) throws -> ManagedObject {
+        let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: uri))
+        return try context.existingObject(with: id)
+    }
+
+    /// Inserts a notebook titled `title` with entries of `words` word counts.
+    static func notebook(_ title: String, words: [Int32], in context: ManagedObjectContext) throws -> ManagedObject {
+        let notebook = try EntityDescription.insertNewObject(forEntityName: "Notebook", into: context)
+        try notebook.setValue(title, forKey: "title")
+        for (index, count) in words.enumerated() {
+            let entry = try EntityDescription.insertNewObject(forEntityName: "TextEntry", into: context)
+            try entry.setValue("\(title) \(index)", forKey: "title")
+            try entry.setValue(count, forKey: "wordCount")
+            try entry.setValue(notebook, forKey: "notebook")
+        }
+        return notebook
+    }
+
+    @Test func valuesAreComputedOnSaveAndStored() throws {
+        let folder = TemporaryFolder()
+        var notebookURI: URL?
+        var savedAt = Date.distantPast
+        do {
+            let container = try GraphModel.container(at: folder.store(), model: try Self.journal())
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                let notebook = try Self.notebook("Café Notes", words: [120, 30, 7], in: context)
+                #expect(try notebook.value(forKey: "entryCount") == nil, "not computed before the save")
+                let before = Date()
+                try context.save()
+                savedAt = try #require(try notebook.value(forKey: "lastModified") as? Date)
+                #expect(savedAt >= before && savedAt <= Date())
+                #expect(try notebook.value(forKey: "entryCount") as? Int64 == 3)
+                #expect(try notebook.value(forKey: "totalWords") as? Int64 == 157)
+                #expect(try notebook.value(forKey: "searchTitle") as? String == "cafe notes")
+                #expect(!context.hasChanges, "computing derived values leaves nothing unsaved")
+                notebookURI = notebook.objectID.uriRepresentation()
+            }
+            try container.close()
+        }
+        let container = try GraphModel.container(at: folder.store(), model: try Self.journal())
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let notebook = try Self.object(try #require(notebookURI), in: container, context)
+            #expect(try notebook.value(forKey: "entryCount") as? Int64 == 3)
+            #expect(try notebook.value(forKey: "totalWords") as? Int64 == 157)
+            #expect(try notebook.value(forKey: "searchTitle") as? String == "cafe notes")
+            #expect(try notebook.value(forKey: "lastModified") as? Date == savedAt)
+            let entries = try #require(try notebook.value(forKey: "entries") as? Set<ManagedObject>)
+            for entry in entries {
+                #expect(try entry.value(forKey: "notebookTitle") as? String == "Café Notes")
+                #expect(try entry.value(forKey: "upperTitle") as? String == (try entry.value(forKey: "title") as? String)?.uppercased())
+            }
+            // Stored values answer fetches like any attribute.
+            let request = FetchRequest<ManagedObject>(entityName: "Notebook")
+            request.predicate = try FetchPredicate(format: "entryCount == 3 AND searchTitle BEGINSWITH 'cafe'")
+            #expect(try context.fetch(request) == [notebook])
+        }
+        try container.close()
+    }
+
+    /// A change to a related object recomputes the derivations that read it, in objects the
+    /// context had not loaded, and the result survives a reopen.
+    @Test func changesOfRelatedObjectsRecomputeDependents() throws {
+        let folder = TemporaryFolder()
+        var uris: (first: URL, second: URL)?
+        do {
+            let container = try GraphModel.container(at: folder.store(), model: try Self.journal())
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                let first = try Self.notebook("Travel", words: [10, 20], in: context)
+                let second = try Self.notebook("Recipes", words: [5], in: context)
+                try context.save()
+                uris = (first.objectID.uriRepresentation(), second.objectID.uriRepresentation())
+            }
+            try container.close()
+        }
+        let (firstURI, secondURI) = try #require(uris)
+        do {
+            // A fresh context: only the notebooks are fetched; their entries are faults.
+            let container = try GraphModel.container(at: folder.store(), model: try Self.journal())
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                let first = try Self.object(firstURI, in: container, context)
+                let second = try Self.object(secondURI, in: container, context)
+                #expect(try first.hasFault(forRelationshipNamed: "entries"), "the entries are not loaded")
+                try first.setValue("Journeys", forKey: "title")
+                try context.save()
+                let renamed = try #require(try first.value(forKey: "entries") as? Set<ManagedObject>)
+                #expect(try renamed.map { try $0.value(forKey: "notebookTitle") as? String } == ["Journeys", "Journeys"])
+                #expect(renamed.allSatisfy { $0.committedValues(forKeys: ["notebookTitle"])["notebookTitle"] as? String == "Journeys" }, "saved")
+                let moved = try #require((try first.value(forKey: "entries") as? Set<ManagedObject>)?.first { try $0.value(forKey: "wordCount") as? Int32 == 20 })
+                try moved.setValue(second, forKey: "notebook")
+                let gone = try #require((try first.value(forKey: "entries") as? Set<ManagedObject>)?.first)
+                context.delete(gone)
+                try context.save()
+                #expect(try first.value(forKey: "entryCount") as? Int64 == 0)
+                #expect(try first.value(forKey: "totalWords") as? Int64 == 0)
+                #expect(try second.value(forKey: "entryCount") as? Int64 == 2)
+                #expect(try second.value(forKey: "totalWords") as? Int64 == 25)
+                #expect(try moved.value(forKey: "notebookTitle") as? String == "Recipes")
+            }
+            try container.close()
+        }
+        let container = try GraphModel.container(at: folder.store(), model: try Self.journal())
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let first = try Self.object(firstURI, in: container, context)
+            let second = try Self.object(secondURI, in: container, context)
+            #expect(try first.value(forKey: "searchTitle") as? String == "journeys")
+            #expect(try first.value(forKey: "entryCount") as? Int64 == 0)
+            #expect(try second.value(forKey: "entryCount") as? Int64 == 2)
+            let titles = try (try #require(try second.value(forKey: "entries") as? Set<ManagedObject>)).map { try $0.value(forKey: "notebookTitle") as? String }
+            #expect(titles == ["Recipes", "Recipes"])
+            let request = FetchRequest<ManagedObject>(entityName: "Entry")
+            request.predicate = try FetchPredicate(format: "notebookTitle == 'Travel' OR notebookTitle == 'Journeys'")
+            #expect(try context.count(for: request) == 0, "no entry keeps its old notebook's title")
+        }
+        try container.close()
+    }
+
+    @Test func derivedAttributesAreReadOnly() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store(), model: try Self.journal())
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let notebook = try Self.notebook("Read only", words: [1], in: context)
+            let error = #expect(throws: CoreDataError.self) { try notebook.setValue(Int64(99), forKey: "entryCount") }
+            #expect(error?.code == .keyValueValidation)
+            #expect(error?.message.contains("entryCount") == true)
+            try context.save()
+            #expect(try notebook.value(forKey: "entryCount") as? Int64 == 1)
+        }
+        try container.close()
+    }
+
+    @Test(arguments: [
+        ("title.length", "title is an attribute"),
+        ("FUNCTION(title, 'reverse')", "does not read"),
+        ("entries.title", "must be followed by @count"),
+        ("random()", "supported are"),
+    ])
+    func unsupportedExpressionsAreRefusedAtLoad(_ expression: String, _ reason: String) throws {
+        let folder = TemporaryFolder()
+        let url = try ModelFileFixture.write(
+            """
+            <entity name="Folder" representedClassName="Folder" syncable="YES">
+                <attribute name="title" optional="YES" attributeType="String"/>
+                <attribute name="summary" optional="YES" attributeType="String" derived="YES" derivationExpression="\(expression)"/>
+                <relationship name="entries" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Folder"/>
+            </entity>
+            """, in: folder)
+        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
+        #expect(error?.code == .invalidModel)
+        #expect(error?.entityName == "Folder")
+        #expect(error?.propertyName == "summary")
+        #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains(expression.prefix(5)) == true, "the message names the expression")
+    }
+
+    @Test func aDerivationMustFitItsAttributeType() throws {
+        let folder = TemporaryFolder()
+        let url = try ModelFileFixture.write(
+            """
+            <entity name="Folder" representedClassName="Folder" syncable="YES">
+                <attribute name="stamp" optional="YES" attributeType="String" derived="YES" derivationExpression="now()"/>
+            </entity>
+            """, in: folder)
+        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
+        #expect(error?.code == .invalidModel)
+        #expect(error?.message.contains("Folder.stamp") == true)
+        #expect(error?.message.contains("Date") == true)
+    }
+
+    /// A model built in code: `NSDerivedAttributeDescription` with an expression made of
+    /// `NSExpression(forFunction:arguments:)`.
+    @Test func derivedAttributesBuiltInCode() throws {
+        let name = ModelBuilder.attribute("name", .string)
+        let slug = DerivedAttributeDescription()
+        slug.name = "slug"
+        slug.type = .string
+        slug.derivationExpression = FetchExpression(forFunction: "lowercase:", arguments: [FetchExpression(forKeyPath: "name")])
+        let model = ModelBuilder.model([ModelBuilder.entity("Page", [name, slug])])
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store(), model: model)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let page = try EntityDescription.insertNewObject(forEntityName: "Page", into: context)
+            try page.setValue("Hello World", forKey: "name")
+            try context.save()
+            #expect(try page.value(forKey: "slug") as? String == "hello world")
+            try page.setValue("Second", forKey: "name")
+            try context.save()
+            #expect(try page.value(forKey: "slug") as? String == "second")
+        }
+        try container.close()
+
+        let broken = DerivedAttributeDescription()
+        broken.name = "broken"
+        broken.type = .integer64
+        broken.derivationExpression = FetchExpression(forFunction: "lowercase:", arguments: [FetchExpression(forKeyPath: "name")])
+        let bad = ModelBuilder.model([ModelBuilder.entity("Page", [ModelBuilder.attribute("name", .string), broken])])
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: bad)
+        let error = #expect(throws: CoreDataError.self) {
+            try coordinator.addPersistentStore(type: .strata, configuration: nil, at: folder.store("Bad"))
+        }
+        #expect(error?.message.contains("Page.broken") == true, "\(error?.message ?? "")")
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import Testing
+@testable import Strata
+
+/// Real-world-shaped Xcode models (a versioned journal app, a commerce back office): every
+/// entity of each loads, and objects of every entity round-trip through save, reopen and fault.
+@Suite(.serialized) struct RealWorldModelTests {
+    /// The models, by a short name.
+    static let models: [String: URL] = [
+        "Journal": Bundle.module.url(forResource: "Journal", withExtension: "xcdatamodeld", subdirectory: "Models")!,
+        "Journal 1": Bundle.module.url(
+            forResource: "Journal", withExtension: "xcdatamodel", subdirectory: "Models/Journal.xcdatamodeld")!,
+        "Commerce": Bundle.module.url(forResource: "Commerce", withExtension: "xcdatamodel", subdirectory: "Models")!,
+    ]
+
+    /// Registers the custom transformers the models name.
+    static func registerTransformers() {
+        for name in ["JournalEXIFTransformer", "JournalPreferencesTransformer", "CMDimensionsTransformer"] {
+            ValueTransformers.register(PropertyListValueTransformer(), forName: name)
+        }
+    }
+
+    /// A loaded model.
+    static func model(_ name: String) throws -> ManagedObjectModel {
+        try ManagedObjectModel(contentsOf: try #require(models[name]))
+    }
+
+    @Test(arguments: ["Journal", "Journal 1", "Commerce"])
+    func everyEntityRoundTrips(_ name: String) throws {
+        Self.registerTransformers()
+        let folder = TemporaryFolder()
+        let (container, snapshots) = try SampleModelTests.storeEverything(
+            try Self.model(name), reload: { try Self.model(name) }, at: folder.store(name))
+        #expect(snapshots.count == container.managedObjectModel.entities.filter { !$0.isAbstract }.count * 2)
+        // Faults of every entity fire from the reopened store.
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            for uri in snapshots.keys {
+                let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: URL(string: uri)!))
+                let object = context.object(with: id)
+                #expect(object.isFault)
+                let attributes = object.entity.attributesByName.values.filter { !$0.isTransient }
+                for attribute in attributes {
+                    _ = try object.value(forKey: attribute.name)
+                }
+                #expect(!object.isFault)
+            }
+        }
+        try container.close()
+    }
+
+    @Test func versionedJournalLoadsItsCurrentVersion() throws {
+        let model = try Self.model("Journal")
+        #expect(model.versionIdentifiers == ["2"])
+        #expect(model.entities.count == 8)
+        let live = try #require(model.entitiesByName["LivePhotoEntry"])
+        #expect(live.inheritanceChain.map(\.name) == ["Entry", "MediaEntry", "PhotoEntry", "LivePhotoEntry"])
+        #expect(live.attributesByName["location"] is CompositeAttributeDescription)
+        #expect(live.attributesByName["notebookTitle"] is DerivedAttributeDescription, "derived attributes are inherited")
+        #expect(model.configurations == ["Cloud", "Local"])
+        #expect(model.entities(forConfigurationName: "Cloud")?.map(\.name) == ["Tag"])
+        let entry = try #require(model.entitiesByName["Entry"])
+        #expect(entry.userInfo["kind"] as? String == "abstract")
+        #expect(entry.attributesByName["title"]?.userInfo["searchable"] as? String == "YES")
+        let exif = try #require(model.entitiesByName["PhotoEntry"]?.attributesByName["exif"])
+        #expect(exif.valueTransformerName == "JournalEXIFTransformer")
+        #expect(exif.attributeValueClassName == "[String: String]")
+        let old = try Self.model("Journal 1")
+        #expect(old.versionIdentifiers == ["1"])
+        #expect(old.entities.map(\.name) == ["Entry", "Notebook", "TextEntry"])
+    }
+
+    /// Xcode writes `NO`, `YES` and `0.0` as defaults of integer attributes and `0`/`1` for
+    /// Booleans; each loads as the attribute's type.
+    @Test func xcodeDefaultFormsLoadAsTheAttributeType() throws {
+        let journal = try Self.model("Journal")
+        let entry = try #require(journal.entitiesByName["Entry"]?.attributesByName)
+        #expect(entry["mood"]?.defaultValue as? Int16 == 1)
+        #expect(entry["wordCount"]?.defaultValue as? Int32 == 0)
+        #expect(entry["amount"]?.defaultValue as? Decimal == 0)
+        #expect(entry["rating"]?.defaultValue as? Float == 0)
+        #expect(entry["score"]?.defaultValue as? Double == 0)
+        let notebook = try #require(journal.entitiesByName["Notebook"]?.attributesByName)
+        #expect(notebook["sortOrder"]?.defaultValue as? Int64 == 0)
+        #expect(notebook["isArchived"]?.defaultValue as? Bool == false)
+        let commerce = try Self.model("Commerce")
+        let customer = try #require(commerce.entitiesByName["Customer"]?.attributesByName)
+        #expect(customer["newsletter"]?.defaultValue as? Bool == true)
+        #expect(customer["loyaltyPoints"]?.defaultValue as? Int64 == 0)
+        #expect(commerce.entitiesByName["Supplier"]?.attributesByName["leadTimeDays"]?.defaultValue as? Int32 == 1)
+        #expect(commerce.entitiesByName["LineItem"]?.attributesByName["quantity"]?.defaultValue as? Int16 == 1)
+        #expect(commerce.entitiesByName["Product"]?.attributesByName["price"]?.defaultValue as? Decimal == 0)
+    }
+
+    @Test func aFractionalIntegerDefaultIsRefusedNamingTheAttribute() throws {
+        let folder = TemporaryFolder()
+        let url = try ModelFileFixture.write(
+            """
+            <entity name="Invoice" representedClassName="Invoice" syncable="YES">
+                <attribute name="copies" attributeType="Integer 32" defaultValueString="2.5" usesScalarValueType="YES"/>
+            </entity>
+            """, in: folder)
+        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
+        #expect(error?.code == .invalidValue)
+        #expect(error?.entityName == "Invoice")
+        #expect(error?.propertyName == "copies")
+        #expect(error?.message.contains("2.5") == true)
+        #expect(error?.line == 4)
+    }
+
+    /// Legacy `<compoundIndexes>` become fetch indexes the store keeps and fetches use.
+    @Test func compoundIndexesAreFetchIndexes() throws {
+        let journal = try Self.model("Journal")
+        let entry = try #require(journal.entitiesByName["Entry"])
+        #expect(entry.indexes.map(\.name) == ["byCreatedAt", "compoundIndex1", "compoundIndex2"])
+        #expect(entry.indexes[1].elements.map(\.propertyName) == ["title", "createdAt"])
+        #expect(entry.indexes[2].elements.map(\.propertyName) == ["isPinned"])
+        let commerce = try Self.model("Commerce")
+        #expect(commerce.entitiesByName["Party"]?.indexes.map(\.name) == ["compoundIndex1"])
+        #expect(commerce.entitiesByName["Order"]?.indexes.first?.elements.map(\.propertyName) == ["customer", "placedAt"])
+        #expect(commerce.entitiesByName["Category"]?.indexes.map(\.name) == ["nameIndex"], "indexed=YES stays a fetch index")
+
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store(), model: journal)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            for index in 0..<20 {
+                let text = try EntityDescription.insertNewObject(forEntityName: "TextEntry", into: context)
+                try text.setValue("entry \(index)", forKey: "title")
+                try text.setValue(index % 5 == 0, forKey: "isPinned")
+            }
+            try context.save()
+            let request = FetchRequest<ManagedObject>(entityName: "Entry")
+            request.predicate = try FetchPredicate(format: "isPinned == YES")
+            #expect(try context.fetch(request).count == 4)
+            #expect(try context.explain(request).description.contains("isPinned"), "the compound index on isPinned answers")
+        }
+        try container.close()
+    }
+
+    @Test func fetchRequestTemplatesLoadAndSubstitute() throws {
+        let model = try Self.model("Journal")
+        #expect(Set(model.fetchRequestTemplatesByName.keys) == ["EntriesWithTitlePrefix", "NotebooksOwnedBy", "PinnedEntries"])
+        let template = try #require(model.fetchRequestTemplate(forName: "EntriesWithTitlePrefix"))
+        #expect(template.entity?.name == "Entry")
+        #expect(template.fetchLimit == 20)
+        #expect(template.predicate?.predicateFormat == "title BEGINSWITH $PREFIX")
+        #expect(model.fetchRequestTemplate(forName: "Missing") == nil)
+        #expect(model.fetchRequestFromTemplate(withName: "Missing", substitutionVariables: [:]) == nil)
+
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store(), model: model)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            for title in ["Alpha", "Alps", "Beta"] {
+                let entry = try EntityDescription.insertNewObject(forEntityName: "TextEntry", into: context)
+                try entry.setValue(title, forKey: "title")
+            }
+            let owner = try EntityDescription.insertNewObject(forEntityName: "Person", into: context)
+            try owner.setValue("Ada", forKey: "name")
+            let notebook = try EntityDescription.insertNewObject(forEntityName: "Notebook", into: context)
+            try notebook.setValue(owner, forKey: "owner")
+            try context.save()
+
+            let request = try #require(model.fetchRequestFromTemplate(withName: "EntriesWithTitlePrefix", substitutionVariables: ["PREFIX": "Al"]))
+            request.sortDescriptors = [FetchSortDescriptor(key: "title", ascending: true)]
+            #expect(try context.fetch(request).map { try $0.value(forKey: "title") as? String } == ["Alpha", "Alps"])
+            #expect(template.predicate?.predicateFormat == "title BEGINSWITH $PREFIX", "the template is unchanged")
+            #expect(template.sortDescriptors == nil)
+            let owned = try #require(model.fetchRequestFromTemplate(withName: "NotebooksOwnedBy", substitutionVariables: ["NAME": "Ada"]))
+            #expect(try context.fetch(owned) == [notebook])
+        }
+        try container.close()
+    }
+}
+
+/// Writes one-off model files for loading tests.
+enum ModelFileFixture {
+    /// A `contents` file in `folder` whose model holds `body` (its first line is line 3).
+    static func write(_ body: String, in folder: TemporaryFolder, name: String = "Fixture") throws -> URL {
+        let url = folder.url.appendingPathComponent("\(name).xcdatamodel")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let text = """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+            \(body)
+            </model>
+            """
+        try Data(text.utf8).write(to: url.appendingPathComponent("contents"))
+        return url
+    }
+}
