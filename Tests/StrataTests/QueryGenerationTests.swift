@@ -190,8 +190,8 @@ import Testing
 
     @Test func inMemoryStoresKeepGenerationsToo() throws {
         let container = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
-        var description = PersistentStoreDescription()
-        description.type = .inMemory
+        let description = PersistentStoreDescription()
+        description.type = InMemoryStoreType
         container.persistentStoreDescriptions = [description]
         let failure = LockedError()
         container.loadPersistentStores { _, error in failure.set(error) }

@@ -57,7 +57,7 @@ final class GenerationPin: Sendable {
         sequence = log.pin(store.rows)
         self.store = PersistentStore(
             type: store.type, url: store.url, identifier: store.identifier, configurationName: store.configurationName,
-            options: store.optionDescriptions, rows: PinnedRowStore(base: store.rows, log: log, sequence: sequence))
+            options: store.options, rows: PinnedRowStore(base: store.rows, log: log, sequence: sequence))
     }
 
     deinit {
