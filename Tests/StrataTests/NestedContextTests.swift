@@ -562,4 +562,30 @@ final class CodedItem: ManagedObject {
         #expect(!saved)
         #expect(try Self.storedEmployees(container) == ["Ann": 1500, "Bob": 1600])
     }
+
+    @Test func childDeleteOfAnObjectItsParentForgotChangesNothing() throws {
+        let folder = TemporaryFolder()
+        let (container, _) = try ContextLifecycleTests.seededContainer(in: folder)
+        let parent = container.newBackgroundContext()
+        let child = Self.child(of: parent)
+        let ops = try child.performAndWait {
+            let ops = Department(context: child)
+            ops.name = "Ops"
+            try child.save()
+            return ops
+        }
+        parent.performAndWait { parent.rollback() }
+        try child.performAndWait {
+            child.delete(ops)
+            try child.save()
+        }
+        try parent.performAndWait {
+            #expect(!parent.hasChanges)
+            try parent.save()
+        }
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait { () throws -> Void in
+            #expect(try reader.fetch(Department.fetchRequest()).map(\.name).sorted() == ["Research", "Sales"])
+        }
+    }
 }
