@@ -588,4 +588,30 @@ final class CodedItem: ManagedObject {
             #expect(try reader.fetch(Department.fetchRequest()).map(\.name).sorted() == ["Research", "Sales"])
         }
     }
+
+    /// A child's change saved into its parent meets a conflicting save of another context when
+    /// the root saves: the root's merge policy decides, and a refused save loses nothing.
+    @Test func conflictsOfAChildsChangesAreResolvedWhenTheRootSaves() throws {
+        let folder = TemporaryFolder()
+        let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
+        let parent = container.newBackgroundContext()
+        let child = Self.child(of: parent)
+        try child.performAndWait {
+            (try child.existingObject(with: ids["Ann"]!) as! Employee).salary = 1100
+            try child.save()
+        }
+        let other = container.newBackgroundContext()
+        try other.performAndWait {
+            (try other.existingObject(with: ids["Ann"]!) as! Employee).salary = 1200
+            try other.save()
+        }
+        try parent.performAndWait {
+            let error = try #require(throws: CoreDataError.self) { try parent.save() }
+            #expect(error.code == .managedObjectMerge)
+            #expect((try parent.existingObject(with: ids["Ann"]!) as! Employee).salary == 1100, "the child's change is kept")
+            parent.mergePolicy = .mergeByPropertyObjectTrump
+            try parent.save()
+        }
+        #expect(try Self.storedEmployees(container)["Ann"] == 1100)
+    }
 }
