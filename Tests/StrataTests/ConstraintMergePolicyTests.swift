@@ -106,7 +106,7 @@ final class ConstrainedEvent: ManagedObject {
     /// A subclass resolves constraint conflicts its own way: keep the stored object with the
     /// highest score and delete the duplicates.
     @Test func customPolicyResolvesConstraintConflicts() throws {
-        final class HighestScoreWins: MergePolicy, @unchecked Sendable {
+        final class HighestScoreWins: MergePolicy {
             let conflicts = Locked<[String]>([])
             init() { super.init(merge: .errorMergePolicyType) }
             override func resolve(constraintConflicts list: [ConstraintConflict]) throws {
@@ -141,7 +141,7 @@ final class ConstrainedEvent: ManagedObject {
 
     /// A policy that leaves a conflict unresolved fails the save and loses nothing.
     @Test func unresolvedConflictFailsTheSave() throws {
-        final class DoesNothing: MergePolicy, @unchecked Sendable {
+        final class DoesNothing: MergePolicy {
             init() { super.init(merge: .mergeByPropertyObjectTrumpMergePolicyType) }
             override func resolve(constraintConflicts list: [ConstraintConflict]) throws {}
         }
