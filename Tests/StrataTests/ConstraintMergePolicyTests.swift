@@ -106,7 +106,7 @@ final class ConstrainedEvent: ManagedObject {
     /// A subclass resolves constraint conflicts its own way: keep the stored object with the
     /// highest score and delete the duplicates.
     @Test func customPolicyResolvesConstraintConflicts() throws {
-        final class HighestScoreWins: MergePolicy, @unchecked Sendable {
+        final class HighestScoreWins: MergePolicy {
             let conflicts = Locked<[String]>([])
             init() { super.init(merge: .errorMergePolicyType) }
             override func resolve(constraintConflicts list: [ConstraintConflict]) throws {
@@ -141,7 +141,7 @@ final class ConstrainedEvent: ManagedObject {
 
     /// A policy that leaves a conflict unresolved fails the save and loses nothing.
     @Test func unresolvedConflictFailsTheSave() throws {
-        final class DoesNothing: MergePolicy, @unchecked Sendable {
+        final class DoesNothing: MergePolicy {
             init() { super.init(merge: .mergeByPropertyObjectTrumpMergePolicyType) }
             override func resolve(constraintConflicts list: [ConstraintConflict]) throws {}
         }
@@ -217,5 +217,53 @@ extension ConstraintMergePolicyTests {
         let members = try MergeModel.members(in: container)
         #expect(members.keys.sorted() == ["ada@example.com", "grace@example.com"])
         #expect(members["ada@example.com"]?.name == "Ada")
+    }
+}
+
+class MergePerson: ManagedObject {
+    @Managed var email: String
+    @Managed var name: String?
+}
+
+final class MergeStaff: MergePerson {
+    @Managed var desk: String?
+}
+
+extension ConstraintMergePolicyTests {
+    /// A constraint of a superentity spans its subentities: a new Person with a stored Staff
+    /// member's email updates that Staff row, keeping what only Staff has.
+    @Test func upsertAcrossAnEntityHierarchy() throws {
+        let person = ModelBuilder.entity("MergePerson", [
+            ModelBuilder.attribute("email", .string, isOptional: false), ModelBuilder.attribute("name", .string),
+        ], className: String(reflecting: MergePerson.self))
+        person.uniquenessConstraints = [["email"]]
+        let staff = ModelBuilder.entity("MergeStaff", [ModelBuilder.attribute("desk", .string)], className: String(reflecting: MergeStaff.self))
+        person.subentities = [staff]
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store("People"), model: ModelBuilder.model([person, staff]))
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let stored = MergeStaff(context: context)
+            stored.email = "lin@example.com"
+            stored.name = "Old"
+            stored.desk = "D1"
+            try context.save()
+            context.reset()
+
+            context.mergePolicy = MergeByPropertyObjectTrumpMergePolicy
+            let update = MergePerson(context: context)
+            update.email = "lin@example.com"
+            update.name = "New"
+            try context.save()
+        }
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait {
+            let people = try reader.fetch(FetchRequest<MergePerson>(entityName: "MergePerson"))
+            #expect(people.count == 1)
+            let lin = try #require(people.first as? MergeStaff)
+            #expect(lin.name == "New")
+            #expect(lin.desk == "D1")
+        }
     }
 }

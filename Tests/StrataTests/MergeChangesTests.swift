@@ -121,4 +121,24 @@ import Testing
         #expect(bob.managedObjectContext == nil)
         #expect(changed.posts.current.contains { $0["deleted"] == [ids["Bob"]!] })
     }
+
+    @Test func childMergesItsParentsSaveIntoTheGrandparent() throws {
+        let folder = TemporaryFolder()
+        let (container, _) = try ContextLifecycleTests.seededContainer(in: folder)
+        let root = container.newBackgroundContext()
+        let middle = NestedContextTests.child(of: root)
+        let leaf = NestedContextTests.child(of: middle)
+        leaf.automaticallyMergesChangesFromParent = true
+        let changed = ContextLifecycleTests.Observer(ManagedObjectContext.didChangeObjectsNotification, of: leaf)
+        let opsID = try middle.performAndWait {
+            let ops = Department(context: middle)
+            ops.name = "Ops"
+            try middle.save()
+            return ops.objectID
+        }
+        try leaf.performAndWait { () throws -> Void in
+            #expect(changed.posts.current.contains { $0["inserted"] == [opsID] }, "the parent's insert is faulted in")
+            #expect((try leaf.existingObject(with: opsID) as! Department).name == "Ops")
+        }
+    }
 }

@@ -131,7 +131,7 @@ enum MergeModel {
 
     /// A subclass sees each conflict with its snapshots, then lets its policy resolve them.
     @Test func customPolicySeesOptimisticLockingConflicts() throws {
-        final class RecordingPolicy: MergePolicy, @unchecked Sendable {
+        final class RecordingPolicy: MergePolicy {
             let seen = Locked<[String]>([])
             init() { super.init(merge: .mergeByPropertyObjectTrumpMergePolicyType) }
             override func resolve(optimisticLockingConflicts list: [MergeConflict]) throws {

@@ -562,4 +562,56 @@ final class CodedItem: ManagedObject {
         #expect(!saved)
         #expect(try Self.storedEmployees(container) == ["Ann": 1500, "Bob": 1600])
     }
+
+    @Test func childDeleteOfAnObjectItsParentForgotChangesNothing() throws {
+        let folder = TemporaryFolder()
+        let (container, _) = try ContextLifecycleTests.seededContainer(in: folder)
+        let parent = container.newBackgroundContext()
+        let child = Self.child(of: parent)
+        let ops = try child.performAndWait {
+            let ops = Department(context: child)
+            ops.name = "Ops"
+            try child.save()
+            return ops
+        }
+        parent.performAndWait { parent.rollback() }
+        try child.performAndWait {
+            child.delete(ops)
+            try child.save()
+        }
+        try parent.performAndWait {
+            #expect(!parent.hasChanges)
+            try parent.save()
+        }
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait { () throws -> Void in
+            #expect(try reader.fetch(Department.fetchRequest()).map(\.name).sorted() == ["Research", "Sales"])
+        }
+    }
+
+    /// A child's change saved into its parent meets a conflicting save of another context when
+    /// the root saves: the root's merge policy decides, and a refused save loses nothing.
+    @Test func conflictsOfAChildsChangesAreResolvedWhenTheRootSaves() throws {
+        let folder = TemporaryFolder()
+        let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
+        let parent = container.newBackgroundContext()
+        let child = Self.child(of: parent)
+        try child.performAndWait {
+            (try child.existingObject(with: ids["Ann"]!) as! Employee).salary = 1100
+            try child.save()
+        }
+        let other = container.newBackgroundContext()
+        try other.performAndWait {
+            (try other.existingObject(with: ids["Ann"]!) as! Employee).salary = 1200
+            try other.save()
+        }
+        try parent.performAndWait {
+            let error = try #require(throws: CoreDataError.self) { try parent.save() }
+            #expect(error.code == .managedObjectMerge)
+            #expect((try parent.existingObject(with: ids["Ann"]!) as! Employee).salary == 1100, "the child's change is kept")
+            parent.mergePolicy = .mergeByPropertyObjectTrump
+            try parent.save()
+        }
+        #expect(try Self.storedEmployees(container)["Ann"] == 1100)
+    }
 }

@@ -3,7 +3,8 @@ import Testing
 @testable import Strata
 
 /// A container subclass that keeps its stores in a folder of its own, as apps do.
-final class AppContainer: PersistentContainer, @unchecked Sendable {
+/// (Swift 6 asks a subclass of a `Sendable` class to restate the conformance.)
+class AppContainer: PersistentContainer, @unchecked Sendable {
     static let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-app-container-\(ProcessInfo.processInfo.processIdentifier)")
 
     override class func defaultDirectoryURL() -> URL { folder }

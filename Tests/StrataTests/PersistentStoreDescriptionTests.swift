@@ -177,6 +177,22 @@ import Testing
         #expect(memory.engineStore == nil)
     }
 
+    /// Core Data's test idiom, a SQLite store at `/dev/null`, gives a store in memory.
+    @Test func devNullStoreIsHeldInMemory() throws {
+        let container = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
+        container.persistentStoreDescriptions.first?.url = URL(fileURLWithPath: "/dev/null")
+        try Self.load(container)
+        let store = try #require(container.persistentStoreCoordinator.persistentStores.first)
+        #expect(store.engineStore == nil)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            Department(context: context).name = "Research"
+            try context.save()
+            let names = try context.fetch(Department.fetchRequest()).map(\.name)
+            #expect(names == ["Research"])
+        }
+    }
+
     @Test func unknownStoreTypeIsATypedError() throws {
         let folder = TemporaryFolder()
         let coordinator = PersistentStoreCoordinator(managedObjectModel: GraphModel.make())

@@ -122,7 +122,8 @@ extension ManagedObjectContext {
         let adopted = changes.renamed.filter { registered[$0.key] != nil }
         if !adopted.isEmpty { adoptPermanentIDs(adopted) }
         let known = Set(adopted.values)
-        for id in changes.inserted where !id.isTemporaryID && !known.contains(id) {
+        // A temporary ID names an object only up a chain of contexts (a parent's save into its own parent).
+        for id in changes.inserted where (!id.isTemporaryID || nesting.parent != nil) && !known.contains(id) {
             let object = object(with: id)
             if !pendingEvent.inserted.contains(object) { pendingEvent.inserted.append(object) }
         }

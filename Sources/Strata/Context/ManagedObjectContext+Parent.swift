@@ -128,7 +128,8 @@ extension ManagedObjectContext {
             for (slot, _) in change.slots { try object.loadToMany(slot) }
             return (object, change)
         }
-        let deleted = save.deleted.map { self.object(with: renamed[$0] ?? $0) }
+        // An object only the child knew (this context forgot its insert) has nothing to delete.
+        let deleted = save.deleted.map { renamed[$0] ?? $0 }.filter(knowsObject).map { self.object(with: $0) }
         for change in save.inserted {
             let id = renamed[change.id] ?? change.id
             let object = registered[id]?.object ?? ManagedObject.makeFault(id, context: self)
@@ -199,10 +200,16 @@ extension ManagedObjectContext {
     /// up the chain has.
     private func objectForChild(_ id: ManagedObjectID) throws -> ManagedObject? {
         let id = nesting.permanentIDs[id] ?? id
-        guard !id.isTemporaryID || registered[id] != nil || nesting.parent != nil else { return nil }
+        guard knowsObject(id) else { return nil }
         let object = self.object(with: id)
         try object.fireFault()
         return object
+    }
+
+    /// Whether `id` may name an object of this context: a permanent ID, or a temporary one that
+    /// is registered here or may be up the chain.
+    private func knowsObject(_ id: ManagedObjectID) -> Bool {
+        !id.isTemporaryID || registered[id] != nil || nesting.parent != nil
     }
 
     /// Fulfills a child's fault from the parent's current state of the object.

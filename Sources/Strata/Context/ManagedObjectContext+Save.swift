@@ -9,7 +9,8 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``CoreDataError``: validation errors (several are collected under
     ///   `validationMultipleErrors` with ``CoreDataError/detailedErrors``), `managedObjectMerge`
-    ///   for conflicts under the `.error` policy, `managedObjectExternalRelationship` for a
+    ///   for conflicts and `managedObjectConstraintMerge` for uniqueness-constraint conflicts under
+    ///   the `.error` policy, `managedObjectExternalRelationship` for a
     ///   relationship to an object saved in another store, `persistentStoreSave` when the store
     ///   fails. After a failed save the context keeps its changes, so they can be fixed and saved again.
     public func save() throws {

@@ -40,8 +40,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var transactionAuthor: String?
     /// Anything the application wants to keep with the context.
     public var userInfo: [AnyHashable: Any] = [:]
-    /// How a save resolves conflicts with changes saved meanwhile by others. The default is
-    /// ``MergePolicy/error``, as in Core Data.
+    /// How a save resolves conflicts with changes saved meanwhile by others and uniqueness
+    /// constraint conflicts. The default is ``MergePolicy/error``, as in Core Data.
     public var mergePolicy: MergePolicy = .error
     /// Whether the context keeps strong references to every registered object. The default is
     /// `false`: objects without changes are held weakly and go away when unused.

@@ -29,8 +29,7 @@ public enum MergePolicyType: UInt, Sendable, Hashable {
 /// relationships to it (an upsert). `.mergeByPropertyObjectTrump` takes the properties the other
 /// objects set, `.overwrite` all their properties, `.mergeByPropertyStoreTrump` only those the
 /// kept object has no value for, and `.rollback` none.
-// @unchecked: the policy type is a constant; subclasses keep their own state safe.
-open class MergePolicy: NSObject, @unchecked Sendable {
+open class MergePolicy: NSObject {
     /// The policy's type.
     public let mergeType: MergePolicyType
 
@@ -38,15 +37,15 @@ open class MergePolicy: NSObject, @unchecked Sendable {
     public init(merge type: MergePolicyType) { mergeType = type }
 
     /// Fail on conflicts (the default).
-    public static let error = MergePolicy(merge: .errorMergePolicyType)
+    public class var error: MergePolicy { MergePolicy(merge: .errorMergePolicyType) }
     /// The context's changed properties win.
-    public static let mergeByPropertyObjectTrump = MergePolicy(merge: .mergeByPropertyObjectTrumpMergePolicyType)
+    public class var mergeByPropertyObjectTrump: MergePolicy { MergePolicy(merge: .mergeByPropertyObjectTrumpMergePolicyType) }
     /// The store's changed properties win.
-    public static let mergeByPropertyStoreTrump = MergePolicy(merge: .mergeByPropertyStoreTrumpMergePolicyType)
+    public class var mergeByPropertyStoreTrump: MergePolicy { MergePolicy(merge: .mergeByPropertyStoreTrumpMergePolicyType) }
     /// The context's objects overwrite the store.
-    public static let overwrite = MergePolicy(merge: .overwriteMergePolicyType)
+    public class var overwrite: MergePolicy { MergePolicy(merge: .overwriteMergePolicyType) }
     /// The store's objects win.
-    public static let rollback = MergePolicy(merge: .rollbackMergePolicyType)
+    public class var rollback: MergePolicy { MergePolicy(merge: .rollbackMergePolicyType) }
 
     /// Resolves the conflicts of a save with changes other contexts saved meanwhile (Core
     /// Data's `resolve(optimisticLockingConflicts:)`). On return, the save writes each
@@ -109,12 +108,12 @@ open class MergePolicy: NSObject, @unchecked Sendable {
 }
 
 /// Fail on conflicts (Core Data's `NSErrorMergePolicy`).
-public let ErrorMergePolicy = MergePolicy.error
+public var ErrorMergePolicy: MergePolicy { .error }
 /// The store's changed properties win (Core Data's `NSMergeByPropertyStoreTrumpMergePolicy`).
-public let MergeByPropertyStoreTrumpMergePolicy = MergePolicy.mergeByPropertyStoreTrump
+public var MergeByPropertyStoreTrumpMergePolicy: MergePolicy { .mergeByPropertyStoreTrump }
 /// The context's changed properties win (Core Data's `NSMergeByPropertyObjectTrumpMergePolicy`).
-public let MergeByPropertyObjectTrumpMergePolicy = MergePolicy.mergeByPropertyObjectTrump
+public var MergeByPropertyObjectTrumpMergePolicy: MergePolicy { .mergeByPropertyObjectTrump }
 /// The context's objects overwrite the store (Core Data's `NSOverwriteMergePolicy`).
-public let OverwriteMergePolicy = MergePolicy.overwrite
+public var OverwriteMergePolicy: MergePolicy { .overwrite }
 /// The store's objects win (Core Data's `NSRollbackMergePolicy`).
-public let RollbackMergePolicy = MergePolicy.rollback
+public var RollbackMergePolicy: MergePolicy { .rollback }

@@ -100,7 +100,7 @@ public final class PersistentStoreCoordinator: Sendable {
         let mapping = try self.mapping.get()
         let rows: any RowStore
         let identifier: String
-        switch description.type {
+        switch description.typeToOpen {
         case InMemoryStoreType:
             rows = InMemoryRowStore(schema: mapping.schema)
             identifier = UUID().uuidString

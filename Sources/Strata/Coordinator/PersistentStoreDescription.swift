@@ -142,6 +142,13 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
         set { setOption(newValue, forKey: PersistentStoreOptionKey.cacheSize) }
     }
 
+    /// The type of store to open: ``type``, except that a store at `/dev/null` (Core Data's
+    /// idiom for a throwaway SQLite store in tests) is held in memory.
+    var typeToOpen: String {
+        let state = withState { $0 }
+        return state.type == SQLiteStoreType && state.url?.path == "/dev/null" ? InMemoryStoreType : state.type
+    }
+
     /// The engine configuration the options select.
     var storeConfiguration: StoreConfiguration {
         var configuration = StoreConfiguration()

@@ -4,10 +4,10 @@ import Synchronization
 ///
 /// A subclass is registered when its first instance is created with
 /// ``ManagedObject/init(entity:insertInto:)`` or ``ManagedObject/init(context:)``, or explicitly
-/// with ``ManagedObject/register(for:)``. Otherwise the entity's `managedObjectClassName` is
-/// looked up by name, as Core Data does through the Objective-C runtime: a module-qualified
-/// name (`App.Employee`, what `NSStringFromClass` gives) directly, a plain name in the modules
-/// registered with ``ManagedObject/registerClasses(inModule:)``.
+/// with ``ManagedObject/register(for:)``. The entity's `managedObjectClassName` is looked up by
+/// name first, as Core Data does through the Objective-C runtime: a module-qualified name
+/// (`App.Employee`, what `NSStringFromClass` gives) directly, a plain name among the registered
+/// classes and in the modules registered with ``ManagedObject/registerClasses(inModule:)``.
 enum ManagedObjectClassRegistry {
     private struct Registry {
         /// Classes registered for one entity description (one model).
@@ -57,16 +57,16 @@ enum ManagedObjectClassRegistry {
         }
     }
 
-    /// The class registered for `entity`, else for its name, else the one its
-    /// `managedObjectClassName` names, else the same for its nearest superentity, else
+    /// The class registered for `entity`, else the one its `managedObjectClassName` names, else
+    /// the one registered for its name, else the same for its nearest superentity, else
     /// `ManagedObject`. Entity descriptions live as long as their model, so their identity is
     /// not reused while objects of them exist.
     static func type(for entity: EntityDescription) -> ManagedObject.Type {
         registry.withLock { registry in
             var current: EntityDescription? = entity
             while let candidate = current {
-                if let type = registry.byEntity[ObjectIdentifier(candidate)] ?? registry.byName[candidate.name]
-                    ?? resolve(candidate.managedObjectClassName, in: &registry)
+                if let type = registry.byEntity[ObjectIdentifier(candidate)]
+                    ?? resolve(candidate.managedObjectClassName, in: &registry) ?? registry.byName[candidate.name]
                 {
                     return type
                 }
