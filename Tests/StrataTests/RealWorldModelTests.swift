@@ -219,6 +219,41 @@ import Testing
     }
 }
 
+/// Programmer errors around the model features, which stop the process as Core Data raises.
+@Suite struct ModelFeatureTrapTests {
+    @Test("a template variable without a value traps")
+    func missingTemplateVariableTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let model = ManagedObjectModel()
+            let request = FetchRequest<ManagedObject>(entityName: "Item")
+            request.predicate = try! FetchPredicate(format: "name == $NAME")
+            model.setFetchRequestTemplate(request, forName: "ByName")
+            _ = model.fetchRequestFromTemplate(withName: "ByName", substitutionVariables: [:])
+        }
+    }
+
+    @Test("a composite's element is frozen with its model")
+    func compositeElementSetterTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let element = AttributeDescription(name: "city", type: .string)
+            let composite = CompositeAttributeDescription(name: "address", elements: [element])
+            let model = ManagedObjectModel()
+            model.entities = [EntityDescription(name: "Item", properties: [composite])]
+            model.freeze()
+            element.name = "town"
+        }
+    }
+
+    @Test("setting a template after freezing traps")
+    func templateSetterTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let model = ManagedObjectModel()
+            model.freeze()
+            model.setFetchRequestTemplate(FetchRequest<ManagedObject>(entityName: "Item"), forName: "All")
+        }
+    }
+}
+
 /// Writes one-off model files for loading tests.
 enum ModelFileFixture {
     /// A `contents` file in `folder` whose model holds `body` (its first line is line 3).
