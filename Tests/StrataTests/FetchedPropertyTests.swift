@@ -126,6 +126,33 @@ import Testing
         try container.close()
     }
 
+    /// A typed subclass reads a fetched property through `@Managed`, as generated Core Data
+    /// classes read theirs with `@NSManaged`.
+    @Test func managedPropertiesReadFetchedProperties() throws {
+        let title = ModelBuilder.attribute("title", .string)
+        let entity = ModelBuilder.entity("FetchedNote", [title], className: "FetchedNote")
+        let request = FetchRequest<ManagedObject>(entityName: "FetchedNote")
+        request.predicate = try FetchPredicate(format: "title BEGINSWITH $FETCH_SOURCE.title AND SELF != $FETCH_SOURCE")
+        request.sortDescriptors = [FetchSortDescriptor(key: "title", ascending: true)]
+        entity.properties.append(FetchedPropertyDescription(name: "longer", fetchRequest: request))
+        FetchedNote.register(for: "FetchedNote")
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([entity]))
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            var notes: [FetchedNote] = []
+            for text in ["ab", "abc", "abd", "b"] {
+                let note = FetchedNote(context: context)
+                note.title = text
+                notes.append(note)
+            }
+            try context.save()
+            #expect(notes[0].longer.map(\.title) == ["abc", "abd"])
+            #expect(notes[3].longer.isEmpty)
+        }
+        try container.close()
+    }
+
     @Test func aFetchedPropertyWithoutARequestIsRefusedAtLoad() throws {
         let folder = TemporaryFolder()
         let url = try ModelFileFixture.write(
@@ -174,4 +201,10 @@ import Testing
         }
         try container.close()
     }
+}
+
+/// A subclass whose `longer` fetched property lists the notes whose title extends its own.
+final class FetchedNote: ManagedObject {
+    @Managed var title: String
+    @Managed var longer: [FetchedNote]
 }
