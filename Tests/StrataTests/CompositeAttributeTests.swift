@@ -85,6 +85,9 @@ import Testing
                 return try context.fetch(request).map { try $0.value(forKey: "name") as! String }.sorted()
             }
             #expect(try names("address.city == 'Paris'") == ["Paris"])
+            let sorted = FetchRequest<ManagedObject>(entityName: "Supplier")
+            sorted.sortDescriptors = [FetchSortDescriptor(key: "address.geo.latitude", ascending: false)]
+            #expect(try context.fetch(sorted).map { try $0.value(forKey: "name") as? String } == ["Paris", "Lyon", "Nice"])
             #expect(try names("address.geo.latitude > 45") == ["Lyon", "Paris"])
             #expect(try names("address.city BEGINSWITH[c] 'n' OR address.geo.latitude < 44") == ["Nice"])
             let unsaved = try EntityDescription.insertNewObject(forEntityName: "Supplier", into: context)
