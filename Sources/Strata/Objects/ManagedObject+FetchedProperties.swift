@@ -2,13 +2,13 @@ import Foundation
 
 extension ManagedObject {
     /// The value of the fetched property in `slot`: the results of its fetch request, run in the
-    /// object's context the first time it is read and kept until the object is refreshed.
-    /// `nil` for a slot that is not a fetched property.
+    /// object's context the first time it is read and kept until the object is refreshed. For a
+    /// slot of another kind, its value as ``publicValue(_:)`` reads it.
     ///
     /// - Throws: ``CoreDataError`` naming the object and property when the fetch fails, such as
     ///   for a predicate naming a key the fetched entity lacks.
     func fetchedPropertyValue(_ slot: Int) throws -> Any? {
-        guard let property = runtime.properties[slot] as? FetchedPropertyDescription else { return nil }
+        guard let property = runtime.properties[slot] as? FetchedPropertyDescription else { return try publicValue(slot) }
         try fireFault()
         if let cached = values[slot] { return cached }
         guard let template = property.fetchRequest, let context = managedObjectContext else { return [ManagedObject]() }
