@@ -109,6 +109,48 @@ import Testing
         #expect(error?.line == 4)
     }
 
+    /// Broken compound indexes and composite definitions are refused with the element's line.
+    @Test(arguments: [
+        ("""
+        <entity name="Item" representedClassName="Item" syncable="YES">
+            <attribute name="title" optional="YES" attributeType="String"/>
+            <compoundIndexes>
+                <compoundIndex>
+                    <index value="title"/>
+                    <index value="missing"/>
+                </compoundIndex>
+            </compoundIndexes>
+        </entity>
+        """, "missingProperty", "missing"),
+        ("""
+        <entity name="Item" representedClassName="Item" syncable="YES">
+            <attribute name="place" optional="YES" attributeType="Composite" composite="Nowhere"/>
+        </entity>
+        """, "missingEntity", "Nowhere"),
+        ("""
+        <entity name="Item" representedClassName="Item" syncable="YES">
+            <attribute name="place" optional="YES" attributeType="Composite" composite="Loop"/>
+        </entity>
+        <composite name="Loop">
+            <attribute name="inner" optional="YES" attributeType="Composite" composite="Loop"/>
+        </composite>
+        """, "invalidModel", "within itself"),
+        ("""
+        <entity name="Item" representedClassName="Item" syncable="YES">
+            <attribute name="place" optional="YES" attributeType="Composite"/>
+        </entity>
+        """, "invalidModel", "no elements"),
+    ])
+    func brokenIndexesAndCompositesAreRefused(_ body: String, _ code: String, _ mention: String) throws {
+        let folder = TemporaryFolder()
+        let url = try ModelFileFixture.write(body, in: folder)
+        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
+        #expect(error?.code.name == code)
+        #expect(error?.entityName == "Item")
+        #expect(error?.message.contains(mention) == true, "\(error?.message ?? "")")
+        #expect(error?.line != nil)
+    }
+
     /// Legacy `<compoundIndexes>` become fetch indexes the store keeps and fetches use.
     @Test func compoundIndexesAreFetchIndexes() throws {
         let journal = try Self.model("Journal")
