@@ -129,6 +129,54 @@ import Testing
         try container.close()
     }
 
+    /// Decimal sums and maxima, counts and copies through to-one relationships, in the
+    /// Commerce model.
+    @Test func orderTotalsFollowTheirLineItems() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store(), model: try RealWorldModelTests.model("Commerce"))
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let customer = try EntityDescription.insertNewObject(forEntityName: "Customer", into: context)
+            try customer.setValue("Grace", forKey: "name")
+            try customer.setValue(UUID(), forKey: "identifier")
+            let product = try EntityDescription.insertNewObject(forEntityName: "Product", into: context)
+            try product.setValue("Lamp", forKey: "name")
+            try product.setValue("LMP-1", forKey: "sku")
+            let order = try EntityDescription.insertNewObject(forEntityName: "Order", into: context)
+            try order.setValue(Int64(1), forKey: "number")
+            try order.setValue(Date(), forKey: "placedAt")
+            try order.setValue(customer, forKey: "customer")
+            var items: [ManagedObject] = []
+            for amount in ["19.99", "0.01", "5.50"] {
+                let item = try EntityDescription.insertNewObject(forEntityName: "LineItem", into: context)
+                try item.setValue(Decimal(string: amount)!, forKey: "amount")
+                try item.setValue(product, forKey: "product")
+                items.append(item)
+            }
+            try order.setValue(items, forKey: "lineItems")
+            try context.save()
+            #expect(try order.value(forKey: "total") as? Decimal == Decimal(string: "25.50"))
+            #expect(try order.value(forKey: "largestAmount") as? Decimal == Decimal(string: "19.99"))
+            #expect(try order.value(forKey: "itemCount") as? Int32 == 3)
+            #expect(try order.value(forKey: "customerName") as? String == "Grace")
+            #expect(try items.map { try $0.value(forKey: "productName") as? String } == ["Lamp", "Lamp", "Lamp"])
+
+            try product.setValue("Desk lamp", forKey: "name")
+            context.delete(items[0])
+            try context.save()
+            #expect(try order.value(forKey: "total") as? Decimal == Decimal(string: "5.51"))
+            #expect(try order.value(forKey: "largestAmount") as? Decimal == Decimal(string: "5.50"))
+            #expect(try order.value(forKey: "itemCount") as? Int32 == 2)
+            #expect(try items.dropFirst().map { try $0.value(forKey: "productName") as? String } == ["Desk lamp", "Desk lamp"])
+
+            context.reset()
+            let request = FetchRequest<ManagedObject>(entityName: "Order")
+            request.predicate = try FetchPredicate(format: "total == %@ AND customerName == 'Grace'", argumentArray: [Decimal(string: "5.51")!])
+            #expect(try context.count(for: request) == 1, "the stored derived values answer fetches")
+        }
+        try container.close()
+    }
+
     @Test func derivedAttributesAreReadOnly() throws {
         let folder = TemporaryFolder()
         let container = try GraphModel.container(at: folder.store(), model: try Self.journal())

@@ -11,6 +11,7 @@ import Testing
         "Journal 1": Bundle.module.url(
             forResource: "Journal", withExtension: "xcdatamodel", subdirectory: "Models/Journal.xcdatamodeld")!,
         "Commerce": Bundle.module.url(forResource: "Commerce", withExtension: "xcdatamodel", subdirectory: "Models")!,
+        "Podcasts": Bundle.module.url(forResource: "Podcasts", withExtension: "xcdatamodel", subdirectory: "Models")!,
     ]
 
     /// Registers the custom transformers the models name.
@@ -25,7 +26,7 @@ import Testing
         try ManagedObjectModel(contentsOf: try #require(models[name]))
     }
 
-    @Test(arguments: ["Journal", "Journal 1", "Commerce"])
+    @Test(arguments: ["Journal", "Journal 1", "Commerce", "Podcasts"])
     func everyEntityRoundTrips(_ name: String) throws {
         Self.registerTransformers()
         let folder = TemporaryFolder()
@@ -108,6 +109,48 @@ import Testing
         #expect(error?.line == 4)
     }
 
+    /// Broken compound indexes and composite definitions are refused with the element's line.
+    @Test(arguments: [
+        ("""
+        <entity name="Item" representedClassName="Item" syncable="YES">
+            <attribute name="title" optional="YES" attributeType="String"/>
+            <compoundIndexes>
+                <compoundIndex>
+                    <index value="title"/>
+                    <index value="missing"/>
+                </compoundIndex>
+            </compoundIndexes>
+        </entity>
+        """, "missingProperty", "missing"),
+        ("""
+        <entity name="Item" representedClassName="Item" syncable="YES">
+            <attribute name="place" optional="YES" attributeType="Composite" composite="Nowhere"/>
+        </entity>
+        """, "missingEntity", "Nowhere"),
+        ("""
+        <entity name="Item" representedClassName="Item" syncable="YES">
+            <attribute name="place" optional="YES" attributeType="Composite" composite="Loop"/>
+        </entity>
+        <composite name="Loop">
+            <attribute name="inner" optional="YES" attributeType="Composite" composite="Loop"/>
+        </composite>
+        """, "invalidModel", "within itself"),
+        ("""
+        <entity name="Item" representedClassName="Item" syncable="YES">
+            <attribute name="place" optional="YES" attributeType="Composite"/>
+        </entity>
+        """, "invalidModel", "no elements"),
+    ])
+    func brokenIndexesAndCompositesAreRefused(_ body: String, _ code: String, _ mention: String) throws {
+        let folder = TemporaryFolder()
+        let url = try ModelFileFixture.write(body, in: folder)
+        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
+        #expect(error?.code.name == code)
+        #expect(error?.entityName == "Item")
+        #expect(error?.message.contains(mention) == true, "\(error?.message ?? "")")
+        #expect(error?.line != nil)
+    }
+
     /// Legacy `<compoundIndexes>` become fetch indexes the store keeps and fetches use.
     @Test func compoundIndexesAreFetchIndexes() throws {
         let journal = try Self.model("Journal")
@@ -134,6 +177,50 @@ import Testing
             request.predicate = try FetchPredicate(format: "isPinned == YES")
             #expect(try context.fetch(request).count == 4)
             #expect(try context.explain(request).description.contains("isPinned"), "the compound index on isPinned answers")
+        }
+        try container.close()
+    }
+
+    /// An Objective-C era model: `syncable`, `indexed="YES"`, unnamed transformers, defaults
+    /// written `0`, `NO`, `YES` and `0.0`, a five-level hierarchy, fetched properties with a limit.
+    @Test func legacyPodcastsModelLoads() throws {
+        let model = try Self.model("Podcasts")
+        #expect(model.entities.count == 11)
+        #expect(model.versionIdentifiers == ["4.2"])
+        let premium = try #require(model.entitiesByName["PremiumBonusEpisode"])
+        #expect(premium.inheritanceChain.map(\.name) == ["Episode", "AudioEpisode", "BonusEpisode", "PremiumBonusEpisode"])
+        #expect(premium.attributesByName["tier"]?.defaultValue as? Int16 == 1)
+        #expect(premium.attributesByName["bitrate"]?.defaultValue as? Int32 == 0)
+        #expect(premium.attributesByName["title"]?.renamingIdentifier == "name")
+        let episode = try #require(model.entitiesByName["Episode"])
+        #expect(episode.indexes.map(\.name) == ["guidIndex", "compoundIndex1"])
+        let feed = try #require(model.entitiesByName["Feed"])
+        #expect(feed.attributesByName["feedURL"]?.versionHashModifier == "2")
+        #expect(feed.attributesByName["sortIndex"]?.defaultValue as? Int32 == 1)
+        #expect((feed.propertiesByName["recentEpisodes"] as? FetchedPropertyDescription)?.fetchRequest?.fetchLimit == 5)
+        #expect(model.entitiesByName["Subscription"]?.attributesByName["playbackSpeed"]?.defaultValue as? Float == 1)
+        #expect(model.entitiesByName["Subscription"]?.attributesByName["autoDownload"]?.defaultValue as? Bool == true)
+
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store(), model: model)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let feed = try EntityDescription.insertNewObject(forEntityName: "Feed", into: context)
+            try feed.setValue("Accidental Tech", forKey: "title")
+            try feed.setValue("https://example.com/atp.xml", forKey: "feedURL")
+            for index in 0..<8 {
+                let kind = ["AudioEpisode", "VideoEpisode", "PremiumBonusEpisode"][index % 3]
+                let episode = try EntityDescription.insertNewObject(forEntityName: kind, into: context)
+                try episode.setValue("Episode \(index)", forKey: "title")
+                try episode.setValue("guid-\(index)", forKey: "guid")
+                try episode.setValue(index < 3, forKey: "listened")
+                try episode.setValue(feed, forKey: "feed")
+            }
+            try context.save()
+            #expect(try (feed.value(forKey: "unplayedEpisodes") as? [ManagedObject])?.count == 5)
+            #expect(try (feed.value(forKey: "recentEpisodes") as? [ManagedObject])?.count == 5, "the request's limit applies")
+            let byURL = try #require(model.fetchRequestFromTemplate(withName: "FeedByURL", substitutionVariables: ["URL": "https://example.com/atp.xml"]))
+            #expect(try context.fetch(byURL) == [feed])
         }
         try container.close()
     }
@@ -171,6 +258,41 @@ import Testing
             #expect(try context.fetch(owned) == [notebook])
         }
         try container.close()
+    }
+}
+
+/// Programmer errors around the model features, which stop the process as Core Data raises.
+@Suite struct ModelFeatureTrapTests {
+    @Test("a template variable without a value traps")
+    func missingTemplateVariableTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let model = ManagedObjectModel()
+            let request = FetchRequest<ManagedObject>(entityName: "Item")
+            request.predicate = try! FetchPredicate(format: "name == $NAME")
+            model.setFetchRequestTemplate(request, forName: "ByName")
+            _ = model.fetchRequestFromTemplate(withName: "ByName", substitutionVariables: [:])
+        }
+    }
+
+    @Test("a composite's element is frozen with its model")
+    func compositeElementSetterTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let element = AttributeDescription(name: "city", type: .string)
+            let composite = CompositeAttributeDescription(name: "address", elements: [element])
+            let model = ManagedObjectModel()
+            model.entities = [EntityDescription(name: "Item", properties: [composite])]
+            model.freeze()
+            element.name = "town"
+        }
+    }
+
+    @Test("setting a template after freezing traps")
+    func templateSetterTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let model = ManagedObjectModel()
+            model.freeze()
+            model.setFetchRequestTemplate(FetchRequest<ManagedObject>(entityName: "Item"), forName: "All")
+        }
     }
 }
 

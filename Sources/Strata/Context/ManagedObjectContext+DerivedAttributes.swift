@@ -10,7 +10,7 @@ extension ManagedObjectContext {
     ///
     /// An object whose derived value changes is updated and saved with the others.
     ///
-    /// - Throws: what realizing a related object throws.
+    /// - Throws: what reading a related object's to-many relationship throws.
     func computeDerivedAttributes() throws {
         guard let model = persistentStoreCoordinator?.managedObjectModel else { return }
         let readRelationships = Self.relationshipsReadByDerivations(in: model)
@@ -40,7 +40,11 @@ extension ManagedObjectContext {
         let now = Date()
         for identity in targets {
             guard let object = objects[identity], !object.isDeleted, Self.hasDerivedAttributes(object.entity) else { continue }
-            try object.fireFault()
+            do {
+                try object.fireFault()
+            } catch where !changedIDs.contains(identity) {
+                continue  // a related object another context deleted: nothing of it to save
+            }
             for (slot, property) in object.runtime.properties.enumerated() {
                 guard let derived = property as? DerivedAttributeDescription, let expression = derived.derivationExpression else { continue }
                 let value: Any?

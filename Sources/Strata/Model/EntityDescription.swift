@@ -46,8 +46,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// The entity's own properties, without inherited ones, in the order they were set.
     private(set) var ownProperties: [PropertyDescription] = []
 
-    /// The entity's properties: the inherited ones first (the root entity's first), then its
-    /// own, each entity's in the order they were set.
+    /// The entity's properties (attributes, relationships and fetched properties): the
+    /// inherited ones first (the root entity's first), then its own, each entity's in the order
+    /// they were set.
     ///
     /// Setting it sets the entity's own properties and each one's ``PropertyDescription/entity``;
     /// inherited properties in the new value are skipped, so

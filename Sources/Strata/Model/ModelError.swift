@@ -19,18 +19,22 @@ public struct ModelError: Error, Sendable, CustomStringConvertible {
         /// The file is not well-formed XML (or the `.xccurrentversion` is not a property list).
         public static let malformedXML = Code("malformedXML")
         /// The XML is well-formed but is not a model: wrong root element, a required XML
-        /// attribute missing, an element in the wrong place, or an inconsistent inverse.
+        /// attribute missing, an element in the wrong place, an inconsistent inverse, a fetched
+        /// property without a request, a composite without elements, or a derived attribute
+        /// whose expression Strata does not compute.
         public static let invalidModel = Code("invalidModel")
         /// An attribute's `attributeType` is not one Strata knows.
         public static let unknownAttributeType = Code("unknownAttributeType")
-        /// A value in the model does not parse: a default value, a minimum or maximum, a count,
-        /// a delete rule, an index order or collation.
+        /// A value in the model does not parse: a default value (such as a fraction for an
+        /// integer attribute), a minimum or maximum, a count, a delete rule, an index order or
+        /// collation, a fetch request's predicate or result type.
         public static let invalidValue = Code("invalidValue")
-        /// A relationship's destination or inverse entity, a parent entity or a configuration's
-        /// member entity does not exist.
+        /// A relationship's destination or inverse entity, a parent entity, a configuration's
+        /// member entity, a fetch request's entity or a composite attribute's definition does
+        /// not exist.
         public static let missingEntity = Code("missingEntity")
-        /// A relationship's inverse, a fetch index element or a uniqueness constraint names a
-        /// property the entity does not have.
+        /// A relationship's inverse, a fetch index element, a compound index or a uniqueness
+        /// constraint names a property the entity does not have.
         public static let missingProperty = Code("missingProperty")
         /// Parent entities form a cycle.
         public static let inheritanceCycle = Code("inheritanceCycle")

@@ -263,7 +263,7 @@ struct ModelFileReader {
     }
 
     /// Converts the text of a default value or limit to the attribute's type.
-    func convert(
+    private func convert(
         _ text: String,
         to type: AttributeType,
         what: String,
