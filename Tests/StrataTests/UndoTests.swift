@@ -67,6 +67,22 @@ import Testing
         #expect(counter.value == 0 && !manager.canUndo)
     }
 
+    @Test func removingTheActionsOfOneTarget() {
+        let manager = UndoManager()
+        let first = Counter(), second = Counter()
+        manager.beginUndoGrouping()
+        first.add(1, in: manager)
+        second.add(2, in: manager)
+        manager.endUndoGrouping()
+        manager.beginUndoGrouping()
+        first.add(4, in: manager)
+        manager.endUndoGrouping()
+        manager.removeAllActions(withTarget: first)
+        #expect(manager.canUndo)
+        manager.undo()
+        #expect(first.value == 5 && second.value == 0 && !manager.canUndo)
+    }
+
     @Test func disabledRegistrationAndLevelsOfUndo() {
         let manager = UndoManager()
         let counter = Counter()

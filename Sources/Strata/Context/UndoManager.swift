@@ -12,7 +12,7 @@ import Foundation
 open class UndoManager {
     /// A registered action or a nested group.
     private enum Entry {
-        case action(() -> Void)
+        case action(target: ObjectIdentifier, () -> Void)
         case group(Group)
     }
 
@@ -22,6 +22,12 @@ open class UndoManager {
         var actionName = ""
         var isEmpty: Bool {
             entries.allSatisfy { if case .group(let group) = $0 { group.isEmpty } else { false } }
+        }
+
+        /// Drops the actions registered for `target`, in nested groups too.
+        func removeActions(of target: ObjectIdentifier) {
+            entries.removeAll { if case .action(let owner, _) = $0 { owner == target } else { false } }
+            for case .group(let nested) in entries { nested.removeActions(of: target) }
         }
     }
 
@@ -132,7 +138,7 @@ open class UndoManager {
             NotificationCenter.default.post(name: Self.didOpenUndoGroupNotification, object: self)
         }
         if !isUndoing && !isRedoing { redoStack = [] }
-        openGroups.last!.entries.append(.action { handler(target) })
+        openGroups.last!.entries.append(.action(target: ObjectIdentifier(target)) { handler(target) })
     }
 
     /// Stops recording registrations until the matching ``enableUndoRegistration()``; calls nest.
@@ -155,6 +161,14 @@ open class UndoManager {
         openGroups = []
         eventGroupIsOpen = false
         disabledCount = 0
+    }
+
+    /// Forgets the actions registered with `target` as their target, keeping the others.
+    open func removeAllActions(withTarget target: AnyObject) {
+        let identifier = ObjectIdentifier(target)
+        for group in undoStack + redoStack + openGroups { group.removeActions(of: identifier) }
+        undoStack.removeAll(where: \.isEmpty)
+        redoStack.removeAll(where: \.isEmpty)
     }
 
     // MARK: Undoing
@@ -201,7 +215,7 @@ open class UndoManager {
         func perform(_ group: Group) {
             for entry in group.entries.reversed() {
                 switch entry {
-                case .action(let action): action()
+                case .action(_, let action): action()
                 case .group(let nested): perform(nested)
                 }
             }
