@@ -258,6 +258,47 @@ import Testing
         }
     }
 
+    @Test func manyToManyAndOrderedRelationshipsUndoThroughASave() throws {
+        let folder = TemporaryFolder()
+        try RelationshipTests.withContext(at: folder.store()) { context throws in
+            context.undoManager = UndoManager()
+            let ann = try RelationshipTests.make("Student", "Ann", in: context)
+            let math = try RelationshipTests.make("Course", "Math", in: context)
+            let art = try RelationshipTests.make("Course", "Art", in: context)
+            let bio = try RelationshipTests.make("Course", "Bio", in: context)
+            try ann.setValue(Set([math, art]), forKey: "courses")
+            let mix = try RelationshipTests.make("Playlist", "Mix", in: context)
+            let songs = try ["One", "Two", "Three"].map { try RelationshipTests.make("Song", $0, in: context) }
+            try mix.setValue(songs, forKey: "songs")
+            try context.save()
+
+            try ann.setValue(Set([art, bio]), forKey: "courses")
+            try mix.setValue(Array(songs.reversed()), forKey: "songs")
+            context.processPendingChanges()
+            context.delete(art)
+            context.processPendingChanges()
+            #expect(try RelationshipTests.names(ann, "courses") == ["Bio"])
+            context.undo()
+            #expect(try RelationshipTests.names(ann, "courses") == ["Art", "Bio"])
+            #expect(try RelationshipTests.names(art, "students") == ["Ann"])
+            context.undo()
+            #expect(try RelationshipTests.names(ann, "courses") == ["Art", "Math"])
+            #expect(try RelationshipTests.names(bio, "students").isEmpty)
+            #expect(try RelationshipTests.names(mix, "songs") == ["One", "Two", "Three"])
+            #expect(!context.hasChanges)
+            context.redo()
+            #expect(try RelationshipTests.names(mix, "songs") == ["Three", "Two", "One"])
+            try context.save()
+        }
+        try RelationshipTests.withContext(at: folder.store()) { context throws in
+            let ann = try RelationshipTests.fetch("Student", "Ann", in: context)
+            #expect(try RelationshipTests.names(ann, "courses") == ["Art", "Bio"])
+            let mix = try RelationshipTests.fetch("Playlist", "Mix", in: context)
+            #expect(try RelationshipTests.names(mix, "songs") == ["Three", "Two", "One"])
+            #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Course")) == 3)
+        }
+    }
+
     @Test func rollbackAndResetClearTheUndoStack() throws {
         let folder = TemporaryFolder()
         let (container, context) = try Self.setUp(folder)
