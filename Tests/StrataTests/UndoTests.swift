@@ -67,6 +67,21 @@ import Testing
         #expect(counter.value == 0 && !manager.canUndo)
     }
 
+    @Test func undoNestedGroupUndoesTheInnerGroupOnly() {
+        let manager = UndoManager()
+        let counter = Counter()
+        manager.beginUndoGrouping()
+        counter.add(1, in: manager)
+        manager.beginUndoGrouping()
+        counter.add(2, in: manager)
+        manager.endUndoGrouping()
+        manager.undoNestedGroup()
+        #expect(counter.value == 1 && manager.groupingLevel == 1 && manager.canRedo)
+        manager.endUndoGrouping()
+        manager.undoNestedGroup()
+        #expect(counter.value == 0 && !manager.canUndo)
+    }
+
     @Test func removingTheActionsOfOneTarget() {
         let manager = UndoManager()
         let first = Counter(), second = Counter()

@@ -190,6 +190,32 @@ open class UndoManager {
         NotificationCenter.default.post(name: Self.didUndoChangeNotification, object: self)
     }
 
+    /// Undoes the newest group, nested or not, without closing open groups (Foundation's
+    /// `undoNestedGroup()`): the last group closed inside the innermost open group, or with
+    /// none, the newest undo group. What its actions register becomes one redo group.
+    ///
+    /// - Important: calling it when actions were registered in the open group since its last
+    ///   nested group closed is a programmer error, as in Foundation.
+    open func undoNestedGroup() {
+        postCheckpoint()
+        let group: Group
+        if let open = openGroups.last, !open.entries.isEmpty {
+            guard case .group(let nested) = open.entries.removeLast() else {
+                preconditionFailure("undoNestedGroup called with undo actions registered since the last nested group closed")
+            }
+            group = nested
+        } else if let last = undoStack.popLast() {
+            group = last
+        } else {
+            return
+        }
+        NotificationCenter.default.post(name: Self.willUndoChangeNotification, object: self)
+        isUndoing = true
+        run(group, into: &redoStack)
+        isUndoing = false
+        NotificationCenter.default.post(name: Self.didUndoChangeNotification, object: self)
+    }
+
     /// Redoes the newest undone group; what its actions register becomes undoable again.
     ///
     /// - Important: calling it with an open group is a programmer error, as in Foundation.
