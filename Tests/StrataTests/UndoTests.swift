@@ -245,6 +245,26 @@ import Testing
         #expect(salary == 200)
     }
 
+    @Test func undoAfterARefreshStartsFromTheRefreshedState() throws {
+        let folder = TemporaryFolder()
+        let (container, context) = try Self.setUp(folder)
+        defer { try? container.close() }
+        let ada = try context.performAndWait {
+            let ada = Employee(context: context)
+            ada.name = "Ada"
+            ada.salary = 100
+            try context.save()
+            return ada
+        }
+        context.performAndWait { ada.salary = 200 }
+        context.performAndWait { context.refresh(ada, mergeChanges: false) }
+        context.performAndWait { ada.salary = 300 }
+        context.performAndWait {
+            context.undo()
+            #expect(ada.salary == 100 && !context.hasChanges)
+        }
+    }
+
     @Test func explicitGroupsSpanEventsAndDisabledChangesAreNotRecorded() throws {
         let folder = TemporaryFolder()
         let (container, context) = try Self.setUp(folder)
