@@ -188,6 +188,54 @@ import Testing
         #expect(throws: CoreDataError.self) { try ManagedObjectContext(.privateQueue).setQueryGenerationFrom(.current) }
     }
 
+    @Test func aPinnedReaderSeesNoneOfTheSavesRunningAlongsideIt() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        defer { try? container.close() }
+        try Self.seed(container)
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait { try reader.setQueryGenerationFrom(.current) }
+        let failure = LockedError()
+        let writer = Thread {
+            let context = container.newBackgroundContext()
+            do {
+                for round in 0..<40 {
+                    try context.performAndWait {
+                        let everyone = try context.fetch(Employee.fetchRequest())
+                        for employee in everyone { employee.salary += 1 }
+                        if let first = everyone.first, round.isMultiple(of: 3) { context.delete(first) }
+                        let hire = Employee(context: context)
+                        hire.name = "Hire \(round)"
+                        hire.salary = Int64(round)
+                        try context.save()
+                    }
+                }
+            } catch {
+                failure.set(error)
+            }
+        }
+        writer.start()
+        let rich = Employee.fetchRequest()
+        rich.predicate = FetchPredicate(key: "salary", .greaterThan, Int64(150))
+        for _ in 0..<40 {
+            try reader.performAndWait { () throws -> Void in
+                #expect(try reader.count(for: Employee.fetchRequest()) == 3)
+                #expect(try reader.count(for: rich) == 2)
+                #expect(try reader.fetch(Self.byName()).map(\.salary) == [100, 200, 300])
+                // Faults again, so the next round reads the rows anew.
+                for object in reader.registeredObjects { reader.refresh(object, mergeChanges: false) }
+            }
+        }
+        while !writer.isFinished { usleep(1_000) }
+        if let error = failure.get() { throw error }
+        // 40 hires and 14 deletions later, unpinned, it sees them all.
+        let count = try reader.performAndWait {
+            try reader.setQueryGenerationFrom(nil)
+            return try reader.count(for: Employee.fetchRequest())
+        }
+        #expect(count == 3 + 40 - 14)
+    }
+
     @Test func inMemoryStoresKeepGenerationsToo() throws {
         let container = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
         let description = PersistentStoreDescription()

@@ -67,6 +67,37 @@ import Testing
         #expect(counter.value == 0 && !manager.canUndo)
     }
 
+    @Test func undoNestedGroupUndoesTheInnerGroupOnly() {
+        let manager = UndoManager()
+        let counter = Counter()
+        manager.beginUndoGrouping()
+        counter.add(1, in: manager)
+        manager.beginUndoGrouping()
+        counter.add(2, in: manager)
+        manager.endUndoGrouping()
+        manager.undoNestedGroup()
+        #expect(counter.value == 1 && manager.groupingLevel == 1 && manager.canRedo)
+        manager.endUndoGrouping()
+        manager.undoNestedGroup()
+        #expect(counter.value == 0 && !manager.canUndo)
+    }
+
+    @Test func removingTheActionsOfOneTarget() {
+        let manager = UndoManager()
+        let first = Counter(), second = Counter()
+        manager.beginUndoGrouping()
+        first.add(1, in: manager)
+        second.add(2, in: manager)
+        manager.endUndoGrouping()
+        manager.beginUndoGrouping()
+        first.add(4, in: manager)
+        manager.endUndoGrouping()
+        manager.removeAllActions(withTarget: first)
+        #expect(manager.canUndo)
+        manager.undo()
+        #expect(first.value == 5 && second.value == 0 && !manager.canUndo)
+    }
+
     @Test func disabledRegistrationAndLevelsOfUndo() {
         let manager = UndoManager()
         let counter = Counter()
@@ -214,6 +245,26 @@ import Testing
         #expect(salary == 200)
     }
 
+    @Test func undoAfterARefreshStartsFromTheRefreshedState() throws {
+        let folder = TemporaryFolder()
+        let (container, context) = try Self.setUp(folder)
+        defer { try? container.close() }
+        let ada = try context.performAndWait {
+            let ada = Employee(context: context)
+            ada.name = "Ada"
+            ada.salary = 100
+            try context.save()
+            return ada
+        }
+        context.performAndWait { ada.salary = 200 }
+        context.performAndWait { context.refresh(ada, mergeChanges: false) }
+        context.performAndWait { ada.salary = 300 }
+        context.performAndWait {
+            context.undo()
+            #expect(ada.salary == 100 && !context.hasChanges)
+        }
+    }
+
     @Test func explicitGroupsSpanEventsAndDisabledChangesAreNotRecorded() throws {
         let folder = TemporaryFolder()
         let (container, context) = try Self.setUp(folder)
@@ -239,6 +290,47 @@ import Testing
             context.undo()
             #expect(!context.hasChanges && !context.registeredObjects.contains(ada))
             #expect(!manager.canUndo)
+        }
+    }
+
+    @Test func manyToManyAndOrderedRelationshipsUndoThroughASave() throws {
+        let folder = TemporaryFolder()
+        try RelationshipTests.withContext(at: folder.store()) { context throws in
+            context.undoManager = UndoManager()
+            let ann = try RelationshipTests.make("Student", "Ann", in: context)
+            let math = try RelationshipTests.make("Course", "Math", in: context)
+            let art = try RelationshipTests.make("Course", "Art", in: context)
+            let bio = try RelationshipTests.make("Course", "Bio", in: context)
+            try ann.setValue(Set([math, art]), forKey: "courses")
+            let mix = try RelationshipTests.make("Playlist", "Mix", in: context)
+            let songs = try ["One", "Two", "Three"].map { try RelationshipTests.make("Song", $0, in: context) }
+            try mix.setValue(songs, forKey: "songs")
+            try context.save()
+
+            try ann.setValue(Set([art, bio]), forKey: "courses")
+            try mix.setValue(Array(songs.reversed()), forKey: "songs")
+            context.processPendingChanges()
+            context.delete(art)
+            context.processPendingChanges()
+            #expect(try RelationshipTests.names(ann, "courses") == ["Bio"])
+            context.undo()
+            #expect(try RelationshipTests.names(ann, "courses") == ["Art", "Bio"])
+            #expect(try RelationshipTests.names(art, "students") == ["Ann"])
+            context.undo()
+            #expect(try RelationshipTests.names(ann, "courses") == ["Art", "Math"])
+            #expect(try RelationshipTests.names(bio, "students").isEmpty)
+            #expect(try RelationshipTests.names(mix, "songs") == ["One", "Two", "Three"])
+            #expect(!context.hasChanges)
+            context.redo()
+            #expect(try RelationshipTests.names(mix, "songs") == ["Three", "Two", "One"])
+            try context.save()
+        }
+        try RelationshipTests.withContext(at: folder.store()) { context throws in
+            let ann = try RelationshipTests.fetch("Student", "Ann", in: context)
+            #expect(try RelationshipTests.names(ann, "courses") == ["Art", "Bio"])
+            let mix = try RelationshipTests.fetch("Playlist", "Mix", in: context)
+            #expect(try RelationshipTests.names(mix, "songs") == ["Three", "Two", "One"])
+            #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Course")) == 3)
         }
     }
 

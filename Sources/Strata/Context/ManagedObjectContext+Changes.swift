@@ -152,6 +152,7 @@ extension ManagedObjectContext {
             object.didTurnIntoFault()
         }
         if !pendingEvent.refreshed.contains(object) { pendingEvent.refreshed.append(object) }
+        undoStateDidReload(object)
     }
 
     /// Refreshes every registered object (Core Data's `refreshAllObjects()`): objects with

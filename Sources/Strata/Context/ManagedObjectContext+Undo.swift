@@ -77,6 +77,13 @@ extension ManagedObjectContext {
         undoTracking.snapshots = [:]
     }
 
+    /// Records a refreshed object's new state as the one its next change starts from (a fault
+    /// starts from the values it will load).
+    func undoStateDidReload(_ object: ManagedObject) {
+        guard undoManager != nil else { return }
+        undoTracking.snapshots[object] = object.isLoaded ? undoSnapshot(of: object) : nil
+    }
+
     /// After a save, every recorded state equals the saved one, which objects hold as committed values.
     func forgetUndoSnapshotsAfterSave() {
         undoTracking.snapshots = [:]

@@ -50,12 +50,19 @@ public final class ManagedObjectContext: @unchecked Sendable {
             strongObjects = retainsRegisteredObjects ? Set(registeredObjects) : Set(insertedSet).union(updatedSet).union(deletedSet)
         }
     }
-    /// Whether a fault whose row was deleted by someone else becomes a deleted object with nil
-    /// values, listed in ``deletedObjects`` and discarded by the next save without validation
-    /// (rather than an error when it fires). The default is `true`.
+    /// Whether a fault whose row was deleted by someone else becomes a deleted object whose
+    /// attributes are `nil` (typed scalar properties read 0) and relationships empty, listed in
+    /// ``deletedObjects`` and discarded without validation by the next save or ``reset()``
+    /// (rather than a thrown ``CoreDataError`` when it fires). The default is `true`.
     public var shouldDeleteInaccessibleFaults = true
-    /// How old cached row data may be when a fault is fulfilled; negative means no limit.
-    /// Strata reads rows from its engine's cache, which is never stale, so any value is honoured.
+    /// The longest time that may have passed since an object's data was read from the store
+    /// before fulfilling its fault (or refreshing it) must read the store again (Core Data's
+    /// `stalenessInterval`); negative, the default, means no limit, and 0 means always.
+    ///
+    /// Strata has no row cache that could hold older data: a fault is fulfilled, and an object
+    /// refreshed, from the store's current row (or the row as of the context's query
+    /// generation), so the data is never older than any interval and every value is honoured
+    /// as if it were 0. The property is kept for code written for Core Data.
     public var stalenessInterval: TimeInterval = -1
     /// Whether deletes are propagated (delete rules applied) at the end of each event. The
     /// default is `true`; otherwise they are propagated at save.

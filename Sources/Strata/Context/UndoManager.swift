@@ -12,7 +12,7 @@ import Foundation
 open class UndoManager {
     /// A registered action or a nested group.
     private enum Entry {
-        case action(() -> Void)
+        case action(target: ObjectIdentifier, () -> Void)
         case group(Group)
     }
 
@@ -22,6 +22,12 @@ open class UndoManager {
         var actionName = ""
         var isEmpty: Bool {
             entries.allSatisfy { if case .group(let group) = $0 { group.isEmpty } else { false } }
+        }
+
+        /// Drops the actions registered for `target`, in nested groups too.
+        func removeActions(of target: ObjectIdentifier) {
+            entries.removeAll { if case .action(let owner, _) = $0 { owner == target } else { false } }
+            for case .group(let nested) in entries { nested.removeActions(of: target) }
         }
     }
 
@@ -132,7 +138,7 @@ open class UndoManager {
             NotificationCenter.default.post(name: Self.didOpenUndoGroupNotification, object: self)
         }
         if !isUndoing && !isRedoing { redoStack = [] }
-        openGroups.last!.entries.append(.action { handler(target) })
+        openGroups.last!.entries.append(.action(target: ObjectIdentifier(target)) { handler(target) })
     }
 
     /// Stops recording registrations until the matching ``enableUndoRegistration()``; calls nest.
@@ -157,6 +163,14 @@ open class UndoManager {
         disabledCount = 0
     }
 
+    /// Forgets the actions registered with `target` as their target, keeping the others.
+    open func removeAllActions(withTarget target: AnyObject) {
+        let identifier = ObjectIdentifier(target)
+        for group in undoStack + redoStack + openGroups { group.removeActions(of: identifier) }
+        undoStack.removeAll(where: \.isEmpty)
+        redoStack.removeAll(where: \.isEmpty)
+    }
+
     // MARK: Undoing
 
     /// Undoes the newest group: closes the event's group if ``groupsByEvent`` opened one, then
@@ -169,6 +183,32 @@ open class UndoManager {
         if groupsByEvent { endEventGroup() }
         precondition(openGroups.isEmpty, "undo called with an open undo group; call endUndoGrouping first")
         guard let group = undoStack.popLast() else { return }
+        NotificationCenter.default.post(name: Self.willUndoChangeNotification, object: self)
+        isUndoing = true
+        run(group, into: &redoStack)
+        isUndoing = false
+        NotificationCenter.default.post(name: Self.didUndoChangeNotification, object: self)
+    }
+
+    /// Undoes the newest group, nested or not, without closing open groups (Foundation's
+    /// `undoNestedGroup()`): the last group closed inside the innermost open group, or with
+    /// none, the newest undo group. What its actions register becomes one redo group.
+    ///
+    /// - Important: calling it when actions were registered in the open group since its last
+    ///   nested group closed is a programmer error, as in Foundation.
+    open func undoNestedGroup() {
+        postCheckpoint()
+        let group: Group
+        if let open = openGroups.last, !open.entries.isEmpty {
+            guard case .group(let nested) = open.entries.removeLast() else {
+                preconditionFailure("undoNestedGroup called with undo actions registered since the last nested group closed")
+            }
+            group = nested
+        } else if let last = undoStack.popLast() {
+            group = last
+        } else {
+            return
+        }
         NotificationCenter.default.post(name: Self.willUndoChangeNotification, object: self)
         isUndoing = true
         run(group, into: &redoStack)
@@ -201,7 +241,7 @@ open class UndoManager {
         func perform(_ group: Group) {
             for entry in group.entries.reversed() {
                 switch entry {
-                case .action(let action): action()
+                case .action(_, let action): action()
                 case .group(let nested): perform(nested)
                 }
             }

@@ -21,8 +21,10 @@ import Synchronization
 /// (optional), to-many relationships `Set<Subclass>`, ordered ones `[Subclass]`.
 ///
 /// - Important: Declare a property optional when it can be `nil`; reading `nil` into a
-///   non-optional property stops the process, as Core Data does. A value that does not fit
-///   also stops it; use `setValue(_:forKey:)` to get a thrown error instead.
+///   non-optional number or `Bool` gives 0 or `false` (as Core Data's scalar accessors do, for
+///   an inaccessible fault for instance), into any other non-optional property it stops the
+///   process, as Core Data does. A value that does not fit also stops it; use
+///   `setValue(_:forKey:)` to get a thrown error instead.
 @propertyWrapper
 public struct Managed<Value> {
     private let key: String?
@@ -142,6 +144,7 @@ enum ManagedValueCast {
     /// `value` as `T`, converting collections of objects to the subclass's element type.
     static func cast<T>(_ value: Any?, to _: T.Type, key: String) -> T {
         if let typed = value as? T { return typed }
+        if value == nil, let zero = ScalarZero.zero(of: T.self) { return zero }
         preconditionFailure("\(key) holds \(value.map { "\(type(of: $0))" } ?? "nil"), which is not \(T.self)")
     }
 
