@@ -22,7 +22,7 @@ import Synchronization
 ///
 /// - Important: Declare a property optional when it can be `nil`; reading `nil` into a
 ///   non-optional property stops the process, as Core Data does. A value that does not fit
-///   also stops it; use `setValue(_:forKey:)` to get a thrown error instead.
+///   also stops it; use `setValue(_:forCheckedKey:)` to get a thrown error instead.
 @propertyWrapper
 public struct Managed<Value> {
     private let key: String?
@@ -74,7 +74,7 @@ public struct Managed<Value> {
         set {
             do {
                 let key = object.runtime.names[try Self.slot(in: object, storageKeyPath)]
-                try object.setValue(ManagedValueCast.unwrap(newValue), forKey: key)
+                try object.setValue(ManagedValueCast.unwrap(newValue), forCheckedKey: key)
             } catch {
                 preconditionFailure("setting \(Object.self).\(object[keyPath: storageKeyPath].name(in: object, storageKeyPath)): \(error)")
             }
