@@ -84,6 +84,8 @@ public struct CoreDataError: Error, Sendable, CustomStringConvertible {
     public var detailedErrors: [CoreDataError]
     /// The underlying error, such as a `StoreError`.
     public var underlyingError: (any Error & Sendable)?
+    /// The object and value that failed validation, when known (see `CoreDataError+NSError.swift`).
+    var validated: ValidatedValue?
 
     /// Creates an error.
     public init(

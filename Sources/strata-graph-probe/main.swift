@@ -64,33 +64,33 @@ func run(_ arguments: [String]) throws -> Data {
             let byName = FetchRequest<ManagedObject>(entityName: "Department")
             byName.predicate = FetchPredicate(key: "name", .equalTo, arguments[4])
             guard let department = try context.fetch(byName).first else { fail("no department named \(arguments[4])") }
-            let employee = try EntityDescription.insertNewObject(forEntityName: "Employee", into: context)
-            try employee.setValue(arguments[2], forKey: "name")
-            try employee.setValue(salary, forKey: "salary")
-            try employee.setValue(department, forKey: "department")
+            let employee = EntityDescription.insertNewObject(forEntityName: "Employee", into: context)
+            employee.setValue(arguments[2], forKey: "name")
+            employee.setValue(salary, forKey: "salary")
+            employee.setValue(department, forKey: "department")
             try context.save()
         }
         let byName = [FetchSortDescriptor(key: "name")]
         let departmentRequest = FetchRequest<ManagedObject>(entityName: "Department")
         departmentRequest.sortDescriptors = byName
         let departments = try context.fetch(departmentRequest).map { department -> [String: Any] in
-            let members = try department.value(forKey: "employees") as? Set<ManagedObject> ?? []
+            let members = department.value(forKey: "employees") as? Set<ManagedObject> ?? []
             return [
-                "name": try department.value(forKey: "name") ?? NSNull(),
-                "budget": try department.value(forKey: "budget") ?? NSNull(),
-                "employees": try members.map { try $0.value(forKey: "name") as? String ?? "" }.sorted(),
+                "name": department.value(forKey: "name") ?? NSNull(),
+                "budget": department.value(forKey: "budget") ?? NSNull(),
+                "employees": members.map { $0.value(forKey: "name") as? String ?? "" }.sorted(),
             ]
         }
         let employeeRequest = FetchRequest<ManagedObject>(entityName: "Employee")
         employeeRequest.sortDescriptors = byName
         let employees = try context.fetch(employeeRequest).map { employee -> [String: Any] in
-            let department = try employee.value(forKey: "department") as? ManagedObject
+            let department = employee.value(forKey: "department") as? ManagedObject
             return [
-                "name": try employee.value(forKey: "name") ?? NSNull(),
-                "salary": try employee.value(forKey: "salary") ?? NSNull(),
-                "active": try employee.value(forKey: "active") ?? NSNull(),
-                "notes": try employee.value(forKey: "notes") ?? NSNull(),
-                "department": try department?.value(forKey: "name") ?? NSNull(),
+                "name": employee.value(forKey: "name") ?? NSNull(),
+                "salary": employee.value(forKey: "salary") ?? NSNull(),
+                "active": employee.value(forKey: "active") ?? NSNull(),
+                "notes": employee.value(forKey: "notes") ?? NSNull(),
+                "department": department?.value(forKey: "name") ?? NSNull(),
             ]
         }
         let counts = [

@@ -251,10 +251,10 @@ final class HookedObject: ManagedObject {
         let observer = Observer(ManagedObjectContext.didSaveObjectsNotification, of: theirs)
         let note = try mine.performAndWait {
             mine.retainsRegisteredObjects = true
-            let note = try EntityDescription.insertNewObject(forEntityName: "Note", into: mine)
-            try note.setValue("v1", forKey: "text")
+            let note = EntityDescription.insertNewObject(forEntityName: "Note", into: mine)
+            note.setValue("v1", forKey: "text")
             try mine.save()
-            try note.setValue("cached", forKey: "scratch")
+            note.setValue("cached", forKey: "scratch")
             #expect(note.hasChanges, "a transient change is a change")
             #expect(!note.hasPersistentChangedValues)
             try mine.save()
@@ -270,17 +270,17 @@ final class HookedObject: ManagedObject {
         try theirEdit("v2")
         try mine.performAndWait { () throws -> Void in
             mine.refresh(note, mergeChanges: true)
-            #expect(try note.value(forKey: "text") as? String == "v2")
-            #expect(try note.value(forKey: "scratch") as? String == "cached", "merging keeps transient values")
+            #expect(note.value(forKey: "text") as? String == "v2")
+            #expect(note.value(forKey: "scratch") as? String == "cached", "merging keeps transient values")
         }
         try theirEdit("v3")
         let saved = try #require(observer.notifications.current.last)
         try mine.performAndWait { () throws -> Void in
             mine.mergeChanges(fromContextDidSave: saved)
-            #expect(try note.value(forKey: "text") as? String == "v3")
-            #expect(try note.value(forKey: "scratch") as? String == "cached", "merging a save keeps transient values")
+            #expect(note.value(forKey: "text") as? String == "v3")
+            #expect(note.value(forKey: "scratch") as? String == "cached", "merging a save keeps transient values")
             mine.refresh(note, mergeChanges: false)
-            #expect(try note.value(forKey: "scratch") == nil, "turning into a fault drops them")
+            #expect(note.value(forKey: "scratch") == nil, "turning into a fault drops them")
         }
     }
 
@@ -561,7 +561,7 @@ final class HookedObject: ManagedObject {
         }
         #expect(name == "Ann")
         await #expect(throws: CoreDataError.self) {
-            try await context.perform { _ = try context.existingObject(with: ids["Ann"]!).value(forKey: "nope") }
+            try await context.perform { _ = try context.existingObject(with: ids["Ann"]!).value(forCheckedKey: "nope") }
         }
 
         let ranOnQueue = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
@@ -680,7 +680,7 @@ final class HookedObject: ManagedObject {
         mine.performAndWait {
             let fault = mine.object(with: temporary)
             #expect(fault.isFault)
-            #expect(throws: CoreDataError.self) { try fault.value(forKey: "name") }
+            #expect(throws: CoreDataError.self) { try fault.value(forCheckedKey: "name") }
             #expect(fault.isFault)
         }
     }

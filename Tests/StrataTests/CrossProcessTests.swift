@@ -143,7 +143,7 @@ import Testing
 
         let writer = container.newBackgroundContext()
         let ids = try writer.performAndWait {
-            let research = try EntityDescription.insertNewObject(forEntityName: "Department", into: writer) as! Department
+            let research = EntityDescription.insertNewObject(forEntityName: "Department", into: writer) as! Department
             research.name = "Research"
             for (name, salary) in [("Ann", 1), ("Bob", 2), ("Cy", 3)] {
                 let employee = Employee(context: writer)

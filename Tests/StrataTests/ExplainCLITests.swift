@@ -54,9 +54,9 @@ import Testing
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 for index in 0..<20 {
-                    let employee = try EntityDescription.insertNewObject(forEntityName: "Employee", into: context)
-                    try employee.setValue("e\(index)", forKey: "name")
-                    try employee.setValue(Int64(30_000 + 8_000 * index), forKey: "salary")
+                    let employee = EntityDescription.insertNewObject(forEntityName: "Employee", into: context)
+                    employee.setValue("e\(index)", forKey: "name")
+                    employee.setValue(Int64(30_000 + 8_000 * index), forKey: "salary")
                 }
                 try context.save()
             }

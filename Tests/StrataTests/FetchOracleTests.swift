@@ -58,11 +58,11 @@ import Testing
         let container = try GraphModel.container(at: url, model: FetchOracleModel.make(indexed: indexed))
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            let owners = try dataset.owners.map { owner in
+            let owners = dataset.owners.map { owner in
                 let object = ManagedObject(entity: container.managedObjectModel.entitiesByName["Owner"]!, insertInto: context)
-                try object.setValue(owner.serial, forKey: "serial")
-                try object.setValue(owner.name, forKey: "name")
-                try object.setValue(owner.rank, forKey: "rank")
+                object.setValue(owner.serial, forKey: "serial")
+                object.setValue(owner.name, forKey: "name")
+                object.setValue(owner.rank, forKey: "rank")
                 return object
             }
             for item in dataset.items {
@@ -127,9 +127,9 @@ enum OracleChange {
 
     /// Sets every attribute and the owner of `object` to those of `item`.
     static func set(_ item: OracleItem, on object: ManagedObject, owners: [ManagedObject]) throws {
-        try object.setValue(item.serial, forKey: "serial")
-        for (name, _) in FetchOracleModel.itemAttributes { try object.setValue(item.values[name], forKey: name) }
-        try object.setValue(item.owner.map { owners[$0] }, forKey: "owner")
+        object.setValue(item.serial, forKey: "serial")
+        for (name, _) in FetchOracleModel.itemAttributes { object.setValue(item.values[name], forKey: name) }
+        object.setValue(item.owner.map { owners[$0] }, forKey: "owner")
     }
 
     private static func item(_ serial: Int64, in context: ManagedObjectContext) throws -> ManagedObject {
@@ -273,7 +273,7 @@ struct OracleFetch: CustomStringConvertible {
             request.resultType = .managedObjectIDResultType
             objects = try context.fetch(request).map { context.object(with: $0) }
         }
-        var serials = try objects.map { try $0.value(forKey: "serial") as! Int64 }
+        var serials = objects.map { $0.value(forKey: "serial") as! Int64 }
         if !includesPendingChanges { serials.sort() }
         let count = try context.count(for: try configure(FetchRequest<ManagedObject>(entityName: entityName)))
         return Outcome(serials: serials, count: count)

@@ -325,9 +325,9 @@ import Testing
             let departments = Department.fetchRequest()
             departments.relationshipKeyPathsForPrefetching = ["employees.department"]
             let units = try context.fetch(departments)
-            let loaded = try units.allSatisfy { try !$0.hasFault(forRelationshipNamed: "employees") }
+            let loaded = units.allSatisfy { !$0.hasFault(forRelationshipNamed: "employees") }
             #expect(loaded)
-            let staffIDs = try units.flatMap { try $0.objectIDs(forRelationshipNamed: "employees") }
+            let staffIDs = units.flatMap { $0.objectIDs(forRelationshipNamed: "employees") }
             #expect(staffIDs.count == 9)
             #expect(staffIDs.allSatisfy { context.registeredObject(for: $0)?.isFault == false }, "to-many prefetched")
         }

@@ -290,14 +290,14 @@ import Testing
             try context.performAndWait {
                 var vehicles: [ManagedObject] = []
                 for (entity, name, extra) in [("Car", "civic", ("doors", 5)), ("SportsCar", "f40", ("doors", 2)), ("Truck", "actros", ("wheels", 10))] {
-                    let vehicle = try EntityDescription.insertNewObject(forEntityName: entity, into: context)
-                    try vehicle.setValue(name, forKey: "name")
-                    try vehicle.setValue(extra.1, forKey: extra.0)
+                    let vehicle = EntityDescription.insertNewObject(forEntityName: entity, into: context)
+                    vehicle.setValue(name, forKey: "name")
+                    vehicle.setValue(extra.1, forKey: extra.0)
                     vehicles.append(vehicle)
                 }
-                let garage = try EntityDescription.insertNewObject(forEntityName: "Garage", into: context)
-                try garage.setValue(Set(vehicles), forKey: "vehicles")
-                try garage.setValue(vehicles[1], forKey: "favorite")
+                let garage = EntityDescription.insertNewObject(forEntityName: "Garage", into: context)
+                garage.setValue(Set(vehicles), forKey: "vehicles")
+                garage.setValue(vehicles[1], forKey: "favorite")
                 try context.save()
             }
             try container.close()
@@ -310,7 +310,7 @@ import Testing
                 request.includesSubentities = subentities
                 request.predicate = predicate
                 request.sortDescriptors = [FetchSortDescriptor(key: "name")]
-                return try context.fetch(request).map { "\($0.entity.name):\(try $0.value(forKey: "name") as! String)" }
+                return try context.fetch(request).map { "\($0.entity.name):\($0.value(forKey: "name") as! String)" }
             }
             #expect(try fetch("Vehicle") == ["Truck:actros", "Car:civic", "SportsCar:f40"])
             #expect(try fetch("Vehicle", subentities: false) == [], "the abstract entity has no objects of its own")
@@ -323,16 +323,16 @@ import Testing
             #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Vehicle")) == 3)
 
             let fetched = try context.fetch(FetchRequest<ManagedObject>(entityName: "Vehicle"))
-            let f40 = try #require(fetched.first { (try? $0.value(forKey: "name") as? String) == "f40" })
+            let f40 = try #require(fetched.first { $0.value(forKey: "name") as? String == "f40" })
             #expect(f40.entity.name == "SportsCar")
-            #expect(try f40.value(forKey: "doors") as? Int16 == 2)
-            #expect(throws: CoreDataError.self) { _ = try f40.value(forKey: "payload") }
+            #expect(f40.value(forKey: "doors") as? Int16 == 2)
+            #expect(throws: CoreDataError.self) { _ = try f40.value(forCheckedKey: "payload") }
 
             // References read from the store name the objects' concrete entities.
             let garage = try #require(try context.fetch(FetchRequest<ManagedObject>(entityName: "Garage")).first)
-            #expect(Set(try garage.objectIDs(forRelationshipNamed: "vehicles").map(\.entity.name)) == ["Car", "SportsCar", "Truck"])
-            #expect(try garage.objectIDs(forRelationshipNamed: "favorite").map(\.entity.name) == ["SportsCar"])
-            #expect(try garage.objectIDs(forRelationshipNamed: "favorite").first?.uriRepresentation().path.hasPrefix("/SportsCar/") == true)
+            #expect(Set(garage.objectIDs(forRelationshipNamed: "vehicles").map(\.entity.name)) == ["Car", "SportsCar", "Truck"])
+            #expect(garage.objectIDs(forRelationshipNamed: "favorite").map(\.entity.name) == ["SportsCar"])
+            #expect(garage.objectIDs(forRelationshipNamed: "favorite").first?.uriRepresentation().path.hasPrefix("/SportsCar/") == true)
 
             // An ID naming the abstract entity resolves to the object's concrete entity.
             let model = container.managedObjectModel
@@ -340,8 +340,8 @@ import Testing
             #expect(vague == f40.objectID, "IDs of one hierarchy share a key space")
             #expect(context.object(with: vague) === f40)
 
-            let mini = try EntityDescription.insertNewObject(forEntityName: "Car", into: context)
-            try mini.setValue("mini", forKey: "name")
+            let mini = EntityDescription.insertNewObject(forEntityName: "Car", into: context)
+            mini.setValue("mini", forKey: "name")
             #expect(try fetch("Vehicle") == ["Truck:actros", "Car:civic", "SportsCar:f40", "Car:mini"])
             #expect(try fetch("Truck") == ["Truck:actros"], "a pending insert of another entity does not match")
         }

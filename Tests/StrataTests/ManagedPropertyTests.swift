@@ -56,7 +56,7 @@ final class LabelledThing: ManagedObject {
             #expect(things.map(\.label) == ["Box 0", "Crate 1", "Box 2", "Crate 3"])
             #expect(things.map(\.weight) == [0, 1, 2, 3])
             #expect(things.map(\.heading) == ["Box title", "Crate title", nil, nil])
-            #expect(try things.map { try $0.value(forKey: "title") as? String } == ["Box title", "Crate title", nil, nil])
+            #expect(things.map { $0.value(forKey: "title") as? String } == ["Box title", "Crate title", nil, nil])
             #expect(things.map(\.entity.name) == ["Box", "Crate", "Box", "Crate"])
         }
     }

@@ -44,19 +44,19 @@ enum CatalogModel {
         try context.performAndWait {
             var owners: [ManagedObject] = []
             for name in ["ann", "ben", "cid", "dot"] {
-                let owner = try EntityDescription.insertNewObject(forEntityName: "Owner", into: context)
-                try owner.setValue(name, forKey: "name")
+                let owner = EntityDescription.insertNewObject(forEntityName: "Owner", into: context)
+                owner.setValue(name, forKey: "name")
                 owners.append(owner)
             }
             for i in 0..<count {
-                let item = try EntityDescription.insertNewObject(forEntityName: i % 10 == 9 ? "SpecialItem" : "Item", into: context)
-                try item.setValue(String(format: "c%04d", i), forKey: "code")
-                try item.setValue(Int64(i), forKey: "rank")
-                try item.setValue(Double(i * 37 % count) / 2, forKey: "score")
-                try item.setValue(day(i), forKey: "day")
-                try item.setValue(i % 3 != 0, forKey: "flag")
-                try item.setValue(i % 5 == 0 ? nil : "label \(i % 11)", forKey: "label")
-                try item.setValue(i % 7 == 0 ? nil : owners[i % 4], forKey: "owner")
+                let item = EntityDescription.insertNewObject(forEntityName: i % 10 == 9 ? "SpecialItem" : "Item", into: context)
+                item.setValue(String(format: "c%04d", i), forKey: "code")
+                item.setValue(Int64(i), forKey: "rank")
+                item.setValue(Double(i * 37 % count) / 2, forKey: "score")
+                item.setValue(day(i), forKey: "day")
+                item.setValue(i % 3 != 0, forKey: "flag")
+                item.setValue(i % 5 == 0 ? nil : "label \(i % 11)", forKey: "label")
+                item.setValue(i % 7 == 0 ? nil : owners[i % 4], forKey: "owner")
                 if i % batch == batch - 1 { try context.save() }
             }
             try context.save()
@@ -66,7 +66,7 @@ enum CatalogModel {
 
     /// The names of the objects, by rank, as an oracle compares them.
     static func ranks(_ objects: [ManagedObject]) -> [Int64] {
-        objects.map { (try? $0.value(forKey: "rank")) as? Int64 ?? -1 }
+        objects.map { ($0.value(forKey: "rank")) as? Int64 ?? -1 }
     }
 }
 
@@ -182,14 +182,14 @@ enum CatalogModel {
         if let error = failure.get() { throw error }
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            let owner = try EntityDescription.insertNewObject(forEntityName: "Owner", into: context)
-            try owner.setValue("ann", forKey: "name")
+            let owner = EntityDescription.insertNewObject(forEntityName: "Owner", into: context)
+            owner.setValue("ann", forKey: "name")
             for i in 0..<50 {
-                let item = try EntityDescription.insertNewObject(forEntityName: i % 10 == 9 ? "SpecialItem" : "Item", into: context)
-                try item.setValue(String(format: "c%04d", i), forKey: "code")
-                try item.setValue(Int64(i), forKey: "rank")
-                try item.setValue(i % 3 != 0, forKey: "flag")
-                try item.setValue(i % 2 == 0 ? owner : nil, forKey: "owner")
+                let item = EntityDescription.insertNewObject(forEntityName: i % 10 == 9 ? "SpecialItem" : "Item", into: context)
+                item.setValue(String(format: "c%04d", i), forKey: "code")
+                item.setValue(Int64(i), forKey: "rank")
+                item.setValue(i % 3 != 0, forKey: "flag")
+                item.setValue(i % 2 == 0 ? owner : nil, forKey: "owner")
             }
             try context.save()
             for (predicate, shape, _) in Self.shapes(owner: owner) {
@@ -274,11 +274,11 @@ enum CatalogModel {
             #expect(try context.count(for: count) == 899 - 90, "SpecialItems are told apart by their rows")
 
             // With unsaved changes the walk still merges them in.
-            let inserted = try EntityDescription.insertNewObject(forEntityName: "Item", into: context)
-            try inserted.setValue(Int64(5_000), forKey: "rank")
-            try inserted.setValue(true, forKey: "flag")
+            let inserted = EntityDescription.insertNewObject(forEntityName: "Item", into: context)
+            inserted.setValue(Int64(5_000), forKey: "rank")
+            inserted.setValue(true, forKey: "flag")
             let lowered = try #require(top.first)
-            try lowered.setValue(Int64(150), forKey: "rank")
+            lowered.setValue(Int64(150), forKey: "rank")
             context.delete(top[1])
             let merged = try context.fetch(request)
             #expect(merged.map(\.objectID) == (try Self.oracle(request, in: context)).map(\.objectID))
@@ -300,8 +300,8 @@ enum CatalogModel {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             for item in try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) {
-                let rank = try item.value(forKey: "rank") as! Int64
-                try item.setValue(rank % 4 == 0 ? nil : Double(rank % 3), forKey: "score")
+                let rank = item.value(forKey: "rank") as! Int64
+                item.setValue(rank % 4 == 0 ? nil : Double(rank % 3), forKey: "score")
             }
             try context.save()
             for ascending in [true, false] {
@@ -327,11 +327,11 @@ enum CatalogModel {
             low.predicate = P(key: "rank", .lessThan, 10)
             low.sortDescriptors = [FetchSortDescriptor(key: "rank")]
             let stored = try context.fetch(low)
-            try stored[5].setValue(Int64(700), forKey: "rank")
+            stored[5].setValue(Int64(700), forKey: "rank")
             context.delete(stored[7])
-            let fresh = try EntityDescription.insertNewObject(forEntityName: "SpecialItem", into: context)
-            try fresh.setValue(Int64(3), forKey: "rank")
-            try stored[2].setValue("changed", forKey: "label")
+            let fresh = EntityDescription.insertNewObject(forEntityName: "SpecialItem", into: context)
+            fresh.setValue(Int64(3), forKey: "rank")
+            stored[2].setValue("changed", forKey: "label")
             for pending in [true, false] {
                 low.includesPendingChanges = pending
                 let expected: [Int64] = pending ? [0, 1, 2, 3, 3, 4, 6, 8, 9] : [0, 1, 2, 3, 4, 700, 6, 7, 8, 9]

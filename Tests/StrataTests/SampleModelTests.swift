@@ -117,9 +117,9 @@ struct SamplePointTransformer: AttributeValueTransformer {
         var result: [String: Any] = [:]
         for property in object.entity.properties where !property.isTransient {
             if property is AttributeDescription {
-                result[property.name] = try object.value(forKey: property.name) ?? NSNull()
+                result[property.name] = object.value(forKey: property.name) ?? NSNull()
             } else if let relationship = property as? RelationshipDescription {
-                let uris = try object.objectIDs(forRelationshipNamed: property.name).map { $0.uriRepresentation().absoluteString }
+                let uris = object.objectIDs(forRelationshipNamed: property.name).map { $0.uriRepresentation().absoluteString }
                 result[property.name] = relationship.isOrdered ? uris : uris.sorted()
             }
         }
@@ -141,13 +141,13 @@ struct SamplePointTransformer: AttributeValueTransformer {
                 var objects: [ManagedObject] = []
                 let concrete = model.entities.filter { !$0.isAbstract }
                 for entity in concrete {
-                    for _ in 0..<2 { objects.append(try EntityDescription.insertNewObject(forEntityName: entity.name, into: context)) }
+                    for _ in 0..<2 { objects.append(EntityDescription.insertNewObject(forEntityName: entity.name, into: context)) }
                 }
                 try context.obtainPermanentIDs(for: objects)
                 for entity in concrete {
                     for (index, object) in objects.filter({ $0.entity === entity }).enumerated() {
                         for case let attribute as AttributeDescription in entity.properties where !(attribute is DerivedAttributeDescription) {
-                            try object.setValue(try value(for: attribute, of: object, index: index), forKey: attribute.name)
+                            object.setValue(try value(for: attribute, of: object, index: index), forKey: attribute.name)
                         }
                     }
                 }
@@ -156,12 +156,12 @@ struct SamplePointTransformer: AttributeValueTransformer {
                         guard let destination = relationship.destinationEntity else { continue }
                         let candidates = objects.filter { $0 !== object && $0.entity.isKindOf(entity: destination) }
                         if relationship.isToMany {
-                            guard try object.objectIDs(forRelationshipNamed: relationship.name).isEmpty else { continue }
+                            guard object.objectIDs(forRelationshipNamed: relationship.name).isEmpty else { continue }
                             let count = min(max(relationship.minCount, 2), relationship.maxCount == 0 ? 2 : relationship.maxCount)
                             let chosen = Array(candidates.prefix(count))
-                            try object.setValue(relationship.isOrdered ? Array(chosen.reversed()) as Any : Set(chosen) as Any, forKey: relationship.name)
-                        } else if try object.value(forKey: relationship.name) == nil, let first = candidates.first {
-                            try object.setValue(first, forKey: relationship.name)
+                            object.setValue(relationship.isOrdered ? Array(chosen.reversed()) as Any : Set(chosen) as Any, forKey: relationship.name)
+                        } else if object.value(forKey: relationship.name) == nil, let first = candidates.first {
+                            object.setValue(first, forKey: relationship.name)
                         }
                     }
                 }
@@ -191,7 +191,7 @@ struct SamplePointTransformer: AttributeValueTransformer {
                     #expect(same(left, right), "\(object.entity.name).\(key): saved \(String(describing: left)), read \(String(describing: right))")
                 }
                 for property in object.entity.properties where property.isTransient {
-                    #expect(try object.value(forKey: property.name) == nil, "transient \(object.entity.name).\(property.name) is not stored")
+                    #expect(object.value(forKey: property.name) == nil, "transient \(object.entity.name).\(property.name) is not stored")
                 }
             }
         }
@@ -220,24 +220,24 @@ struct SamplePointTransformer: AttributeValueTransformer {
             let container = try GraphModel.container(at: folder.store(), model: try ManagedObjectModel(contentsOf: url))
             let context = container.newBackgroundContext()
             try context.performAndWait {
-                let authors = try ["Ursula", "Italo"].map { name in
-                    let author = try EntityDescription.insertNewObject(forEntityName: "Author", into: context)
-                    try author.setValue(name, forKey: "name")
+                let authors = ["Ursula", "Italo"].map { name in
+                    let author = EntityDescription.insertNewObject(forEntityName: "Author", into: context)
+                    author.setValue(name, forKey: "name")
                     return author
                 }
-                #expect(try authors[0].value(forKey: "website") as? URL == URL(string: "https://example.com/authors"), "default")
-                let book = try EntityDescription.insertNewObject(forEntityName: "Book", into: context)
-                #expect(try book.value(forKey: "price") as? Decimal == Decimal(string: "9.99"), "default")
-                #expect(try book.value(forKey: "pages") as? Int16 == 1, "default")
-                #expect(try book.value(forKey: "inPrint") as? Bool == true, "default")
-                try book.setValue("The Dispossessed", forKey: "title")
-                try book.setValue(UUID(), forKey: "identifier")
-                try book.setValue(metadata, forKey: "metadata")
-                try book.setValue("shown only", forKey: "displayTitle")
-                try book.setValue(authors, forKey: "authors")
-                try authors[0].setValue([book], forKey: "books")
+                #expect(authors[0].value(forKey: "website") as? URL == URL(string: "https://example.com/authors"), "default")
+                let book = EntityDescription.insertNewObject(forEntityName: "Book", into: context)
+                #expect(book.value(forKey: "price") as? Decimal == Decimal(string: "9.99"), "default")
+                #expect(book.value(forKey: "pages") as? Int16 == 1, "default")
+                #expect(book.value(forKey: "inPrint") as? Bool == true, "default")
+                book.setValue("The Dispossessed", forKey: "title")
+                book.setValue(UUID(), forKey: "identifier")
+                book.setValue(metadata, forKey: "metadata")
+                book.setValue("shown only", forKey: "displayTitle")
+                book.setValue(authors, forKey: "authors")
+                authors[0].setValue([book], forKey: "books")
                 try context.obtainPermanentIDs(for: authors)
-                try book.setValue(authors[1].objectID, forKey: "sourceID")
+                book.setValue(authors[1].objectID, forKey: "sourceID")
                 try context.save()
                 bookID = book.objectID
                 authorIDs = authors.map(\.objectID)
@@ -248,19 +248,19 @@ struct SamplePointTransformer: AttributeValueTransformer {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let book = try context.existingObject(with: try #require(bookID))
-            #expect(try book.value(forKey: "metadata") as? [String: String] == metadata)
-            #expect(try book.value(forKey: "displayTitle") == nil)
-            #expect(try book.value(forKey: "price") as? Decimal == Decimal(string: "9.99"))
-            #expect(try book.value(forKey: "weight") as? Float == 0.5)
-            #expect(try book.value(forKey: "rating") as? Double == 2.5)
-            #expect(try book.value(forKey: "published") as? Date == Date(timeIntervalSinceReferenceDate: 694_224_000))
-            let source = try #require(try book.value(forKey: "sourceID") as? ManagedObjectID)
+            #expect(book.value(forKey: "metadata") as? [String: String] == metadata)
+            #expect(book.value(forKey: "displayTitle") == nil)
+            #expect(book.value(forKey: "price") as? Decimal == Decimal(string: "9.99"))
+            #expect(book.value(forKey: "weight") as? Float == 0.5)
+            #expect(book.value(forKey: "rating") as? Double == 2.5)
+            #expect(book.value(forKey: "published") as? Date == Date(timeIntervalSinceReferenceDate: 694_224_000))
+            let source = try #require(book.value(forKey: "sourceID") as? ManagedObjectID)
             #expect(source == authorIDs[1])
             #expect(try context.existingObject(with: source).value(forKey: "name") as? String == "Italo")
-            let authors = try #require(try book.value(forKey: "authors") as? Set<ManagedObject>)
+            let authors = try #require(book.value(forKey: "authors") as? Set<ManagedObject>)
             #expect(Set(authors.map(\.objectID)) == Set(authorIDs))
             let ursula = try context.existingObject(with: authorIDs[0])
-            #expect(try ursula.value(forKey: "books") as? [ManagedObject] == [book])
+            #expect(ursula.value(forKey: "books") as? [ManagedObject] == [book])
         }
         try container.close()
     }
@@ -280,20 +280,20 @@ struct SamplePointTransformer: AttributeValueTransformer {
             let context = ManagedObjectContext(.privateQueue)
             context.persistentStoreCoordinator = coordinator
             try context.performAndWait {
-                let author = try EntityDescription.insertNewObject(forEntityName: "Author", into: context)
-                try author.setValue("Ursula", forKey: "name")
-                let book = try EntityDescription.insertNewObject(forEntityName: "Book", into: context)
-                try book.setValue("Lathe", forKey: "title")
-                try book.setValue(UUID(), forKey: "identifier")
-                try book.setValue(Set([author]), forKey: "authors")
-                let tag = try EntityDescription.insertNewObject(forEntityName: "Tag", into: context)
-                try tag.setValue("classic", forKey: "name")
+                let author = EntityDescription.insertNewObject(forEntityName: "Author", into: context)
+                author.setValue("Ursula", forKey: "name")
+                let book = EntityDescription.insertNewObject(forEntityName: "Book", into: context)
+                book.setValue("Lathe", forKey: "title")
+                book.setValue(UUID(), forKey: "identifier")
+                book.setValue(Set([author]), forKey: "authors")
+                let tag = EntityDescription.insertNewObject(forEntityName: "Tag", into: context)
+                tag.setValue("classic", forKey: "name")
                 try context.save()
                 #expect(author.objectID.storeIdentifier == catalog.identifier)
                 #expect(book.objectID.storeIdentifier == catalog.identifier)
                 #expect(tag.objectID.storeIdentifier == tagging.identifier)
 
-                try book.setValue(Set([tag]), forKey: "tags")
+                book.setValue(Set([tag]), forKey: "tags")
                 let error = #expect(throws: CoreDataError.self, "a relationship cannot cross stores") { try context.save() }
                 #expect(error?.code == .managedObjectExternalRelationship)
                 context.rollback()
@@ -306,10 +306,10 @@ struct SamplePointTransformer: AttributeValueTransformer {
         context.persistentStoreCoordinator = coordinator
         try context.performAndWait {
             let books = try context.fetch(FetchRequest<ManagedObject>(entityName: "Book"))
-            #expect(try books.map { try $0.value(forKey: "title") as? String } == ["Lathe"])
-            #expect(try (books.first?.value(forKey: "tags") as? Set<ManagedObject>)?.isEmpty == true)
+            #expect(books.map { $0.value(forKey: "title") as? String } == ["Lathe"])
+            #expect((books.first?.value(forKey: "tags") as? Set<ManagedObject>)?.isEmpty == true)
             let tags = try context.fetch(FetchRequest<ManagedObject>(entityName: "Tag"))
-            #expect(try tags.map { try $0.value(forKey: "name") as? String } == ["classic"])
+            #expect(tags.map { $0.value(forKey: "name") as? String } == ["classic"])
             #expect(tags.first?.objectID.storeIdentifier == tagging.identifier)
             #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Author")) == 1)
         }
@@ -339,20 +339,20 @@ struct SamplePointTransformer: AttributeValueTransformer {
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 let points = [SamplePoint(x: 1.5, y: -2), SamplePoint(x: 0, y: 1e10)]
-                let items = try points.enumerated().map { index, point in
-                    let item = try EntityDescription.insertNewObject(forEntityName: "Item", into: context)
-                    try item.setValue("item \(index)", forKey: "title")
-                    try item.setValue(point, forKey: "point")
-                    #expect(try item.value(forKey: "point") as? SamplePoint == point)
+                let items = points.enumerated().map { index, point in
+                    let item = EntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                    item.setValue("item \(index)", forKey: "title")
+                    item.setValue(point, forKey: "point")
+                    #expect(item.value(forKey: "point") as? SamplePoint == point)
                     return item
                 }
                 try context.save()
                 ids = items.map(\.objectID)
                 #expect(transformer.calls.current.encoded == 2)
 
-                let bad = try EntityDescription.insertNewObject(forEntityName: "Item", into: context)
-                try bad.setValue("bad", forKey: "title")
-                try bad.setValue(SamplePoint(x: 1, y: 1), forKey: "unregistered")
+                let bad = EntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                bad.setValue("bad", forKey: "title")
+                bad.setValue(SamplePoint(x: 1, y: 1), forKey: "unregistered")
                 let error = #expect(throws: CoreDataError.self) { try context.save() }
                 #expect(error?.code == .coreData, "no transformer is registered under that name")
                 #expect(context.insertedObjects == [bad], "the failed save keeps the change")

@@ -12,7 +12,7 @@ import Testing
             let container = try GraphModel.container(at: folder.store())
             let context = container.newBackgroundContext()
             try context.performAndWait {
-                let employee = try EntityDescription.insertNewObject(forEntityName: "Employee", into: context) as! Employee
+                let employee = EntityDescription.insertNewObject(forEntityName: "Employee", into: context) as! Employee
                 employee.name = "Ada Lovelace"
                 #expect(employee.isInserted)
                 #expect(employee.objectID.isTemporaryID)
@@ -44,25 +44,25 @@ import Testing
         let folder = TemporaryFolder()
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([base, circle]))
         let context = container.newBackgroundContext()
-        try context.performAndWait {
+        context.performAndWait {
             let unknown = #expect(throws: CoreDataError.self) {
-                _ = try EntityDescription.insertNewObject(forEntityName: "Square", into: context)
+                _ = try EntityDescription.insertNewObject(forCheckedEntityName: "Square", into: context)
             }
             #expect(unknown?.code == .coreData)
             let abstract = #expect(throws: CoreDataError.self) {
-                _ = try EntityDescription.insertNewObject(forEntityName: "Shape", into: context)
+                _ = try EntityDescription.insertNewObject(forCheckedEntityName: "Shape", into: context)
             }
             #expect(abstract?.code == .coreData)
-            let made = try EntityDescription.insertNewObject(forEntityName: "Circle", into: context)
+            let made = EntityDescription.insertNewObject(forEntityName: "Circle", into: context)
             #expect(type(of: made) == ManagedObject.self, "no subclass is registered for Circle")
             #expect(made.entity === circle)
-            try made.setValue("unit", forKey: "name")
-            #expect(try made.value(forKey: "name") as? String == "unit", "inherited attribute")
+            made.setValue("unit", forKey: "name")
+            #expect(made.value(forKey: "name") as? String == "unit", "inherited attribute")
             #expect(context.insertedObjects.count == 1)
         }
         let orphan = ManagedObjectContext(.privateQueue)
         orphan.performAndWait {
-            _ = #expect(throws: CoreDataError.self) { _ = try EntityDescription.insertNewObject(forEntityName: "Circle", into: orphan) }
+            _ = #expect(throws: CoreDataError.self) { _ = try EntityDescription.insertNewObject(forCheckedEntityName: "Circle", into: orphan) }
         }
     }
 
@@ -97,34 +97,34 @@ import Testing
             try context.performAndWait {
                 let seed = ManagedObject(entity: item, insertInto: context)
                 #expect(type(of: seed) == ManagedObject.self)
-                #expect(try seed.value(forKey: "count16") as? Int16 == 7, "default value")
-                #expect(try seed["count32"] == nil)
-                try seed.setValue("first", forKey: "title")
-                try seed.setValue(12, forKey: "count16")  // an Int literal fits Int16
-                try seed.setValue(Int64(-40_000), forKey: "count32")
-                try seed.setValue(UInt8(9), forKey: "count64")
-                try seed.setValue(Float(0.5), forKey: "ratio")
-                try seed.setValue(2, forKey: "weight")
-                try seed.setValue(Decimal(string: "19.99")!, forKey: "price")
-                try seed.setValue(true, forKey: "flag")
-                try seed.setValue(date, forKey: "when")
-                try seed.setValue([UInt8]([1, 2, 3]), forKey: "blob")
-                try seed.setValue(uuid, forKey: "identifier")
-                try seed.setValue(url, forKey: "link")
-                #expect(try seed["count16"] as? Int16 == 12)
-                #expect(try seed["count32"] as? Int32 == -40_000)
-                #expect(try seed["count64"] as? Int64 == 9)
-                #expect(try seed["ratio"] as? Double == 0.5)
-                #expect(try seed["weight"] as? Float == 2)
-                #expect(try seed["blob"] as? Data == Data([1, 2, 3]))
+                #expect(seed.value(forKey: "count16") as? Int16 == 7, "default value")
+                #expect(seed["count32"] == nil)
+                seed.setValue("first", forKey: "title")
+                seed.setValue(12, forKey: "count16")  // an Int literal fits Int16
+                seed.setValue(Int64(-40_000), forKey: "count32")
+                seed.setValue(UInt8(9), forKey: "count64")
+                seed.setValue(Float(0.5), forKey: "ratio")
+                seed.setValue(2, forKey: "weight")
+                seed.setValue(Decimal(string: "19.99")!, forKey: "price")
+                seed.setValue(true, forKey: "flag")
+                seed.setValue(date, forKey: "when")
+                seed.setValue([UInt8]([1, 2, 3]), forKey: "blob")
+                seed.setValue(uuid, forKey: "identifier")
+                seed.setValue(url, forKey: "link")
+                #expect(seed["count16"] as? Int16 == 12)
+                #expect(seed["count32"] as? Int32 == -40_000)
+                #expect(seed["count64"] as? Int64 == 9)
+                #expect(seed["ratio"] as? Double == 0.5)
+                #expect(seed["weight"] as? Float == 2)
+                #expect(seed["blob"] as? Data == Data([1, 2, 3]))
                 let boss = ManagedObject(entity: owner, insertInto: context)
-                try boss.setValue("boss", forKey: "name")
-                try seed.setValue(boss, forKey: "owner")
-                #expect(try boss.value(forKey: "items") as? Set<ManagedObject> == [seed])
-                try seed.setValue(nil, forKey: "owner")
-                #expect(try boss.value(forKey: "items") as? Set<ManagedObject> == [])
-                try boss.setValue(Set([seed]), forKey: "items")
-                #expect(try seed["owner"] as? ManagedObject === boss)
+                boss.setValue("boss", forKey: "name")
+                seed.setValue(boss, forKey: "owner")
+                #expect(boss.value(forKey: "items") as? Set<ManagedObject> == [seed])
+                seed.setValue(nil, forKey: "owner")
+                #expect(boss.value(forKey: "items") as? Set<ManagedObject> == [])
+                boss.setValue(Set([seed]), forKey: "items")
+                #expect(seed["owner"] as? ManagedObject === boss)
                 try context.save()
             }
             try container.close()
@@ -135,21 +135,21 @@ import Testing
             let seeds = try context.fetch(FetchRequest<ManagedObject>(entityName: "Seed"))
             let seed = try #require(seeds.first)
             #expect(seeds.count == 1)
-            #expect(try seed["title"] as? String == "first")
-            #expect(try seed["count16"] as? Int16 == 12)
-            #expect(try seed["count32"] as? Int32 == -40_000)
-            #expect(try seed["count64"] as? Int64 == 9)
-            #expect(try seed["ratio"] as? Double == 0.5)
-            #expect(try seed["weight"] as? Float == 2)
-            #expect(try seed["price"] as? Decimal == Decimal(string: "19.99")!)
-            #expect(try seed["flag"] as? Bool == true)
-            #expect(try seed["when"] as? Date == date)
-            #expect(try seed["blob"] as? Data == Data([1, 2, 3]))
-            #expect(try seed["identifier"] as? UUID == uuid)
-            #expect(try seed["link"] as? URL == url)
-            let boss = try #require(try seed["owner"] as? ManagedObject)
-            #expect(try boss["name"] as? String == "boss")
-            #expect(try boss["items"] as? Set<ManagedObject> == [seed])
+            #expect(seed["title"] as? String == "first")
+            #expect(seed["count16"] as? Int16 == 12)
+            #expect(seed["count32"] as? Int32 == -40_000)
+            #expect(seed["count64"] as? Int64 == 9)
+            #expect(seed["ratio"] as? Double == 0.5)
+            #expect(seed["weight"] as? Float == 2)
+            #expect(seed["price"] as? Decimal == Decimal(string: "19.99")!)
+            #expect(seed["flag"] as? Bool == true)
+            #expect(seed["when"] as? Date == date)
+            #expect(seed["blob"] as? Data == Data([1, 2, 3]))
+            #expect(seed["identifier"] as? UUID == uuid)
+            #expect(seed["link"] as? URL == url)
+            let boss = try #require(seed["owner"] as? ManagedObject)
+            #expect(boss["name"] as? String == "boss")
+            #expect(boss["items"] as? Set<ManagedObject> == [seed])
         }
     }
 
@@ -164,17 +164,17 @@ import Testing
             let loose = ManagedObject(entity: entity, insertInto: nil)
             #expect(loose.managedObjectContext == nil)
             #expect(!loose.isInserted)
-            try loose.setValue("Loose", forKey: "name")
-            #expect(try loose.value(forKey: "name") as? String == "Loose")
-            #expect(try loose.value(forKey: "budget") as? Double == 0, "default value")
+            loose.setValue("Loose", forKey: "name")
+            #expect(loose.value(forKey: "name") as? String == "Loose")
+            #expect(loose.value(forKey: "budget") as? Double == 0, "default value")
             let employee = Employee(context: context)
             employee.name = "Ann"
-            let error = #expect(throws: CoreDataError.self) { try loose.setValue(Set([employee]), forKey: "employees") }
+            let error = #expect(throws: CoreDataError.self) { try loose.setValue(Set([employee]), forCheckedKey: "employees") }
             #expect(error?.code == .managedObjectReferentialIntegrity, "relationships need a context")
             context.insert(loose)
             #expect(loose.isInserted)
             #expect(loose.managedObjectContext === context)
-            try loose.setValue(Set([employee]), forKey: "employees")
+            loose.setValue(Set([employee]), forKey: "employees")
             try context.save()
         }
         let reader = container.newBackgroundContext()
@@ -191,14 +191,14 @@ import Testing
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            let employee = try EntityDescription.insertNewObject(forEntityName: "Employee", into: context)
-            try employee.setValue("Ann", forKey: "name")
+            let employee = EntityDescription.insertNewObject(forEntityName: "Employee", into: context)
+            employee.setValue("Ann", forKey: "name")
             #expect(employee.committedValues(forKeys: nil).isEmpty, "a new object has no committed values")
             try context.save()
             #expect(employee.changedValues().isEmpty)
             #expect(employee.committedValues(forKeys: ["name"])["name"] as? String == "Ann")
-            try employee.setValue("Anne", forKey: "name")
-            try employee.setValue(5, forKey: "salary")
+            employee.setValue("Anne", forKey: "name")
+            employee.setValue(5, forKey: "salary")
             #expect(Set(employee.changedValues().keys) == ["name", "salary"])
             #expect(employee.changedValues()["name"] as? String == "Anne")
             #expect(employee.committedValues(forKeys: ["name", "salary"])["name"] as? String == "Ann")
@@ -262,7 +262,7 @@ import Testing
             try context.save()
 
             func expectRejected(_ value: Any?, forKey key: String, on object: ManagedObject) {
-                let error = #expect(throws: CoreDataError.self, "setting \(key)") { try object.setValue(value, forKey: key) }
+                let error = #expect(throws: CoreDataError.self, "setting \(key)") { try object.setValue(value, forCheckedKey: key) }
                 #expect(error?.code == .keyValueValidation, "setting \(key)")
                 #expect(error?.key == key)
             }
@@ -276,9 +276,8 @@ import Testing
             expectRejected(employee, forKey: "department", on: employee)
             expectRejected("Research", forKey: "department", on: employee)
             expectRejected(employee, forKey: "employees", on: department)
-            #expect(throws: CoreDataError.self) { _ = try employee.value(forKey: "nickname") }
-            #expect(throws: CoreDataError.self) { _ = try employee["nickname"] }
-            let primitive = #expect(throws: CoreDataError.self) { try employee.setPrimitiveValue("x", forKey: "salary") }
+            #expect(throws: CoreDataError.self) { _ = try employee.value(forCheckedKey: "nickname") }
+            let primitive = #expect(throws: CoreDataError.self) { try employee.setPrimitiveValue("x", forCheckedKey: "salary") }
             #expect(primitive?.code == .keyValueValidation)
 
             #expect(!employee.hasChanges)

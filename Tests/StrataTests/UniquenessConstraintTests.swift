@@ -14,8 +14,8 @@ import Testing
     }
 
     private static func insert(_ email: String, into context: ManagedObjectContext) throws -> ManagedObject {
-        let member = try EntityDescription.insertNewObject(forEntityName: "ConstrainedMember", into: context)
-        try member.setValue(email, forKey: "email")
+        let member = EntityDescription.insertNewObject(forEntityName: "ConstrainedMember", into: context)
+        member.setValue(email, forKey: "email")
         return member
     }
 
@@ -38,7 +38,7 @@ import Testing
             #expect(context.insertedObjects == [copy])
 
             // Fixed, it saves.
-            try copy.setValue("ada.lovelace@example.com", forKey: "email")
+            copy.setValue("ada.lovelace@example.com", forKey: "email")
             try context.save()
 
             // Within one save.
@@ -48,7 +48,7 @@ import Testing
             context.rollback()
 
             // Changing a saved object onto a taken value fails too.
-            try copy.setValue("ada@example.com", forKey: "email")
+            copy.setValue("ada@example.com", forKey: "email")
             #expect(throws: CoreDataError.self) { try context.save() }
             context.rollback()
 

@@ -67,8 +67,8 @@ final class CheckedObject: ManagedObject {
 
     /// A new account named `name`.
     static func account(_ name: String?, in context: ManagedObjectContext) throws -> ManagedObject {
-        let account = try EntityDescription.insertNewObject(forEntityName: "Account", into: context)
-        try account.setValue(name, forKey: "name")
+        let account = EntityDescription.insertNewObject(forEntityName: "Account", into: context)
+        account.setValue(name, forKey: "name")
         return account
     }
 
@@ -116,7 +116,7 @@ final class CheckedObject: ManagedObject {
             #expect(check(Self.latest.addingTimeInterval(1), "joined") == .validationDateTooLate)
             #expect(check(Self.latest, "joined") == nil)
 
-            let team = try EntityDescription.insertNewObject(forEntityName: "Team", into: context)
+            let team = EntityDescription.insertNewObject(forEntityName: "Team", into: context)
             let others = try (0..<4).map { try Self.account("m\(String(repeating: "x", count: $0 + 1))", in: context) }
             func checkTeam(_ value: Any?) -> CoreDataError.Code? { Self.code(validating: value, forKey: "members", of: team) }
             #expect(checkTeam(Set<ManagedObject>()) == .validationRelationshipLacksMinimumCount, "not optional")
@@ -146,21 +146,21 @@ final class CheckedObject: ManagedObject {
             ]
             for (key, value, code) in cases {
                 let account = try Self.account("valid", in: context)
-                try account.setValue(value, forKey: key)
+                account.setValue(value, forKey: key)
                 let error = Self.failure { try context.save() }
                 #expect(error?.code == code, "\(key) = \(String(describing: value))")
                 #expect(error?.key == key)
                 #expect(error?.objectID == account.objectID)
                 context.delete(account)
             }
-            let team = try EntityDescription.insertNewObject(forEntityName: "Team", into: context)
+            let team = EntityDescription.insertNewObject(forEntityName: "Team", into: context)
             let error = Self.failure { try context.save() }
             #expect(error?.code == .validationRelationshipLacksMinimumCount)
             #expect(error?.key == "members")
             let members = try (0..<4).map { try Self.account("m\(String(repeating: "x", count: $0 + 1))", in: context) }
-            try team.setValue(Set(members), forKey: "members")
+            team.setValue(Set(members), forKey: "members")
             #expect(Self.failure { try context.save() }?.code == .validationRelationshipExceedsMaximumCount)
-            try team.mutableSetValue(forKey: "members").remove(members[3])
+            team.mutableSetValue(forKey: "members").remove(members[3])
             try context.save()
         }
         let reader = container.newBackgroundContext()
@@ -179,9 +179,9 @@ final class CheckedObject: ManagedObject {
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 let first = try Self.account("a", in: context)
-                try first.setValue(200, forKey: "age")
+                first.setValue(200, forKey: "age")
                 let second = try Self.account(nil, in: context)
-                try second.setValue(0.5, forKey: "score")
+                second.setValue(0.5, forKey: "score")
                 let fine = try Self.account("fine", in: context)
 
                 let error = try #require(Self.failure { try context.save() })
@@ -200,26 +200,26 @@ final class CheckedObject: ManagedObject {
 
                 #expect(context.hasChanges)
                 #expect(context.insertedObjects == [first, second, fine])
-                #expect(try first.value(forKey: "age") as? Int16 == 200)
-                #expect(try second.value(forKey: "score") as? Double == 0.5)
+                #expect(first.value(forKey: "age") as? Int16 == 200)
+                #expect(second.value(forKey: "score") as? Double == 0.5)
                 #expect([first, second, fine].allSatisfy { $0.objectID.isTemporaryID && $0.isInserted })
                 let reader = container.newBackgroundContext()
                 let stored = try reader.performAndWait { try reader.count(for: FetchRequest<ManagedObject>(entityName: "Account")) }
                 #expect(stored == 0, "a failed save stores nothing")
 
-                try first.setValue("first", forKey: "name")
-                try first.setValue(40, forKey: "age")
-                try second.setValue("second", forKey: "name")
+                first.setValue("first", forKey: "name")
+                first.setValue(40, forKey: "age")
+                second.setValue("second", forKey: "name")
                 try context.save()
                 #expect(!context.hasChanges)
 
                 // An update breaking a rule fails validateForUpdate the same way.
-                try fine.setValue(-1, forKey: "age")
+                fine.setValue(-1, forKey: "age")
                 let update = Self.failure { try context.save() }
                 #expect(update?.code == .validationNumberTooSmall)
                 #expect(update?.objectID == fine.objectID)
                 #expect(fine.isUpdated)
-                try fine.setValue(1, forKey: "age")
+                fine.setValue(1, forKey: "age")
                 try context.save()
             }
             try container.close()
@@ -230,8 +230,8 @@ final class CheckedObject: ManagedObject {
             let request = FetchRequest<ManagedObject>(entityName: "Account")
             request.sortDescriptors = [FetchSortDescriptor(key: "name")]
             let accounts = try context.fetch(request)
-            #expect(try accounts.map { try $0.value(forKey: "name") as? String } == ["fine", "first", "second"])
-            #expect(try accounts.map { try $0.value(forKey: "age") as? Int16 } == [1, 40, nil])
+            #expect(accounts.map { $0.value(forKey: "name") as? String } == ["fine", "first", "second"])
+            #expect(accounts.map { $0.value(forKey: "age") as? Int16 } == [1, 40, nil])
         }
     }
 

@@ -85,8 +85,8 @@ final class StrataGraphEngine: GraphEngine {
                     object.name = department.name
                     object.budget = department.budget
                 case .kvc:
-                    try object.setValue(department.name, forKey: "name")
-                    try object.setValue(department.budget, forKey: "budget")
+                    object.setValue(department.name, forKey: "name")
+                    object.setValue(department.budget, forKey: "budget")
                 }
                 departments.append(object)
             }
@@ -104,13 +104,13 @@ final class StrataGraphEngine: GraphEngine {
                     if let photo = employee.photo { object.photo = photo }
                     object.department = departments[employee.department]
                 case .kvc:
-                    try object.setValue(employee.name, forKey: "name")
-                    try object.setValue(employee.salary, forKey: "salary")
-                    try object.setValue(employee.hired, forKey: "hired")
-                    try object.setValue(employee.active, forKey: "active")
-                    try object.setValue(employee.notes, forKey: "notes")
-                    if let photo = employee.photo { try object.setValue(photo, forKey: "photo") }
-                    try object.setValue(departments[employee.department], forKey: "department")
+                    object.setValue(employee.name, forKey: "name")
+                    object.setValue(employee.salary, forKey: "salary")
+                    object.setValue(employee.hired, forKey: "hired")
+                    object.setValue(employee.active, forKey: "active")
+                    object.setValue(employee.notes, forKey: "notes")
+                    if let photo = employee.photo { object.setValue(photo, forKey: "photo") }
+                    object.setValue(departments[employee.department], forKey: "department")
                 }
                 employees.append(object)
             }
@@ -178,7 +178,7 @@ final class StrataGraphEngine: GraphEngine {
     /// Faults: `object(with:)` hands back an unrealized object; reading `name` fires it.
     func lookUp(_ references: [ManagedObjectID]) throws -> Int64 {
         let context = try opened.newBackgroundContext()
-        return try context.performAndWait {
+        return context.performAndWait {
             var checksum: Int64 = 0
             for objectID in references {
                 let employee = context.object(with: objectID) as! EmployeeMO
@@ -187,8 +187,8 @@ final class StrataGraphEngine: GraphEngine {
                     let name = employee.name
                     checksum &+= employee.salary &+ Int64(name.utf8.count)
                 case .kvc:
-                    let name = try employee.value(forKey: "name") as! String
-                    checksum &+= (try employee.value(forKey: "salary") as! Int64) &+ Int64(name.utf8.count)
+                    let name = employee.value(forKey: "name") as! String
+                    checksum &+= (employee.value(forKey: "salary") as! Int64) &+ Int64(name.utf8.count)
                 }
             }
             return checksum
@@ -203,7 +203,7 @@ final class StrataGraphEngine: GraphEngine {
             for employee in employees {
                 switch access {
                 case .typed: bytes += Int64(employee.notes.utf8.count)
-                case .kvc: bytes += Int64((try employee.value(forKey: "notes") as! String).utf8.count)
+                case .kvc: bytes += Int64((employee.value(forKey: "notes") as! String).utf8.count)
                 }
             }
             return (employees.count, bytes)
@@ -239,8 +239,8 @@ final class StrataGraphEngine: GraphEngine {
                         return TopEarner(salary: employee.salary, active: employee.active)
                     case .kvc:
                         return TopEarner(
-                            salary: try employee.value(forKey: "salary") as! Int64,
-                            active: try employee.value(forKey: "active") as! Bool)
+                            salary: employee.value(forKey: "salary") as! Int64,
+                            active: employee.value(forKey: "active") as! Bool)
                     }
                 }
             }
@@ -268,7 +268,7 @@ final class StrataGraphEngine: GraphEngine {
                 let employee = try context.existingObject(with: objectID) as! EmployeeMO
                 switch access {
                 case .typed: employee.salary = salary
-                case .kvc: try employee.setValue(salary, forKey: "salary")
+                case .kvc: employee.setValue(salary, forKey: "salary")
                 }
             }
             try context.save()

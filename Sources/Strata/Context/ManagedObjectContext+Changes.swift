@@ -13,11 +13,10 @@ extension ManagedObjectContext {
         let event = pendingEvent
         pendingEvent = ChangeEvent()
         for object in event.updated.union(event.inserted) { object.eventChangedSlots = [] }
-        NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: [
-            NotificationKey.insertedObjects.rawValue: Set(event.inserted), NotificationKey.updatedObjects.rawValue: Set(event.updated),
-            NotificationKey.deletedObjects.rawValue: Set(event.deleted), NotificationKey.refreshedObjects.rawValue: Set(event.refreshed),
-            NotificationKey.invalidatedObjects.rawValue: Set(event.invalidated),
-        ])
+        NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: Self.notificationInfo(objects: [
+            .insertedObjects: Set(event.inserted), .updatedObjects: Set(event.updated), .deletedObjects: Set(event.deleted),
+            .refreshedObjects: Set(event.refreshed), .invalidatedObjects: Set(event.invalidated),
+        ]))
         yieldChange(ContextChange(
             kind: .objectsDidChange, inserted: Set(event.inserted.map(\.objectID)), updated: Set(event.updated.map(\.objectID)),
             deleted: Set(event.deleted.map(\.objectID)), refreshed: Set(event.refreshed.map(\.objectID)),
@@ -108,7 +107,8 @@ extension ManagedObjectContext {
     public func reset() {
         clearUndo()
         advanceQueryGeneration()
-        for object in registeredObjects.union(strongObjects) {
+        let invalidated = registeredObjects.union(strongObjects)
+        for object in invalidated {
             object.managedObjectContext = nil
         }
         registered = [:]
@@ -118,6 +118,7 @@ extension ManagedObjectContext {
         deletedSet = []
         deletesToPropagate = []
         pendingEvent = ChangeEvent()
+        postInvalidatedAll(invalidated.map(\.objectID))
     }
 
     /// Updates `object` from the store (Core Data's `refresh(_:mergeChanges:)`).

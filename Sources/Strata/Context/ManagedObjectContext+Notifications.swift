@@ -27,6 +27,17 @@ extension ManagedObjectContext {
         case updatedObjectIDs = "updated_objectIDs"
         /// `Set<ManagedObjectID>` deleted (did-save).
         case deletedObjectIDs = "deleted_objectIDs"
+        /// `[ManagedObjectID]` of every object the context held, when ``ManagedObjectContext/reset()``
+        /// invalidated them all.
+        case invalidatedAllObjects = "invalidatedAll"
+        /// `Set<ManagedObjectID>` refreshed.
+        case refreshedObjectIDs = "refreshed_objectIDs"
+        /// `Set<ManagedObjectID>` invalidated.
+        case invalidatedObjectIDs = "invalidated_objectIDs"
+        /// The query generation token of the context.
+        case queryGeneration = "managedObjectContextQueryGeneration"
+        /// The context that posted the notification.
+        case sourceContext = "managedObjectContext"
     }
 
     /// The context's change events as an asynchronous sequence: objects-did-change, will-save

@@ -77,7 +77,7 @@ extension ManagedObjectContext {
             var seen = Set<ManagedObjectID>()
             var related: [ManagedObjectID] = []
             for object in objects where object.entity.relationshipsByName[key] != nil {
-                for id in try object.objectIDs(forRelationshipNamed: key) where seen.insert(id).inserted { related.append(id) }
+                for id in try object.relatedIDs(key) where seen.insert(id).inserted { related.append(id) }
             }
             let realized = try realizeObjects(related)
             // Nothing else holds the related objects (relationships hold IDs): keep them until

@@ -24,7 +24,7 @@ extension ManagedObjectContext {
         return { [unowned self] object, key in
             guard let id = object as? ManagedObjectID else { return try FetchPredicate.value(of: object, forKey: key) }
             if rows[id] == nil {
-                guard storedState, let coordinator = persistentStoreCoordinator else { return try self.object(with: id).value(forKey: key) }
+                guard storedState, let coordinator = persistentStoreCoordinator else { return try self.object(with: id).value(forCheckedKey: key) }
                 rows[id] = try storedSnapshot(for: id).row.map { ($0, try coordinator.layout(id.entity)) }
             }
             guard let stored = rows[id]! else { throw CoreDataError(.coreData, "no stored row for \(id)") }
@@ -49,7 +49,7 @@ extension ManagedObjectContext {
         if storedState, let relationship = property as? RelationshipDescription, relationship.isToMany {
             return Array(try relatedIDs(of: id, entity: id.entity, relationship))
         }
-        return try object(with: id).value(forKey: key)
+        return try object(with: id).value(forCheckedKey: key)
     }
 
     /// The value at a dotted key path of the object a stored row holds: attributes and to-one

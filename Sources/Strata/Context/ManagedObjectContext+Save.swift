@@ -74,12 +74,12 @@ extension ManagedObjectContext {
         let change = ContextChange(
             kind: .didSave, inserted: Set(inserted.map(\.objectID)), updated: Set(updated.map(\.objectID)),
             deleted: Set(deleted.map(\.objectID)))
-        NotificationCenter.default.post(name: Self.didSaveObjectsNotification, object: self, userInfo: [
-            NotificationKey.insertedObjects.rawValue: Set(inserted), NotificationKey.updatedObjects.rawValue: Set(updated),
-            NotificationKey.deletedObjects.rawValue: Set(deleted),
-            NotificationKey.insertedObjectIDs.rawValue: change.inserted, NotificationKey.updatedObjectIDs.rawValue: change.updated,
-            NotificationKey.deletedObjectIDs.rawValue: change.deleted,
-        ])
+        let savedIDs: KeyValuePairs<NotificationKey, Set<ManagedObjectID>> = [
+            .insertedObjectIDs: change.inserted, .updatedObjectIDs: change.updated, .deletedObjectIDs: change.deleted,
+        ]
+        NotificationCenter.default.post(name: Self.didSaveObjectsNotification, object: self, userInfo: Self.notificationInfo(
+            objects: [.insertedObjects: Set(inserted), .updatedObjects: Set(updated), .deletedObjects: Set(deleted)], objectIDs: savedIDs))
+        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: Self.notificationInfo(objectIDs: savedIDs))
         yieldChange(change)
     }
 

@@ -101,6 +101,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var deletesToPropagate: [ManagedObject] = []
     /// Continuations of `changes` streams.
     var changeObservers: [UUID: AsyncStream<ContextChange>.Continuation] = [:]
+    /// How many `perform`/`performAndWait` blocks are running, nested, on the queue.
+    var eventDepth = 0
 
     /// Creates a context (Core Data's `init(concurrencyType:)`).
     public init(concurrencyType: ConcurrencyType) {
@@ -135,38 +137,30 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Runs `block` on the context's queue, asynchronously, then ends the event
     /// (``processPendingChanges()``).
     public func perform(_ block: @escaping @Sendable () -> Void) {
-        queue.async {
-            block()
-            self.processPendingChanges()
-        }
+        queue.async { self.runEvent(block) }
     }
 
     /// Runs `block` on the context's queue and waits for it; runs it at once when already on
-    /// the queue (reentrant).
+    /// the queue (reentrant: the view context from the main thread). The outermost block ends
+    /// the event (``processPendingChanges()``).
     ///
     /// - Returns: what `block` returns.
     /// - Throws: what `block` throws.
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
-        if isOnQueue { return try block() }
+        if isOnQueue { return try runEvent(block) }
         let caller = HeldContextQueues.heldByCaller()
         return try withoutActuallyEscaping(block) { escapable in
-            try queue.sync {
-                defer { processPendingChanges() }
-                return try holdingQueues(caller, escapable)
-            }
+            try queue.sync { try runEvent { try holdingQueues(caller, escapable) } }
         }
     }
 
-    /// Runs `block` on the context's queue and returns its result to the awaiting task.
+    /// Runs `block` on the context's queue and returns its result to the awaiting task: at once
+    /// when the caller already runs on the queue (the view context from the main actor), else
+    /// enqueued (Core Data's `perform(schedule: .immediate)`).
     ///
     /// - Throws: what `block` throws.
     public func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try block() })
-                self.processPendingChanges()
-            }
-        }
+        try await perform(schedule: .immediate, block)
     }
 
     // MARK: Registered objects
@@ -268,11 +262,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// The entity of the context's model whose class is `type`.
     func entity(for type: ManagedObject.Type) -> EntityDescription? {
-        guard let model = persistentStoreCoordinator?.managedObjectModel else { return nil }
-        let short = String(describing: type)
-        let qualified = String(reflecting: type)
-        return model.entities.first { $0.managedObjectClassName == qualified || $0.managedObjectClassName == short }
-            ?? model.entities.first { $0.name == short }
+        persistentStoreCoordinator?.managedObjectModel.entity(for: type)
     }
 
     /// The runtime of `entity`: the one of the last fault made when the entity is the same (as

@@ -164,6 +164,7 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
             frozenEntitiesByName = Dictionary(entityList.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
             for entity in all { entity.markFrozen() }
             frozen.set()
+            LoadedModels.add(self)
         }
     }
 

@@ -60,7 +60,11 @@ final class EntityRuntime: @unchecked Sendable {
             return relationship.destinationEntity
         }
         initialValues = properties.map { property in
-            if let attribute = property as? AttributeDescription { return attribute.defaultValue }
+            if let attribute = property as? AttributeDescription {
+                // Defaults set in code (`defaultValue = 0` on an Integer 64 attribute) take the
+                // attribute's type; one that does not fit is kept for validation to report.
+                return (try? ValueConversion.normalize(attribute.defaultValue, for: attribute, entity: entity)) ?? attribute.defaultValue
+            }
             if let relationship = property as? RelationshipDescription, relationship.isToMany {
                 return OrderedSet<ManagedObjectID>()
             }

@@ -24,7 +24,7 @@ import Synchronization
 ///   non-optional number or `Bool` gives 0 or `false` (as Core Data's scalar accessors do, for
 ///   an inaccessible fault for instance), into any other non-optional property it stops the
 ///   process, as Core Data does. A value that does not fit also stops it; use
-///   `setValue(_:forKey:)` to get a thrown error instead.
+///   `setValue(_:forCheckedKey:)` to get a thrown error instead.
 @propertyWrapper
 public struct Managed<Value> {
     private let key: String?
@@ -76,7 +76,7 @@ public struct Managed<Value> {
         set {
             do {
                 let key = object.runtime.names[try Self.slot(in: object, storageKeyPath)]
-                try object.setValue(ManagedValueCast.unwrap(newValue), forKey: key)
+                try object.setValue(ManagedValueCast.unwrap(newValue), forCheckedKey: key)
             } catch {
                 preconditionFailure("setting \(Object.self).\(object[keyPath: storageKeyPath].name(in: object, storageKeyPath)): \(error)")
             }

@@ -93,9 +93,11 @@ extension ManagedObject {
 
 /// A live, mutable view of a to-many relationship: changes made through it maintain inverse
 /// relationships and are recorded for the next save (what Core Data's `mutableSetValue(forKey:)`
-/// and `mutableOrderedSetValue(forKey:)` return).
+/// and `mutableOrderedSetValue(forKey:)` return, with `NSMutableSet`'s and
+/// `NSMutableOrderedSet`'s names).
 ///
-/// Use it on the owner's context queue only.
+/// Use it on the owner's context queue only. Adding an object of another entity or context
+/// stops the program, as Core Data raises an exception.
 public final class MutableRelationshipSet: Sequence {
     private let owner: ManagedObject
     private let key: String
@@ -107,52 +109,54 @@ public final class MutableRelationshipSet: Sequence {
 
     /// The related objects, in order for an ordered relationship.
     public var allObjects: [ManagedObject] {
-        get throws {
-            switch try owner.value(forKey: key) {
-            case let ordered as [ManagedObject]: return ordered
-            case let set as Set<ManagedObject>: return Array(set)
-            default: return []
-            }
+        switch owner.value(forKey: key) {
+        case let ordered as [ManagedObject]: return ordered
+        case let set as Set<ManagedObject>: return Array(set)
+        default: return []
         }
     }
 
     /// The number of related objects.
     public var count: Int {
-        get throws { try owner.objectIDs(forRelationshipNamed: key).count }
+        owner.objectIDs(forRelationshipNamed: key).count
     }
 
     /// Whether `object` is related.
-    public func contains(_ object: ManagedObject) throws -> Bool {
-        try owner.objectIDs(forRelationshipNamed: key).contains(object.objectID)
+    public func contains(_ object: ManagedObject) -> Bool {
+        owner.objectIDs(forRelationshipNamed: key).contains(object.objectID)
     }
 
     /// Relates `object` (at the end, for an ordered relationship).
-    public func add(_ object: ManagedObject) throws {
-        var objects = try allObjects
-        guard !objects.contains(object) else { return }
-        objects.append(object)
-        try owner.setValue(objects, forKey: key)
+    public func add(_ object: ManagedObject) {
+        addObjects(from: [object])
+    }
+
+    /// Relates each of `objects` not related yet (at the end, in order, for an ordered relationship).
+    public func addObjects(from objects: [ManagedObject]) {
+        var related = allObjects
+        for object in objects where !related.contains(object) { related.append(object) }
+        owner.setValue(related, forKey: key)
     }
 
     /// Relates `object` at `index` of an ordered relationship.
-    public func insert(_ object: ManagedObject, at index: Int) throws {
-        var objects = try allObjects.filter { $0 != object }
+    public func insert(_ object: ManagedObject, at index: Int) {
+        var objects = allObjects.filter { $0 != object }
         objects.insert(object, at: Swift.min(index, objects.count))
-        try owner.setValue(objects, forKey: key)
+        owner.setValue(objects, forKey: key)
     }
 
     /// Stops relating `object`.
-    public func remove(_ object: ManagedObject) throws {
-        try owner.setValue(try allObjects.filter { $0 != object }, forKey: key)
+    public func remove(_ object: ManagedObject) {
+        owner.setValue(allObjects.filter { $0 != object }, forKey: key)
     }
 
     /// Stops relating every object.
-    public func removeAll() throws {
-        try owner.setValue([ManagedObject](), forKey: key)
+    public func removeAllObjects() {
+        owner.setValue([ManagedObject](), forKey: key)
     }
 
-    /// Iterates the related objects (an empty sequence if they cannot be loaded).
+    /// Iterates the related objects.
     public func makeIterator() -> IndexingIterator<[ManagedObject]> {
-        ((try? allObjects) ?? []).makeIterator()
+        allObjects.makeIterator()
     }
 }

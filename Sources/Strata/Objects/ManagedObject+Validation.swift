@@ -6,7 +6,7 @@ extension ManagedObject {
     func validateAgainstModel(_ value: Any?, forKey key: String) throws {
         let property = runtime.properties[try runtime.slot(key)]
         func fail(_ code: CoreDataError.Code, _ reason: String) -> CoreDataError {
-            CoreDataError(code, "\(entity.name).\(key) \(reason)", objectID: objectID, key: key)
+            CoreDataError(code, "\(entity.name).\(key) \(reason)", object: self, key: key, value: value)
         }
         if let relationship = property as? RelationshipDescription {
             if relationship.isToMany {
@@ -29,6 +29,11 @@ extension ManagedObject {
         guard let present = value else {
             if !attribute.isOptional && !attribute.isTransient { throw fail(.validationMissingMandatoryProperty, "is required") }
             return
+        }
+        // A value of the wrong type, kept by setValue(_:forKey:), is invalid (Core Data's
+        // "Unacceptable type of value for attribute").
+        if (try? ValueConversion.normalize(present, for: attribute, entity: entity)) == nil {
+            throw fail(.managedObjectValidation, "holds \(attribute.attributeType) values; \(type(of: present)) \(present) is not one")
         }
         if let string = present as? String {
             if let minimum = attribute.minValue.flatMap(FetchValue.number), Double(string.count) < minimum {
@@ -95,7 +100,7 @@ extension ManagedObject {
             }
             let remaining = related.filter { managedObjectContext?.object(with: $0).isDeleted != true }
             if !remaining.isEmpty {
-                errors.append(CoreDataError(.validationRelationshipDeniedDelete, "\(entity.name).\(relationship.name) denies the delete: it still has \(remaining.count) object(s)", objectID: objectID, key: relationship.name))
+                errors.append(CoreDataError(.validationRelationshipDeniedDelete, "\(entity.name).\(relationship.name) denies the delete: it still has \(remaining.count) object(s)", object: self, key: relationship.name))
             }
         }
         try CoreDataError.throwing(errors)

@@ -10,71 +10,106 @@ extension ManagedObject {
     /// value); a to-one relationship as the related `ManagedObject`; a to-many relationship as
     /// `Set<ManagedObject>`, or `[ManagedObject]` when it is ordered.
     ///
+    /// - Important: a key the entity does not have is a programmer error that stops the program
+    ///   with a message naming the entity and key, as Core Data's `NSUnknownKeyException`; so is
+    ///   a fault that cannot be fulfilled (Core Data's `NSObjectInaccessibleException`). For keys
+    ///   that come from outside the program, use ``value(forCheckedKey:)``.
+    public func value(forKey key: String) -> Any? {
+        trapping(key) { try accessValue(uncheckedSlot(key)) }
+    }
+
+    /// The value of the property `key`, as ``value(forKey:)``, throwing instead of stopping
+    /// the program on an unknown key.
+    ///
     /// - Throws: ``CoreDataError`` `keyValueValidation` for a key the entity does not have;
     ///   another ``CoreDataError`` when the fault cannot be fulfilled (the store fails, the row is
     ///   gone and ``ManagedObjectContext/shouldDeleteInaccessibleFaults`` is off, or the object
     ///   has no context any more).
-    public func value(forKey key: String) throws -> Any? {
+    public func value(forCheckedKey key: String) throws -> Any? {
         try accessValue(try runtime.slot(key))
     }
 
-    /// The value of `key` (read-only; set with ``setValue(_:forKey:)``).
+    /// The value of `key`, as ``value(forKey:)``; setting it is ``setValue(_:forKey:)``.
+    /// (Core Data has no subscript; this is a shorthand.)
     public subscript(key: String) -> Any? {
-        get throws { try value(forKey: key) }
+        get { value(forKey: key) }
+        set { setValue(newValue, forKey: key) }
     }
 
     /// Sets the property `key`, maintaining the inverse relationship and recording the change
     /// (Core Data's `setValue(_:forKey:)`).
     ///
-    /// Numbers are converted to the attribute's type when they fit exactly.
+    /// Numbers are converted to the attribute's type when they fit exactly. A value that does
+    /// not fit the attribute (a `String` for an integer, a number out of `Int16` range) is kept
+    /// as it is, and makes validation and `save()` fail with a ``CoreDataError``
+    /// `managedObjectValidation` naming the object and key, as in Core Data; nothing is stored
+    /// and the context keeps its changes, so the value can be fixed and saved again.
+    ///
+    /// - Important: an unknown key, or a relationship value of the wrong kind (not a managed
+    ///   object of the destination entity in the same context), stops the program with a message
+    ///   naming the entity and key, as Core Data raises an exception. For keys and values that
+    ///   come from outside the program, use ``setValue(_:forCheckedKey:)``.
+    public func setValue(_ value: Any?, forKey key: String) {
+        trapping(key) { try setValue(value, slot: uncheckedSlot(key), strict: false) }
+    }
+
+    /// Sets the property `key`, as ``setValue(_:forKey:)``, throwing instead of keeping a value
+    /// of the wrong type or stopping the program.
     ///
     /// - Throws: ``CoreDataError`` `keyValueValidation` for an unknown key, or a value that does
-    ///   not fit the property (wrong type, out of range, an object of the wrong entity or of
-    ///   another context). Nothing changes then.
-    public func setValue(_ value: Any?, forKey key: String) throws {
-        let slot = try runtime.slot(key)
-        let property = runtime.properties[slot]
-        if let relationship = property as? RelationshipDescription {
-            try setRelationship(value, relationship, slot: slot)
-        } else {
-            let normalized = try ValueConversion.normalize(value, for: property as! AttributeDescription, entity: entity)
-            try fireFault()
-            willChangeValue(forKey: key)
-            values[slot] = normalized
-            noteChange(slot)
-            didChangeValue(forKey: key)
-        }
+    ///   not fit the property (wrong type, out of range, an object of the wrong entity);
+    ///   `managedObjectReferentialIntegrity` for an object of another context. Nothing changes then.
+    public func setValue(_ value: Any?, forCheckedKey key: String) throws {
+        try setValue(value, slot: try runtime.slot(key), strict: true)
     }
 
     /// The value of `key` without access notifications (Core Data's `primitiveValue(forKey:)`).
     ///
-    /// - Throws: as ``value(forKey:)``.
-    public func primitiveValue(forKey key: String) throws -> Any? {
+    /// - Important: stops the program on an unknown key, as ``value(forKey:)``; see
+    ///   ``primitiveValue(forCheckedKey:)``.
+    public func primitiveValue(forKey key: String) -> Any? {
+        trapping(key) { try publicValue(uncheckedSlot(key)) }
+    }
+
+    /// The value of `key` without access notifications, throwing on an unknown key.
+    ///
+    /// - Throws: as ``value(forCheckedKey:)``.
+    public func primitiveValue(forCheckedKey key: String) throws -> Any? {
         try publicValue(try runtime.slot(key))
     }
 
     /// Sets `key` without change notifications or inverse maintenance (Core Data's
     /// `setPrimitiveValue(_:forKey:)`), still recording the change for the next save.
     ///
-    /// - Throws: as ``setValue(_:forKey:)``.
-    public func setPrimitiveValue(_ value: Any?, forKey key: String) throws {
-        let slot = try runtime.slot(key)
-        try fireFault()
-        if let relationship = runtime.properties[slot] as? RelationshipDescription {
-            values[slot] = try relationshipStorage(value, relationship)
-        } else {
-            values[slot] = try ValueConversion.normalize(value, for: runtime.properties[slot] as! AttributeDescription, entity: entity)
-        }
-        noteChange(slot)
+    /// - Important: keeps an attribute value of the wrong type for validation to report and
+    ///   stops the program on an unknown key, as ``setValue(_:forKey:)``; see
+    ///   ``setPrimitiveValue(_:forCheckedKey:)``.
+    public func setPrimitiveValue(_ value: Any?, forKey key: String) {
+        trapping(key) { try setPrimitiveValue(value, slot: uncheckedSlot(key), strict: false) }
+    }
+
+    /// Sets `key` without change notifications or inverse maintenance, throwing instead of
+    /// keeping a value of the wrong type or stopping the program.
+    ///
+    /// - Throws: as ``setValue(_:forCheckedKey:)``.
+    public func setPrimitiveValue(_ value: Any?, forCheckedKey key: String) throws {
+        try setPrimitiveValue(value, slot: try runtime.slot(key), strict: true)
     }
 
     /// A mutable set proxy for the to-many relationship `key`: adding and removing objects
     /// through it maintains inverses and records changes (Core Data's `mutableSetValue(forKey:)`).
     ///
+    /// - Important: stops the program when `key` is not a to-many relationship of the entity;
+    ///   see ``mutableSetValue(forCheckedKey:)``.
+    public func mutableSetValue(forKey key: String) -> MutableRelationshipSet {
+        trapping(key) { try mutableSetValue(forCheckedKey: key) }
+    }
+
+    /// A mutable set proxy for the to-many relationship `key`, as ``mutableSetValue(forKey:)``.
+    ///
     /// - Throws: ``CoreDataError`` `keyValueValidation` when `key` is not a to-many relationship.
-    public func mutableSetValue(forKey key: String) throws -> MutableRelationshipSet {
-        let slot = try runtime.slot(key)
-        guard let relationship = runtime.properties[slot] as? RelationshipDescription, relationship.isToMany else {
+    public func mutableSetValue(forCheckedKey key: String) throws -> MutableRelationshipSet {
+        guard let relationship = runtime.properties[try runtime.slot(key)] as? RelationshipDescription, relationship.isToMany else {
             throw CoreDataError(.keyValueValidation, "\(entity.name).\(key) is not a to-many relationship", key: key)
         }
         return MutableRelationshipSet(owner: self, key: key)
@@ -83,9 +118,18 @@ extension ManagedObject {
     /// A mutable ordered-set proxy for the ordered to-many relationship `key` (Core Data's
     /// `mutableOrderedSetValue(forKey:)`).
     ///
+    /// - Important: stops the program when `key` is not an ordered to-many relationship of the
+    ///   entity; see ``mutableOrderedSetValue(forCheckedKey:)``.
+    public func mutableOrderedSetValue(forKey key: String) -> MutableRelationshipSet {
+        trapping(key) { try mutableOrderedSetValue(forCheckedKey: key) }
+    }
+
+    /// A mutable ordered-set proxy for the ordered to-many relationship `key`, as
+    /// ``mutableOrderedSetValue(forKey:)``.
+    ///
     /// - Throws: ``CoreDataError`` `keyValueValidation` when `key` is not an ordered to-many relationship.
-    public func mutableOrderedSetValue(forKey key: String) throws -> MutableRelationshipSet {
-        let set = try mutableSetValue(forKey: key)
+    public func mutableOrderedSetValue(forCheckedKey key: String) throws -> MutableRelationshipSet {
+        let set = try mutableSetValue(forCheckedKey: key)
         guard (runtime.properties[try runtime.slot(key)] as! RelationshipDescription).isOrdered else {
             throw CoreDataError(.keyValueValidation, "\(entity.name).\(key) is not ordered", key: key)
         }
@@ -113,14 +157,53 @@ extension ManagedObject {
         return result
     }
 
-    /// The IDs of the objects a relationship holds, without firing their faults.
+    /// The IDs of the objects a relationship holds, without firing their faults (Core Data's
+    /// `objectIDs(forRelationshipNamed:)`).
+    ///
+    /// - Important: stops the program when `key` is not a relationship of the entity, or the
+    ///   object's own fault cannot be fulfilled.
+    public func objectIDs(forRelationshipNamed key: String) -> [ManagedObjectID] {
+        trapping(key) { try relatedIDs(key) }
+    }
+
+    /// Whether the relationship `key` is still a fault (not loaded) (Core Data's
+    /// `hasFault(forRelationshipNamed:)`).
+    ///
+    /// - Important: stops the program when `key` is not a relationship of the entity.
+    public func hasFault(forRelationshipNamed key: String) -> Bool {
+        let slot = trapping(key) { try relationshipSlot(key) }
+        guard isLoaded else { return true }
+        return (runtime.properties[slot] as! RelationshipDescription).isToMany && values[slot] == nil
+    }
+
+    // MARK: Internals
+
+    /// The slot of `key`; a key the entity does not have stops the program, as Core Data's
+    /// `NSUnknownKeyException` does.
+    func uncheckedSlot(_ key: String) -> Int {
+        guard let slot = runtime.slots[key] else {
+            preconditionFailure("[<\(entity.name) \(objectID)> valueForUndefinedKey:]: the entity \(entity.name) is not key value coding-compliant for the key \"\(key)\"")
+        }
+        return slot
+    }
+
+    /// The slot of the relationship `key`.
     ///
     /// - Throws: ``CoreDataError`` `keyValueValidation` when `key` is not a relationship.
-    public func objectIDs(forRelationshipNamed key: String) throws -> [ManagedObjectID] {
+    private func relationshipSlot(_ key: String) throws -> Int {
         let slot = try runtime.slot(key)
         guard runtime.properties[slot] is RelationshipDescription else {
             throw CoreDataError(.keyValueValidation, "\(entity.name).\(key) is not a relationship", key: key)
         }
+        return slot
+    }
+
+    /// The IDs of the objects the relationship `key` holds.
+    ///
+    /// - Throws: ``CoreDataError`` `keyValueValidation` when `key` is not a relationship, or
+    ///   what fulfilling the fault throws.
+    func relatedIDs(_ key: String) throws -> [ManagedObjectID] {
+        let slot = try relationshipSlot(key)
         try fireFault()
         try loadToMany(slot)
         switch values[slot] {
@@ -130,19 +213,51 @@ extension ManagedObject {
         }
     }
 
-    /// Whether the relationship `key` is still a fault (not loaded).
-    ///
-    /// - Throws: ``CoreDataError`` `keyValueValidation` when `key` is not a relationship.
-    public func hasFault(forRelationshipNamed key: String) throws -> Bool {
-        let slot = try runtime.slot(key)
-        guard let relationship = runtime.properties[slot] as? RelationshipDescription else {
-            throw CoreDataError(.keyValueValidation, "\(entity.name).\(key) is not a relationship", key: key)
+    /// Runs `body`, stopping the program with a message naming the entity and key when it
+    /// throws: the non-throwing key-value calls treat failures as Core Data's exceptions.
+    func trapping<T>(_ key: String, _ body: () throws -> T) -> T {
+        do {
+            return try body()
+        } catch {
+            preconditionFailure("\(entity.name).\(key): \(error)")
         }
-        guard isLoaded else { return true }
-        return relationship.isToMany && values[slot] == nil
     }
 
-    // MARK: Internals
+    /// Sets the property in `slot`. With `strict`, an attribute value that does not fit throws;
+    /// otherwise it is kept for validation to report.
+    private func setValue(_ value: Any?, slot: Int, strict: Bool) throws {
+        let property = runtime.properties[slot]
+        if let relationship = property as? RelationshipDescription {
+            try setRelationship(value, relationship, slot: slot)
+        } else {
+            let normalized = try attributeStorage(value, property as! AttributeDescription, strict: strict)
+            try fireFault()
+            willChangeValue(forKey: property.name)
+            values[slot] = normalized
+            noteChange(slot)
+            didChangeValue(forKey: property.name)
+        }
+    }
+
+    /// Sets the property in `slot` without notifications or inverse maintenance.
+    private func setPrimitiveValue(_ value: Any?, slot: Int, strict: Bool) throws {
+        let property = runtime.properties[slot]
+        let stored = try (property as? RelationshipDescription).map { try relationshipStorage(value, $0) }
+            ?? attributeStorage(value, property as! AttributeDescription, strict: strict)
+        try fireFault()
+        values[slot] = stored
+        noteChange(slot)
+    }
+
+    /// What an attribute slot holds for `value`: the value converted to the attribute's type;
+    /// when it does not fit, an error with `strict`, else the value as it is.
+    private func attributeStorage(_ value: Any?, _ attribute: AttributeDescription, strict: Bool) throws -> Any? {
+        do {
+            return try ValueConversion.normalize(value, for: attribute, entity: entity)
+        } catch where !strict {
+            return value
+        }
+    }
 
     /// Loads the object's values if it is a fault.
     ///

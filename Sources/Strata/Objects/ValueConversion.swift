@@ -37,8 +37,9 @@ enum ValueConversion {
             if let number = floating(value) { return Decimal(number) }
             throw mismatch()
         case .booleanAttributeType:
-            guard let bool = value as? Bool else { throw mismatch() }
-            return bool
+            if let bool = value as? Bool { return bool }
+            guard let number = integer(value), number == 0 || number == 1 else { throw mismatch() }
+            return number == 1
         case .stringAttributeType:
             guard let string = value as? String else { throw mismatch() }
             return string

@@ -50,7 +50,7 @@ extension FetchPredicate {
     /// The value of `key` of a managed object or dictionary, as `evaluate(with:)` reads it.
     static func value(of object: Any, forKey key: String) throws -> Any? {
         if FetchValue.isObject(object) {
-            if let object = object as? ManagedObject { return try object.value(forKey: key) }
+            if let object = object as? ManagedObject { return try object.value(forCheckedKey: key) }
             if let dictionary = object as? NSDictionary { return dictionary[key] }
         } else if let dictionary = object as? [String: Any] {
             return dictionary[key]

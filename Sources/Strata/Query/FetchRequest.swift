@@ -1,6 +1,13 @@
 import Foundation
 
-/// A type a fetch request can return: managed objects, object IDs, dictionaries or counts.
+/// A type a fetch request can return: managed objects, object IDs, dictionaries or counts
+/// (Core Data's `NSFetchRequestResult`).
+///
+/// An untyped request is written as in Core Data, `FetchRequest<FetchRequestResult>(entityName:)`:
+/// its results come back as `[any FetchRequestResult]`, to cast with `as! [[String: Any]]`,
+/// `as! [ManagedObjectID]` or `as! [Employee]`. (A Swift protocol's existential does not
+/// conform to the protocol, unlike an `@objc` one, so ``FetchRequest`` does not constrain its
+/// result type; a fetch checks it.)
 public protocol FetchRequestResult {}
 
 extension ManagedObject: FetchRequestResult {}
@@ -22,7 +29,11 @@ public enum FetchRequestResultType: Sendable, Hashable {
 
 /// A description of objects to fetch: an entity, a predicate, sort order and limits (Core
 /// Data's `NSFetchRequest`). Use it on one context's queue; not `Sendable`.
-public final class FetchRequest<ResultType: FetchRequestResult>: CustomStringConvertible {
+///
+/// `ResultType` is what a fetch returns: a ``ManagedObject`` subclass, ``ManagedObjectID``,
+/// `[String: Any]`, `Int`, or ``FetchRequestResult`` for an untyped request. A fetch whose
+/// ``resultType`` gives results of another type throws.
+public final class FetchRequest<ResultType>: CustomStringConvertible {
     /// The name of the entity to fetch.
     public var entityName: String?
     /// The entity to fetch; when `nil`, ``entityName`` is looked up in the context's model.
@@ -105,8 +116,23 @@ public final class FetchRequest<ResultType: FetchRequestResult>: CustomStringCon
 
 extension FetchRequestResult where Self: ManagedObject {
     /// A fetch request for this subclass's entity (the entity named as the class, or whose
-    /// class name is this class), as Core Data's generated `fetchRequest()`.
+    /// class name is this class), as Core Data's generated `fetchRequest()`: so
+    /// `let request = Employee.fetchRequest()` is a `FetchRequest<Employee>`.
     public static func fetchRequest() -> FetchRequest<Self> {
         FetchRequest<Self>(entityName: String(describing: Self.self))
+    }
+}
+
+extension ManagedObject {
+    /// An untyped fetch request for this class's entity (Core Data's `NSManagedObject.fetchRequest()`),
+    /// chosen where the context asks for one, as in the batch-delete idiom
+    /// `let request: FetchRequest<FetchRequestResult> = Employee.fetchRequest()`.
+    ///
+    /// Without such a context, `Employee.fetchRequest()` is the typed request of
+    /// ``FetchRequestResult/fetchRequest()``, or of an Xcode-generated
+    /// `class func fetchRequest() -> FetchRequest<Employee>` in the subclass.
+    @_disfavoredOverload
+    public class func fetchRequest() -> FetchRequest<FetchRequestResult> {
+        FetchRequest<FetchRequestResult>(entityName: String(describing: self))
     }
 }
