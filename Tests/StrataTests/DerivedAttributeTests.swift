@@ -15,13 +15,13 @@ import Testing
 
     /// Inserts a notebook titled `title` with entries of `words` word counts.
     static func notebook(_ title: String, words: [Int32], in context: ManagedObjectContext) throws -> ManagedObject {
-        let notebook = try EntityDescription.insertNewObject(forEntityName: "Notebook", into: context)
-        try notebook.setValue(title, forKey: "title")
+        let notebook = EntityDescription.insertNewObject(forEntityName: "Notebook", into: context)
+        notebook.setValue(title, forKey: "title")
         for (index, count) in words.enumerated() {
-            let entry = try EntityDescription.insertNewObject(forEntityName: "TextEntry", into: context)
-            try entry.setValue("\(title) \(index)", forKey: "title")
-            try entry.setValue(count, forKey: "wordCount")
-            try entry.setValue(notebook, forKey: "notebook")
+            let entry = EntityDescription.insertNewObject(forEntityName: "TextEntry", into: context)
+            entry.setValue("\(title) \(index)", forKey: "title")
+            entry.setValue(count, forKey: "wordCount")
+            entry.setValue(notebook, forKey: "notebook")
         }
         return notebook
     }
@@ -35,14 +35,14 @@ import Testing
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 let notebook = try Self.notebook("Café Notes", words: [120, 30, 7], in: context)
-                #expect(try notebook.value(forKey: "entryCount") == nil, "not computed before the save")
+                #expect(notebook.value(forKey: "entryCount") == nil, "not computed before the save")
                 let before = Date()
                 try context.save()
-                savedAt = try #require(try notebook.value(forKey: "lastModified") as? Date)
+                savedAt = try #require(notebook.value(forKey: "lastModified") as? Date)
                 #expect(savedAt >= before && savedAt <= Date())
-                #expect(try notebook.value(forKey: "entryCount") as? Int64 == 3)
-                #expect(try notebook.value(forKey: "totalWords") as? Int64 == 157)
-                #expect(try notebook.value(forKey: "searchTitle") as? String == "cafe notes")
+                #expect(notebook.value(forKey: "entryCount") as? Int64 == 3)
+                #expect(notebook.value(forKey: "totalWords") as? Int64 == 157)
+                #expect(notebook.value(forKey: "searchTitle") as? String == "cafe notes")
                 #expect(!context.hasChanges, "computing derived values leaves nothing unsaved")
                 notebookURI = notebook.objectID.uriRepresentation()
             }
@@ -52,14 +52,14 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let notebook = try Self.object(try #require(notebookURI), in: container, context)
-            #expect(try notebook.value(forKey: "entryCount") as? Int64 == 3)
-            #expect(try notebook.value(forKey: "totalWords") as? Int64 == 157)
-            #expect(try notebook.value(forKey: "searchTitle") as? String == "cafe notes")
-            #expect(try notebook.value(forKey: "lastModified") as? Date == savedAt)
-            let entries = try #require(try notebook.value(forKey: "entries") as? Set<ManagedObject>)
+            #expect(notebook.value(forKey: "entryCount") as? Int64 == 3)
+            #expect(notebook.value(forKey: "totalWords") as? Int64 == 157)
+            #expect(notebook.value(forKey: "searchTitle") as? String == "cafe notes")
+            #expect(notebook.value(forKey: "lastModified") as? Date == savedAt)
+            let entries = try #require(notebook.value(forKey: "entries") as? Set<ManagedObject>)
             for entry in entries {
-                #expect(try entry.value(forKey: "notebookTitle") as? String == "Café Notes")
-                #expect(try entry.value(forKey: "upperTitle") as? String == (try entry.value(forKey: "title") as? String)?.uppercased())
+                #expect(entry.value(forKey: "notebookTitle") as? String == "Café Notes")
+                #expect(entry.value(forKey: "upperTitle") as? String == (entry.value(forKey: "title") as? String)?.uppercased())
             }
             // Stored values answer fetches like any attribute.
             let request = FetchRequest<ManagedObject>(entityName: "Notebook")
@@ -93,22 +93,22 @@ import Testing
             try context.performAndWait {
                 let first = try Self.object(firstURI, in: container, context)
                 let second = try Self.object(secondURI, in: container, context)
-                #expect(try first.hasFault(forRelationshipNamed: "entries"), "the entries are not loaded")
-                try first.setValue("Journeys", forKey: "title")
+                #expect(first.hasFault(forRelationshipNamed: "entries"), "the entries are not loaded")
+                first.setValue("Journeys", forKey: "title")
                 try context.save()
-                let renamed = try #require(try first.value(forKey: "entries") as? Set<ManagedObject>)
-                #expect(try renamed.map { try $0.value(forKey: "notebookTitle") as? String } == ["Journeys", "Journeys"])
+                let renamed = try #require(first.value(forKey: "entries") as? Set<ManagedObject>)
+                #expect(renamed.map { $0.value(forKey: "notebookTitle") as? String } == ["Journeys", "Journeys"])
                 #expect(renamed.allSatisfy { $0.committedValues(forKeys: ["notebookTitle"])["notebookTitle"] as? String == "Journeys" }, "saved")
-                let moved = try #require((try first.value(forKey: "entries") as? Set<ManagedObject>)?.first { try $0.value(forKey: "wordCount") as? Int32 == 20 })
-                try moved.setValue(second, forKey: "notebook")
-                let gone = try #require((try first.value(forKey: "entries") as? Set<ManagedObject>)?.first)
+                let moved = try #require((first.value(forKey: "entries") as? Set<ManagedObject>)?.first { $0.value(forKey: "wordCount") as? Int32 == 20 })
+                moved.setValue(second, forKey: "notebook")
+                let gone = try #require((first.value(forKey: "entries") as? Set<ManagedObject>)?.first)
                 context.delete(gone)
                 try context.save()
-                #expect(try first.value(forKey: "entryCount") as? Int64 == 0)
-                #expect(try first.value(forKey: "totalWords") as? Int64 == 0)
-                #expect(try second.value(forKey: "entryCount") as? Int64 == 2)
-                #expect(try second.value(forKey: "totalWords") as? Int64 == 25)
-                #expect(try moved.value(forKey: "notebookTitle") as? String == "Recipes")
+                #expect(first.value(forKey: "entryCount") as? Int64 == 0)
+                #expect(first.value(forKey: "totalWords") as? Int64 == 0)
+                #expect(second.value(forKey: "entryCount") as? Int64 == 2)
+                #expect(second.value(forKey: "totalWords") as? Int64 == 25)
+                #expect(moved.value(forKey: "notebookTitle") as? String == "Recipes")
             }
             try container.close()
         }
@@ -117,10 +117,10 @@ import Testing
         try context.performAndWait {
             let first = try Self.object(firstURI, in: container, context)
             let second = try Self.object(secondURI, in: container, context)
-            #expect(try first.value(forKey: "searchTitle") as? String == "journeys")
-            #expect(try first.value(forKey: "entryCount") as? Int64 == 0)
-            #expect(try second.value(forKey: "entryCount") as? Int64 == 2)
-            let titles = try (try #require(try second.value(forKey: "entries") as? Set<ManagedObject>)).map { try $0.value(forKey: "notebookTitle") as? String }
+            #expect(first.value(forKey: "searchTitle") as? String == "journeys")
+            #expect(first.value(forKey: "entryCount") as? Int64 == 0)
+            #expect(second.value(forKey: "entryCount") as? Int64 == 2)
+            let titles = (try #require(second.value(forKey: "entries") as? Set<ManagedObject>)).map { $0.value(forKey: "notebookTitle") as? String }
             #expect(titles == ["Recipes", "Recipes"])
             let request = FetchRequest<ManagedObject>(entityName: "Entry")
             request.predicate = try FetchPredicate(format: "notebookTitle == 'Travel' OR notebookTitle == 'Journeys'")
@@ -136,38 +136,38 @@ import Testing
         let container = try GraphModel.container(at: folder.store(), model: try RealWorldModelTests.model("Commerce"))
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            let customer = try EntityDescription.insertNewObject(forEntityName: "Customer", into: context)
-            try customer.setValue("Grace", forKey: "name")
-            try customer.setValue(UUID(), forKey: "identifier")
-            let product = try EntityDescription.insertNewObject(forEntityName: "Product", into: context)
-            try product.setValue("Lamp", forKey: "name")
-            try product.setValue("LMP-1", forKey: "sku")
-            let order = try EntityDescription.insertNewObject(forEntityName: "Order", into: context)
-            try order.setValue(Int64(1), forKey: "number")
-            try order.setValue(Date(), forKey: "placedAt")
-            try order.setValue(customer, forKey: "customer")
+            let customer = EntityDescription.insertNewObject(forEntityName: "Customer", into: context)
+            customer.setValue("Grace", forKey: "name")
+            customer.setValue(UUID(), forKey: "identifier")
+            let product = EntityDescription.insertNewObject(forEntityName: "Product", into: context)
+            product.setValue("Lamp", forKey: "name")
+            product.setValue("LMP-1", forKey: "sku")
+            let order = EntityDescription.insertNewObject(forEntityName: "Order", into: context)
+            order.setValue(Int64(1), forKey: "number")
+            order.setValue(Date(), forKey: "placedAt")
+            order.setValue(customer, forKey: "customer")
             var items: [ManagedObject] = []
             for amount in ["19.99", "0.01", "5.50"] {
-                let item = try EntityDescription.insertNewObject(forEntityName: "LineItem", into: context)
-                try item.setValue(Decimal(string: amount)!, forKey: "amount")
-                try item.setValue(product, forKey: "product")
+                let item = EntityDescription.insertNewObject(forEntityName: "LineItem", into: context)
+                item.setValue(Decimal(string: amount)!, forKey: "amount")
+                item.setValue(product, forKey: "product")
                 items.append(item)
             }
-            try order.setValue(items, forKey: "lineItems")
+            order.setValue(items, forKey: "lineItems")
             try context.save()
-            #expect(try order.value(forKey: "total") as? Decimal == Decimal(string: "25.50"))
-            #expect(try order.value(forKey: "largestAmount") as? Decimal == Decimal(string: "19.99"))
-            #expect(try order.value(forKey: "itemCount") as? Int32 == 3)
-            #expect(try order.value(forKey: "customerName") as? String == "Grace")
-            #expect(try items.map { try $0.value(forKey: "productName") as? String } == ["Lamp", "Lamp", "Lamp"])
+            #expect(order.value(forKey: "total") as? Decimal == Decimal(string: "25.50"))
+            #expect(order.value(forKey: "largestAmount") as? Decimal == Decimal(string: "19.99"))
+            #expect(order.value(forKey: "itemCount") as? Int32 == 3)
+            #expect(order.value(forKey: "customerName") as? String == "Grace")
+            #expect(items.map { $0.value(forKey: "productName") as? String } == ["Lamp", "Lamp", "Lamp"])
 
-            try product.setValue("Desk lamp", forKey: "name")
+            product.setValue("Desk lamp", forKey: "name")
             context.delete(items[0])
             try context.save()
-            #expect(try order.value(forKey: "total") as? Decimal == Decimal(string: "5.51"))
-            #expect(try order.value(forKey: "largestAmount") as? Decimal == Decimal(string: "5.50"))
-            #expect(try order.value(forKey: "itemCount") as? Int32 == 2)
-            #expect(try items.dropFirst().map { try $0.value(forKey: "productName") as? String } == ["Desk lamp", "Desk lamp"])
+            #expect(order.value(forKey: "total") as? Decimal == Decimal(string: "5.51"))
+            #expect(order.value(forKey: "largestAmount") as? Decimal == Decimal(string: "5.50"))
+            #expect(order.value(forKey: "itemCount") as? Int32 == 2)
+            #expect(items.dropFirst().map { $0.value(forKey: "productName") as? String } == ["Desk lamp", "Desk lamp"])
 
             context.reset()
             let request = FetchRequest<ManagedObject>(entityName: "Order")
@@ -183,11 +183,11 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let notebook = try Self.notebook("Read only", words: [1], in: context)
-            let error = #expect(throws: CoreDataError.self) { try notebook.setValue(Int64(99), forKey: "entryCount") }
+            let error = #expect(throws: CoreDataError.self) { try notebook.setValue(Int64(99), forCheckedKey: "entryCount") }
             #expect(error?.code == .keyValueValidation)
             #expect(error?.message.contains("entryCount") == true)
             try context.save()
-            #expect(try notebook.value(forKey: "entryCount") as? Int64 == 1)
+            #expect(notebook.value(forKey: "entryCount") as? Int64 == 1)
         }
         try container.close()
     }
@@ -243,13 +243,13 @@ import Testing
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            let page = try EntityDescription.insertNewObject(forEntityName: "Page", into: context)
-            try page.setValue("Hello World", forKey: "name")
+            let page = EntityDescription.insertNewObject(forEntityName: "Page", into: context)
+            page.setValue("Hello World", forKey: "name")
             try context.save()
-            #expect(try page.value(forKey: "slug") as? String == "hello world")
-            try page.setValue("Second", forKey: "name")
+            #expect(page.value(forKey: "slug") as? String == "hello world")
+            page.setValue("Second", forKey: "name")
             try context.save()
-            #expect(try page.value(forKey: "slug") as? String == "second")
+            #expect(page.value(forKey: "slug") as? String == "second")
         }
         try container.close()
 

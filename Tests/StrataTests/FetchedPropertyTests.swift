@@ -8,20 +8,20 @@ import Testing
 @Suite struct FetchedPropertyTests {
     /// A journal store with one owner, two notebooks and their entries, saved.
     static func populated(_ context: ManagedObjectContext) throws -> (owner: ManagedObject, travel: ManagedObject, recipes: ManagedObject) {
-        let owner = try EntityDescription.insertNewObject(forEntityName: "Person", into: context)
-        try owner.setValue("Ada", forKey: "name")
+        let owner = EntityDescription.insertNewObject(forEntityName: "Person", into: context)
+        owner.setValue("Ada", forKey: "name")
         var notebooks: [ManagedObject] = []
         for (title, entries) in [("Travel", [("Lisbon", true, "swift trip"), ("Porto", false, "slow"), ("Faro", true, nil)]),
                                  ("Recipes", [("Soup", true, "Swift soup"), ("Bread", false, "swift bread")])] {
-            let notebook = try EntityDescription.insertNewObject(forEntityName: "Notebook", into: context)
-            try notebook.setValue(title, forKey: "title")
-            try notebook.setValue(owner, forKey: "owner")
+            let notebook = EntityDescription.insertNewObject(forEntityName: "Notebook", into: context)
+            notebook.setValue(title, forKey: "title")
+            notebook.setValue(owner, forKey: "owner")
             for (name, pinned, body) in entries {
-                let entry = try EntityDescription.insertNewObject(forEntityName: "TextEntry", into: context)
-                try entry.setValue(name, forKey: "title")
-                try entry.setValue(pinned, forKey: "isPinned")
-                try entry.setValue(body, forKey: "body")
-                try entry.setValue(notebook, forKey: "notebook")
+                let entry = EntityDescription.insertNewObject(forEntityName: "TextEntry", into: context)
+                entry.setValue(name, forKey: "title")
+                entry.setValue(pinned, forKey: "isPinned")
+                entry.setValue(body, forKey: "body")
+                entry.setValue(notebook, forKey: "notebook")
             }
             notebooks.append(notebook)
         }
@@ -32,7 +32,7 @@ import Testing
     /// The sorted titles of an array of entries.
     static func titles(_ value: Any?) throws -> [String] {
         let objects = try #require(value as? [ManagedObject])
-        return try objects.map { try #require(try $0.value(forKey: "title") as? String) }.sorted()
+        return try objects.map { try #require($0.value(forKey: "title") as? String) }.sorted()
     }
 
     @Test func aFetchedPropertyIsItsRequestEvaluatedForTheObject() throws {
@@ -48,11 +48,11 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let (owner, travel, recipes) = try Self.populated(context)
-            #expect(try Self.titles(try travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon"])
-            #expect(try Self.titles(try recipes.value(forKey: "pinnedEntries")) == ["Soup"])
-            #expect(try Self.titles(try travel.value(forKey: "keywordEntries")) == ["Lisbon"], "$FETCHED_PROPERTY.userInfo.keyword")
-            #expect(try Self.titles(try recipes.value(forKey: "keywordEntries")) == ["Bread", "Soup"])
-            #expect(try Self.titles(try owner.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon", "Soup"], "through notebook.owner")
+            #expect(try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon"])
+            #expect(try Self.titles(recipes.value(forKey: "pinnedEntries")) == ["Soup"])
+            #expect(try Self.titles(travel.value(forKey: "keywordEntries")) == ["Lisbon"], "$FETCHED_PROPERTY.userInfo.keyword")
+            #expect(try Self.titles(recipes.value(forKey: "keywordEntries")) == ["Bread", "Soup"])
+            #expect(try Self.titles(owner.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon", "Soup"], "through notebook.owner")
             #expect(!context.hasChanges, "reading a fetched property changes nothing")
             #expect(travel.changedValues().isEmpty)
         }
@@ -67,23 +67,23 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let (_, travel, _) = try Self.populated(context)
-            #expect(try Self.titles(try travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon"])
-            let porto = try #require((try travel.value(forKey: "entries") as? Set<ManagedObject>)?.first { try $0.value(forKey: "title") as? String == "Porto" })
-            try porto.setValue(true, forKey: "isPinned")
+            #expect(try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon"])
+            let porto = try #require((travel.value(forKey: "entries") as? Set<ManagedObject>)?.first { $0.value(forKey: "title") as? String == "Porto" })
+            porto.setValue(true, forKey: "isPinned")
             try context.save()
-            #expect(try Self.titles(try travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon"], "not re-fetched before a refresh")
+            #expect(try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon"], "not re-fetched before a refresh")
             context.refresh(travel, mergeChanges: true)
-            #expect(try Self.titles(try travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon", "Porto"])
+            #expect(try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon", "Porto"])
 
-            let draft = try EntityDescription.insertNewObject(forEntityName: "TextEntry", into: context)
-            try draft.setValue("Draft", forKey: "title")
-            try draft.setValue(true, forKey: "isPinned")
-            try draft.setValue(travel, forKey: "notebook")
+            let draft = EntityDescription.insertNewObject(forEntityName: "TextEntry", into: context)
+            draft.setValue("Draft", forKey: "title")
+            draft.setValue(true, forKey: "isPinned")
+            draft.setValue(travel, forKey: "notebook")
             context.refresh(travel, mergeChanges: true)
-            #expect(try Self.titles(try travel.value(forKey: "pinnedEntries")) == ["Draft", "Faro", "Lisbon", "Porto"], "unsaved objects match")
+            #expect(try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Draft", "Faro", "Lisbon", "Porto"], "unsaved objects match")
             context.rollback()
             context.refresh(travel, mergeChanges: false)
-            #expect(try Self.titles(try travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon", "Porto"])
+            #expect(try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon", "Porto"])
         }
         try container.close()
     }
@@ -108,7 +108,7 @@ import Testing
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 for title in ["apple", "avocado", "banana"] {
-                    try EntityDescription.insertNewObject(forEntityName: "Note", into: context).setValue(title, forKey: "title")
+                    EntityDescription.insertNewObject(forEntityName: "Note", into: context).setValue(title, forKey: "title")
                 }
                 try context.save()
             }
@@ -121,7 +121,7 @@ import Testing
             let request = FetchRequest<ManagedObject>(entityName: "Note")
             request.predicate = try FetchPredicate(format: "title == 'apple'")
             let apple = try #require(try context.fetch(request).first)
-            #expect(try Self.titles(try apple.value(forKey: "others")) == ["avocado"])
+            #expect(try Self.titles(apple.value(forKey: "others")) == ["avocado"])
         }
         try container.close()
     }
@@ -191,13 +191,13 @@ import Testing
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([entity]))
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            let note = try EntityDescription.insertNewObject(forEntityName: "Note", into: context)
-            try note.setValue("x", forKey: "title")
+            let note = EntityDescription.insertNewObject(forEntityName: "Note", into: context)
+            note.setValue("x", forKey: "title")
             try context.save()
-            let error = #expect(throws: CoreDataError.self) { try note.value(forKey: "broken") }
+            let error = #expect(throws: CoreDataError.self) { try note.value(forCheckedKey: "broken") }
             #expect(error?.key == "broken")
             #expect(error?.message.contains("missing") == true, "\(error?.message ?? "")")
-            #expect(try note.value(forKey: "title") as? String == "x", "the object is intact")
+            #expect(note.value(forKey: "title") as? String == "x", "the object is intact")
         }
         try container.close()
     }

@@ -33,7 +33,7 @@ import Testing
         try reader.performAndWait { () throws -> Void in
             #expect(bob.isFault)
             #expect(bob.salary == 0 && !bob.active && bob.department == nil)
-            #expect(try bob.value(forKey: "name") == nil)
+            #expect(bob.value(forKey: "name") == nil)
             #expect(bob.isDeleted && reader.deletedObjects == [bob] && reader.hasChanges)
             // The mandatory name is nil, yet the save does not validate the object, and deletes nothing.
             try reader.save()
@@ -53,7 +53,7 @@ import Testing
         let bob = try Self.deletedFault(container, reader: reader)
         reader.performAndWait {
             #expect {
-                try bob.value(forKey: "salary")
+                try bob.value(forCheckedKey: "salary")
             } throws: { error in
                 (error as? CoreDataError)?.code == .coreData
             }

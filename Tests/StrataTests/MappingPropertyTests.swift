@@ -39,7 +39,7 @@ import Testing
                     for _ in 0..<Int.random(in: 1...3, using: &random) {
                         let object = ManagedObject(entity: entity, insertInto: context)
                         uid += 1
-                        try object.setValue(uid, forKey: "uid")
+                        object.setValue(uid, forKey: "uid")
                         objects.append(object)
                     }
                 }

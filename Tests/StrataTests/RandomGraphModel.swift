@@ -143,17 +143,17 @@ struct RandomGraphModel {
     static func assign(_ property: PropertyDescription, of object: ManagedObject, among objects: [ManagedObject], random: inout SeededGenerator) throws {
         if let attribute = property as? AttributeDescription {
             guard attribute.name != "uid" else { return }
-            try object.setValue(value(for: attribute, random: &random), forKey: attribute.name)
+            object.setValue(value(for: attribute, random: &random), forKey: attribute.name)
             return
         }
         let relationship = property as! RelationshipDescription
         let candidates = objects.filter { $0.entity.isKindOf(entity: relationship.destinationEntity!) }
         if !relationship.isToMany {
-            try object.setValue(Bool.random(using: &random) ? candidates.randomElement(using: &random) : nil, forKey: relationship.name)
+            object.setValue(Bool.random(using: &random) ? candidates.randomElement(using: &random) : nil, forKey: relationship.name)
             return
         }
         let chosen = Array(candidates.shuffled(using: &random).prefix(Int.random(in: 0...3, using: &random)))
-        try object.setValue(relationship.isOrdered ? chosen as Any : Set(chosen) as Any, forKey: relationship.name)
+        object.setValue(relationship.isOrdered ? chosen as Any : Set(chosen) as Any, forKey: relationship.name)
     }
 
     /// Every object's entity and property values, by `uid`: attributes with their type, related
@@ -161,13 +161,13 @@ struct RandomGraphModel {
     /// read through the object (faults fire, to-many relationships load from the store).
     static func snapshot(_ objects: [ManagedObject]) throws -> [Int64: [String: String]] {
         func name(_ object: ManagedObject) throws -> String {
-            "\(object.objectID.entity.name)#\(try object.value(forKey: "uid") as? Int64 ?? -1)"
+            "\(object.objectID.entity.name)#\(object.value(forKey: "uid") as? Int64 ?? -1)"
         }
         var result: [Int64: [String: String]] = [:]
         for object in objects {
             var values = ["entity": object.entity.name, "id": object.objectID.entity.name]
             for property in object.entity.properties {
-                let value = try object.value(forKey: property.name)
+                let value = object.value(forKey: property.name)
                 switch value {
                 case nil: values[property.name] = "nil"
                 case let related as ManagedObject: values[property.name] = try name(related)
@@ -176,7 +176,7 @@ struct RandomGraphModel {
                 case let some?: values[property.name] = "\(type(of: some)) \(some)"
                 }
             }
-            result[try object.value(forKey: "uid") as! Int64] = values
+            result[object.value(forKey: "uid") as! Int64] = values
         }
         return result
     }

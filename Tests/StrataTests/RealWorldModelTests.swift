@@ -42,7 +42,7 @@ import Testing
                 #expect(object.isFault)
                 let attributes = object.entity.attributesByName.values.filter { !$0.isTransient }
                 for attribute in attributes {
-                    _ = try object.value(forKey: attribute.name)
+                    _ = object.value(forKey: attribute.name)
                 }
                 #expect(!object.isFault)
             }
@@ -168,9 +168,9 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             for index in 0..<20 {
-                let text = try EntityDescription.insertNewObject(forEntityName: "TextEntry", into: context)
-                try text.setValue("entry \(index)", forKey: "title")
-                try text.setValue(index % 5 == 0, forKey: "isPinned")
+                let text = EntityDescription.insertNewObject(forEntityName: "TextEntry", into: context)
+                text.setValue("entry \(index)", forKey: "title")
+                text.setValue(index % 5 == 0, forKey: "isPinned")
             }
             try context.save()
             let request = FetchRequest<ManagedObject>(entityName: "Entry")
@@ -205,20 +205,20 @@ import Testing
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            let feed = try EntityDescription.insertNewObject(forEntityName: "Feed", into: context)
-            try feed.setValue("Accidental Tech", forKey: "title")
-            try feed.setValue("https://example.com/atp.xml", forKey: "feedURL")
+            let feed = EntityDescription.insertNewObject(forEntityName: "Feed", into: context)
+            feed.setValue("Accidental Tech", forKey: "title")
+            feed.setValue("https://example.com/atp.xml", forKey: "feedURL")
             for index in 0..<8 {
                 let kind = ["AudioEpisode", "VideoEpisode", "PremiumBonusEpisode"][index % 3]
-                let episode = try EntityDescription.insertNewObject(forEntityName: kind, into: context)
-                try episode.setValue("Episode \(index)", forKey: "title")
-                try episode.setValue("guid-\(index)", forKey: "guid")
-                try episode.setValue(index < 3, forKey: "listened")
-                try episode.setValue(feed, forKey: "feed")
+                let episode = EntityDescription.insertNewObject(forEntityName: kind, into: context)
+                episode.setValue("Episode \(index)", forKey: "title")
+                episode.setValue("guid-\(index)", forKey: "guid")
+                episode.setValue(index < 3, forKey: "listened")
+                episode.setValue(feed, forKey: "feed")
             }
             try context.save()
-            #expect(try (feed.value(forKey: "unplayedEpisodes") as? [ManagedObject])?.count == 5)
-            #expect(try (feed.value(forKey: "recentEpisodes") as? [ManagedObject])?.count == 5, "the request's limit applies")
+            #expect((feed.value(forKey: "unplayedEpisodes") as? [ManagedObject])?.count == 5)
+            #expect((feed.value(forKey: "recentEpisodes") as? [ManagedObject])?.count == 5, "the request's limit applies")
             let byURL = try #require(model.fetchRequestFromTemplate(withName: "FeedByURL", substitutionVariables: ["URL": "https://example.com/atp.xml"]))
             #expect(try context.fetch(byURL) == [feed])
         }
@@ -240,18 +240,18 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             for title in ["Alpha", "Alps", "Beta"] {
-                let entry = try EntityDescription.insertNewObject(forEntityName: "TextEntry", into: context)
-                try entry.setValue(title, forKey: "title")
+                let entry = EntityDescription.insertNewObject(forEntityName: "TextEntry", into: context)
+                entry.setValue(title, forKey: "title")
             }
-            let owner = try EntityDescription.insertNewObject(forEntityName: "Person", into: context)
-            try owner.setValue("Ada", forKey: "name")
-            let notebook = try EntityDescription.insertNewObject(forEntityName: "Notebook", into: context)
-            try notebook.setValue(owner, forKey: "owner")
+            let owner = EntityDescription.insertNewObject(forEntityName: "Person", into: context)
+            owner.setValue("Ada", forKey: "name")
+            let notebook = EntityDescription.insertNewObject(forEntityName: "Notebook", into: context)
+            notebook.setValue(owner, forKey: "owner")
             try context.save()
 
             let request = try #require(model.fetchRequestFromTemplate(withName: "EntriesWithTitlePrefix", substitutionVariables: ["PREFIX": "Al"]))
             request.sortDescriptors = [FetchSortDescriptor(key: "title", ascending: true)]
-            #expect(try context.fetch(request).map { try $0.value(forKey: "title") as? String } == ["Alpha", "Alps"])
+            #expect(try context.fetch(request).map { $0.value(forKey: "title") as? String } == ["Alpha", "Alps"])
             #expect(template.predicate?.predicateFormat == "title BEGINSWITH $PREFIX", "the template is unchanged")
             #expect(template.sortDescriptors == nil)
             let owned = try #require(model.fetchRequestFromTemplate(withName: "NotebooksOwnedBy", substitutionVariables: ["NAME": "Ada"]))

@@ -35,10 +35,10 @@ import Testing
                 let diff = try RelationshipTests.make("RevisionDiff", revision, in: context)
                 for index in 1...2 {
                     let content = try RelationshipTests.make("DiffContentValue", "\(revision)-content\(index)", in: context)
-                    try content.setValue(diff, forKey: "revisionDiff")
+                    content.setValue(diff, forKey: "revisionDiff")
                 }
                 let title = try RelationshipTests.make("DiffTitleValue", "\(revision)-title", in: context)
-                try title.setValue(diff, forKey: "revisionDiff")
+                title.setValue(diff, forKey: "revisionDiff")
             }
             try context.save()
         }
@@ -47,9 +47,9 @@ import Testing
                 let diff = try RelationshipTests.fetch("RevisionDiff", revision, in: context)
                 #expect(try RelationshipTests.names(diff, "contentDiffs") == ["\(revision)-content1", "\(revision)-content2"])
                 #expect(try RelationshipTests.names(diff, "titleDiffs") == ["\(revision)-title"])
-                let contents = try #require(try diff.value(forKey: "contentDiffs") as? Set<ManagedObject>)
+                let contents = try #require(diff.value(forKey: "contentDiffs") as? Set<ManagedObject>)
                 #expect(contents.allSatisfy { $0.entity.name == "DiffContentValue" && $0.objectID.entity.name == "DiffContentValue" })
-                let titles = try #require(try diff.value(forKey: "titleDiffs") as? Set<ManagedObject>)
+                let titles = try #require(diff.value(forKey: "titleDiffs") as? Set<ManagedObject>)
                 #expect(titles.allSatisfy { $0.entity.name == "DiffTitleValue" && $0.objectID.entity.name == "DiffTitleValue" })
                 let title = try RelationshipTests.fetch("DiffTitleValue", "\(revision)-title", in: context)
                 #expect(try RelationshipTests.names(title, "revisionDiff") == [revision])
@@ -95,21 +95,21 @@ import Testing
         let model = Self.postModel()
         try RelationshipTests.withContext(at: folder.store(), model: model) { context throws in
             let article = try RelationshipTests.make("Article", "essay", in: context)
-            try article.setValue(Int32(70_000), forKey: "commentCount")
-            try article.setValue("wire", forKey: "source")
-            try article.setValue("essay-slug", forKey: "slug")
+            article.setValue(Int32(70_000), forKey: "commentCount")
+            article.setValue("wire", forKey: "source")
+            article.setValue("essay-slug", forKey: "slug")
             let photo = try RelationshipTests.make("Photo", "sunset", in: context)
-            try photo.setValue(Int16(12), forKey: "commentCount")
-            try photo.setValue("photo-slug", forKey: "slug")
-            try photo.setValue(try RelationshipTests.make("Origin", "camera", in: context), forKey: "source")
+            photo.setValue(Int16(12), forKey: "commentCount")
+            photo.setValue("photo-slug", forKey: "slug")
+            photo.setValue(try RelationshipTests.make("Origin", "camera", in: context), forKey: "source")
             try context.save()
         }
         try RelationshipTests.withContext(at: folder.store(), model: model) { context throws in
             let article = try RelationshipTests.fetch("Article", "essay", in: context)
-            #expect(try article.value(forKey: "commentCount") as? Int32 == 70_000)
-            #expect(try article.value(forKey: "source") as? String == "wire")
+            #expect(article.value(forKey: "commentCount") as? Int32 == 70_000)
+            #expect(article.value(forKey: "source") as? String == "wire")
             let photo = try RelationshipTests.fetch("Photo", "sunset", in: context)
-            #expect(try photo.value(forKey: "commentCount") as? Int16 == 12)
+            #expect(photo.value(forKey: "commentCount") as? Int16 == 12)
             #expect(try RelationshipTests.names(photo, "source") == ["camera"])
             #expect(try RelationshipTests.names(try RelationshipTests.fetch("Origin", "camera", in: context), "photos") == ["sunset"])
             // Predicates on the same name read each entity's own column.
@@ -122,11 +122,11 @@ import Testing
             #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Post")) == 2)
             // Article's uniqueness constraint keeps articles apart, not photos.
             let other = try RelationshipTests.make("Article", "other", in: context)
-            try other.setValue("essay-slug", forKey: "slug")
+            other.setValue("essay-slug", forKey: "slug")
             #expect(throws: CoreDataError.self) { try context.save() }
-            try other.setValue("photo-slug", forKey: "slug")
+            other.setValue("photo-slug", forKey: "slug")
             let copy = try RelationshipTests.make("Photo", "copy", in: context)
-            try copy.setValue("photo-slug", forKey: "slug")
+            copy.setValue("photo-slug", forKey: "slug")
             try context.save()
         }
         try RelationshipTests.withContext(at: folder.store(), model: model) { context throws in

@@ -301,14 +301,14 @@ import Testing
             let math = try RelationshipTests.make("Course", "Math", in: context)
             let art = try RelationshipTests.make("Course", "Art", in: context)
             let bio = try RelationshipTests.make("Course", "Bio", in: context)
-            try ann.setValue(Set([math, art]), forKey: "courses")
+            ann.setValue(Set([math, art]), forKey: "courses")
             let mix = try RelationshipTests.make("Playlist", "Mix", in: context)
             let songs = try ["One", "Two", "Three"].map { try RelationshipTests.make("Song", $0, in: context) }
-            try mix.setValue(songs, forKey: "songs")
+            mix.setValue(songs, forKey: "songs")
             try context.save()
 
-            try ann.setValue(Set([art, bio]), forKey: "courses")
-            try mix.setValue(Array(songs.reversed()), forKey: "songs")
+            ann.setValue(Set([art, bio]), forKey: "courses")
+            mix.setValue(Array(songs.reversed()), forKey: "songs")
             context.processPendingChanges()
             context.delete(art)
             context.processPendingChanges()

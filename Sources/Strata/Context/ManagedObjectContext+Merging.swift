@@ -29,7 +29,7 @@ struct MergedChanges: Sendable {
         inserted = Self.ids(in: info, Key.insertedObjectIDs.rawValue, Key.insertedObjects.rawValue, coordinator: coordinator)
         updated = Self.ids(in: info, Key.updatedObjectIDs.rawValue, Key.updatedObjects.rawValue, coordinator: coordinator)
         deleted = Self.ids(in: info, Key.deletedObjectIDs.rawValue, Key.deletedObjects.rawValue, coordinator: coordinator)
-        refreshed = Self.ids(in: info, MergeKey.refreshedObjectIDs, Key.refreshedObjects.rawValue, coordinator: coordinator)
+        refreshed = Self.ids(in: info, Key.refreshedObjectIDs.rawValue, Key.refreshedObjects.rawValue, coordinator: coordinator)
         if !renamed.isEmpty { self.renamed = renamed.filter { inserted.contains($0.value) } }
     }
 
@@ -57,19 +57,7 @@ struct MergedChanges: Sendable {
     }
 }
 
-/// The `userInfo` keys of the merge notification that ``ManagedObjectContext/NotificationKey`` lacks.
-enum MergeKey {
-    /// `Set<ManagedObjectID>` refreshed (Core Data's `NSRefreshedObjectIDsKey`).
-    static let refreshedObjectIDs = "refreshed_objectIDs"
-}
-
 extension ManagedObjectContext {
-    /// Posted by a context after it merged changes (Core Data's
-    /// `NSManagedObjectContextDidMergeChangesObjectIDs`), with the merged IDs as
-    /// `Set<ManagedObjectID>` under `inserted_objectIDs`, `updated_objectIDs`,
-    /// `deleted_objectIDs` and `refreshed_objectIDs`.
-    public static let didMergeChangesObjectIDsNotification = Notification.Name("NSManagedObjectContextDidMergeChangesObjectIDsNotification")
-
     /// Brings in the changes another context saved (Core Data's
     /// `mergeChanges(fromContextDidSave:)`): registered objects that were updated are refreshed,
     /// keeping this context's own changes; registered objects that were deleted are deleted here
@@ -147,7 +135,7 @@ extension ManagedObjectContext {
         processPendingChanges()
         NotificationCenter.default.post(name: Self.didMergeChangesObjectIDsNotification, object: self, userInfo: [
             NotificationKey.insertedObjectIDs.rawValue: changes.inserted, NotificationKey.updatedObjectIDs.rawValue: changes.updated,
-            NotificationKey.deletedObjectIDs.rawValue: changes.deleted, MergeKey.refreshedObjectIDs: changes.refreshed,
+            NotificationKey.deletedObjectIDs.rawValue: changes.deleted, NotificationKey.refreshedObjectIDs.rawValue: changes.refreshed,
         ])
     }
 }
