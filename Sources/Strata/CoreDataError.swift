@@ -66,7 +66,7 @@ public struct CoreDataError: Error, Sendable, CustomStringConvertible {
         /// The store's model version hashes differ (`NSPersistentStoreIncompatibleVersionHashError`).
         public static let persistentStoreIncompatibleVersionHash = Code(rawValue: 134100)
         /// A key is not a property of the entity, or a value has the wrong type
-        /// (`NSKeyValueValidationError`; Core Data raises an exception here, Strata throws).
+        /// (`NSKeyValueValidationError`), thrown by the `forChecked…` key-value calls.
         public static let keyValueValidation = Code(rawValue: 1024)
         /// The history asked for was deleted (`NSPersistentHistoryTokenExpiredError`).
         public static let persistentHistoryTokenExpired = Code(rawValue: 134301)

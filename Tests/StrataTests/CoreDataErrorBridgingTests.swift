@@ -39,6 +39,28 @@ import Testing
         }
     }
 
+    @Test func anOverridesErrorNamesTheObject() throws {
+        let folder = TemporaryFolder()
+        let model = ModelBuilder.model([ModelBuilder.entity("Handle", [ModelBuilder.attribute("text", .string)], className: "BridgedHandle")])
+        BridgedHandle.register(for: "Handle")
+        let container = try GraphModel.container(at: folder.store(), model: model)
+        let context = container.newBackgroundContext()
+        context.performAndWait {
+            let handle = BridgedHandle(context: context)
+            handle.setValue("a@b", forKey: "text")
+            do {
+                try context.save()
+                Issue.record("the override should fail the save")
+            } catch {
+                let error = error as NSError
+                #expect(error.code == ManagedObjectValidationError)
+                #expect(error.userInfo[ValidationKeyErrorKey] as? String == "text")
+                #expect(error.userInfo[ValidationObjectErrorKey] as? ManagedObject === handle)
+                #expect(error.userInfo[ValidationValueErrorKey] as? String == "a@b")
+            }
+        }
+    }
+
     @Test func codeMessageAndUnderlyingErrorBridge() {
         struct Cause: Error, CustomNSError {
             static var errorDomain: String { "Cause" }
@@ -53,5 +75,15 @@ import Testing
         #expect(underlying?.code == 7)
         #expect(error.userInfo[DetailedErrorsKey] == nil)
         #expect(error.userInfo[ValidationKeyErrorKey] == nil)
+    }
+}
+
+/// A subclass with per-key validation, as Core Data code overrides it.
+final class BridgedHandle: ManagedObject {
+    override func validateValue(_ value: inout Any?, forKey key: String) throws {
+        try super.validateValue(&value, forKey: key)
+        if key == "text", (value as? String)?.contains("@") == true {
+            throw CoreDataError(.managedObjectValidation, "handles have no @", key: key)
+        }
     }
 }

@@ -190,6 +190,34 @@ final class PortedStack {
     }
 }
 
+@Suite struct UntypedFetchRequestTests {
+    /// The batch-delete idiom's untyped request, on a subclass without generated code, next to
+    /// the typed request the bare call gives.
+    @Test func untypedAndTypedRequestsOfOneSubclass() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            for name in ["Ada", "Grace"] {
+                let employee = Employee(context: context)
+                employee.name = name
+            }
+            try context.save()
+            let untyped: FetchRequest<FetchRequestResult> = Employee.fetchRequest()
+            let objects = try context.fetch(untyped) as! [Employee]
+            #expect(Set(objects.map(\.name)) == ["Ada", "Grace"])
+            #expect(try context.count(for: untyped) == 2)
+            untyped.resultType = .countResultType
+            #expect(try context.fetch(untyped) as! [Int] == [2])
+            let typed = Employee.fetchRequest()
+            typed.predicate = try FetchPredicate(format: "name == %@", "Ada")
+            #expect(try context.fetch(typed).map(\.name) == ["Ada"])
+            let wrong = FetchRequest<ManagedObjectID>(entityName: "Employee")
+            #expect(throws: CoreDataError.self) { try context.fetch(wrong) }
+        }
+    }
+}
+
 /// Counts the inserted objects of each did-save notification, as Core Data code observes them.
 final class PortedObserver: @unchecked Sendable {
     private let lock = NSLock()

@@ -76,7 +76,12 @@ extension ManagedObject {
             var value = try publicValue(runtime.slots[property.name]!)
             do {
                 try validateValue(&value, forKey: property.name)
-            } catch let error as CoreDataError {
+            } catch var error as CoreDataError {
+                // An override's error names the object for `NSValidationObjectErrorKey` too.
+                if error.validated == nil, error.objectID == nil || error.objectID == objectID {
+                    error.objectID = objectID
+                    error.validated = ValidatedValue(object: self, value: value)
+                }
                 errors.append(error)
             }
         }
