@@ -127,6 +127,12 @@ import Testing
         byContext.predicate = try FetchPredicate(format: "contextName == %@ AND author == %@", "importer", "app")
         byContext.fetchLimit = 1
         #expect(try Self.transactions(.fetchHistory(withFetch: byContext), in: container).count == 1)
+
+        let all = try Self.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
+        let since = try #require(PersistentHistoryTransaction.fetchRequest)
+        since.predicate = try FetchPredicate(format: "timestamp >= %@ AND transactionNumber > %@", argumentArray: [all[1].timestamp, 1])
+        since.fetchOffset = 1
+        #expect(try Self.transactions(.fetchHistory(withFetch: since), in: container).map(\.transactionNumber) == [all[2].transactionNumber])
         #expect(PersistentHistoryTransaction.entityDescription?.name == "PersistentHistoryTransaction")
         #expect(PersistentHistoryTransaction.entityDescription?.attributesByName["author"] != nil)
     }
@@ -202,6 +208,18 @@ import Testing
             #expect(viewContext.registeredObject(for: ids[1]) == nil, "the deleted object left the view context")
             #expect(shown[1].managedObjectContext == nil)
         }
+
+        // The same changes, as data from elsewhere, merge with mergeChanges(fromRemoteContextSave:into:).
+        let other = container.newBackgroundContext()
+        let linusSeen = try other.performAndWait { try other.existingObject(with: linus) as? Employee }
+        try background.performAndWait {
+            let object = try #require(try background.existingObject(with: linus) as? Employee)
+            object.salary = 99_000
+            try background.save()
+        }
+        let next = try #require(try Self.transactions(.fetchHistory(after: transactions[0].token), in: container).first)
+        ManagedObjectContext.mergeChanges(fromRemoteContextSave: next.objectIDNotification().userInfo ?? [:], into: [other])
+        #expect(other.performAndWait { linusSeen?.salary } == 99_000)
     }
 
     @Test func deleteHistoryPurgesAndExpiresOlderTokens() throws {
