@@ -46,4 +46,30 @@ import Testing
         #expect(delete?.code == .persistentHistoryTokenExpired)
         #expect(try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: second).count == 1, "nothing was deleted")
     }
+
+    @Test func compactionKeepsHistoryAfterThePurgeAndTokensExpireBelowIt() throws {
+        let folder = TemporaryFolder()
+        var container = try PersistentHistoryTests.container(at: folder.store())
+        let ids = try PersistentHistoryTests.insert(["Ada", "Grace"], in: container)
+        let early = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        try PersistentHistoryTests.insert(["Linus"], in: container)
+        let purgeToken = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let ada = try #require(try context.existingObject(with: ids[0]) as? Employee)
+            ada.salary = 80_000
+            try context.save()
+        }
+        _ = try PersistentHistoryTests.run(.deleteHistory(before: purgeToken), in: container)
+        _ = try #require(container.persistentStoreCoordinator.persistentStores[0].engineStore).compact()
+        try container.close()
+
+        container = try PersistentHistoryTests.container(at: folder.store())
+        let kept = try PersistentHistoryTests.transactions(.fetchHistory(after: purgeToken), in: container)
+        #expect(kept.count == 1)
+        #expect(kept.first?.changes?.first?.changedObjectID == ids[0])
+        #expect(kept.first?.changes?.first?.updatedProperties?.map(\.name) == ["salary"])
+        let error = #expect(throws: CoreDataError.self) { try PersistentHistoryTests.run(.fetchHistory(after: early), in: container) }
+        #expect(error?.code == .persistentHistoryTokenExpired)
+    }
 }

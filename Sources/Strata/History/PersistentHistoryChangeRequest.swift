@@ -32,7 +32,8 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
     public var resultType: PersistentHistoryResultType = .transactionsAndChanges
     /// A fetch request on ``PersistentHistoryTransaction/fetchRequest`` or
     /// ``PersistentHistoryChange/fetchRequest`` whose predicate, limit and offset select the
-    /// transactions or changes returned. `nil` (the default) returns every one.
+    /// transactions or changes returned. `nil` (the default) returns every one. A delete
+    /// request ignores it: it deletes everything before its bound.
     public var fetchRequest: (any PersistentHistoryFetchRequest)?
 
     private init(deletes: Bool, bound: Bound) {
