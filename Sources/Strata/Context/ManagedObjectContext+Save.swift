@@ -31,6 +31,7 @@ extension ManagedObjectContext {
 
         var inserted = Array(insertedSet), updated = Array(updatedSet)
         var deleted = deletedSet.elements.filter { !$0.isInaccessible }, discarded = deletedSet.elements.filter(\.isInaccessible)
+        var committedSequences: [String: UInt64] = [:]
         if let parent = nesting.parent {
             // A child context saves into its parent; constraints are checked when the root saves.
             try push(inserted: inserted, updated: updated, deleted: deleted, into: parent)
@@ -45,6 +46,7 @@ extension ManagedObjectContext {
                 try obtainPermanentIDs(for: inserted)
                 let resolved = try resolveConflicts(updated: updated, deleted: deleted, coordinator: coordinator)
                 let sequences = try commit(inserted: inserted, updated: resolved.updated, deleted: resolved.deleted, coordinator: coordinator)
+                committedSequences = sequences
                 // Saves are serialized by the lock and the store by its file lock, so the objects
                 // saved hold exactly the store's state at their commit.
                 for object in inserted + resolved.updated {
@@ -81,6 +83,7 @@ extension ManagedObjectContext {
             objects: [.insertedObjects: Set(inserted), .updatedObjects: Set(updated), .deletedObjects: Set(deleted)], objectIDs: savedIDs))
         NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: Self.notificationInfo(objectIDs: savedIDs))
         yieldChange(change)
+        RemoteChangeCenter.postChanges(committedSequences)
     }
 
     /// Gives `objects` permanent IDs now, before they are saved (Core Data's

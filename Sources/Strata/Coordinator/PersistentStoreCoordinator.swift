@@ -126,6 +126,7 @@ public final class PersistentStoreCoordinator: Sendable {
             type: description.type, url: description.url, identifier: identifier,
             configurationName: description.configuration, options: description.options, rows: rows)
         stores.withLock { $0.append(store) }
+        RemoteChangeCenter.register(self)
         return store
     }
 

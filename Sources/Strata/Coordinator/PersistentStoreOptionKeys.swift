@@ -3,7 +3,7 @@
 
 /// `Bool`: keep persistent history (off by default, as in Core Data). Honoured.
 public let PersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
-/// `Bool`: post remote-change notifications. Kept; Strata posts none.
+/// `Bool`: post ``Foundation/Notification/Name/PersistentStoreRemoteChange`` after each save. Honoured.
 public let PersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersistentStoreRemoteChangeNotificationOptionKey"
 /// `Bool`: migrate the store to the current model version (default `true` in a description).
 /// Kept; Strata has no migration yet, so a store written with another layout is refused.

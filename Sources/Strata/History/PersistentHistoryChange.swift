@@ -1,0 +1,66 @@
+import Foundation
+
+/// One object's change in a persistent history transaction (Core Data's `NSPersistentHistoryChange`).
+public final class PersistentHistoryChange: FetchRequestResult, CustomStringConvertible {
+    /// The change's identifier, unique in its store: the transaction number times 2^24 plus the
+    /// change's position in the transaction.
+    public let changeID: Int64
+    /// The object changed.
+    public let changedObjectID: ManagedObjectID
+    /// Insert, update or delete.
+    public let changeType: PersistentHistoryChangeType
+    /// For a delete, the values of the attributes marked
+    /// ``AttributeDescription/preservesValueInHistoryOnDeletion``, by name (absent when `nil`);
+    /// `nil` for inserts and updates.
+    public let tombstone: [AnyHashable: Any]?
+    /// For an update, the properties it changed; `nil` for inserts and deletes.
+    public let updatedProperties: Set<PropertyDescription>?
+    /// Kept strongly only when the transaction does not hold its changes (changes-only results),
+    /// so that the two never form a cycle.
+    private let owningTransaction: PersistentHistoryTransaction?
+    private weak var listingTransaction: PersistentHistoryTransaction?
+
+    init(
+        changeID: Int64, changedObjectID: ManagedObjectID, changeType: PersistentHistoryChangeType, tombstone: [AnyHashable: Any]?,
+        updatedProperties: Set<PropertyDescription>?, transaction: PersistentHistoryTransaction, transactionListsChanges: Bool
+    ) {
+        self.changeID = changeID
+        self.changedObjectID = changedObjectID
+        self.changeType = changeType
+        self.tombstone = tombstone
+        self.updatedProperties = updatedProperties
+        owningTransaction = transactionListsChanges ? nil : transaction
+        listingTransaction = transaction
+    }
+
+    /// The transaction the change belongs to.
+    public var transaction: PersistentHistoryTransaction? {
+        owningTransaction ?? listingTransaction
+    }
+
+    /// The entity that describes history changes, for fetch requests on them.
+    public class var entityDescription: EntityDescription? {
+        PersistentHistoryEntities.change()
+    }
+
+    /// The entity that describes history changes in `context` (Core Data's
+    /// `entityDescription(with:)`); the same for every context.
+    public class func entityDescription(with context: ManagedObjectContext) -> EntityDescription? {
+        entityDescription
+    }
+
+    /// A fetch request on history changes: give it a predicate on `changeType`,
+    /// `changedObjectID`, `changedEntity` (an entity or its name), `changeID` or a
+    /// `transaction.` key path and set it as a change request's
+    /// ``PersistentHistoryChangeRequest/fetchRequest`` to keep only the changes it matches.
+    public class var fetchRequest: FetchRequest<PersistentHistoryChange>? {
+        let request = FetchRequest<PersistentHistoryChange>(entityName: PersistentHistoryEntities.changeName)
+        request.entity = entityDescription
+        return request
+    }
+
+    /// The type and object, for logs.
+    public var description: String {
+        "PersistentHistoryChange(\(changeID), \(changeType), \(changedObjectID))"
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import Synchronization
+
+private let logger = Logger(label: "strata.history")
+
+extension Notification.Name {
+    /// Posted after each save to a store, to every coordinator in the process that has the store
+    /// added with ``PersistentStoreRemoteChangeNotificationPostOptionKey`` set (Core Data's
+    /// `NSPersistentStoreRemoteChange`), the saving one included. The object is the receiving
+    /// coordinator; `userInfo` holds the store's ``PersistentHistoryToken`` after the save under
+    /// ``PersistentHistoryTokenKey`` (when the store keeps history), its identifier under
+    /// ``StoreUUIDKey`` and its URL under `"storeURL"`.
+    public static let PersistentStoreRemoteChange = Notification.Name("NSPersistentStoreRemoteChangeNotification")
+}
+
+/// The `userInfo` key of a remote change notification's ``PersistentHistoryToken`` (Core Data's
+/// `NSPersistentHistoryTokenKey`).
+public let PersistentHistoryTokenKey = "historyToken"
+
+/// The `userInfo` key of a remote change notification's store identifier (Core Data's `NSStoreUUIDKey`).
+public let StoreUUIDKey = "NSStoreUUID"
+
+/// The coordinators of the process that have stores added, so that a save reaches every one
+/// that has the saved store.
+enum RemoteChangeCenter {
+    /// A coordinator, held weakly.
+    private struct Entry: Sendable {
+        weak var coordinator: PersistentStoreCoordinator?
+    }
+
+    private static let coordinators = Mutex<[Entry]>([])
+
+    /// Registers `coordinator` (once) for remote change notifications of its stores.
+    static func register(_ coordinator: PersistentStoreCoordinator) {
+        coordinators.withLock { entries in
+            entries.removeAll { $0.coordinator == nil }
+            if !entries.contains(where: { $0.coordinator === coordinator }) { entries.append(Entry(coordinator: coordinator)) }
+        }
+    }
+
+    /// Posts a remote change notification for each store in `sequences` (the sequence a save
+    /// committed to it, by store identifier) to every registered coordinator that has that store
+    /// with ``PersistentStoreRemoteChangeNotificationPostOptionKey`` set.
+    static func postChanges(_ sequences: [String: UInt64]) {
+        guard !sequences.isEmpty else { return }
+        let receivers = coordinators.withLock { $0.compactMap(\.coordinator) }
+        for (identifier, sequence) in sequences {
+            for coordinator in receivers {
+                guard let store = coordinator.store(identifier: identifier),
+                    PersistentStoreDescription.flag(store.options?[PersistentStoreRemoteChangeNotificationPostOptionKey]) == true
+                else { continue }
+                var info: [AnyHashable: Any] = [StoreUUIDKey: identifier]
+                if let url = store.url { info["storeURL"] = url }
+                if store.engineStore?.configuration.historyTracking == true {
+                    info[PersistentHistoryTokenKey] = PersistentHistoryToken(storeIdentifier: identifier, sequence: sequence)
+                }
+                logger.debug("posting a remote change notification", metadata: ["store": "\(identifier)", "sequence": "\(sequence)"])
+                NotificationCenter.default.post(name: .PersistentStoreRemoteChange, object: coordinator, userInfo: info)
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+@testable import Strata
+
+/// The remote change notification: posted after each save to the coordinators that have the
+/// store with the option set, with the store's history token, identifier and URL.
+@Suite struct PersistentStoreRemoteChangeTests {
+    @Test func saveNotifiesWithTheHistoryTokenOfTheSave() throws {
+        let folder = TemporaryFolder()
+        let container = try PersistentHistoryTests.container(at: folder.store(), options: [
+            PersistentHistoryTrackingKey: true, PersistentStoreRemoteChangeNotificationPostOptionKey: true,
+        ])
+        let coordinator = container.persistentStoreCoordinator
+        let received = Locked<[[AnyHashable: Any]]>([])
+        let observer = NotificationCenter.default.addObserver(forName: .PersistentStoreRemoteChange, object: coordinator, queue: nil) { notification in
+            let info = notification.userInfo ?? [:]
+            received.withLock { $0.append(info) }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+
+        try PersistentHistoryTests.insert(["Ada"], in: container)
+        try PersistentHistoryTests.insert(["Grace"], in: container)
+        let infos = received.current
+        #expect(infos.count == 2)
+        let store = coordinator.persistentStores[0]
+        let tokens = infos.compactMap { $0[PersistentHistoryTokenKey] as? PersistentHistoryToken }
+        #expect(tokens.count == 2 && tokens[0] < tokens[1])
+        #expect(tokens.last == coordinator.currentPersistentHistoryToken(fromStores: nil))
+        #expect(infos.allSatisfy { $0[StoreUUIDKey] as? String == store.identifier })
+        #expect(infos.allSatisfy { $0["storeURL"] as? URL == store.url })
+        #expect((infos.first?["storeURL"] as? URL)?.lastPathComponent == "Company.strata")
+
+        let since = try PersistentHistoryTests.transactions(.fetchHistory(after: tokens[0]), in: container)
+        #expect(since.map(\.token) == [tokens[1]], "the notified token fetches the history after it")
+    }
+
+    @Test func noNotificationWithoutTheOption() throws {
+        let folder = TemporaryFolder()
+        let container = try PersistentHistoryTests.container(at: folder.store())
+        let count = Locked(0)
+        let observer = NotificationCenter.default.addObserver(
+            forName: .PersistentStoreRemoteChange, object: container.persistentStoreCoordinator, queue: nil
+        ) { _ in count.withLock { $0 += 1 } }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try PersistentHistoryTests.insert(["Ada"], in: container)
+        #expect(count.current == 0)
+    }
+}
