@@ -31,7 +31,7 @@ extension ManagedObjectContext {
         let updated = Array(updatedSet)
         let deleted = deletedSet.elements.filter { !$0.isInaccessible }
         let discarded = deletedSet.elements.filter(\.isInaccessible)
-        try coordinator.saveLock.withLock { _ in
+        try coordinator.withSaveLock {
             try checkUniquenessConstraints(coordinator: coordinator)
             try obtainPermanentIDs(for: inserted)
             let resolved = try resolveConflicts(updated: updated, deleted: deleted, coordinator: coordinator)
@@ -245,7 +245,7 @@ extension ManagedObjectContext {
                 throw CoreDataError(.persistentStoreSave, "the store \(identifier) was removed")
             }
             do {
-                sequences[identifier] = try store.rows.commit(transaction)
+                sequences[identifier] = try store.commit(transaction)
             } catch let error as StoreError {
                 throw CoreDataError(.persistentStoreSave, "the store could not save: \(error.message)", underlyingError: error)
             }

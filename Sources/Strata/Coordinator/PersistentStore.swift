@@ -28,18 +28,49 @@ public final class PersistentStore: Sendable {
     /// The options the store was added with, described as strings.
     public let optionDescriptions: [String: String]
     let rows: any RowStore
+    /// When this store's saves return (`nil`: the engine store's own setting). Coordinators
+    /// sharing one engine store each keep the durability they added it with.
+    let durability: Durability?
+    /// Held while a save checks this store and commits to it (shared with the coordinators that
+    /// share the engine store).
+    let saveLock: StoreSaveLock
 
-    init(type: StoreType, url: URL?, identifier: String, configurationName: String?, options: [String: String], rows: any RowStore) {
+    init(
+        type: StoreType, url: URL?, identifier: String, configurationName: String?, options: [String: String], rows: any RowStore,
+        durability: Durability? = nil, saveLock: StoreSaveLock = StoreSaveLock()
+    ) {
         self.type = type
         self.url = url
         self.identifier = identifier
         self.configurationName = configurationName
         self.optionDescriptions = options
         self.rows = rows
+        self.durability = durability
+        self.saveLock = saveLock
     }
 
     /// The underlying engine store, for history and maintenance (`nil` for an in-memory store).
+    /// Every coordinator of the process that added the same directory (not read-only) shares it:
+    /// remove the store from its coordinator rather than closing it here.
     public var engineStore: Store? { rows as? Store }
+
+    /// Commits `transaction` with this store's durability; returns its sequence number.
+    func commit(_ transaction: Transaction) throws -> UInt64 {
+        guard let durability, transaction.durability == nil else { return try rows.commit(transaction) }
+        var transaction = transaction
+        transaction.durability = durability
+        return try rows.commit(transaction)
+    }
+
+    /// Closes the store: an engine store shared with other coordinators of the process closes
+    /// with the last of them.
+    func close() throws {
+        if let engine = rows as? Store {
+            try SharedEngineStores.shared.release(engine)
+        } else {
+            try rows.close()
+        }
+    }
 }
 
 /// Keys of the options a store is added with (Core Data's `NSPersistent…Key` strings where
