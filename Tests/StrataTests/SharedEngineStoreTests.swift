@@ -166,4 +166,28 @@ import Testing
         #expect(names.sorted() == (0..<25).map { "t\($0)" }.sorted())
         for container in containers { try container.close() }
     }
+
+    /// A container released without closing stops holding the shared store: closing the other
+    /// one releases the lock.
+    @Test func aContainerReleasedWithoutClosingDoesNotKeepTheStoreOpen() throws {
+        let folder = TemporaryFolder()
+        let url = folder.store()
+        var forgotten: PersistentContainer? = try GraphModel.container(at: url)
+        weak let released = forgotten
+        let kept = try GraphModel.container(at: url)
+        forgotten = nil
+        #expect(released == nil, "nothing else holds the container")
+        let context = kept.newBackgroundContext()
+        try context.performAndWait {
+            RelationshipTests.employee("Ann", in: context).salary = 1
+            try context.save()
+        }
+        // Closing, not the release of the last reference, gives the directory back.
+        let held = try #require(kept.persistentStoreCoordinator.persistentStores.first)
+        try kept.close()
+        let seen = try CrossProcessTests.runProbe(url.path)
+        #expect(seen.status == 0, "\(seen.errors)")
+        #expect(Set(CrossProcessTests.employees(seen.report).keys) == ["Ann"])
+        withExtendedLifetime(held) {}
+    }
 }

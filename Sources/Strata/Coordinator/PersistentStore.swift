@@ -1,5 +1,6 @@
 import Foundation
 import StrataStore
+import Synchronization
 
 /// A store added to a coordinator: a Strata store directory or an in-memory store.
 ///
@@ -62,13 +63,25 @@ public final class PersistentStore: Sendable {
         return try rows.commit(transaction)
     }
 
+    /// Whether ``close()`` gave the store back.
+    private let isClosed = Atomic<Bool>(false)
+
     /// Closes the store: an engine store shared with other coordinators of the process closes
-    /// with the last of them.
+    /// with the last of them. Calling it twice is harmless.
     func close() throws {
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if let engine = rows as? Store {
             try SharedEngineStores.shared.release(engine)
         } else {
             try rows.close()
+        }
+    }
+
+    /// A store released without being removed stops counting as a user of a shared engine store
+    /// (which, unless closed, releases its lock when its last reference goes).
+    deinit {
+        if let engine = rows as? Store, !isClosed.load(ordering: .acquiring) {
+            try? SharedEngineStores.shared.release(engine, closing: false)
         }
     }
 }

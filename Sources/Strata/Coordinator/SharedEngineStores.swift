@@ -45,8 +45,10 @@ final class SharedEngineStores: Sendable {
     /// Gives back a store ``acquire(at:schema:configuration:)`` returned, closing it when no other
     /// user is left (a store not acquired here is closed at once).
     ///
+    /// - Parameter closing: whether to close the store when no user is left; without it, the
+    ///   store is only forgotten, and releases its lock when its last reference goes.
     /// - Throws: what closing the store throws (its log stays intact).
-    func release(_ store: Store) throws {
+    func release(_ store: Store, closing: Bool = true) throws {
         try entries.withLock { entries in
             if let (path, entry) = entries.first(where: { $0.value.store === store }) {
                 guard entry.users == 1 else {
@@ -57,7 +59,7 @@ final class SharedEngineStores: Sendable {
             }
             // Closed under the lock, so that a store of the same directory opened next finds the
             // directory unlocked.
-            try store.close()
+            if closing { try store.close() }
         }
     }
 
