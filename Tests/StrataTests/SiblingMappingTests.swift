@@ -133,4 +133,22 @@ import Testing
             #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Post")) == 4)
         }
     }
+
+    /// Same-named properties of one type share a column, as stores written before columns of
+    /// their own existed laid them out (so those stores still open); another type gets its own.
+    @Test func onlyPropertiesOfAnotherTypeGetAColumnOfTheirOwn() throws {
+        let model = Self.postModel()
+        model.freeze()
+        let mapping = try StoreMapping(model: model)
+        let post = try #require(mapping.layouts["Post"])
+        let columns = mapping.schema.entities[post.storeEntity].columns.map(\.name)
+        #expect(columns == ["_entity", "name", "commentCount", "source", "slug", "Photo.commentCount", "Photo.source"])
+        let siblings = Self.diffModel(siblings: true)
+        siblings.freeze()
+        let shared = try StoreMapping(model: siblings)
+        let value = try #require(shared.layouts["DiffValue"])
+        #expect(shared.schema.entities[value.storeEntity].columns.map(\.name) == ["_entity", "name", "revisionDiff"])
+        #expect(shared.layouts["DiffContentValue"]?.sharedColumns == [1, 2])
+        #expect(shared.layouts["DiffValue"]?.sharedColumns == [])
+    }
 }

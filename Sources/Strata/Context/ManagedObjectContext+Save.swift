@@ -36,7 +36,7 @@ extension ManagedObjectContext {
             // A child context saves into its parent; constraints are checked when the root saves.
             try push(inserted: inserted, updated: updated, deleted: deleted, into: parent)
         } else {
-            try coordinator.saveLock.withLock { _ in
+            try coordinator.withSaveLock {
                 // The merge policy may merge objects of the save into others: read the changes after it.
                 try resolveUniquenessConstraints(coordinator: coordinator)
                 inserted = Array(insertedSet)
@@ -243,7 +243,7 @@ extension ManagedObjectContext {
                 throw CoreDataError(.persistentStoreSave, "the store \(identifier) was removed")
             }
             do {
-                sequences[identifier] = try store.queryGenerations.commit(transaction, to: store.rows)
+                sequences[identifier] = try store.commit(transaction)
             } catch let error as StoreError {
                 throw CoreDataError(.persistentStoreSave, "the store could not save: \(error.message)", underlyingError: error)
             }

@@ -1,5 +1,6 @@
 import Foundation
 import StrataStore
+import Synchronization
 
 /// A store added to a coordinator: a Strata store directory or an in-memory store.
 ///
@@ -17,18 +18,65 @@ public final class PersistentStore: Sendable {
     // nonisolated(unsafe): set once at creation and never changed; the values are the caller's.
     public nonisolated(unsafe) let options: [AnyHashable: Any]?
     let rows: any RowStore
-    /// The row versions pinned query generations read.
-    let queryGenerations = QueryGenerationLog()
+    /// When this store's saves return (`nil`: the engine store's own setting). Coordinators
+    /// sharing one engine store each keep the durability they added it with.
+    let durability: Durability?
+    /// Held while a save checks this store and commits to it (shared with the coordinators that
+    /// share the engine store).
+    let saveLock: StoreSaveLock
+    /// The row versions pinned query generations read (shared with the coordinators that share
+    /// the engine store).
+    let queryGenerations: QueryGenerationLog
 
-    init(type: String, url: URL?, identifier: String, configurationName: String?, options: [AnyHashable: Any]?, rows: any RowStore) {
+    init(
+        type: String, url: URL?, identifier: String, configurationName: String?, options: [AnyHashable: Any]?, rows: any RowStore,
+        durability: Durability? = nil, saveLock: StoreSaveLock = StoreSaveLock(), queryGenerations: QueryGenerationLog = QueryGenerationLog()
+    ) {
         self.type = type
         self.url = url
         self.identifier = identifier
         self.configurationName = configurationName
         self.options = options
         self.rows = rows
+        self.durability = durability
+        self.saveLock = saveLock
+        self.queryGenerations = queryGenerations
     }
 
     /// The underlying engine store, for history and maintenance (`nil` for an in-memory store).
+    /// Every coordinator of the process that added the same directory (not read-only) shares it:
+    /// remove the store from its coordinator rather than closing it here.
     public var engineStore: Store? { rows as? Store }
+
+    /// Commits `transaction` with this store's durability; returns its sequence number.
+    /// Goes through the query-generation log, which keeps the rows it replaces while a
+    /// generation is pinned.
+    func commit(_ transaction: Transaction) throws -> UInt64 {
+        guard let durability, transaction.durability == nil else { return try queryGenerations.commit(transaction, to: rows) }
+        var transaction = transaction
+        transaction.durability = durability
+        return try queryGenerations.commit(transaction, to: rows)
+    }
+
+    /// Whether ``close()`` gave the store back.
+    private let isClosed = Atomic<Bool>(false)
+
+    /// Closes the store: an engine store shared with other coordinators of the process closes
+    /// with the last of them. Calling it twice is harmless.
+    func close() throws {
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if let engine = rows as? Store {
+            try SharedEngineStores.shared.release(engine)
+        } else {
+            try rows.close()
+        }
+    }
+
+    /// A store released without being removed stops counting as a user of a shared engine store
+    /// (which, unless closed, releases its lock when its last reference goes).
+    deinit {
+        if let engine = rows as? Store, !isClosed.load(ordering: .acquiring) {
+            try? SharedEngineStores.shared.release(engine, closing: false)
+        }
+    }
 }

@@ -13,9 +13,6 @@ public final class PersistentStoreCoordinator: Sendable {
     public let managedObjectModel: ManagedObjectModel
     let mapping: Result<StoreMapping, CoreDataError>
     private let stores = Mutex<[PersistentStore]>([])
-    /// Held while a save checks for conflicts and commits, so saves of different contexts
-    /// see each other's results.
-    let saveLock = Mutex(())
 
     /// Creates a coordinator for `model`, freezing it (a model in use cannot change).
     public init(managedObjectModel model: ManagedObjectModel) {
@@ -40,6 +37,9 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Opens (creating if needed) a store and adds it (Core Data's
     /// `addPersistentStore(type:configuration:at:options:)`).
     ///
+    /// A store directory another coordinator of this process already added (not read-only) is
+    /// shared with it: both read and write one open engine store, which closes with the last.
+    ///
     /// - Parameters:
     ///   - type: `.sqlite` (or `.strata`) for a store directory, `.inMemory` for a store in memory.
     ///   - configuration: the model configuration whose entities the store holds (`nil`: all).
@@ -48,9 +48,9 @@ public final class PersistentStoreCoordinator: Sendable {
     ///     ``PersistentStoreOptionKey``, …); every key is kept in the store's `options`.
     /// - Returns: the added store.
     /// - Throws: ``CoreDataError`` `persistentStoreIncompatibleSchema` when the store was written
-    ///   with another model, `persistentStoreOpen` when it is locked by another process or
-    ///   cannot be opened (the underlying `StoreError` is attached), `persistentStoreInvalidType`
-    ///   for a type Strata does not have.
+    ///   (or is open in this process) with another model, `persistentStoreOpen` when it is locked
+    ///   by another process or cannot be opened (the underlying `StoreError` is attached),
+    ///   `persistentStoreInvalidType` for a type Strata does not have.
     @discardableResult
     public func addPersistentStore(
         type: PersistentStore.StoreType, configuration: String? = nil, at url: URL?, options: [String: Any]? = nil
@@ -100,7 +100,10 @@ public final class PersistentStoreCoordinator: Sendable {
         let mapping = try self.mapping.get()
         let rows: any RowStore
         let identifier: String
-        switch description.typeToOpen {
+        var saveLock = StoreSaveLock()
+        var queryGenerations = QueryGenerationLog()
+        let type = description.typeToOpen
+        switch type {
         case InMemoryStoreType:
             rows = InMemoryRowStore(schema: mapping.schema)
             identifier = UUID().uuidString
@@ -111,7 +114,13 @@ public final class PersistentStoreCoordinator: Sendable {
             let configuration = description.storeConfiguration
             do {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                let store = try Store.open(at: url, schema: mapping.schema, configuration: configuration)
+                // A writable store directory is opened once per process and shared.
+                let store: Store
+                if description.isReadOnly {
+                    store = try Store.open(at: url, schema: mapping.schema, configuration: configuration)
+                } else {
+                    (store, saveLock, queryGenerations) = try SharedEngineStores.shared.acquire(at: url, schema: mapping.schema, configuration: configuration)
+                }
                 rows = store
                 identifier = store.storeID.uuidString
             } catch let error as StoreError where error.code == .schemaMismatch {
@@ -124,18 +133,21 @@ public final class PersistentStoreCoordinator: Sendable {
         }
         let store = PersistentStore(
             type: description.type, url: description.url, identifier: identifier,
-            configurationName: description.configuration, options: description.options, rows: rows)
+            configurationName: description.configuration, options: description.options, rows: rows,
+            durability: type == SQLiteStoreType ? description.durability : nil, saveLock: saveLock,
+            queryGenerations: queryGenerations)
         stores.withLock { $0.append(store) }
         RemoteChangeCenter.register(self)
         return store
     }
 
-    /// Closes and removes a store. Contexts must not use its objects afterwards.
+    /// Closes and removes a store. Contexts must not use its objects afterwards. An engine store
+    /// other coordinators of the process also added stays open until the last removes it.
     ///
     /// - Throws: what closing the store throws (its log stays intact).
     public func remove(_ store: PersistentStore) throws {
         stores.withLock { $0.removeAll { $0 === store } }
-        try store.rows.close()
+        try store.close()
     }
 
     /// The store at `url`, if one was added.
@@ -173,6 +185,12 @@ public final class PersistentStoreCoordinator: Sendable {
             throw CoreDataError(.persistentStoreOperation, "no store holds objects of \(entity.name); add a persistent store first")
         }
         return store
+    }
+
+    /// Runs `body` holding the save lock of every store added, so that saves of the contexts of
+    /// every coordinator sharing one of these stores see each other's results.
+    func withSaveLock(_ body: () throws -> Void) throws {
+        try StoreSaveLock.withLocks(persistentStores.map(\.saveLock), body)
     }
 
     /// The layout of `entity`.
