@@ -302,6 +302,43 @@ final class FetchedResultsRecorder: FetchedResultsControllerDelegate {
         try reopened.close()
     }
 
+    @Test func controllersOfAChildAndItsParentFollowTheChildsSave() throws {
+        let folder = TemporaryFolder()
+        try Self.seededStore(in: folder)
+        let container = try GraphModel.container(at: folder.store())
+        let parent = container.newBackgroundContext()
+        let child = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        child.parent = parent
+        let parentController = try parent.performAndWait {
+            let controller = FetchedResultsController(
+                fetchRequest: Self.request(), managedObjectContext: parent, sectionNameKeyPath: nil, cacheName: nil)
+            try controller.performFetch()
+            return controller
+        }
+        try child.performAndWait {
+            let controller = FetchedResultsController(
+                fetchRequest: Self.request(), managedObjectContext: child, sectionNameKeyPath: nil, cacheName: nil)
+            try controller.performFetch()
+            let recorder = FetchedResultsRecorder(controller)
+            controller.delegate = recorder
+            Self.employee("abe", notes: "Beta", in: child)
+            child.processPendingChanges()
+            #expect(controller.fetchedObjects?.map(\.name) == ["dee", "abe", "ann", "cy", "bob", "eve"])
+            #expect(recorder.problems.isEmpty, "\(recorder.problems)")
+            try child.save()
+        }
+        parent.performAndWait {
+            #expect(parentController.fetchedObjects?.map(\.name) == ["dee", "abe", "ann", "cy", "bob", "eve"], "the child's save reached the parent's controller")
+        }
+        try parent.performAndWait { try parent.save() }
+        try container.close()
+        let reopened = try GraphModel.container(at: folder.store())
+        let context = reopened.newBackgroundContext()
+        let names = try context.performAndWait { try context.fetch(Self.request()).map(\.name) }
+        #expect(names == ["dee", "abe", "ann", "cy", "bob", "eve"], "the saved insert is in the reopened store")
+        try reopened.close()
+    }
+
     /// A seeded random sequence of inserts, updates (of the sort key, the section key, the
     /// predicate's key and another attribute), deletes, saves and merges of another context's
     /// saves; after each step the controller must hold what running the fetch again gives, and

@@ -265,7 +265,7 @@ final class FetchedResultsTracker {
             tracked[ObjectIdentifier(change.object)] = nil
         }
         if !emptied.isEmpty {
-            sections?.removeAll { $0.members.isEmpty && sectionNameKeyPath != nil }
+            sections?.removeAll { $0.members.isEmpty }
             for entry in emptied { sectionsByName[entry.section.name] = nil }
         }
         var created: [FetchedResultsSection] = []
