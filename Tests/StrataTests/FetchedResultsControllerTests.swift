@@ -112,6 +112,11 @@ final class FetchedResultsRecorder: FetchedResultsControllerDelegate {
     }
 }
 
+/// A controller titling sections with their whole names, as a subclass of Core Data's may.
+final class WholeNameTitledController: FetchedResultsController<Employee> {
+    override func sectionIndexTitle(forSectionName sectionName: String) -> String? { "#" + sectionName }
+}
+
 /// `FetchedResultsController`: the sections and index paths of a fetch, and the changes it
 /// reports as its context's objects change, compared with running the fetch again.
 @Suite struct FetchedResultsControllerTests {
@@ -191,6 +196,21 @@ final class FetchedResultsRecorder: FetchedResultsControllerDelegate {
             #expect(unsectioned.sections?.count == 1)
             #expect(unsectioned.sections?.first?.numberOfObjects == 5)
             #expect(unsectioned.cacheName == "ignored")
+        }
+        try container.close()
+    }
+
+    @Test func aSubclassTitlesTheSections() throws {
+        let folder = TemporaryFolder()
+        try Self.seededStore(in: folder)
+        let container = try GraphModel.container(at: folder.store())
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let controller = WholeNameTitledController(
+                fetchRequest: Self.request(), managedObjectContext: context, sectionNameKeyPath: "notes", cacheName: nil)
+            try controller.performFetch()
+            #expect(controller.sectionIndexTitles == ["#", "#Beta", "#alpha", "#gamma"])
+            #expect(controller.section(forSectionIndexTitle: "#alpha", at: 2) == 2)
         }
         try container.close()
     }

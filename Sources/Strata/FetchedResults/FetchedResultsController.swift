@@ -22,6 +22,31 @@ open class FetchedResultsController<ResultType> {
         self.tracker = tracker
     }
 
+    /// Creates a controller of `fetchRequest`'s results in `context` (Core Data's
+    /// `init(fetchRequest:managedObjectContext:sectionNameKeyPath:cacheName:)`).
+    ///
+    /// - Parameters:
+    ///   - fetchRequest: the request; it needs sort descriptors and managed-object results.
+    ///   - context: the context to fetch in and follow.
+    ///   - sectionNameKeyPath: the key path naming each object's section, or `nil` for one
+    ///     section.
+    ///   - name: a cache name, kept for source compatibility (Strata keeps no cache).
+    public init(
+        fetchRequest: FetchRequest<ResultType>, managedObjectContext context: ManagedObjectContext, sectionNameKeyPath: String?,
+        cacheName name: String?
+    ) where ResultType: FetchRequestResult {
+        let tracker = FetchedResultsTracker(
+            context: context, sectionNameKeyPath: sectionNameKeyPath, cacheName: name, request: fetchRequest
+        ) { try Self.query(fetchRequest, in: context) }
+        self.tracker = tracker
+        tracker.owner = self
+        tracker.indexTitle = { [weak self, unowned tracker] name in
+            guard let self else { return nil }
+            return self.delegate?.controller(tracker.view(), sectionIndexTitleForSectionName: name)
+                ?? self.sectionIndexTitle(forSectionName: name)
+        }
+    }
+
     /// The context the request runs in and whose changes the controller follows.
     public var managedObjectContext: ManagedObjectContext { tracker.context }
 
@@ -111,31 +136,6 @@ open class FetchedResultsController<ResultType> {
 }
 
 extension FetchedResultsController where ResultType: FetchRequestResult {
-    /// Creates a controller of `fetchRequest`'s results in `context` (Core Data's
-    /// `init(fetchRequest:managedObjectContext:sectionNameKeyPath:cacheName:)`).
-    ///
-    /// - Parameters:
-    ///   - fetchRequest: the request; it needs sort descriptors and managed-object results.
-    ///   - context: the context to fetch in and follow.
-    ///   - sectionNameKeyPath: the key path naming each object's section, or `nil` for one
-    ///     section.
-    ///   - name: a cache name, kept for source compatibility (Strata keeps no cache).
-    public convenience init(
-        fetchRequest: FetchRequest<ResultType>, managedObjectContext context: ManagedObjectContext, sectionNameKeyPath: String?,
-        cacheName name: String?
-    ) {
-        let tracker = FetchedResultsTracker(
-            context: context, sectionNameKeyPath: sectionNameKeyPath, cacheName: name, request: fetchRequest
-        ) { try Self.query(fetchRequest, in: context) }
-        self.init(tracker: tracker)
-        tracker.owner = self
-        tracker.indexTitle = { [weak self, unowned tracker] name in
-            guard let self else { return nil }
-            return self.delegate?.controller(tracker.view(), sectionIndexTitleForSectionName: name)
-                ?? self.sectionIndexTitle(forSectionName: name)
-        }
-    }
-
     /// The request whose results the controller keeps.
     public var fetchRequest: FetchRequest<ResultType> { tracker.request as! FetchRequest<ResultType> }
 
