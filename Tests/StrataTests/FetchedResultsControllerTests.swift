@@ -62,6 +62,9 @@ final class FetchedResultsRecorder: FetchedResultsControllerDelegate {
     func controllerDidChangeContent(_ controller: FetchedResultsController<FetchRequestResult>) {
         events.append(.didChange)
         apply(pending)
+        // The controller handed to the delegate shows the results after the change.
+        let shown = (controller.fetchedObjects ?? []).map { $0 as! ManagedObject }
+        if !shown.elementsEqual(objects.joined(), by: ===) { problems.append("the delegate's controller shows other results") }
     }
 
     /// Applies one change's callbacks as a table view applies batch updates: removals at the

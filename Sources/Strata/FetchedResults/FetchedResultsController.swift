@@ -58,6 +58,13 @@ open class FetchedResultsController<ResultType> {
     /// for source compatibility only.
     public var cacheName: String? { tracker.cacheName }
 
+    /// Deletes the cached section information of the controllers named `name` (all of them
+    /// for `nil`), as Core Data's `deleteCache(withName:)`. Strata computes sections in memory
+    /// and caches nothing on disk, so there is never anything to delete.
+    ///
+    /// - Parameter name: a cache name, or `nil`.
+    open class func deleteCache(withName name: String?) {}
+
     /// The object told of changes of the results, held weakly.
     public var delegate: (any FetchedResultsControllerDelegate)? {
         get { tracker.delegate }
