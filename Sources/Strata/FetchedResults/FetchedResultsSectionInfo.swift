@@ -49,4 +49,11 @@ final class FetchedResultsSection: FetchedResultsSectionInfo {
         }
         return low
     }
+
+    /// The position of `object`, which was placed by `key`; `nil` when it is not here.
+    func position(of object: ManagedObject, placedBy key: FetchedResultsKey, by order: FetchedResultsOrder) -> Int? {
+        let position = position(of: key, by: order)
+        if position < members.count, members[position] === object { return position }
+        return members.firstIndex { $0 === object }
+    }
 }

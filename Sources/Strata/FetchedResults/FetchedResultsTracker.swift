@@ -145,8 +145,10 @@ final class FetchedResultsTracker {
 
     /// The index path of `object`, or `nil` when it is not in the results.
     func indexPath(of object: ManagedObject) -> IndexPath? {
-        guard let key = tracked[ObjectIdentifier(object)], let section = sectionsByName[key.section] else { return nil }
-        return IndexPath(item: section.position(of: key, by: order), section: index(of: section))
+        guard let key = tracked[ObjectIdentifier(object)], let section = sectionsByName[key.section],
+            let item = section.position(of: object, placedBy: key, by: order)
+        else { return nil }
+        return IndexPath(item: item, section: index(of: section))
     }
 
     /// The index of `section` (which is not empty, or the only section) among the sections.
@@ -226,8 +228,9 @@ final class FetchedResultsTracker {
 
     /// Whether the moved `change` stays between its neighbours, none of which moves.
     private func staysInPlace(_ change: Change, moving: Set<ObjectIdentifier>) -> Bool {
-        guard let old = change.old, let new = change.new, new.section == old.section, let section = sectionsByName[old.section] else { return false }
-        let position = section.position(of: old, by: order)
+        guard let old = change.old, let new = change.new, new.section == old.section, let section = sectionsByName[old.section],
+            let position = section.position(of: change.object, placedBy: old, by: order)
+        else { return false }
         if position > 0 {
             guard !moving.contains(ObjectIdentifier(section.members[position - 1])), order.precedes(section.keys[position - 1], new) else { return false }
         }
@@ -250,13 +253,16 @@ final class FetchedResultsTracker {
         for index in updates.indices { updates[index].oldPath = indexPath(of: updates[index].object) }
         var emptied: [(section: FetchedResultsSection, index: Int)] = []
         for change in updates {
-            guard let old = change.old, let new = change.new, let section = sectionsByName[old.section] else { continue }
-            section.keys[section.position(of: old, by: order)] = new
+            guard let old = change.old, let new = change.new, let section = sectionsByName[old.section],
+                let position = section.position(of: change.object, placedBy: old, by: order)
+            else { continue }
+            section.keys[position] = new
             tracked[ObjectIdentifier(change.object)] = new
         }
         for change in removals + moves {
-            guard let old = change.old, let section = sectionsByName[old.section] else { continue }
-            let position = section.position(of: old, by: order)
+            guard let old = change.old, let section = sectionsByName[old.section],
+                let position = section.position(of: change.object, placedBy: old, by: order)
+            else { continue }
             if section.members.count == 1, sectionNameKeyPath != nil, let path = change.oldPath {
                 emptied.append((section, path.section))
             }
