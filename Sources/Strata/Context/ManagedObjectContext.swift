@@ -303,7 +303,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Called by an object whose value changed.
     func objectDidChange(_ object: ManagedObject) {
         noteUndoableChange(object)
-        guard !object.isInserted, !object.isDeleted else { return }
+        guard !object.isDeleted else { return }
+        // A change of an object inserted in an earlier event is an update of this event (as
+        // Core Data's objects-did-change notification reports it), not one to save.
+        if object.isInserted {
+            if !pendingEvent.inserted.contains(object), !pendingEvent.updated.contains(object) { pendingEvent.updated.append(object) }
+            return
+        }
         if updatedSet.append(object).inserted {
             strongObjects.insert(object)
         }
