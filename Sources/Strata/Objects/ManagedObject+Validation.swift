@@ -31,8 +31,9 @@ extension ManagedObject {
             return
         }
         // A value of the wrong type, kept by setValue(_:forKey:), is invalid (Core Data's
-        // "Unacceptable type of value for attribute").
-        if (try? ValueConversion.normalize(present, for: attribute, entity: entity)) == nil {
+        // "Unacceptable type of value for attribute"). Derived values are computed on save and
+        // cannot be set, so they always have the attribute's type.
+        if !(attribute is DerivedAttributeDescription), (try? ValueConversion.normalize(present, for: attribute, entity: entity)) == nil {
             throw fail(.managedObjectValidation, "holds \(attribute.attributeType) values; \(type(of: present)) \(present) is not one")
         }
         if let string = present as? String {
