@@ -277,7 +277,7 @@ extension ManagedObjectContext {
     ) throws {
         let layout = try coordinator.layout(object.entity)
         let store = coordinator.store(identifier: object.objectID.storeIdentifier!)!
-        for (name, join) in layout.joins where join.isSource {
+        for (name, join) in layout.joins where join.writesPairs {
             let slot = object.runtime.slots[name]!
             guard object.changedSlots.contains(slot) || object.isInserted, let current = object.values[slot] as? OrderedSet<ManagedObjectID> else { continue }
             if let foreign = current.first(where: { !$0.isTemporaryID && $0.storeIdentifier != object.objectID.storeIdentifier }) {

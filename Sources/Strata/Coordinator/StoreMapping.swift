@@ -97,7 +97,9 @@ struct StoreMapping: Sendable {
                 let inverse = relationship.inverseRelationship
                 if let inverse, !inverse.isToMany, !relationship.isOrdered { continue }
                 if let inverse, inverse.isToMany, let existing = joins[destination.name]?[inverse.name] {
-                    joins[entity.name, default: [:]][relationship.name] = JoinLayout(storeEntity: existing.storeEntity, isSource: !existing.isSource, isOrdered: relationship.isOrdered)
+                    joins[entity.name, default: [:]][relationship.name] = JoinLayout(
+                        storeEntity: existing.storeEntity, isSource: !existing.isSource, isOrdered: relationship.isOrdered,
+                        writesPairs: !existing.writesPairs)
                     continue
                 }
                 let id = entities.count
@@ -106,7 +108,10 @@ struct StoreMapping: Sendable {
                     ColumnSchema(name: "target", type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(destination))]!), isNullable: false),
                     ColumnSchema(name: "position", type: .int64, isNullable: false),
                 ]))
-                joins[entity.name, default: [:]][relationship.name] = JoinLayout(storeEntity: id, isSource: true, isOrdered: relationship.isOrdered)
+                // The pairs' positions are the order of the side that keeps one.
+                let onlyInverseOrdered = inverse?.isToMany == true && inverse?.isOrdered == true && !relationship.isOrdered
+                joins[entity.name, default: [:]][relationship.name] = JoinLayout(
+                    storeEntity: id, isSource: true, isOrdered: relationship.isOrdered, writesPairs: !onlyInverseOrdered)
             }
         }
 
@@ -209,6 +214,9 @@ struct JoinLayout: Sendable {
     let isSource: Bool
     /// Whether the relationship keeps an order (in the `position` column).
     let isOrdered: Bool
+    /// Whether saves write the pairs from this side: the ordered side of a many-to-many
+    /// relationship ordered on one side only (so `position` holds its order), else the source.
+    let writesPairs: Bool
 
     /// The column holding the relationship's owner.
     var ownerColumn: Int { isSource ? 0 : 1 }
