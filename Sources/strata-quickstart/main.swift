@@ -122,14 +122,21 @@ try context.performAndWait {
     print("Deleted Sales; its employees went with it (cascade): \(try context.count(for: Employee.fetchRequest())) employees left")
 }
 
-let engine = container.persistentStoreCoordinator.persistentStores[0].engineStore!
-print("History:")
-for transaction in try engine.history() {
-    let kinds = Dictionary(grouping: transaction.changes, by: \.kind).mapValues(\.count)
-    print("  #\(transaction.sequence) by \(transaction.author ?? "-"): "
-        + "\(kinds[.insert] ?? 0) inserts, \(kinds[.update] ?? 0) updates, \(kinds[.delete] ?? 0) deletes")
+print("History (Core Data's persistent history API):")
+try context.performAndWait {
+    let result = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)) as! PersistentHistoryResult
+    let transactions = result.result as? [PersistentHistoryTransaction] ?? []
+    for transaction in transactions {
+        let changes = transaction.changes ?? []
+        let count = { (type: PersistentHistoryChangeType) in changes.filter { $0.changeType == type }.count }
+        print("  #\(transaction.transactionNumber) by \(transaction.author ?? "-"): "
+            + "\(count(.insert)) inserts, \(count(.update)) updates, \(count(.delete)) deletes")
+    }
+    if let last = transactions.last {
+        _ = try context.execute(PersistentHistoryChangeRequest.deleteHistory(before: last.token))
+    }
 }
-try engine.deleteHistory(before: engine.lastSequence + 1)
+let engine = container.persistentStoreCoordinator.persistentStores[0].engineStore!
 let report = try engine.compact()
 print("Deleted the history and compacted \(report.segmentsCompacted) segment(s): \(report.bytesBefore) -> \(report.bytesAfter) bytes")
 try context.performAndWait {
