@@ -130,16 +130,12 @@ extension ManagedObjectContext {
         if exists {
             if object.managedObjectContext === self, deletedSet.remove(object) != nil {
                 object.isDeleted = false
+                strongObjects.insert(object)
+                pendingEvent.inserted.append(object)
             } else {
                 // Inserted then deleted, deleted and saved, or an undone insertion: insert it.
-                object.managedObjectContext = self
-                object.isDeleted = false
-                object.isInserted = true
-                register(object)
-                insertedSet.append(object)
+                registerInsertion(object)
             }
-            strongObjects.insert(object)
-            pendingEvent.inserted.append(object)
         } else {
             if object.isInserted {
                 object.isInserted = false

@@ -228,16 +228,23 @@ public final class ManagedObjectContext: @unchecked Sendable {
             deletedSet.remove(object)
             return
         }
+        registerInsertion(object)
+        if !object.hasAwokenFromInsert {
+            object.hasAwokenFromInsert = true
+            object.awakeFromInsert()
+        }
+    }
+
+    /// Makes `object` one of the context's inserted objects in the current event (``insert(_:)``
+    /// and undo's re-insertion).
+    func registerInsertion(_ object: ManagedObject) {
+        object.managedObjectContext = self
         object.isDeleted = false
         object.isInserted = true
         register(object)
         insertedSet.append(object)
         strongObjects.insert(object)
         pendingEvent.inserted.append(object)
-        if !object.hasAwokenFromInsert {
-            object.hasAwokenFromInsert = true
-            object.awakeFromInsert()
-        }
     }
 
     /// Marks `object` deleted: the next save removes it from the store, applying the delete
