@@ -1,0 +1,103 @@
+/// What executing a ``BatchDeleteRequest`` returns in its ``BatchDeleteResult/result`` (Core
+/// Data's `NSBatchDeleteRequestResultType`).
+public enum BatchDeleteRequestResultType: UInt, Sendable, Hashable {
+    /// `true` when the request succeeded.
+    case resultTypeStatusOnly = 0
+    /// The `[ManagedObjectID]` of the deleted objects.
+    case resultTypeObjectIDs = 1
+    /// The number (`Int`) of objects deleted.
+    case resultTypeCount = 2
+}
+
+/// A request deleting objects straight in the store, in one transaction per store, without
+/// loading them into a context (Core Data's `NSBatchDeleteRequest`). Execute it with
+/// ``ManagedObjectContext/execute(_:)``; the context's registered objects do not change, so
+/// merge the deleted IDs with ``ManagedObjectContext/mergeChanges(fromRemoteContextSave:into:)``.
+///
+/// Relationships, as Core Data's SQLite store keeps them when it deletes rows:
+/// - a relationship with the **deny** rule that holds an object makes the whole request fail with
+///   `validationRelationshipDeniedDelete`;
+/// - a relationship with the **cascade** rule deletes its objects too, recursively (Core Data
+///   does the same since macOS 10.15/iOS 13);
+/// - the to-one inverses of surviving objects that point at a deleted object are set to `nil`
+///   (**nullify**); when such an inverse is required the request fails with
+///   `validationMissingMandatoryProperty`, since it would leave an invalid object;
+/// - the pairs of many-to-many and ordered relationships (join rows) are deleted.
+///
+/// A request that fails writes nothing. Persistent history records the deletions (and the
+/// nullified relationships as updates).
+public final class BatchDeleteRequest: PersistentStoreRequest {
+    /// The fetch request selecting the objects to delete, when the request was made with one.
+    /// Its entity, predicate, sort descriptors, offset and limit apply; pending changes of the
+    /// executing context are not taken into account.
+    public let fetchRequest: FetchRequest<FetchRequestResult>
+    /// The objects to delete, when the request was made with object IDs.
+    let objectIDs: [ManagedObjectID]?
+    /// What the result holds. The default is ``BatchDeleteRequestResultType/resultTypeStatusOnly``.
+    public var resultType: BatchDeleteRequestResultType = .resultTypeStatusOnly
+
+    /// Creates a request deleting the objects `fetchRequest` finds in the stores.
+    public init(fetchRequest: FetchRequest<FetchRequestResult>) {
+        self.fetchRequest = fetchRequest
+        self.objectIDs = nil
+    }
+
+    /// Creates a request deleting the objects with `objectIDs` (which must be permanent IDs of
+    /// objects of one entity hierarchy, as in Core Data; Strata accepts any).
+    public init(objectIDs: [ManagedObjectID]) {
+        let request = FetchRequest<FetchRequestResult>()
+        request.entity = objectIDs.first?.entity
+        self.fetchRequest = request
+        self.objectIDs = objectIDs
+    }
+
+    /// Deletes the objects.
+    ///
+    /// - Throws: ``CoreDataError``: `validationRelationshipDeniedDelete` and
+    ///   `validationMissingMandatoryProperty` (see the type), `coreData` for a temporary object
+    ///   ID, `persistentStoreOperation` when a store fails; nothing is written then.
+    override func execute(in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws -> PersistentStoreResult {
+        var deleted: [ManagedObjectID] = []
+        try coordinator.withSaveLock {
+            let ids = try objectIDs ?? matchingIDs(in: context)
+            var deletion = BatchDeletion(coordinator: coordinator)
+            try deletion.delete(ids)
+            try BatchWriter(coordinator: coordinator).commit(deletion.transactions(author: context.transactionAuthor, contextName: context.name))
+            deleted = deletion.deleted.elements
+        }
+        switch resultType {
+        case .resultTypeStatusOnly: return BatchDeleteResult(result: true, resultType: resultType)
+        case .resultTypeObjectIDs: return BatchDeleteResult(result: deleted, resultType: resultType)
+        case .resultTypeCount: return BatchDeleteResult(result: deleted.count, resultType: resultType)
+        }
+    }
+
+    /// The IDs of the stored objects the fetch request matches.
+    private func matchingIDs(in context: ManagedObjectContext) throws -> [ManagedObjectID] {
+        let request = FetchRequest<ManagedObjectID>()
+        request.entityName = fetchRequest.entityName
+        request.entity = fetchRequest.entity
+        request.predicate = fetchRequest.predicate
+        request.sortDescriptors = fetchRequest.sortDescriptors
+        request.fetchLimit = fetchRequest.fetchLimit
+        request.fetchOffset = fetchRequest.fetchOffset
+        request.includesSubentities = fetchRequest.includesSubentities
+        request.resultType = .managedObjectIDResultType
+        request.includesPendingChanges = false
+        return try context.fetch(request)
+    }
+}
+
+/// What executing a ``BatchDeleteRequest`` returns (Core Data's `NSBatchDeleteResult`).
+public final class BatchDeleteResult: PersistentStoreResult {
+    /// The result the request's ``BatchDeleteRequest/resultType`` asked for: `true`, the
+    /// `[ManagedObjectID]` deleted (cascaded deletions included), or their number as `Int`.
+    public let result: Any?
+    /// The kind of ``result``.
+    public let resultType: BatchDeleteRequestResultType
+
+    init(result: Any?, resultType: BatchDeleteRequestResultType) {
+        self.result = result
+        self.resultType = resultType
+    }
+}

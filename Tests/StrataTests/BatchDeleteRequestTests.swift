@@ -1,0 +1,158 @@
+import Foundation
+import Testing
+@testable import Strata
+
+/// `BatchDeleteRequest` on a store on disk: what it deletes, what survives a reopen, the
+/// relationship rules it keeps, the history it records and merging its IDs into a live context.
+@Suite struct BatchDeleteRequestTests {
+    /// Saves Sales (Ann 100, Bob 200) and Research (Cy 300); returns every object's ID by name.
+    static func seed(_ container: PersistentContainer) throws -> [String: ManagedObjectID] {
+        let context = container.newBackgroundContext()
+        return try context.performAndWait {
+            var objects: [String: ManagedObject] = [:]
+            for (name, people) in [("Sales", [("Ann", 100), ("Bob", 200)]), ("Research", [("Cy", 300)])] {
+                let department = Department(context: context)
+                department.name = name
+                objects[name] = department
+                for (person, salary) in people {
+                    let employee = Employee(context: context)
+                    employee.name = person
+                    employee.salary = Int64(salary)
+                    employee.department = department
+                    objects[person] = employee
+                }
+            }
+            try context.save()
+            return objects.mapValues(\.objectID)
+        }
+    }
+
+    /// The names of the stored objects of `entity`, sorted.
+    static func names(_ entity: String, in container: PersistentContainer) throws -> [String] {
+        let context = container.newBackgroundContext()
+        return try context.performAndWait {
+            try context.fetch(FetchRequest<ManagedObject>(entityName: entity)).map { $0.value(forKey: "name") as! String }.sorted()
+        }
+    }
+
+    /// Executes `request` in a new context.
+    static func execute(_ request: PersistentStoreRequest, in container: PersistentContainer) throws -> PersistentStoreResult {
+        let context = container.newBackgroundContext()
+        return try context.performAndWait { try context.execute(request) }
+    }
+
+    @Test func deletesWhatTheFetchRequestMatchesAndTheDeletionSurvivesReopening() throws {
+        let folder = TemporaryFolder()
+        var container = try PersistentHistoryTests.container(at: folder.store())
+        let ids = try Self.seed(container)
+        let fetch = FetchRequest<FetchRequestResult>(entityName: "Employee")
+        fetch.predicate = try FetchPredicate(format: "salary >= 200")
+        let request = BatchDeleteRequest(fetchRequest: fetch)
+        request.resultType = .resultTypeObjectIDs
+        let result = try #require(try Self.execute(request, in: container) as? BatchDeleteResult)
+        #expect(Set(try #require(result.result as? [ManagedObjectID])) == [ids["Bob"]!, ids["Cy"]!])
+
+        let history = try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
+        let deletions = try #require(history.last?.changes).filter { $0.changeType == .delete }.map(\.changedObjectID)
+        #expect(Set(deletions) == [ids["Bob"]!, ids["Cy"]!])
+
+        try container.close()
+        container = try PersistentHistoryTests.container(at: folder.store())
+        #expect(try Self.names("Employee", in: container) == ["Ann"])
+        #expect(try Self.names("Department", in: container) == ["Research", "Sales"])
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let sales = try context.existingObject(with: ids["Sales"]!) as! Department
+            #expect(sales.employees.map(\.name) == ["Ann"])
+        }
+    }
+
+    @Test func cascadeRulesDeleteTheRelatedObjectsAndTheCountIncludesThem() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        let ids = try Self.seed(container)
+        let request = BatchDeleteRequest(objectIDs: [ids["Sales"]!])
+        request.resultType = .resultTypeCount
+        let result = try #require(try Self.execute(request, in: container) as? BatchDeleteResult)
+        #expect(result.result as? Int == 3)
+        #expect(try Self.names("Employee", in: container) == ["Cy"])
+        #expect(try Self.names("Department", in: container) == ["Research"])
+    }
+
+    /// Department –employees (rule)→> Employee –department→ Department, required when `required`.
+    static func ruleModel(_ rule: DeleteRule, required: Bool) -> ManagedObjectModel {
+        let department = ModelBuilder.entity("Department", [ModelBuilder.attribute("name", .string)])
+        let employee = ModelBuilder.entity("Employee", [ModelBuilder.attribute("name", .string)])
+        let employees = ModelBuilder.relationship("employees", from: department, to: employee, toMany: true, deleteRule: rule)
+        let worksIn = ModelBuilder.relationship("department", from: employee, to: department, isOptional: !required)
+        ModelBuilder.inverse(employees, worksIn)
+        return ModelBuilder.model([department, employee])
+    }
+
+    /// Saves a department with one employee in a store of `model`; returns their IDs.
+    static func seedRuleModel(_ container: PersistentContainer) throws -> (department: ManagedObjectID, employee: ManagedObjectID) {
+        let context = container.newBackgroundContext()
+        return try context.performAndWait {
+            let department = ManagedObject(entity: container.managedObjectModel.entitiesByName["Department"]!, insertInto: context)
+            department.setValue("Sales", forKey: "name")
+            let employee = ManagedObject(entity: container.managedObjectModel.entitiesByName["Employee"]!, insertInto: context)
+            employee.setValue("Ann", forKey: "name")
+            employee.setValue(department, forKey: "department")
+            try context.save()
+            return (department.objectID, employee.objectID)
+        }
+    }
+
+    @Test(arguments: [
+        (DeleteRule.denyDeleteRule, false, CoreDataError.Code.validationRelationshipDeniedDelete),
+        (DeleteRule.nullifyDeleteRule, true, CoreDataError.Code.validationMissingMandatoryProperty),
+    ])
+    func aDeniedDeleteOrARequiredInverseFailsAndDeletesNothing(rule: DeleteRule, required: Bool, code: CoreDataError.Code) throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store(), model: Self.ruleModel(rule, required: required))
+        let ids = try Self.seedRuleModel(container)
+        let error = #expect(throws: CoreDataError.self) {
+            try Self.execute(BatchDeleteRequest(objectIDs: [ids.department]), in: container)
+        }
+        #expect(error?.code == code)
+        #expect(try Self.names("Department", in: container) == ["Sales"])
+        #expect(try Self.names("Employee", in: container) == ["Ann"])
+    }
+
+    @Test func nullifyClearsTheSurvivorsInverseToOne() throws {
+        let folder = TemporaryFolder()
+        var container = try GraphModel.container(at: folder.store(), model: Self.ruleModel(.nullifyDeleteRule, required: false))
+        let ids = try Self.seedRuleModel(container)
+        let result = try #require(try Self.execute(BatchDeleteRequest(objectIDs: [ids.department]), in: container) as? BatchDeleteResult)
+        #expect(result.result as? Bool == true)
+        try container.close()
+        container = try GraphModel.container(at: folder.store(), model: Self.ruleModel(.nullifyDeleteRule, required: false))
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let employee = try context.existingObject(with: ids.employee)
+            #expect(employee.value(forKey: "department") == nil)
+        }
+    }
+
+    @Test func mergingTheDeletedIDsRemovesTheObjectsFromALiveContext() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        let ids = try Self.seed(container)
+        let view = container.viewContext
+        let bob = try view.performAndWait { try view.existingObject(with: ids["Bob"]!) as! Employee }
+        let sales = try view.performAndWait { try view.existingObject(with: ids["Sales"]!) as! Department }
+        #expect(view.performAndWait { sales.employees.count } == 2)
+
+        let fetch = FetchRequest<FetchRequestResult>(entityName: "Employee")
+        fetch.predicate = try FetchPredicate(format: "name == %@", "Bob")
+        let request = BatchDeleteRequest(fetchRequest: fetch)
+        request.resultType = .resultTypeObjectIDs
+        let result = try #require(try Self.execute(request, in: container) as? BatchDeleteResult)
+        let deleted = try #require(result.result as? [ManagedObjectID])
+        ManagedObjectContext.mergeChanges(fromRemoteContextSave: [DeletedObjectsKey: deleted], into: [view])
+        view.performAndWait {
+            #expect(bob.managedObjectContext == nil)
+            #expect(view.registeredObject(for: ids["Bob"]!) == nil)
+        }
+    }
+}
