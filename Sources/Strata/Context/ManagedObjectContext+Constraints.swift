@@ -95,7 +95,7 @@ extension ManagedObjectContext {
 
     /// The uniqueness constraints of `entity` and its superentities, as lists of property names,
     /// each with the entity declaring it (whose objects and sub-entities' objects it keeps apart).
-    private static func uniquenessConstraints(of entity: EntityDescription) -> [(owner: EntityDescription, names: [String])] {
+    static func uniquenessConstraints(of entity: EntityDescription) -> [(owner: EntityDescription, names: [String])] {
         var constraints: [(owner: EntityDescription, names: [String])] = []
         var current: EntityDescription? = entity
         while let candidate = current {

@@ -59,7 +59,7 @@ public final class BatchDeleteRequest: PersistentStoreRequest {
     override func execute(in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws -> PersistentStoreResult {
         var deleted: [ManagedObjectID] = []
         try coordinator.withSaveLock {
-            let ids = try objectIDs ?? matchingIDs(in: context)
+            let ids = try objectIDs ?? fetchRequest.storedObjectIDs(in: context)
             var deletion = BatchDeletion(coordinator: coordinator)
             try deletion.delete(ids)
             try BatchWriter(coordinator: coordinator).commit(deletion.transactions(author: context.transactionAuthor, contextName: context.name))
@@ -70,21 +70,6 @@ public final class BatchDeleteRequest: PersistentStoreRequest {
         case .resultTypeObjectIDs: return BatchDeleteResult(result: deleted, resultType: resultType)
         case .resultTypeCount: return BatchDeleteResult(result: deleted.count, resultType: resultType)
         }
-    }
-
-    /// The IDs of the stored objects the fetch request matches.
-    private func matchingIDs(in context: ManagedObjectContext) throws -> [ManagedObjectID] {
-        let request = FetchRequest<ManagedObjectID>()
-        request.entityName = fetchRequest.entityName
-        request.entity = fetchRequest.entity
-        request.predicate = fetchRequest.predicate
-        request.sortDescriptors = fetchRequest.sortDescriptors
-        request.fetchLimit = fetchRequest.fetchLimit
-        request.fetchOffset = fetchRequest.fetchOffset
-        request.includesSubentities = fetchRequest.includesSubentities
-        request.resultType = .managedObjectIDResultType
-        request.includesPendingChanges = false
-        return try context.fetch(request)
     }
 }
 
