@@ -14,11 +14,12 @@ public enum BatchDeleteRequestResultType: UInt, Sendable, Hashable {
 /// ``ManagedObjectContext/execute(_:)``; the context's registered objects do not change, so
 /// merge the deleted IDs with ``ManagedObjectContext/mergeChanges(fromRemoteContextSave:into:)``.
 ///
-/// Relationships, as Core Data's SQLite store keeps them when it deletes rows:
+/// Relationships:
 /// - a relationship with the **deny** rule that holds an object makes the whole request fail with
 ///   `validationRelationshipDeniedDelete`;
-/// - a relationship with the **cascade** rule deletes its objects too, recursively (Core Data
-///   does the same since macOS 10.15/iOS 13);
+/// - a relationship with the **cascade** rule deletes its objects too, recursively, so that no
+///   object is left holding a deleted one (Core Data documents that its batch delete does not
+///   cascade; Strata does, since it keeps the relationship's rows consistent);
 /// - the to-one inverses of surviving objects that point at a deleted object are set to `nil`
 ///   (**nullify**); when such an inverse is required the request fails with
 ///   `validationMissingMandatoryProperty`, since it would leave an invalid object;

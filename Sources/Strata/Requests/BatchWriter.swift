@@ -1,5 +1,8 @@
 import Foundation
+import Logging
 import StrataStore
+
+private let logger = Logger(label: "strata.batch")
 
 /// Commits the transactions of a batch request and announces them as a save does: to the
 /// stores' remote-change observers. Call it holding the coordinator's save lock.
@@ -14,6 +17,7 @@ struct BatchWriter {
         for (identifier, transaction) in transactions where !transaction.operations.isEmpty {
             guard let store = coordinator.store(identifier: identifier) else { continue }
             sequences[identifier] = try coordinator.storeCall { try store.rows.commit(transaction) }
+            logger.debug("committed a batch request", metadata: ["store": "\(identifier)", "operations": "\(transaction.operations.count)"])
         }
         if !sequences.isEmpty { RemoteChangeCenter.postChanges(sequences) }
     }
