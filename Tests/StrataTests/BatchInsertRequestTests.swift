@@ -116,6 +116,10 @@ import Testing
         try container.close()
         container = try GraphModel.container(at: folder.store(), model: Self.uniqueNames())
         #expect(try Self.employees(in: container) == ["Ann 500 true kept", "Dan 2 true -"])
+
+        // Overwrite replaces every attribute, defaults included.
+        _ = try Self.execute(BatchInsertRequest(entityName: "Employee", objects: [["name": "Ann", "salary": 7]]), policy: .overwrite, in: container)
+        #expect(try Self.employees(in: container) == ["Ann 7 true -", "Dan 2 true -"])
     }
 
     @Test func mergingTheInsertedIDsShowsTheObjectsInALiveContext() throws {

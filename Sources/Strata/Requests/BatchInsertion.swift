@@ -62,9 +62,10 @@ struct BatchInsertion {
         for name in values.keys { _ = try BatchValues.attribute(name, of: entity) }
         var row = Row([Value](repeating: .null, count: columnCount))
         row.values[0] = .int(layout.tag)
-        var given: [Int] = []
+        var given: [Int] = [], attributeColumns: [Int] = []
         for (name, attribute) in entity.attributesByName where !attribute.isTransient && !(attribute is DerivedAttributeDescription) {
             guard let column = layout.columns[name] else { continue }
+            attributeColumns.append(column)
             row.values[column] = try BatchValues.storeValue(values.keys.contains(name) ? values[name]! : attribute.defaultValue, for: attribute, entity: entity)
             if values.keys.contains(name) { given.append(column) }
         }
@@ -81,7 +82,7 @@ struct BatchInsertion {
         case .mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType:
             let current = try rows[existing] ?? coordinator.storeCall { try store.rows.read(layout.storeEntity, key: existing) }.map { ($0, false) }
             guard var merged = current?.row else { return }
-            let columns = policy == .overwriteMergePolicyType ? Array(layout.columns.values) : given
+            let columns = policy == .overwriteMergePolicyType ? attributeColumns : given
             for column in columns { merged.values[column] = row.values[column] }
             write(merged, key: existing, isNew: current?.isNew ?? false)
         }
