@@ -155,4 +155,40 @@ import Testing
             #expect(view.registeredObject(for: ids["Bob"]!) == nil)
         }
     }
+
+    @Test func deletingOneSideOfAManyToManyRelationshipRemovesItsPairs() throws {
+        func model() -> ManagedObjectModel {
+            let student = ModelBuilder.entity("Student", [ModelBuilder.attribute("name", .string)])
+            let course = ModelBuilder.entity("Course", [ModelBuilder.attribute("name", .string)])
+            ModelBuilder.inverse(
+                ModelBuilder.relationship("courses", from: student, to: course, toMany: true),
+                ModelBuilder.relationship("students", from: course, to: student, toMany: true))
+            return ModelBuilder.model([student, course])
+        }
+        let folder = TemporaryFolder()
+        var container = try GraphModel.container(at: folder.store(), model: model())
+        let context = container.newBackgroundContext()
+        let (studentID, mathID) = try context.performAndWait {
+            let student = ManagedObject(entity: container.managedObjectModel.entitiesByName["Student"]!, insertInto: context)
+            student.setValue("Sam", forKey: "name")
+            var courses: [ManagedObject] = []
+            for name in ["Math", "Art"] {
+                let course = ManagedObject(entity: container.managedObjectModel.entitiesByName["Course"]!, insertInto: context)
+                course.setValue(name, forKey: "name")
+                courses.append(course)
+            }
+            student.setValue(Set(courses), forKey: "courses")
+            try context.save()
+            return (student.objectID, courses[0].objectID)
+        }
+        _ = try Self.execute(BatchDeleteRequest(objectIDs: [mathID]), in: container)
+        try container.close()
+        container = try GraphModel.container(at: folder.store(), model: model())
+        let reader = container.newBackgroundContext()
+        let courses = try reader.performAndWait {
+            let student = try reader.existingObject(with: studentID)
+            return (student.value(forKey: "courses") as! Set<ManagedObject>).map { $0.value(forKey: "name") as! String }
+        }
+        #expect(courses == ["Art"])
+    }
 }
