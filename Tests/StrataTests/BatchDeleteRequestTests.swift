@@ -191,4 +191,37 @@ import Testing
         }
         #expect(courses == ["Art"])
     }
+
+    @Test func deletingAnObjectAnInverseLessToManyHoldsRemovesItFromThatRelationship() throws {
+        func model() -> ManagedObjectModel {
+            let list = ModelBuilder.entity("List", [ModelBuilder.attribute("name", .string)])
+            let item = ModelBuilder.entity("Item", [ModelBuilder.attribute("name", .string)])
+            ModelBuilder.relationship("items", from: list, to: item, toMany: true)
+            return ModelBuilder.model([list, item])
+        }
+        let folder = TemporaryFolder()
+        var container = try GraphModel.container(at: folder.store(), model: model())
+        let context = container.newBackgroundContext()
+        let (listID, firstID) = try context.performAndWait {
+            let list = ManagedObject(entity: container.managedObjectModel.entitiesByName["List"]!, insertInto: context)
+            list.setValue("Chores", forKey: "name")
+            var items: [ManagedObject] = []
+            for name in ["Dishes", "Laundry"] {
+                let item = ManagedObject(entity: container.managedObjectModel.entitiesByName["Item"]!, insertInto: context)
+                item.setValue(name, forKey: "name")
+                items.append(item)
+            }
+            list.setValue(Set(items), forKey: "items")
+            try context.save()
+            return (list.objectID, items[0].objectID)
+        }
+        _ = try Self.execute(BatchDeleteRequest(objectIDs: [firstID]), in: container)
+        try container.close()
+        container = try GraphModel.container(at: folder.store(), model: model())
+        let reader = container.newBackgroundContext()
+        let items = try reader.performAndWait {
+            (try reader.existingObject(with: listID).value(forKey: "items") as! Set<ManagedObject>).map { $0.value(forKey: "name") as! String }
+        }
+        #expect(items == ["Laundry"])
+    }
 }

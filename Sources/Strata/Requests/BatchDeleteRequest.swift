@@ -23,7 +23,8 @@ public enum BatchDeleteRequestResultType: UInt, Sendable, Hashable {
 /// - the to-one inverses of surviving objects that point at a deleted object are set to `nil`
 ///   (**nullify**); when such an inverse is required the request fails with
 ///   `validationMissingMandatoryProperty`, since it would leave an invalid object;
-/// - the pairs of many-to-many and ordered relationships (join rows) are deleted.
+/// - the deleted objects leave the many-to-many, ordered and inverse-less to-many relationships
+///   that held them (their join rows are deleted).
 ///
 /// A request that fails writes nothing. Persistent history records the deletions (and the
 /// nullified relationships as updates).

@@ -57,12 +57,14 @@ struct BatchDeletion {
             let layout = try coordinator.layout(id.entity)
             transactions[identifier, default: Transaction(author: author, contextName: contextName)].delete(layout.storeEntity, key: id.primaryKey)
             let store = coordinator.store(identifier: identifier)!
-            for join in layout.joins.values {
+            // The object's own pairs, and those of inverse-less to-many relationships holding it.
+            let pairs = layout.joins.values.map { ($0.storeEntity, $0.ownerColumn) } + (try pairsHolding(id.entity))
+            for (joinEntity, column) in pairs {
                 let keys = try coordinator.storeCall {
-                    try store.rows.keys(join.storeEntity, column: join.ownerColumn, matching: .equal(.reference(id.primaryKey)), descending: false, limit: nil)
+                    try store.rows.keys(joinEntity, column: column, matching: .equal(.reference(id.primaryKey)), descending: false, limit: nil)
                 }
-                for key in keys where joinRows[identifier, default: []].insert(EntityKey(entity: join.storeEntity, key: key)).inserted {
-                    transactions[identifier]!.delete(join.storeEntity, key: key)
+                for key in keys where joinRows[identifier, default: []].insert(EntityKey(entity: joinEntity, key: key)).inserted {
+                    transactions[identifier]!.delete(joinEntity, key: key)
                 }
             }
             guard let row = try coordinator.row(for: id) else { continue }
@@ -91,6 +93,22 @@ struct BatchDeletion {
             }
         }
         return transactions
+    }
+
+    /// The join entities of inverse-less to-many relationships that can hold objects of
+    /// `entity`, with the column holding them.
+    private func pairsHolding(_ entity: EntityDescription) throws -> [(Int, Int)] {
+        var pairs: [(Int, Int)] = []
+        for owner in coordinator.managedObjectModel.entities {
+            for case let relationship as RelationshipDescription in owner.ownProperties
+            where relationship.isToMany && relationship.inverseRelationship == nil && !relationship.isTransient {
+                guard let destination = relationship.destinationEntity, entity.isKindOf(entity: destination) || destination.isKindOf(entity: entity),
+                    let join = try coordinator.layout(owner).joins[relationship.name]
+                else { continue }
+                pairs.append((join.storeEntity, join.otherColumn))
+            }
+        }
+        return pairs
     }
 
     /// The stored objects `relationship` of the object `id` (whose row is `row`) holds.
