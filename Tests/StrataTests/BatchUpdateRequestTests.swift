@@ -39,6 +39,23 @@ import Testing
         #expect(notes == ["raised", nil])
     }
 
+    @Test func aPinnedContextKeepsReadingTheValuesBeforeTheBatch() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        _ = try BatchDeleteRequestTests.seed(container)
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait { try reader.setQueryGenerationFrom(.current) }
+        let request = BatchUpdateRequest(entityName: "Employee")
+        request.propertiesToUpdate = ["salary": 7]
+        _ = try BatchDeleteRequestTests.execute(request, in: container)
+        let pinned = try reader.performAndWait { try reader.fetch(Employee.fetchRequest()).map(\.salary).sorted() }
+        #expect(!pinned.contains(7) && pinned.count == 3)
+        try reader.performAndWait { try reader.setQueryGenerationFrom(nil) }
+        reader.performAndWait { reader.reset() }
+        #expect(try Self.salaries(in: container).values.allSatisfy { $0 == 7 })
+        #expect(try reader.performAndWait { try reader.fetch(Employee.fetchRequest()).map(\.salary) } == [7, 7, 7])
+    }
+
     @Test func theCountResultCountsTheUpdatedObjects() throws {
         let folder = TemporaryFolder()
         let container = try GraphModel.container(at: folder.store())

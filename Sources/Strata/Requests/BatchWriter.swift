@@ -9,14 +9,15 @@ private let logger = Logger(label: "strata.batch")
 struct BatchWriter {
     let coordinator: PersistentStoreCoordinator
 
-    /// Commits `transactions` (by store identifier), skipping empty ones.
+    /// Commits `transactions` (by store identifier), skipping empty ones, as a save does: with
+    /// each store's durability, keeping the rows they replace for pinned query generations.
     ///
     /// - Throws: ``CoreDataError`` `persistentStoreOperation` when a store fails.
     func commit(_ transactions: [String: Transaction]) throws {
         var sequences: [String: UInt64] = [:]
         for (identifier, transaction) in transactions where !transaction.operations.isEmpty {
             guard let store = coordinator.store(identifier: identifier) else { continue }
-            sequences[identifier] = try coordinator.storeCall { try store.rows.commit(transaction) }
+            sequences[identifier] = try coordinator.storeCall { try store.commit(transaction) }
             logger.debug("committed a batch request", metadata: ["store": "\(identifier)", "operations": "\(transaction.operations.count)"])
         }
         if !sequences.isEmpty { RemoteChangeCenter.postChanges(sequences) }
