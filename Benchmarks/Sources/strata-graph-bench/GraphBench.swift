@@ -15,7 +15,9 @@ struct GraphBench: ParsableCommand {
             Workloads: W1 bulk insert through managed objects (one context, one save), W3 cold open to \
             the first existingObject(with:), W4 100,000 faults by object ID, W5 fetch (top 100 by salary) \
             and count of salary > 150000 AND active, 50 times each, W6 fetch every employee \
-            and read notes, W7 update 10% of employees fetched by ID (one save). \
+            and read notes (with the peak memory growth), W7 update 10% of employees fetched by ID (one save); \
+            on fresh stores: W2 2,000 saves of 10 new objects (durable, relaxed, and from 16 concurrent \
+            writers), B1-B3 batch insert, update and delete, F1 change tracking per save over N objects. \
             Progress goes to standard error; the table and then one JSON object go to standard output.
             """
     )
@@ -88,10 +90,12 @@ struct GraphBench: ParsableCommand {
         if only != "sqlite" {
             progress("Strata object graph (\(durability), \(access) property access)")
             try runner.run(StrataGraphEngine.self, into: &strata)
+            try runner.runSeparateStores(StrataGraphEngine.self, into: &strata)
         }
         if only != "strata" {
             progress("SQLite, GRDB records (\(durability))")
             try runner.run(SQLiteRecordEngine.self, into: &sqlite)
+            try runner.runSeparateStores(SQLiteRecordEngine.self, into: &sqlite)
         }
         if only == nil {
             try strata.checkChecksums(agreeWith: sqlite)
@@ -134,6 +138,16 @@ struct GraphBench: ParsableCommand {
         ORDER BY salary DESC LIMIT 100, and SELECT COUNT(*) with the same WHERE, through cached statements).
         W6 is one fetch of every employee (SQLite: fetchAll), reading notes.
         W7 is existingObject(with:) + set salary for 10% of employees, one save (SQLite: fetchOne + update(columns:)).
+        W6.peakMemory is the growth of the resident size during W6's fetches: malloc_trim(0), the kernel's peak reset
+        (5 > /proc/self/clear_refs), then VmHWM - VmRSS before (details: W6.peakRSSMB; --only gives one engine per process).
+        W2 is 2,000 saves of 10 new employees from one background context, durable and relaxed, then the same saves
+        from 16 background contexts on 16 threads, durable (SQLite: one write transaction of records per save, on a
+        DatabaseQueue, and from 16 threads on one DatabasePool). Each on a fresh store, whatever --durability says.
+        B1-B3 on a fresh store: BatchInsertRequest of N dictionaries, BatchUpdateRequest active = NO where active == YES,
+        BatchDeleteRequest of active == NO (SQLite: one prepared INSERT in one transaction, one UPDATE ... WHERE, one
+        DELETE ... WHERE). F1 times saves of 1 insert + 2 salary changes + 1 delete from a context holding every employee,
+        without and then with a FetchedResultsController (salary descending) and its delegate; the figure is the median
+        ms per save with it (SQLite: record writes, then a ValueObservation of the same ORDER BY delivering its new value).
         --access kvc (a diagnostic) reads and writes through value(forKey:)/setValue(_:forKey:) instead of @Managed.
 
         """

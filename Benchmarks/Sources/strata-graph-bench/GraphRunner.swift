@@ -5,6 +5,7 @@ import Workloads
 /// The object-graph workloads strata-graph-bench runs.
 enum GraphWorkload: String, CaseIterable, Sendable {
     case w1 = "W1", w3 = "W3", w4 = "W4", w5 = "W5", w6 = "W6", w7 = "W7"
+    case w2 = "W2", b1 = "B1", b2 = "B2", b3 = "B3", f1 = "F1"
 }
 
 /// One figure of strata-graph-bench's report, measured for each engine.
@@ -16,6 +17,14 @@ enum GraphMetric: String, CaseIterable, BenchMetric {
     case predicateCount = "W5.count"
     case fullScan = "W6"
     case update = "W7"
+    case fullScanPeakMemory = "W6.peakMemory"
+    case smallSavesDurable = "W2.durable"
+    case smallSavesRelaxed = "W2.relaxed"
+    case smallSavesConcurrent = "W2.concurrent16"
+    case batchInsert = "B1.insert"
+    case batchUpdate = "B2.update"
+    case batchDelete = "B3.delete"
+    case changeTracking = "F1.frc"
 
     var title: String {
         switch self {
@@ -26,19 +35,30 @@ enum GraphMetric: String, CaseIterable, BenchMetric {
         case .predicateCount: "W5 count salary > 150k AND active (x50)"
         case .fullScan: "W6 fetch all, read notes (median of 3)"
         case .update: "W7 update 10% by ID, one save"
+        case .fullScanPeakMemory: "W6 peak memory growth during the fetches"
+        case .smallSavesDurable: "W2 2,000 saves of 10 new objects, durable"
+        case .smallSavesRelaxed: "W2 2,000 saves of 10 new objects, relaxed"
+        case .smallSavesConcurrent: "W2 the 2,000 saves from 16 writers, durable"
+        case .batchInsert: "B1 batch insert of N rows"
+        case .batchUpdate: "B2 batch update of 90% of N rows"
+        case .batchDelete: "B3 batch delete of N rows"
+        case .changeTracking: "F1 save with change tracking over N"
         }
     }
 
     var unit: String {
         switch self {
         case .bulkInsert, .fullScan, .update: "objects/s"
-        case .coldOpen: "ms"
+        case .batchInsert, .batchUpdate, .batchDelete: "rows/s"
+        case .smallSavesDurable, .smallSavesRelaxed, .smallSavesConcurrent: "saves/s"
+        case .fullScanPeakMemory: "MB"
+        case .coldOpen, .changeTracking: "ms"
         case .randomFaults: "lookups/s"
         case .predicateFetch, .predicateCount: "queries/s"
         }
     }
 
-    var better: Better { self == .coldOpen ? .lower : .higher }
+    var better: Better { [.coldOpen, .fullScanPeakMemory, .changeTracking].contains(self) ? .lower : .higher }
 }
 
 /// Runs the workloads against one engine, on a fresh store under `root`, in the order
@@ -125,7 +145,11 @@ struct GraphRunner {
 
         // W6: every employee, reading notes.
         if workloads.contains(.w6) {
-            try WorkloadSteps.scanNotes(engine, employeeCount: n, verb: "fetched", into: &results)
+            let memory = try PeakMemory.measure {
+                try WorkloadSteps.scanNotes(engine, employeeCount: n, verb: "fetched", into: &results)
+            }
+            memory.record(as: .fullScanPeakMemory, detail: "W6", into: &results)
+            log("\(E.name) W6 peak memory growth \(formatFigure(memory.growthMB)) MB (peak RSS \(formatFigure(memory.peakMB)) MB)")
         }
 
         // W7: new salaries for 10% of the employees, fetched by ID, one save.

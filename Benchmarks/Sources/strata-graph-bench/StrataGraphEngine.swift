@@ -63,7 +63,7 @@ final class StrataGraphEngine: GraphEngine {
         }
     }
 
-    private var opened: PersistentContainer {
+    var opened: PersistentContainer {
         get throws { try container.orThrow("Strata: the container is not open") }
     }
 

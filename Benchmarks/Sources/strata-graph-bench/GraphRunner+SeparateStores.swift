@@ -1,0 +1,13 @@
+import BenchSupport
+
+extension GraphRunner {
+    /// Runs the workloads that each start from fresh stores of their own, after the main group:
+    /// W2 (three stores), B1-B3, then F1; each only when selected.
+    func runSeparateStores<E: SmallSavesEngine & BatchRequestEngine & ChangeTrackingEngine>(
+        _ type: E.Type, into results: inout EngineResults<GraphMetric>
+    ) throws {
+        try runSmallSaves(type, into: &results)
+        try runBatchRequests(type, into: &results)
+        try runChangeTracking(type, into: &results)
+    }
+}
