@@ -102,11 +102,13 @@ extension SQLiteRecordEngine: BatchRequestEngine {
         try db.write { db in
             let statement = try db.makeStatement(
                 sql: "INSERT INTO employee (id, name, salary, hired, active, notes, photo, departmentId) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)")
+            // Unchecked arguments: the statement's argument count is known, as GRDB's fastest path.
             for (index, employee) in employees.enumerated() {
-                try statement.execute(arguments: [
+                statement.setUncheckedArguments([
                     Dataset.employeeKey(index), employee.name, employee.salary, employee.hired.timeIntervalSince1970,
                     employee.active, employee.notes, employee.photo,
                 ])
+                try statement.execute()
             }
             return employees.count
         }
