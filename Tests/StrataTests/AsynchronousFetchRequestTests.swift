@@ -84,6 +84,35 @@ final class AwakeningItem: ManagedObject {
         #expect(result.progress?.completedUnitCount == 2_001)
     }
 
+    @Test func aChildContextFetchesThroughItsParentsUnsavedChanges() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        try Self.seedEmployees(300, in: container)
+        let parent = container.newBackgroundContext()
+        try parent.performAndWait {
+            let request = Employee.fetchRequest()
+            request.predicate = try FetchPredicate(format: "salary < %@", 100)
+            for employee in try parent.fetch(request) { parent.delete(employee) }
+            let added = Employee(context: parent)
+            added.name = "Added in the parent"
+            added.salary = 100_000
+        }
+        let child = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        child.parent = parent
+        let request = Employee.fetchRequest()
+        request.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: true)]
+        request.fetchBatchSize = 64
+
+        let (result, _) = try Self.run(request, in: child)
+        let objects = try #require(result.finalResult)
+        #expect(objects.count == 291)
+        child.performAndWait {
+            #expect(objects.first?.salary == 100 && objects.last?.name == "Added in the parent")
+            #expect(objects.allSatisfy { $0.managedObjectContext === child })
+        }
+        #expect(objects.map(\.objectID) == (try child.performAndWait { try child.fetch(request) }).map(\.objectID))
+    }
+
     @Test func theProgressStartsAtTheEstimateAndReachesItsTotal() throws {
         let folder = TemporaryFolder()
         let container = try GraphModel.container(at: folder.store())
