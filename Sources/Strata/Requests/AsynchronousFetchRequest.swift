@@ -1,3 +1,7 @@
+/// The completion block of an untyped ``AsynchronousFetchRequest`` (Core Data's
+/// `NSPersistentStoreAsynchronousFetchResultCompletionBlock`).
+public typealias PersistentStoreAsynchronousFetchResultCompletionBlock = (AsynchronousFetchResult<FetchRequestResult>) -> Void
+
 /// A fetch that runs on its context's queue after ``ManagedObjectContext/execute(_:)`` returns,
 /// reports its progress through a cancellable Foundation `Progress`, and hands its results to a
 /// completion block (Core Data's `NSAsynchronousFetchRequest`).
