@@ -3,6 +3,7 @@ import Testing
 @testable import Strata
 
 /// An object whose `awakeFromFetch` runs a hook, so that a test can act in the middle of a fetch.
+/// Its entity has its own name: class registrations are global, by entity name.
 final class AwakeningItem: ManagedObject {
     @Managed var rank: Int64
 
@@ -145,8 +146,8 @@ final class AwakeningItem: ManagedObject {
 
     @Test func cancellingHalfWayEndsWithTheCancelledErrorAndNoResults() throws {
         let folder = TemporaryFolder()
-        let item = ModelBuilder.entity("Item", [ModelBuilder.attribute("rank", .integer64, isOptional: false)], className: "AwakeningItem")
-        AwakeningItem.register(for: "Item")
+        let item = ModelBuilder.entity("AwakeningItem", [ModelBuilder.attribute("rank", .integer64, isOptional: false)], className: "AwakeningItem")
+        AwakeningItem.register(for: "AwakeningItem")
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([item]))
         let writer = container.newBackgroundContext()
         try writer.performAndWait {
@@ -154,7 +155,7 @@ final class AwakeningItem: ManagedObject {
             try writer.save()
         }
         let context = container.newBackgroundContext()
-        let request = FetchRequest<AwakeningItem>(entityName: "Item")
+        let request = FetchRequest<AwakeningItem>(entityName: "AwakeningItem")
         request.fetchBatchSize = 100
         let asynchronous = AsynchronousFetchRequest(fetchRequest: request) { result in
             #expect(result.finalResult == nil)
@@ -181,7 +182,7 @@ final class AwakeningItem: ManagedObject {
         #expect(awakened.current == 300)
         // The store lost nothing.
         let reader = container.newBackgroundContext()
-        #expect(try reader.performAndWait { try reader.count(for: FetchRequest<AwakeningItem>(entityName: "Item")) } == 5_000)
+        #expect(try reader.performAndWait { try reader.count(for: FetchRequest<AwakeningItem>(entityName: "AwakeningItem")) } == 5_000)
     }
 
     @Test func cancellingBeforeItRunsFetchesNothing() throws {
