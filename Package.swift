@@ -33,7 +33,7 @@ let package = Package(
         ),
         .target(
             name: "Strata",
-            dependencies: ["StrataStore", .product(name: "OrderedCollections", package: "swift-collections")]
+            dependencies: ["StrataStore", "CStrataSupport", .product(name: "OrderedCollections", package: "swift-collections")]
         ),
         .executableTarget(
             name: "strata",
