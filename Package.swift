@@ -47,7 +47,8 @@ let package = Package(
         .executableTarget(name: "strata-torture", dependencies: ["StrataStore"]),
         .executableTarget(name: "strata-quickstart", dependencies: ["Strata"]),
         .executableTarget(name: "strata-graph-probe", dependencies: ["Strata"]),
-        .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport"]),
+        .executableTarget(name: "strata-migration-probe", dependencies: ["Strata"]),
+        .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport", "Strata"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata"], resources: [.copy("Models")]),
     ],
     swiftLanguageModes: [.v6]

@@ -69,7 +69,11 @@ open class EntityMigrationPolicy {
             }
             let destinations = manager.destinationInstances(forSourceInstances: related)
             if relationship.isToMany {
-                dInstance.setValue(relationship.isOrdered ? destinations : Set(destinations) as Any, forKey: key)
+                if relationship.isOrdered {
+                    dInstance.setValue(destinations, forKey: key)
+                } else {
+                    dInstance.setValue(Set(destinations), forKey: key)
+                }
             } else {
                 guard destinations.count <= 1 else {
                     throw CoreDataError(

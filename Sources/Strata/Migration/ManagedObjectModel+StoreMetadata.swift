@@ -20,3 +20,20 @@ extension ManagedObjectModel {
         return entities.allSatisfy { (stored[$0.name] as? Data) == $0.versionHash }
     }
 }
+
+extension ManagedObjectModel {
+    /// The model the store at `url` was written with, rebuilt from the archive Strata keeps in
+    /// the store's metadata; `nil` for a store written before Strata kept one. (Strata's
+    /// addition: Core Data finds the source model among an app's model versions by the store's
+    /// version hashes.)
+    ///
+    /// The model holds the entities, attributes, relationships, fetch indexes and uniqueness
+    /// constraints that shape the store, not default values, validation rules or fetched properties.
+    ///
+    /// - Throws: ``CoreDataError`` `persistentStoreOpen` when the metadata cannot be read,
+    ///   `migrationMissingSourceModel` when the archive does not parse.
+    public static func storeModel(at url: URL) throws -> ManagedObjectModel? {
+        guard let metadata = try StoreMetadataFile.read(at: url) else { return nil }
+        return try StoreMetadataFile.sourceModel(from: metadata)
+    }
+}

@@ -141,18 +141,6 @@ open class MigrationManager {
         from sourceURL: URL, type sourceType: String, options sourceOptions: [AnyHashable: Any]? = nil, with mappings: MappingModel?,
         toDestinationURL destinationURL: URL, destinationType: String, destinationOptions: [AnyHashable: Any]? = nil
     ) throws {
-        try migrateStore(
-            from: sourceURL, type: sourceType, options: sourceOptions, with: mappings, toDestinationURL: destinationURL,
-            destinationType: destinationType, destinationOptions: destinationOptions, beforeClosingSource: {})
-    }
-
-    /// Migrates as the public method does, and calls `beforeClosingSource` once the destination
-    /// store is written and closed, while the source store is still open (and locked).
-    func migrateStore(
-        from sourceURL: URL, type sourceType: String, options sourceOptions: [AnyHashable: Any]?, with mappings: MappingModel?,
-        toDestinationURL destinationURL: URL, destinationType: String, destinationOptions: [AnyHashable: Any]?,
-        beforeClosingSource: () throws -> Void
-    ) throws {
         let started = ContinuousClock.now
         mappingModel = try mappings ?? MappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: destinationModel)
         resetAssociations()
@@ -189,7 +177,6 @@ open class MigrationManager {
         }
         destinationOpen = false
         try destinationCoordinator.remove(destination)
-        try beforeClosingSource()
         logger.debug("migrated store", metadata: [
             "source": "\(sourceURL.path)", "objects": "\(sourceByDestination.count)", "duration": "\(ContinuousClock.now - started)",
         ])

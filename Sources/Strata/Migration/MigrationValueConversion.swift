@@ -55,8 +55,11 @@ enum MigrationValueConversion {
         case _ where fractions.contains(attribute.attributeType):
             if let string = value as? String {
                 let trimmed = string.trimmingCharacters(in: .whitespaces)
-                converted = attribute.attributeType == .decimalAttributeType
-                    ? Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")) : Double(trimmed)
+                if attribute.attributeType == .decimalAttributeType {
+                    converted = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX"))
+                } else {
+                    converted = Double(trimmed)
+                }
             }
         default:
             break

@@ -72,7 +72,7 @@ struct ModelArchive: Codable, Sendable, Equatable {
                         name: index.name, properties: index.elements.map { $0.propertyName ?? "" },
                         ascending: index.elements.map(\.isAscending), collationTypes: index.elements.map(\.collationType.rawValue))
                 },
-                uniquenessConstraints: entity.uniquenessConstraints.map { $0.compactMap { $0 as? String } })
+                uniquenessConstraints: entity.uniquenessConstraints.map { $0.map(EntityDescription.constraintElementName) })
         }
         versionIdentifiers = model.versionIdentifiers.compactMap { $0.base as? String }.sorted()
     }
@@ -123,7 +123,7 @@ struct ModelArchive: Codable, Sendable, Equatable {
         }
         var relationships: [(RelationshipDescription, Property)] = []
         for (archived, entity) in zip(entities, built) {
-            entity.properties = archived.properties.map { property in
+            entity.properties = archived.properties.map { property -> PropertyDescription in
                 if property.attributeType != nil { return Self.attribute(property) }
                 let relationship = RelationshipDescription()
                 Self.applyCommon(property, to: relationship)
