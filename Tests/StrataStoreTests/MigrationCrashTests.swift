@@ -55,6 +55,15 @@ import Testing
         try coordinator.remove(store)
 
         let strata = try CLITests.executable().path
+        let (dryEnd, dryOutput) = try ChildProcess.run(
+            strata, ["migrate", pristine.path, "--model", models[1].path, "--dry-run"], stderrPath: directory.path + "/dry.err")
+        #expect(dryEnd == .exited(0))
+        #expect(dryOutput.contains("~ Item: changed"), "\(dryOutput)")
+        #expect(dryOutput.contains("+ tag: new, default value"), "\(dryOutput)")
+        #expect(dryOutput.contains("- note: removed"), "\(dryOutput)")
+        #expect(!dryOutput.contains("Migrated"), "a dry run migrates nothing")
+        let pristineMetadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: pristine)
+        #expect(try ManagedObjectModel(contentsOf: models[0]).isConfiguration(withName: nil, compatibleWithStoreMetadata: pristineMetadata))
         let complete = directory.store("Complete")
         try FileManager.default.copyItem(at: pristine, to: complete)
         let started = ContinuousClock.now

@@ -94,6 +94,33 @@ import Testing
         #expect(versions as? [String] == ["3"])
     }
 
+    /// A store of the first version opened with the `.xcdatamodeld` (current version 4) steps
+    /// through versions 2, 3 and 4: `email` renamed to `mail` (version 2), then to `contact`
+    /// (version 4, whose renaming identifier names only `mail`) keeps its values, which one
+    /// direct step from version 1 could not map.
+    @Test func chainedVersionsFollowEveryRename() throws {
+        let direct = try MappingModel.inferredMappingModel(forSourceModel: ShopModels.version("Shop"), destinationModel: ShopModels.version("Shop 4"))
+        #expect(direct.entityMappingsByName["CustomerToCustomer"]?.attributeMappingsByName["contact"]?.valueExpression == nil)
+        let folder = TemporaryFolder()
+        let url = folder.store("Shop")
+        try ShopModels.fillVersion1(at: url)
+        for pass in ["migrated", "reopened"] {
+            let container = try GraphModel.container(at: url, model: ManagedObjectModel(contentsOf: ShopModels.bundle))
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                let customers = try ShopModels.customers(in: context)
+                #expect(customers.count == ShopModels.customerCount, "\(pass)")
+                for i in 0..<ShopModels.customerCount {
+                    #expect(customers["Customer \(i)"]?.value(forKey: "contact") as? String == ShopModels.email(i), "\(pass)")
+                    #expect(customers["Customer \(i)"].map { ShopModels.related($0, "orders").count } == i % 3, "\(pass)")
+                }
+            }
+            try container.close()
+        }
+        let versions = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)[StoreModelVersionIdentifiersKey]
+        #expect(versions as? [String] == ["4"])
+    }
+
     /// With migration off, opening with a newer model fails with Core Data's code and the store
     /// is left as it was.
     @Test func migrationOffRefusesAndKeepsTheStore() throws {
@@ -198,6 +225,10 @@ import Testing
         #expect(throws: CoreDataError.self) {
             try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: folder.store("Missing"))
         }
+        try PersistentStoreCoordinator.setMetadata(["lastImport": "2026-11-23"], forPersistentStoreOfType: SQLiteStoreType, at: url)
+        let again = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
+        #expect(again["lastImport"] as? String == "2026-11-23")
+        #expect(again[StoreUUIDKey] as? String == reread[StoreUUIDKey] as? String)
     }
 
     /// A directory an interrupted migration left beside the store is removed when it is next added.

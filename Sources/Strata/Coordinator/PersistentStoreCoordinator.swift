@@ -112,7 +112,7 @@ public final class PersistentStoreCoordinator: Sendable {
                 throw CoreDataError(.persistentStoreOpen, "a Strata store needs a URL")
             }
             let configuration = description.storeConfiguration
-            try migrateStoreIfNeeded(description, mapping: mapping)
+            try migrateStoreIfNeeded(description)
             do {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 // A writable store directory is opened once per process and shared.

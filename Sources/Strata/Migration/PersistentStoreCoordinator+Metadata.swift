@@ -66,17 +66,41 @@ extension PersistentStoreCoordinator {
     public func setMetadata(_ metadata: [String: Any]?, for store: PersistentStore) {
         guard let url = store.url, store.type != InMemoryStoreType else { return }
         do {
-            let current = try StoreMetadataFile.read(at: url) ?? [:]
-            var updated = metadata ?? [:]
-            for key in [
-                StoreTypeKey, StoreUUIDKey, StoreModelVersionHashesKey, StoreModelVersionIdentifiersKey,
-                StoreModelVersionHashesVersionKey, StoreMetadataFile.archiveKey,
-            ] {
-                updated[key] = current[key]
-            }
-            try StoreMetadataFile.write(updated, at: url)
+            try Self.replaceMetadata(metadata ?? [:], at: url)
         } catch {
             logger.error("cannot write the store metadata", metadata: ["store": "\(url.path)", "error": "\(error)"])
         }
+    }
+
+    /// Replaces the metadata of the store at `url` without adding it (Core Data's
+    /// `setMetadata(_:forPersistentStoreOfType:at:options:)`), keeping the store's type, UUID and
+    /// model version hashes, which the store owns.
+    ///
+    /// - Throws: ``CoreDataError`` `persistentStoreInvalidType` for a type other than
+    ///   ``SQLiteStoreType``, `persistentStoreOpen` when the store's metadata cannot be read,
+    ///   `persistentStoreSave` when it cannot be written.
+    public class func setMetadata(
+        _ metadata: [String: Any], forPersistentStoreOfType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil
+    ) throws {
+        guard storeType == SQLiteStoreType || storeType == StrataStoreType else {
+            throw CoreDataError(.persistentStoreInvalidType, "\(storeType) stores keep no metadata on disk")
+        }
+        guard FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest").path) else {
+            throw CoreDataError(.persistentStoreOpen, "no store at \(url.path)")
+        }
+        try replaceMetadata(metadata, at: url)
+    }
+
+    /// Writes `metadata` with the keys the store owns taken from its current metadata.
+    private static func replaceMetadata(_ metadata: [String: Any], at url: URL) throws {
+        let current = try StoreMetadataFile.read(at: url) ?? [:]
+        var updated = metadata
+        for key in [
+            StoreTypeKey, StoreUUIDKey, StoreModelVersionHashesKey, StoreModelVersionIdentifiersKey,
+            StoreModelVersionHashesVersionKey, StoreMetadataFile.archiveKey,
+        ] {
+            updated[key] = current[key]
+        }
+        try StoreMetadataFile.write(updated, at: url)
     }
 }

@@ -24,12 +24,19 @@ extension PersistentStoreCoordinator {
     /// directories: a crash at any point leaves the old store or the new one (a leftover directory
     /// of an interrupted migration is removed when the store is next added).
     ///
-    /// - Throws: ``CoreDataError`` `persistentStoreIncompatibleVersionHash` when the store needs a
+    /// - Throws: ``CoreDataError`` `persistentStoreIncompatibleSchema` when the store is open in this
+    ///   process with another model, `persistentStoreOpen` when another process has it open,
+    ///   `persistentStoreIncompatibleVersionHash` when the store needs a
     ///   migration that is turned off (or the store is read-only), `migrationMissingMappingModel`
     ///   when inference is turned off, `migrationMissingSourceModel` when the store's model is not
     ///   known, `inferredMappingModel` for a change inference cannot map, validation errors of
-    ///   the migrated objects and `migration` when the exchange fails. The store is unchanged then.
-    func migrateStoreIfNeeded(_ description: PersistentStoreDescription, mapping: StoreMapping) throws {
+    ///   the migrated objects and `migration` when the exchange fails. The store is unchanged then
+    ///   (after a step of a chain of versions, it is at that step's version).
+    ///
+    /// A model loaded from an `.xcdatamodeld` migrates a store of one of its earlier versions
+    /// through each later version in turn, so that the renames of every step are followed; other
+    /// stores and models migrate in one step.
+    func migrateStoreIfNeeded(_ description: PersistentStoreDescription) throws {
         guard description.typeToOpen == SQLiteStoreType, let url = description.url else { return }
         let staging = Self.migrationStagingURL(for: url)
         // Left by an interrupted migration; removed only while no migration of another process runs.
@@ -50,29 +57,67 @@ extension PersistentStoreCoordinator {
         guard description.shouldInferMappingModelAutomatically else {
             throw CoreDataError(.migrationMissingMappingModel, "the store at \(url.path) needs a migration and inferring a mapping model is off")
         }
+        guard !SharedEngineStores.shared.isOpen(at: url) else {
+            throw CoreDataError(
+                .persistentStoreIncompatibleSchema,
+                "the store at \(url.path) is open in this process with another model; it cannot be migrated while open")
+        }
         guard let source = try StoreMetadataFile.sourceModel(from: metadata) else {
             throw CoreDataError(.migrationMissingSourceModel, "the store at \(url.path) does not record the model it was written with")
         }
-        let mappingModel = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: managedObjectModel)
+        // Every step is inferred before any is taken: a step that is not inferable changes nothing.
+        var steps: [(source: ManagedObjectModel, destination: ManagedObjectModel, mapping: MappingModel)] = []
+        for destination in try versionSteps(after: metadata) {
+            let from = steps.last?.destination ?? source
+            steps.append((from, destination, try MappingModel.inferredMappingModel(forSourceModel: from, destinationModel: destination)))
+        }
         // Held until the new store took the old one's place: no writer opens the old store meanwhile.
         let lock = try StoreDirectoryLock(url)
         defer { lock.release() }
-        let storeID = metadata[StoreUUIDKey] as? String ?? ""
-        if try StoreRowCompatibility.rowsUnchanged(from: source, to: self, mapping: mapping) {
+        for step in steps {
+            try migrateStep(at: url, from: step.source, to: step.destination, mapping: step.mapping, description: description)
+        }
+    }
+
+    /// The models a store of the version `metadata` describes goes through to this coordinator's
+    /// model, which is last: the later versions of the `.xcdatamodeld` the model was loaded
+    /// from, in order, when the store's version is one of them; else the model alone.
+    ///
+    /// - Throws: ``ModelError`` when a version does not load.
+    private func versionSteps(after metadata: [String: Any]) throws -> [ManagedObjectModel] {
+        guard let bundle = managedObjectModel.versionBundleURL else { return [managedObjectModel] }
+        let versions = try ManagedObjectModel.versions(in: bundle).map(ManagedObjectModel.init(contentsOf:))
+        let target = managedObjectModel.entityVersionHashesByName
+        guard let start = versions.firstIndex(where: { $0.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) }),
+            let end = versions.lastIndex(where: { $0.entityVersionHashesByName == target }), start < end
+        else { return [managedObjectModel] }
+        return Array(versions[(start + 1)..<end]) + [managedObjectModel]
+    }
+
+    /// Migrates the store at `url` from `source` to `destination`: rewrites only the metadata when
+    /// the rows stay as they are, else writes a new store beside it and exchanges the two.
+    private func migrateStep(
+        at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel, mapping: MappingModel,
+        description: PersistentStoreDescription
+    ) throws {
+        let staging = Self.migrationStagingURL(for: url)
+        let metadata = try StoreMetadataFile.read(at: url) ?? [:]
+        if try StoreRowCompatibility.rowsUnchanged(from: source, to: destination) {
+            let storeID = metadata[StoreUUIDKey] as? String ?? ""
             try StoreMetadataFile.write(
-                StoreMetadataFile.adding(archiveOf: managedObjectModel, to: metadata.merging(StoreMetadataFile.metadata(for: managedObjectModel, storeID: storeID)) { _, new in new }),
+                StoreMetadataFile.adding(archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: storeID)) { _, new in new }),
                 at: url)
             logger.debug("migrated store metadata; rows unchanged", metadata: ["path": "\(url.path)"])
             return
         }
-        let manager = MigrationManager(sourceModel: source, destinationModel: managedObjectModel)
+        let manager = MigrationManager(sourceModel: source, destinationModel: destination)
         var destinationOptions: [AnyHashable: Any] = [PersistentStoreOptionKey.durability: Durability.relaxed]
         destinationOptions[PersistentHistoryTrackingKey] = description.options[PersistentHistoryTrackingKey]
         do {
-            // Read-only: the old store is neither locked by the engine (this lock is held) nor written.
+            // Read-only: the old store is neither locked by the engine (the caller holds the lock) nor written.
             try manager.migrateStore(
                 from: url, type: SQLiteStoreType, options: [IgnorePersistentStoreVersioningOption: true, ReadOnlyPersistentStoreOption: true],
-                with: mappingModel, toDestinationURL: staging, destinationType: SQLiteStoreType, destinationOptions: destinationOptions)
+                with: mapping, toDestinationURL: staging, destinationType: SQLiteStoreType, destinationOptions: destinationOptions)
             try Self.exchange(url, staging)
         } catch {
             try? FileManager.default.removeItem(at: staging)

@@ -1,14 +1,15 @@
 /// Whether a model change leaves every stored row readable as it is, so that a migration only
 /// rewrites the store's metadata.
 enum StoreRowCompatibility {
-    /// Whether the rows a store written with `source` holds are valid rows of `coordinator`'s model:
+    /// Whether the rows a store written with `source` holds are valid rows of `destination`:
     /// the engine schemas are equal, every stored entity tag stands for the entity of the same name
     /// (or the one it was renamed from), and no attribute or relationship became required or
     /// narrowed its counts (stored objects might not satisfy them).
     ///
     /// - Throws: ``CoreDataError`` when the source model cannot be laid out.
-    static func rowsUnchanged(from source: ManagedObjectModel, to coordinator: PersistentStoreCoordinator, mapping: StoreMapping) throws -> Bool {
+    static func rowsUnchanged(from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> Bool {
         let sourceMapping = try PersistentStoreCoordinator(managedObjectModel: source).mapping.get()
+        let mapping = try PersistentStoreCoordinator(managedObjectModel: destination).mapping.get()
         guard sourceMapping.schema == mapping.schema else { return false }
         for (storeEntity, tags) in mapping.entitiesByTag {
             for (tag, entity) in tags {
