@@ -33,7 +33,7 @@ let package = Package(
         ),
         .target(
             name: "Strata",
-            dependencies: ["StrataStore", .product(name: "OrderedCollections", package: "swift-collections")]
+            dependencies: ["StrataStore", "CStrataSupport", .product(name: "OrderedCollections", package: "swift-collections")]
         ),
         .executableTarget(
             name: "strata",
@@ -47,7 +47,8 @@ let package = Package(
         .executableTarget(name: "strata-torture", dependencies: ["StrataStore"]),
         .executableTarget(name: "strata-quickstart", dependencies: ["Strata"]),
         .executableTarget(name: "strata-graph-probe", dependencies: ["Strata"]),
-        .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport"]),
+        .executableTarget(name: "strata-migration-probe", dependencies: ["Strata"]),
+        .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport", "Strata"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata"], resources: [.copy("Models")]),
     ],
     swiftLanguageModes: [.v6]

@@ -18,6 +18,11 @@ uint32_t strata_crc32c_extend(uint32_t crc, const void *data, size_t length);
 /// The same as `strata_crc32c_extend`, always computed with the portable slice-by-8 tables.
 uint32_t strata_crc32c_extend_portable(uint32_t crc, const void *data, size_t length);
 
+/// Exchanges the files or directories at the paths `first` and `second` in one atomic step
+/// (Linux `renameat2` with `RENAME_EXCHANGE`): a crash leaves both paths as they were or both
+/// exchanged. Returns 0, or -1 with `errno` set (`ENOSYS` where the system has no exchange).
+int strata_rename_exchange(const char *first, const char *second);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,7 +27,7 @@ extension ManagedObjectContext {
         propagateDeletes()
         processPendingChanges()
         try computeDerivedAttributes()
-        try validatePendingObjects()
+        if !defersValidation { try validatePendingObjects() }
 
         var inserted = Array(insertedSet), updated = Array(updatedSet)
         var deleted = deletedSet.elements.filter { !$0.isInaccessible }, discarded = deletedSet.elements.filter(\.isInaccessible)

@@ -77,6 +77,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var undoTracking = UndoTracking()
     /// The pinned query generation, or `nil` to read the stores' newest state.
     var queryGeneration: QueryGenerationToken?
+    /// Whether saves skip validation (a migration's intermediate saves; it validates at the end).
+    var defersValidation = false
 
     /// The coordinator set on this context itself.
     var ownCoordinator: PersistentStoreCoordinator?

@@ -112,6 +112,7 @@ public final class PersistentStoreCoordinator: Sendable {
                 throw CoreDataError(.persistentStoreOpen, "a Strata store needs a URL")
             }
             let configuration = description.storeConfiguration
+            try migrateStoreIfNeeded(description)
             do {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 // A writable store directory is opened once per process and shared.
@@ -123,6 +124,9 @@ public final class PersistentStoreCoordinator: Sendable {
                 }
                 rows = store
                 identifier = store.storeID.uuidString
+                if !description.isReadOnly {
+                    try StoreMetadataFile.recordIfMissing(at: url, storeID: identifier, model: managedObjectModel)
+                }
             } catch let error as StoreError where error.code == .schemaMismatch {
                 throw CoreDataError(.persistentStoreIncompatibleSchema, "the store at \(url.path) was written with another model", underlyingError: error)
             } catch let error as StoreError {

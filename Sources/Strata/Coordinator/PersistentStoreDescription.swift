@@ -86,15 +86,14 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
     }
 
     /// Whether to migrate the store to the current model
-    /// (``MigratePersistentStoresAutomaticallyOption``). The default is `true`; kept only,
-    /// as Strata has no migration yet.
+    /// (``MigratePersistentStoresAutomaticallyOption``). The default is `true`.
     public var shouldMigrateStoreAutomatically: Bool {
         get { Self.flag(options[MigratePersistentStoresAutomaticallyOption]) ?? false }
         set { setOption(newValue, forKey: MigratePersistentStoresAutomaticallyOption) }
     }
 
     /// Whether to infer a mapping model when migrating (``InferMappingModelAutomaticallyOption``).
-    /// The default is `true`; kept only.
+    /// The default is `true`.
     public var shouldInferMappingModelAutomatically: Bool {
         get { Self.flag(options[InferMappingModelAutomaticallyOption]) ?? false }
         set { setOption(newValue, forKey: InferMappingModelAutomaticallyOption) }

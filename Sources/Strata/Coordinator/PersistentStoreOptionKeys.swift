@@ -6,9 +6,9 @@ public let PersistentHistoryTrackingKey = "NSPersistentHistoryTrackingKey"
 /// `Bool`: post ``Foundation/Notification/Name/PersistentStoreRemoteChange`` after each save. Honoured.
 public let PersistentStoreRemoteChangeNotificationPostOptionKey = "NSPersistentStoreRemoteChangeNotificationOptionKey"
 /// `Bool`: migrate the store to the current model version (default `true` in a description).
-/// Kept; Strata has no migration yet, so a store written with another layout is refused.
+/// Honoured: lightweight migration when the store is added.
 public let MigratePersistentStoresAutomaticallyOption = "NSMigratePersistentStoresAutomaticallyOption"
-/// `Bool`: infer a mapping model when migrating (default `true` in a description). Kept.
+/// `Bool`: infer a mapping model when migrating (default `true` in a description). Honoured.
 public let InferMappingModelAutomaticallyOption = "NSInferMappingModelAutomaticallyOption"
 /// `Bool`: open the store without writing. Honoured.
 public let ReadOnlyPersistentStoreOption = "NSReadOnlyPersistentStoreOption"
@@ -24,7 +24,8 @@ public let SQLitePragmasOption = "NSSQLitePragmasOption"
 public let SQLiteAnalyzeOption = "NSSQLiteAnalyzeOption"
 /// `Bool`: vacuum the SQLite file when opening. Kept; Strata compacts in the background.
 public let SQLiteManualVacuumOption = "NSSQLiteManualVacuumOption"
-/// `Bool`: skip the model version check. Kept; a store written with another layout is refused.
+/// `Bool`: skip the model version check (no migration); a store written with another layout is
+/// still refused by the engine. Honoured.
 public let IgnorePersistentStoreVersioningOption = "NSIgnorePersistentStoreVersioningOption"
 /// `Int`: the most connections SQLite opens. Kept; a Strata store is one engine per process.
 public let PersistentStoreConnectionPoolMaxSizeKey = "NSPersistentStoreConnectionPoolMaxSizeKey"

@@ -65,6 +65,11 @@ final class SharedEngineStores: Sendable {
         }
     }
 
+    /// Whether this process has the engine store of the directory at `url` open for writing.
+    func isOpen(at url: URL) -> Bool {
+        entries.withLock { entries in entries[Self.key(url)]?.store.map { !$0.isClosed } ?? false }
+    }
+
     /// The registry key of a store directory: its standardized path, symbolic links resolved.
     private static func key(_ url: URL) -> String {
         url.standardizedFileURL.resolvingSymlinksInPath().path

@@ -44,6 +44,7 @@ extension ManagedObjectModel {
         }
         let root = try ModelXMLDocument.parse(data, path: contents.path)
         try ModelFileReader(path: contents.path).read(root, into: self)
+        if url.pathExtension == "xcdatamodeld" { versionBundleURL = url }
     }
 
     /// The `contents` file a model URL stands for.
@@ -101,9 +102,22 @@ extension ManagedObjectModel {
             }
             return version
         }
+        guard let last = try versions(in: bundle).last else {
+            throw ModelError(
+                .fileNotFound, "the versioned model \(bundle.path) holds no .xcdatamodel",
+                path: bundle.path)
+        }
+        return last
+    }
+
+    /// The `.xcdatamodel` versions of a versioned model bundle, by name in numeric order
+    /// (`Name`, `Name 2`, …, `Name 10`).
+    ///
+    /// - Throws: ``ModelError`` `unreadableFile` when the bundle cannot be listed.
+    static func versions(in bundle: URL) throws -> [URL] {
         let names: [String]
         do {
-            names = try fileManager.contentsOfDirectory(atPath: bundle.path).filter { $0.hasSuffix(".xcdatamodel") }
+            names = try FileManager.default.contentsOfDirectory(atPath: bundle.path).filter { $0.hasSuffix(".xcdatamodel") }
         } catch {
             throw ModelError(
                 .unreadableFile, "cannot list \(bundle.path): \(error.localizedDescription)",
@@ -114,11 +128,6 @@ extension ManagedObjectModel {
             let right = String(rhs.dropLast(".xcdatamodel".count))
             return left.compare(right, options: .numeric) == .orderedAscending
         }
-        guard let last = sorted.last else {
-            throw ModelError(
-                .fileNotFound, "the versioned model \(bundle.path) holds no .xcdatamodel",
-                path: bundle.path)
-        }
-        return bundle.appendingPathComponent(last)
+        return sorted.map { bundle.appendingPathComponent($0) }
     }
 }

@@ -115,6 +115,9 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
         willSet { ensureMutable("versionIdentifiers") }
     }
 
+    /// The `.xcdatamodeld` the model was loaded from, if any: a migration steps through its versions.
+    var versionBundleURL: URL?
+
     /// The fetch request templates, by name (see ``fetchRequestTemplatesByName``).
     var fetchRequestTemplateTable: [String: FetchRequest<ManagedObject>] = [:]
 

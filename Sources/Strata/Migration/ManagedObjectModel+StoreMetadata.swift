@@ -1,0 +1,39 @@
+import Foundation
+
+extension ManagedObjectModel {
+    /// Whether a store whose metadata is `metadata` holds the entities of the configuration
+    /// `configuration` exactly as this model describes them (Core Data's
+    /// `isConfiguration(withName:compatibleWithStoreMetadata:)`): the store's
+    /// ``StoreModelVersionHashesKey`` names the configuration's entities, each with this model's
+    /// ``EntityDescription/versionHash``.
+    ///
+    /// - Parameters:
+    ///   - configuration: a configuration of the model, or `nil` for all its entities.
+    ///   - metadata: a store's metadata
+    ///     (``PersistentStoreCoordinator/metadataForPersistentStore(ofType:at:options:)``).
+    /// - Returns: `false` when the metadata has no version hashes or any hash differs.
+    public func isConfiguration(withName configuration: String?, compatibleWithStoreMetadata metadata: [String: Any]) -> Bool {
+        guard let stored = metadata[StoreModelVersionHashesKey] as? [String: Any],
+            let entities = entities(forConfigurationName: configuration)
+        else { return false }
+        guard Set(stored.keys) == Set(entities.map(\.name)) else { return false }
+        return entities.allSatisfy { (stored[$0.name] as? Data) == $0.versionHash }
+    }
+}
+
+extension ManagedObjectModel {
+    /// The model the store at `url` was written with, rebuilt from the archive Strata keeps in
+    /// the store's metadata; `nil` for a store written before Strata kept one. (Strata's
+    /// addition: Core Data finds the source model among an app's model versions by the store's
+    /// version hashes.)
+    ///
+    /// The model holds the entities, attributes, relationships, fetch indexes and uniqueness
+    /// constraints that shape the store, not default values, validation rules or fetched properties.
+    ///
+    /// - Throws: ``CoreDataError`` `persistentStoreOpen` when the metadata cannot be read,
+    ///   `migrationMissingSourceModel` when the archive does not parse.
+    public static func storeModel(at url: URL) throws -> ManagedObjectModel? {
+        guard let metadata = try StoreMetadataFile.read(at: url) else { return nil }
+        return try StoreMetadataFile.sourceModel(from: metadata)
+    }
+}

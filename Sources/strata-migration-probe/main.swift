@@ -1,0 +1,111 @@
+// strata-migration-probe: measures lightweight migration on a store of N objects.
+//
+//     strata-migration-probe <count> <directory>
+//
+// Writes a store of <count> items (name, Integer 32 value, date; every 100th item related to a
+// group) in <directory>, then migrates one copy to a model that only adds an optional
+// attribute and another to one that widens the value to Integer 64, and prints, for each, the
+// seconds taken and the bytes of store files written. Exit status 0 on success, 1 with a
+// message on standard error otherwise.
+
+import Foundation
+import Strata
+
+/// The probe's model: `Item` and `Group`, with the changes of a migration applied.
+func makeModel(addsAttribute: Bool = false, widensValue: Bool = false) -> ManagedObjectModel {
+    let item = EntityDescription(name: "Item")
+    let group = EntityDescription(name: "Group")
+    let name = AttributeDescription(name: "name", type: .string)
+    let value = AttributeDescription(name: "value", type: widensValue ? .integer64 : .integer32)
+    value.isOptional = false
+    value.defaultValue = 0
+    let created = AttributeDescription(name: "created", type: .date)
+    let title = AttributeDescription(name: "title", type: .string)
+    let members = RelationshipDescription()
+    members.name = "members"
+    members.maxCount = 0
+    let owner = RelationshipDescription()
+    owner.name = "group"
+    members.destinationEntity = item
+    owner.destinationEntity = group
+    members.inverseRelationship = owner
+    owner.inverseRelationship = members
+    item.properties = [name, value, created, owner] + (addsAttribute ? [AttributeDescription(name: "tag", type: .string)] : [])
+    group.properties = [title, members]
+    let model = ManagedObjectModel()
+    model.entities = [group, item]
+    return model
+}
+
+/// The bytes of the files under `directory` modified since `date`.
+func bytesWritten(in directory: URL, since date: Date) -> Int64 {
+    let keys: [URLResourceKey] = [.contentModificationDateKey, .fileSizeKey]
+    guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: keys) else { return 0 }
+    var total: Int64 = 0
+    for case let file as URL in files {
+        guard let values = try? file.resourceValues(forKeys: Set(keys)), let modified = values.contentModificationDate, modified >= date else { continue }
+        total += Int64(values.fileSize ?? 0)
+    }
+    return total
+}
+
+/// Seconds in a duration.
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+/// Opens `url` with `model` (migrating it) and prints how long it took and what it wrote.
+func migrate(_ url: URL, to model: ManagedObjectModel, label: String) throws {
+    let started = Date()
+    let clock = ContinuousClock.now
+    let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+    let store = try coordinator.addPersistentStore(type: .sqlite, at: url, options: [PersistentStoreOptionKey.durability: "relaxed"])
+    try coordinator.remove(store)
+    print("\(label): \(String(format: "%.3f", seconds(ContinuousClock.now - clock))) s, \(bytesWritten(in: url, since: started)) bytes written")
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let count = Int(arguments[1]), count > 0 else {
+    FileHandle.standardError.write(Data("usage: strata-migration-probe <count> <directory>\n".utf8))
+    exit(1)
+}
+do {
+    let directory = URL(fileURLWithPath: arguments[2])
+    let source = directory.appendingPathComponent("Probe.strata")
+    try? FileManager.default.removeItem(at: source)
+    let coordinator = PersistentStoreCoordinator(managedObjectModel: makeModel())
+    let store = try coordinator.addPersistentStore(type: .sqlite, at: source, options: [PersistentStoreOptionKey.durability: "relaxed"])
+    let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+    context.persistentStoreCoordinator = coordinator
+    let clock = ContinuousClock.now
+    try context.performAndWait {
+        var group: ManagedObject?
+        for index in 0..<count {
+            if index.isMultiple(of: 100) {
+                group = EntityDescription.insertNewObject(forEntityName: "Group", into: context)
+                group?.setValue("group \(index / 100)", forKey: "title")
+            }
+            let item = EntityDescription.insertNewObject(forEntityName: "Item", into: context)
+            item.setValue("item \(index)", forKey: "name")
+            item.setValue(Int32(truncatingIfNeeded: index), forKey: "value")
+            item.setValue(Date(timeIntervalSinceReferenceDate: Double(index)), forKey: "created")
+            item.setValue(group, forKey: "group")
+            if index % 10_000 == 9_999 {
+                try context.save()
+                context.reset()
+            }
+        }
+        try context.save()
+    }
+    try coordinator.remove(store)
+    print("wrote \(count) items in \(String(format: "%.3f", seconds(ContinuousClock.now - clock))) s")
+    for (label, model) in [("add optional attribute", makeModel(addsAttribute: true)), ("widen Integer 32 to Integer 64", makeModel(widensValue: true))] {
+        let copy = directory.appendingPathComponent("Probe-\(label.split(separator: " ")[0]).strata")
+        try? FileManager.default.removeItem(at: copy)
+        try FileManager.default.copyItem(at: source, to: copy)
+        try migrate(copy, to: model, label: label)
+    }
+} catch {
+    FileHandle.standardError.write(Data("strata-migration-probe: \(error)\n".utf8))
+    exit(1)
+}

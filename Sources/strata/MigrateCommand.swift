@@ -1,0 +1,122 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Strata
+import StrataStore
+
+/// `strata migrate PATH --model MODEL [--dry-run]`: migrates a store to a newer model version.
+struct MigrateCommand: StrataSubcommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Migrate a store to a newer version of its model (lightweight migration).",
+        discussion: """
+            Infers the mapping from the model the store was written with (kept in its metadata) \
+            to MODEL, prints what changes, and migrates the store in place: the migrated store \
+            replaces the old one in one atomic step, so an interrupted migration leaves the old \
+            store. Progress goes to standard error. With --dry-run, only prints what changes. \
+            Prints the seconds taken and the bytes of store files written.
+            """)
+
+    @OptionGroup var store: StoreArguments
+
+    @Option(help: "The new model: an .xcdatamodeld (its current version) or .xcdatamodel directory.")
+    var model: String
+
+    @Flag(help: "Print what changes without migrating.")
+    var dryRun = false
+
+    func run() throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = label == "strata.migration" ? .debug : .warning
+            return handler
+        }
+        guard FileManager.default.fileExists(atPath: store.url.appendingPathComponent("manifest").path) else {
+            throw StoreError(.notFound, "no store at this path", path: store.path)
+        }
+        let destination = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: model))
+        let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: store.url)
+        if destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) {
+            print("The store already matches the model: nothing to migrate.")
+            return
+        }
+        guard let source = try ManagedObjectModel.storeModel(at: store.url) else {
+            throw CoreDataError(.migrationMissingSourceModel, "the store does not record the model it was written with; open it once with that model")
+        }
+        let mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
+        for line in MigrationReport.lines(mapping, source: source, destination: destination) { print(line) }
+        guard !dryRun else { return }
+        let started = Date()
+        let clock = ContinuousClock.now
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: destination)
+        let opened = try coordinator.addPersistentStore(type: .strata, at: store.url)
+        try coordinator.remove(opened)
+        let elapsed = ContinuousClock.now - clock
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        print("Migrated in \(String(format: "%.3f", seconds)) s; \(MigrationReport.bytesWritten(in: store.url, since: started)) bytes of store files written.")
+    }
+}
+
+/// The text `strata migrate` prints about a mapping.
+enum MigrationReport {
+    /// One line an entity mapping, then one a changed property.
+    static func lines(_ mapping: MappingModel, source: ManagedObjectModel, destination: ManagedObjectModel) -> [String] {
+        var lines: [String] = []
+        for entityMapping in mapping.entityMappings {
+            let sourceName = entityMapping.sourceEntityName ?? "", destinationName = entityMapping.destinationEntityName ?? ""
+            switch entityMapping.mappingType {
+            case .addEntityMappingType: lines.append("+ \(destinationName): new entity")
+            case .removeEntityMappingType: lines.append("- \(sourceName): removed with its objects")
+            case .copyEntityMappingType: lines.append("= \(destinationName): unchanged")
+            default:
+                lines.append("~ \(destinationName)" + (sourceName == destinationName ? ": changed" : ": renamed from \(sourceName)"))
+                guard let from = source.entitiesByName[sourceName], let to = destination.entitiesByName[destinationName] else { continue }
+                lines += propertyLines(entityMapping, from: from, to: to)
+            }
+        }
+        return lines
+    }
+
+    /// The changed properties of a transformed entity.
+    private static func propertyLines(_ mapping: EntityMapping, from: EntityDescription, to: EntityDescription) -> [String] {
+        var lines: [String] = []
+        var used = Set<String>()
+        for property in (mapping.attributeMappings ?? []) + (mapping.relationshipMappings ?? []) {
+            guard let name = property.name, let target = to.propertiesByName[name] else { continue }
+            guard let key = property.valueExpression?.keyPath, let old = from.propertiesByName[key] else {
+                lines.append("    + \(name): new, default value")
+                continue
+            }
+            used.insert(key)
+            var changes: [String] = []
+            if key != name { changes.append("renamed from \(key)") }
+            if let was = old as? AttributeDescription, let now = target as? AttributeDescription, was.attributeType != now.attributeType {
+                changes.append("type \(was.type) → \(now.type)")
+            }
+            if old.isOptional != target.isOptional { changes.append(target.isOptional ? "now optional" : "now required") }
+            if let was = old as? RelationshipDescription, let now = target as? RelationshipDescription, was.isToMany != now.isToMany {
+                changes.append(now.isToMany ? "now to-many" : "now to-one")
+            }
+            if !changes.isEmpty { lines.append("    ~ \(name): " + changes.joined(separator: ", ")) }
+        }
+        for (name, property) in from.propertiesByName.sorted(by: { $0.key < $1.key })
+        where !used.contains(name) && !property.isTransient && !(property is FetchedPropertyDescription) {
+            lines.append("    - \(name): removed")
+        }
+        return lines
+    }
+
+    /// The bytes of the files under `directory` modified since `date`.
+    static func bytesWritten(in directory: URL, since date: Date) -> Int64 {
+        guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.contentModificationDateKey, .fileSizeKey])
+        else { return 0 }
+        var total: Int64 = 0
+        for case let file as URL in files {
+            guard let values = try? file.resourceValues(forKeys: [.contentModificationDateKey, .fileSizeKey]),
+                let modified = values.contentModificationDate, modified >= date
+            else { continue }
+            total += Int64(values.fileSize ?? 0)
+        }
+        return total
+    }
+}
