@@ -6,7 +6,8 @@ import Synchronization
 /// `contexts` background contexts, each on a thread of its own, save one new employee at a time
 /// (named `w<context>-<n>`) until the process is killed. After each save returns it prints
 /// `saved <name>` on a line of its own, so that a test killing the process knows every save that
-/// was acknowledged.
+/// was acknowledged; after each save of the first context, also `statistics <commits> <fsyncs>`
+/// of the engine store.
 func saveConcurrently(store url: URL, contexts count: Int) throws -> Never {
     let container = PersistentContainer(name: "Company", managedObjectModel: makeModel())
     let description = PersistentStoreDescription(url: url)
@@ -33,7 +34,12 @@ func saveConcurrently(store url: URL, contexts count: Int) throws -> Never {
                 } catch {
                     fail("saving \(name): \(error)")
                 }
-                output.withLock { _ in FileHandle.standardOutput.write(Data("saved \(name)\n".utf8)) }
+                output.withLock { _ in
+                    FileHandle.standardOutput.write(Data("saved \(name)\n".utf8))
+                    if worker == 0, let statistics = container.persistentStoreCoordinator.persistentStores.first?.engineStore?.statistics {
+                        FileHandle.standardOutput.write(Data("statistics \(statistics.commits) \(statistics.fsyncs)\n".utf8))
+                    }
+                }
                 number += 1
             }
         }

@@ -10,8 +10,9 @@ import Glibc
 /// in flight beyond its acknowledged ones).
 @Suite struct ConcurrentSaveCrashTests {
     /// Runs `strata-graph-probe <store> save-concurrently <contexts>` until it has acknowledged
-    /// `saves` saves, kills it with `SIGKILL` and returns the names of every save it acknowledged.
-    static func killSaver(store url: URL, contexts: Int, after saves: Int) throws -> [String] {
+    /// `saves` saves, kills it with `SIGKILL` and returns the names of every save it acknowledged
+    /// with the last commit and `fdatasync` counts it printed.
+    static func killSaver(store url: URL, contexts: Int, after saves: Int) throws -> (saves: [String], commits: Int, fsyncs: Int) {
         let process = Process()
         process.executableURL = try CrossProcessTests.probe()
         process.arguments = [url.path, "save-concurrently", "\(contexts)"]
@@ -36,7 +37,9 @@ import Glibc
         process.waitUntilExit()
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationReason == .uncaughtSignal, "the saver stopped before it was killed: \(stderr)")
-        return acknowledged()
+        let statistics = String(decoding: text, as: UTF8.self).split(separator: "\n").last { $0.hasPrefix("statistics ") }
+        let counts = statistics?.split(separator: " ").dropFirst().compactMap { Int($0) } ?? []
+        return (acknowledged(), counts.first ?? 0, counts.last ?? 0)
     }
 
     @Test func killedWhileSixteenContextsSaveLosesNothingAcknowledged() throws {
@@ -45,7 +48,8 @@ import Glibc
         // The store exists with its model before the saver opens it.
         try GraphModel.container(at: url).close()
         for _ in 0..<3 {
-            let acknowledged = try Self.killSaver(store: url, contexts: 16, after: 200)
+            let (acknowledged, commits, fsyncs) = try Self.killSaver(store: url, contexts: 16, after: 200)
+            #expect(commits > 0 && fsyncs < commits, "the contexts' durable saves shared fdatasyncs (\(commits) commits, \(fsyncs) syncs)")
             let container = try GraphModel.container(at: url)
             let context = container.newBackgroundContext()
             let stored = try context.performAndWait { try context.fetch(Employee.fetchRequest()).map(\.name) }

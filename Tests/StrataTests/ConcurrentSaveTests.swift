@@ -109,6 +109,8 @@ import Testing
         let ann = try contexts.map { context in
             try context.performAndWait {
                 context.mergePolicy = MergePolicy(merge: policy)
+                // Keeps Ann as read here (a released object would be read again when changed).
+                context.retainsRegisteredObjects = true
                 let ann = try #require(try Self.employee("Ann", in: context))
                 #expect(ann.salary == 0)
                 return ann.objectID
@@ -208,5 +210,59 @@ import Testing
         #expect((0..<16).contains(owner))
         if policy == .errorMergePolicyType { #expect(saved.current == [Int(owner)], "the one save that succeeded is stored") }
         try reopened.close()
+    }
+
+    /// A context pinned to a query generation while eight others save at once keeps reading
+    /// the same salaries, however often it faults them again: every commit after its pin kept the rows
+    /// it replaced, including commits that were in flight when it pinned.
+    @Test func aGenerationPinnedWhileContextsSaveKeepsReadingOneState() throws {
+        let folder = TemporaryFolder()
+        let container = try Self.durableContainer(at: folder.store())
+        let seeder = container.newBackgroundContext()
+        try seeder.performAndWait {
+            for worker in 0..<8 { Employee(context: seeder).name = "e\(worker)" }
+            try seeder.save()
+        }
+        let contexts = (0..<8).map { _ in container.newBackgroundContext() }
+        let problems = Locked<[String]>([])
+        @Sendable func salaries(in context: ManagedObjectContext) throws -> [Int64] {
+            let request = Employee.fetchRequest()
+            request.sortDescriptors = [FetchSortDescriptor(key: "name")]
+            return try context.fetch(request).map(\.salary)
+        }
+        Self.together(9, rounds: 30) { worker, round in
+            if worker == 8 {
+                let reader = container.newBackgroundContext()
+                reader.performAndWait {
+                    do {
+                        try reader.setQueryGenerationFrom(.current)
+                        let first = try salaries(in: reader)
+                        for _ in 0..<3 {
+                            // Faults again without moving to a newer generation (refreshAllObjects would).
+                            for object in reader.registeredObjects { reader.refresh(object, mergeChanges: false) }
+                            let again = try salaries(in: reader)
+                            if again != first { problems.withLock { $0.append("round \(round): \(first) then \(again)") } }
+                        }
+                    } catch {
+                        problems.withLock { $0.append("round \(round): \(error)") }
+                    }
+                }
+                return
+            }
+            let context = contexts[worker]
+            context.performAndWait {
+                do {
+                    let employee = try #require(try Self.employee("e\(worker)", in: context))
+                    employee.salary = Int64(round + 1)
+                    try context.save()
+                } catch {
+                    problems.withLock { $0.append("e\(worker), round \(round): \(error)") }
+                }
+            }
+        }
+        #expect(problems.current == [])
+        let reader = container.newBackgroundContext()
+        #expect(try reader.performAndWait { try salaries(in: reader) } == Array(repeating: 30, count: 8))
+        try container.close()
     }
 }
