@@ -9,6 +9,8 @@ struct PendingCommit: Sendable {
     var rows: [Int: (old: Row?, new: Row?)]
     /// Whether the commit waits for `fdatasync`.
     var durable: Bool
+    /// What the commits since the writer's reads must not have changed.
+    var condition: CommitCondition?
     /// Where the leader leaves the result.
     var ticket: CommitTicket
 }
@@ -53,7 +55,8 @@ extension Store {
     ///
     /// - Returns: the commit's sequence number, one more than the previous commit's.
     /// - Throws: ``StoreError`` `invalidValue` (a value that does not fit its column),
-    ///   `keyConflict` (insert of a live key, update or delete of a missing one), `io`/`diskFull`
+    ///   `keyConflict` (insert of a live key, update or delete of a missing one), `writeConflict`
+    ///   (the transaction's ``Transaction/condition`` failed; nothing is written), `io`/`diskFull`
     ///   (nothing of this commit is written), `failStopped` (an earlier fsync failed), `closed`,
     ///   `readOnly`. A failed commit leaves every earlier commit intact.
     @discardableResult
@@ -120,7 +123,7 @@ extension Store {
         }
         let durable = (transaction.durability ?? configuration.durability) == .durable
         let ticket = CommitTicket()
-        let pending = PendingCommit(record: record, rows: rows, durable: durable, ticket: ticket)
+        let pending = PendingCommit(record: record, rows: rows, durable: durable, condition: transaction.condition, ticket: ticket)
         let leads = commitQueue.withLock { queue in
             queue.pending.append(pending)
             if queue.leaderActive { return false }
@@ -172,9 +175,21 @@ extension Store {
         }
         var accepted: [(index: Int, rows: [Int: (old: Row?, new: Row?)])] = []
         var images: [EntityKey: GroupImage] = [:]
+        let recent = recentCommits.withLock { recent in
+            if recent.floor == nil { recent.floor = state.withLock { $0.lastSequence } }
+            return recent
+        }
+        // The keys written by the commits of the group accepted so far.
+        var groupWritten: [Int: Set<PrimaryKey>] = [:]
         for (index, item) in batch.enumerated() {
+            if let condition = item.condition, !recent.holds(condition) || condition.isBroken(by: groupWritten) {
+                results[index] = .failure(StoreError(.writeConflict, "a commit since sequence \(condition.since) changed rows this transaction depends on"))
+                continue
+            }
             switch validate(item, against: &images) {
-            case .success(let rows): accepted.append((index, rows))
+            case .success(let rows):
+                accepted.append((index, rows))
+                for op in item.record.ops { groupWritten[op.entity, default: []].insert(op.key) }
             case .failure(let error): results[index] = .failure(error)
             }
         }
@@ -236,7 +251,13 @@ extension Store {
                 state.bytesSinceCheckpoint += Int64(buffer.count)
                 return state.bytesSinceCheckpoint >= interval
             }
+            recentCommits.withLock { recent in
+                for (position, entry) in accepted.enumerated() {
+                    recent.record(sequence: firstSequence + UInt64(position), written: RecordOp.written(batch[entry.index].record.ops))
+                }
+            }
             counters.commits.add(accepted.count)
+            counters.groupWrites.add(1)
             counters.bytesWritten.add(buffer.count)
             if wantsCheckpoint { maintenance.wake() }
             for (position, entry) in accepted.enumerated() {

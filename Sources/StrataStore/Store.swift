@@ -41,6 +41,8 @@ public final class Store: Sendable {
     /// Held while a commit group is written and applied, and while `compact()` rolls the active
     /// segment, so that a roll never runs between a group's append and its update of the log end.
     let appendLock = Mutex(())
+    /// The rows the recent commits wrote, for checking commit conditions (under `appendLock`).
+    let recentCommits = Mutex(RecentCommits())
     /// Entered while the fetch indexes are still being loaded from a checkpoint.
     let fetchIndexLoading = DispatchGroup()
     let lifecycle = Mutex(Lifecycle())

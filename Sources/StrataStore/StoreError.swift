@@ -32,6 +32,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let invalidValue = Code("invalidValue")
         /// An update or delete names a row that does not exist, or an insert one that does.
         public static let keyConflict = Code("keyConflict")
+        /// A commit's ``CommitCondition`` failed: a commit since the writer's reads wrote a row
+        /// it depends on. Nothing was written; read again and retry.
+        public static let writeConflict = Code("writeConflict")
         /// The store is closed.
         public static let closed = Code("closed")
         /// The store was opened read-only.

@@ -25,6 +25,8 @@ final class StoreCounters: Sendable {
     let commits = StoreCounter("strata_commits")
     /// `fsync`/`fdatasync` calls on the log.
     let fsyncs = StoreCounter("strata_fsyncs")
+    /// Log appends of commit groups: one write for every group of concurrent commits.
+    let groupWrites = StoreCounter("strata_group_writes")
     /// Log bytes appended by commits.
     let bytesWritten = StoreCounter("strata_bytes_written")
     /// Bytes of segment files removed by compaction, less what it wrote.
@@ -39,8 +41,12 @@ final class StoreCounters: Sendable {
 public struct StoreStatistics: Sendable, Hashable, Codable {
     /// Commits written since open.
     public var commits: Int
-    /// `fsync`/`fdatasync` calls on the log since open.
+    /// `fsync`/`fdatasync` calls on the log since open (commits and segment rolls). Fewer than
+    /// ``commits`` when concurrent durable commits shared a sync (group commit).
     public var fsyncs: Int
+    /// Groups of commits written since open, each with one append (and, when durable, one
+    /// `fdatasync`); ``commits`` divided by this is the mean number of transactions per group.
+    public var commitGroups: Int
     /// Log bytes appended by commits since open.
     public var bytesWritten: Int
     /// Bytes reclaimed by compaction since open.
@@ -91,7 +97,7 @@ extension Store {
              state.blocks.count, state.stats.values.reduce(Int64(0)) { $0 + $1.fileBytes }, state.stats.values.reduce(Int64(0)) { $0 + $1.liveBytes })
         }
         return StoreStatistics(
-            commits: counters.commits.total, fsyncs: counters.fsyncs.total, bytesWritten: counters.bytesWritten.total,
+            commits: counters.commits.total, fsyncs: counters.fsyncs.total, commitGroups: counters.groupWrites.total, bytesWritten: counters.bytesWritten.total,
             bytesReclaimed: counters.bytesReclaimed.total, cacheHits: cache.hits, cacheMisses: cache.misses,
             compactions: counters.compactions.total, checkpoints: counters.checkpoints.total, liveRows: rows,
             indexBytes: indexBytes, blocks: blocks, segmentBytes: segmentBytes, liveRowBytes: liveRowBytes)

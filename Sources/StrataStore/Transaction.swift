@@ -39,6 +39,9 @@ public struct Transaction: Sendable {
     public var timestamp: Date = Date()
     /// Overrides the store's durability for this commit. The default is `nil` (the store's).
     public var durability: Durability?
+    /// What the commits since the writer's reads must not have changed; `nil` (the default):
+    /// the transaction commits whatever was committed since.
+    public var condition: CommitCondition?
 
     /// Creates an empty transaction.
     public init(author: String? = nil, contextName: String? = nil) {

@@ -36,23 +36,12 @@ extension ManagedObjectContext {
             // A child context saves into its parent; constraints are checked when the root saves.
             try push(inserted: inserted, updated: updated, deleted: deleted, into: parent)
         } else {
-            try coordinator.withSaveLock {
-                // The merge policy may merge objects of the save into others: read the changes after it.
-                try resolveUniquenessConstraints(coordinator: coordinator)
-                inserted = Array(insertedSet)
-                updated = Array(updatedSet)
-                deleted = deletedSet.elements.filter { !$0.isInaccessible }
-                discarded = deletedSet.elements.filter(\.isInaccessible)
-                try obtainPermanentIDs(for: inserted)
-                let resolved = try resolveConflicts(updated: updated, deleted: deleted, coordinator: coordinator)
-                let sequences = try commit(inserted: inserted, updated: resolved.updated, deleted: resolved.deleted, coordinator: coordinator)
-                committedSequences = sequences
-                // Saves are serialized by the lock and the store by its file lock, so the objects
-                // saved hold exactly the store's state at their commit.
-                for object in inserted + resolved.updated {
-                    object.snapshotSequence = sequences[object.objectID.storeIdentifier!] ?? 0
-                }
-            }
+            committedSequences = try commitConcurrently(coordinator: coordinator)
+            // The merge policy may merge objects of the save into others: read the changes after it.
+            inserted = Array(insertedSet)
+            updated = Array(updatedSet)
+            deleted = deletedSet.elements.filter { !$0.isInaccessible }
+            discarded = deletedSet.elements.filter(\.isInaccessible)
         }
 
         for object in inserted + updated {
@@ -165,7 +154,7 @@ extension ManagedObjectContext {
 
     /// Applies the merge policy to objects whose stored row changed since they were read.
     /// Returns the objects to update and delete.
-    private func resolveConflicts(
+    func resolveConflicts(
         updated: [ManagedObject], deleted: [ManagedObject], coordinator: PersistentStoreCoordinator
     ) throws -> (updated: [ManagedObject], deleted: [ManagedObject]) {
         var conflicts: [MergeConflict] = []
@@ -199,14 +188,21 @@ extension ManagedObjectContext {
         return (keptUpdates, goneDeletes.isEmpty ? deleted : deleted.filter { !goneDeletes.contains($0) })
     }
 
-    /// Builds and commits one transaction per store.
-    private func commit(
-        inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], coordinator: PersistentStoreCoordinator
-    ) throws -> [String: UInt64] {
+    /// Builds and commits one transaction per store, each under its store's condition, adding
+    /// each store's sequence to `sequences` once committed.
+    ///
+    /// - Throws: ``SaveConflict`` when a store refuses a commit because its condition failed.
+    func commit(
+        inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], conditions: [String: CommitCondition],
+        into sequences: inout [String: UInt64], coordinator: PersistentStoreCoordinator
+    ) throws {
         var transactions: [String: Transaction] = [:]
         func transaction(_ object: ManagedObject) -> String {
             let identifier = object.objectID.storeIdentifier!
-            if transactions[identifier] == nil { transactions[identifier] = Transaction(author: transactionAuthor, contextName: name) }
+            if transactions[identifier] == nil {
+                transactions[identifier] = Transaction(author: transactionAuthor, contextName: name)
+                transactions[identifier]!.condition = conditions[identifier]
+            }
             return identifier
         }
         var deletedJoinRows = Set<EntityKey>()
@@ -237,18 +233,18 @@ extension ManagedObjectContext {
                 }
             }
         }
-        var sequences: [String: UInt64] = [:]
         for (identifier, transaction) in transactions where !transaction.operations.isEmpty {
             guard let store = coordinator.store(identifier: identifier) else {
                 throw CoreDataError(.persistentStoreSave, "the store \(identifier) was removed")
             }
             do {
                 sequences[identifier] = try store.commit(transaction)
+            } catch let error as StoreError where error.code == .writeConflict {
+                throw SaveConflict(store: identifier)
             } catch let error as StoreError {
                 throw CoreDataError(.persistentStoreSave, "the store could not save: \(error.message)", underlyingError: error)
             }
         }
-        return sequences
     }
 
     /// The stored row of an object: its entity tag, attributes and to-one references.

@@ -21,8 +21,8 @@ public final class PersistentStore: Sendable {
     /// When this store's saves return (`nil`: the engine store's own setting). Coordinators
     /// sharing one engine store each keep the durability they added it with.
     let durability: Durability?
-    /// Held while a save checks this store and commits to it (shared with the coordinators that
-    /// share the engine store).
+    /// Held while a batch request reads this store and commits to it (shared with the
+    /// coordinators that share the engine store).
     let saveLock: StoreSaveLock
     /// The row versions pinned query generations read (shared with the coordinators that share
     /// the engine store).

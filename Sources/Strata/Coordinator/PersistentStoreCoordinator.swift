@@ -191,10 +191,22 @@ public final class PersistentStoreCoordinator: Sendable {
         return store
     }
 
-    /// Runs `body` holding the save lock of every store added, so that saves of the contexts of
-    /// every coordinator sharing one of these stores see each other's results.
-    func withSaveLock(_ body: () throws -> Void) throws {
-        try StoreSaveLock.withLocks(persistentStores.map(\.saveLock), body)
+    /// Runs `body` holding the save lock of every store added (batch requests of every
+    /// coordinator sharing one of these stores run one at a time), passing it each store's newest
+    /// sequence before it reads; runs it again when its commit fails its condition on the
+    /// commits since (``BatchWriter``), as a concurrent context save made it do.
+    func withSaveLock(_ body: ([String: UInt64]) throws -> Void) throws {
+        try StoreSaveLock.withLocks(persistentStores.map(\.saveLock)) {
+            while true {
+                var since: [String: UInt64] = [:]
+                for store in persistentStores { since[store.identifier] = store.rows.lastSequence }
+                do {
+                    return try body(since)
+                } catch is SaveConflict {
+                    continue
+                }
+            }
+        }
     }
 
     /// The layout of `entity`.

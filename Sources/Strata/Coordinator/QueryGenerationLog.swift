@@ -21,20 +21,31 @@ final class QueryGenerationLog: Sendable {
     private struct State {
         /// The pinned sequences, with how many pins hold each.
         var pins: [UInt64: Int] = [:]
+        /// Pins being taken: while any is, commits record pre-images.
+        var pinning = 0
         /// Pre-images by entity and key, oldest first.
         var versions: [Int: [PrimaryKey: [Version]]] = [:]
     }
 
     private let state = Mutex(State())
-    /// Held while committing and while pinning, so that a pin never falls between the decision
-    /// to record pre-images and the commit they are for.
+    /// Held while pinning and while committing with pre-images, so that those commits (and the
+    /// sequence each pre-image is current at) are serialized with each other and with pins.
     private let commitLock = Mutex(())
+    /// Entered by each commit that records no pre-images (no generation pinned) until it
+    /// returns: such commits run concurrently and share the engine's group commit, and a pin
+    /// waits for them so that none lands after the pinned sequence without its pre-images.
+    private let unrecordedCommits = DispatchGroup()
 
     /// Pins the current generation of `rows`: its newest sequence.
     func pin(_ rows: any RowStore) -> UInt64 {
         commitLock.withLock { _ in
+            state.withLock { $0.pinning += 1 }
+            unrecordedCommits.wait()
             let sequence = rows.lastSequence
-            state.withLock { $0.pins[sequence, default: 0] += 1 }
+            state.withLock { state in
+                state.pinning -= 1
+                state.pins[sequence, default: 0] += 1
+            }
             return sequence
         }
     }
@@ -58,12 +69,22 @@ final class QueryGenerationLog: Sendable {
     }
 
     /// Commits `transaction` to `rows`, first recording the pre-images of the rows it changes
-    /// when a generation is pinned.
+    /// when a generation is pinned. Without a pinned generation, commits run concurrently (and
+    /// share the engine's group commit); while one is pinned, they run one at a time.
     ///
     /// - Returns: the commit's sequence.
     /// - Throws: what the commit throws; the pre-images recorded for it are dropped then.
     func commit(_ transaction: Transaction, to rows: any RowStore) throws -> UInt64 {
-        try commitLock.withLock { _ in
+        let unrecorded = state.withLock { state in
+            guard state.pins.isEmpty && state.pinning == 0 else { return false }
+            unrecordedCommits.enter()
+            return true
+        }
+        if unrecorded {
+            defer { unrecordedCommits.leave() }
+            return try rows.commit(transaction)
+        }
+        return try commitLock.withLock { _ in
             guard state.withLock({ !$0.pins.isEmpty }) else { return try rows.commit(transaction) }
             let after = rows.lastSequence
             var images: [EntityKey: Row?] = [:]

@@ -98,6 +98,10 @@ final class InMemoryRowStore: RowStore {
 
     func commit(_ transaction: Transaction) throws -> UInt64 {
         try contents.withLock { contents in
+            // Conservative: any commit since the condition's sequence may have broken it.
+            if let condition = transaction.condition, condition.since != contents.sequence {
+                throw StoreError(.writeConflict, "a commit since sequence \(condition.since) may have changed rows this transaction depends on")
+            }
             var rows = contents.rows
             for operation in transaction.operations {
                 switch operation {

@@ -1,7 +1,8 @@
 import Synchronization
 
-/// Held while a save checks a store for conflicts and uniqueness and commits to it, so that saves
-/// see each other's results. Coordinators sharing one engine store share its lock.
+/// Held while a batch request reads a store and commits to it, so that batch requests run one at
+/// a time (context saves take no lock: their commits carry a condition the engine checks).
+/// Coordinators sharing one engine store share its lock.
 final class StoreSaveLock: Sendable {
     private let mutex = Mutex(())
 

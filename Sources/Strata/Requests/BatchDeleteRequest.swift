@@ -60,11 +60,11 @@ public final class BatchDeleteRequest: PersistentStoreRequest {
     ///   ID, `persistentStoreOperation` when a store fails; nothing is written then.
     override func execute(in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws -> PersistentStoreResult {
         var deleted: [ManagedObjectID] = []
-        try coordinator.withSaveLock {
+        try coordinator.withSaveLock { since in
             let ids = try objectIDs ?? fetchRequest.storedObjectIDs(in: context)
             var deletion = BatchDeletion(coordinator: coordinator)
             try deletion.delete(ids)
-            try BatchWriter(coordinator: coordinator).commit(deletion.transactions(author: context.transactionAuthor, contextName: context.name))
+            try BatchWriter(coordinator: coordinator).commit(deletion.transactions(author: context.transactionAuthor, contextName: context.name), since: since)
             deleted = deletion.deleted.elements
         }
         switch resultType {

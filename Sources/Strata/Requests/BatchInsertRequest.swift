@@ -99,12 +99,15 @@ public final class BatchInsertRequest: PersistentStoreRequest {
         fetch.entity = entity
         let entity = try fetch.resolveEntity(in: coordinator.managedObjectModel)
         var ids: [ManagedObjectID] = []
-        try coordinator.withSaveLock {
+        // Gathered first: the handlers run once, however often a concurrent save makes the insert run again.
+        var objects: [[String: Any]] = []
+        try forEachObject(of: entity) { objects.append($0) }
+        try coordinator.withSaveLock { since in
             var insertion = try BatchInsertion(
                 coordinator: coordinator, entity: entity, policy: context.mergePolicy.mergeType,
                 author: context.transactionAuthor, contextName: context.name)
-            try forEachObject(of: entity) { try insertion.add($0) }
-            try BatchWriter(coordinator: coordinator).commit([insertion.store.identifier: try insertion.transaction()])
+            for object in objects { try insertion.add(object) }
+            try BatchWriter(coordinator: coordinator).commit([insertion.store.identifier: try insertion.transaction()], since: since)
             ids = try insertion.objectIDs
         }
         switch resultType {

@@ -68,7 +68,8 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
         }
         let columns = changes.map(\.column).sorted()
         var updated: [ManagedObjectID] = []
-        try coordinator.withSaveLock {
+        try coordinator.withSaveLock { since in
+            updated = []
             let ids = try fetch.storedObjectIDs(in: context)
             var transactions: [String: Transaction] = [:]
             for (identifier, group) in Dictionary(grouping: ids, by: { $0.storeIdentifier! }) {
@@ -93,7 +94,7 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
                 }
                 transactions[identifier] = transaction
             }
-            try BatchWriter(coordinator: coordinator).commit(transactions)
+            try BatchWriter(coordinator: coordinator).commit(transactions, since: since)
         }
         switch resultType {
         case .statusOnlyResultType: return BatchUpdateResult(result: true, resultType: resultType)
