@@ -84,6 +84,8 @@ struct StoreState: Sendable {
     ) {
         let numbers = registerBlocks(record.blocks, segment: segment, offset: offset)
         for (index, op) in record.ops.enumerated() {
+            // A prior row (history) is never the live image of its key.
+            if op.priorBlock >= 0 { stats[segment]?.deadBytes += Int64(op.priorSize) }
             if op.kind.removes {
                 place(op.entity, op.key, at: .absent, size: 0, segment: segment)
                 if op.block >= 0 { stats[segment]?.deadBytes += Int64(op.size) }

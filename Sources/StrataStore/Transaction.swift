@@ -39,6 +39,11 @@ public struct Transaction: Sendable {
     public var timestamp: Date = Date()
     /// Overrides the store's durability for this commit. The default is `nil` (the store's).
     public var durability: Durability?
+    /// The bundle identifier of the process making the change, kept in the history. The default
+    /// is `Bundle.main`'s identifier, else the executable's name.
+    public var bundleID: String? = ProcessIdentity.bundleID
+    /// The id of the process making the change, kept in the history. The default is this process's.
+    public var processID: Int32? = ProcessIdentity.processID
 
     /// Creates an empty transaction.
     public init(author: String? = nil, contextName: String? = nil) {
