@@ -61,6 +61,8 @@ enum RecordHeader {
     static let processFlag: UInt32 = 1
     /// Flag: each update and delete operation names the block and slot of its prior row.
     static let priorRowsFlag: UInt32 = 2
+    /// Flag: the transaction metadata carries history consumer cursors after the process fields.
+    static let cursorsFlag: UInt32 = 4
 
     /// The header's size.
     static let size = 32
@@ -88,6 +90,8 @@ struct EncodedRecord: Sendable {
     var ops: [RecordOp]
     /// Each block's offset and length within the record.
     var blocks: [BlockSpan]
+    /// The history consumer cursors the transaction advances, by consumer name.
+    var cursors: [String: UInt64] = [:]
 }
 
 /// Where a block sits within its record.
@@ -171,16 +175,24 @@ struct RecordBuilder {
     /// always use the current format (process fields and prior-row references).
     func build(
         timestamp: Date = Date(), author: String? = nil, contextName: String? = nil, bundleID: String? = nil,
-        processID: Int32? = nil
+        processID: Int32? = nil, cursors: [String: UInt64] = [:]
     ) -> EncodedRecord {
         var meta = BinaryWriter(capacity: 16 + ops.count * 8)
-        let flags = kind == .transaction ? RecordHeader.processFlag | RecordHeader.priorRowsFlag : 0
+        var flags = kind == .transaction ? RecordHeader.processFlag | RecordHeader.priorRowsFlag : 0
+        if kind == .transaction && !cursors.isEmpty { flags |= RecordHeader.cursorsFlag }
         if kind == .transaction {
             meta.u64(timestamp.timeIntervalSinceReferenceDate.bitPattern)
             meta.optionalString(author)
             meta.optionalString(contextName)
             meta.optionalString(bundleID)
             meta.varint(processID.map { UInt64(UInt32(bitPattern: $0)) + 1 } ?? 0)
+            if flags & RecordHeader.cursorsFlag != 0 {
+                meta.varint(cursors.count)
+                for (name, sequence) in cursors.sorted(by: { $0.key < $1.key }) {
+                    meta.string(name)
+                    meta.u64(sequence)
+                }
+            }
         }
         meta.varint(ops.count)
         for op in ops {
@@ -226,7 +238,7 @@ struct RecordBuilder {
         header.u32(flags)
         header.u64(0)
         bytes.replaceSubrange(0..<RecordHeader.size, with: header.bytes)
-        return EncodedRecord(bytes: bytes, ops: ops, blocks: spans)
+        return EncodedRecord(bytes: bytes, ops: ops, blocks: spans, cursors: cursors)
     }
 }
 
@@ -248,6 +260,8 @@ struct ParsedRecord {
     var bundleID: String?
     /// The id of the process that saved it (records with the process flag).
     var processID: Int32?
+    /// The history consumer cursors the transaction advances (records with the cursors flag).
+    var cursors: [String: UInt64]
     /// The operations, in order.
     var ops: [RecordOp]
     /// Where each block sits in the record.
@@ -299,13 +313,14 @@ struct ParsedRecord {
         }
         guard reader.isAtEnd else { throw BinaryReader.Malformed(offset: reader.position) }
         self.blocks = blocks
-        (timestamp, author, contextName, bundleID, processID, ops) = try meta.withUnsafeBytes { raw in
+        (timestamp, author, contextName, bundleID, processID, cursors, ops) = try meta.withUnsafeBytes { raw in
             var meta = BinaryReader(raw)
             var timestamp = Date(timeIntervalSinceReferenceDate: 0)
             var author: String?
             var contextName: String?
             var bundleID: String?
             var processID: Int32?
+            var cursors: [String: UInt64] = [:]
             if kind == .transaction {
                 timestamp = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try meta.u64()))
                 author = try meta.optionalString()
@@ -315,6 +330,12 @@ struct ParsedRecord {
                     let process = try meta.varint()
                     guard process <= UInt64(UInt32.max) + 1 else { throw BinaryReader.Malformed(offset: 0) }
                     processID = process == 0 ? nil : Int32(bitPattern: UInt32(process - 1))
+                }
+                if flags & RecordHeader.cursorsFlag != 0 {
+                    for _ in 0..<(try meta.count(limit: raw.count)) {
+                        let name = try meta.string()
+                        cursors[name] = try meta.u64()
+                    }
                 }
             }
             let count = try meta.count(limit: raw.count)
@@ -347,7 +368,7 @@ struct ParsedRecord {
                 }
                 ops.append(op)
             }
-            return (timestamp, author, contextName, bundleID, processID, ops)
+            return (timestamp, author, contextName, bundleID, processID, cursors, ops)
         }
     }
 }

@@ -59,7 +59,10 @@ extension Store {
     @discardableResult
     public func commit(_ transaction: Transaction) throws -> UInt64 {
         try checkOpen(writing: true)
-        guard !transaction.operations.isEmpty else { return lastSequence }
+        guard !transaction.operations.isEmpty else {
+            for (name, sequence) in transaction.consumerCursors { try advanceHistoryConsumer(name, to: sequence) }
+            return lastSequence
+        }
         waitForFetchIndexes()
         var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize)
         var rows: [Int: (old: Row?, new: Row?)] = [:]
@@ -123,7 +126,7 @@ extension Store {
         }
         let record = builder.build(
             timestamp: transaction.timestamp, author: transaction.author, contextName: transaction.contextName,
-            bundleID: transaction.bundleID, processID: transaction.processID)
+            bundleID: transaction.bundleID, processID: transaction.processID, cursors: transaction.consumerCursors)
         guard record.bytes.count <= RecordHeader.maxLength else {
             throw StoreError(.invalidValue, "a transaction of \(record.bytes.count) bytes is larger than 1 GiB")
         }
@@ -236,7 +239,7 @@ extension Store {
                     let record = batch[entry.index].record
                     let summary = RecordSummary(
                         kind: .transaction, sequence: firstSequence + UInt64(position), length: record.bytes.count,
-                        ops: record.ops, blocks: record.blocks)
+                        ops: record.ops, blocks: record.blocks, cursors: record.cursors)
                     state.apply(summary, segment: file.id, offset: start + Int64(offsets[position]), rows: entry.rows,
                                 historyTracking: configuration.historyTracking)
                 }
@@ -246,6 +249,7 @@ extension Store {
                 return state.bytesSinceCheckpoint >= interval
             }
             counters.commits.add(accepted.count)
+            CommitSignal.notify(self, sequence: sequence)
             counters.bytesWritten.add(buffer.count)
             if wantsCheckpoint { maintenance.wake() }
             for (position, entry) in accepted.enumerated() {

@@ -88,7 +88,9 @@ extension Store {
     }
 
     /// Deletes the history of every transaction with a sequence number below `sequence`
-    /// (exclusive, as Core Data's `deleteHistory(before:)`), so compaction may reclaim it.
+    /// (exclusive, as Core Data's `deleteHistory(before:)`), so compaction may reclaim it; what
+    /// a live history consumer has not consumed yet stays until it advances or is evicted
+    /// (see ``StoreConfiguration/historyConsumerLagLimit``).
     ///
     /// Moves the retention floor and writes the manifest; costs one atomic file replace.
     ///
@@ -97,12 +99,15 @@ extension Store {
     public func deleteHistory(before sequence: UInt64) throws {
         try checkOpen(writing: true)
         try manifestLock.withLock { status in
-            state.withLock { state in
+            let changed = state.withLock { state in
                 let floor = min(sequence &- 1, state.lastSequence)
-                guard sequence > 0, floor > state.historyFloor else { return }
-                state.historyFloor = floor
-                state.history.removeAll { $0.sequence <= floor }
+                guard sequence > 0, floor > state.requestedHistoryFloor else { return false }
+                state.requestedHistoryFloor = floor
+                return true
             }
+            guard changed else { return }
+            evictLaggingConsumers()
+            state.withLock { _ = $0.raiseHistoryFloor() }
             try publishManifest(status)
         }
         maintenance.wake()

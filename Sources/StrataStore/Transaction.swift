@@ -44,6 +44,10 @@ public struct Transaction: Sendable {
     public var bundleID: String? = ProcessIdentity.bundleID
     /// The id of the process making the change, kept in the history. The default is this process's.
     public var processID: Int32? = ProcessIdentity.processID
+    /// History consumer cursors to advance with this commit, by consumer name: written in the
+    /// same record as the changes, so a consumer that applied history and advances its cursor
+    /// in one commit does both or neither. Names the store does not know are ignored.
+    public var consumerCursors: [String: UInt64] = [:]
 
     /// Creates an empty transaction.
     public init(author: String? = nil, contextName: String? = nil) {

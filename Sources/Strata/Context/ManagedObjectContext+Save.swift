@@ -238,6 +238,9 @@ extension ManagedObjectContext {
             }
         }
         var sequences: [String: UInt64] = [:]
+        for (identifier, cursors) in HistoryConsumerStaging.cursors where transactions[identifier] != nil {
+            transactions[identifier]!.consumerCursors = cursors
+        }
         for (identifier, transaction) in transactions where !transaction.operations.isEmpty {
             guard let store = coordinator.store(identifier: identifier) else {
                 throw CoreDataError(.persistentStoreSave, "the store \(identifier) was removed")
