@@ -22,6 +22,11 @@ public final class PersistentHistoryChange: FetchRequestResult, CustomStringConv
     ///
     /// Not in Core Data, whose history keeps no old values.
     public let previousValues: [String: Any]?
+    /// The committed values the change wrote, as ``previousValues``: for an insert, every
+    /// attribute and to-one relationship; for an update, the changed ones. `nil` for deletes.
+    ///
+    /// Not in Core Data.
+    public let newValues: [String: Any]?
     /// Kept strongly only when the transaction does not hold its changes (changes-only results),
     /// so that the two never form a cycle.
     private let owningTransaction: PersistentHistoryTransaction?
@@ -29,10 +34,11 @@ public final class PersistentHistoryChange: FetchRequestResult, CustomStringConv
 
     init(
         changeID: Int64, changedObjectID: ManagedObjectID, changeType: PersistentHistoryChangeType, tombstone: [AnyHashable: Any]?,
-        updatedProperties: Set<PropertyDescription>?, previousValues: [String: Any]?, transaction: PersistentHistoryTransaction,
-        transactionListsChanges: Bool
+        updatedProperties: Set<PropertyDescription>?, previousValues: [String: Any]?, newValues: [String: Any]?,
+        transaction: PersistentHistoryTransaction, transactionListsChanges: Bool
     ) {
         self.previousValues = previousValues
+        self.newValues = newValues
         self.changeID = changeID
         self.changedObjectID = changedObjectID
         self.changeType = changeType

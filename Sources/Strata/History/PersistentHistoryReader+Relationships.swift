@@ -16,7 +16,7 @@ extension PersistentHistoryReader {
     /// `changes` with an update of every object whose to-many relationship kept in a join entity
     /// the record changed (a pair added, removed or moved), as Core Data reports it: the
     /// relationship joins the `updatedProperties` of the object's update, or makes a new update
-    /// (with empty ``PersistentHistoryChange/previousValues``); objects the record inserted or
+    /// (with empty ``PersistentHistoryChange/previousValues`` and `newValues`); objects the record inserted or
     /// deleted keep that change alone. A removed pair is known from the join row's prior image,
     /// so removals saved before stores kept prior rows are not reported.
     func relationshipChanges(
@@ -44,14 +44,14 @@ extension PersistentHistoryReader {
             return PersistentHistoryChange(
                 changeID: change.changeID, changedObjectID: change.changedObjectID, changeType: .update, tombstone: nil,
                 updatedProperties: (change.updatedProperties ?? []).union(added), previousValues: change.previousValues,
-                transaction: transaction, transactionListsChanges: listsChanges)
+                newValues: change.newValues, transaction: transaction, transactionListsChanges: listsChanges)
         }
         let settled = Set(changes.map(\.changedObjectID))
         var next = record.changes.count
         for id in order where !settled.contains(id) {
             result.append(PersistentHistoryChange(
                 changeID: Int64(record.sequence) << 24 | Int64(next & 0xFF_FFFF), changedObjectID: id, changeType: .update,
-                tombstone: nil, updatedProperties: touched[id], previousValues: [:], transaction: transaction,
+                tombstone: nil, updatedProperties: touched[id], previousValues: [:], newValues: [:], transaction: transaction,
                 transactionListsChanges: listsChanges))
             next += 1
         }

@@ -179,6 +179,12 @@ struct PersistentHistoryReader {
             let type: PersistentHistoryChangeType = change.kind == .insert ? .insert : change.kind == .update ? .update : .delete
             var updated: Set<PropertyDescription>?
             var previous: [String: Any]?
+            var new: [String: Any]?
+            if let row = change.row {
+                new = try HistoryRowValues.values(
+                    of: row, entity: entity, layout: layout, columns: type == .update ? Set(change.changedColumns) : nil,
+                    storeIdentifier: store.identifier, coordinator: coordinator)
+            }
             if type == .update {
                 let columns = Set(change.changedColumns)
                 updated = Set(entity.properties.filter { layout.columns[$0.name].map(columns.contains) ?? false })
@@ -202,16 +208,17 @@ struct PersistentHistoryReader {
             changes.append(PersistentHistoryChange(
                 changeID: Int64(record.sequence) << 24 | Int64(index & 0xFF_FFFF),
                 changedObjectID: ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: change.key),
-                changeType: type, tombstone: tombstone, updatedProperties: updated, previousValues: previous, transaction: transaction,
+                changeType: type, tombstone: tombstone, updatedProperties: updated, previousValues: previous, newValues: new, transaction: transaction,
                 transactionListsChanges: listsChanges))
         }
         return try relationshipChanges(record, of: transaction, store: store, after: changes)
     }
 
-    /// The concrete entity of a changed row: from its entity tag, or for a deleted row whose
-    /// tombstone lacks the tag, the hierarchy's root entity.
+    /// The concrete entity of a changed row: from its entity tag (a deleted row's from its prior
+    /// row or tombstone), else (a delete saved before stores kept prior rows, whose tombstone
+    /// lacks the tag) the hierarchy's root entity.
     private static func entity(of change: HistoryChange, in family: [Int64: EntityDescription]) -> EntityDescription? {
-        if case .int(let tag)? = (change.row ?? change.tombstone)?[0], let entity = family[tag] { return entity }
+        if case .int(let tag)? = (change.row ?? change.previousRow ?? change.tombstone)?[0], let entity = family[tag] { return entity }
         return family[1]
     }
 
