@@ -29,8 +29,8 @@ public struct HistoryConsumerState: Sendable, Hashable {
 
 extension StoreState {
     /// Moves the cursors of live consumers named in `cursors` forward (never back) and raises
-    /// the history floor they held.
-    mutating func advanceConsumers(_ cursors: [String: UInt64], at sequence: UInt64, now: Date = Date()) {
+    /// the history floor they held (never above the newest sequence).
+    mutating func advanceConsumers(_ cursors: [String: UInt64], now: Date = Date()) {
         for (name, cursor) in cursors {
             guard var consumer = consumers[name] else { continue }
             if consumer.evictedAt != nil {
@@ -38,7 +38,7 @@ extension StoreState {
                 guard cursor >= consumer.evictedAt! else { continue }
                 consumer.evictedAt = nil
             }
-            consumer.sequence = Swift.max(consumer.sequence, Swift.min(cursor, Swift.max(sequence, lastSequence)))
+            consumer.sequence = Swift.max(consumer.sequence, cursor)
             consumer.advanced = now
             consumers[name] = consumer
         }
@@ -105,7 +105,7 @@ extension Store {
         try manifestLock.withLock { status in
             let known = state.withLock { state -> HistoryConsumerState? in
                 guard state.consumers[name] != nil else { return nil }
-                state.advanceConsumers([name: sequence], at: state.lastSequence)
+                state.advanceConsumers([name: sequence])
                 return state.consumers[name]
             }
             guard let known else { throw StoreError(.historyUnavailable, "no history consumer named \(name)", path: path) }

@@ -102,7 +102,7 @@ struct StoreState: Sendable {
         if let newest = stats[segment]?.maxSequence, newest < record.sequence { stats[segment]!.maxSequence = record.sequence }
         if record.kind == .transaction {
             lastSequence = Swift.max(lastSequence, record.sequence)
-            if !record.cursors.isEmpty { advanceConsumers(record.cursors, at: record.sequence) }
+            if !record.cursors.isEmpty { advanceConsumers(record.cursors) }
             if historyTracking && record.sequence > historyFloor {
                 history.append(HistoryEntry(sequence: record.sequence, segment: segment, offset: offset, length: record.length))
             }
