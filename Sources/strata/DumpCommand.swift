@@ -38,6 +38,12 @@ struct DumpCommand: StrataSubcommand {
     }
 
     func run() throws {
+        try Self.write(store: store, model: model, after: after, limit: nil, snapshot: snapshot)
+    }
+
+    /// Writes the JSON lines: with `snapshot` the live objects, then at most `limit` transactions
+    /// after transaction number `after` (every retained one when `nil`).
+    static func write(store: StoreArguments, model: String, after: UInt64?, limit: Int?, snapshot: Bool) throws {
         // Opening a store logs at info level; only warnings belong on the command's output.
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -74,7 +80,7 @@ struct DumpCommand: StrataSubcommand {
                     PersistentHistoryToken.self, from: JSONSerialization.data(withJSONObject: ["store": opened.identifier, "sequence": sequence]))
             }
             let result = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: token)) as? PersistentHistoryResult
-            for transaction in result?.result as? [PersistentHistoryTransaction] ?? [] {
+            for transaction in (result?.result as? [PersistentHistoryTransaction] ?? []).prefix(limit ?? .max) {
                 try Self.line([
                     "kind": "transaction", "transactionNumber": transaction.transactionNumber,
                     "timestamp": Output.timestamp(transaction.timestamp), "author": transaction.author ?? NSNull(),

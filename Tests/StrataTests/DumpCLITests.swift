@@ -59,6 +59,13 @@ import Testing
         let later = try ExplainCLITests.strata(["dump"] + common + ["--after", "1"], in: folder)
         #expect(later.status == 0, "\(later.errors)")
         #expect(later.output.split(separator: "\n").count == 2)
+        let history = try ExplainCLITests.strata(["history"] + common + ["--after", "1", "--limit", "1"], in: folder)
+        #expect(history.status == 0, "\(history.errors)")
+        let graph = try history.output.split(separator: "\n").map { line in
+            try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        #expect(graph.map { $0["transactionNumber"] as? Int } == [2], "strata history --model speaks the object graph")
+        #expect((graph.first?["changes"] as? [[String: Any]])?.first?["updatedProperties"] as? [String] == ["salary"])
         let refused = try ExplainCLITests.strata(["dump"] + common + ["--format", "csv"], in: folder)
         #expect(refused.status != 0)
         #expect(refused.output.isEmpty)
