@@ -60,7 +60,8 @@ extension Store {
     public func commit(_ transaction: Transaction) throws -> UInt64 {
         try checkOpen(writing: true)
         guard !transaction.operations.isEmpty else {
-            for (name, sequence) in transaction.consumerCursors { try advanceHistoryConsumer(name, to: sequence) }
+            let known = historyConsumers
+            for (name, sequence) in transaction.consumerCursors where known[name] != nil { try advanceHistoryConsumer(name, to: sequence) }
             return lastSequence
         }
         waitForFetchIndexes()
