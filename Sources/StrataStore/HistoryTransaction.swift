@@ -24,6 +24,9 @@ public struct HistoryChange: Sendable, Hashable {
     public var row: Row?
     /// For a delete, the values of the columns marked to keep after deletion (others `nil`).
     public var tombstone: Row?
+    /// For an update, the committed row before it; for a delete, the full last row. `nil` for
+    /// inserts and for transactions committed before stores kept prior rows.
+    public var previousRow: Row? = nil
 }
 
 /// One committed transaction, as the history keeps it. `Sendable`.
@@ -36,6 +39,10 @@ public struct HistoryTransaction: Sendable, Hashable {
     public var author: String?
     /// The context that saved it.
     public var contextName: String?
+    /// The bundle identifier of the process that saved it (`nil` for older records).
+    public var bundleID: String? = nil
+    /// The id of the process that saved it (`nil` for older records).
+    public var processID: Int32? = nil
     /// Its changes, in order.
     public var changes: [HistoryChange]
 }

@@ -25,6 +25,10 @@ struct Manifest: Sendable {
     var nextKeys: [Int64]
     /// The next id for a new segment or checkpoint file.
     var nextFileID: UInt32
+    /// The history floor the application asked for (an optional trailing field).
+    var requestedHistoryFloor: UInt64 = 0
+    /// The history consumers (an optional trailing field; older manifests end before it).
+    var consumers: [String: HistoryConsumerState] = [:]
 
     /// The manifest's bytes.
     func encode() -> [UInt8] {
@@ -40,6 +44,14 @@ struct Manifest: Sendable {
         body.varint(nextKeys.count)
         for key in nextKeys { body.zigzag(key) }
         body.u32(nextFileID)
+        if requestedHistoryFloor != 0 || !consumers.isEmpty {
+            body.u64(requestedHistoryFloor)
+            body.varint(consumers.count)
+            for (name, consumer) in consumers.sorted(by: { $0.key < $1.key }) {
+                body.string(name)
+                consumer.encode(into: &body)
+            }
+        }
         var bytes = BinaryWriter(capacity: body.count + 20)
         bytes.raw(Self.magic)
         bytes.u32(Store.formatVersion)
@@ -87,6 +99,15 @@ struct Manifest: Sendable {
                 var keys: [Int64] = []
                 for _ in 0..<keyCount { keys.append(try fields.zigzag()) }
                 let nextFileID = try fields.u32()
+                var requestedFloor: UInt64 = 0
+                var consumers: [String: HistoryConsumerState] = [:]
+                if !fields.isAtEnd {
+                    requestedFloor = try fields.u64()
+                    for _ in 0..<(try fields.count(limit: 1 << 20)) {
+                        let name = try fields.string()
+                        consumers[name] = try HistoryConsumerState.decode(from: &fields)
+                    }
+                }
                 // The store indexes both without checking: the last segment is the active one,
                 // and each entity allocates keys from its entry.
                 guard !segments.isEmpty, keys.count == schema.entities.count else {
@@ -95,7 +116,7 @@ struct Manifest: Sendable {
                 return Manifest(
                     storeID: UUID(uuid: uuid), schema: schema, historyTracking: history, segments: segments,
                     checkpoint: checkpoint == 0 ? nil : checkpoint, historyFloor: floor, lastSequence: last,
-                    nextKeys: keys, nextFileID: nextFileID)
+                    nextKeys: keys, nextFileID: nextFileID, requestedHistoryFloor: requestedFloor, consumers: consumers)
             } catch let error as BinaryReader.Malformed {
                 throw StoreError(.corrupt, "manifest does not parse", path: path, offset: Int64(error.offset))
             }

@@ -41,14 +41,29 @@ struct RecordOp: Sendable {
     var size: Int
     /// The columns an update changed.
     var changedColumns: [Int]
+    /// The record's block holding the row as it was before an update or delete (history), or -1.
+    var priorBlock: Int = -1
+    /// The prior row's slot in that block.
+    var priorSlot: Int = 0
+    /// The encoded size of the prior row.
+    var priorSize: Int = 0
 }
 
 /// The fixed header that starts every record.
 ///
 /// `u32 length` (of the whole record), `u32 maskedCRC32C` (of bytes 8..<length), `u8 kind`,
-/// `u8 metaCodec`, `u16 blockCount`, `u32 metaStoredLength`, `u32 metaRawLength`, `u32 reserved`,
-/// `u64 sequence`. A length of zero marks the end of the log.
+/// `u8 metaCodec`, `u16 blockCount`, `u32 metaStoredLength`, `u32 metaRawLength`, `u32 flags`
+/// (zero in stores written before flags existed), `u64 sequence`. A length of zero marks the end
+/// of the log.
 enum RecordHeader {
+    /// Flag: the transaction metadata carries the bundle identifier and process id after the
+    /// context name.
+    static let processFlag: UInt32 = 1
+    /// Flag: each update and delete operation names the block and slot of its prior row.
+    static let priorRowsFlag: UInt32 = 2
+    /// Flag: the transaction metadata carries history consumer cursors after the process fields.
+    static let cursorsFlag: UInt32 = 4
+
     /// The header's size.
     static let size = 32
     /// The largest record the store writes or accepts.
@@ -75,6 +90,8 @@ struct EncodedRecord: Sendable {
     var ops: [RecordOp]
     /// Each block's offset and length within the record.
     var blocks: [BlockSpan]
+    /// The history consumer cursors the transaction advances, by consumer name.
+    var cursors: [String: UInt64] = [:]
 }
 
 /// Where a block sits within its record.
@@ -138,18 +155,44 @@ struct RecordBuilder {
             changedColumns: changedColumns))
     }
 
+    /// Records `row` as the prior image (before the change) of the last operation added.
+    mutating func addPrior(_ row: Row, codec: RowCodec) {
+        let op = ops.count - 1
+        let index = blockIndex(for: ops[op].entity, adding: 0)
+        let (slot, size) = blocks[index].append(key: ops[op].key, row: row, codec: codec)
+        rowBytes += size
+        ops[op].priorBlock = index
+        ops[op].priorSlot = slot
+        ops[op].priorSize = size
+    }
+
     /// Adds an operation without a row (a delete without tombstone, or an erase).
     mutating func addMarker(_ kind: OpKind, entity: Int, key: Int64) {
         ops.append(RecordOp(kind: kind, entity: entity, key: key, block: -1, slot: 0, size: 0, changedColumns: []))
     }
 
-    /// Encodes the record. `history` is written for transaction records.
-    func build(timestamp: Date = Date(), author: String? = nil, contextName: String? = nil) -> EncodedRecord {
+    /// Encodes the record. The history metadata is written for transaction records, which
+    /// always use the current format (process fields and prior-row references).
+    func build(
+        timestamp: Date = Date(), author: String? = nil, contextName: String? = nil, bundleID: String? = nil,
+        processID: Int32? = nil, cursors: [String: UInt64] = [:]
+    ) -> EncodedRecord {
         var meta = BinaryWriter(capacity: 16 + ops.count * 8)
+        var flags = kind == .transaction ? RecordHeader.processFlag | RecordHeader.priorRowsFlag : 0
+        if kind == .transaction && !cursors.isEmpty { flags |= RecordHeader.cursorsFlag }
         if kind == .transaction {
             meta.u64(timestamp.timeIntervalSinceReferenceDate.bitPattern)
             meta.optionalString(author)
             meta.optionalString(contextName)
+            meta.optionalString(bundleID)
+            meta.varint(processID.map { UInt64(UInt32(bitPattern: $0)) + 1 } ?? 0)
+            if flags & RecordHeader.cursorsFlag != 0 {
+                meta.varint(cursors.count)
+                for (name, sequence) in cursors.sorted(by: { $0.key < $1.key }) {
+                    meta.string(name)
+                    meta.u64(sequence)
+                }
+            }
         }
         meta.varint(ops.count)
         for op in ops {
@@ -164,6 +207,13 @@ struct RecordBuilder {
             if op.kind == .update {
                 meta.varint(op.changedColumns.count)
                 for column in op.changedColumns { meta.varint(column) }
+            }
+            if flags & RecordHeader.priorRowsFlag != 0, op.kind == .update || op.kind == .delete {
+                meta.varint(UInt64(bitPattern: Int64(op.priorBlock + 1)))
+                if op.priorBlock >= 0 {
+                    meta.varint(op.priorSlot)
+                    meta.varint(op.priorSize)
+                }
             }
         }
         var bytes = [UInt8](repeating: 0, count: RecordHeader.size)
@@ -185,10 +235,10 @@ struct RecordBuilder {
         header.u16(UInt16(blocks.count))
         header.u32(UInt32(compressedMeta ?? meta.count))
         header.u32(UInt32(meta.count))
-        header.u32(0)
+        header.u32(flags)
         header.u64(0)
         bytes.replaceSubrange(0..<RecordHeader.size, with: header.bytes)
-        return EncodedRecord(bytes: bytes, ops: ops, blocks: spans)
+        return EncodedRecord(bytes: bytes, ops: ops, blocks: spans, cursors: cursors)
     }
 }
 
@@ -206,6 +256,12 @@ struct ParsedRecord {
     var author: String?
     /// The context that saved it.
     var contextName: String?
+    /// The bundle identifier of the process that saved it (records with the process flag).
+    var bundleID: String?
+    /// The id of the process that saved it (records with the process flag).
+    var processID: Int32?
+    /// The history consumer cursors the transaction advances (records with the cursors flag).
+    var cursors: [String: UInt64]
     /// The operations, in order.
     var ops: [RecordOp]
     /// Where each block sits in the record.
@@ -232,7 +288,7 @@ struct ParsedRecord {
         let blockCount = Int(try reader.u16())
         let metaStored = Int(try reader.u32())
         let metaRaw = Int(try reader.u32())
-        _ = try reader.u32()
+        let flags = try reader.u32()
         sequence = try reader.u64()
         let storedMeta = try reader.bytes(metaStored)
         let meta: [UInt8]
@@ -257,15 +313,30 @@ struct ParsedRecord {
         }
         guard reader.isAtEnd else { throw BinaryReader.Malformed(offset: reader.position) }
         self.blocks = blocks
-        (timestamp, author, contextName, ops) = try meta.withUnsafeBytes { raw in
+        (timestamp, author, contextName, bundleID, processID, cursors, ops) = try meta.withUnsafeBytes { raw in
             var meta = BinaryReader(raw)
             var timestamp = Date(timeIntervalSinceReferenceDate: 0)
             var author: String?
             var contextName: String?
+            var bundleID: String?
+            var processID: Int32?
+            var cursors: [String: UInt64] = [:]
             if kind == .transaction {
                 timestamp = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try meta.u64()))
                 author = try meta.optionalString()
                 contextName = try meta.optionalString()
+                if flags & RecordHeader.processFlag != 0 {
+                    bundleID = try meta.optionalString()
+                    let process = try meta.varint()
+                    guard process <= UInt64(UInt32.max) + 1 else { throw BinaryReader.Malformed(offset: 0) }
+                    processID = process == 0 ? nil : Int32(bitPattern: UInt32(process - 1))
+                }
+                if flags & RecordHeader.cursorsFlag != 0 {
+                    for _ in 0..<(try meta.count(limit: raw.count)) {
+                        let name = try meta.string()
+                        cursors[name] = try meta.u64()
+                    }
+                }
             }
             let count = try meta.count(limit: raw.count)
             var ops: [RecordOp] = []
@@ -287,9 +358,17 @@ struct ParsedRecord {
                     for _ in 0..<changedCount { changed.append(try meta.count(limit: 4095)) }
                 }
                 guard block >= 0 || opKind.removes else { throw BinaryReader.Malformed(offset: 0) }
-                ops.append(RecordOp(kind: opKind, entity: entity, key: key, block: block, slot: slot, size: size, changedColumns: changed))
+                var op = RecordOp(kind: opKind, entity: entity, key: key, block: block, slot: slot, size: size, changedColumns: changed)
+                if flags & RecordHeader.priorRowsFlag != 0, opKind == .update || opKind == .delete {
+                    op.priorBlock = try meta.count(limit: blockCount) - 1
+                    if op.priorBlock >= 0 {
+                        op.priorSlot = try meta.count(limit: BlockBuilder.maxRows - 1)
+                        op.priorSize = try meta.count()
+                    }
+                }
+                ops.append(op)
             }
-            return (timestamp, author, contextName, ops)
+            return (timestamp, author, contextName, bundleID, processID, cursors, ops)
         }
     }
 }

@@ -147,6 +147,8 @@ struct Recovery {
         state.segmentOrder = manifest.segments
         state.files = files
         state.historyFloor = max(state.historyFloor, manifest.historyFloor)
+        state.requestedHistoryFloor = manifest.requestedHistoryFloor
+        state.consumers = manifest.consumers
         state.lastSequence = max(state.lastSequence, manifest.lastSequence)
         // Segments after the checkpoint's position: replay counts their bytes and sets their size.
         for id in manifest.segments where state.stats[id] == nil {

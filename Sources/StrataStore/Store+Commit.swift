@@ -62,7 +62,11 @@ extension Store {
     @discardableResult
     public func commit(_ transaction: Transaction) throws -> UInt64 {
         try checkOpen(writing: true)
-        guard !transaction.operations.isEmpty else { return lastSequence }
+        guard !transaction.operations.isEmpty else {
+            let known = historyConsumers
+            for (name, sequence) in transaction.consumerCursors where known[name] != nil { try advanceHistoryConsumer(name, to: sequence) }
+            return lastSequence
+        }
         waitForFetchIndexes()
         var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize)
         var rows: [Int: (old: Row?, new: Row?)] = [:]
@@ -70,6 +74,11 @@ extension Store {
         // Rows this transaction wrote so far (nil once deleted), so that a delete's tombstone is
         // taken from the row as the transaction left it, not as it was before.
         var written: [EntityKey: Row?] = [:]
+        let keepsPriorRows = configuration.historyTracking
+        /// The row as it is before this operation: written earlier in the transaction, else committed.
+        func prior(_ entity: Int, _ key: PrimaryKey) throws -> Row? {
+            try written[EntityKey(entity: entity, key: key)] ?? read(entity, key: key)
+        }
         for (index, op) in transaction.operations.enumerated() {
             let entity = op.entity
             guard schema.entities.indices.contains(entity) else {
@@ -91,22 +100,25 @@ extension Store {
                     throw StoreError(.invalidValue, "changed columns \(changed) are not all columns of \(codec.entityName)")
                 }
                 builder.add(.update, entity: entity, key: key, row: row, codec: codec, changedColumns: changed)
+                if keepsPriorRows, let before = try prior(entity, key) { builder.addPrior(before, codec: codec) }
                 written[EntityKey(entity: entity, key: key)] = row
                 if indexed && changed.contains(where: { schema.entities[entity].columns[$0].hasFetchIndex }) {
                     rows[index] = (nil, row)
                 }
             case .delete(_, let key):
                 let keep = schema.entities[entity].tombstoneColumns
+                let current = keep.isEmpty && !keepsPriorRows ? nil : try prior(entity, key)
                 if keep.isEmpty {
                     builder.addMarker(.delete, entity: entity, key: key)
                 } else {
-                    guard let current = try written[EntityKey(entity: entity, key: key)] ?? read(entity, key: key) else {
+                    guard let current else {
                         throw StoreError(.keyConflict, "delete of \(codec.entityName) \(key), which does not exist")
                     }
                     var tombstone = Row(Array(repeating: .null, count: codec.types.count))
                     for column in keep { tombstone[column] = current[column] }
                     builder.add(.delete, entity: entity, key: key, row: tombstone, codec: codec)
                 }
+                if let current, keepsPriorRows { builder.addPrior(current, codec: codec) }
                 written[EntityKey(entity: entity, key: key)] = .some(nil)
                 if indexed { rows[index] = (nil, nil) }
             }
@@ -117,7 +129,8 @@ extension Store {
             }
         }
         let record = builder.build(
-            timestamp: transaction.timestamp, author: transaction.author, contextName: transaction.contextName)
+            timestamp: transaction.timestamp, author: transaction.author, contextName: transaction.contextName,
+            bundleID: transaction.bundleID, processID: transaction.processID, cursors: transaction.consumerCursors)
         guard record.bytes.count <= RecordHeader.maxLength else {
             throw StoreError(.invalidValue, "a transaction of \(record.bytes.count) bytes is larger than 1 GiB")
         }
@@ -242,7 +255,7 @@ extension Store {
                     let record = batch[entry.index].record
                     let summary = RecordSummary(
                         kind: .transaction, sequence: firstSequence + UInt64(position), length: record.bytes.count,
-                        ops: record.ops, blocks: record.blocks)
+                        ops: record.ops, blocks: record.blocks, cursors: record.cursors)
                     state.apply(summary, segment: file.id, offset: start + Int64(offsets[position]), rows: entry.rows,
                                 historyTracking: configuration.historyTracking)
                 }
@@ -258,6 +271,7 @@ extension Store {
             }
             counters.commits.add(accepted.count)
             counters.groupWrites.add(1)
+            CommitSignal.notify(self, sequence: sequence)
             counters.bytesWritten.add(buffer.count)
             if wantsCheckpoint { maintenance.wake() }
             for (position, entry) in accepted.enumerated() {

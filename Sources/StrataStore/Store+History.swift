@@ -65,28 +65,32 @@ extension Store {
         var blocks: [Int: DecodedBlock] = [:]
         var changes: [HistoryChange] = []
         changes.reserveCapacity(record.ops.count)
-        for op in record.ops {
-            var row: Row?
-            if op.block >= 0 {
-                let span = record.blocks[op.block]
-                if blocks[op.block] == nil {
-                    blocks[op.block] = try Self.decodeBlock(span, in: bytes, path: file.path, recordOffset: entry.offset)
-                }
-                row = try decodeRow(blocks[op.block]!, slot: op.slot, entity: op.entity, file: file, offset: entry.offset + Int64(span.offset))
+        func row(block: Int, slot: Int, entity: Int) throws -> Row? {
+            guard block >= 0 else { return nil }
+            let span = record.blocks[block]
+            if blocks[block] == nil {
+                blocks[block] = try Self.decodeBlock(span, in: bytes, path: file.path, recordOffset: entry.offset)
             }
+            return try decodeRow(blocks[block]!, slot: slot, entity: entity, file: file, offset: entry.offset + Int64(span.offset))
+        }
+        for op in record.ops {
+            let image = try row(block: op.block, slot: op.slot, entity: op.entity)
             let kind: ChangeKind = op.kind == .insert ? .insert : op.kind == .update ? .update : .delete
             changes.append(HistoryChange(
                 kind: kind, entity: op.entity, key: op.key,
                 changedColumns: kind == .insert ? Array(schema.entities[op.entity].columns.indices) : op.changedColumns,
-                row: kind == .delete ? nil : row, tombstone: kind == .delete ? row : nil))
+                row: kind == .delete ? nil : image, tombstone: kind == .delete ? image : nil,
+                previousRow: try row(block: op.priorBlock, slot: op.priorSlot, entity: op.entity)))
         }
         return HistoryTransaction(
             sequence: record.sequence, timestamp: record.timestamp, author: record.author,
-            contextName: record.contextName, changes: changes)
+            contextName: record.contextName, bundleID: record.bundleID, processID: record.processID, changes: changes)
     }
 
     /// Deletes the history of every transaction with a sequence number below `sequence`
-    /// (exclusive, as Core Data's `deleteHistory(before:)`), so compaction may reclaim it.
+    /// (exclusive, as Core Data's `deleteHistory(before:)`), so compaction may reclaim it; what
+    /// a live history consumer has not consumed yet stays until it advances or is evicted
+    /// (see ``StoreConfiguration/historyConsumerLagLimit``).
     ///
     /// Moves the retention floor and writes the manifest; costs one atomic file replace.
     ///
@@ -95,12 +99,15 @@ extension Store {
     public func deleteHistory(before sequence: UInt64) throws {
         try checkOpen(writing: true)
         try manifestLock.withLock { status in
-            state.withLock { state in
+            let changed = state.withLock { state in
                 let floor = min(sequence &- 1, state.lastSequence)
-                guard sequence > 0, floor > state.historyFloor else { return }
-                state.historyFloor = floor
-                state.history.removeAll { $0.sequence <= floor }
+                guard sequence > 0, floor > state.requestedHistoryFloor else { return false }
+                state.requestedHistoryFloor = floor
+                return true
             }
+            guard changed else { return }
+            evictLaggingConsumers()
+            state.withLock { _ = $0.raiseHistoryFloor() }
             try publishManifest(status)
         }
         maintenance.wake()

@@ -23,11 +23,14 @@ extension Store {
 
     /// Writes a new manifest from the current state, atomically. Call with the manifest lock held.
     func publishManifest(_ status: ManifestStatus) throws {
-        let (segments, floor, last) = state.withLock { ($0.segmentOrder, $0.historyFloor, $0.lastSequence) }
+        let (segments, floor, last, requested, consumers) = state.withLock {
+            ($0.segmentOrder, $0.historyFloor, $0.lastSequence, $0.requestedHistoryFloor, $0.consumers)
+        }
         let manifest = Manifest(
             storeID: storeID, schema: schema, historyTracking: status.historyTracking, segments: segments,
             checkpoint: status.checkpoint, historyFloor: floor, lastSequence: last,
-            nextKeys: nextKeys.withLock { $0 }, nextFileID: status.nextFileID)
+            nextKeys: nextKeys.withLock { $0 }, nextFileID: status.nextFileID, requestedHistoryFloor: requested,
+            consumers: consumers)
         try StoreError.io("write manifest", path: manifestPath) {
             try io.replaceAtomically(manifestPath, with: manifest.encode(), directory: path)
         }

@@ -134,7 +134,7 @@ extension Store {
     }
 
     /// Applies one replayed record, decoding the row images its fetch-index updates need.
-    private func replayRecord(
+    func replayRecord(
         _ record: ParsedRecord, bytes: [UInt8], at position: Int, file: SegmentFile, recordOffset: Int64,
         highestKeys: inout [Int64]
     ) throws {
@@ -161,7 +161,8 @@ extension Store {
             latest[id] = new
             state.withLock { $0.updateFetchIndexes(op.entity, op.key, old: old, new: new) }
         }
-        let summary = RecordSummary(kind: record.kind, sequence: record.sequence, length: record.length, ops: record.ops, blocks: record.blocks)
+        let summary = RecordSummary(
+            kind: record.kind, sequence: record.sequence, length: record.length, ops: record.ops, blocks: record.blocks, cursors: record.cursors)
         state.withLock { state in
             state.apply(summary, segment: file.id, offset: recordOffset, rows: [:], historyTracking: configuration.historyTracking)
         }

@@ -220,6 +220,7 @@ public final class Store: Sendable {
     public func close() throws {
         if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
         maintenance.stop()
+        CommitSignal.close(self)
         while commitQueue.withLock({ $0.leaderActive }) { usleep(100) }
         defer {
             state.withLock { $0.files.removeAll() }

@@ -32,6 +32,12 @@ public struct StoreConfiguration: Sendable {
     public var backgroundMaintenance: Bool = true
     /// Whether commits keep their history (author, context, changes). The default is `true`.
     public var historyTracking: Bool = true
+    /// The most bytes of history a history consumer may hold back from a `deleteHistory(before:)`
+    /// before it is evicted (its next read fails, and it must resync). The default is `nil` (no bound).
+    public var historyConsumerLagLimit: Int? = nil
+    /// The longest a history consumer that holds back a `deleteHistory(before:)` may go without
+    /// advancing before it is evicted, in seconds. The default is `nil` (no bound).
+    public var historyConsumerAgeLimit: Double? = nil
     /// Where events are logged: routine ones (open, create, close, log replay, checkpoint) at
     /// `debug`; what an operator must see (a torn tail truncated, an unusable checkpoint,
     /// orphan files removed, compaction, errors) at `info` and above. The default is a logger

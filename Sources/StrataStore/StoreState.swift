@@ -19,6 +19,11 @@ struct StoreState: Sendable {
     var lastSequence: UInt64 = 0
     /// History at or below this sequence is deleted.
     var historyFloor: UInt64 = 0
+    /// The floor the application asked for with `deleteHistory(before:)`; ``historyFloor``
+    /// stays below the cursors of live history consumers.
+    var requestedHistoryFloor: UInt64 = 0
+    /// The history consumers, by name.
+    var consumers: [String: HistoryConsumerState] = [:]
     /// The end of the log in the active segment.
     var activeEnd: Int64 = Int64(SegmentFile.headerSize)
     /// The end of the space allocated ahead of the log in the active segment.
@@ -84,6 +89,8 @@ struct StoreState: Sendable {
     ) {
         let numbers = registerBlocks(record.blocks, segment: segment, offset: offset)
         for (index, op) in record.ops.enumerated() {
+            // A prior row (history) is never the live image of its key.
+            if op.priorBlock >= 0 { stats[segment]?.deadBytes += Int64(op.priorSize) }
             if op.kind.removes {
                 place(op.entity, op.key, at: .absent, size: 0, segment: segment)
                 if op.block >= 0 { stats[segment]?.deadBytes += Int64(op.size) }
@@ -95,6 +102,7 @@ struct StoreState: Sendable {
         if let newest = stats[segment]?.maxSequence, newest < record.sequence { stats[segment]!.maxSequence = record.sequence }
         if record.kind == .transaction {
             lastSequence = Swift.max(lastSequence, record.sequence)
+            if !record.cursors.isEmpty { advanceConsumers(record.cursors) }
             if historyTracking && record.sequence > historyFloor {
                 history.append(HistoryEntry(sequence: record.sequence, segment: segment, offset: offset, length: record.length))
             }
@@ -137,4 +145,6 @@ struct RecordSummary: Sendable {
     var ops: [RecordOp]
     /// The blocks' places in the record.
     var blocks: [BlockSpan]
+    /// The history consumer cursors a transaction advances.
+    var cursors: [String: UInt64] = [:]
 }

@@ -42,6 +42,15 @@ public struct Transaction: Sendable {
     /// What the commits since the writer's reads must not have changed; `nil` (the default):
     /// the transaction commits whatever was committed since.
     public var condition: CommitCondition?
+    /// The bundle identifier of the process making the change, kept in the history. The default
+    /// is `Bundle.main`'s identifier, else the executable's name.
+    public var bundleID: String? = ProcessIdentity.bundleID
+    /// The id of the process making the change, kept in the history. The default is this process's.
+    public var processID: Int32? = ProcessIdentity.processID
+    /// History consumer cursors to advance with this commit, by consumer name: written in the
+    /// same record as the changes, so a consumer that applied history and advances its cursor
+    /// in one commit does both or neither. Names the store does not know are ignored.
+    public var consumerCursors: [String: UInt64] = [:]
 
     /// Creates an empty transaction.
     public init(author: String? = nil, contextName: String? = nil) {

@@ -30,11 +30,20 @@ struct HistoryCommand: StrataSubcommand {
     @Flag(help: "Print JSON Lines (one JSON object per transaction) instead of text.")
     var json = false
 
+    @Option(help: ArgumentHelp(
+        "The model the store was written with (.xcdatamodeld or .xcdatamodel): print the history as `strata dump` does, in the object graph's terms (entity names, object URIs, property names, old and new values).",
+        valueName: "MODEL"))
+    var model: String?
+
     func validate() throws {
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1.") }
     }
 
     func run() throws {
+        if let model {
+            try DumpCommand.write(store: store, model: model, after: after, limit: limit, snapshot: false)
+            return
+        }
         let opened = try store.openReadOnly()
         defer { try? opened.close() }
         var printed = 0

@@ -11,7 +11,10 @@ struct Strata: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
         abstract: "Inspect, verify and maintain a Strata store, and explain fetches.",
-        subcommands: [InfoCommand.self, VerifyCommand.self, CompactCommand.self, HistoryCommand.self, ExplainCommand.self, MigrateCommand.self])
+        subcommands: [
+            InfoCommand.self, VerifyCommand.self, CompactCommand.self, HistoryCommand.self, ExplainCommand.self, MigrateCommand.self,
+            DumpCommand.self, ReplayCommand.self,
+        ])
 
     /// Parses the command line and runs the subcommand it names, reporting failures as
     /// `strata: <message>` on standard error.

@@ -26,7 +26,8 @@ import Testing
             #expect(sequence == UInt64(expected.count + 1))
             expected.append(HistoryTransaction(
                 sequence: sequence, timestamp: transaction.timestamp, author: transaction.author,
-                contextName: transaction.contextName, changes: changes))
+                contextName: transaction.contextName, bundleID: transaction.bundleID, processID: transaction.processID,
+                changes: changes))
         }
         let research = Row([.string("Research"), .double(1.5e6)])
         let sales = Row([.string("Sales"), .double(2e5)])
@@ -55,8 +56,10 @@ import Testing
         moved[3] = .reference(2)
         raise.update(employee, key: 4, row: moved, changedColumns: [2, 3])
         try commit(raise, [
-            HistoryChange(kind: .update, entity: employee, key: 3, changedColumns: [1], row: raised),
-            HistoryChange(kind: .update, entity: employee, key: 4, changedColumns: [2, 3], row: moved),
+            HistoryChange(kind: .update, entity: employee, key: 3, changedColumns: [1], row: raised,
+                          previousRow: TestSchema.employee(3, department: 2)),
+            HistoryChange(kind: .update, entity: employee, key: 4, changedColumns: [2, 3], row: moved,
+                          previousRow: TestSchema.employee(4, department: 1)),
         ])
 
         var removal = Transaction(contextName: "cleanup")
@@ -67,8 +70,10 @@ import Testing
         try commit(removal, [
             // Employee keeps only its name in tombstones; Department keeps nothing.
             HistoryChange(kind: .delete, entity: employee, key: 5, changedColumns: [],
-                          row: nil, tombstone: Row([.string("Employee 5"), .null, .null, .null])),
-            HistoryChange(kind: .delete, entity: department, key: 2, changedColumns: [], row: nil, tombstone: nil),
+                          row: nil, tombstone: Row([.string("Employee 5"), .null, .null, .null]),
+                          previousRow: TestSchema.employee(5, department: 2)),
+            HistoryChange(kind: .delete, entity: department, key: 2, changedColumns: [], row: nil, tombstone: nil,
+                          previousRow: sales),
             HistoryChange(kind: .insert, entity: employee, key: 21, changedColumns: [0, 1, 2, 3], row: TestSchema.employee(21)),
         ])
 
@@ -78,7 +83,9 @@ import Testing
             let key = Int64(round + 2)
             let row = TestSchema.employee(round * 100, department: 1)
             transaction.update(employee, key: key, row: row, changedColumns: [0, 1, 2])
-            try commit(transaction, [HistoryChange(kind: .update, entity: employee, key: key, changedColumns: [0, 1, 2], row: row)])
+            try commit(transaction, [HistoryChange(
+                kind: .update, entity: employee, key: key, changedColumns: [0, 1, 2], row: row,
+                previousRow: TestSchema.employee(Int(key), department: key % 2 + 1))])
         }
         return expected
     }
@@ -146,7 +153,8 @@ import Testing
         #expect(latest.map(\.sequence) == [13])
         #expect(latest.first?.changes == [HistoryChange(
             kind: .delete, entity: Self.employee, key: 12, changedColumns: [], row: nil,
-            tombstone: Row([.string("Employee 1000"), .null, .null, .null]))])
+            tombstone: Row([.string("Employee 1000"), .null, .null, .null]),
+            previousRow: TestSchema.employee(1000, department: 1))])
 
         try store!.deleteHistory(before: 14)
         #expect(try store!.history(after: 13).isEmpty)

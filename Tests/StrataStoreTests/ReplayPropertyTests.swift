@@ -142,14 +142,14 @@ private struct ReplayRun {
                 if Int.random(in: 0..<5, using: &random) == 0 { changed = Array(Set(changed + [Int.random(in: 0..<columns, using: &random)])).sorted() }
                 transaction.update(entity, key: key, row: row, changedColumns: changed)
                 rows[entity][key] = row
-                changes.append(HistoryChange(kind: .update, entity: entity, key: key, changedColumns: changed, row: row))
+                changes.append(HistoryChange(kind: .update, entity: entity, key: key, changedColumns: changed, row: row, previousRow: old))
                 touched.append(EntityKey(entity: entity, key: key))
             } else {
                 let key = live.randomElement(using: &random)!
                 transaction.delete(entity, key: key)
                 changes.append(HistoryChange(
                     kind: .delete, entity: entity, key: key, changedColumns: [], row: nil,
-                    tombstone: Self.tombstone(entity, rows[entity][key]!)))
+                    tombstone: Self.tombstone(entity, rows[entity][key]!), previousRow: rows[entity][key]!))
                 rows[entity][key] = nil
                 touched.append(EntityKey(entity: entity, key: key))
             }
@@ -188,7 +188,8 @@ private struct ReplayRun {
         model.highestKeys = highest
         model.history.append(HistoryTransaction(
             sequence: sequence, timestamp: transaction.timestamp, author: transaction.author,
-            contextName: transaction.contextName, changes: changes))
+            contextName: transaction.contextName, bundleID: transaction.bundleID, processID: transaction.processID,
+            changes: changes))
     }
 
     func describe(_ transaction: Transaction) -> String {

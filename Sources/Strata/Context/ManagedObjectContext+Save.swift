@@ -233,6 +233,9 @@ extension ManagedObjectContext {
                 }
             }
         }
+        for (identifier, cursors) in HistoryConsumerStaging.cursors where transactions[identifier] != nil {
+            transactions[identifier]!.consumerCursors = cursors
+        }
         for (identifier, transaction) in transactions where !transaction.operations.isEmpty {
             guard let store = coordinator.store(identifier: identifier) else {
                 throw CoreDataError(.persistentStoreSave, "the store \(identifier) was removed")

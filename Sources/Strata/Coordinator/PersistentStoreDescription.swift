@@ -155,6 +155,8 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
         configuration.historyTracking = isHistoryTrackingEnabled
         configuration.readOnly = isReadOnly
         if let cacheSize { configuration.cacheSize = cacheSize }
+        configuration.historyConsumerLagLimit = Self.number(options[HistoryConsumerLagLimitKey])?.intValue
+        configuration.historyConsumerAgeLimit = Self.number(options[HistoryConsumerAgeLimitKey])?.doubleValue
         return configuration
     }
 

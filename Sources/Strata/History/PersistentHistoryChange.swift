@@ -15,6 +15,18 @@ public final class PersistentHistoryChange: FetchRequestResult, CustomStringConv
     public let tombstone: [AnyHashable: Any]?
     /// For an update, the properties it changed; `nil` for inserts and deletes.
     public let updatedProperties: Set<PropertyDescription>?
+    /// The committed values before the change, by property name (`NSNull` for `nil`; to-one
+    /// relationships as ``ManagedObjectID``s): for an update, those of the changed attributes and
+    /// to-one relationships; for a delete, every attribute and to-one relationship of the last
+    /// stored state. `nil` for inserts, and for changes saved before the store kept prior rows.
+    ///
+    /// Not in Core Data, whose history keeps no old values.
+    public let previousValues: [String: Any]?
+    /// The committed values the change wrote, as ``previousValues``: for an insert, every
+    /// attribute and to-one relationship; for an update, the changed ones. `nil` for deletes.
+    ///
+    /// Not in Core Data.
+    public let newValues: [String: Any]?
     /// Kept strongly only when the transaction does not hold its changes (changes-only results),
     /// so that the two never form a cycle.
     private let owningTransaction: PersistentHistoryTransaction?
@@ -22,8 +34,11 @@ public final class PersistentHistoryChange: FetchRequestResult, CustomStringConv
 
     init(
         changeID: Int64, changedObjectID: ManagedObjectID, changeType: PersistentHistoryChangeType, tombstone: [AnyHashable: Any]?,
-        updatedProperties: Set<PropertyDescription>?, transaction: PersistentHistoryTransaction, transactionListsChanges: Bool
+        updatedProperties: Set<PropertyDescription>?, previousValues: [String: Any]?, newValues: [String: Any]?,
+        transaction: PersistentHistoryTransaction, transactionListsChanges: Bool
     ) {
+        self.previousValues = previousValues
+        self.newValues = newValues
         self.changeID = changeID
         self.changedObjectID = changedObjectID
         self.changeType = changeType

@@ -12,7 +12,9 @@ enum PersistentHistoryEntities {
     static func transaction() -> EntityDescription {
         EntityDescription(name: transactionName, properties: [
             AttributeDescription(name: "author", type: .string),
+            AttributeDescription(name: "bundleID", type: .string),
             AttributeDescription(name: "contextName", type: .string),
+            AttributeDescription(name: "processID", type: .string),
             AttributeDescription(name: "storeID", type: .string),
             AttributeDescription(name: "timestamp", type: .date),
             AttributeDescription(name: "transactionNumber", type: .integer64),
@@ -38,6 +40,8 @@ enum PersistentHistoryEntities {
             switch key {
             case "author": return transaction.author
             case "contextName": return transaction.contextName
+            case "bundleID": return transaction.bundleID
+            case "processID": return transaction.processID
             case "storeID": return transaction.storeID
             case "timestamp": return transaction.timestamp
             case "transactionNumber": return transaction.transactionNumber
@@ -52,6 +56,7 @@ enum PersistentHistoryEntities {
             case "changedObjectID": return change.changedObjectID
             case "changedEntity", "entity": return change.changedObjectID.entity
             case "tombstone": return change.tombstone
+            case "previousValues": return change.previousValues
             case "transaction": return change.transaction
             case "updatedProperties": return change.updatedProperties.map { Set($0.map(\.name)) }
             default: break

@@ -56,7 +56,7 @@ struct PersistentHistoryReader {
                 if request.resultType != .statusOnly {
                     try read(store, engine, after: engine.historyFloor, before: before, into: &transactions, &changes)
                 }
-                try storeCall { try engine.deleteHistory(before: before) }
+                try Self.storeCall { try engine.deleteHistory(before: before) }
                 logger.debug("deleted persistent history", metadata: ["store": "\(store.identifier)", "before": "\(before)"])
             } else {
                 try read(store, engine, after: startSequence(engine), before: nil, into: &transactions, &changes)
@@ -93,7 +93,7 @@ struct PersistentHistoryReader {
         case .token(nil), .transaction(nil): return engine.lastSequence + 1
         case .date(let date):
             var first = engine.lastSequence + 1
-            try storeCall {
+            try Self.storeCall {
                 try engine.forEachHistoryTransaction(after: engine.historyFloor) { transaction in
                     guard transaction.timestamp < date else {
                         first = transaction.sequence
@@ -119,7 +119,7 @@ struct PersistentHistoryReader {
         var taken = 0
         var after: Date?
         if case .date(let date) = request.bound, !request.deletes { after = date }
-        try storeCall {
+        try Self.storeCall {
             try engine.forEachHistoryTransaction(after: start) { record in
                 if let before, record.sequence >= before { return false }
                 if let after, record.timestamp <= after { return true }
@@ -162,11 +162,13 @@ struct PersistentHistoryReader {
     private func makeTransaction(_ record: HistoryTransaction, store: PersistentStore) -> PersistentHistoryTransaction {
         PersistentHistoryTransaction(
             timestamp: record.timestamp, transactionNumber: Int64(record.sequence), storeID: store.identifier,
-            contextName: record.contextName, author: record.author)
+            contextName: record.contextName, author: record.author, bundleID: record.bundleID ?? "",
+            processID: record.processID.map(String.init) ?? "")
     }
 
     /// The object-graph changes of an engine history record. Rows of join entities (to-many
-    /// relationships kept in join tables) are not objects and make no change.
+    /// relationships kept in join tables) are not objects: they make an update of each object
+    /// whose relationship they changed (see ``relationshipChanges(_:of:store:after:)``).
     private func makeChanges(_ record: HistoryTransaction, of transaction: PersistentHistoryTransaction, store: PersistentStore) throws -> [PersistentHistoryChange] {
         let listsChanges = request.resultType != .changesOnly
         var changes: [PersistentHistoryChange] = []
@@ -176,9 +178,23 @@ struct PersistentHistoryReader {
             else { continue }
             let type: PersistentHistoryChangeType = change.kind == .insert ? .insert : change.kind == .update ? .update : .delete
             var updated: Set<PropertyDescription>?
+            var previous: [String: Any]?
+            var new: [String: Any]?
+            if let row = change.row {
+                new = try HistoryRowValues.values(
+                    of: row, entity: entity, layout: layout, columns: type == .update ? Set(change.changedColumns) : nil,
+                    storeIdentifier: store.identifier, coordinator: coordinator)
+            }
             if type == .update {
                 let columns = Set(change.changedColumns)
                 updated = Set(entity.properties.filter { layout.columns[$0.name].map(columns.contains) ?? false })
+                if let row = change.previousRow {
+                    previous = try HistoryRowValues.values(
+                        of: row, entity: entity, layout: layout, columns: columns, storeIdentifier: store.identifier, coordinator: coordinator)
+                }
+            } else if type == .delete, let row = change.previousRow {
+                previous = try HistoryRowValues.values(
+                    of: row, entity: entity, layout: layout, storeIdentifier: store.identifier, coordinator: coordinator)
             }
             var tombstone: [AnyHashable: Any]?
             if type == .delete {
@@ -192,20 +208,22 @@ struct PersistentHistoryReader {
             changes.append(PersistentHistoryChange(
                 changeID: Int64(record.sequence) << 24 | Int64(index & 0xFF_FFFF),
                 changedObjectID: ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: change.key),
-                changeType: type, tombstone: tombstone, updatedProperties: updated, transaction: transaction, transactionListsChanges: listsChanges))
+                changeType: type, tombstone: tombstone, updatedProperties: updated, previousValues: previous, newValues: new, transaction: transaction,
+                transactionListsChanges: listsChanges))
         }
-        return changes
+        return try relationshipChanges(record, of: transaction, store: store, after: changes)
     }
 
-    /// The concrete entity of a changed row: from its entity tag, or for a deleted row whose
-    /// tombstone lacks the tag, the hierarchy's root entity.
+    /// The concrete entity of a changed row: from its entity tag (a deleted row's from its prior
+    /// row or tombstone), else (a delete saved before stores kept prior rows, whose tombstone
+    /// lacks the tag) the hierarchy's root entity.
     private static func entity(of change: HistoryChange, in family: [Int64: EntityDescription]) -> EntityDescription? {
-        if case .int(let tag)? = (change.row ?? change.tombstone)?[0], let entity = family[tag] { return entity }
+        if case .int(let tag)? = (change.row ?? change.previousRow ?? change.tombstone)?[0], let entity = family[tag] { return entity }
         return family[1]
     }
 
     /// Runs an engine call, turning a deleted history into ``CoreDataError/Code/persistentHistoryTokenExpired``.
-    private func storeCall(_ body: () throws -> Void) throws {
+    static func storeCall(_ body: () throws -> Void) throws {
         do {
             try body()
         } catch let error as StoreError where error.code == .historyUnavailable {

@@ -17,10 +17,21 @@ public final class PersistentHistoryTransaction: FetchRequestResult, CustomStrin
     public let contextName: String?
     /// The author of the save (``ManagedObjectContext/transactionAuthor``).
     public let author: String?
+    /// The bundle identifier of the process that saved: its main bundle's identifier, else its
+    /// executable's name; empty for transactions saved before stores recorded it.
+    public let bundleID: String
+    /// The id of the process that saved, in decimal; empty for transactions saved before stores
+    /// recorded it.
+    public let processID: String
     /// The token of the state after this transaction: fetch after it for what came next.
     public let token: PersistentHistoryToken
 
-    init(timestamp: Date, transactionNumber: Int64, storeID: String, contextName: String?, author: String?) {
+    init(
+        timestamp: Date, transactionNumber: Int64, storeID: String, contextName: String?, author: String?, bundleID: String,
+        processID: String
+    ) {
+        self.bundleID = bundleID
+        self.processID = processID
         self.timestamp = timestamp
         self.transactionNumber = transactionNumber
         self.storeID = storeID

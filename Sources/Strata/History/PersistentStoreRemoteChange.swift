@@ -7,7 +7,9 @@ private let logger = Logger(label: "strata.history")
 extension Notification.Name {
     /// Posted after each save to a store, to every coordinator in the process that has the store
     /// added with ``PersistentStoreRemoteChangeNotificationPostOptionKey`` set (Core Data's
-    /// `NSPersistentStoreRemoteChange`), the saving one included. The object is the receiving
+    /// `NSPersistentStoreRemoteChange`), the saving one included, and in a process that added
+    /// the store read-only with the option, within a fraction of a second of another process's
+    /// commit. The object is the receiving
     /// coordinator; `userInfo` holds the store's ``PersistentHistoryToken`` after the save under
     /// ``PersistentHistoryTokenKey`` (when the store keeps history), its identifier under
     /// ``StoreUUIDKey`` and its URL under `"storeURL"`.
@@ -31,12 +33,14 @@ enum RemoteChangeCenter {
 
     private static let coordinators = Mutex<[Entry]>([])
 
-    /// Registers `coordinator` (once) for remote change notifications of its stores.
+    /// Registers `coordinator` (once) for remote change notifications of its stores, and
+    /// watches its read-only stores for commits of other processes (``ReadOnlyStoreWatcher``).
     static func register(_ coordinator: PersistentStoreCoordinator) {
         coordinators.withLock { entries in
             entries.removeAll { $0.coordinator == nil }
             if !entries.contains(where: { $0.coordinator === coordinator }) { entries.append(Entry(coordinator: coordinator)) }
         }
+        for store in coordinator.persistentStores { ReadOnlyStoreWatcher.watch(store) }
     }
 
     /// Posts a remote change notification for each store in `sequences` (the sequence a save

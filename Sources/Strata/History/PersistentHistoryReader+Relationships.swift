@@ -1,0 +1,84 @@
+import StrataStore
+
+/// One side of a to-many relationship kept in a join entity.
+private struct JoinSide {
+    /// The entity that declares the relationship.
+    let entity: EntityDescription
+    /// The relationship.
+    let relationship: RelationshipDescription
+    /// Where its pairs are kept.
+    let join: JoinLayout
+    /// The engine entity of the owner's hierarchy.
+    let ownerStoreEntity: Int
+}
+
+extension PersistentHistoryReader {
+    /// `changes` with an update of every object whose to-many relationship kept in a join entity
+    /// the record changed (a pair added, removed or moved), as Core Data reports it: the
+    /// relationship joins the `updatedProperties` of the object's update, or makes a new update
+    /// (with empty ``PersistentHistoryChange/previousValues`` and `newValues`); objects the record inserted or
+    /// deleted keep that change alone. A removed pair is known from the join row's prior image,
+    /// so removals saved before stores kept prior rows are not reported.
+    func relationshipChanges(
+        _ record: HistoryTransaction, of transaction: PersistentHistoryTransaction, store: PersistentStore,
+        after changes: [PersistentHistoryChange]
+    ) throws -> [PersistentHistoryChange] {
+        var sides: [Int: [JoinSide]] = [:]
+        var touched: [ManagedObjectID: Set<PropertyDescription>] = [:]
+        var order: [ManagedObjectID] = []
+        for change in record.changes where mapping.entitiesByTag[change.entity] == nil {
+            if sides[change.entity] == nil { sides[change.entity] = try joinSides(of: change.entity) }
+            guard let pair = change.row ?? change.previousRow else { continue }
+            for side in sides[change.entity]! {
+                guard side.join.ownerColumn < pair.count, case .reference(let key) = pair[side.join.ownerColumn] else { continue }
+                let id = ManagedObjectID(
+                    entity: ownerEntity(key, side: side, record: record, store: store), storeIdentifier: store.identifier, primaryKey: key)
+                if touched[id] == nil { order.append(id) }
+                touched[id, default: []].insert(side.relationship)
+            }
+        }
+        guard !touched.isEmpty else { return changes }
+        let listsChanges = request.resultType != .changesOnly
+        var result = changes.map { change -> PersistentHistoryChange in
+            guard change.changeType == .update, let added = touched.removeValue(forKey: change.changedObjectID) else { return change }
+            return PersistentHistoryChange(
+                changeID: change.changeID, changedObjectID: change.changedObjectID, changeType: .update, tombstone: nil,
+                updatedProperties: (change.updatedProperties ?? []).union(added), previousValues: change.previousValues,
+                newValues: change.newValues, transaction: transaction, transactionListsChanges: listsChanges)
+        }
+        let settled = Set(changes.map(\.changedObjectID))
+        var next = record.changes.count
+        for id in order where !settled.contains(id) {
+            result.append(PersistentHistoryChange(
+                changeID: Int64(record.sequence) << 24 | Int64(next & 0xFF_FFFF), changedObjectID: id, changeType: .update,
+                tombstone: nil, updatedProperties: touched[id], previousValues: [:], newValues: [:], transaction: transaction,
+                transactionListsChanges: listsChanges))
+            next += 1
+        }
+        return result
+    }
+
+    /// The relationships whose pairs the join entity `storeEntity` keeps (two for a many-to-many
+    /// relationship with an inverse).
+    private func joinSides(of storeEntity: Int) throws -> [JoinSide] {
+        var sides: [JoinSide] = []
+        for entity in coordinator.managedObjectModel.entities {
+            guard let layout = mapping.layouts[entity.name] else { continue }
+            for case let relationship as RelationshipDescription in entity.ownProperties {
+                guard let join = layout.joins[relationship.name], join.storeEntity == storeEntity else { continue }
+                sides.append(JoinSide(entity: entity, relationship: relationship, join: join, ownerStoreEntity: layout.storeEntity))
+            }
+        }
+        return sides
+    }
+
+    /// The concrete entity of the relationship owner `key`: from the record's change of its row,
+    /// else from its stored row, else the entity declaring the relationship.
+    private func ownerEntity(_ key: PrimaryKey, side: JoinSide, record: HistoryTransaction, store: PersistentStore) -> EntityDescription {
+        let family = mapping.entitiesByTag[side.ownerStoreEntity] ?? [:]
+        let own = record.changes.first { $0.entity == side.ownerStoreEntity && $0.key == key }
+        let row = own.flatMap { $0.row ?? $0.previousRow ?? $0.tombstone } ?? (try? store.rows.read(side.ownerStoreEntity, key: key)) ?? nil
+        if let row, case .int(let tag) = row[0], let entity = family[tag] { return entity }
+        return side.entity
+    }
+}

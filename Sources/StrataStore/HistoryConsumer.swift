@@ -1,0 +1,163 @@
+import Foundation
+import Metrics
+
+/// A named reader of a store's history with its own cursor, kept in the store. `Sendable`.
+public struct HistoryConsumerState: Sendable, Hashable {
+    /// The sequence of the last transaction the consumer applied.
+    public var sequence: UInt64
+    /// When the cursor last moved (or the consumer registered).
+    public var advanced: Date
+    /// For an evicted consumer, the sequence to resync from (the store's newest when it was
+    /// evicted); `nil` while the consumer is live.
+    public var evictedAt: UInt64?
+
+    /// Writes the state into a manifest body.
+    func encode(into writer: inout BinaryWriter) {
+        writer.u64(sequence)
+        writer.u64(advanced.timeIntervalSinceReferenceDate.bitPattern)
+        writer.u64(evictedAt.map { $0 + 1 } ?? 0)
+    }
+
+    /// Reads a state ``encode(into:)`` wrote.
+    static func decode(from reader: inout BinaryReader) throws -> HistoryConsumerState {
+        let sequence = try reader.u64()
+        let advanced = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.u64()))
+        let evicted = try reader.u64()
+        return HistoryConsumerState(sequence: sequence, advanced: advanced, evictedAt: evicted == 0 ? nil : evicted - 1)
+    }
+}
+
+extension StoreState {
+    /// Moves the cursors of live consumers named in `cursors` forward (never back) and raises
+    /// the history floor they held (never above the newest sequence).
+    mutating func advanceConsumers(_ cursors: [String: UInt64], now: Date = Date()) {
+        for (name, cursor) in cursors {
+            guard var consumer = consumers[name] else { continue }
+            if consumer.evictedAt != nil {
+                // An evicted consumer comes back by advancing to at least its resync point.
+                guard cursor >= consumer.evictedAt! else { continue }
+                consumer.evictedAt = nil
+            }
+            consumer.sequence = Swift.max(consumer.sequence, cursor)
+            consumer.advanced = now
+            consumers[name] = consumer
+        }
+        _ = raiseHistoryFloor()
+    }
+
+    /// Raises the history floor to the lowest of the requested floor and the live consumers'
+    /// cursors, dropping the history below it. Returns whether it moved.
+    mutating func raiseHistoryFloor() -> Bool {
+        let held = consumers.values.filter { $0.evictedAt == nil }.map(\.sequence).min() ?? .max
+        let target = Swift.min(requestedHistoryFloor, held, lastSequence)
+        guard target > historyFloor else { return false }
+        historyFloor = target
+        history.removeAll { $0.sequence <= target }
+        return true
+    }
+}
+
+/// Consumers evicted for holding back too much history.
+private let evictions = Counter(label: "strata_history_consumers_evicted")
+
+extension Store {
+    /// The history consumers of the store, by name, live and evicted.
+    public var historyConsumers: [String: HistoryConsumerState] {
+        state.withLock { $0.consumers }
+    }
+
+    /// Registers the history consumer `name` with its cursor at the oldest retained history (it
+    /// will read everything still kept), or returns the existing consumer's state. Writes the manifest.
+    ///
+    /// - Throws: ``StoreError`` `historyUnavailable` when history tracking is off; `io`/`diskFull`.
+    @discardableResult
+    public func registerHistoryConsumer(_ name: String) throws -> HistoryConsumerState {
+        try checkOpen(writing: true)
+        guard configuration.historyTracking else {
+            throw StoreError(.historyUnavailable, "history tracking is off for this store", path: path)
+        }
+        return try manifestLock.withLock { status in
+            let (consumer, added) = state.withLock { state in
+                if let existing = state.consumers[name] { return (existing, false) }
+                let consumer = HistoryConsumerState(sequence: state.historyFloor, advanced: Date(), evictedAt: nil)
+                state.consumers[name] = consumer
+                return (consumer, true)
+            }
+            if added {
+                try publishManifest(status)
+                logger.debug("registered history consumer", metadata: ["consumer": "\(name)", "sequence": "\(consumer.sequence)"])
+            }
+            return consumer
+        }
+    }
+
+    /// Moves the cursor of consumer `name` to `sequence` (never back), letting the history
+    /// floor rise to what other consumers and `deleteHistory(before:)` allow. An evicted
+    /// consumer becomes live again by advancing to at least its resync point. Writes the manifest.
+    ///
+    /// To advance in the same commit as the changes a consumer applied, set
+    /// ``Transaction/consumerCursors`` instead.
+    ///
+    /// - Throws: ``StoreError`` `historyUnavailable` for a consumer the store does not know or an
+    ///   evicted one advanced below its resync point; `io`/`diskFull`.
+    public func advanceHistoryConsumer(_ name: String, to sequence: UInt64) throws {
+        try checkOpen(writing: true)
+        try manifestLock.withLock { status in
+            let known = state.withLock { state -> HistoryConsumerState? in
+                guard state.consumers[name] != nil else { return nil }
+                state.advanceConsumers([name: sequence])
+                return state.consumers[name]
+            }
+            guard let known else { throw StoreError(.historyUnavailable, "no history consumer named \(name)", path: path) }
+            if let resync = known.evictedAt {
+                throw StoreError(.historyUnavailable, "history consumer \(name) was evicted; resync and advance to at least \(resync)", path: path)
+            }
+            try publishManifest(status)
+        }
+        maintenance.wake()
+    }
+
+    /// Removes the history consumer `name`, releasing the history it held. Writes the manifest.
+    ///
+    /// - Throws: ``StoreError`` `io`/`diskFull`.
+    public func removeHistoryConsumer(_ name: String) throws {
+        try checkOpen(writing: true)
+        try manifestLock.withLock { status in
+            let removed = state.withLock { state in
+                guard state.consumers.removeValue(forKey: name) != nil else { return false }
+                _ = state.raiseHistoryFloor()
+                return true
+            }
+            if removed { try publishManifest(status) }
+        }
+        maintenance.wake()
+    }
+
+    /// Evicts the live consumers that hold back the requested history floor by more than the
+    /// configured bytes or age. Call with the manifest lock held; the caller writes the manifest.
+    func evictLaggingConsumers(now: Date = Date()) {
+        let bytesLimit = configuration.historyConsumerLagLimit
+        let ageLimit = configuration.historyConsumerAgeLimit
+        guard bytesLimit != nil || ageLimit != nil else { return }
+        let evicted = state.withLock { state -> [(String, UInt64, Int)] in
+            var evicted: [(String, UInt64, Int)] = []
+            for (name, consumer) in state.consumers where consumer.evictedAt == nil && consumer.sequence < state.requestedHistoryFloor {
+                let start = state.history.partitioningIndex { $0.sequence > consumer.sequence }
+                let end = state.history.partitioningIndex { $0.sequence > state.requestedHistoryFloor }
+                let bytes = start < end ? state.history[start..<end].reduce(0) { $0 + $1.length } : 0
+                let tooBig = bytesLimit.map { bytes > $0 } ?? false
+                let tooOld = ageLimit.map { now.timeIntervalSince(consumer.advanced) > $0 } ?? false
+                guard tooBig || tooOld else { continue }
+                state.consumers[name]!.evictedAt = state.lastSequence
+                evicted.append((name, consumer.sequence, bytes))
+            }
+            return evicted
+        }
+        for (name, sequence, bytes) in evicted {
+            evictions.increment()
+            logger.warning("evicted a history consumer that held back deleted history", metadata: [
+                "consumer": "\(name)", "cursor": "\(sequence)", "heldBytes": "\(bytes)", "path": "\(path)",
+            ])
+        }
+    }
+}
