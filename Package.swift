@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -14,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.1"..<"604.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -31,9 +33,16 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        .macro(
+            name: "StrataMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
         .target(
             name: "Strata",
-            dependencies: ["StrataStore", "CStrataSupport", .product(name: "OrderedCollections", package: "swift-collections")]
+            dependencies: ["StrataStore", "StrataMacros", "CStrataSupport", .product(name: "OrderedCollections", package: "swift-collections")]
         ),
         .executableTarget(
             name: "strata",
@@ -50,6 +59,13 @@ let package = Package(
         .executableTarget(name: "strata-migration-probe", dependencies: ["Strata"]),
         .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport", "Strata"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata"], resources: [.copy("Models")]),
+        .testTarget(
+            name: "StrataMacrosTests",
+            dependencies: [
+                "StrataMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

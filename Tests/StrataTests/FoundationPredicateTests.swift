@@ -3,7 +3,7 @@ import Testing
 @testable import Strata
 
 /// A subclass with a renamed property and several Booleans, for key path names only (no model
-/// needs it: names are found on probe instances).
+/// needs it: `@Managed` declares the names).
 final class Badge: ManagedObject {
     @Managed("title") var label: String
     @Managed var level: Int16
@@ -30,7 +30,7 @@ final class Gadget: ManagedObject {
 extension Employee {
     /// A read-only computed property: no model key path.
     var doubledSalary: Int64 { salary * 2 }
-    /// A settable computed alias of `salary`.
+    /// A settable computed alias of `salary`: not a `@Managed` property, so no model key path.
     var pay: Int64 {
         get { salary }
         set { salary = newValue }
@@ -93,8 +93,8 @@ extension Employee {
     }
 
     @Test func computedPropertiesHaveNoName() {
-        #expect(ManagedKeyPathNames.name(of: \Employee.doubledSalary) == nil, "read-only: never run")
-        #expect(ManagedKeyPathNames.name(of: \Employee.pay) == "salary", "a settable alias reads salary")
+        #expect(ManagedKeyPathNames.name(of: \Employee.doubledSalary) == nil)
+        #expect(ManagedKeyPathNames.name(of: \Employee.pay) == nil, "a computed alias is not a model property")
         #expect(ManagedKeyPathNames.name(of: \Employee.lowercasedName) == nil)
         #expect(ManagedKeyPathNames.name(of: \Employee.raisedSalary) == nil)
         #expect(ManagedKeyPathNames.name(of: \Employee.objectID) == nil)
@@ -123,7 +123,7 @@ extension Employee {
         cases.append((#Predicate<Employee> { ($0.notes ?? "") == "" }, "(notes == \"\" OR notes == nil)"))
         cases.append((#Predicate<Employee> { ($0.notes ?? "x") == "y" }, "(notes != nil AND notes == \"y\")"))
         cases.append((#Predicate<Employee> { ($0.department?.budget ?? 0) > 5 }, "(department.budget != nil AND department.budget > 5.0)"))
-        cases.append((#Predicate<Employee> { $0.pay == 7 }, "salary == 7"))
+        cases.append((#Predicate<Employee> { $0.pay == 7 }, "BLOCK"))
         cases.append((#Predicate<Employee> { $0.salary * 2 > 100 }, "BLOCK"))
         cases.append((#Predicate<Employee> { $0.doubledSalary > 100 }, "BLOCK"))
         cases.append((#Predicate<Employee> { $0.salary > 10 && $0.salary % 2 == 0 }, "(salary > 10 AND BLOCK)"))

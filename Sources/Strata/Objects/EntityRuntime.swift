@@ -84,35 +84,6 @@ final class EntityRuntime: @unchecked Sendable {
         }
     }
 
-    /// The slots of `@Managed` properties, by the identity of their storage key path (see
-    /// ``slot(forStorage:name:)``).
-    private let storageSlots = Mutex<[ObjectIdentifier: StorageSlot]>([:])
-
-    /// A cached slot, with the key path that keeps its identity from being reused.
-    // @unchecked: key paths are immutable.
-    private struct StorageSlot: @unchecked Sendable {
-        let keyPath: AnyKeyPath
-        let slot: Int
-    }
-
-    /// The slot of the `@Managed` property whose storage is `keyPath`; `name` gives its model
-    /// name the first time.
-    ///
-    /// The runtime instantiates a key path literal once and hands back the same object on every
-    /// access, so its identity is a cheap key; the entry keeps the key path alive, so the identity
-    /// is never reused. The cache is bounded in case key paths come back as new objects.
-    ///
-    /// - Throws: as ``slot(_:)`` when the entity has no property of that name.
-    func slot(forStorage keyPath: AnyKeyPath, name: () -> String) throws -> Int {
-        let identity = ObjectIdentifier(keyPath)
-        if let known = storageSlots.withLock({ $0[identity] }), known.keyPath === keyPath { return known.slot }
-        let slot = try self.slot(name())
-        storageSlots.withLock { cache in
-            if cache.count < 4 * properties.count + 16 { cache[identity] = StorageSlot(keyPath: keyPath, slot: slot) }
-        }
-        return slot
-    }
-
     /// The slot of `key`, or a ``CoreDataError`` naming the entity and key.
     func slot(_ key: String) throws -> Int {
         guard let slot = slots[key] else {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A typed, change-tracked property of a `ManagedObject` subclass: Core Data's `@NSManaged`.
 ///
@@ -20,122 +19,53 @@ import Synchronization
 /// `Bool`, `String`, `Date`, `Data`, `UUID`, `URL`), to-one relationships the subclass
 /// (optional), to-many relationships `Set<Subclass>`, ordered ones `[Subclass]`.
 ///
+/// `@Managed` is a macro: it turns the property into accessors that read and write the model
+/// property by name, and declares the property's key path and model name (in a nested type
+/// held by a zero-size stored property), which names the key path in `#Predicate`s and
+/// `SortDescriptor`s without creating an instance. Declare `@Managed` properties in the class
+/// body, not in an extension, with a type annotation and no initial value.
+///
 /// - Important: Declare a property optional when it can be `nil`; reading `nil` into a
 ///   non-optional number or `Bool` gives 0 or `false` (as Core Data's scalar accessors do, for
 ///   an inaccessible fault for instance), into any other non-optional property it stops the
 ///   process, as Core Data does. A value that does not fit also stops it; use
 ///   `setValue(_:forCheckedKey:)` to get a thrown error instead.
-@propertyWrapper
-public struct Managed<Value> {
-    private let key: String?
-    /// 0, or the marker that tells this wrapper apart while its name is looked up by reflection.
-    private let identity: Int
+@attached(accessor)
+@attached(peer, names: prefixed(__StrataManaged_), prefixed(__strataManaged_))
+public macro Managed() = #externalMacro(module: "StrataMacros", type: "ManagedMacro")
 
-    /// A property named like the Swift property.
-    public init() {
-        key = nil
-        identity = 0
-    }
+/// A typed, change-tracked property of a `ManagedObject` subclass whose model property has
+/// another name than the Swift property: `@Managed("title") var name: String`.
+///
+/// - Parameter key: the model property's name, a string literal.
+@attached(accessor)
+@attached(peer, names: prefixed(__StrataManaged_), prefixed(__strataManaged_))
+public macro Managed(_ key: String) = #externalMacro(module: "StrataMacros", type: "ManagedMacro")
 
-    /// A property with an explicit model name.
-    public init(_ key: String) {
-        self.key = key
-        identity = 0
-    }
-
-    /// A wrapper marked with `identity`, put in place of the real one while its name is looked up.
-    private init(marker identity: Int) {
-        key = nil
-        self.identity = identity
-    }
-
-    /// Managed properties are reached through their object only.
-    @available(*, unavailable, message: "@Managed can only be used in ManagedObject subclasses")
-    public var wrappedValue: Value {
-        get { preconditionFailure("@Managed can only be used in ManagedObject subclasses") }
-        set { preconditionFailure("@Managed can only be used in ManagedObject subclasses") }
-    }
-
-    /// Reads and writes the property through the enclosing object.
-    public static subscript<Object: ManagedObject>(
-        _enclosingInstance object: Object,
-        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
-        storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
-    ) -> Value {
-        get {
-            let slot: Int
-            let value: Any?
-            do {
-                slot = try Self.slot(in: object, storageKeyPath)
-                value = try object.accessValue(slot)
-            } catch {
-                preconditionFailure("reading \(Object.self).\(object[keyPath: storageKeyPath].name(in: object, storageKeyPath)): \(error)")
-            }
-            return ManagedValueCast.cast(value, to: Value.self, key: object.runtime.names[slot])
-        }
-        set {
-            do {
-                let key = object.runtime.names[try Self.slot(in: object, storageKeyPath)]
-                try object.setValue(ManagedValueCast.unwrap(newValue), forCheckedKey: key)
-            } catch {
-                preconditionFailure("setting \(Object.self).\(object[keyPath: storageKeyPath].name(in: object, storageKeyPath)): \(error)")
-            }
-        }
-    }
-
-    /// The slot of the property in `object`'s entity, looked up by name the first time only.
+extension ManagedObject {
+    /// The value of the model property `key` as `Value`: the getter `@Managed` generates.
     ///
-    /// - Throws: ``CoreDataError`` `keyValueValidation` when the entity has no such property.
-    private static func slot<Object: ManagedObject>(
-        in object: Object, _ storage: ReferenceWritableKeyPath<Object, Managed<Value>>
-    ) throws -> Int {
-        try object.runtime.slot(forStorage: storage) { object[keyPath: storage].name(in: object, storage) }
-    }
-
-    /// The model name: the explicit key, or the Swift property's name found by reflection once
-    /// per property: the wrapper is swapped for a marked one while the object's mirror is
-    /// searched for it, so that wrappers need no identity of their own.
-    private func name<Object: ManagedObject>(in object: Object, _ storage: ReferenceWritableKeyPath<Object, Managed<Value>>) -> String {
-        if let key { return key }
-        return ManagedPropertyNames.name(for: storage) {
-            let marker = managedWrapperMarkers.add(1, ordering: .relaxed).newValue
-            object[keyPath: storage] = Managed(marker: marker)
-            defer { object[keyPath: storage] = self }
-            var mirror: Mirror? = Mirror(reflecting: object)
-            while let current = mirror {
-                for child in current.children {
-                    if let wrapper = child.value as? Managed<Value>, wrapper.identity == marker, let label = child.label {
-                        return label.hasPrefix("_") ? String(label.dropFirst()) : label
-                    }
-                }
-                mirror = current.superclassMirror
-            }
-            preconditionFailure("cannot find the @Managed property of \(Object.self)")
+    /// Stops the process when the entity has no property `key` or its value is not a `Value`,
+    /// as Core Data's `@NSManaged` accessors raise.
+    public func _managedValue<Value>(forKey key: String) -> Value {
+        let value: Any?
+        do {
+            value = try accessValue(try runtime.slot(key))
+        } catch {
+            preconditionFailure("reading \(type(of: self)).\(key): \(error)")
         }
-    }
-}
-
-/// Numbers the markers of ``Managed`` name lookups, so that concurrent lookups never share one.
-private let managedWrapperMarkers = Atomic<Int>(0)
-
-/// The model names of `@Managed` properties, by storage key path.
-enum ManagedPropertyNames {
-    // @unchecked: `buckets` is only touched with `lock` held; key paths are immutable.
-    private final class Cache: @unchecked Sendable {
-        let lock = NSLock()
-        var buckets: [Int: [(keyPath: AnyKeyPath, name: String)]] = [:]
+        return ManagedValueCast.cast(value, to: Value.self, key: key)
     }
 
-    private static let cache = Cache()
-
-    /// The name cached for `keyPath`, computed by `find` the first time.
-    static func name(for keyPath: AnyKeyPath, find: () -> String) -> String {
-        let hash = keyPath.hashValue
-        let known = cache.lock.withLock { cache.buckets[hash]?.first { $0.keyPath == keyPath }?.name }
-        if let known { return known }
-        let name = find()
-        cache.lock.withLock { cache.buckets[hash, default: []].append((keyPath, name)) }
-        return name
+    /// Sets the model property `key` to `newValue`: the setter `@Managed` generates.
+    ///
+    /// Stops the process when the entity has no property `key` or the value does not fit it.
+    public func _setManagedValue<Value>(_ newValue: Value, forKey key: String) {
+        do {
+            try setValue(ManagedValueCast.unwrap(newValue), forCheckedKey: key)
+        } catch {
+            preconditionFailure("setting \(type(of: self)).\(key): \(error)")
+        }
     }
 }
 
@@ -150,17 +80,7 @@ enum ManagedValueCast {
 
     /// A typed value as `setValue(_:forKey:)` takes it (`nil` for an empty optional).
     static func unwrap<T>(_ value: T) -> Any? {
-        if let optional = value as? any OptionalValue { return optional.wrappedValueIfAny }
+        if let optional = value as? any OptionalUnwrapping { return optional.unwrappedAny }
         return value
     }
-}
-
-/// Lets a generic value that is an `Optional` be unwrapped without reflection.
-private protocol OptionalValue {
-    /// The wrapped value, or `nil`.
-    var wrappedValueIfAny: Any? { get }
-}
-
-extension Optional: OptionalValue {
-    fileprivate var wrappedValueIfAny: Any? { map { $0 as Any } }
 }

@@ -33,14 +33,17 @@ enum ManagedObjectClassRegistry {
         }
     }
 
-    /// Registers `type` as the class of `entity` (and of its name, unless another class has it).
+    /// Registers `type` as the class of `entity` (and of its name, unless another class has it),
+    /// checking its `@Managed` properties against the entity the first time.
     static func register(_ type: ManagedObject.Type, for entity: EntityDescription) {
-        registry.withLock { registry in
-            guard registry.byEntity[ObjectIdentifier(entity)] != type else { return }
+        let bound = registry.withLock { registry in
+            guard registry.byEntity[ObjectIdentifier(entity)] != type else { return false }
             registry.byEntity[ObjectIdentifier(entity)] = type
             if registry.byName[entity.name] == nil { registry.byName[entity.name] = type }
             remember(type, in: &registry)
+            return true
         }
+        if bound { ManagedPropertyTable.check(type, against: entity) }
     }
 
     /// Records the plain and module-qualified names of a registered class.

@@ -296,7 +296,7 @@ extension Array: ManagedObjectCollection where Element: ManagedObject {}
 enum FetchPredicateConstant {
     /// A constant expression of `value`, or `nil` when predicates cannot hold it.
     static func expression(_ value: Any) -> FetchExpression? {
-        guard let unwrapped = ProbeOptional.unwrap(value) else { return .constant(nil) }
+        guard let unwrapped = OptionalUnwrapper.unwrap(value) else { return .constant(nil) }
         return convert(unwrapped).map { .constant($0) }
     }
 
@@ -304,7 +304,7 @@ enum FetchPredicateConstant {
     /// decimals, objects and IDs as they are, raw-representable values as their raw value,
     /// arrays and sets as arrays; `nil` when it is none of these (or is `nil`).
     static func convert(_ value: Any) -> Any? {
-        guard let value = ProbeOptional.unwrap(value) else { return nil }
+        guard let value = OptionalUnwrapper.unwrap(value) else { return nil }
         switch value {
         case is Int, is Int8, is Int16, is Int32, is Int64, is UInt, is UInt8, is UInt16, is UInt32, is UInt64,
             is Double, is Float, is Decimal, is String, is Bool, is Date, is Data, is UUID, is URL,

@@ -1,0 +1,158 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxMacros
+
+/// `@Managed var name: String` and `@Managed("title") var name: String`: Core Data's
+/// `@NSManaged`.
+///
+/// The accessors read and write through the object by the literal model name. The peers
+/// declare the property's key path and model name in a nested type, held by a zero-size stored
+/// property so that the library finds every `@Managed` property of a class from the class's
+/// field metadata, with no instance:
+///
+/// ```swift
+/// private struct __StrataManaged_name: _ManagedPropertyDeclaration {
+///     static var keyPath: AnyKeyPath { \Employee.name }
+///     static func keyPath(rootedAt root: any _ManagedKeyPathRoot.Type) -> AnyKeyPath? { … \Root.name … }
+///     static var modelName: String { "title" }
+/// }
+/// private let __strataManaged_name = __StrataManaged_name()
+/// ```
+public struct ManagedMacro: AccessorMacro, PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingAccessorsOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [AccessorDeclSyntax] {
+        guard let property = try ManagedProperty(node, declaration) else { return [] }
+        return [
+            "get { _managedValue(forKey: \(literal: property.modelName)) }",
+            "set { _setManagedValue(newValue, forKey: \(literal: property.modelName)) }",
+        ]
+    }
+
+    public static func expansion(
+        of node: AttributeSyntax,
+        providingPeersOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let property = try ManagedProperty(node, declaration) else { return [] }
+        let owner = try ownerType(of: declaration, in: context)
+        let declarationType = "__StrataManaged_\(property.name)"
+        return [
+            """
+            private struct \(raw: declarationType): _ManagedPropertyDeclaration {
+                static var keyPath: AnyKeyPath { \\\(raw: owner).\(raw: property.spelling) }
+                static func keyPath(rootedAt root: any _ManagedKeyPathRoot.Type) -> AnyKeyPath? {
+                    (root as? any (\(raw: owner) & _ManagedKeyPathRoot).Type).map { keyPath(of: $0) }
+                }
+                private static func keyPath<Root: \(raw: owner)>(of _: Root.Type) -> AnyKeyPath { \\Root.\(raw: property.spelling) }
+                static var modelName: String { \(literal: property.modelName) }
+            }
+            """,
+            "private let __strataManaged_\(raw: property.name) = \(raw: declarationType)()",
+        ]
+    }
+
+    /// The name of the class the property is declared in (`Outer.Employee` when nested), from
+    /// the macro's lexical context.
+    ///
+    /// - Throws: ``ManagedMacroError/notInClass`` outside a class body (an extension cannot
+    ///   hold the stored peer).
+    static func ownerType(of declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext) throws -> String {
+        var names: [String] = []
+        for enclosing in context.lexicalContext {
+            if let type = enclosing.as(ClassDeclSyntax.self) {
+                names.insert(type.name.text, at: 0)
+            } else if names.isEmpty {
+                throw DiagnosticsError(diagnostics: [Diagnostic(node: declaration, message: ManagedMacroError.notInClass)])
+            } else if let type = enclosing.as(StructDeclSyntax.self) {
+                names.insert(type.name.text, at: 0)
+            } else if let type = enclosing.as(EnumDeclSyntax.self) {
+                names.insert(type.name.text, at: 0)
+            } else if let type = enclosing.as(ActorDeclSyntax.self) {
+                names.insert(type.name.text, at: 0)
+            } else if let type = enclosing.as(ExtensionDeclSyntax.self) {
+                names.insert(type.extendedType.trimmedDescription, at: 0)
+                break
+            } else {
+                break
+            }
+        }
+        guard !names.isEmpty else {
+            throw DiagnosticsError(diagnostics: [Diagnostic(node: declaration, message: ManagedMacroError.notInClass)])
+        }
+        return names.joined(separator: ".")
+    }
+}
+
+/// What `@Managed` reads of the property it is attached to.
+struct ManagedProperty {
+    /// The Swift property's name.
+    let name: String
+    /// The Swift property's name as written (with its backticks, if any).
+    let spelling: String
+    /// The model property's name: the attribute's argument, else the Swift name.
+    let modelName: String
+
+    /// The property `declaration` declares, or `nil` when it is not a variable (the compiler
+    /// reports attaching an accessor macro elsewhere).
+    ///
+    /// - Throws: a diagnostic when the property is not one `@Managed` can manage.
+    init?(_ node: AttributeSyntax, _ declaration: some DeclSyntaxProtocol) throws {
+        guard let variable = declaration.as(VariableDeclSyntax.self) else { return nil }
+        func fail(_ message: ManagedMacroError, at node: some SyntaxProtocol) -> DiagnosticsError {
+            DiagnosticsError(diagnostics: [Diagnostic(node: node, message: message)])
+        }
+        guard variable.bindingSpecifier.tokenKind == .keyword(.var) else { throw fail(.notVar, at: variable.bindingSpecifier) }
+        if let modifier = variable.modifiers.first(where: { [.keyword(.static), .keyword(.class), .keyword(.lazy)].contains($0.name.tokenKind) }) {
+            throw fail(.notInstanceProperty, at: modifier)
+        }
+        guard variable.bindings.count == 1, let binding = variable.bindings.first,
+            let identifier = binding.pattern.as(IdentifierPatternSyntax.self)
+        else { throw fail(.oneProperty, at: variable) }
+        guard binding.typeAnnotation != nil else { throw fail(.missingType, at: binding) }
+        if let initializer = binding.initializer { throw fail(.initialValue, at: initializer) }
+        if let accessors = binding.accessorBlock { throw fail(.hasAccessors, at: accessors) }
+        spelling = identifier.identifier.text
+        name = spelling.hasPrefix("`") ? String(spelling.dropFirst().dropLast()) : spelling
+        guard let arguments = node.arguments else {
+            modelName = name
+            return
+        }
+        guard let list = arguments.as(LabeledExprListSyntax.self), list.count == 1, let argument = list.first,
+            argument.label == nil, let literal = argument.expression.as(StringLiteralExprSyntax.self),
+            let key = literal.representedLiteralValue, !key.isEmpty
+        else { throw fail(.keyNotLiteral, at: arguments) }
+        modelName = key
+    }
+}
+
+/// Why `@Managed` cannot manage a declaration.
+enum ManagedMacroError: String, DiagnosticMessage {
+    case notVar
+    case notInstanceProperty
+    case oneProperty
+    case missingType
+    case initialValue
+    case hasAccessors
+    case keyNotLiteral
+    case notInClass
+
+    var message: String {
+        switch self {
+        case .notVar: "@Managed properties are declared with 'var'"
+        case .notInstanceProperty: "@Managed properties are stored instance properties of the object"
+        case .oneProperty: "@Managed applies to one property, named by a plain identifier"
+        case .missingType: "@Managed properties need a type annotation"
+        case .initialValue: "@Managed properties take their default value from the model, not from an initial value"
+        case .hasAccessors: "@Managed properties have no accessors of their own"
+        case .keyNotLiteral: "the model name of a @Managed property is a non-empty string literal"
+        case .notInClass: "@Managed properties are declared in the body of a ManagedObject subclass"
+        }
+    }
+
+    var diagnosticID: MessageID { MessageID(domain: "StrataMacros", id: rawValue) }
+
+    var severity: DiagnosticSeverity { .error }
+}

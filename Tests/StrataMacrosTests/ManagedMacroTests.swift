@@ -1,0 +1,206 @@
+import SwiftSyntaxMacroExpansion
+import SwiftSyntaxMacrosGenericTestSupport
+import Testing
+
+@testable import StrataMacros
+
+/// The `@Managed` macro's expansion: accessors by model name, the declaration of the key path,
+/// and the errors it reports for properties it cannot manage.
+@Suite struct ManagedMacroTests {
+    static let macros: [String: MacroSpec] = ["Managed": MacroSpec(type: ManagedMacro.self)]
+
+    static func expect(
+        _ source: String, expands expanded: String, diagnostics: [DiagnosticSpec] = [],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        assertMacroExpansion(
+            source, expandedSource: expanded, diagnostics: diagnostics, macroSpecs: macros,
+            failureHandler: { Issue.record(Comment(rawValue: $0.message), sourceLocation: sourceLocation) })
+    }
+
+    @Test func propertyReadsAndWritesItsModelPropertyAndDeclaresItsKeyPath() {
+        Self.expect(
+            """
+            final class Employee: ManagedObject {
+                @Managed var name: String
+            }
+            """,
+            expands: """
+                final class Employee: ManagedObject {
+                    var name: String {
+                        get {
+                            _managedValue(forKey: "name")
+                        }
+                        set {
+                            _setManagedValue(newValue, forKey: "name")
+                        }
+                    }
+
+                    private struct __StrataManaged_name: _ManagedPropertyDeclaration {
+                        static var keyPath: AnyKeyPath {
+                            \\Employee.name
+                        }
+                        static func keyPath(rootedAt root: any _ManagedKeyPathRoot.Type) -> AnyKeyPath? {
+                            (root as? any (Employee & _ManagedKeyPathRoot).Type).map {
+                                keyPath(of: $0)
+                            }
+                        }
+                        private static func keyPath<Root: Employee>(of _: Root.Type) -> AnyKeyPath {
+                            \\Root.name
+                        }
+                        static var modelName: String {
+                            "name"
+                        }
+                    }
+
+                    private let __strataManaged_name = __StrataManaged_name()
+                }
+                """)
+    }
+
+    @Test func explicitModelNameIsUsedForAccessAndDeclaration() {
+        Self.expect(
+            """
+            final class Badge: ManagedObject {
+                @Managed("title") var label: String?
+            }
+            """,
+            expands: """
+                final class Badge: ManagedObject {
+                    var label: String? {
+                        get {
+                            _managedValue(forKey: "title")
+                        }
+                        set {
+                            _setManagedValue(newValue, forKey: "title")
+                        }
+                    }
+
+                    private struct __StrataManaged_label: _ManagedPropertyDeclaration {
+                        static var keyPath: AnyKeyPath {
+                            \\Badge.label
+                        }
+                        static func keyPath(rootedAt root: any _ManagedKeyPathRoot.Type) -> AnyKeyPath? {
+                            (root as? any (Badge & _ManagedKeyPathRoot).Type).map {
+                                keyPath(of: $0)
+                            }
+                        }
+                        private static func keyPath<Root: Badge>(of _: Root.Type) -> AnyKeyPath {
+                            \\Root.label
+                        }
+                        static var modelName: String {
+                            "title"
+                        }
+                    }
+
+                    private let __strataManaged_label = __StrataManaged_label()
+                }
+                """)
+    }
+
+    @Test func nestedClassAndEscapedNameAreSpelledInTheKeyPath() {
+        Self.expect(
+            """
+            enum Catalog {
+                final class Item: ManagedObject {
+                    @Managed var `default`: Set<Item>
+                }
+            }
+            """,
+            expands: """
+                enum Catalog {
+                    final class Item: ManagedObject {
+                        var `default`: Set<Item> {
+                            get {
+                                _managedValue(forKey: "default")
+                            }
+                            set {
+                                _setManagedValue(newValue, forKey: "default")
+                            }
+                        }
+
+                        private struct __StrataManaged_default: _ManagedPropertyDeclaration {
+                            static var keyPath: AnyKeyPath {
+                                \\Catalog.Item.`default`
+                            }
+                            static func keyPath(rootedAt root: any _ManagedKeyPathRoot.Type) -> AnyKeyPath? {
+                                (root as? any (Catalog.Item & _ManagedKeyPathRoot).Type).map {
+                                    keyPath(of: $0)
+                                }
+                            }
+                            private static func keyPath<Root: Catalog.Item>(of _: Root.Type) -> AnyKeyPath {
+                                \\Root.`default`
+                            }
+                            static var modelName: String {
+                                "default"
+                            }
+                        }
+
+                        private let __strataManaged_default = __StrataManaged_default()
+                    }
+                }
+                """)
+    }
+
+    @Test func initialValueIsAnError() {
+        Self.expect(
+            """
+            final class Employee: ManagedObject {
+                @Managed var salary: Int64 = 0
+            }
+            """,
+            expands: """
+                final class Employee: ManagedObject {
+                    var salary: Int64 = 0
+                }
+                """,
+            diagnostics: [
+                DiagnosticSpec(message: ManagedMacroError.initialValue.message, line: 2, column: 32),
+                DiagnosticSpec(message: ManagedMacroError.initialValue.message, line: 2, column: 32),
+            ])
+    }
+
+    @Test func propertyOutsideAClassBodyIsAnError() {
+        Self.expect(
+            """
+            extension Employee {
+                @Managed var nickname: String?
+            }
+            """,
+            expands: """
+                extension Employee {
+                    var nickname: String? {
+                        get {
+                            _managedValue(forKey: "nickname")
+                        }
+                        set {
+                            _setManagedValue(newValue, forKey: "nickname")
+                        }
+                    }
+                }
+                """,
+            diagnostics: [DiagnosticSpec(message: ManagedMacroError.notInClass.message, line: 2, column: 5)])
+    }
+
+    @Test func letAndNonLiteralNamesAreErrors() {
+        Self.expect(
+            """
+            final class Employee: ManagedObject {
+                @Managed let name: String
+                @Managed(key) var title: String
+            }
+            """,
+            expands: """
+                final class Employee: ManagedObject {
+                    let name: String
+                    var title: String
+                }
+                """,
+            diagnostics: [
+                DiagnosticSpec(message: ManagedMacroError.notVar.message, line: 2, column: 14),
+                DiagnosticSpec(message: ManagedMacroError.notVar.message, line: 2, column: 14),
+                DiagnosticSpec(message: ManagedMacroError.keyNotLiteral.message, line: 3, column: 14),
+                DiagnosticSpec(message: ManagedMacroError.keyNotLiteral.message, line: 3, column: 14),
+            ])
+    }
+}
