@@ -49,7 +49,9 @@ struct MigrateCommand: StrataSubcommand {
         let started = Date()
         let clock = ContinuousClock.now
         let coordinator = PersistentStoreCoordinator(managedObjectModel: destination)
-        let opened = try coordinator.addPersistentStore(type: .strata, at: store.url)
+        let opened = try coordinator.addPersistentStore(
+            type: .strata, at: store.url,
+            options: [MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true])
         try coordinator.remove(opened)
         let elapsed = ContinuousClock.now - clock
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

@@ -101,7 +101,7 @@ import Testing
         for (model, migrating) in [(isNew ? new : old, false), (try ManagedObjectModel(contentsOf: models[1]), true)] {
             let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
             let store = try coordinator.addPersistentStore(
-                ofType: SQLiteStoreType, configurationName: nil, at: url, options: [MigratePersistentStoresAutomaticallyOption: migrating])
+                ofType: SQLiteStoreType, configurationName: nil, at: url, options: [MigratePersistentStoresAutomaticallyOption: migrating, InferMappingModelAutomaticallyOption: migrating])
             let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             context.persistentStoreCoordinator = coordinator
             try context.performAndWait {

@@ -136,7 +136,7 @@ import Testing
         #expect(error?.code == .persistentStoreIncompatibleVersionHash)
         let noInference = #expect(throws: CoreDataError.self) {
             try coordinator.addPersistentStore(
-                ofType: SQLiteStoreType, configurationName: nil, at: url, options: [InferMappingModelAutomaticallyOption: false])
+                ofType: SQLiteStoreType, configurationName: nil, at: url, options: [MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: false])
         }
         #expect(noInference?.code == .migrationMissingMappingModel)
         #expect(try ShopModels.segmentFiles(url) == segments)
@@ -152,7 +152,7 @@ import Testing
         let model = try ShopModels.version("Shop")
         model.entitiesByName["Order"]!.attributesByName["total"]!.attributeType = .dateAttributeType
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let error = #expect(throws: CoreDataError.self) { try coordinator.addPersistentStore(type: .sqlite, at: url) }
+        let error = #expect(throws: CoreDataError.self) { try coordinator.addPersistentStore(type: .sqlite, at: url, options: ShopModels.migrating) }
         #expect(error?.code == .inferredMappingModel)
         #expect(error?.message.contains("Order.total") == true)
         #expect(error?.message.contains("Date") == true)
@@ -168,7 +168,7 @@ import Testing
         let model = try ShopModels.version("Shop")
         model.entitiesByName["Customer"]!.attributesByName["email"]!.isOptional = false
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let error = #expect(throws: CoreDataError.self) { try coordinator.addPersistentStore(type: .sqlite, at: url) }
+        let error = #expect(throws: CoreDataError.self) { try coordinator.addPersistentStore(type: .sqlite, at: url, options: ShopModels.migrating) }
         #expect(error?.code == .validationMultipleErrors || error?.code == .validationMissingMandatoryProperty)
         #expect(!FileManager.default.fileExists(atPath: PersistentStoreCoordinator.migrationStagingURL(for: url).path))
         try expectVersion1(at: url)

@@ -12,6 +12,9 @@ enum ShopModels {
         try ManagedObjectModel(contentsOf: bundle.appendingPathComponent("\(name).xcdatamodel"))
     }
 
+    /// The options that ask `addPersistentStore(ofType:…)` for an inferred migration.
+    static var migrating: [String: Any] { [MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true] }
+
     /// The customers the first version's store holds.
     static let customerCount = 20
 

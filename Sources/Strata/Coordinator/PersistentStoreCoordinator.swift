@@ -76,6 +76,10 @@ public final class PersistentStoreCoordinator: Sendable {
         description.type = storeType
         description.url = url
         description.configuration = configuration
+        // Only the options passed: Core Data migrates here only when asked to (a description's
+        // own defaults, used by containers, ask for it).
+        description.setOption(nil, forKey: MigratePersistentStoresAutomaticallyOption)
+        description.setOption(nil, forKey: InferMappingModelAutomaticallyOption)
         for (key, value) in options ?? [:] {
             if let key = key.base as? String { description.setOption(value, forKey: key) }
         }
