@@ -190,7 +190,8 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Runs `body` holding the save lock of every store added, so that saves of the contexts of
     /// every coordinator sharing one of these stores see each other's results.
     func withSaveLock(_ body: () throws -> Void) throws {
-        try StoreSaveLock.withLocks(persistentStores.map(\.saveLock), body)
+        let stores = persistentStores
+        try StoreSaveLock.withLocks(stores.map(\.saveLock)) { try PersistentStore.replicating(stores, body) }
     }
 
     /// The layout of `entity`.
