@@ -27,7 +27,7 @@ test: deps postgres-deps
 # Three mirrored instances as processes over a private PostgreSQL server; one SIGKILLed and
 # restarted, PostgreSQL restarted midway; ends with `mirror: N transactions, 3 instances, …`.
 mirror-demo: deps postgres-deps
-	$(SWIFT) run -c $${CONFIG:-debug} strata-mirror-demo $${SAVES:-150}
+	$(SWIFT) run -c $${CONFIG:-debug} strata-mirror-demo $${SAVES:-200}
 
 # The long crash soak: SIGKILL a writer at random points for STRATA_SOAK_SECONDS (default 600).
 soak: deps

@@ -20,10 +20,11 @@ final class BlockingBridge: TaskExecutor, @unchecked Sendable {
         queue.async { job.runSynchronously(on: executor) }
     }
 
-    /// Runs `body` to completion and returns its result, blocking the calling thread.
+    /// Runs `body` to completion and returns its result, blocking the calling thread for at most
+    /// `timeout` seconds.
     ///
-    /// - Throws: what `body` throws.
-    func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    /// - Throws: what `body` throws; ``MirrorError/timedOut(_:)`` after `timeout`.
+    func run<T: Sendable>(timeout: Double = 30, _ body: @escaping @Sendable () async throws -> T) throws -> T {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result<T, any Error>?>(nil)
         Task(executorPreference: self) {
@@ -32,7 +33,7 @@ final class BlockingBridge: TaskExecutor, @unchecked Sendable {
             result.withLock { $0 = outcome }
             done.signal()
         }
-        done.wait()
+        guard done.wait(timeout: .now() + timeout) == .success else { throw MirrorError.timedOut(timeout) }
         return try result.withLock { $0! }.get()
     }
 }

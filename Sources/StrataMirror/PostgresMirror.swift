@@ -24,6 +24,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     private let schemaReady = Atomic<Bool>(false)
     private let connectionIDs = Atomic<Int>(0)
     private let merges = DispatchQueue(label: "strata.mirror.merge")
+    private let applying = DispatchQueue(label: "strata.mirror.apply")
     private let changesHandler: @Sendable ([ReplicatedChanges]) -> Void
     let metrics: MirrorMetrics
 
@@ -103,7 +104,11 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 }
             }
         } catch {
-            save.withLock { $0 = SaveState() }
+            let dropped = save.withLock { state in
+                defer { state = SaveState() }
+                return state.connection
+            }
+            dropped?.close().whenComplete { _ in }
             throw unreachable(error)
         }
         save.withLock {
@@ -163,16 +168,10 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             return (state.connection, state.head != nil, state.applied)
         }
         if open, let connection {
-            do {
-                try bridge.run { [self] in
-                    try await connection.query("ROLLBACK", logger: logger)
-                    return
-                }
-            } catch {
-                logger.debug("dropping the save connection after a failed rollback", metadata: ["error": "\(String(reflecting: error))"])
-                save.withLock { $0.connection = nil }
-                connection.close().whenComplete { _ in }
-            }
+            // Closing the connection rolls the transaction back, without waiting on a server
+            // that may be gone; the next save connects again.
+            save.withLock { $0.connection = nil }
+            connection.close().whenComplete { _ in }
         }
         deliver(applied)
     }
@@ -288,9 +287,9 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         let entries = try await MirrorLogEntry.read(after: cursor, limit: configuration.batchSize, on: connection, logger: logger)
         let applied: [ReplicatedChanges]
         if entries.first?.position == cursor + 1 {
-            applied = try store.withReplicationLock {
+            applied = try await underReplicationLock {
                 do {
-                    return try apply(entries)
+                    return try self.apply(entries)
                 } catch MirrorError.cursorBelowLog {
                     return []  // a save applied a snapshot meanwhile; the next step reads on from it
                 }
@@ -300,10 +299,19 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 "cursor": "\(cursor)", "oldest": "\(entries.first.map { String($0.position) } ?? "none")",
             ])
             let snapshot = try await MirrorSnapshot.read(on: connection, holdingHead: nil, logger: logger)
-            applied = try store.withReplicationLock { try self.cursor() < snapshot.position ? [try apply(snapshot)] : [] }
+            applied = try await underReplicationLock { try self.cursor() < snapshot.position ? [try self.apply(snapshot)] : [] }
         }
         deliver(applied)
         return !applied.isEmpty
+    }
+
+    /// Runs `body` holding the store's save lock on the mirror's apply queue: a save may hold
+    /// the lock while it waits for PostgreSQL, and the waiting must not take a thread of the
+    /// cooperative pool.
+    private func underReplicationLock<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            applying.async { [store] in continuation.resume(with: Result { try store.withReplicationLock(body) }) }
+        }
     }
 
     /// Records this instance's cursor in PostgreSQL, for pruning.

@@ -2,7 +2,7 @@
 // private PostgreSQL server. They save concurrently; one is killed with SIGKILL and restarted,
 // PostgreSQL is restarted midway; then every store must hold the same data.
 //
-//   strata-mirror-demo [SAVES]     runs the demo (SAVES per instance, default 150)
+//   strata-mirror-demo [SAVES]     runs the demo (SAVES per instance, default 200)
 //   strata-mirror-demo instance …  one instance (started by the demo)
 import Foundation
 import Logging
@@ -88,34 +88,48 @@ func runInstance(_ arguments: [String]) async throws {
     }
     let services = Task { try await ServiceGroup(services: container.services, logger: logger).run() }
 
-    for index in 0..<saves {
-        try saveRetrying(container) { context in
-            let item = EntityDescription.insertNewObject(forEntityName: "Item", into: context)
-            item.setValue("\(name)-\(prefix)\(index)", forKey: "name")
-            // Every fourth save also bumps an item another instance may be bumping: conflicts.
-            if index % 4 == 3 {
-                let request = FetchRequest<ManagedObject>(entityName: "Item")
-                request.fetchLimit = 1
-                request.predicate = try FetchPredicate(format: "name ENDSWITH %@", "-\(prefix)\(index / 8)")
-                if let other = try context.fetch(request).first {
-                    other.setValue((other.value(forKey: "count") as? Int64 ?? 0) + 1, forKey: "count")
+    // Saves block their thread while PostgreSQL answers: run them off the cooperative pool.
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        Thread.detachNewThread {
+            continuation.resume(with: Result {
+                for index in 0..<saves {
+                    try saveRetrying(container) { context in
+                        let item = EntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                        item.setValue("\(name)-\(prefix)\(index)", forKey: "name")
+                        // Every fourth save also bumps an item another instance may be bumping: conflicts.
+                        if index % 4 == 3 {
+                            let request = FetchRequest<ManagedObject>(entityName: "Item")
+                            request.fetchLimit = 1
+                            request.predicate = try FetchPredicate(format: "name ENDSWITH %@", "-\(prefix)\(index / 8)")
+                            if let other = try context.fetch(request).first {
+                                other.setValue((other.value(forKey: "count") as? Int64 ?? 0) + 1, forKey: "count")
+                            }
+                        }
+                    }
+                    Thread.sleep(forTimeInterval: Double.random(in: 0.002...0.015))
                 }
-            }
+            })
         }
-        try await Task.sleep(for: .milliseconds(Int.random(in: 2...15)))
     }
     _ = FileManager.default.createFile(atPath: "\(work)/\(name).done", contents: nil)
 
     // Wait for the others, then until this store holds the whole log.
-    let connection = try await PostgresConnection.connect(configuration: postgresConfiguration(socket: socket), id: 1, logger: logger)
+    var connection: PostgresConnection?
     while true {
-        let done = try FileManager.default.contentsOfDirectory(atPath: work).filter { $0.hasSuffix(".done") }.count
-        var head: Int64 = -1
-        for try await position in try await connection.query("SELECT pos FROM strata_head", logger: logger).decode(Int64.self) { head = position }
-        if done == 3, try container.mirrorCursors().values.first == head { break }
+        do {
+            if connection?.isClosed ?? true {
+                connection = try await PostgresConnection.connect(configuration: postgresConfiguration(socket: socket), id: 1, logger: logger)
+            }
+            let done = try FileManager.default.contentsOfDirectory(atPath: work).filter { $0.hasSuffix(".done") }.count
+            var head: Int64 = -1
+            for try await position in try await connection!.query("SELECT pos FROM strata_head", logger: logger).decode(Int64.self) { head = position }
+            if done == 3, try container.mirrorCursors().values.first == head { break }
+        } catch {
+            connection = nil  // PostgreSQL restarting: connect again
+        }
         try await Task.sleep(for: .milliseconds(100))
     }
-    try await connection.close()
+    try? await connection?.close()
     services.cancel()
     _ = try? await services.value
     try digest(container).joined(separator: "\n").write(toFile: "\(work)/\(name).digest", atomically: true, encoding: .utf8)
@@ -152,7 +166,8 @@ func launch(_ arguments: [String]) throws -> pid_t {
     try spawn(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path, ["instance"] + arguments)
 }
 
-func runDemo(saves: Int) async throws {
+/// Runs the demo; returns whether the stores ended identical and the log gap-free.
+func runDemo(saves: Int) async throws -> Bool {
     let script = ProcessInfo.processInfo.environment["STRATA_PG_SCRIPT"]
         ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts/private-postgres.sh").standardized.path
     let work = FileManager.default.temporaryDirectory.appendingPathComponent("strata-mirror-demo-\(UUID().uuidString.prefix(8))").path
@@ -178,10 +193,11 @@ func runDemo(saves: Int) async throws {
     print("mirror-demo: \(names.count) instances save \(saves) transactions each, concurrently")
     var processes = try names.map { try launch([$0, work, socket, String(saves), ""]) }
 
-    try await Task.sleep(for: .seconds(4))
+    try await Task.sleep(for: .seconds(2))
     print("mirror-demo: SIGKILL bravo (pid \(processes[1]))")
     kill(processes[1], SIGKILL)
     _ = wait(for: processes[1])
+    try? FileManager.default.removeItem(atPath: "\(work)/bravo.done")  // in case it had finished
     try await Task.sleep(for: .seconds(1))
     print("mirror-demo: restarting PostgreSQL (immediate shutdown)")
     try shell([script, "stop", pgDirectory, "immediate"])
@@ -217,12 +233,12 @@ func runDemo(saves: Int) async throws {
         return String(format: "%.1f", Double(lags[min(lags.count - 1, Int(Double(lags.count) * p))]) / 1e6)
     }
     print("mirror: \(highest) transactions, 3 instances, lag p50 \(percentile(0.5)) ms p99 \(percentile(0.99)) ms, identical: \(identical && gapFree ? "yes" : "no")")
-    if !(identical && gapFree) { exit(1) }
+    return identical && gapFree
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "instance" {
     try await runInstance(Array(arguments.dropFirst()))
 } else {
-    try await runDemo(saves: arguments.first.flatMap { Int($0) } ?? 150)
+    if try await !runDemo(saves: arguments.first.flatMap { Int($0) } ?? 200) { exit(1) }
 }
