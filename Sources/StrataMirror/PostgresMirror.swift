@@ -108,7 +108,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 defer { state = SaveState() }
                 return state.connection
             }
-            dropped?.close().whenComplete { _ in }
+            if let dropped { dropped.close().whenComplete { _ in withExtendedLifetime(dropped) {} } }
             throw unreachable(error)
         }
         save.withLock {
@@ -171,7 +171,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             // Closing the connection rolls the transaction back, without waiting on a server
             // that may be gone; the next save connects again.
             save.withLock { $0.connection = nil }
-            connection.close().whenComplete { _ in }
+            connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
         }
         deliver(applied)
     }
