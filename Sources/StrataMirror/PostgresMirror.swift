@@ -104,11 +104,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 }
             }
         } catch {
-            let dropped = save.withLock { state in
-                defer { state = SaveState() }
-                return state.connection
-            }
-            if let dropped { dropped.close().whenComplete { _ in withExtendedLifetime(dropped) {} } }
+            save.withLock { $0 = SaveState() }  // the bridge closed the connection it failed on
             throw unreachable(error)
         }
         save.withLock {
@@ -171,7 +167,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             // Closing the connection rolls the transaction back, without waiting on a server
             // that may be gone; the next save connects again.
             save.withLock { $0.connection = nil }
-            connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
+            _ = try? bridge.run(timeout: 5) { try await connection.close() }
         }
         deliver(applied)
     }
