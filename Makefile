@@ -3,7 +3,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps demo test bench soak clean
+.PHONY: deps postgres-deps demo mirror-demo test bench soak clean
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "make: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
@@ -11,12 +11,23 @@ deps:
 		echo "Installing liblz4-dev and pkg-config with apt-get"; \
 		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq liblz4-dev pkg-config >/dev/null; }
 
+# The mirror's tests and demo start a private PostgreSQL server (scripts/private-postgres.sh).
+postgres-deps:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+		echo "Installing postgresql with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends postgresql >/dev/null; }
+
 demo: deps
 	$(SWIFT) run -c release strata-quickstart
 
-test: deps
+test: deps postgres-deps
 	$(SWIFT) build --build-tests -Xswiftc -warnings-as-errors
 	$(SWIFT) test --skip-build
+
+# Three mirrored instances as processes over a private PostgreSQL server; one SIGKILLed and
+# restarted, PostgreSQL restarted midway; ends with `mirror: N transactions, 3 instances, …`.
+mirror-demo: deps postgres-deps
+	$(SWIFT) run -c $${CONFIG:-debug} strata-mirror-demo $${SAVES:-200}
 
 # The long crash soak: SIGKILL a writer at random points for STRATA_SOAK_SECONDS (default 600).
 soak: deps

@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "StrataStore", targets: ["StrataStore"]),
         .executable(name: "strata", targets: ["strata"]),
+        .library(name: "StrataMirror", targets: ["StrataMirror"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
@@ -16,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.1"..<"604.0.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -53,6 +56,26 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "StrataMirror",
+            dependencies: [
+                "Strata",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .executableTarget(
+            name: "strata-mirror-demo",
+            dependencies: [
+                "Strata", "StrataMirror",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         .executableTarget(name: "strata-torture", dependencies: ["StrataStore"]),
         .executableTarget(name: "strata-quickstart", dependencies: ["Strata"]),
         .executableTarget(name: "strata-graph-probe", dependencies: ["Strata"]),
@@ -65,6 +88,10 @@ let package = Package(
                 "StrataMacros",
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]
+        ),
+        .testTarget(
+            name: "StrataMirrorTests",
+            dependencies: ["StrataMirror", "Strata", .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -36,7 +36,7 @@ extension ManagedObjectContext {
             // A child context saves into its parent; constraints are checked when the root saves.
             try push(inserted: inserted, updated: updated, deleted: deleted, into: parent)
         } else {
-            committedSequences = try commitConcurrently(coordinator: coordinator)
+            committedSequences = try coordinator.withReplicatedSave { try commitConcurrently(coordinator: coordinator) }
             // The merge policy may merge objects of the save into others: read the changes after it.
             inserted = Array(insertedSet)
             updated = Array(updatedSet)

@@ -48,10 +48,19 @@ public final class PersistentStore: Sendable {
     /// remove the store from its coordinator rather than closing it here.
     public var engineStore: Store? { rows as? Store }
 
+    /// The store's replicator, if any (see ``PersistentStoreReplicator``).
+    let replicatorSlot = Mutex<(any PersistentStoreReplicator)?>(nil)
+
+    /// Commits `transaction` through the store's replicator, if it has one, else locally.
+    func commit(_ transaction: Transaction) throws -> UInt64 {
+        guard let replicator = replicatorSlot.withLock({ $0 }) else { return try commitLocally(transaction) }
+        return try replicator.store(self, commit: transaction, locally: commitLocally)
+    }
+
     /// Commits `transaction` with this store's durability; returns its sequence number.
     /// Goes through the query-generation log, which keeps the rows it replaces while a
     /// generation is pinned.
-    func commit(_ transaction: Transaction) throws -> UInt64 {
+    func commitLocally(_ transaction: Transaction) throws -> UInt64 {
         guard let durability, transaction.durability == nil else { return try queryGenerations.commit(transaction, to: rows) }
         var transaction = transaction
         transaction.durability = durability

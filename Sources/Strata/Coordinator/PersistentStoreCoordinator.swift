@@ -196,21 +196,41 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     /// Runs `body` holding the save lock of every store added (batch requests of every
-    /// coordinator sharing one of these stores run one at a time), passing it each store's newest
-    /// sequence before it reads; runs it again when its commit fails its condition on the
-    /// commits since (``BatchWriter``), as a concurrent context save made it do.
+    /// coordinator sharing one of these stores run one at a time) and between the stores'
+    /// replicators' begin and end calls, passing it each store's newest sequence before it reads;
+    /// runs it again when its commit fails its condition on the commits since (``BatchWriter``),
+    /// as a concurrent context save made it do.
     func withSaveLock(_ body: ([String: UInt64]) throws -> Void) throws {
-        try StoreSaveLock.withLocks(persistentStores.map(\.saveLock)) {
-            while true {
-                var since: [String: UInt64] = [:]
-                for store in persistentStores { since[store.identifier] = store.rows.lastSequence }
-                do {
-                    return try body(since)
-                } catch is SaveConflict {
-                    continue
+        let stores = persistentStores
+        try StoreSaveLock.withLocks(stores.map(\.saveLock)) {
+            try PersistentStore.replicating(stores) {
+                while true {
+                    var since: [String: UInt64] = [:]
+                    for store in stores { since[store.identifier] = store.rows.lastSequence }
+                    do {
+                        return try body(since)
+                    } catch is SaveConflict {
+                        continue
+                    }
                 }
             }
         }
+    }
+
+    /// Runs a context save's checks and commit (`body`): as they are when no store has a
+    /// replicator (concurrent saves share group commit); else holding every store's save lock
+    /// and between the replicators' begin and end calls, one save at a time, as a replicator
+    /// publishing each save before it commits locally needs.
+    ///
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` and the replicators throw.
+    func withReplicatedSave<T>(_ body: () throws -> T) throws -> T {
+        let stores = persistentStores
+        guard stores.contains(where: { $0.replicator != nil }) else { return try body() }
+        var result: T?
+        try StoreSaveLock.withLocks(stores.map(\.saveLock)) { try PersistentStore.replicating(stores) { result = try body() } }
+        return result!
+    }
     }
 
     /// The layout of `entity`.

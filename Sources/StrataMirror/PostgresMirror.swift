@@ -1,0 +1,328 @@
+import Foundation
+import Logging
+import Metrics
+import PostgresNIO
+import Strata
+import StrataStore
+import Synchronization
+
+/// Keeps one local store a replica of the dataset shared through PostgreSQL: the replicator its
+/// saves go through, and what the tail applies from the log.
+///
+/// A save (synchronous mode) is one PostgreSQL transaction: it takes the head row's lock,
+/// applies the log entries the store lacks (so the context's merge policy sees them), checks
+/// that no object it touches changed in PostgreSQL since, appends itself to the log and commits;
+/// then it commits locally with the cursor in the same local transaction.
+final class PostgresMirror: PersistentStoreReplicator, Sendable {
+    let configuration: MirrorConfiguration
+    let coordinator: PersistentStoreCoordinator
+    let store: PersistentStore
+    let engine: Store
+    let location: MirrorState.Location
+    private let bridge: BlockingBridge
+    private let save = Mutex(SaveState())
+    private let schemaReady = Atomic<Bool>(false)
+    private let connectionIDs = Atomic<Int>(0)
+    private let merges = DispatchQueue(label: "strata.mirror.merge")
+    private let applying = DispatchQueue(label: "strata.mirror.apply")
+    private let changesHandler: @Sendable ([ReplicatedChanges]) -> Void
+    let metrics: MirrorMetrics
+
+    /// The connection and open transaction of the save in progress.
+    private struct SaveState {
+        var connection: PostgresConnection?
+        /// The head read under its lock by the open transaction (`nil`: none open).
+        var head: Int64?
+        /// Changes applied by the save's catch-up, merged once the save is over.
+        var applied: [ReplicatedChanges] = []
+    }
+
+    var logger: Logger { configuration.logger }
+
+    /// Creates the mirror of `store`; `changes` receives what was applied from the log.
+    ///
+    /// - Throws: ``CoreDataError`` when the store is not a store directory or the model lacks the mirror's entity.
+    init(
+        configuration: MirrorConfiguration, coordinator: PersistentStoreCoordinator, store: PersistentStore,
+        changes: @escaping @Sendable ([ReplicatedChanges]) -> Void
+    ) throws {
+        guard let engine = store.engineStore else {
+            throw CoreDataError(.persistentStoreInvalidType, "only a store directory can be mirrored, not \(store.type)")
+        }
+        self.configuration = configuration
+        self.coordinator = coordinator
+        self.store = store
+        self.engine = engine
+        self.location = try MirrorState.Location(coordinator: coordinator)
+        self.bridge = BlockingBridge(label: "strata.mirror.\(configuration.instanceName)")
+        self.changesHandler = changes
+        self.metrics = MirrorMetrics(instance: configuration.instanceName)
+    }
+
+    /// The last log position the local store holds.
+    func cursor() throws -> Int64 { try location.cursor(in: engine) }
+
+    /// Opens a connection, creating the tables on the first.
+    func connect() async throws -> PostgresConnection {
+        let id = connectionIDs.add(1, ordering: .relaxed).newValue
+        let connection = try await PostgresConnection.connect(configuration: configuration.postgres, id: id, logger: logger)
+        if !schemaReady.load(ordering: .acquiring) {
+            do {
+                try await MirrorSchema.create(on: connection, logger: logger)
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            schemaReady.store(true, ordering: .releasing)
+        }
+        return connection
+    }
+
+    // MARK: Saves
+
+    func storeWillSave(_ store: PersistentStore) throws {
+        let existing = save.withLock { $0.connection }
+        typealias Begun = (PostgresConnection, Int64, [MirrorLogEntry], MirrorSnapshot?)
+        let result: Begun
+        do {
+            result = try bridge.run { [self] () async throws -> Begun in
+                let connection: PostgresConnection
+                if let existing, !existing.isClosed { connection = existing } else { connection = try await connect() }
+                do {
+                    try await connection.query("BEGIN", logger: logger)
+                    let head = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
+                    let cursor = try cursor()
+                    guard head > cursor else { return (connection, head, [], nil) }
+                    let entries = try await MirrorLogEntry.read(after: cursor, limit: Int(head - cursor), on: connection, logger: logger)
+                    if entries.first?.position != cursor + 1 {
+                        return (connection, head, [], try await MirrorSnapshot.read(on: connection, holdingHead: head, logger: logger))
+                    }
+                    return (connection, head, entries, nil)
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+            }
+        } catch {
+            save.withLock { $0 = SaveState() }  // the bridge closed the connection it failed on
+            throw unreachable(error)
+        }
+        save.withLock {
+            $0.connection = result.0
+            $0.head = result.1
+        }
+        // The caller holds the store's save lock: apply directly.
+        let applied = try result.3.map { [try apply($0)] } ?? apply(result.2)
+        save.withLock { $0.applied += applied }
+    }
+
+    func store(_ store: PersistentStore, commit transaction: StrataStore.Transaction, locally: (StrataStore.Transaction) throws -> UInt64) throws -> UInt64 {
+        guard let open = save.withLock({ state in state.connection.flatMap { c in state.head.map { (c, $0) } } }) else {
+            throw CoreDataError(.persistentStoreSave, "the mirror has no open PostgreSQL transaction for this save")
+        }
+        let (connection, head) = open
+        let position = head + 1
+        let origin = configuration.instanceName
+        let sequence = Int64(engine.lastSequence + 1)
+        let payload: Data
+        do {
+            payload = try MirrorPayload(transaction).encoded()
+        } catch {
+            throw CoreDataError(.persistentStoreSave, "the transaction could not be encoded for the mirror: \(error)")
+        }
+        do {
+            try bridge.run { [self] in
+                try await checkAndWriteObjects(transaction, position: position, base: head, on: connection)
+                try await connection.query("UPDATE strata_head SET pos = \(position) WHERE id = 1", logger: logger)
+                let inserted = try await connection.query("""
+                    INSERT INTO strata_txn (pos, origin, origin_seq, author, context, ts, payload)
+                    VALUES (\(position), \(origin), \(sequence), \(transaction.author), \(transaction.contextName), \(Date()), \(payload))
+                    ON CONFLICT (origin, origin_seq) DO NOTHING RETURNING pos
+                    """, logger: logger).collect()
+                guard !inserted.isEmpty else {
+                    throw MirrorError.malformedPayload("the log already holds \(origin) transaction \(sequence)")
+                }
+                try await connection.query("COMMIT", logger: logger)
+                save.withLock { $0.head = nil }
+                // After the commit, outside the head lock: a hint for the tails, never relied on.
+                _ = try? await connection.query("SELECT pg_notify(\(MirrorSchema.channel), \(String(position)))", logger: logger)
+            }
+        } catch {
+            throw unreachable(error)
+        }
+        metrics.exported.increment()
+        logger.debug("exported a transaction", metadata: ["position": "\(position)", "operations": "\(transaction.operations.count)"])
+        var local = transaction
+        local.operations.append(location.setCursor(position, in: engine))
+        // If this fails, the transaction is in the log and the next catch-up applies it.
+        return try locally(local)
+    }
+
+    func storeDidEndSave(_ store: PersistentStore) {
+        let (connection, open, applied) = save.withLock { state in
+            defer { state.head = nil; state.applied = [] }
+            return (state.connection, state.head != nil, state.applied)
+        }
+        if open, let connection {
+            // Closing the connection rolls the transaction back, without waiting on a server
+            // that may be gone; the next save connects again.
+            save.withLock { $0.connection = nil }
+            _ = try? bridge.run(timeout: 5) { try await connection.close() }
+        }
+        deliver(applied)
+    }
+
+    /// Checks that no object `transaction` touches changed in PostgreSQL after `base` and
+    /// records their new row images at `position`.
+    private func checkAndWriteObjects(_ transaction: StrataStore.Transaction, position: Int64, base: Int64, on connection: PostgresConnection) async throws {
+        for operation in transaction.operations {
+            let entity = Int32(operation.entity), key = operation.key
+            let matched: [PostgresRow]
+            switch operation {
+            case .insert(_, _, let row):
+                let image = try JSONEncoder().encode(row.values.map(TaggedValue.init))
+                matched = try await connection.query("""
+                    INSERT INTO strata_object (entity, pk, pos, row) VALUES (\(entity), \(key), \(position), \(image))
+                    ON CONFLICT DO NOTHING RETURNING pk
+                    """, logger: logger).collect()
+            case .update(_, _, let row, _):
+                let image = try JSONEncoder().encode(row.values.map(TaggedValue.init))
+                matched = try await connection.query("""
+                    UPDATE strata_object SET pos = \(position), row = \(image)
+                    WHERE entity = \(entity) AND pk = \(key) AND pos <= \(base) RETURNING pk
+                    """, logger: logger).collect()
+            case .delete:
+                matched = try await connection.query(
+                    "DELETE FROM strata_object WHERE entity = \(entity) AND pk = \(key) AND pos <= \(base) RETURNING pk",
+                    logger: logger).collect()
+            }
+            if matched.isEmpty { throw MirrorError.versionConflict(entity: operation.entity, key: key) }
+        }
+    }
+
+    /// The error a save fails with.
+    private func unreachable(_ error: any Error) -> CoreDataError {
+        metrics.failedSaves.increment()
+        if let error = error as? CoreDataError { return error }
+        if let error = error as? MirrorError {
+            if case .versionConflict = error {
+                return CoreDataError(.managedObjectMerge, "optimistic locking failure in the PostgreSQL mirror: \(error)", underlyingError: error)
+            }
+            return CoreDataError(.persistentStoreSave, "the PostgreSQL mirror refused the save: \(error)", underlyingError: error)
+        }
+        logger.warning("a save could not reach PostgreSQL", metadata: ["error": "\(String(reflecting: error))"])
+        return CoreDataError(
+            .persistentStoreSave, "the PostgreSQL mirror is unreachable; nothing was saved: \(String(reflecting: error))", underlyingError: error)
+    }
+
+    // MARK: Applying the log
+
+    /// Applies `entries` after the store's cursor, each in one local transaction with the cursor
+    /// (call holding the store's save lock).
+    ///
+    /// - Throws: ``MirrorError/cursorBelowLog(cursor:oldest:)`` when an entry is missing.
+    func apply(_ entries: [MirrorLogEntry]) throws -> [ReplicatedChanges] {
+        var cursor = try cursor()
+        var applied: [ReplicatedChanges] = []
+        for entry in entries where entry.position > cursor {
+            guard entry.position == cursor + 1 else { throw MirrorError.cursorBelowLog(cursor: cursor, oldest: entry.position) }
+            var transaction = StrataStore.Transaction(author: entry.author, contextName: entry.contextName)
+            transaction.operations = try MirrorPayload.decode(entry.payload).engineOperations()
+            transaction.operations.append(location.setCursor(entry.position, in: engine))
+            applied.append(try coordinator.applyReplicatedTransaction(transaction, to: store))
+            cursor = entry.position
+            metrics.applied.increment()
+            metrics.lag.recordNanoseconds(Int64(max(0, Date().timeIntervalSince(entry.timestamp)) * 1e9))
+        }
+        if !applied.isEmpty {
+            metrics.cursor.record(cursor)
+            logger.debug("applied log entries", metadata: ["count": "\(applied.count)", "cursor": "\(cursor)"])
+        }
+        return applied
+    }
+
+    /// Makes the store hold exactly `snapshot` (call holding the store's save lock): one local
+    /// transaction with the cursor at the snapshot's position.
+    func apply(_ snapshot: MirrorSnapshot) throws -> ReplicatedChanges {
+        var transaction = StrataStore.Transaction(author: "strata.mirror.bootstrap")
+        for entity in engine.schema.entities.indices where entity != location.layout.storeEntity {
+            let remote = snapshot.rows[entity] ?? [:]
+            var local: [Int64: Row] = [:]
+            try engine.scan(entity) { key, row in local[key] = row }
+            for (key, row) in local.sorted(by: { $0.key < $1.key }) {
+                if let image = remote[key] {
+                    if image != row { transaction.update(entity, key: key, row: image, changedColumns: Array(image.values.indices)) }
+                } else {
+                    transaction.delete(entity, key: key)
+                }
+            }
+            for (key, row) in remote.sorted(by: { $0.key < $1.key }) where local[key] == nil {
+                transaction.insert(entity, key: key, row: row)
+            }
+        }
+        transaction.operations.append(location.setCursor(snapshot.position, in: engine))
+        let changes = try coordinator.applyReplicatedTransaction(transaction, to: store)
+        metrics.bootstraps.increment()
+        metrics.cursor.record(snapshot.position)
+        logger.notice("bootstrapped the local store from a snapshot", metadata: [
+            "position": "\(snapshot.position)", "operations": "\(transaction.operations.count - 1)",
+        ])
+        return changes
+    }
+
+    /// Reads the log after the store's cursor and applies it (the tail's step): bootstraps from
+    /// a snapshot when the log was pruned past the cursor.
+    ///
+    /// - Returns: whether anything was applied.
+    @discardableResult
+    func catchUp(on connection: PostgresConnection) async throws -> Bool {
+        let cursor = try cursor()
+        // The head first: entries up to it are committed, so an empty or late start means pruned.
+        let head = try await MirrorLogEntry.head(on: connection, forUpdate: false, logger: logger)
+        guard head > cursor else { return false }
+        let entries = try await MirrorLogEntry.read(after: cursor, limit: configuration.batchSize, on: connection, logger: logger)
+        let applied: [ReplicatedChanges]
+        if entries.first?.position == cursor + 1 {
+            applied = try await underReplicationLock {
+                do {
+                    return try self.apply(entries)
+                } catch MirrorError.cursorBelowLog {
+                    return []  // a save applied a snapshot meanwhile; the next step reads on from it
+                }
+            }
+        } else {
+            logger.notice("the shared log was pruned past this instance's cursor: re-bootstrapping", metadata: [
+                "cursor": "\(cursor)", "oldest": "\(entries.first.map { String($0.position) } ?? "none")",
+            ])
+            let snapshot = try await MirrorSnapshot.read(on: connection, holdingHead: nil, logger: logger)
+            applied = try await underReplicationLock { try self.cursor() < snapshot.position ? [try self.apply(snapshot)] : [] }
+        }
+        deliver(applied)
+        return !applied.isEmpty
+    }
+
+    /// Runs `body` holding the store's save lock on the mirror's apply queue: a save may hold
+    /// the lock while it waits for PostgreSQL, and the waiting must not take a thread of the
+    /// cooperative pool.
+    private func underReplicationLock<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            applying.async { [store] in continuation.resume(with: Result { try store.withReplicationLock(body) }) }
+        }
+    }
+
+    /// Records this instance's cursor in PostgreSQL, for pruning.
+    func heartbeat(on connection: PostgresConnection) async throws {
+        let cursor = try cursor()
+        try await connection.query("""
+            INSERT INTO strata_instance (origin, pos, seen) VALUES (\(configuration.instanceName), \(cursor), now())
+            ON CONFLICT (origin) DO UPDATE SET pos = EXCLUDED.pos, seen = now()
+            """, logger: logger)
+    }
+
+    /// Hands applied changes to the handler off the caller's thread, in order.
+    private func deliver(_ changes: [ReplicatedChanges]) {
+        guard !changes.isEmpty else { return }
+        let handler = changesHandler
+        merges.async { handler(changes) }
+    }
+}
