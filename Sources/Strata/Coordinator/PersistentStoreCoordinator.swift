@@ -231,7 +231,6 @@ public final class PersistentStoreCoordinator: Sendable {
         try StoreSaveLock.withLocks(stores.map(\.saveLock)) { try PersistentStore.replicating(stores) { result = try body() } }
         return result!
     }
-    }
 
     /// The layout of `entity`.
     func layout(_ entity: EntityDescription) throws -> EntityLayout {
