@@ -54,9 +54,9 @@ enum GraphMetric: String, CaseIterable, BenchMetric {
         case .historyFetchChanges: "W9 fetch history after W1 (changes)"
         case .historyReplay: "W9 replay into a replica (transactions)"
         case .historyReplayChanges: "W9 replay into a replica (changes)"
-        case .historyTrackingCostW1: "W9 time history tracking adds to W1"
-        case .historyTrackingCostW2: "W9 time history tracking adds to W2"
-        case .historyTrackingCostW7: "W9 time history tracking adds to W7"
+        case .historyTrackingCostW1: "W9 W1 time with / without history tracking"
+        case .historyTrackingCostW2: "W9 W2 time with / without history tracking"
+        case .historyTrackingCostW7: "W9 W7 time with / without history tracking"
         }
     }
 
@@ -71,7 +71,7 @@ enum GraphMetric: String, CaseIterable, BenchMetric {
         case .predicateFetch, .predicateCount: "queries/s"
         case .historyFetch, .historyReplay: "transactions/s"
         case .historyFetchChanges, .historyReplayChanges: "changes/s"
-        case .historyTrackingCostW1, .historyTrackingCostW2, .historyTrackingCostW7: "%"
+        case .historyTrackingCostW1, .historyTrackingCostW2, .historyTrackingCostW7: "x time"
         }
     }
 
