@@ -57,6 +57,7 @@ let package = Package(
                 "Workloads",
                 "BenchSupport",
                 .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataStore", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -17,7 +17,8 @@ struct GraphBench: ParsableCommand {
             and count of salary > 150000 AND active, 50 times each, W6 fetch every employee \
             and read notes (with the peak memory growth), W7 update 10% of employees fetched by ID (one save); \
             on fresh stores: W2 2,000 saves of 10 new objects (durable, relaxed, and from 16 concurrent \
-            writers), B1-B3 batch insert, update and delete, F1 change tracking per save over N objects. \
+            writers), B1-B3 batch insert, update and delete, F1 change tracking per save over N objects, \
+            W9 persistent history (fetch and replay after W1 + W2 + W7, and what tracking costs them). \
             Progress goes to standard error; the table and then one JSON object go to standard output.
             """
     )
@@ -156,6 +157,16 @@ struct GraphBench: ParsableCommand {
         DELETE ... WHERE). F1 times saves of 1 insert + 2 salary changes + 1 delete from a context holding every employee,
         without and then with a FetchedResultsController (salary descending) and its delegate; the figure is the median
         ms per save with it (SQLite: record writes, then a ValueObservation of the same ORDER BY delivering its new value).
+        W9 on fresh stores: W1, W2 (the 2,000 saves from one context, with --durability) and W7 on a store that tracks history
+        (PersistentHistoryTrackingKey), then PersistentHistoryChangeRequest.fetchHistory(after:) the token of
+        currentPersistentHistoryToken(fromStores:) taken after W1, executed by a background context (W9, W9.fetchChanges), and
+        Store.replayHistory(from:after:progress:) of those transactions into a replica, an empty store of the model to which the
+        history through the token (W1) is first replayed untimed, since W7 updates W1's employees (W9.replay, W9.replayChanges).
+        SQLite: AFTER INSERT/UPDATE/DELETE triggers logging the transaction, table, rowid, kind, and old and new row as JSON to a
+        change table; the fetch reads the rows after a change id, decodes the JSON and groups them by transaction; the replay
+        applies each transaction in one write transaction of the replica (set up the same way), moving its cursor in it.
+        W9.trackingCost.W1/W2/W7 = time with tracking / time without (1.15: tracking adds 15%), the same workloads run first on
+        another fresh store without tracking (Strata: no PersistentHistoryTrackingKey; SQLite: no triggers); one run each.
         --access kvc (a diagnostic) reads and writes through value(forKey:)/setValue(_:forKey:) instead of @Managed.
 
         """

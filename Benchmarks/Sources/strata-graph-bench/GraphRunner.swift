@@ -5,7 +5,7 @@ import Workloads
 /// The object-graph workloads strata-graph-bench runs.
 enum GraphWorkload: String, CaseIterable, Sendable {
     case w1 = "W1", w3 = "W3", w4 = "W4", w5 = "W5", w6 = "W6", w7 = "W7"
-    case w2 = "W2", b1 = "B1", b2 = "B2", b3 = "B3", f1 = "F1"
+    case w2 = "W2", b1 = "B1", b2 = "B2", b3 = "B3", f1 = "F1", w9 = "W9"
 }
 
 /// One figure of strata-graph-bench's report, measured for each engine.
@@ -25,6 +25,13 @@ enum GraphMetric: String, CaseIterable, BenchMetric {
     case batchUpdate = "B2.update"
     case batchDelete = "B3.delete"
     case changeTracking = "F1.frc"
+    case historyFetch = "W9"
+    case historyFetchChanges = "W9.fetchChanges"
+    case historyReplay = "W9.replay"
+    case historyReplayChanges = "W9.replayChanges"
+    case historyTrackingCostW1 = "W9.trackingCost.W1"
+    case historyTrackingCostW2 = "W9.trackingCost.W2"
+    case historyTrackingCostW7 = "W9.trackingCost.W7"
 
     var title: String {
         switch self {
@@ -43,6 +50,13 @@ enum GraphMetric: String, CaseIterable, BenchMetric {
         case .batchUpdate: "B2 batch update of 90% of N rows"
         case .batchDelete: "B3 batch delete of N rows"
         case .changeTracking: "F1 save with change tracking over N"
+        case .historyFetch: "W9 fetch history after W1 (transactions)"
+        case .historyFetchChanges: "W9 fetch history after W1 (changes)"
+        case .historyReplay: "W9 replay into a replica (transactions)"
+        case .historyReplayChanges: "W9 replay into a replica (changes)"
+        case .historyTrackingCostW1: "W9 W1 time with / without history tracking"
+        case .historyTrackingCostW2: "W9 W2 time with / without history tracking"
+        case .historyTrackingCostW7: "W9 W7 time with / without history tracking"
         }
     }
 
@@ -55,10 +69,16 @@ enum GraphMetric: String, CaseIterable, BenchMetric {
         case .coldOpen, .changeTracking: "ms"
         case .randomFaults: "lookups/s"
         case .predicateFetch, .predicateCount: "queries/s"
+        case .historyFetch, .historyReplay: "transactions/s"
+        case .historyFetchChanges, .historyReplayChanges: "changes/s"
+        case .historyTrackingCostW1, .historyTrackingCostW2, .historyTrackingCostW7: "x time"
         }
     }
 
-    var better: Better { [.coldOpen, .fullScanPeakMemory, .changeTracking].contains(self) ? .lower : .higher }
+    var better: Better {
+        [.coldOpen, .fullScanPeakMemory, .changeTracking, .historyTrackingCostW1, .historyTrackingCostW2, .historyTrackingCostW7]
+            .contains(self) ? .lower : .higher
+    }
 }
 
 /// Runs the workloads against one engine, on a fresh store under `root`, in the order

@@ -21,6 +21,8 @@ final class StrataGraphEngine: GraphEngine {
     /// Built once, as an app loads its model once; every container of the run shares it.
     private let model: ManagedObjectModel
     private var container: PersistentContainer?
+    /// Whether ``open()`` adds the store with `PersistentHistoryTrackingKey` set (W9).
+    var historyTracking = false
 
     /// The object IDs of the last W1, in data set order, until ``didInsertAll()`` archives them.
     private var insertedEmployeeIDs: [ManagedObjectID] = []
@@ -45,6 +47,7 @@ final class StrataGraphEngine: GraphEngine {
         let container = PersistentContainer(name: "Company", managedObjectModel: model)
         var description = PersistentStoreDescription(url: storeURL)
         description.durability = durability == .durable ? .durable : .relaxed
+        description.isHistoryTrackingEnabled = historyTracking
         container.persistentStoreDescriptions = [description]
         let failure = Mutex<(any Error)?>(nil)
         container.loadPersistentStores { _, error in

@@ -1,0 +1,136 @@
+import BenchSupport
+import Foundation
+import Workloads
+
+/// W9, persistent history: on a fresh store that tracks history, W1, a history position, W2
+/// (2,000 saves of 10 new employees from one writer, with the run's durability) and W7; then
+/// every transaction after the position is fetched (`W9`, `W9.fetchChanges`) and replayed into
+/// a replica of the same model (`W9.replay`, `W9.replayChanges`). The same W1, W2 and W7 on
+/// another fresh store that does not track history give what tracking costs
+/// (`W9.trackingCost.W1`, `.W2`, `.W7`: the time with tracking over the time without, so 1.15
+/// means tracking adds 15%).
+///
+/// The replica starts empty; the history through the position (W1) is applied to it first,
+/// untimed, because W7 updates employees W1 inserted; the timed replay applies the transactions
+/// after the position, the ones the fetch returned.
+protocol HistoryEngine: SmallSavesEngine {
+    /// A position in the store's history: a `PersistentHistoryToken` for Strata, the id of the
+    /// last change row for SQLite.
+    associatedtype HistoryPosition
+
+    /// Untimed, on the open, empty store: starts tracking history (Strata recreates the store with
+    /// `PersistentHistoryTrackingKey` set; SQLite creates the change table and its triggers).
+    func startTrackingHistory() throws
+    /// Untimed: the position after the last committed transaction.
+    func currentHistoryPosition() throws -> HistoryPosition
+    /// Fetches every transaction committed after `position`, with its changes and their values;
+    /// returns how many transactions and changes it fetched.
+    func fetchHistory(after position: HistoryPosition) throws -> (transactions: Int, changes: Int)
+    /// Untimed: applies to `replica` (open, empty, tracking history) the history through
+    /// `position`, so that it holds what the history after `position` builds on.
+    func seedReplica(_ replica: Self, through position: HistoryPosition) throws
+    /// Applies to `replica` the history it has not applied yet, one transaction per source
+    /// transaction; returns how many transactions it applied.
+    func replayHistory(into replica: Self) throws -> Int
+    /// Untimed: the sum of every employee's salary (to compare a replica with its source).
+    func salarySum() throws -> Int64
+}
+
+extension GraphRunner {
+    /// W9's timings of W1, W2 and W7 on one store, in seconds.
+    private struct WriteTimes {
+        var w1 = 0.0, w2 = 0.0, w7 = 0.0
+    }
+
+    /// Runs W9 (when selected) against `E`: a store without history tracking, one with it, and a
+    /// replica.
+    func runHistory<E: HistoryEngine>(_: E.Type, into results: inout EngineResults<GraphMetric>) throws {
+        guard workloads.contains(.w9) else { return }
+        let n = dataset.employees.count
+        // W2's employees, keyed after W1's.
+        let employees = dataset.additionalEmployees(count: Self.smallSaveCount * Self.smallSaveSize)
+        let saves = stride(from: 0, to: employees.count, by: Self.smallSaveSize).map { first in
+            (first..<first + Self.smallSaveSize).map { (key: Dataset.employeeKey(n + $0), employee: employees[$0]) }
+        }
+        let changes = plan.salaryChanges()
+        let makeEngine = { (directory: URL) in
+            E(directory: directory, durability: durability, access: access, predicateStyle: predicateStyle)
+        }
+        let directory = { (suffix: String) in root.appendingPathComponent(E.name.lowercased() + "-w9-" + suffix) }
+
+        var untracked = WriteTimes()
+        try WorkloadSteps.withFreshEngine(at: directory("untracked"), makeEngine) { engine in
+            untracked = try writeWorkloads(engine, saves: saves, changes: changes) {}
+        }
+        var tracked = WriteTimes()
+        var fetched = (transactions: 0, changes: 0)
+        var fetchSeconds = 0.0
+        var replaySeconds = 0.0
+        try WorkloadSteps.withFreshEngine(at: directory("tracked"), makeEngine) { source in
+            try source.startTrackingHistory()
+            var position: E.HistoryPosition?
+            tracked = try writeWorkloads(source, saves: saves, changes: changes) {
+                position = try source.currentHistoryPosition()
+            }
+            let after = try position.orThrow("\(E.name) W9: no history position after W1")
+            let fetch = try measure { try source.fetchHistory(after: after) }
+            fetched = fetch.result
+            fetchSeconds = fetch.seconds
+            try Self.check(E.name, "W9 fetched transactions of", fetched.transactions, expected: saves.count + 1)
+            WorkloadSteps.log("\(E.name) W9 fetched \(fetched.transactions) transactions, \(fetched.changes) changes in \(formatFigure(fetch.seconds)) s")
+
+            try WorkloadSteps.withFreshEngine(at: directory("replica"), makeEngine) { replica in
+                try replica.startTrackingHistory()
+                try source.seedReplica(replica, through: after)
+                let replay = try measure { try source.replayHistory(into: replica) }
+                replaySeconds = replay.seconds
+                try Self.check(E.name, "W9 replayed transactions of", replay.result, expected: fetched.transactions)
+                try Self.check(E.name, "W9 replica holds", try replica.employeeCount(), expected: try source.employeeCount())
+                let sum = try source.salarySum()
+                guard try replica.salarySum() == sum else {
+                    throw BenchError("\(E.name) W9: the replica's salaries differ from its source's")
+                }
+                results.checksums["W9.replicaSalarySum"] = sum
+                WorkloadSteps.log("\(E.name) W9 replayed \(replay.result) transactions in \(formatFigure(replay.seconds)) s")
+            }
+        }
+
+        results.figures[.historyFetch] = Double(fetched.transactions) / fetchSeconds
+        results.figures[.historyFetchChanges] = Double(fetched.changes) / fetchSeconds
+        results.figures[.historyReplay] = Double(fetched.transactions) / replaySeconds
+        results.figures[.historyReplayChanges] = Double(fetched.changes) / replaySeconds
+        for (metric, step, on, off) in [
+            (GraphMetric.historyTrackingCostW1, "W1", tracked.w1, untracked.w1),
+            (.historyTrackingCostW2, "W2", tracked.w2, untracked.w2),
+            (.historyTrackingCostW7, "W7", tracked.w7, untracked.w7),
+        ] {
+            results.figures[metric] = on / off
+            results.details["W9.\(step).trackedSeconds"] = on
+            results.details["W9.\(step).untrackedSeconds"] = off
+        }
+        results.details["W9.fetchSeconds"] = fetchSeconds
+        results.details["W9.replaySeconds"] = replaySeconds
+        results.checksums["W9.transactions"] = Int64(fetched.transactions)
+        results.checksums["W9.changes"] = Int64(fetched.changes)
+        WorkloadSteps.log("\(E.name) W9 time with tracking / without: W1 \(formatFigure(tracked.w1 / untracked.w1)), "
+            + "W2 \(formatFigure(tracked.w2 / untracked.w2)), W7 \(formatFigure(tracked.w7 / untracked.w7))")
+    }
+
+    /// Times W1, W2 (`saves` from one writer) and W7 (`changes`) on `engine`, checking the
+    /// employees after each; `afterW1` runs untimed between W1 and W2.
+    private func writeWorkloads<E: HistoryEngine>(
+        _ engine: E, saves: [[(key: Int64, employee: Employee)]], changes: [WorkloadPlan.SalaryChange], afterW1: () throws -> Void
+    ) throws -> WriteTimes {
+        let n = dataset.employees.count
+        var times = WriteTimes()
+        times.w1 = try measure { try engine.insertAll(dataset) }.seconds
+        try engine.didInsertAll()
+        try Self.check(E.name, "W9 W1 inserted", try engine.employeeCount(), expected: n)
+        try afterW1()
+        times.w2 = try measure { _ = try engine.save(saves, writers: 1) }.seconds
+        try Self.check(E.name, "W9 W2 left", try engine.employeeCount(), expected: n + saves.count * Self.smallSaveSize)
+        let references = try engine.references(for: changes.map(\.key))
+        times.w7 = try measure { try engine.updateSalaries(references, salaries: changes.map(\.salary)) }.seconds
+        return times
+    }
+}
