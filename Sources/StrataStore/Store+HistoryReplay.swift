@@ -11,7 +11,8 @@ extension Store {
     /// per source transaction with the same keys, author, context, timestamp and process; each
     /// commit also records, in a history consumer of this store
     /// (``replayConsumerName(source:)``), the source transaction it applied. So the replay
-    /// resumes where it stopped, even after a crash, and applies no transaction twice.
+    /// resumes where it stopped, even after a crash, and applies no transaction twice. Every
+    /// commit but the last is relaxed: the replay syncs once, when it ends.
     ///
     /// - Parameters:
     ///   - source: the store whose history to apply; it may be open read-only.
@@ -39,7 +40,21 @@ extension Store {
         let start = max(cursor.sequence, sequence ?? 0)
         let total = Int(source.lastSequence - min(start, source.lastSequence))
         var applied = 0
+        // Each transaction is committed when the next one is read: relaxed, so the replay syncs
+        // once at its end (its last commit has the store's durability) rather than per
+        // transaction. A crash loses at most an unsynced tail, cursor included, which the next
+        // replay applies again.
+        var pending: Transaction?
+        func commitPending(relaxed: Bool) throws {
+            guard var transaction = pending else { return }
+            pending = nil
+            if relaxed { transaction.durability = .relaxed }
+            try commit(transaction)
+            applied += 1
+            try progress?(applied, total)
+        }
         try source.forEachHistoryTransaction(after: start) { record in
+            try commitPending(relaxed: true)
             var transaction = Transaction(author: record.author, contextName: record.contextName)
             transaction.timestamp = record.timestamp
             transaction.bundleID = record.bundleID
@@ -52,11 +67,10 @@ extension Store {
                 case .delete: transaction.delete(change.entity, key: change.key)
                 }
             }
-            try commit(transaction)
-            applied += 1
-            try progress?(applied, total)
+            pending = transaction
             return true
         }
+        try commitPending(relaxed: false)
         if applied > 0 {
             logger.debug("replayed history", metadata: ["source": "\(source.path)", "transactions": "\(applied)", "path": "\(path)"])
         }
