@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Logging
 import Strata
 
 /// `strata dump PATH --model MODEL [--after N] [--format jsonl] [--snapshot]`: the history (and
@@ -44,16 +43,8 @@ struct DumpCommand: StrataSubcommand {
     /// Writes the JSON lines: with `snapshot` the live objects, then at most `limit` transactions
     /// after transaction number `after` (every retained one when `nil`).
     static func write(store: StoreArguments, model: String, after: UInt64?, limit: Int?, snapshot: Bool) throws {
-        // Opening a store logs at info level; only warnings belong on the command's output.
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .warning
-            return handler
-        }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: store.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw StoreError(.notFound, "no store at this path", path: store.path)
-        }
+        StoreArguments.logWarningsOnly()
+        try store.checkDirectoryExists()
         let objectModel = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: model))
         let coordinator = PersistentStoreCoordinator(managedObjectModel: objectModel)
         let opened = try coordinator.addPersistentStore(

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Logging
 import Strata
 
 /// `strata explain PATH --model MODEL --entity NAME [--predicate FORMAT] [--sort KEY[:desc]]...
@@ -42,16 +41,8 @@ struct ExplainCommand: StrataSubcommand {
     var json = false
 
     func run() throws {
-        // Opening a store logs at info level; only warnings belong on the command's output.
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .warning
-            return handler
-        }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: store.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw StoreError(.notFound, "no store at this path", path: store.path)
-        }
+        StoreArguments.logWarningsOnly()
+        try store.checkDirectoryExists()
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: URL(fileURLWithPath: model)))
         let opened = try coordinator.addPersistentStore(
             type: .strata, at: store.url, options: [PersistentStoreOptionKey.readOnly: true])

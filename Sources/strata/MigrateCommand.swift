@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Logging
 import Strata
 import StrataStore
 
@@ -26,11 +25,7 @@ struct MigrateCommand: StrataSubcommand {
     var dryRun = false
 
     func run() throws {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = label == "strata.migration" ? .debug : .warning
-            return handler
-        }
+        StoreArguments.logWarningsOnly(except: "strata.migration")
         guard FileManager.default.fileExists(atPath: store.url.appendingPathComponent("manifest").path) else {
             throw StoreError(.notFound, "no store at this path", path: store.path)
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import StrataStore
 
 /// The store directory every subcommand takes, and how the subcommands open it.
@@ -29,10 +30,7 @@ struct StoreArguments: ParsableArguments {
     /// - Throws: ``StoreError`` `locked` when another process has the store open for writing,
     ///   `notFound`, `unsupportedFormat`, `corrupt` or `io`.
     func openForWriting() throws -> Store {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw StoreError(.notFound, "no store at this path", path: path)
-        }
+        try checkDirectoryExists()
         guard FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest").path) else {
             throw StoreError(.unsupportedFormat, "the directory is not a Strata store (no manifest)", path: path)
         }
@@ -47,5 +45,28 @@ struct StoreArguments: ParsableArguments {
         configuration.backgroundMaintenance = false
         configuration.logger.logLevel = .warning
         return configuration
+    }
+}
+
+extension StoreArguments {
+    /// Throws when there is no directory at ``path``.
+    ///
+    /// - Throws: ``StoreError`` `notFound`.
+    func checkDirectoryExists() throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw StoreError(.notFound, "no store at this path", path: path)
+        }
+    }
+
+    /// Sends log messages to standard error from warning level up (opening a store logs at info
+    /// level; only warnings belong beside a command's output), and from `verboseLabel`'s logger
+    /// from debug level up.
+    static func logWarningsOnly(except verboseLabel: String? = nil) {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = label == verboseLabel ? .debug : .warning
+            return handler
+        }
     }
 }
