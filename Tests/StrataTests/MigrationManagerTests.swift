@@ -66,7 +66,7 @@ final class SplitNamePolicy: EntityMigrationPolicy {
         let manager = MigrationManager(sourceModel: source, destinationModel: destination)
         manager.batchSize = 7
         try manager.migrateStore(
-            from: sourceURL, type: SQLiteStoreType, with: MappingModel(entityMappings: [people, inferredPets]),
+            from: sourceURL, sourceType: SQLiteStoreType, with: MappingModel(entityMappings: [people, inferredPets]),
             toDestinationURL: destinationURL, destinationType: SQLiteStoreType)
         #expect(manager.migrationProgress == 1)
 
@@ -101,8 +101,7 @@ final class SplitNamePolicy: EntityMigrationPolicy {
         let manager = MigrationManager(sourceModel: Self.sourceModel(), destinationModel: Self.destinationModel())
         let error = #expect(throws: CoreDataError.self) {
             try manager.migrateStore(
-                from: url, type: SQLiteStoreType, with: MappingModel(entityMappings: [mapping]),
-                toDestinationURL: folder.store("Out"), destinationType: SQLiteStoreType)
+                from: url, type: .sqlite, mapping: MappingModel(entityMappings: [mapping]), to: folder.store("Out"), type: .sqlite)
         }
         #expect(error?.code == .entityMigrationPolicy)
     }

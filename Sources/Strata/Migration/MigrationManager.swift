@@ -116,13 +116,28 @@ open class MigrationManager {
         return !(inverse.isToMany && inverse.isOrdered)
     }
 
-    /// Stops the migration running with `error`, which ``migrateStore(from:type:options:with:toDestinationURL:destinationType:destinationOptions:)`` throws.
+    /// Stops the migration running with `error`, which ``migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)`` throws.
     public func cancelMigrationWithError(_ error: any Error) {
         cancellation = error
     }
 
+    /// Migrates the store at `sourceURL` to a new store at `destinationURL` with `mapping` (Core
+    /// Data's `migrateStore(from:type:options:mapping:to:type:options:)`): as
+    /// ``migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)``.
+    ///
+    /// - Throws: what that method throws.
+    public func migrateStore(
+        from sourceURL: URL, type sourceType: PersistentStore.StoreType, options sourceOptions: [AnyHashable: Any]? = nil,
+        mapping: MappingModel, to destinationURL: URL, type destinationType: PersistentStore.StoreType,
+        options destinationOptions: [AnyHashable: Any]? = nil
+    ) throws {
+        try migrateStore(
+            from: sourceURL, sourceType: sourceType.rawValue, options: sourceOptions, with: mapping,
+            toDestinationURL: destinationURL, destinationType: destinationType.rawValue, destinationOptions: destinationOptions)
+    }
+
     /// Migrates the store at `sourceURL` to a new store at `destinationURL` (Core Data's
-    /// `migrateStore(from:type:options:with:toDestinationURL:destinationType:destinationOptions:)`).
+    /// `migrateStore(from:sourceType:options:with:toDestinationURL:destinationType:destinationOptions:)`).
     /// The source store is not changed.
     ///
     /// - Parameters:
@@ -138,7 +153,7 @@ open class MigrationManager {
     ///   `entityMigrationPolicy` for a policy class that does not exist, validation errors of the
     ///   migrated objects, `migrationCancelled` or the error given to ``cancelMigrationWithError(_:)``.
     open func migrateStore(
-        from sourceURL: URL, type sourceType: String, options sourceOptions: [AnyHashable: Any]? = nil, with mappings: MappingModel?,
+        from sourceURL: URL, sourceType: String, options sourceOptions: [AnyHashable: Any]? = nil, with mappings: MappingModel?,
         toDestinationURL destinationURL: URL, destinationType: String, destinationOptions: [AnyHashable: Any]? = nil
     ) throws {
         let started = ContinuousClock.now

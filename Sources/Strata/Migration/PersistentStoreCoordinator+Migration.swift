@@ -116,7 +116,7 @@ extension PersistentStoreCoordinator {
         do {
             // Read-only: the old store is neither locked by the engine (the caller holds the lock) nor written.
             try manager.migrateStore(
-                from: url, type: SQLiteStoreType, options: [IgnorePersistentStoreVersioningOption: true, ReadOnlyPersistentStoreOption: true],
+                from: url, sourceType: SQLiteStoreType, options: [IgnorePersistentStoreVersioningOption: true, ReadOnlyPersistentStoreOption: true],
                 with: mapping, toDestinationURL: staging, destinationType: SQLiteStoreType, destinationOptions: destinationOptions)
             try Self.exchange(url, staging)
         } catch {
