@@ -126,9 +126,13 @@ final class AwakeningItem: ManagedObject {
         estimated.estimatedResultCount = 40
         let parent = Progress(totalUnitCount: 1)
         parent.becomeCurrent(withPendingUnitCount: 1)
-        let result = try context.performAndWait { try context.execute(estimated) as! AsynchronousFetchResult<Employee> }
+        // Checked on the context's queue: the fetch, queued there, cannot have started yet.
+        let result = try context.performAndWait {
+            let result = try context.execute(estimated) as! AsynchronousFetchResult<Employee>
+            #expect(result.progress?.totalUnitCount == 40)
+            return result
+        }
         parent.resignCurrent()
-        #expect(result.progress?.totalUnitCount == 40)
         context.performAndWait {}
         #expect(result.finalResult?.count == 1_200)
         let progress = try #require(result.progress)
@@ -160,16 +164,21 @@ final class AwakeningItem: ManagedObject {
         let asynchronous = AsynchronousFetchRequest(fetchRequest: request) { result in
             #expect(result.finalResult == nil)
         }
-        let result = try context.performAndWait { try context.execute(asynchronous) as! AsynchronousFetchResult<AwakeningItem> }
-        // Cancel while the third batch is being realized.
+        // Cancel while the third batch is being realized (the hook is in place before the fetch
+        // is queued; the result is bound on the context's queue, before the fetch can start).
         let awakened = Locked(0)
-        let bound = Locked<AsynchronousFetchResult<AwakeningItem>?>(result)
+        let bound = Locked<AsynchronousFetchResult<AwakeningItem>?>(nil)
         AwakeningItem.onAwake.withLock { hook in
             hook = {
                 if awakened.withLock({ count in count += 1; return count }) == 250 { bound.current?.cancel() }
             }
         }
         defer { AwakeningItem.onAwake.withLock { $0 = nil } }
+        let result = try context.performAndWait {
+            let result = try context.execute(asynchronous) as! AsynchronousFetchResult<AwakeningItem>
+            bound.withLock { $0 = result }
+            return result
+        }
         context.performAndWait {}
 
         #expect(result.finalResult == nil)
