@@ -11,7 +11,7 @@ enum BlockCodec: UInt8 {
 /// Uncompressed layout: `u32 rowCount`, `u32 offsets[rowCount + 1]` (into the row data),
 /// `i64 keys[rowCount]`, then the row data. On disk a 16-byte header precedes the stored bytes:
 /// `u32 maskedCRC32C` (of header bytes 4..<16 and the stored bytes), `u32 storedLength`,
-/// `u32 rawLength`, `u8 codec`, `u8 reserved`, `u16 entity`.
+/// `u32 rawLength`, `u8 codec`, `u8 schemaVersion` (0 before the schema first evolved), `u16 entity`.
 struct BlockBuilder {
     /// The size of the on-disk block header.
     static let headerSize = 16
@@ -20,12 +20,17 @@ struct BlockBuilder {
 
     /// The entity of every row in the block.
     let entity: Int
+    /// The version of the schema the rows are encoded under (``SchemaHistory/version``).
+    let schemaVersion: UInt8
     private(set) var keys: [Int64] = []
     private var offsets: [UInt32] = [0]
     private var data = BinaryWriter()
 
-    /// Creates an empty block for `entity`.
-    init(entity: Int) { self.entity = entity }
+    /// Creates an empty block for `entity`, its rows encoded under schema version `schemaVersion`.
+    init(entity: Int, schemaVersion: UInt8 = 0) {
+        self.entity = entity
+        self.schemaVersion = schemaVersion
+    }
 
     /// The number of rows.
     var rowCount: Int { keys.count }
@@ -67,7 +72,7 @@ struct BlockBuilder {
         header.u32(UInt32(stored ?? raw.count))
         header.u32(UInt32(raw.count))
         header.u8(codec.rawValue)
-        header.u8(0)
+        header.u8(schemaVersion)
         header.u16(UInt16(entity))
         output.replaceSubrange(headerStart..<headerStart + Self.headerSize, with: header.bytes)
         let crc = output.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(headerStart + 4)...])) }
@@ -81,6 +86,8 @@ final class DecodedBlock: Sendable {
     let bytes: [UInt8]
     /// The entity of the rows.
     let entity: Int
+    /// The version of the schema the rows are encoded under.
+    let schemaVersion: UInt8
     /// The number of rows.
     let rowCount: Int
     private let dataStart: Int
@@ -95,7 +102,7 @@ final class DecodedBlock: Sendable {
         let storedLength = Int(try reader.u32())
         let rawLength = Int(try reader.u32())
         let codec = try reader.u8()
-        _ = try reader.u8()
+        schemaVersion = try reader.u8()
         entity = Int(try reader.u16())
         guard storedLength == stored.count - BlockBuilder.headerSize,
             CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: stored[4...]))) == maskedCRC

@@ -29,6 +29,8 @@ struct Manifest: Sendable {
     var requestedHistoryFloor: UInt64 = 0
     /// The history consumers (an optional trailing field; older manifests end before it).
     var consumers: [String: HistoryConsumerState] = [:]
+    /// How rows of earlier schema versions are read (an optional trailing field after the consumers).
+    var schemaHistory = SchemaHistory()
 
     /// The manifest's bytes.
     func encode() -> [UInt8] {
@@ -44,7 +46,7 @@ struct Manifest: Sendable {
         body.varint(nextKeys.count)
         for key in nextKeys { body.zigzag(key) }
         body.u32(nextFileID)
-        if requestedHistoryFloor != 0 || !consumers.isEmpty {
+        if requestedHistoryFloor != 0 || !consumers.isEmpty || schemaHistory.version > 0 {
             body.u64(requestedHistoryFloor)
             body.varint(consumers.count)
             for (name, consumer) in consumers.sorted(by: { $0.key < $1.key }) {
@@ -52,6 +54,7 @@ struct Manifest: Sendable {
                 consumer.encode(into: &body)
             }
         }
+        if schemaHistory.version > 0 { schemaHistory.encode(into: &body, schema: schema) }
         var bytes = BinaryWriter(capacity: body.count + 20)
         bytes.raw(Self.magic)
         bytes.u32(Store.formatVersion)
@@ -108,6 +111,7 @@ struct Manifest: Sendable {
                         consumers[name] = try HistoryConsumerState.decode(from: &fields)
                     }
                 }
+                let schemaHistory = fields.isAtEnd ? SchemaHistory() : try SchemaHistory.decode(from: &fields, schema: schema)
                 // The store indexes both without checking: the last segment is the active one,
                 // and each entity allocates keys from its entry.
                 guard !segments.isEmpty, keys.count == schema.entities.count else {
@@ -116,7 +120,8 @@ struct Manifest: Sendable {
                 return Manifest(
                     storeID: UUID(uuid: uuid), schema: schema, historyTracking: history, segments: segments,
                     checkpoint: checkpoint == 0 ? nil : checkpoint, historyFloor: floor, lastSequence: last,
-                    nextKeys: keys, nextFileID: nextFileID, requestedHistoryFloor: requestedFloor, consumers: consumers)
+                    nextKeys: keys, nextFileID: nextFileID, requestedHistoryFloor: requestedFloor, consumers: consumers,
+                    schemaHistory: schemaHistory)
             } catch let error as BinaryReader.Malformed {
                 throw StoreError(.corrupt, "manifest does not parse", path: path, offset: Int64(error.offset))
             }

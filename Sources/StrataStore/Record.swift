@@ -108,14 +108,17 @@ struct BlockSpan: Sendable, Hashable {
 struct RecordBuilder {
     private let kind: RecordKind
     private let blockSize: Int
+    private let schemaVersion: UInt8
     private var blocks: [BlockBuilder] = []
     private var openBlock: [Int: Int] = [:]
     private(set) var ops: [RecordOp] = []
 
-    /// Creates a builder for a record of `kind` whose blocks grow to about `blockSize` bytes.
-    init(kind: RecordKind, blockSize: Int) {
+    /// Creates a builder for a record of `kind` whose blocks grow to about `blockSize` bytes and
+    /// hold rows encoded under schema version `schemaVersion`.
+    init(kind: RecordKind, blockSize: Int, schemaVersion: UInt8 = 0) {
         self.kind = kind
         self.blockSize = blockSize
+        self.schemaVersion = schemaVersion
     }
 
     /// The uncompressed bytes of rows added so far.
@@ -128,7 +131,7 @@ struct RecordBuilder {
                 return index
             }
         }
-        blocks.append(BlockBuilder(entity: entity))
+        blocks.append(BlockBuilder(entity: entity, schemaVersion: schemaVersion))
         openBlock[entity] = blocks.count - 1
         return blocks.count - 1
     }

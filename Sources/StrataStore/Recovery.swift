@@ -73,7 +73,7 @@ struct Recovery {
     }
 
     /// Takes the write lock, or returns -1 for a read-only open.
-    private func lock() throws -> Int32 {
+    func lock() throws -> Int32 {
         guard !configuration.readOnly else { return -1 }
         let lockPath = path + "/lock"
         let fd = try StoreError.io("open lock file", path: lockPath) { try io.open(lockPath, flags: O_RDWR | O_CREAT, mode: 0o644) }
@@ -166,7 +166,7 @@ struct Recovery {
         effective.historyTracking = manifest.historyTracking
         let store = Store(
             path: path, schema: schema ?? manifest.schema, storeID: manifest.storeID, configuration: effective,
-            state: state, nextKeys: nextKeys, manifest: status, lockFD: lockFD)
+            state: state, nextKeys: nextKeys, manifest: status, lockFD: lockFD, schemaHistory: manifest.schemaHistory)
         lockHandedOver = true
         let start = checkpoint.map { (manifest.segments.firstIndex(of: $0.segment)!, $0.offset) }
             ?? (0, Int64(SegmentFile.headerSize))

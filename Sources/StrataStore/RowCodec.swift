@@ -14,13 +14,26 @@ struct RowCodec: Sendable {
     let entityName: String
     /// The column names, for error messages.
     let columnNames: [String]
+    /// How many columns the encoded rows hold: fewer than ``types`` for rows written under an
+    /// earlier version of the schema (see ``SchemaHistory``).
+    let storedColumns: Int
+    /// The values of the columns past ``storedColumns``.
+    let padding: [Value]
 
     /// Creates the codec for `entity`.
     init(_ entity: EntitySchema) {
+        self.init(entity, storedColumns: entity.columns.count, padding: [])
+    }
+
+    /// Creates the codec that reads rows of `entity` written with only its first `storedColumns`
+    /// columns, the others taking the values of `padding`.
+    init(_ entity: EntitySchema, storedColumns: Int, padding: [Value]) {
         types = entity.columns.map(\.type)
         nullable = entity.columns.map(\.isNullable)
         entityName = entity.name
         columnNames = entity.columns.map(\.name)
+        self.storedColumns = storedColumns
+        self.padding = padding
     }
 
     /// Checks that `row` fits the entity: one value a column, each of the column's type.
@@ -82,10 +95,11 @@ struct RowCodec: Sendable {
     /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold a row of this entity.
     func decode(_ bytes: UnsafeRawBufferPointer, projection: [Bool]? = nil) throws -> Row {
         var reader = BinaryReader(bytes)
-        let bitmap = try reader.bytes((types.count + 7) / 8)
+        let bitmap = try reader.bytes((storedColumns + 7) / 8)
         var values: [Value] = []
         values.reserveCapacity(types.count)
-        for (column, type) in types.enumerated() {
+        for column in 0..<storedColumns {
+            let type = types[column]
             if bitmap[column / 8] & (1 << UInt8(column % 8)) != 0 {
                 values.append(.null)
             } else if let projection, !projection[column] {
@@ -94,6 +108,9 @@ struct RowCodec: Sendable {
             } else {
                 values.append(try decodeValue(type, from: &reader))
             }
+        }
+        for (offset, value) in padding.enumerated() {
+            values.append(projection.map { $0[storedColumns + offset] } == false ? .null : value)
         }
         return Row(values)
     }

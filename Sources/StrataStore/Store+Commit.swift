@@ -68,7 +68,7 @@ extension Store {
             return lastSequence
         }
         waitForFetchIndexes()
-        var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize)
+        var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
         var rows: [Int: (old: Row?, new: Row?)] = [:]
         var highestKeys: [Int: Int64] = [:]
         // Rows this transaction wrote so far (nil once deleted), so that a delete's tombstone is

@@ -107,7 +107,7 @@ extension Store {
         var written: [WrittenRecord] = []
         var moved: [MovedRow] = []
         var pendingMoves: [(entity: Int, key: Int64, old: RowLocation, op: Int)] = []
-        var builder = RecordBuilder(kind: .compaction, blockSize: configuration.blockSize)
+        var builder = RecordBuilder(kind: .compaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
         var builderSequence: UInt64 = 0
         var bytesRead: Int64 = 0
 
@@ -136,7 +136,7 @@ extension Store {
                 moved.append(MovedRow(entity: move.entity, key: move.key, old: move.old, output: outputs.count - 1, record: written.count - 1, op: move.op))
             }
             pendingMoves = []
-            builder = RecordBuilder(kind: .compaction, blockSize: configuration.blockSize)
+            builder = RecordBuilder(kind: .compaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
             builderSequence = 0
         }
 
@@ -214,8 +214,14 @@ extension Store {
             guard op.slot < blocks[op.block]!.rowCount else {
                 throw StoreError(.corrupt, "row slot past the end of its block", path: file.path, offset: Int64(offset + span.offset))
             }
-            blocks[op.block]!.withRow(at: op.slot) { encoded in
-                builder.add(.put, entity: op.entity, key: op.key, encodedRow: encoded)
+            if Int(blocks[op.block]!.schemaVersion) == schemaHistory.version {
+                blocks[op.block]!.withRow(at: op.slot) { encoded in
+                    builder.add(.put, entity: op.entity, key: op.key, encodedRow: encoded)
+                }
+            } else {
+                // A row of an earlier schema version is rewritten in the current one.
+                let row = try decodeRow(blocks[op.block]!, slot: op.slot, entity: op.entity, file: file, offset: Int64(offset + span.offset))
+                builder.add(.put, entity: op.entity, key: op.key, row: row, codec: codecs[op.entity])
             }
             moves.append((op.entity, op.key, locations[index], builder.ops.count - 1))
         }

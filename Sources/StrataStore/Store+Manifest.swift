@@ -30,7 +30,7 @@ extension Store {
             storeID: storeID, schema: schema, historyTracking: status.historyTracking, segments: segments,
             checkpoint: status.checkpoint, historyFloor: floor, lastSequence: last,
             nextKeys: nextKeys.withLock { $0 }, nextFileID: status.nextFileID, requestedHistoryFloor: requested,
-            consumers: consumers)
+            consumers: consumers, schemaHistory: schemaHistory)
         try StoreError.io("write manifest", path: manifestPath) {
             try io.replaceAtomically(manifestPath, with: manifest.encode(), directory: path)
         }

@@ -21,11 +21,11 @@ extension Store {
         let projection = projection(entity, columns)
         let (locations, blocks, files) = state.withLock { ($0.entities[entity].locations, $0.blocks, $0.files) }
         let entityTag = UInt16(entity)
-        let codec = codecs[entity]
         for number in blocks.indices where blocks[number].entity == entityTag {
             let location = blocks[number]
             guard let file = files[location.segment] else { continue }
             let block = try loadBlock(UInt32(number), location, file: file, caching: false)
+            let codec = try blockCodec(entity, of: block, file: file, offset: Int64(location.offset))
             for slot in 0..<block.rowCount {
                 let key = block.key(at: slot)
                 guard key > 0, key < locations.count, locations[Int(key)] == RowLocation(block: UInt32(number), slot: slot).raw else { continue }
@@ -92,13 +92,22 @@ extension Store {
             let place = blocks[Int(number)]
             if let file = files[place.segment] {
                 let block = try loadBlock(number, place, file: file, caching: caching)
-                let codec = codecs[Int(place.entity)]
+                let codec = try blockCodec(Int(place.entity), of: block, file: file, offset: Int64(place.offset))
                 for entry in ordered[start..<end] {
                     let slot = RowLocation(raw: entry.location).slot
                     try body(entry.position, try decodeRow(block, slot: slot, codec: codec, projection: projection, file: file, offset: Int64(place.offset)))
                 }
             }
             start = end
+        }
+    }
+
+    /// The codec of a block's rows, or ``StoreError`` `corrupt` naming the block.
+    private func blockCodec(_ entity: Int, of block: DecodedBlock, file: SegmentFile, offset: Int64) throws -> RowCodec {
+        do {
+            return try codec(entity, of: block)
+        } catch {
+            throw StoreError(.corrupt, "block names schema version \(block.schemaVersion), unknown to the store", path: file.path, offset: offset)
         }
     }
 

@@ -30,6 +30,10 @@ public final class Store: Sendable {
     let io: any FileIO
     let logger: Logger
     let codecs: [RowCodec]
+    /// How rows written under earlier versions of the schema are read.
+    let schemaHistory: SchemaHistory
+    /// The codecs of every schema version, by version then entity (the last are ``codecs``).
+    let versionCodecs: [[RowCodec]]
     let segmentsPath: String
     let checkpointsPath: String
     let state: LockedState
@@ -53,7 +57,7 @@ public final class Store: Sendable {
 
     init(
         path: String, schema: Schema, storeID: UUID, configuration: StoreConfiguration, state: StoreState,
-        nextKeys: [Int64], manifest: ManifestStatus, lockFD: Int32
+        nextKeys: [Int64], manifest: ManifestStatus, lockFD: Int32, schemaHistory: SchemaHistory = SchemaHistory()
     ) {
         self.path = path
         self.schema = schema
@@ -61,7 +65,9 @@ public final class Store: Sendable {
         self.configuration = configuration
         self.io = configuration.io
         self.logger = configuration.logger
-        self.codecs = schema.entities.map(RowCodec.init)
+        self.schemaHistory = schemaHistory
+        self.versionCodecs = schemaHistory.codecs(for: schema)
+        self.codecs = versionCodecs[schemaHistory.version]
         self.segmentsPath = path + "/segments"
         self.checkpointsPath = path + "/checkpoints"
         self.state = LockedState(state)
@@ -156,10 +162,20 @@ public final class Store: Sendable {
             throw StoreError(.corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: offset)
         }
         do {
-            return try block.withRow(at: slot) { try codecs[entity].decode($0) }
+            let codec = try codec(entity, of: block)
+            return try block.withRow(at: slot) { try codec.decode($0) }
         } catch {
             throw StoreError(.corrupt, "row \(slot) of a block does not decode", path: file.path, offset: offset)
         }
+    }
+
+    /// The codec of the rows of `entity` in `block`, by the schema version they were written under.
+    ///
+    /// - Throws: ``BinaryReader/Malformed`` when the block names a version the store does not have.
+    func codec(_ entity: Int, of block: DecodedBlock) throws -> RowCodec {
+        let version = Int(block.schemaVersion)
+        guard version < versionCodecs.count, entity < codecs.count else { throw BinaryReader.Malformed(offset: 13) }
+        return versionCodecs[version][entity]
     }
 
     /// Decodes the block at `span` of a record whose bytes start at `recordStart` of `bytes` and

@@ -79,6 +79,8 @@ struct StoreVerifier {
     private let io: any FileIO = SystemFileIO()
     private var report: VerificationReport
     private var codecs: [RowCodec] = []
+    /// The codecs of every schema version, by version then entity.
+    private var versionCodecs: [[RowCodec]] = []
 
     /// Creates a verifier of the store directory at `path`.
     init(path: String) {
@@ -91,7 +93,8 @@ struct StoreVerifier {
     /// Runs every check and returns the report.
     mutating func run(progress: ((Int64, Int64) -> Void)?) throws -> VerificationReport {
         guard let manifest = try readManifest() else { return report }
-        codecs = manifest.schema.entities.map(RowCodec.init)
+        versionCodecs = manifest.schemaHistory.codecs(for: manifest.schema)
+        codecs = versionCodecs[manifest.schemaHistory.version]
         let checkpoint = readCheckpoint(manifest)
         let replay = walkLog(manifest, checkpointPosition: checkpoint.map { ($0.checkpoint.segment, $0.checkpoint.offset) }, progress: progress)
         let checkpointMatches = checkpoint.map { compareCheckpoint($0, replay: replay) } ?? true
@@ -356,7 +359,11 @@ struct StoreVerifier {
             problem(file, Int64(start), "block holds rows of entity \(block.entity), which the schema does not have")
             return nil
         }
-        let codec = codecs[block.entity]
+        guard Int(block.schemaVersion) < versionCodecs.count else {
+            problem(file, Int64(start), "block names schema version \(block.schemaVersion), which the manifest does not have")
+            return nil
+        }
+        let codec = versionCodecs[Int(block.schemaVersion)][block.entity]
         var rows: [Row] = []
         rows.reserveCapacity(block.rowCount)
         for slot in 0..<block.rowCount {

@@ -11,7 +11,10 @@ import Synchronization
 public final class PersistentStoreCoordinator: Sendable {
     /// The model, frozen when the coordinator is created.
     public let managedObjectModel: ManagedObjectModel
-    let mapping: Result<StoreMapping, CoreDataError>
+    /// How the model is laid out in the engine: the model's own layout, or the one a store
+    /// migrated in place keeps (``adoptLayout(ofStoreAt:configuration:)``).
+    var mapping: Result<StoreMapping, CoreDataError> { layout.withLock { $0 } }
+    private let layout: Mutex<Result<StoreMapping, CoreDataError>>
     private let stores = Mutex<[PersistentStore]>([])
 
     /// Creates a coordinator for `model`, freezing it (a model in use cannot change).
@@ -19,6 +22,7 @@ public final class PersistentStoreCoordinator: Sendable {
         let validation = Result { try model.validate() }
         model.freeze()
         managedObjectModel = model
+        let mapping: Result<StoreMapping, CoreDataError>
         do {
             try validation.get()
             mapping = .success(try StoreMapping(model: model))
@@ -26,6 +30,22 @@ public final class PersistentStoreCoordinator: Sendable {
             mapping = .failure(error)
         } catch {
             mapping = .failure(CoreDataError(.coreData, "the model cannot be stored: \(error)"))
+        }
+        layout = Mutex(mapping)
+    }
+
+    /// Takes the layout of the store at `url` when it was migrated in place (its engine schema is
+    /// this model's layout laid over the stored one) and no store is added yet; returns the layout
+    /// to open the store with.
+    func adoptLayout(ofStoreAt url: URL, configuration: StoreConfiguration) throws -> StoreMapping {
+        let mapping = try self.mapping.get()
+        guard let stored = try? Store.storedSchema(at: url, configuration: configuration), stored != mapping.schema,
+            let evolved = try? mapping.evolved(onto: stored), evolved.schema == stored
+        else { return mapping }
+        return stores.withLock { stores in
+            guard stores.isEmpty else { return mapping }
+            layout.withLock { $0 = .success(evolved) }
+            return evolved
         }
     }
 
@@ -117,14 +137,15 @@ public final class PersistentStoreCoordinator: Sendable {
             }
             let configuration = description.storeConfiguration
             try migrateStoreIfNeeded(description)
+            let layout = try adoptLayout(ofStoreAt: url, configuration: configuration)
             do {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 // A writable store directory is opened once per process and shared.
                 let store: Store
                 if description.isReadOnly {
-                    store = try Store.open(at: url, schema: mapping.schema, configuration: configuration)
+                    store = try Store.open(at: url, schema: layout.schema, configuration: configuration)
                 } else {
-                    (store, saveLock, queryGenerations) = try SharedEngineStores.shared.acquire(at: url, schema: mapping.schema, configuration: configuration)
+                    (store, saveLock, queryGenerations) = try SharedEngineStores.shared.acquire(at: url, schema: layout.schema, configuration: configuration)
                 }
                 rows = store
                 identifier = store.storeID.uuidString

@@ -45,6 +45,12 @@ extension PersistentStoreCoordinator {
             try? FileManager.default.removeItem(at: staging)
             lock.release()
         }
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent(InPlaceMigration.pendingFileName).path),
+            let lock = try? StoreDirectoryLock(url)
+        {
+            defer { lock.release() }
+            try InPlaceMigration.resolvePending(at: url)
+        }
         guard Self.flag(description.options[IgnorePersistentStoreVersioningOption]) != true,
             let metadata = try StoreMetadataFile.read(at: url),
             !managedObjectModel.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
@@ -71,11 +77,12 @@ extension PersistentStoreCoordinator {
             let from = steps.last?.destination ?? source
             steps.append((from, destination, try MappingModel.inferredMappingModel(forSourceModel: from, destinationModel: destination)))
         }
-        // Held until the new store took the old one's place: no writer opens the old store meanwhile.
-        let lock = try StoreDirectoryLock(url)
-        defer { lock.release() }
+        // Held until the new store took the old one's place: no writer opens the old store meanwhile
+        // (released for a step made in place, which takes the engine's own lock).
+        var lock: StoreDirectoryLock? = try StoreDirectoryLock(url)
+        defer { lock?.release() }
         for step in steps {
-            try migrateStep(at: url, from: step.source, to: step.destination, mapping: step.mapping, description: description)
+            try migrateStep(at: url, from: step.source, to: step.destination, mapping: step.mapping, description: description, lock: &lock)
         }
     }
 
@@ -95,10 +102,11 @@ extension PersistentStoreCoordinator {
     }
 
     /// Migrates the store at `url` from `source` to `destination`: rewrites only the metadata when
-    /// the rows stay as they are, else writes a new store beside it and exchanges the two.
+    /// the rows stay as they are, changes the engine schema in place when the change allows it
+    /// (``InPlaceMigration``), else writes a new store beside it and exchanges the two.
     private func migrateStep(
         at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel, mapping: MappingModel,
-        description: PersistentStoreDescription
+        description: PersistentStoreDescription, lock: inout StoreDirectoryLock?
     ) throws {
         let staging = Self.migrationStagingURL(for: url)
         let metadata = try StoreMetadataFile.read(at: url) ?? [:]
@@ -110,6 +118,18 @@ extension PersistentStoreCoordinator {
             logger.debug("migrated store metadata; rows unchanged", metadata: ["path": "\(url.path)"])
             return
         }
+        if let inPlace = try InPlaceMigration.plan(at: url, from: source, to: destination) {
+            lock?.release()
+            lock = nil
+            do {
+                try inPlace.apply(at: url, destination: destination, metadata: metadata)
+                return
+            } catch let error as CoreDataError where (error.underlyingError as? StoreError)?.code == .schemaMismatch {
+                // The store went through as many in-place changes as it can record: rewrite it.
+                logger.debug("rewriting a store that cannot change in place", metadata: ["path": "\(url.path)", "reason": "\(error.message)"])
+            }
+        }
+        if lock == nil { lock = try StoreDirectoryLock(url) }
         let manager = MigrationManager(sourceModel: source, destinationModel: destination)
         var destinationOptions: [AnyHashable: Any] = [PersistentStoreOptionKey.durability: Durability.relaxed]
         destinationOptions[PersistentHistoryTrackingKey] = description.options[PersistentHistoryTrackingKey]

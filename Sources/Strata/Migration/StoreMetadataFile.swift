@@ -17,11 +17,11 @@ enum StoreMetadataFile {
     /// The key of the archived model (``ModelArchive`` as JSON), kept out of the metadata programs see.
     static let archiveKey = "StrataModelArchive"
 
-    /// The metadata of the store at `store`, or `nil` when it has none.
+    /// The metadata of the store at `store` (or of the file `name` beside it), or `nil` when it has none.
     ///
     /// - Throws: ``CoreDataError`` `persistentStoreOpen` when the file does not parse.
-    static func read(at store: URL) throws -> [String: Any]? {
-        let file = store.appendingPathComponent(fileName)
+    static func read(at store: URL, name: String = fileName) throws -> [String: Any]? {
+        let file = store.appendingPathComponent(name)
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
         guard let metadata = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
             throw CoreDataError(.persistentStoreOpen, "the store metadata at \(file.path) does not parse")
@@ -29,11 +29,11 @@ enum StoreMetadataFile {
         return metadata
     }
 
-    /// Replaces the metadata of the store at `store`, atomically and durably.
+    /// Replaces the metadata of the store at `store` (or the file `name` beside it), atomically and durably.
     ///
     /// - Throws: ``CoreDataError`` `persistentStoreSave` when it cannot be written.
-    static func write(_ metadata: [String: Any], at store: URL) throws {
-        let file = store.appendingPathComponent(fileName)
+    static func write(_ metadata: [String: Any], at store: URL, name: String = fileName) throws {
+        let file = store.appendingPathComponent(name)
         let temporary = store.appendingPathComponent(fileName + ".tmp")
         do {
             let data = try PropertyListSerialization.data(fromPropertyList: metadata, format: .binary, options: 0)

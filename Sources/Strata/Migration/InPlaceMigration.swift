@@ -1,0 +1,138 @@
+import Foundation
+import Logging
+import StrataStore
+
+private let logger = Logger(label: "strata.migration")
+
+/// A migration step made without rewriting the store's log: the engine schema only grows
+/// (``StoreMapping/evolved(onto:)``), rows written before read their new columns as `nil` or the
+/// attribute's default, and every object keeps its ID and its history.
+///
+/// It applies when each change is one of: an entity added (a new root, or a sub-entity that
+/// leaves the other entities' tags as they were), a root entity without sub-entities removed
+/// (its rows stay in the log, unread), an optional attribute or relationship added or removed,
+/// a required attribute added with a default value, a fetch index added or removed, a property
+/// made optional. Renames, type changes, hierarchy changes, properties made required, narrowed
+/// relationship counts, new derived attributes and changed uniqueness constraints are migrated
+/// by rewriting the store.
+///
+/// Crash-safe: the new metadata is written beside the store first (`metadata.plist.inplace`),
+/// then the engine's manifest is replaced (the commit point), then the metadata file is renamed
+/// into place; ``resolvePending(at:)`` finishes or drops an interrupted step when the store is
+/// next added, so the store opens with the old model or the new one, never a mix.
+struct InPlaceMigration {
+    /// The name of the metadata file a step writes before it commits.
+    static let pendingFileName = StoreMetadataFile.fileName + ".inplace"
+
+    /// The engine schema after the step.
+    let schema: Schema
+    /// The values rows written before read in the new columns (per engine entity and column).
+    let defaults: [Int: [Int: Value]]
+
+    /// The in-place step from `source` to `destination` of the store at `url`, or `nil` when
+    /// the change needs a rewrite.
+    ///
+    /// - Throws: ``CoreDataError`` when a model cannot be laid out or a default not stored.
+    static func plan(at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> InPlaceMigration? {
+        guard let stored = try? Store.storedSchema(at: url) else { return nil }
+        let before = try PersistentStoreCoordinator(managedObjectModel: source).mapping.get().evolved(onto: stored)
+        let after = try PersistentStoreCoordinator(managedObjectModel: destination).mapping.get().evolved(onto: stored)
+        guard before.schema == stored, after.schema != stored else { return nil }
+        var defaults: [Int: [Int: Value]] = [:]
+        for entity in destination.entities {
+            guard entity.renamingIdentifier == nil || entity.renamingIdentifier == entity.name,
+                let layout = after.layouts[entity.name]
+            else { return nil }
+            guard let old = source.entitiesByName[entity.name] else { continue }
+            guard let was = before.layouts[entity.name], was.storeEntity == layout.storeEntity, was.tag == layout.tag,
+                "\(old.uniquenessConstraints)" == "\(entity.uniquenessConstraints)"
+            else { return nil }
+            for property in entity.properties where !property.isTransient {
+                guard property.renamingIdentifier == nil || property.renamingIdentifier == property.name else { return nil }
+                if let previous = old.propertiesByName[property.name] {
+                    guard Self.keepsRows(previous, property), was.columns[property.name] == layout.columns[property.name],
+                        was.joins[property.name]?.storeEntity == layout.joins[property.name]?.storeEntity
+                    else { return nil }
+                } else if let attribute = property as? AttributeDescription {
+                    guard !(attribute is DerivedAttributeDescription) else { return nil }
+                    if !attribute.isOptional {
+                        guard let value = attribute.defaultValue, let column = layout.columns[attribute.name] else { return nil }
+                        defaults[layout.storeEntity, default: [:]][column] = try ValueConversion.storeValue(value, for: attribute)
+                    }
+                } else if !property.isOptional {
+                    return nil
+                }
+            }
+        }
+        for entity in source.entities where destination.entitiesByName[entity.name] == nil {
+            guard entity.superentity == nil, entity.subentities.isEmpty else { return nil }
+        }
+        return InPlaceMigration(schema: after.schema, defaults: defaults)
+    }
+
+    /// Whether rows holding `old` read as they are for `new` (a property of the same name).
+    private static func keepsRows(_ old: PropertyDescription, _ new: PropertyDescription) -> Bool {
+        if old.isTransient || (!new.isOptional && old.isOptional) { return false }
+        switch (old, new) {
+        case (let was as AttributeDescription, let now as AttributeDescription):
+            return was.attributeType == now.attributeType && (was is DerivedAttributeDescription) == (now is DerivedAttributeDescription)
+                && (was is CompositeAttributeDescription) == (now is CompositeAttributeDescription)
+        case (let was as RelationshipDescription, let now as RelationshipDescription):
+            return was.destinationEntity?.name == now.destinationEntity?.name && was.isToMany == now.isToMany
+                && was.isOrdered == now.isOrdered && now.minCount <= was.minCount
+                && (now.maxCount == 0 || (was.maxCount != 0 && now.maxCount >= was.maxCount))
+        default:
+            return false
+        }
+    }
+
+    /// Makes the step: pending metadata, the engine's manifest, then the metadata in place.
+    ///
+    /// - Throws: ``CoreDataError`` `migration` when the engine refuses the change (nothing
+    ///   changed then), `persistentStoreSave` when the metadata cannot be written.
+    func apply(at url: URL, destination: ManagedObjectModel, metadata: [String: Any]) throws {
+        let storeID = metadata[StoreUUIDKey] as? String ?? ""
+        let updated = StoreMetadataFile.adding(
+            archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: storeID)) { _, new in new })
+        let pending = url.appendingPathComponent(Self.pendingFileName)
+        try StoreMetadataFile.write(updated, at: url, name: Self.pendingFileName)
+        do {
+            try Store.evolveSchema(at: url, to: schema, defaults: defaults)
+        } catch {
+            try? FileManager.default.removeItem(at: pending)
+            throw CoreDataError(.migration, "the store at \(url.path) cannot be migrated in place: \(error)", underlyingError: error)
+        }
+        try Self.commitPending(at: url)
+        logger.debug("migrated store in place", metadata: ["path": "\(url.path)", "entities": "\(schema.entities.count)"])
+    }
+
+    /// Finishes a step a crash interrupted: keeps its metadata when the engine's manifest was
+    /// replaced (the pending model laid over the stored schema is the stored schema), else drops it.
+    static func resolvePending(at url: URL) throws {
+        let pending = url.appendingPathComponent(pendingFileName)
+        guard FileManager.default.fileExists(atPath: pending.path) else { return }
+        let model = try? StoreMetadataFile.read(at: url, name: pendingFileName).flatMap(StoreMetadataFile.sourceModel(from:))
+        if let model, let stored = try? Store.storedSchema(at: url),
+            let laid = try? PersistentStoreCoordinator(managedObjectModel: model).mapping.get().evolved(onto: stored), laid.schema == stored
+        {
+            try commitPending(at: url)
+            logger.debug("finished an interrupted in-place migration", metadata: ["path": "\(url.path)"])
+        } else {
+            try? FileManager.default.removeItem(at: pending)
+            logger.debug("dropped an interrupted in-place migration", metadata: ["path": "\(url.path)"])
+        }
+    }
+
+    /// Renames the pending metadata over the store's metadata and syncs the directory.
+    private static func commitPending(at url: URL) throws {
+        let pending = url.appendingPathComponent(pendingFileName)
+        guard rename(pending.path, url.appendingPathComponent(StoreMetadataFile.fileName).path) == 0 else {
+            throw CoreDataError(.migration, "cannot put the migrated metadata of \(url.path) in place: \(String(cString: strerror(errno)))")
+        }
+        do {
+            try StoreMetadataFile.syncDirectory(url)
+        } catch {
+            throw CoreDataError(.migration, "cannot sync \(url.path) after the migration: \(error)")
+        }
+    }
+}
