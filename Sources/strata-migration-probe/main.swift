@@ -58,7 +58,9 @@ func migrate(_ url: URL, to model: ManagedObjectModel, label: String) throws {
     let written = bytesWrittenByProcess()
     let clock = ContinuousClock.now
     let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-    let store = try coordinator.addPersistentStore(type: .sqlite, at: url, options: [PersistentStoreOptionKey.durability: "relaxed"])
+    let store = try coordinator.addPersistentStore(type: .sqlite, at: url, options: [
+        PersistentStoreOptionKey.durability: "relaxed", MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true,
+    ])
     try coordinator.remove(store)
     print("\(label): \(String(format: "%.3f", seconds(ContinuousClock.now - clock))) s, \(bytesWrittenByProcess() - written) bytes written")
 }

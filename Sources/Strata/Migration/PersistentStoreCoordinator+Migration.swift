@@ -18,7 +18,9 @@ extension PersistentStoreCoordinator {
     /// before Strata kept metadata (the engine's schema check decides), or with
     /// ``IgnorePersistentStoreVersioningOption``. A change that leaves every stored row as it is
     /// (same engine schema, every entity at its place, no property made required) only rewrites
-    /// the metadata. Any other change is migrated through an inferred mapping into a new store
+    /// the metadata. A change that only appends to the engine layout or retires parts of it is made
+    /// in place (``InPlaceMigration``: one manifest replace, object IDs and history kept). Any
+    /// other change is migrated through an inferred mapping into a new store
     /// beside this one, read from the old store opened read-only while this method holds the
     /// store's write lock; the new store then takes its place in one atomic exchange of the two
     /// directories: a crash at any point leaves the old store or the new one (a leftover directory
