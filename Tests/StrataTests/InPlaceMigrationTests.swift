@@ -208,6 +208,9 @@ import Testing
             StoreMetadataFile.adding(archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: "")) { _, new in new }),
             at: url, name: InPlaceMigration.pendingFileName)
         try Store.evolveSchema(at: url, to: plan.schema, defaults: plan.defaults)
+        // Until the store is next added, reading its metadata reads the committed step's.
+        let read = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
+        #expect(destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: read))
 
         let new = try PersistentHistoryTests.container(at: url, model: Self.version2())
         #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(InPlaceMigration.pendingFileName).path))

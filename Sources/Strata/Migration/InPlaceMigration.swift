@@ -19,7 +19,8 @@ private let logger = Logger(label: "strata.migration")
 /// Crash-safe: the new metadata is written beside the store first (`metadata.plist.inplace`),
 /// then the engine's manifest is replaced (the commit point), then the metadata file is renamed
 /// into place; ``resolvePending(at:)`` finishes or drops an interrupted step when the store is
-/// next added, so the store opens with the old model or the new one, never a mix.
+/// next added (and reading the metadata meanwhile reads the committed step's), so the store
+/// opens with the old model or the new one, never a mix.
 struct InPlaceMigration {
     /// The name of the metadata file a step writes before it commits.
     static let pendingFileName = StoreMetadataFile.fileName + ".inplace"
@@ -106,15 +107,25 @@ struct InPlaceMigration {
         logger.debug("migrated store in place", metadata: ["path": "\(url.path)", "entities": "\(schema.entities.count)"])
     }
 
-    /// Finishes a step a crash interrupted: keeps its metadata when the engine's manifest was
-    /// replaced (the pending model laid over the stored schema is the stored schema), else drops it.
+    /// The metadata of a step a crash interrupted after its commit point: the pending metadata,
+    /// when the engine's manifest was replaced (the pending model laid over the stored schema is
+    /// the stored schema); `nil` when there is none or the step did not commit.
+    static func committedPendingMetadata(at url: URL) -> [String: Any]? {
+        let pending = url.appendingPathComponent(pendingFileName)
+        guard FileManager.default.fileExists(atPath: pending.path),
+            let metadata = try? StoreMetadataFile.read(at: url, name: pendingFileName),
+            let model = try? StoreMetadataFile.sourceModel(from: metadata), let stored = try? Store.storedSchema(at: url),
+            let laid = try? PersistentStoreCoordinator(managedObjectModel: model).mapping.get().evolved(onto: stored), laid.schema == stored
+        else { return nil }
+        return metadata
+    }
+
+    /// Finishes a step a crash interrupted: keeps its metadata when the step committed
+    /// (``committedPendingMetadata(at:)``), else drops it.
     static func resolvePending(at url: URL) throws {
         let pending = url.appendingPathComponent(pendingFileName)
         guard FileManager.default.fileExists(atPath: pending.path) else { return }
-        let model = try? StoreMetadataFile.read(at: url, name: pendingFileName).flatMap(StoreMetadataFile.sourceModel(from:))
-        if let model, let stored = try? Store.storedSchema(at: url),
-            let laid = try? PersistentStoreCoordinator(managedObjectModel: model).mapping.get().evolved(onto: stored), laid.schema == stored
-        {
+        if committedPendingMetadata(at: url) != nil {
             try commitPending(at: url)
             logger.debug("finished an interrupted in-place migration", metadata: ["path": "\(url.path)"])
         } else {
