@@ -6,6 +6,9 @@ import Foundation
 /// Layout: `"STRATMAN"`, `u32 formatVersion`, `u32 maskedCRC32C` of the body, `u32 bodyLength`, body.
 struct Manifest: Sendable {
     private static let magic = Array("STRATMAN".utf8)
+    /// The format version of a manifest whose schema evolved in place: builds that cannot read
+    /// rows of earlier schema versions refuse it rather than misread them.
+    static let evolvedFormatVersion: UInt32 = Store.formatVersion + 1
 
     /// The store's UUID, also written in every segment header.
     var storeID: UUID
@@ -57,7 +60,7 @@ struct Manifest: Sendable {
         if schemaHistory.version > 0 { schemaHistory.encode(into: &body, schema: schema) }
         var bytes = BinaryWriter(capacity: body.count + 20)
         bytes.raw(Self.magic)
-        bytes.u32(Store.formatVersion)
+        bytes.u32(schemaHistory.version > 0 ? Self.evolvedFormatVersion : Store.formatVersion)
         bytes.u32(CRC32C.mask(CRC32C.checksum(body.bytes)))
         bytes.u32(UInt32(body.count))
         bytes.raw(body.bytes)
@@ -76,8 +79,10 @@ struct Manifest: Sendable {
                     throw StoreError(.unsupportedFormat, "not a Strata manifest", path: path, offset: 0)
                 }
                 let version = try reader.u32()
-                guard version == Store.formatVersion else {
-                    throw StoreError(.unsupportedFormat, "format version \(version); this build reads \(Store.formatVersion)", path: path, offset: 8)
+                guard version == Store.formatVersion || version == evolvedFormatVersion else {
+                    throw StoreError(
+                        .unsupportedFormat, "format version \(version); this build reads \(Store.formatVersion) and \(evolvedFormatVersion)",
+                        path: path, offset: 8)
                 }
                 let crc = try reader.u32()
                 let length = Int(try reader.u32())
@@ -112,6 +117,10 @@ struct Manifest: Sendable {
                     }
                 }
                 let schemaHistory = fields.isAtEnd ? SchemaHistory() : try SchemaHistory.decode(from: &fields, schema: schema)
+                // Version 2 is exactly a manifest with a schema history.
+                guard (version == evolvedFormatVersion) == (schemaHistory.version > 0) else {
+                    throw StoreError(.unsupportedFormat, "format version \(version) with schema version \(schemaHistory.version)", path: path, offset: 8)
+                }
                 // The store indexes both without checking: the last segment is the active one,
                 // and each entity allocates keys from its entry.
                 guard !segments.isEmpty, keys.count == schema.entities.count else {

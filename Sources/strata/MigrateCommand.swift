@@ -10,9 +10,10 @@ struct MigrateCommand: StrataSubcommand {
         abstract: "Migrate a store to a newer version of its model (lightweight migration).",
         discussion: """
             Infers the mapping from the model the store was written with (kept in its metadata) \
-            to MODEL, prints what changes, and migrates the store in place: the migrated store \
-            replaces the old one in one atomic step, so an interrupted migration leaves the old \
-            store. Progress goes to standard error. With --dry-run, only prints what changes. \
+            to MODEL, prints what changes and how (metadata only, in place, or rewrite), and \
+            migrates the store: in place when the change only adds to the store's layout or \
+            retires parts of it, else by writing a new store that replaces the old one in one \
+            atomic step; an interrupted migration leaves the old store or the new one. Progress goes to standard error. With --dry-run, only prints what changes. \
             Prints the seconds taken and the bytes of store files written.
             """)
 
@@ -40,6 +41,7 @@ struct MigrateCommand: StrataSubcommand {
         }
         let mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
         for line in MigrationReport.lines(mapping, source: source, destination: destination) { print(line) }
+        print("Method: \(try MigrationMethod.forStore(at: store.url, from: source, to: destination).summary)")
         guard !dryRun else { return }
         let started = Date()
         let clock = ContinuousClock.now

@@ -58,6 +58,10 @@ import Testing
         try coordinator.remove(store)
 
         let strata = try CLITests.executable().path
+        let (dryEnd, dryOutput) = try ChildProcess.run(
+            strata, ["migrate", pristine.path, "--model", models[1].path, "--dry-run"], stderrPath: directory.path + "/dry.err")
+        #expect(dryEnd == .exited(0))
+        #expect(dryOutput.contains("Method: in place"), "\(dryOutput)")
         let complete = directory.store("Complete")
         try FileManager.default.copyItem(at: pristine, to: complete)
         let started = ContinuousClock.now

@@ -34,13 +34,22 @@ import Testing
         return keys.filter { $0 % 3 != 0 }
     }
 
+    /// The format version in the header of the store's manifest.
+    private static func manifestFormatVersion(_ url: URL) throws -> UInt32 {
+        let bytes = [UInt8](try Data(contentsOf: url.appendingPathComponent("manifest")))
+        return bytes[8..<12].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
     @Test func olderRowsReadNewColumnsAsDefaultsAndCompactionRewritesThem() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
         let live = try fill(url)
         let bytesBefore = StoreFiles.segmentFileBytes(url)
+        #expect(try Self.manifestFormatVersion(url) == Store.formatVersion)
         #expect(try Store.evolveSchema(at: url, to: Self.evolved, defaults: [1: [5: .int(3)]], configuration: TestSchema.configuration()))
         #expect(StoreFiles.segmentFileBytes(url) == bytesBefore)
+        // Builds that cannot read older schema versions refuse the store.
+        #expect(try Self.manifestFormatVersion(url) == Manifest.evolvedFormatVersion)
         #expect(try Store.storedSchema(at: url) == Self.evolved)
         #expect(try !Store.evolveSchema(at: url, to: Self.evolved, configuration: TestSchema.configuration()))
 

@@ -1,0 +1,34 @@
+import Foundation
+
+/// How a lightweight migration changes a store (a Strata addition; Core Data does not say).
+public enum MigrationMethod: String, Sendable, Hashable {
+    /// The rows stay as they are: only the store's metadata is replaced.
+    case metadataOnly
+    /// The engine schema grows in place: the log is not rewritten, object IDs and history stay.
+    case inPlace
+    /// A new store is written through a ``MigrationManager`` and replaces the old one; objects get new IDs.
+    case rewrite
+
+    /// How migrating the store at `url` from `source` to `destination` is made, as
+    /// ``PersistentStoreCoordinator`` does it when it adds the store.
+    ///
+    /// - Parameters:
+    ///   - url: the store directory.
+    ///   - source: the model the store was written with (``ManagedObjectModel/storeModel(at:)``).
+    ///   - destination: the model to migrate to.
+    /// - Returns: the method.
+    /// - Throws: ``CoreDataError`` when a model cannot be laid out.
+    public static func forStore(at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> MigrationMethod {
+        if try StoreRowCompatibility.rowsUnchanged(from: source, to: destination) { return .metadataOnly }
+        return try InPlaceMigration.plan(at: url, from: source, to: destination) == nil ? .rewrite : .inPlace
+    }
+
+    /// What the method does, for people.
+    public var summary: String {
+        switch self {
+        case .metadataOnly: "metadata only (every row stays as it is)"
+        case .inPlace: "in place (the log is not rewritten; object IDs and history are kept)"
+        case .rewrite: "rewrite (a new store replaces the old one; objects get new IDs)"
+        }
+    }
+}
