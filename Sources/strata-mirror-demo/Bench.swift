@@ -136,7 +136,7 @@ func runBench(saves: Int, changes: Int) async throws {
         ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts/private-postgres.sh").standardized.path
     let pgDirectory = "/tmp/strata-bench-pg-\(UUID().uuidString.prefix(8))"
     let port = Int.random(in: 40_000..<60_000)
-    print("mirror-bench: a private PostgreSQL server in \(pgDirectory) (port \(port)); \(saves) saves, \(changes) changes")
+    say("mirror-bench: a private PostgreSQL server in \(pgDirectory) (port \(port)); \(saves) saves, \(changes) changes")
     try shell([script, "start", pgDirectory, String(port)])
     defer {
         try? shell([script, "stop", pgDirectory])
@@ -166,7 +166,7 @@ func runBench(saves: Int, changes: Int) async throws {
         let instance = BenchInstance("writer", work: work, socket: socket, mode: mode)
         var samples: [Int64] = []
         for index in 0..<saves { samples.append(try instance.save("latency\(index)")) }
-        print("save latency, mirror \(label): p50 \(milliseconds(samples, 0.5)) ms p99 \(milliseconds(samples, 0.99)) ms")
+        say("save latency, mirror \(label): p50 \(milliseconds(samples, 0.5)) ms p99 \(milliseconds(samples, 0.99)) ms")
         try await instance.close()
         try? FileManager.default.removeItem(atPath: work)
     }
@@ -184,7 +184,7 @@ func runBench(saves: Int, changes: Int) async throws {
         let rate = Double(saves) / (ContinuousClock.now - started).seconds
         try await waitForCursor(reader, try await logHead(socket: socket, database: "demo"))
         let lags = collector.samples.withLock { $0 }  // the writer applies nothing: every sample is the reader's
-        print("replication lag, \(mode) (\(Int(rate)) saves/s): p50 \(milliseconds(lags, 0.5)) ms p99 \(milliseconds(lags, 0.99)) ms "
+        say("replication lag, \(mode) (\(Int(rate)) saves/s): p50 \(milliseconds(lags, 0.5)) ms p99 \(milliseconds(lags, 0.99)) ms "
             + "p99.9 \(milliseconds(lags, 0.999)) ms")
         try await writer.close()
         try await reader.close()
@@ -204,7 +204,7 @@ func runBench(saves: Int, changes: Int) async throws {
                 } }
             }
             let elapsed = (ContinuousClock.now - started).seconds
-            print("throughput, \(mode), \(writers) writing instance\(writers == 1 ? "" : "s"): \(Int(Double(perWriter * writers) / elapsed)) saves/s")
+            say("throughput, \(mode), \(writers) writing instance\(writers == 1 ? "" : "s"): \(Int(Double(perWriter * writers) / elapsed)) saves/s")
             for instance in instances { try await instance.close() }
             try? FileManager.default.removeItem(atPath: work)
         }
@@ -220,14 +220,14 @@ func runBench(saves: Int, changes: Int) async throws {
         var started = ContinuousClock.now
         let fromScratch = BenchInstance("scratch", work: work, socket: socket, mode: .synchronous)
         try await waitForCursor(fromScratch, head)
-        print("catch-up from scratch: \(Int(Double(changes) / (ContinuousClock.now - started).seconds)) changes/s (\(changes) changes)")
+        say("catch-up from scratch: \(Int(Double(changes) / (ContinuousClock.now - started).seconds)) changes/s (\(changes) changes)")
         try await fromScratch.close()
         for index in 0..<max(1, changes / perSave) { try writer.save("d\(index)", inserts: perSave) }
         let newHead = try await logHead(socket: socket, database: "demo")
         started = ContinuousClock.now
         let behind = BenchInstance("scratch", work: work, socket: socket, mode: .synchronous)
         try await waitForCursor(behind, newHead)
-        print("catch-up from a cursor \(changes) changes behind: \(Int(Double(changes) / (ContinuousClock.now - started).seconds)) changes/s")
+        say("catch-up from a cursor \(changes) changes behind: \(Int(Double(changes) / (ContinuousClock.now - started).seconds)) changes/s")
         try await behind.close()
         try await writer.close()
         try? FileManager.default.removeItem(atPath: work)
@@ -240,12 +240,17 @@ func runBench(saves: Int, changes: Int) async throws {
         let connection = ["-h", pgDirectory, "-p", String(port), "-U", "postgres"]
         try shell([pgbench, "-i", "-q"] + connection + ["demo"])
         for clients in [1, 4] {
-            print("pgbench -N, \(clients) client\(clients == 1 ? "" : "s"):")
+            say("pgbench -N, \(clients) client\(clients == 1 ? "" : "s"):")
             try shell([pgbench, "-N", "-n", "-c", String(clients), "-j", String(clients), "-t", String(max(100, saves / clients))] + connection + ["demo"])
         }
     } else {
-        print("pgbench: not found under /usr/lib/postgresql")
+        say("pgbench: not found under /usr/lib/postgresql")
     }
+}
+
+/// Writes a line to standard output at once (unbuffered), so it stays in order with pgbench's output.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
 extension Duration {
