@@ -3,7 +3,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps postgres-deps demo mirror-demo test bench soak clean
+.PHONY: deps postgres-deps demo mirror-demo mirror-bench test bench soak clean
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "make: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
@@ -28,6 +28,11 @@ test: deps postgres-deps
 # restarted, PostgreSQL restarted midway; ends with `mirror: N transactions, 3 instances, …`.
 mirror-demo: deps postgres-deps
 	$(SWIFT) run -c $${CONFIG:-debug} strata-mirror-demo $${SAVES:-200}
+
+# The mirror's figures (save latency, lag, saves/s with 1/2/4 instances, catch-up, pgbench) on a
+# private PostgreSQL server: SAVES (default 2000) and CHANGES (default 100000) size the runs.
+mirror-bench: deps postgres-deps
+	$(SWIFT) run -c $${CONFIG:-release} strata-mirror-demo bench $${SAVES:-2000} $${CHANGES:-100000}
 
 # The long crash soak: SIGKILL a writer at random points for STRATA_SOAK_SECONDS (default 600).
 soak: deps

@@ -9,6 +9,12 @@ public struct MirrorConfiguration: Sendable {
         /// A save is one PostgreSQL transaction (versions checked, log appended) before it
         /// commits locally: a save that returns is in the shared log; conflicts surface in the save.
         case synchronous
+        /// A save commits locally at once; the mirror's tail exports it to the shared log in the
+        /// background, from the store's persistent history after an export cursor kept in the
+        /// store (as CloudKit mirroring does). Saves go on while PostgreSQL is unreachable and
+        /// are exported when it is back. Concurrent changes to one object are resolved by the
+        /// log's order, attribute by attribute: the later position wins on every instance.
+        case asynchronous
     }
 
     /// The PostgreSQL server and database holding the shared log.
@@ -32,6 +38,10 @@ public struct MirrorConfiguration: Sendable {
     public var maximumSilence: Duration = .seconds(3_600)
     /// How often the local store writes a checkpoint. The default is 60 s.
     public var checkpointInterval: Duration = .seconds(60)
+    /// How many primary keys an instance leases from PostgreSQL at a time for each entity (in
+    /// asynchronous mode, and the reserve it keeps for inserting while PostgreSQL is
+    /// unreachable). The default is 10,000.
+    public var keyBlockSize: Int64 = 10_000
     /// Where the mirror logs (routine events at debug).
     public var logger: Logger
 

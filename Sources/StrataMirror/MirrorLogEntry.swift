@@ -6,6 +6,9 @@ import Strata
 /// One row of the shared log.
 struct MirrorLogEntry: Sendable {
     var position: Int64
+    /// The instance that saved the transaction, and its sequence there.
+    var origin: String
+    var originSequence: Int64
     var author: String?
     var contextName: String?
     var timestamp: Date
@@ -14,10 +17,17 @@ struct MirrorLogEntry: Sendable {
     /// The entries after `cursor`, in log order, at most `limit`.
     static func read(after cursor: Int64, limit: Int, on connection: PostgresConnection, logger: Logger) async throws -> [MirrorLogEntry] {
         let rows = try await connection.query(
-            "SELECT pos, author, context, ts, payload FROM strata_txn WHERE pos > \(cursor) ORDER BY pos LIMIT \(limit)", logger: logger)
+            """
+            SELECT pos, origin, origin_seq, author, context, ts, payload FROM strata_txn
+            WHERE pos > \(cursor) ORDER BY pos LIMIT \(limit)
+            """, logger: logger)
         var entries: [MirrorLogEntry] = []
-        for try await (position, author, context, timestamp, payload) in rows.decode((Int64, String?, String?, Date, Data).self) {
-            entries.append(MirrorLogEntry(position: position, author: author, contextName: context, timestamp: timestamp, payload: payload))
+        for try await (position, origin, sequence, author, context, timestamp, payload) in rows.decode(
+            (Int64, String, Int64, String?, String?, Date, Data).self)
+        {
+            entries.append(MirrorLogEntry(
+                position: position, origin: origin, originSequence: sequence, author: author, contextName: context,
+                timestamp: timestamp, payload: payload))
         }
         return entries
     }

@@ -10,6 +10,7 @@ import PostgresNIO
 /// - `strata_object`: each live object's row image and the position that last wrote it, for the
 ///   optimistic-locking check and for snapshots.
 /// - `strata_instance`: each instance's cursor and when it was last seen, for pruning.
+/// - `strata_keys`: per engine entity, the first primary key no instance has used or leased.
 enum MirrorSchema {
     /// The channel a save notifies after it commits (a wake-up hint for tails, never relied on).
     static let channel = "strata_log"
@@ -37,6 +38,8 @@ enum MirrorSchema {
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS strata_instance (origin text PRIMARY KEY, pos bigint NOT NULL, seen timestamptz NOT NULL)",
                 logger: logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS strata_keys (entity int PRIMARY KEY, next bigint NOT NULL)", logger: logger)
             try await connection.query("COMMIT", logger: logger)
         } catch {
             _ = try? await connection.query("ROLLBACK", logger: logger)

@@ -43,7 +43,11 @@ open class MirroredPersistentContainer: PersistentContainer, @unchecked Sendable
     /// ``CoreDataError/Code/persistentStoreSave`` until it is, and the tail catches up once it is.
     ///
     /// An error for a store that is not a store directory (an in-memory store cannot be mirrored).
+    /// In asynchronous mode the stores track persistent history (the export reads it).
     open override func loadPersistentStores(completionHandler block: @escaping @Sendable (PersistentStoreDescription, (any Error)?) -> Void) {
+        if mirrorConfiguration.mode == .asynchronous {
+            for description in persistentStoreDescriptions { description.isHistoryTrackingEnabled = true }
+        }
         super.loadPersistentStores { [self] description, error in
             guard error == nil else { return block(description, error) }
             do {

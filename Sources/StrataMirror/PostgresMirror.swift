@@ -12,14 +12,15 @@ import Synchronization
 /// A save (synchronous mode) is one PostgreSQL transaction: it takes the head row's lock,
 /// applies the log entries the store lacks (so the context's merge policy sees them), checks
 /// that no object it touches changed in PostgreSQL since, appends itself to the log and commits;
-/// then it commits locally with the cursor in the same local transaction.
+/// then it commits locally with the cursor in the same local transaction. In asynchronous mode a
+/// save commits locally only, and the tail exports it (PostgresMirror+Export.swift).
 final class PostgresMirror: PersistentStoreReplicator, Sendable {
     let configuration: MirrorConfiguration
     let coordinator: PersistentStoreCoordinator
     let store: PersistentStore
     let engine: Store
     let location: MirrorState.Location
-    private let bridge: BlockingBridge
+    let bridge: BlockingBridge
     private let save = Mutex(SaveState())
     private let schemaReady = Atomic<Bool>(false)
     private let connectionIDs = Atomic<Int>(0)
@@ -27,6 +28,13 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     private let applying = DispatchQueue(label: "strata.mirror.apply")
     private let changesHandler: @Sendable ([ReplicatedChanges]) -> Void
     let metrics: MirrorMetrics
+    /// The store's key allocation (see ``MirrorKeys``).
+    let keys: MirrorKeys
+    /// Wakes the tail (set while it runs): an asynchronous save has something to export.
+    let wakeTail = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Whether saves commit locally first (``MirrorConfiguration/Mode/asynchronous``).
+    var asynchronous: Bool { configuration.mode == .asynchronous }
 
     /// The connection and open transaction of the save in progress.
     private struct SaveState {
@@ -57,18 +65,59 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         self.bridge = BlockingBridge(label: "strata.mirror.\(configuration.instanceName)")
         self.changesHandler = changes
         self.metrics = MirrorMetrics(instance: configuration.instanceName)
+        self.keys = MirrorKeys(
+            asynchronous: configuration.mode == .asynchronous, blockSize: configuration.keyBlockSize, ranges: try location.keys(in: engine))
+        keys.setLease { [weak self] entity, count in self?.leaseNow(entity, count: count) }
+        try prepareStore()
+    }
+
+    /// Creates the cursor object if the store has none (so that a local save never inserts
+    /// it), and in asynchronous mode registers the export cursor and the key source.
+    private func prepareStore() throws {
+        let (location, engine, coordinator, store) = (location, engine, coordinator, store)
+        try store.withReplicationLock {
+            guard !engine.contains(location.layout.storeEntity, key: MirrorState.key) else { return }
+            var transaction = StrataStore.Transaction(author: "strata.mirror")
+            transaction.operations.append(try location.setCursor(0, in: engine))
+            _ = try coordinator.applyReplicatedTransaction(transaction, to: store)
+        }
+        if asynchronous {
+            do {
+                try engine.registerHistoryConsumer(Self.exportConsumer)
+            } catch {
+                throw CoreDataError(.persistentStoreOpen, "asynchronous mirroring needs the store's persistent history: \(error)", underlyingError: error)
+            }
+        }
+        engine.keySource = keys
     }
 
     /// The last log position the local store holds.
     func cursor() throws -> Int64 { try location.cursor(in: engine) }
 
-    /// Opens a connection, creating the tables on the first.
-    func connect() async throws -> PostgresConnection {
+    /// How long one exchange with PostgreSQL (a save's catch-up, its commit, reading a batch of
+    /// the log) may take before its connection is closed under it (see ``PostgresConnection/withDeadline(seconds:on:_:)``).
+    static let deadline: Double = 15
+    /// The deadline of reading a whole snapshot.
+    static let snapshotDeadline: Double = 600
+
+    /// Opens a connection, creating the tables on the first. The server ends a transaction left
+    /// idle for a minute and a lock wait after 10 s, so a client that vanished holding the head
+    /// lock never blocks the others for long.
+    ///
+    /// - Parameter executor: where the schema is created (the blocking bridge's for a save).
+    func connect(on executor: (any TaskExecutor)? = nil) async throws -> PostgresConnection {
         let id = connectionIDs.add(1, ordering: .relaxed).newValue
-        let connection = try await PostgresConnection.connect(configuration: configuration.postgres, id: id, logger: logger)
+        var postgres = configuration.postgres
+        for (name, value) in [("idle_in_transaction_session_timeout", "60s"), ("lock_timeout", "10s")]
+        where !postgres.options.additionalStartupParameters.contains(where: { $0.0 == name }) {
+            postgres.options.additionalStartupParameters.append((name, value))
+        }
+        let connection = try await PostgresConnection.connect(configuration: postgres, id: id, logger: logger)
         if !schemaReady.load(ordering: .acquiring) {
             do {
-                try await MirrorSchema.create(on: connection, logger: logger)
+                try await connection.withDeadline(seconds: Self.deadline, on: executor) { [self] in
+                    try await MirrorSchema.create(on: connection, logger: self.logger)
+                }
             } catch {
                 try? await connection.close()
                 throw error
@@ -81,23 +130,28 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     // MARK: Saves
 
     func storeWillSave(_ store: PersistentStore) throws {
+        if asynchronous { return keys.beginSave() }
         let existing = save.withLock { $0.connection }
         typealias Begun = (PostgresConnection, Int64, [MirrorLogEntry], MirrorSnapshot?)
         let result: Begun
         do {
-            result = try bridge.run { [self] () async throws -> Begun in
+            // A connection that arrives after the save gave up holds the head lock: close it.
+            result = try bridge.run(abandoned: { begun in try? await begun.0.close() }) { [self] () async throws -> Begun in
                 let connection: PostgresConnection
-                if let existing, !existing.isClosed { connection = existing } else { connection = try await connect() }
+                if let existing, !existing.isClosed { connection = existing } else { connection = try await connect(on: bridge) }
                 do {
-                    try await connection.query("BEGIN", logger: logger)
-                    let head = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
-                    let cursor = try cursor()
-                    guard head > cursor else { return (connection, head, [], nil) }
-                    let entries = try await MirrorLogEntry.read(after: cursor, limit: Int(head - cursor), on: connection, logger: logger)
-                    if entries.first?.position != cursor + 1 {
-                        return (connection, head, [], try await MirrorSnapshot.read(on: connection, holdingHead: head, logger: logger))
+                    return try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] () async throws -> Begun in
+                        try await connection.query("BEGIN", logger: logger)
+                        let head = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
+                        keys.setFloors(try await MirrorKeys.floors(on: connection, logger: logger))
+                        let cursor = try cursor()
+                        guard head > cursor else { return (connection, head, [], nil) }
+                        let entries = try await MirrorLogEntry.read(after: cursor, limit: Int(head - cursor), on: connection, logger: logger)
+                        if entries.first?.position != cursor + 1 {
+                            return (connection, head, [], try await MirrorSnapshot.read(on: connection, holdingHead: head, logger: logger))
+                        }
+                        return (connection, head, entries, nil)
                     }
-                    return (connection, head, entries, nil)
                 } catch {
                     try? await connection.close()
                     throw error
@@ -112,11 +166,13 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             $0.head = result.1
         }
         // The caller holds the store's save lock: apply directly.
-        let applied = try result.3.map { [try apply($0)] } ?? apply(result.2)
+        var pending = MirrorPending()
+        let applied = try result.3.map { [try apply($0, pending: pending)] } ?? apply(result.2, pending: &pending)
         save.withLock { $0.applied += applied }
     }
 
     func store(_ store: PersistentStore, commit transaction: StrataStore.Transaction, locally: (StrataStore.Transaction) throws -> UInt64) throws -> UInt64 {
+        if asynchronous { return try commitLocally(transaction, locally: locally) }
         guard let open = save.withLock({ state in state.connection.flatMap { c in state.head.map { (c, $0) } } }) else {
             throw CoreDataError(.persistentStoreSave, "the mirror has no open PostgreSQL transaction for this save")
         }
@@ -131,8 +187,9 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             throw CoreDataError(.persistentStoreSave, "the transaction could not be encoded for the mirror: \(error)")
         }
         do {
-            try bridge.run { [self] in
+            try bridge.run { [self] in try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] in
                 try await checkAndWriteObjects(transaction, position: position, base: head, on: connection)
+                try await MirrorKeys.raiseFloors(past: transaction, on: connection, logger: logger)
                 try await connection.query("UPDATE strata_head SET pos = \(position) WHERE id = 1", logger: logger)
                 let inserted = try await connection.query("""
                     INSERT INTO strata_txn (pos, origin, origin_seq, author, context, ts, payload)
@@ -146,14 +203,14 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 save.withLock { $0.head = nil }
                 // After the commit, outside the head lock: a hint for the tails, never relied on.
                 _ = try? await connection.query("SELECT pg_notify(\(MirrorSchema.channel), \(String(position)))", logger: logger)
-            }
+            } }
         } catch {
             throw unreachable(error)
         }
         metrics.exported.increment()
         logger.debug("exported a transaction", metadata: ["position": "\(position)", "operations": "\(transaction.operations.count)"])
         var local = transaction
-        local.operations.append(location.setCursor(position, in: engine))
+        local.operations.append(try location.setCursor(position, in: engine))
         // If this fails, the transaction is in the log and the next catch-up applies it.
         return try locally(local)
     }
@@ -218,17 +275,24 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     // MARK: Applying the log
 
     /// Applies `entries` after the store's cursor, each in one local transaction with the cursor
-    /// (call holding the store's save lock).
+    /// (call holding the store's save lock). Over `pending` local saves (asynchronous mode) the
+    /// entries change only what those saves did not: they come later in the log. An entry this
+    /// instance exported itself is already in the store: only the cursor passes it.
     ///
     /// - Throws: ``MirrorError/cursorBelowLog(cursor:oldest:)`` when an entry is missing.
-    func apply(_ entries: [MirrorLogEntry]) throws -> [ReplicatedChanges] {
+    func apply(_ entries: [MirrorLogEntry], pending: inout MirrorPending) throws -> [ReplicatedChanges] {
         var cursor = try cursor()
         var applied: [ReplicatedChanges] = []
         for entry in entries where entry.position > cursor {
             guard entry.position == cursor + 1 else { throw MirrorError.cursorBelowLog(cursor: cursor, oldest: entry.position) }
             var transaction = StrataStore.Transaction(author: entry.author, contextName: entry.contextName)
-            transaction.operations = try MirrorPayload.decode(entry.payload).engineOperations()
-            transaction.operations.append(location.setCursor(entry.position, in: engine))
+            if asynchronous && entry.origin == configuration.instanceName {
+                pending.drop(through: UInt64(entry.originSequence))
+            } else {
+                transaction.operations = try resolve(try MirrorPayload.decode(entry.payload).engineOperations(), over: pending)
+            }
+            transaction.operations.append(try location.setCursor(entry.position, in: engine))
+            if asynchronous { transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence) }
             applied.append(try coordinator.applyReplicatedTransaction(transaction, to: store))
             cursor = entry.position
             metrics.applied.increment()
@@ -241,26 +305,69 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         return applied
     }
 
-    /// Makes the store hold exactly `snapshot` (call holding the store's save lock): one local
-    /// transaction with the cursor at the snapshot's position.
-    func apply(_ snapshot: MirrorSnapshot) throws -> ReplicatedChanges {
+    /// The local operations that apply `operations` from the log: an update writes only the
+    /// columns it changed, onto the local row; an update or delete of an object the store no
+    /// longer has does nothing; an insert of an object it has is an update. What `pending` saves
+    /// changed is left alone (a pending insert or delete, the whole object).
+    ///
+    /// - Parameter rows: rows already read, by object (a snapshot passes the store's).
+    func resolve(_ operations: [StrataStore.Operation], over pending: MirrorPending, rows: [ObjectKey: Row] = [:]) throws -> [StrataStore.Operation] {
+        var staged: [ObjectKey: Row?] = rows
+        func current(_ object: ObjectKey) throws -> Row? {
+            if let row = staged[object] { return row }
+            return try engine.read(object.entity, key: object.key)
+        }
+        var resolved: [StrataStore.Operation] = []
+        resolved.reserveCapacity(operations.count)
+        for operation in operations {
+            let object = ObjectKey(entity: operation.entity, key: operation.key)
+            let kept = pending.protectedColumns(of: object)
+            if kept == nil { continue }
+            var changed: [Int]
+            let image: Row
+            switch operation {
+            case .delete:
+                guard try current(object) != nil else { continue }
+                resolved.append(operation)
+                staged[object] = .some(nil)
+                continue
+            case .insert(_, _, let row):
+                guard let existing = try current(object) else {
+                    resolved.append(operation)
+                    staged[object] = row
+                    continue
+                }
+                changed = row.values.indices.filter { existing[$0] != row[$0] }
+                image = row
+            case .update(_, _, let row, let columns):
+                changed = columns
+                image = row
+            }
+            guard var merged = try current(object) else { continue }
+            changed = changed.filter { !kept!.contains($0) }
+            guard !changed.isEmpty else { continue }
+            for column in changed { merged[column] = image[column] }
+            resolved.append(.update(entity: object.entity, key: object.key, row: merged, changedColumns: changed))
+            staged[object] = merged
+        }
+        return resolved
+    }
+
+    /// Makes the store hold exactly `snapshot`, but for what `pending` local saves changed (call
+    /// holding the store's save lock): one local transaction with the cursor at the snapshot's position.
+    func apply(_ snapshot: MirrorSnapshot, pending: MirrorPending) throws -> ReplicatedChanges {
         var transaction = StrataStore.Transaction(author: "strata.mirror.bootstrap")
         for entity in engine.schema.entities.indices where entity != location.layout.storeEntity {
             let remote = snapshot.rows[entity] ?? [:]
-            var local: [Int64: Row] = [:]
-            try engine.scan(entity) { key, row in local[key] = row }
-            for (key, row) in local.sorted(by: { $0.key < $1.key }) {
-                if let image = remote[key] {
-                    if image != row { transaction.update(entity, key: key, row: image, changedColumns: Array(image.values.indices)) }
-                } else {
-                    transaction.delete(entity, key: key)
-                }
-            }
-            for (key, row) in remote.sorted(by: { $0.key < $1.key }) where local[key] == nil {
-                transaction.insert(entity, key: key, row: row)
-            }
+            var local: [ObjectKey: Row] = [:]
+            try engine.scan(entity) { key, row in local[ObjectKey(entity: entity, key: key)] = row }
+            var operations: [StrataStore.Operation] = local.keys.filter { remote[$0.key] == nil }.sorted { $0.key < $1.key }
+                .map { .delete(entity: entity, key: $0.key) }
+            operations += remote.sorted { $0.key < $1.key }.map { .insert(entity: entity, key: $0.key, row: $0.value) }
+            transaction.operations += try resolve(operations, over: pending, rows: local)
         }
-        transaction.operations.append(location.setCursor(snapshot.position, in: engine))
+        transaction.operations.append(try location.setCursor(snapshot.position, in: engine))
+        if asynchronous { transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence) }
         let changes = try coordinator.applyReplicatedTransaction(transaction, to: store)
         metrics.bootstraps.increment()
         metrics.cursor.record(snapshot.position)
@@ -278,14 +385,18 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     func catchUp(on connection: PostgresConnection) async throws -> Bool {
         let cursor = try cursor()
         // The head first: entries up to it are committed, so an empty or late start means pruned.
-        let head = try await MirrorLogEntry.head(on: connection, forUpdate: false, logger: logger)
+        let (head, entries) = try await connection.withDeadline(seconds: Self.deadline) { [self] () async throws -> (Int64, [MirrorLogEntry]) in
+            let head = try await MirrorLogEntry.head(on: connection, forUpdate: false, logger: logger)
+            guard head > cursor else { return (head, []) }
+            return (head, try await MirrorLogEntry.read(after: cursor, limit: configuration.batchSize, on: connection, logger: logger))
+        }
         guard head > cursor else { return false }
-        let entries = try await MirrorLogEntry.read(after: cursor, limit: configuration.batchSize, on: connection, logger: logger)
         let applied: [ReplicatedChanges]
         if entries.first?.position == cursor + 1 {
             applied = try await underReplicationLock {
                 do {
-                    return try self.apply(entries)
+                    var pending = try self.pendingSaves()
+                    return try self.apply(entries, pending: &pending)
                 } catch MirrorError.cursorBelowLog {
                     return []  // a save applied a snapshot meanwhile; the next step reads on from it
                 }
@@ -294,8 +405,12 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             logger.notice("the shared log was pruned past this instance's cursor: re-bootstrapping", metadata: [
                 "cursor": "\(cursor)", "oldest": "\(entries.first.map { String($0.position) } ?? "none")",
             ])
-            let snapshot = try await MirrorSnapshot.read(on: connection, holdingHead: nil, logger: logger)
-            applied = try await underReplicationLock { try self.cursor() < snapshot.position ? [try self.apply(snapshot)] : [] }
+            let snapshot = try await connection.withDeadline(seconds: Self.snapshotDeadline) { [self] in
+                try await MirrorSnapshot.read(on: connection, holdingHead: nil, logger: logger)
+            }
+            applied = try await underReplicationLock {
+                try self.cursor() < snapshot.position ? [try self.apply(snapshot, pending: try self.pendingSaves())] : []
+            }
         }
         deliver(applied)
         return !applied.isEmpty
@@ -304,7 +419,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     /// Runs `body` holding the store's save lock on the mirror's apply queue: a save may hold
     /// the lock while it waits for PostgreSQL, and the waiting must not take a thread of the
     /// cooperative pool.
-    private func underReplicationLock<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    func underReplicationLock<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             applying.async { [store] in continuation.resume(with: Result { try store.withReplicationLock(body) }) }
         }
@@ -320,7 +435,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     }
 
     /// Hands applied changes to the handler off the caller's thread, in order.
-    private func deliver(_ changes: [ReplicatedChanges]) {
+    func deliver(_ changes: [ReplicatedChanges]) {
         guard !changes.isEmpty else { return }
         let handler = changesHandler
         merges.async { handler(changes) }

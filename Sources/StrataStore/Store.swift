@@ -39,6 +39,8 @@ public final class Store: Sendable {
     let state: LockedState
     let cache: LRUCache<DecodedBlock>
     let nextKeys: Mutex<[Int64]>
+    /// See ``keySource``.
+    let keySourceSlot = Mutex<(any KeySource)?>(nil)
     let commitQueue = Mutex(CommitQueue())
     let manifestLock = Mutex(ManifestStatus())
     let compactionLock = Mutex(())
@@ -113,10 +115,15 @@ public final class Store: Sendable {
     /// Reserves `count` consecutive primary keys for new rows of `entity`.
     ///
     /// Keys are positive, increase monotonically and are never handed out twice, even across
-    /// crashes. Costs no I/O.
+    /// crashes. Costs no I/O. A ``keySource`` hands them out first when it has them.
     public func allocateKeys(for entity: Int, count: Int = 1) -> ClosedRange<PrimaryKey> {
         precondition(count > 0 && schema.entities.indices.contains(entity), "invalid entity or count")
+        let source = keySource
         return nextKeys.withLock { keys in
+            if let range = source?.allocateKeys(for: entity, count: count, next: keys[entity]) {
+                keys[entity] = max(keys[entity], range.upperBound + 1)
+                return range
+            }
             let first = keys[entity]
             keys[entity] += Int64(count)
             return first...(first + Int64(count) - 1)

@@ -4,6 +4,7 @@
 //
 //   strata-mirror-demo [SAVES]     runs the demo (SAVES per instance, default 200)
 //   strata-mirror-demo instance …  one instance (started by the demo)
+//   strata-mirror-demo bench [SAVES] [CHANGES]   the figures (Bench.swift)
 import Foundation
 import Logging
 import Metrics
@@ -239,6 +240,8 @@ func runDemo(saves: Int) async throws -> Bool {
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "instance" {
     try await runInstance(Array(arguments.dropFirst()))
+} else if arguments.first == "bench" {
+    try await runBench(saves: arguments.dropFirst().first.flatMap { Int($0) } ?? 2_000, changes: arguments.dropFirst(2).first.flatMap { Int($0) } ?? 100_000)
 } else {
     if try await !runDemo(saves: arguments.first.flatMap { Int($0) } ?? 200) { exit(1) }
 }

@@ -111,9 +111,15 @@ final class MirrorInstance: @unchecked Sendable {
     private var tasks: [Task<Void, any Error>] = []
 
     /// Opens the instance `name` with its store in `folder`, sharing `postgres`.
-    init(_ name: String, folder: MirrorFolder, postgres: PostgresConnection.Configuration, pollInterval: Duration = .milliseconds(20)) throws {
-        var configuration = MirrorConfiguration(postgres: postgres, instanceName: name)
+    init(
+        _ name: String, folder: MirrorFolder, postgres: PostgresConnection.Configuration, pollInterval: Duration = .milliseconds(20),
+        mode: MirrorConfiguration.Mode = .synchronous
+    ) throws {
+        var logger = Logger(label: "strata.mirror.\(name)")
+        if ProcessInfo.processInfo.environment["STRATA_MIRROR_DEBUG"] != nil { logger.logLevel = .debug }
+        var configuration = MirrorConfiguration(postgres: postgres, instanceName: name, logger: logger)
         configuration.pollInterval = pollInterval
+        configuration.mode = mode
         container = MirroredPersistentContainer(name: name, managedObjectModel: mirrorTestModel(), mirror: configuration)
         url = folder.url.appendingPathComponent("\(name).strata")
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
@@ -152,6 +158,17 @@ final class MirrorInstance: @unchecked Sendable {
         }
     }
 
+    /// Sets the count of the item named `name` and saves.
+    func setCount(_ count: Int64, of name: String) throws {
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let request = FetchRequest<ManagedObject>(entityName: "Item")
+            request.predicate = try FetchPredicate(format: "name == %@", name)
+            try context.fetch(request)[0].setValue(count, forKey: "count")
+            try context.save()
+        }
+    }
+
     /// Every item's name and count, read from the store by a new context.
     func items() throws -> [String: Int64] {
         let context = container.newBackgroundContext()
@@ -161,6 +178,12 @@ final class MirrorInstance: @unchecked Sendable {
             for item in try context.fetch(request) { items[item.value(forKey: "name") as! String] = item.value(forKey: "count") as? Int64 ?? 0 }
             return items
         }
+    }
+
+    /// The number of items in the store (duplicates included).
+    func itemCount() throws -> Int {
+        let context = container.newBackgroundContext()
+        return try context.performAndWait { try context.count(for: FetchRequest<ManagedObject>(entityName: "Item")) }
     }
 
     /// Waits until `condition` holds for the instance's items (at most 20 s).
@@ -180,4 +203,19 @@ final class LockedError: @unchecked Sendable {
 
     func set(_ error: (any Error)?) { lock.withLock { if let error { self.error = error } } }
     func get() -> (any Error)? { lock.withLock { error } }
+}
+
+/// Runs `query` (one row, one bigint) on `postgres`.
+func queryInt(_ query: PostgresQuery, on postgres: PostgresConnection.Configuration) async throws -> Int64 {
+    let logger = Logger(label: "test")
+    let connection = try await PostgresConnection.connect(configuration: postgres, id: 0, logger: logger)
+    var result: Int64 = 0
+    do {
+        for try await value in try await connection.query(query, logger: logger).decode(Int64.self) { result = value }
+    } catch {
+        try? await connection.close()
+        throw error
+    }
+    try await connection.close()
+    return result
 }

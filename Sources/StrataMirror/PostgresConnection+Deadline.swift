@@ -1,0 +1,79 @@
+import PostgresNIO
+import Synchronization
+
+extension PostgresConnection {
+    /// Runs `body`, failing as soon as the connection closes under it or `seconds` pass, and then
+    /// closing the connection. postgres-nio can leave a query on a connection whose server went
+    /// away suspended for ever (the channel closed before the query was failed); the query is
+    /// abandoned rather than awaited, so a save or a tail step never hangs.
+    ///
+    /// - Parameter executor: where `body` runs (the blocking bridge's executor for a save).
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws; ``MirrorError/connectionLost`` or ``MirrorError/timedOut(_:)``.
+    func withDeadline<T: Sendable>(
+        seconds: Double, on executor: (any TaskExecutor)? = nil, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let race = DeadlineRace<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            race.start(continuation)
+            let work = Task(executorPreference: executor) {
+                do { race.finish(.success(try await body())) } catch { race.finish(.failure(error)) }
+            }
+            let watchdog = Task(executorPreference: executor) { [self] in
+                let end = ContinuousClock.now + .seconds(seconds)
+                while !race.isFinished {
+                    if isClosed || ContinuousClock.now >= end {
+                        if race.finish(.failure(isClosed ? MirrorError.connectionLost : MirrorError.timedOut(seconds))) {
+                            work.cancel()
+                            try? await close()
+                        }
+                        return
+                    }
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            race.onFinish { watchdog.cancel() }
+        }
+    }
+}
+
+/// The first of a body and its watchdog to finish resumes the continuation.
+private final class DeadlineRace<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var finished = false
+        var onFinish: (@Sendable () -> Void)?
+    }
+    private let state = Mutex(State())
+
+    var isFinished: Bool { state.withLock { $0.finished } }
+
+    func start(_ continuation: CheckedContinuation<T, any Error>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    /// Runs `body` once the race is over (at once if it is).
+    func onFinish(_ body: @escaping @Sendable () -> Void) {
+        let run = state.withLock { state -> Bool in
+            if state.finished { return true }
+            state.onFinish = body
+            return false
+        }
+        if run { body() }
+    }
+
+    /// Resumes the continuation with `result` unless it was resumed; returns whether it was this call.
+    @discardableResult
+    func finish(_ result: Result<T, any Error>) -> Bool {
+        let (continuation, then) = state.withLock { state -> (CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?) in
+            guard !state.finished else { return (nil, nil) }
+            state.finished = true
+            defer { state.continuation = nil; state.onFinish = nil }
+            return (state.continuation, state.onFinish)
+        }
+        guard let continuation else { return false }
+        continuation.resume(with: result)
+        then?()
+        return true
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Strata
+import StrataStore
+
+/// Asynchronous mode: saves commit locally; the tail exports them from the store's persistent
+/// history, after the export cursor (a history consumer of the store, so the history stays
+/// until it is exported, across crashes and while PostgreSQL is down).
+extension PostgresMirror {
+    /// The history consumer whose cursor is the last local sequence exported (or from the log).
+    static let exportConsumer = "strata.mirror.export"
+
+    /// The local saves not yet exported (call holding the store's save lock). Transactions that
+    /// move the cursor came from the log (or are the mirror's bookkeeping) and are not exported.
+    func pendingSaves() throws -> MirrorPending {
+        guard asynchronous, let consumer = engine.historyConsumers[Self.exportConsumer] else { return MirrorPending() }
+        var saves: [HistoryTransaction] = []
+        try engine.forEachHistoryTransaction(after: consumer.sequence) { transaction in
+            if !transaction.changes.contains(where: location.isCursorChange) { saves.append(transaction) }
+            return true
+        }
+        return MirrorPending(saves)
+    }
+
+    /// An asynchronous save's commit: local only, with the leased key ranges it used; the tail
+    /// is woken to export it.
+    ///
+    /// - Throws: ``CoreDataError`` `persistentStoreSave` when the save found no leased keys.
+    func commitLocally(_ transaction: StrataStore.Transaction, locally: (StrataStore.Transaction) throws -> UInt64) throws -> UInt64 {
+        try keys.checkAllocations()
+        var local = transaction
+        let ranges = keys.changedRanges()
+        if let ranges { local.operations.append(try location.setKeys(ranges, in: engine)) }
+        let sequence = try locally(local)
+        if let ranges { keys.recorded(ranges) }
+        wakeTail.withLock { $0 }?()
+        return sequence
+    }
+
+    /// Leases keys for a save that ran short, blocking it while PostgreSQL answers.
+    ///
+    /// - Returns: the keys, or `nil` when PostgreSQL is unreachable.
+    func leaseNow(_ entity: Int, count: Int64) -> ClosedRange<Int64>? {
+        do {
+            let range = try bridge.run { [self] in
+                let connection = try await connect(on: bridge)
+                do {
+                    let range = try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] in
+                        try await connection.query("BEGIN", logger: logger)
+                        _ = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
+                        let range = try await MirrorKeys.lease(entity, count: count, on: connection, logger: logger)
+                        try await connection.query("COMMIT", logger: logger)
+                        return range
+                    }
+                    try? await connection.close()
+                    return range
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+            }
+            logger.debug("leased primary keys", metadata: ["entity": "\(entity)", "first": "\(range.lowerBound)", "count": "\(count)"])
+            return range
+        } catch {
+            logger.warning("could not lease primary keys from PostgreSQL", metadata: ["error": "\(String(reflecting: error))"])
+            return nil
+        }
+    }
+
+    /// One step of the tail: applies a batch of the log; in asynchronous mode, once caught up,
+    /// exports the pending saves and refills the key reserve.
+    ///
+    /// - Returns: whether there may be more to do at once.
+    func step(on connection: PostgresConnection) async throws -> Bool {
+        if try await catchUp(on: connection) { return true }
+        guard asynchronous else { return false }
+        return try await export(on: connection)
+    }
+
+    /// Exports the pending saves (at most ``MirrorConfiguration/batchSize``) in one PostgreSQL
+    /// transaction, holding the store's save lock as a synchronous save does (the save lock
+    /// first, then the head lock, in that order everywhere): under the head lock, applies the
+    /// entries committed since the catch-up (they precede the saves in the log, so the saves'
+    /// changes stay), appends the saves, updates the row images, leases keys the reserve lacks,
+    /// commits; then moves the cursor past the saves and the export cursor to the last one, in
+    /// one local transaction. A crash between the two leaves the saves in the log and pending
+    /// locally: the next catch-up meets them as this instance's entries and only moves the cursors.
+    ///
+    /// - Returns: whether anything was exported or leased.
+    func export(on connection: PostgresConnection) async throws -> Bool {
+        let entities = engine.schema.entities.indices.filter { $0 != location.layout.storeEntity }
+        do {
+            return try await underReplicationLock { try self.exportHoldingLock(entities, on: connection) }
+        } catch {
+            try? await connection.close()  // rolls the PostgreSQL transaction back
+            throw error
+        }
+    }
+
+    private func exportHoldingLock(_ entities: [Int], on connection: PostgresConnection) throws -> Bool {
+        var pending = try pendingSaves()
+        let refill = keys.entitiesToRefill(entities)
+        guard !pending.transactions.isEmpty || !refill.isEmpty else { return false }
+        let cursor = try cursor()
+        let (head, entries) = try bridge.run { [self] in
+            try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] () async throws -> (Int64, [MirrorLogEntry]) in
+                try await connection.query("BEGIN", logger: logger)
+                let head = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
+                guard head > cursor else { return (head, []) }
+                return (head, try await MirrorLogEntry.read(after: cursor, limit: Int(head - cursor), on: connection, logger: logger))
+            }
+        }
+        guard head >= cursor else { throw MirrorError.logBehindCursor(head: head, cursor: cursor) }
+        guard entries.count == Int(head - cursor), entries.first.map({ $0.position == cursor + 1 }) ?? true else {
+            try bridge.run { [self] in _ = try await connection.query("ROLLBACK", logger: logger) }
+            return true  // the next catch-up applies them, or re-bootstraps
+        }
+        deliver(try apply(entries, pending: &pending))
+        let saves = Array(pending.transactions.prefix(configuration.batchSize))
+        let (position, leased) = try bridge.run { [self] in
+            try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] in try await append(saves, after: head, leasing: refill, on: connection) }
+        }
+        for (entity, range) in leased { keys.add(range, for: entity) }
+        if position > head {
+            _ = try? bridge.run(timeout: 5) { [self] in
+                _ = try await connection.query("SELECT pg_notify(\(MirrorSchema.channel), \(String(position)))", logger: logger)
+            }
+            metrics.exported.increment(by: Int(position - head))
+            logger.debug("exported local saves", metadata: ["count": "\(position - head)", "position": "\(position)"])
+        }
+        try recordExport(through: saves.last?.sequence, position: position)
+        return true
+    }
+
+    /// Appends `saves` to the log after `head`, updates their row images, leases a block of keys
+    /// for each of `refill`, moves the head and commits (in the transaction holding the head lock).
+    ///
+    /// - Returns: the new head and the leased ranges.
+    private func append(
+        _ saves: [HistoryTransaction], after head: Int64, leasing refill: [Int], on connection: PostgresConnection
+    ) async throws -> (Int64, [(Int, ClosedRange<Int64>)]) {
+        var leased: [(Int, ClosedRange<Int64>)] = []
+        for entity in refill {
+            leased.append((entity, try await MirrorKeys.lease(entity, count: keys.blockSize, on: connection, logger: logger)))
+        }
+        var position = head
+        for save in saves {
+            var transaction = StrataStore.Transaction(author: save.author, contextName: save.contextName)
+            transaction.operations = save.changes.filter { $0.entity != location.layout.storeEntity }.map(\.operation)
+            guard !transaction.operations.isEmpty else { continue }
+            try await writeObjects(transaction, position: position + 1, on: connection)
+            let payload = try MirrorPayload(transaction).encoded()
+            let inserted = try await connection.query("""
+                INSERT INTO strata_txn (pos, origin, origin_seq, author, context, ts, payload)
+                VALUES (\(position + 1), \(configuration.instanceName), \(Int64(save.sequence)), \(save.author), \(save.contextName),
+                    \(save.timestamp), \(payload))
+                ON CONFLICT (origin, origin_seq) DO NOTHING RETURNING pos
+                """, logger: logger).collect()
+            if !inserted.isEmpty { position += 1 }
+        }
+        if position > head { try await connection.query("UPDATE strata_head SET pos = \(position) WHERE id = 1", logger: logger) }
+        try await connection.query("COMMIT", logger: logger)
+        return (position, leased)
+    }
+
+    /// Moves the cursor to `position` and the export cursor to `sequence`, and records the key
+    /// ranges, in one local transaction (call holding the store's save lock).
+    private func recordExport(through sequence: UInt64?, position: Int64) throws {
+        var transaction = StrataStore.Transaction(author: "strata.mirror.export")
+        let ranges = keys.changedRanges()
+        // The cursor is always written: a transaction that writes it reads as the mirror's, not a save.
+        transaction.operations.append(try location.write(cursor: max(position, try cursor()), keys: ranges, in: engine))
+        if let sequence { transaction.consumerCursors[Self.exportConsumer] = sequence }
+        _ = try coordinator.applyReplicatedTransaction(transaction, to: store)
+        if let ranges { keys.recorded(ranges) }
+    }
+
+    /// Records the row images an exported transaction leaves in `strata_object`: an update
+    /// changes only its columns, and nothing when the object is gone (as every instance applies it).
+    private func writeObjects(_ transaction: StrataStore.Transaction, position: Int64, on connection: PostgresConnection) async throws {
+        for operation in transaction.operations {
+            let entity = Int32(operation.entity), key = operation.key
+            switch operation {
+            case .insert(_, _, let row):
+                let image = try JSONEncoder().encode(row.values.map(TaggedValue.init))
+                try await connection.query("""
+                    INSERT INTO strata_object (entity, pk, pos, row) VALUES (\(entity), \(key), \(position), \(image))
+                    ON CONFLICT (entity, pk) DO UPDATE SET pos = EXCLUDED.pos, row = EXCLUDED.row
+                    """, logger: logger)
+            case .update(_, _, let row, let columns):
+                var stored: Data?
+                for try await data in try await connection.query(
+                    "SELECT row FROM strata_object WHERE entity = \(entity) AND pk = \(key)", logger: logger
+                ).decode(Data.self) {
+                    stored = data
+                }
+                guard let stored else { continue }
+                var values = try JSONDecoder().decode([TaggedValue].self, from: stored)
+                for column in columns where column < values.count && column < row.count { values[column] = TaggedValue(row[column]) }
+                let image = try JSONEncoder().encode(values)
+                try await connection.query(
+                    "UPDATE strata_object SET pos = \(position), row = \(image) WHERE entity = \(entity) AND pk = \(key)", logger: logger)
+            case .delete:
+                try await connection.query("DELETE FROM strata_object WHERE entity = \(entity) AND pk = \(key)", logger: logger)
+            }
+        }
+    }
+}
+
+extension HistoryChange {
+    /// The operation that makes the change again.
+    var operation: StrataStore.Operation {
+        switch kind {
+        case .insert: .insert(entity: entity, key: key, row: row ?? Row([]))
+        case .update: .update(entity: entity, key: key, row: row ?? Row([]), changedColumns: changedColumns)
+        case .delete: .delete(entity: entity, key: key)
+        }
+    }
+}
