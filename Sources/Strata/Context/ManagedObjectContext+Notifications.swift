@@ -53,8 +53,10 @@ extension ManagedObjectContext {
         return stream
     }
 
-    /// Sends `change` to every ``changes`` stream.
-    func yieldChange(_ change: ContextChange) {
+    /// Sends `change` to every ``changes`` stream; it is made only when there is one.
+    func yieldChange(_ change: @autoclosure () -> ContextChange) {
+        guard !changeObservers.isEmpty else { return }
+        let change = change()
         for continuation in changeObservers.values { continuation.yield(change) }
     }
 }

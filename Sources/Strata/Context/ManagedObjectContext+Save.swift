@@ -90,14 +90,19 @@ extension ManagedObjectContext {
             throw CoreDataError(.coreData, "\(foreign.objectID) is not registered with this context", objectID: foreign.objectID)
         }
         var groups: [EntityKey: (store: PersistentStore, objects: [ManagedObject])] = [:]
+        // The group of the previous object's entity: objects of one entity usually come in a row.
+        var recent: (entity: EntityDescription, group: EntityKey, store: PersistentStore)?
         for object in objects where object.objectID.isTemporaryID {
-            let store = try coordinator.store(for: object.entity)
-            let layout = try coordinator.layout(object.entity)
-            let group = EntityKey(entity: layout.storeEntity, key: Int64(ObjectIdentifier(store).hashValue))
-            groups[group, default: (store, [])].objects.append(object)
+            if recent?.entity !== object.entity {
+                let store = try coordinator.store(for: object.entity)
+                let layout = try coordinator.layout(object.entity)
+                recent = (object.entity, EntityKey(entity: layout.storeEntity, key: Int64(ObjectIdentifier(store).hashValue)), store)
+            }
+            groups[recent!.group, default: (recent!.store, [])].objects.append(object)
         }
         guard !groups.isEmpty else { return }
         var renamed: [ManagedObjectID: ManagedObjectID] = [:]
+        renamed.reserveCapacity(objects.count)
         for (group, members) in groups {
             let keys = members.store.rows.allocateKeys(for: group.entity, count: members.objects.count)
             for (object, key) in zip(members.objects, keys) {
@@ -215,7 +220,7 @@ extension ManagedObjectContext {
         for object in updated {
             let id = transaction(object)
             let layout = try coordinator.layout(object.entity)
-            let columns = Set(object.changedSlots.compactMap { layout.columns[object.runtime.properties[$0].name] }).sorted()
+            let columns = Set(object.changedSlots.lazy.map { layout.slotColumns[$0] }.filter { $0 >= 0 }).sorted()
             if !columns.isEmpty {
                 transactions[id]!.update(layout.storeEntity, key: object.objectID.primaryKey, row: try row(of: object, layout: layout, coordinator: coordinator), changedColumns: columns)
             }
@@ -255,15 +260,18 @@ extension ManagedObjectContext {
         let schema = try coordinator.mapping.get().schema
         var values = [Value](repeating: .null, count: schema.entities[layout.storeEntity].columns.count)
         values[0] = .int(layout.tag)
-        for (slot, property) in object.runtime.properties.enumerated() {
-            guard let column = layout.columns[property.name] else { continue }
-            if let attribute = property as? AttributeDescription {
+        for (slot, column) in layout.slotColumns.enumerated() where column >= 0 {
+            switch object.runtime.kinds[slot] {
+            case .attribute(let attribute):
                 values[column] = try ValueConversion.storeValue(object.values[slot], for: attribute)
-            } else if let id = object.values[slot] as? ManagedObjectID {
+            case .toOne(let relationship):
+                guard let id = object.values[slot] as? ManagedObjectID else { continue }
                 guard !id.isTemporaryID, id.storeIdentifier == object.objectID.storeIdentifier else {
-                    throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.name).\(property.name) points at an object that is not saved in the same store", objectID: object.objectID, key: property.name)
+                    throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.name).\(relationship.name) points at an object that is not saved in the same store", objectID: object.objectID, key: relationship.name)
                 }
                 values[column] = .reference(id.primaryKey)
+            case .toMany, .other:
+                continue
             }
         }
         return Row(values)

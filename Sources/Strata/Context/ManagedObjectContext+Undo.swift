@@ -159,7 +159,7 @@ extension ManagedObjectContext {
             object.changedSlots.formUnion(slots)
             return
         }
-        object.changedSlots = Set(object.runtime.properties.indices.filter { !sameValue(object.values[$0], committed[$0]) })
+        object.changedSlots = SlotSet(object.runtime.properties.indices.filter { !sameValue(object.values[$0], committed[$0]) })
         if object.changedSlots.isEmpty {
             updatedSet.remove(object)
             if !retainsRegisteredObjects { strongObjects.remove(object) }

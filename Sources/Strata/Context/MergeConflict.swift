@@ -49,7 +49,7 @@ open class MergeConflict: NSObject {
     }
 
     /// The slots the context changed.
-    var objectChangedSlots: Set<Int> { sourceObject.changedSlots }
+    var objectChangedSlots: Set<Int> { Set(sourceObject.changedSlots) }
 
     /// Gives the object the stored values of every persistent slot but `kept`, and makes the
     /// stored values the ones it was read with, so the save writes over them. Nothing when the

@@ -17,15 +17,8 @@ struct UniquingTable: ExpressibleByDictionaryLiteral {
 
         func hash(into hasher: inout Hasher) { hasher.combine(bits) }
 
-        /// The table's hash: the bits mixed with the table's seed by the SplitMix64 finalizer,
-        /// rather than through a `Hasher`, whose setup costs more than the lookup it serves.
-        /// Keys are primary keys and counters of this process, never chosen by an attacker.
-        func _rawHashValue(seed: Int) -> Int {
-            var z = bits ^ UInt64(UInt(bitPattern: seed))
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int(truncatingIfNeeded: z ^ (z >> 31))
-        }
+        /// The table's hash: the bits mixed with the table's seed (``HashMixing``).
+        func _rawHashValue(seed: Int) -> Int { HashMixing.mix(bits, seed: seed) }
     }
 
     private var entries: [StoredKey: RegisteredObject] = [:]

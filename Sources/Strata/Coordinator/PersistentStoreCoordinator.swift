@@ -255,7 +255,7 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// The layout of `entity`.
     func layout(_ entity: EntityDescription) throws -> EntityLayout {
-        try mapping.get().layouts[entity.name]!
+        try mapping.get().layout(of: entity)!
     }
 
     /// The stored row of an object with the store's newest sequence number read just before it:

@@ -11,13 +11,19 @@ import StrataStore
 /// inverse to-one column (keeping only rows of the destination's entities where the column is
 /// shared); many-to-many, ordered and inverse-less to-many relationships are kept in join
 /// entities (source, target, position).
-struct StoreMapping: Sendable {
+///
+/// A class, as ``EntityLayout``: reading it from the coordinator for every object costs one
+/// reference count, not one per table.
+final class StoreMapping: Sendable {
     /// The engine schema.
     let schema: Schema
     /// The layout of every entity, by name.
     let layouts: [String: EntityLayout]
     /// The entity of every (root entity id, tag) pair.
     let entitiesByTag: [Int: [Int64: EntityDescription]]
+    /// The layout of every entity of the model, by the entity's identity: found without hashing
+    /// its name.
+    private let layoutsByIdentity: [EntityIdentity: EntityLayout]
 
     /// Lays out `model` (which must be frozen).
     ///
@@ -143,6 +149,12 @@ struct StoreMapping: Sendable {
         self.schema = try Schema(entities: entities)
         self.layouts = layouts
         self.entitiesByTag = byTag
+        layoutsByIdentity = Dictionary(uniqueKeysWithValues: model.entities.map { (EntityIdentity($0), layouts[$0.name]!) })
+    }
+
+    /// The layout of `entity`: by identity for the model's own entities, else by name.
+    func layout(of entity: EntityDescription) -> EntityLayout? {
+        layoutsByIdentity[EntityIdentity(entity)] ?? layouts[entity.name]
     }
 
     /// The entity and its sub-entities, depth first.
@@ -185,7 +197,10 @@ struct StoreMapping: Sendable {
 }
 
 /// Where one entity's objects live in the engine.
-struct EntityLayout: Sendable {
+///
+/// A class: faults, fetches and saves look it up for every object, and a copy of a structure
+/// of this many tables would count a reference to each.
+final class EntityLayout: Sendable {
     /// The engine entity of the entity's inheritance hierarchy.
     let storeEntity: Int
     /// The value of the `_entity` column for objects of exactly this entity.
@@ -204,6 +219,29 @@ struct EntityLayout: Sendable {
     let sharedColumns: Set<Int>
     /// The join entities of to-many relationships kept in join entities, by relationship name.
     let joins: [String: JoinLayout]
+
+    /// A layout of the given parts.
+    init(
+        storeEntity: Int, tag: Int64, tags: [Int64], columns: [String: Int], slotColumns: [Int], sharedColumns: Set<Int>,
+        joins: [String: JoinLayout]
+    ) {
+        self.storeEntity = storeEntity
+        self.tag = tag
+        self.tags = tags
+        self.columns = columns
+        self.slotColumns = slotColumns
+        self.sharedColumns = sharedColumns
+        self.joins = joins
+    }
+}
+
+/// An entity as a dictionary key, by identity, hashed with ``HashMixing``.
+private struct EntityIdentity: Hashable {
+    let id: ObjectIdentifier
+
+    init(_ entity: EntityDescription) { id = ObjectIdentifier(entity) }
+
+    func _rawHashValue(seed: Int) -> Int { HashMixing.mix(UInt64(UInt(bitPattern: id)), seed: seed) }
 }
 
 /// A join entity holding the pairs of a to-many relationship.

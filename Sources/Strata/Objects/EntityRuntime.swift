@@ -26,6 +26,14 @@ final class EntityRuntime: @unchecked Sendable {
     let toOneDestinations: [EntityDescription?]
     /// The values of a new object: attribute defaults, empty to-many relationships.
     let initialValues: [Any?]
+    /// The Swift type each attribute slot holds when a value of exactly that type is stored as
+    /// it is (``ValueConversion/exactType(of:)``; `nil` for other slots and derived attributes),
+    /// so that a typed setter of that type converts nothing.
+    let exactTypes: [ObjectIdentifier?]
+    /// The slots by name again, for ``slotIndex(_:)``: an open-addressing table on a cheap hash
+    /// of the name's bytes (``slots`` hashes with a `Hasher`, which costs more than the search).
+    /// Each entry is a slot, or -1; its size is a power of two at least twice the properties'.
+    private let nameTable: [Int]
 
     private init(_ entity: EntityDescription) {
         self.entity = entity
@@ -70,6 +78,45 @@ final class EntityRuntime: @unchecked Sendable {
             }
             return nil
         }
+        exactTypes = properties.map { property in
+            guard let attribute = property as? AttributeDescription, !(attribute is DerivedAttributeDescription) else { return nil }
+            return ValueConversion.exactType(of: attribute.attributeType).map(ObjectIdentifier.init)
+        }
+        nameTable = Self.nameTable(properties.map(\.name))
+    }
+
+    /// The table of ``nameTable`` for properties named `names`, in slot order; a name used twice
+    /// finds its first slot, as ``slots``.
+    private static func nameTable(_ names: [String]) -> [Int] {
+        var size = 2
+        while size < 2 * names.count { size *= 2 }
+        var table = Array(repeating: -1, count: size)
+        var seen = Set<String>()
+        for (slot, name) in names.enumerated() where seen.insert(name).inserted {
+            var position = nameHash(name) & (size - 1)
+            while table[position] >= 0 { position = (position + 1) & (size - 1) }
+            table[position] = slot
+        }
+        return table
+    }
+
+    /// The FNV-1a hash of `name`'s UTF-8 bytes.
+    private static func nameHash(_ name: String) -> Int {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        return Int(truncatingIfNeeded: hash ^ (hash >> 32))
+    }
+
+    /// The slot of the property named `key`, if the entity has one.
+    func slotIndex(_ key: String) -> Int? {
+        let mask = nameTable.count - 1
+        var position = Self.nameHash(key) & mask
+        while true {
+            let slot = nameTable[position]
+            if slot < 0 { return nil }
+            if names[slot] == key { return slot }
+            position = (position + 1) & mask
+        }
     }
 
     private static let cache = Mutex<[ObjectIdentifier: EntityRuntime]>([:])
@@ -86,7 +133,7 @@ final class EntityRuntime: @unchecked Sendable {
 
     /// The slot of `key`, or a ``CoreDataError`` naming the entity and key.
     func slot(_ key: String) throws -> Int {
-        guard let slot = slots[key] else {
+        guard let slot = slotIndex(key) else {
             throw CoreDataError(.keyValueValidation, "the entity \(entity.name) has no property named \"\(key)\"", key: key)
         }
         return slot

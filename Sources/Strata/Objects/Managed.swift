@@ -62,7 +62,13 @@ extension ManagedObject {
     /// Stops the process when the entity has no property `key` or the value does not fit it.
     public func _setManagedValue<Value>(_ newValue: Value, forKey key: String) {
         do {
-            try setValue(ManagedValueCast.unwrap(newValue), forCheckedKey: key)
+            let slot = try runtime.slot(key)
+            // A value of exactly the attribute's type is stored as it is: no cast, no conversion.
+            if runtime.exactTypes[slot] == ObjectIdentifier(Value.self) {
+                try setAttributeValue(newValue, slot: slot)
+            } else {
+                try setValue(ManagedValueCast.unwrap(newValue), slot: slot, strict: true)
+            }
         } catch {
             preconditionFailure("setting \(type(of: self)).\(key): \(error)")
         }
@@ -73,9 +79,19 @@ extension ManagedObject {
 enum ManagedValueCast {
     /// `value` as `T`, converting collections of objects to the subclass's element type.
     static func cast<T>(_ value: Any?, to _: T.Type, key: String) -> T {
+        if let value, let typed: T = exactly(value) { return typed }
         if let typed = value as? T { return typed }
         if value == nil, let zero = ScalarZero.zero(of: T.self) { return zero }
         preconditionFailure("\(key) holds \(value.map { "\(type(of: $0))" } ?? "nil"), which is not \(T.self)")
+    }
+
+    /// `value` when its dynamic type is exactly `T`, read without a dynamic cast (the value
+    /// of an attribute read into a property of the attribute's own type); else `nil`.
+    private static func exactly<T>(_ value: Any) -> T? {
+        func open<Held>(_ held: Held) -> T? {
+            Held.self == T.self ? unsafeBitCast(held, to: T.self) : nil
+        }
+        return open(value)
     }
 
     /// A typed value as `setValue(_:forKey:)` takes it (`nil` for an empty optional).

@@ -4,7 +4,8 @@ import OrderedCollections
 extension ManagedObject {
     /// The model's checks of a value for `key` (the body of `validateValue(_:forKey:)`).
     func validateAgainstModel(_ value: Any?, forKey key: String) throws {
-        let property = runtime.properties[try runtime.slot(key)]
+        let slot = try runtime.slot(key)
+        let property = runtime.properties[slot]
         func fail(_ code: CoreDataError.Code, _ reason: String) -> CoreDataError {
             CoreDataError(code, "\(entity.name).\(key) \(reason)", object: self, key: key, value: value)
         }
@@ -33,9 +34,12 @@ extension ManagedObject {
         // A value of the wrong type, kept by setValue(_:forKey:), is invalid (Core Data's
         // "Unacceptable type of value for attribute"). Derived values are computed on save and
         // cannot be set, so they always have the attribute's type.
-        if !(attribute is DerivedAttributeDescription), (try? ValueConversion.normalize(present, for: attribute, entity: entity)) == nil {
+        if !(attribute is DerivedAttributeDescription), runtime.exactTypes[slot] != ObjectIdentifier(type(of: present)),
+            (try? ValueConversion.normalize(present, for: attribute, entity: entity)) == nil
+        {
             throw fail(.managedObjectValidation, "holds \(attribute.attributeType) values; \(type(of: present)) \(present) is not one")
         }
+        if attribute.minValue == nil, attribute.maxValue == nil, attribute.regularExpressionString?.isEmpty ?? true { return }
         if let string = present as? String {
             if let minimum = attribute.minValue.flatMap(FetchValue.number), Double(string.count) < minimum {
                 throw fail(.validationStringTooShort, "is shorter than \(Int(minimum)) characters")
@@ -68,13 +72,13 @@ extension ManagedObject {
     /// Validates each persistent property with ``validateValue(_:forKey:)``, collecting errors.
     func validateProperties() throws {
         var errors: [CoreDataError] = []
-        for property in runtime.properties where !property.isTransient {
+        for (slot, property) in runtime.properties.enumerated() where !property.isTransient {
             if let relationship = property as? RelationshipDescription, relationship.isToMany,
                 relationship.isOptional, relationship.minCount == 0, relationship.maxCount == 0
             {
                 continue
             }
-            var value = try publicValue(runtime.slots[property.name]!)
+            var value = try publicValue(slot)
             do {
                 try validateValue(&value, forKey: property.name)
             } catch var error as CoreDataError {

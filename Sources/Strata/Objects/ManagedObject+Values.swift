@@ -181,7 +181,7 @@ extension ManagedObject {
     /// The slot of `key`; a key the entity does not have stops the program, as Core Data's
     /// `NSUnknownKeyException` does.
     func uncheckedSlot(_ key: String) -> Int {
-        guard let slot = runtime.slots[key] else {
+        guard let slot = runtime.slotIndex(key) else {
             preconditionFailure("[<\(entity.name) \(objectID)> valueForUndefinedKey:]: the entity \(entity.name) is not key value coding-compliant for the key \"\(key)\"")
         }
         return slot
@@ -225,18 +225,24 @@ extension ManagedObject {
 
     /// Sets the property in `slot`. With `strict`, an attribute value that does not fit throws;
     /// otherwise it is kept for validation to report.
-    private func setValue(_ value: Any?, slot: Int, strict: Bool) throws {
+    func setValue(_ value: Any?, slot: Int, strict: Bool) throws {
         let property = runtime.properties[slot]
         if let relationship = property as? RelationshipDescription {
             try setRelationship(value, relationship, slot: slot)
         } else {
-            let normalized = try attributeStorage(value, property as! AttributeDescription, strict: strict)
-            try fireFault()
-            willChangeValue(forKey: property.name)
-            values[slot] = normalized
-            noteChange(slot)
-            didChangeValue(forKey: property.name)
+            try setAttributeValue(try attributeStorage(value, property as! AttributeDescription, strict: strict), slot: slot)
         }
+    }
+
+    /// Sets the attribute in `slot` to `value`, already converted to the attribute's type, with
+    /// change notifications.
+    func setAttributeValue(_ value: Any?, slot: Int) throws {
+        let key = runtime.names[slot]
+        try fireFault()
+        willChangeValue(forKey: key)
+        values[slot] = value
+        noteChange(slot)
+        didChangeValue(forKey: key)
     }
 
     /// Sets the property in `slot` without notifications or inverse maintenance.
@@ -320,7 +326,7 @@ extension ManagedObject {
         managedObjectContext?.objectDidChange(self)
     }
 
-    private func values(for slots: Set<Int>) -> [String: Any] {
+    private func values(for slots: SlotSet) -> [String: Any] {
         var result: [String: Any] = [:]
         for slot in slots.sorted() {
             result[runtime.properties[slot].name] = values[slot].map(exportIDs) ?? Optional<Any>.none as Any

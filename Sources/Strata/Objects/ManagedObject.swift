@@ -33,9 +33,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The values last read from or saved to the store (`nil` for a new object).
     var committed: [Any?]?
     /// Slots changed since the last save.
-    var changedSlots = Set<Int>()
+    var changedSlots = SlotSet()
     /// Slots changed since the last `processPendingChanges()`.
-    var eventChangedSlots = Set<Int>()
+    var eventChangedSlots = SlotSet()
     /// Whether the values are loaded.
     var isLoaded = false
     /// The store's sequence number read before the committed values were read (0: unknown).

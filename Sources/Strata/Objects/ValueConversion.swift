@@ -67,6 +67,26 @@ enum ValueConversion {
         }
     }
 
+    /// The Swift type ``normalize(_:for:entity:)`` keeps a value of as it is for attributes of
+    /// `attributeType`, if there is one.
+    static func exactType(of attributeType: AttributeType) -> Any.Type? {
+        switch attributeType {
+        case .stringAttributeType: String.self
+        case .integer64AttributeType: Int64.self
+        case .integer32AttributeType: Int32.self
+        case .integer16AttributeType: Int16.self
+        case .doubleAttributeType: Double.self
+        case .floatAttributeType: Float.self
+        case .booleanAttributeType: Bool.self
+        case .dateAttributeType: Date.self
+        case .binaryDataAttributeType: Data.self
+        case .UUIDAttributeType: UUID.self
+        case .URIAttributeType: URL.self
+        case .decimalAttributeType: Decimal.self
+        default: nil
+        }
+    }
+
     /// The value as an `Int64` when it is an integer of any width that fits.
     static func integer(_ value: Any) -> Int64? {
         switch value {
@@ -100,6 +120,7 @@ enum ValueConversion {
     /// - Throws: ``CoreDataError`` when a transformable value has no transformer that encodes it.
     static func storeValue(_ value: Any?, for attribute: AttributeDescription) throws -> Value {
         guard let value else { return .null }
+        if let stored = exactStoreValue(value, attributeType: attribute.attributeType) { return stored }
         if let composite = attribute as? CompositeAttributeDescription { return .data(try CompositeValues.encode(value, for: composite)) }
         switch value {
         case let v as Int16: return .int(Int64(v))
@@ -117,6 +138,26 @@ enum ValueConversion {
         case let v as Data where attribute.attributeType != .transformableAttributeType: return .data(v)
         default:
             return .data(try ValueTransformers.encode(value, for: attribute))
+        }
+    }
+
+    /// The engine value of an attribute value of exactly the Swift type the attribute's type
+    /// holds (what ``normalize(_:for:entity:)`` makes): one cast, where ``storeValue(_:for:)``
+    /// tries each type in turn. `nil` for any other value.
+    private static func exactStoreValue(_ value: Any, attributeType: AttributeType) -> Value? {
+        switch attributeType {
+        case .stringAttributeType: (value as? String).map(Value.string)
+        case .integer64AttributeType: (value as? Int64).map(Value.int)
+        case .integer32AttributeType: (value as? Int32).map { .int(Int64($0)) }
+        case .integer16AttributeType: (value as? Int16).map { .int(Int64($0)) }
+        case .doubleAttributeType: (value as? Double).map(Value.double)
+        case .floatAttributeType: (value as? Float).map(Value.float)
+        case .booleanAttributeType: (value as? Bool).map(Value.bool)
+        case .dateAttributeType: (value as? Date).map(Value.date)
+        case .binaryDataAttributeType: (value as? Data).map(Value.data)
+        case .UUIDAttributeType: (value as? UUID).map(Value.uuid)
+        case .decimalAttributeType: (value as? Decimal).map(Value.decimal)
+        default: nil
         }
     }
 

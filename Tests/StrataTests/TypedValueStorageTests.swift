@@ -1,0 +1,196 @@
+import Foundation
+import Testing
+@testable import Strata
+
+/// A record with a typed property of every attribute type that keeps its Swift type as it is.
+final class EveryTypeRecord: ManagedObject {
+    @Managed var small: Int16
+    @Managed var medium: Int32
+    @Managed var large: Int64
+    @Managed var ratio: Double
+    @Managed var weight: Float
+    @Managed var amount: Decimal
+    @Managed var flag: Bool
+    @Managed var title: String
+    @Managed var when: Date
+    @Managed var blob: Data
+    @Managed var identifier: UUID
+    @Managed var link: URL
+    @Managed var note: String?
+}
+
+/// How typed properties, key-value coding and change tracking store values: a value of exactly
+/// the attribute's type is kept as it is, any other is converted or rejected as before; changed
+/// properties are tracked for entities of any width; all of it through a store and a reopen.
+@Suite struct TypedValueStorageTests {
+    static let names: [(String, AttributeDescription.AttributeType)] = [
+        ("small", .integer16), ("medium", .integer32), ("large", .integer64), ("ratio", .double), ("weight", .float),
+        ("amount", .decimal), ("flag", .boolean), ("title", .string), ("when", .date), ("blob", .binaryData),
+        ("identifier", .uuid), ("link", .uri), ("note", .string),
+    ]
+
+    static func everyTypeModel() -> ManagedObjectModel {
+        let attributes = names.map { ModelBuilder.attribute($0.0, $0.1, isOptional: $0.0 == "note") }
+        attributes.first { $0.name == "large" }!.minValue = 0
+        EveryTypeRecord.register(for: "Record")
+        return ModelBuilder.model([ModelBuilder.entity("Record", attributes, className: "EveryTypeRecord")])
+    }
+
+    /// An entity of 70 Integer 64 attributes, `a0` to `a69`, all optional.
+    static func wideModel() -> ManagedObjectModel {
+        let attributes = (0..<70).map { ModelBuilder.attribute("a\($0)", .integer64) }
+        return ModelBuilder.model([ModelBuilder.entity("Wide", attributes)])
+    }
+
+    @Test func everyTypedValueRoundTripsWithItsTypeThroughAReopen() throws {
+        let folder = TemporaryFolder()
+        let when = Date(timeIntervalSince1970: 1_700_000_000.25)
+        let identifier = UUID()
+        do {
+            let container = try GraphModel.container(at: folder.store(), model: Self.everyTypeModel())
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                let record = EveryTypeRecord(entity: container.managedObjectModel.entitiesByName["Record"]!, insertInto: context)
+                record.small = -7
+                record.medium = 70_000
+                record.large = 9_000_000_000
+                record.ratio = 0.125
+                record.weight = 2.5
+                record.amount = Decimal(string: "12.34")!
+                record.flag = true
+                record.title = "Ünïcode title that is longer than fifteen bytes"
+                record.when = when
+                record.blob = Data([0, 1, 2, 255])
+                record.identifier = identifier
+                record.link = URL(string: "https://example.com/a?b=c")!
+                record.note = "note"
+                record.note = nil
+                #expect(record.changedValues().count == Self.names.count)
+                try context.save()
+            }
+            try container.close()
+        }
+        let container = try GraphModel.container(at: folder.store(), model: Self.everyTypeModel())
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let records = try context.fetch(FetchRequest<EveryTypeRecord>(entityName: "Record"))
+            #expect(records.count == 1)
+            let record = try #require(records.first)
+            #expect(record.small == -7)
+            #expect(record.medium == 70_000)
+            #expect(record.large == 9_000_000_000)
+            #expect(record.ratio == 0.125)
+            #expect(record.weight == 2.5)
+            #expect(record.amount == Decimal(string: "12.34")!)
+            #expect(record.flag)
+            #expect(record.title == "Ünïcode title that is longer than fifteen bytes")
+            #expect(record.when == when)
+            #expect(record.blob == Data([0, 1, 2, 255]))
+            #expect(record.identifier == identifier)
+            #expect(record.link == URL(string: "https://example.com/a?b=c")!)
+            #expect(record.note == nil)
+            // Key-value coding gives each attribute's own Swift type.
+            #expect(record.value(forKey: "small") is Int16)
+            #expect(record.value(forKey: "medium") is Int32)
+            #expect(record.value(forKey: "large") is Int64)
+            #expect(record.value(forKey: "weight") is Float)
+        }
+    }
+
+    @Test func valuesOfOtherTypesAreStillConvertedOrRejected() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store(), model: Self.everyTypeModel())
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let record = EveryTypeRecord(entity: container.managedObjectModel.entitiesByName["Record"]!, insertInto: context)
+            record.setValue(3, forKey: "small")  // an Int, converted to Int16
+            record.setValue(Int64(4), forKey: "ratio")  // converted to Double
+            record.setValue(1, forKey: "flag")  // converted to Bool
+            record.weight = 1
+            record.amount = 1
+            record.title = "t"
+            record.when = Date()
+            record.blob = Data()
+            record.identifier = UUID()
+            record.link = URL(string: "file:///x")!
+            #expect(record.value(forKey: "small") as? Int16 == 3)
+            #expect(record.value(forKey: "ratio") as? Double == 4)
+            #expect(record.value(forKey: "flag") as? Bool == true)
+            #expect(throws: CoreDataError.self) { try record.setValue("text", forCheckedKey: "large") }
+
+            // A value of the wrong type set without checking, and one below the minimum, fail the save.
+            record.setValue("text", forKey: "medium")
+            record.large = -1
+            let error = try #require(throws: CoreDataError.self) { try context.save() }
+            #expect(error.code == .validationMultipleErrors)
+            #expect(Set(error.detailedErrors.map(\.code)) == [.managedObjectValidation, .validationNumberTooSmall])
+            #expect(record.isInserted)
+
+            record.medium = 5
+            record.large = 1
+            try context.save()
+        }
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait {
+            let record = try #require(try reader.fetch(FetchRequest<EveryTypeRecord>(entityName: "Record")).first)
+            #expect(record.medium == 5)
+            #expect(record.large == 1)
+            #expect(record.small == 3)
+        }
+    }
+
+    @Test func changesToEveryPropertyOfAWideEntityAreTrackedAndSaved() throws {
+        let folder = TemporaryFolder()
+        do {
+            let container = try GraphModel.container(at: folder.store(), model: Self.wideModel())
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                let object = ManagedObject(entity: container.managedObjectModel.entitiesByName["Wide"]!, insertInto: context)
+                for index in 0..<70 { object.setValue(Int64(index), forKey: "a\(index)") }
+                try context.save()
+            }
+            try container.close()
+        }
+        do {
+            let container = try GraphModel.container(at: folder.store(), model: Self.wideModel())
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                let object = try #require(try context.fetch(FetchRequest<ManagedObject>(entityName: "Wide")).first)
+                #expect(!object.hasChanges)
+                object.setValue(Int64(1000), forKey: "a68")
+                object.setValue(Int64(2000), forKey: "a3")
+                #expect(object.isUpdated)
+                #expect(Set(object.changedValues().keys) == ["a3", "a68"])
+                #expect(object.changedValues()["a68"] as? Int64 == 1000)
+                try context.save()
+                #expect(!object.hasChanges)
+                #expect(object.changedValues().isEmpty)
+            }
+            try container.close()
+        }
+        let container = try GraphModel.container(at: folder.store(), model: Self.wideModel())
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let object = try #require(try context.fetch(FetchRequest<ManagedObject>(entityName: "Wide")).first)
+            let values: [Int64?] = (0..<70).map { object.value(forKey: "a\($0)") as? Int64 }
+            var expected: [Int64?] = (0..<70).map { Int64($0) }
+            expected[3] = 2000
+            expected[68] = 1000
+            #expect(values == expected)
+        }
+    }
+
+    @Test func slotSetsKeepEverySlotInOrder() {
+        var slots: SlotSet = [130, 2, 64, 0, 63]
+        slots.insert(2)
+        #expect(Array(slots) == [0, 2, 63, 64, 130])
+        #expect(slots.contains(130) && !slots.contains(129) && !slots.contains(500))
+        #expect(slots.union([1, 200]).sorted() == [0, 1, 2, 63, 64, 130, 200])
+        #expect(SlotSet().isEmpty && !slots.isEmpty)
+        #expect(SlotSet([5]) == [5])
+        #expect(SlotSet([5, 100]) != [5])
+    }
+}
