@@ -76,6 +76,7 @@ extension Store {
         guard configuration.historyTracking else {
             throw StoreError(.historyUnavailable, "history tracking is off for this store", path: path)
         }
+        try evictLaggingHistoryConsumers()
         return try manifestLock.withLock { status in
             let (consumer, added) = state.withLock { state in
                 if let existing = state.consumers[name] { return (existing, false) }
@@ -133,12 +134,38 @@ extension Store {
         maintenance.wake()
     }
 
+    /// Evicts the live consumers that hold back a `deleteHistory(before:)` by more than
+    /// ``StoreConfiguration/historyConsumerLagLimit`` bytes or
+    /// ``StoreConfiguration/historyConsumerAgeLimit`` seconds without advancing, and raises the
+    /// history floor they held. Writes the manifest when it evicted one.
+    ///
+    /// It also runs when the store opens, when compaction computes what history it keeps, when
+    /// `deleteHistory(before:)` moves the floor and when a consumer registers, so a consumer
+    /// that stopped never holds history back for long after its bound. A read-only store evicts nothing.
+    ///
+    /// - Returns: the names of the consumers it evicted.
+    /// - Throws: ``StoreError`` `io`/`diskFull` when the manifest cannot be written; `closed`.
+    @discardableResult
+    public func evictLaggingHistoryConsumers() throws -> [String] {
+        try checkOpen()
+        guard !configuration.readOnly, configuration.historyConsumerLagLimit != nil || configuration.historyConsumerAgeLimit != nil else { return [] }
+        return try manifestLock.withLock { status in
+            let evicted = evictLaggingConsumers()
+            guard !evicted.isEmpty else { return [] }
+            state.withLock { _ = $0.raiseHistoryFloor() }
+            try publishManifest(status)
+            return evicted
+        }
+    }
+
     /// Evicts the live consumers that hold back the requested history floor by more than the
-    /// configured bytes or age. Call with the manifest lock held; the caller writes the manifest.
-    func evictLaggingConsumers(now: Date = Date()) {
+    /// configured bytes or age, returning their names. Call with the manifest lock held; the
+    /// caller raises the floor and writes the manifest.
+    @discardableResult
+    func evictLaggingConsumers(now: Date = Date()) -> [String] {
         let bytesLimit = configuration.historyConsumerLagLimit
         let ageLimit = configuration.historyConsumerAgeLimit
-        guard bytesLimit != nil || ageLimit != nil else { return }
+        guard bytesLimit != nil || ageLimit != nil else { return [] }
         let evicted = state.withLock { state -> [(String, UInt64, Int)] in
             var evicted: [(String, UInt64, Int)] = []
             for (name, consumer) in state.consumers where consumer.evictedAt == nil && consumer.sequence < state.requestedHistoryFloor {
@@ -159,5 +186,6 @@ extension Store {
                 "consumer": "\(name)", "cursor": "\(sequence)", "heldBytes": "\(bytes)", "path": "\(path)",
             ])
         }
+        return evicted.map(\.0)
     }
 }

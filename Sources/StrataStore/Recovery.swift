@@ -163,18 +163,21 @@ struct Recovery {
         status.nextFileID = manifest.nextFileID
         status.historyTracking = manifest.historyTracking
         var effective = configuration
-        effective.historyTracking = manifest.historyTracking
+        let startsTracking = historyTrackingSwitch(manifest, effective: &effective, lockFD: lockFD, lockHandedOver: &lockHandedOver)
         let store = Store(
             path: path, schema: schema ?? manifest.schema, storeID: manifest.storeID, configuration: effective,
-            state: state, nextKeys: nextKeys, manifest: status, lockFD: lockFD, schemaHistory: manifest.schemaHistory)
+            state: state, nextKeys: nextKeys, manifest: status, lockFD: effective.readOnly ? -1 : lockFD,
+            schemaHistory: manifest.schemaHistory)
         lockHandedOver = true
         let start = checkpoint.map { (manifest.segments.firstIndex(of: $0.segment)!, $0.offset) }
             ?? (0, Int64(SegmentFile.headerSize))
         if let sections = checkpoint?.fetchIndexSections { store.loadFetchIndexesInBackground(sections) }
         try store.replay(from: start.0, offset: start.1)
+        if startsTracking { try store.startHistoryTracking() }
         // Only once the manifest proved to match the segments: a wrong manifest must not delete them.
-        if !configuration.readOnly { removeOrphans(manifest) }
-        if !configuration.readOnly && configuration.backgroundMaintenance { store.startMaintenance() }
+        if !effective.readOnly { removeOrphans(manifest) }
+        try store.evictLaggingHistoryConsumers()
+        if !effective.readOnly && configuration.backgroundMaintenance { store.startMaintenance() }
         return store
     }
 

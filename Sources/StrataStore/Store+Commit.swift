@@ -13,6 +13,9 @@ struct PendingCommit: Sendable {
     var condition: CommitCondition?
     /// Where the leader leaves the result.
     var ticket: CommitTicket
+    /// Whether the commit follows the one before it in a batch (``Store/commit(_:)-([Transaction])``):
+    /// the two are written in the same group, and commit or fail together.
+    var continuesBatch = false
 }
 
 /// Where the group-commit leader leaves a waiting commit's result, or hands it leadership.
@@ -67,15 +70,23 @@ extension Store {
             for (name, sequence) in transaction.consumerCursors where known[name] != nil { try advanceHistoryConsumer(name, to: sequence) }
             return lastSequence
         }
+        var written: [EntityKey: Row?] = [:]
+        return try submit([try encode(transaction, written: &written)])[0].get()
+    }
+
+    /// Encodes `transaction` into a record waiting to be committed; `written` holds the rows
+    /// earlier operations of the transaction (and of the batch it belongs to) wrote, `nil` once
+    /// deleted, so that prior rows and tombstones are taken from them rather than the committed ones.
+    ///
+    /// - Throws: ``StoreError`` `invalidValue`, and `keyConflict` for a delete of a missing row
+    ///   whose tombstone is kept.
+    func encode(_ transaction: Transaction, written: inout [EntityKey: Row?]) throws -> PendingCommit {
         waitForFetchIndexes()
         var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
         var rows: [Int: (old: Row?, new: Row?)] = [:]
         var highestKeys: [Int: Int64] = [:]
-        // Rows this transaction wrote so far (nil once deleted), so that a delete's tombstone is
-        // taken from the row as the transaction left it, not as it was before.
-        var written: [EntityKey: Row?] = [:]
         let keepsPriorRows = configuration.historyTracking
-        /// The row as it is before this operation: written earlier in the transaction, else committed.
+        /// The row as it is before this operation: written earlier in the transaction (or batch), else committed.
         func prior(_ entity: Int, _ key: PrimaryKey) throws -> Row? {
             try written[EntityKey(entity: entity, key: key)] ?? read(entity, key: key)
         }
@@ -135,17 +146,29 @@ extension Store {
             throw StoreError(.invalidValue, "a transaction of \(record.bytes.count) bytes is larger than 1 GiB")
         }
         let durable = (transaction.durability ?? configuration.durability) == .durable
-        let ticket = CommitTicket()
-        let pending = PendingCommit(record: record, rows: rows, durable: durable, condition: transaction.condition, ticket: ticket)
+        return PendingCommit(record: record, rows: rows, durable: durable, condition: transaction.condition, ticket: CommitTicket())
+    }
+
+    /// Queues `commits` one after the other, writes them (leading the group commit when no
+    /// other thread does) and returns each one's result, in order.
+    func submit(_ commits: [PendingCommit]) -> [Result<UInt64, StoreError>] {
         let leads = commitQueue.withLock { queue in
-            queue.pending.append(pending)
+            queue.pending.append(contentsOf: commits)
             if queue.leaderActive { return false }
             queue.leaderActive = true
             return true
         }
-        if !leads { ticket.semaphore.wait() }
-        if ticket.result == nil { lead() }
-        return try ticket.result!.get()
+        // A leader writes the queue from its front, so this thread's first commit is in its group.
+        if leads { lead() }
+        // Each ticket is signalled once for its result, or to hand this thread leadership of
+        // the commits after the groups written so far.
+        return commits.map { commit in
+            repeat {
+                commit.ticket.semaphore.wait()
+                if commit.ticket.result == nil { lead() }
+            } while commit.ticket.result == nil
+            return commit.ticket.result!
+        }
     }
 
     /// Writes one group of waiting commits, then hands leadership to the next waiter, if any.
@@ -154,7 +177,7 @@ extension Store {
             var bytes = 0
             var count = 0
             for item in queue.pending {
-                if count > 0 && bytes + item.record.bytes.count > Self.groupLimit { break }
+                if count > 0 && !item.continuesBatch && bytes + item.record.bytes.count > Self.groupLimit { break }
                 bytes += item.record.bytes.count
                 count += 1
             }
@@ -194,17 +217,37 @@ extension Store {
         }
         // The keys written by the commits of the group accepted so far.
         var groupWritten: [Int: Set<PrimaryKey>] = [:]
-        for (index, item) in batch.enumerated() {
-            if let condition = item.condition, !recent.holds(condition) || condition.isBroken(by: groupWritten) {
-                results[index] = .failure(StoreError(.writeConflict, "a commit since sequence \(condition.since) changed rows this transaction depends on"))
-                continue
+        // A commit, or a batch of them, is accepted whole or refused whole.
+        var unitStart = 0
+        while unitStart < batch.count {
+            var unitEnd = unitStart + 1
+            while unitEnd < batch.count && batch[unitEnd].continuesBatch { unitEnd += 1 }
+            var unitImages = images
+            var unitWritten = groupWritten
+            var unitAccepted: [(index: Int, rows: [Int: (old: Row?, new: Row?)])] = []
+            var failure: StoreError?
+            for index in unitStart..<unitEnd {
+                let item = batch[index]
+                if let condition = item.condition, !recent.holds(condition) || condition.isBroken(by: unitWritten) {
+                    failure = StoreError(.writeConflict, "a commit since sequence \(condition.since) changed rows this transaction depends on")
+                    break
+                }
+                switch validate(item, against: &unitImages) {
+                case .success(let rows):
+                    unitAccepted.append((index, rows))
+                    for op in item.record.ops { unitWritten[op.entity, default: []].insert(op.key) }
+                case .failure(let error): failure = error
+                }
+                if failure != nil { break }
             }
-            switch validate(item, against: &images) {
-            case .success(let rows):
-                accepted.append((index, rows))
-                for op in item.record.ops { groupWritten[op.entity, default: []].insert(op.key) }
-            case .failure(let error): results[index] = .failure(error)
+            if let failure {
+                for index in unitStart..<unitEnd { results[index] = .failure(failure) }
+            } else {
+                images = unitImages
+                groupWritten = unitWritten
+                accepted += unitAccepted
             }
+            unitStart = unitEnd
         }
         guard !accepted.isEmpty else { return results.map { $0! } }
 
@@ -285,11 +328,11 @@ extension Store {
     }
 
     /// Checks a commit's keys against the index and earlier commits of the group, and gathers
-    /// the old row images its fetch-index updates need.
+    /// the old row images its fetch-index updates need. Adds its images to `local`, which the
+    /// caller drops when the commit fails.
     private func validate(
-        _ item: PendingCommit, against images: inout [EntityKey: GroupImage]
+        _ item: PendingCommit, against local: inout [EntityKey: GroupImage]
     ) -> Result<[Int: (old: Row?, new: Row?)], StoreError> {
-        var local = images
         var rows = item.rows
         do {
             for (index, op) in item.record.ops.enumerated() {
@@ -328,7 +371,6 @@ extension Store {
         } catch {
             return .failure(error as? StoreError ?? StoreError(.io, "reading an old row failed", cause: error))
         }
-        images = local
         return .success(rows)
     }
 

@@ -56,6 +56,7 @@ extension Store {
     @discardableResult
     func compactSegments(onDemand: Bool) throws -> CompactionReport {
         waitForFetchIndexes()
+        try evictLaggingHistoryConsumers()
         return try compactionLock.withLock { _ in
             let (order, stats, floor) = state.withLock { ($0.segmentOrder, $0.stats, $0.historyFloor) }
             let before = order.reduce(Int64(0)) { $0 + (stats[$1]?.fileBytes ?? 0) }

@@ -7,19 +7,25 @@ extension Store {
         "replay:\(sourceID.uuidString)"
     }
 
-    /// Applies the history of `source` (a store of the same schema) to this store, one commit
-    /// per source transaction with the same keys, author, context, timestamp and process; each
-    /// commit also records, in a history consumer of this store
+    /// The most transactions, and the most changes, one replay batch commits.
+    static let replayBatchLimits = (transactions: 1_024, changes: 16_384)
+
+    /// Applies the history of `source` (a store of the same schema) to this store: each source
+    /// transaction becomes a commit of this store with the same keys, author, context,
+    /// timestamp and process, and also records, in a history consumer of this store
     /// (``replayConsumerName(source:)``), the source transaction it applied. So the replay
-    /// resumes where it stopped, even after a crash, and applies no transaction twice. Every
-    /// commit but the last is relaxed: the replay syncs once, when it ends.
+    /// resumes where it stopped, even after a crash, and applies no transaction twice.
+    ///
+    /// The commits are written in batches (the batch `commit(_:)`: one append per batch, each
+    /// transaction its own record), relaxed but the last: the replay syncs once, when it ends.
     ///
     /// - Parameters:
     ///   - source: the store whose history to apply; it may be open read-only.
     ///   - sequence: start after this source transaction instead of after the last one applied
     ///     (never before it).
-    ///   - progress: called after each commit with the transactions applied and the number to
-    ///     apply; what it throws stops the replay (what was committed stays, and is not applied again).
+    ///   - progress: called after each transaction is added to the batch being committed, with
+    ///     the transactions applied and the number to apply; what it throws stops the replay
+    ///     once the transactions counted so far are committed (they are not applied again).
     /// - Returns: the number of transactions applied.
     /// - Throws: ``StoreError`` `schemaMismatch` for a source of another schema;
     ///   `historyUnavailable` when the source's history after the resume point was deleted or
@@ -40,26 +46,25 @@ extension Store {
         let start = max(cursor.sequence, sequence ?? 0)
         let total = Int(source.lastSequence - min(start, source.lastSequence))
         var applied = 0
-        // Each transaction is committed when the next one is read: relaxed, so the replay syncs
-        // once at its end (its last commit has the store's durability) rather than per
-        // transaction. A crash loses at most an unsynced tail, cursor included, which the next
-        // replay applies again.
-        var pending: Transaction?
-        func commitPending(relaxed: Bool) throws {
-            guard var transaction = pending else { return }
-            pending = nil
-            if relaxed { transaction.durability = .relaxed }
-            try commit(transaction)
-            applied += 1
-            try progress?(applied, total)
+        // A crash loses at most the unsynced tail of the replay, cursor included, which the
+        // next replay applies again.
+        var batch: [Transaction] = []
+        var batchChanges = 0
+        func commitBatch(final: Bool) throws {
+            guard !batch.isEmpty else { return }
+            for index in batch.indices { batch[index].durability = .relaxed }
+            if final { batch[batch.count - 1].durability = nil }
+            try commit(batch)
+            batch.removeAll(keepingCapacity: true)
+            batchChanges = 0
         }
         try source.forEachHistoryTransaction(after: start) { record in
-            try commitPending(relaxed: true)
             var transaction = Transaction(author: record.author, contextName: record.contextName)
             transaction.timestamp = record.timestamp
             transaction.bundleID = record.bundleID
             transaction.processID = record.processID
             transaction.consumerCursors = [name: record.sequence]
+            transaction.operations.reserveCapacity(record.changes.count)
             for change in record.changes {
                 switch change.kind {
                 case .insert: transaction.insert(change.entity, key: change.key, row: change.row!)
@@ -67,10 +72,23 @@ extension Store {
                 case .delete: transaction.delete(change.entity, key: change.key)
                 }
             }
-            pending = transaction
+            if !batch.isEmpty && batchChanges + record.changes.count > Self.replayBatchLimits.changes {
+                try commitBatch(final: false)
+            }
+            batch.append(transaction)
+            batchChanges += record.changes.count
+            applied += 1
+            do {
+                try progress?(applied, total)
+            } catch {
+                // What progress counted as applied is committed before the replay stops.
+                try commitBatch(final: true)
+                throw error
+            }
+            if batch.count == Self.replayBatchLimits.transactions { try commitBatch(final: false) }
             return true
         }
-        try commitPending(relaxed: false)
+        try commitBatch(final: true)
         if applied > 0 {
             logger.debug("replayed history", metadata: ["source": "\(source.path)", "transactions": "\(applied)", "path": "\(path)"])
         }

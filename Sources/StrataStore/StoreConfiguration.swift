@@ -32,6 +32,12 @@ public struct StoreConfiguration: Sendable {
     public var backgroundMaintenance: Bool = true
     /// Whether commits keep their history (author, context, changes). The default is `true`.
     public var historyTracking: Bool = true
+    /// Whether an existing store follows ``historyTracking`` as Core Data's
+    /// `NSPersistentHistoryTrackingKey` does: a store that kept no history starts keeping it
+    /// from its newest transaction on, and a store that kept history, opened with
+    /// ``historyTracking`` false, opens read-only (with a warning) so that no commit goes
+    /// unrecorded. The default is `false`: an existing store keeps the setting it was created with.
+    public var historyTrackingFollowsConfiguration: Bool = false
     /// The most bytes of history a history consumer may hold back from a `deleteHistory(before:)`
     /// before it is evicted (its next read fails, and it must resync). The default is `nil` (no bound).
     public var historyConsumerLagLimit: Int? = nil

@@ -58,7 +58,14 @@ func run(_ arguments: [String]) throws -> Data {
         fail("usage: strata-graph-probe <store> [add <name> <salary> <department>]")
     }
     let coordinator = PersistentStoreCoordinator(managedObjectModel: makeModel())
-    let store = try coordinator.addPersistentStore(type: .strata, at: URL(fileURLWithPath: arguments[0]))
+    let url = URL(fileURLWithPath: arguments[0])
+    var store = try coordinator.addPersistentStore(type: .strata, at: url)
+    if store.isReadOnly {
+        // A store that keeps persistent history opens read-only without the key: open it as an
+        // app that keeps history does.
+        try coordinator.remove(store)
+        store = try coordinator.addPersistentStore(type: .strata, at: url, options: [PersistentHistoryTrackingKey: true])
+    }
     defer { try? coordinator.remove(store) }
     let context = ManagedObjectContext(.privateQueue)
     context.persistentStoreCoordinator = coordinator

@@ -153,6 +153,7 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
         var configuration = StoreConfiguration()
         configuration.durability = durability
         configuration.historyTracking = isHistoryTrackingEnabled
+        configuration.historyTrackingFollowsConfiguration = true
         configuration.readOnly = isReadOnly
         if let cacheSize { configuration.cacheSize = cacheSize }
         configuration.historyConsumerLagLimit = Self.number(options[HistoryConsumerLagLimitKey])?.intValue

@@ -11,8 +11,9 @@ private let logger = Logger(label: "strata.history")
 /// compaction: the store's retention floor is the lowest of the live consumers' cursors and
 /// the floor the application asks for. A consumer that holds back more than the store option
 /// ``HistoryConsumerLagLimitKey`` (bytes) or ``HistoryConsumerAgeLimitKey`` (seconds) allows
-/// when history is deleted is evicted: ``token`` then throws `persistentHistoryTokenExpired`
-/// carrying the token to resync from.
+/// is evicted (checked when history is deleted, when the store opens, when compaction runs and
+/// when the consumer reads): ``token`` then throws `persistentHistoryTokenExpired` carrying the
+/// token to resync from.
 ///
 /// ```swift
 /// let consumer = try coordinator.historyConsumer(named: "search-index")
@@ -79,8 +80,16 @@ public final class PersistentHistoryConsumer: Sendable, CustomStringConvertible 
     /// The name and store, for logs.
     public var description: String { "PersistentHistoryConsumer(\(name), store: \(storeIdentifier))" }
 
-    /// The consumer's state in the store, if it is live.
+    /// The consumer's state in the store, if it is live, once the consumers past the store's
+    /// bounds are evicted.
     func state() throws -> HistoryConsumerState {
+        do {
+            try engine.evictLaggingHistoryConsumers()
+        } catch let error as StoreError where error.code == .closed {
+            // A removed store evicts nothing; its consumers read what it last held.
+        } catch let error as StoreError {
+            throw CoreDataError(.persistentStoreOperation, "the history consumers' cursors cannot be written: \(error.message)", underlyingError: error)
+        }
         guard let state = engine.historyConsumers[name] else {
             throw CoreDataError(.persistentHistoryTokenExpired, "the history consumer \(name) was removed; register it again")
         }
