@@ -5,13 +5,6 @@ extension StoreMapping {
     /// written before keep their layout (its position is never reused).
     static let retiredPrefix = "~"
 
-    /// Creates a mapping from its parts.
-    private init(schema: Schema, layouts: [String: EntityLayout], entitiesByTag: [Int: [Int64: EntityDescription]]) {
-        self.schema = schema
-        self.layouts = layouts
-        self.entitiesByTag = entitiesByTag
-    }
-
     /// This mapping laid over a store whose engine schema is `stored`, as an in-place migration
     /// leaves it: every engine entity and column of `stored` keeps its id and position (matched by
     /// name and type), the model's new ones come after them, and the ones the model no longer has

@@ -28,7 +28,7 @@ final class StoreMapping: Sendable {
     /// Lays out `model` (which must be frozen).
     ///
     /// - Throws: ``CoreDataError`` `coreData` when an attribute has no storable type.
-    init(model: ManagedObjectModel) throws {
+    convenience init(model: ManagedObjectModel) throws {
         var entities: [EntitySchema] = []
         var rootIDs: [ObjectIdentifier: Int] = [:]
         let roots = model.entities.filter { $0.superentity == nil }.sorted { $0.name < $1.name }
@@ -146,10 +146,18 @@ final class StoreMapping: Sendable {
                 sharedColumns: Set(columns.values.filter { !(columnTags[storeEntity]?[$0] ?? []).isSubset(of: family) }),
                 joins: inheritedJoins)
         }
-        self.schema = try Schema(entities: entities)
+        self.init(schema: try Schema(entities: entities), layouts: layouts, entitiesByTag: byTag)
+    }
+
+    /// A mapping of its parts; every entity of `entitiesByTag` is found by identity.
+    init(schema: Schema, layouts: [String: EntityLayout], entitiesByTag: [Int: [Int64: EntityDescription]]) {
+        self.schema = schema
         self.layouts = layouts
-        self.entitiesByTag = byTag
-        layoutsByIdentity = Dictionary(uniqueKeysWithValues: model.entities.map { (EntityIdentity($0), layouts[$0.name]!) })
+        self.entitiesByTag = entitiesByTag
+        layoutsByIdentity = Dictionary(
+            uniqueKeysWithValues: entitiesByTag.values.flatMap(\.values).compactMap { entity in
+                layouts[entity.name].map { (EntityIdentity(entity), $0) }
+            })
     }
 
     /// The layout of `entity`: by identity for the model's own entities, else by name.
