@@ -111,6 +111,73 @@ struct OrderedIndex: Sendable {
         }
     }
 
+    /// Applies `changes` in one pass: each removes or adds its pair (a removal of a pair the
+    /// index does not hold, or an insertion of one it holds, does nothing). `changes` must be
+    /// sorted in index order (by value, then key) and name each pair at most once.
+    ///
+    /// Costs O(k log n) to place the k changes plus one copy of each chunk they touch, where
+    /// inserting them one at a time moves a chunk's entries once per change.
+    mutating func merge(_ changes: [OrderedIndexChange]) {
+        guard !changes.isEmpty else { return }
+        guard changes.count >= 8 && !chunks.isEmpty else {
+            for change in changes {
+                if change.inserts { insert(change.value, key: change.key) } else { remove(change.value, key: change.key) }
+            }
+            return
+        }
+        var merged: [[Entry]] = []
+        merged.reserveCapacity(chunks.count + changes.count / Self.maxChunkSize + 1)
+        var next = 0
+        var start = 0
+        while start < changes.count {
+            // The chunk a change belongs in: the last whose head does not follow it (the first
+            // chunk for a change before every head).
+            let first = Entry(value: changes[start].value, key: changes[start].key)
+            var low = 0
+            var high = heads.count
+            while low < high {
+                let middle = (low + high) / 2
+                if first.precedes(heads[middle]) { high = middle } else { low = middle + 1 }
+            }
+            let chunk = max(low - 1, 0)
+            let limit = chunk + 1 < heads.count ? heads[chunk + 1] : nil
+            var end = start + 1
+            while end < changes.count,
+                  limit.map({ Entry(value: changes[end].value, key: changes[end].key).precedes($0) }) ?? true {
+                end += 1
+            }
+            merged.append(contentsOf: chunks[next..<chunk])
+            next = chunk + 1
+            let entries = chunks[chunk]
+            var result: [Entry] = []
+            result.reserveCapacity(entries.count + end - start)
+            var offset = 0
+            for change in changes[start..<end] {
+                let entry = Entry(value: change.value, key: change.key)
+                while offset < entries.count && entries[offset].precedes(entry) {
+                    result.append(entries[offset])
+                    offset += 1
+                }
+                let held = offset < entries.count && !entry.precedes(entries[offset])
+                if held { offset += 1 }
+                if held && !change.inserts { count -= 1 }
+                if !held && change.inserts { count += 1 }
+                if change.inserts { result.append(entry) }
+            }
+            result.append(contentsOf: entries[offset...])
+            var piece = 0
+            while piece < result.count {
+                let size = result.count - piece > Self.maxChunkSize ? Self.maxChunkSize * 3 / 4 : result.count - piece
+                merged.append(Array(result[piece..<(piece + size)]))
+                piece += size
+            }
+            start = end
+        }
+        merged.append(contentsOf: chunks[next...])
+        chunks = merged
+        heads = chunks.map { $0[0] }
+    }
+
     /// Removes the pair (`value`, `key`); does nothing if the index does not hold it.
     mutating func remove(_ value: Value, key: PrimaryKey) {
         let entry = Entry(value: value, key: key)
@@ -234,4 +301,14 @@ struct OrderedIndex: Sendable {
             ? Position(chunk: low, offset: 0)
             : Position(chunk: low - 1, offset: lowOffset)
     }
+}
+
+/// One change ``OrderedIndex/merge(_:)`` applies: add or remove the pair (`value`, `key`).
+struct OrderedIndexChange: Sendable {
+    /// The column value.
+    var value: Value
+    /// The primary key of the row.
+    var key: PrimaryKey
+    /// Whether the pair is added (else removed).
+    var inserts: Bool
 }

@@ -7,6 +7,9 @@ struct PendingCommit: Sendable {
     var record: EncodedRecord
     /// Old and new row images of operations on entities with fetch indexes, by operation.
     var rows: [Int: (old: Row?, new: Row?)]
+    /// The store's newest sequence before the old images in ``rows`` were read: they are still
+    /// the committed rows when no commit came after it.
+    var readSequence: UInt64 = 0
     /// Whether the commit waits for `fdatasync`.
     var durable: Bool
     /// What the commits since the writer's reads must not have changed.
@@ -82,6 +85,7 @@ extension Store {
     ///   whose tombstone is kept.
     func encode(_ transaction: Transaction, written: inout [EntityKey: Row?]) throws -> PendingCommit {
         waitForFetchIndexes()
+        let readSequence = lastSequence
         var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
         var rows: [Int: (old: Row?, new: Row?)] = [:]
         var highestKeys: [Int: Int64] = [:]
@@ -111,14 +115,15 @@ extension Store {
                     throw StoreError(.invalidValue, "changed columns \(changed) are not all columns of \(codec.entityName)")
                 }
                 builder.add(.update, entity: entity, key: key, row: row, codec: codec, changedColumns: changed)
-                if keepsPriorRows, let before = try prior(entity, key) { builder.addPrior(before, codec: codec) }
+                let reindexes = indexed && changed.contains(where: { schema.entities[entity].columns[$0].hasFetchIndex })
+                // The prior row is read once, for history and for the fetch indexes.
+                let before = keepsPriorRows || reindexes ? try prior(entity, key) : nil
+                if keepsPriorRows, let before { builder.addPrior(before, codec: codec) }
                 written[EntityKey(entity: entity, key: key)] = row
-                if indexed && changed.contains(where: { schema.entities[entity].columns[$0].hasFetchIndex }) {
-                    rows[index] = (nil, row)
-                }
+                if reindexes { rows[index] = (before, row) }
             case .delete(_, let key):
                 let keep = schema.entities[entity].tombstoneColumns
-                let current = keep.isEmpty && !keepsPriorRows ? nil : try prior(entity, key)
+                let current = keep.isEmpty && !keepsPriorRows && !indexed ? nil : try prior(entity, key)
                 if keep.isEmpty {
                     builder.addMarker(.delete, entity: entity, key: key)
                 } else {
@@ -131,7 +136,7 @@ extension Store {
                 }
                 if let current, keepsPriorRows { builder.addPrior(current, codec: codec) }
                 written[EntityKey(entity: entity, key: key)] = .some(nil)
-                if indexed { rows[index] = (nil, nil) }
+                if indexed { rows[index] = (current, nil) }
             }
         }
         if !highestKeys.isEmpty {
@@ -146,7 +151,8 @@ extension Store {
             throw StoreError(.invalidValue, "a transaction of \(record.bytes.count) bytes is larger than 1 GiB")
         }
         let durable = (transaction.durability ?? configuration.durability) == .durable
-        return PendingCommit(record: record, rows: rows, durable: durable, condition: transaction.condition, ticket: CommitTicket())
+        return PendingCommit(
+            record: record, rows: rows, readSequence: readSequence, durable: durable, condition: transaction.condition, ticket: CommitTicket())
     }
 
     /// Queues `commits` one after the other, writes them (leading the group commit when no
@@ -215,6 +221,7 @@ extension Store {
             if recent.floor == nil { recent.floor = state.withLock { $0.lastSequence } }
             return recent
         }
+        let groupBase = state.withLock { $0.lastSequence }
         // The keys written by the commits of the group accepted so far.
         var groupWritten: [Int: Set<PrimaryKey>] = [:]
         // A commit, or a batch of them, is accepted whole or refused whole.
@@ -232,7 +239,7 @@ extension Store {
                     failure = StoreError(.writeConflict, "a commit since sequence \(condition.since) changed rows this transaction depends on")
                     break
                 }
-                switch validate(item, against: &unitImages) {
+                switch validate(item, against: &unitImages, imagesCurrent: item.readSequence == groupBase) {
                 case .success(let rows):
                     unitAccepted.append((index, rows))
                     for op in item.record.ops { unitWritten[op.entity, default: []].insert(op.key) }
@@ -294,14 +301,16 @@ extension Store {
             let firstSequence = sequence - UInt64(accepted.count) + 1
             let interval = Int64(configuration.checkpointInterval)
             let wantsCheckpoint = state.withLock { state in
+                var indexChanges = FetchIndexChanges()
                 for (position, entry) in accepted.enumerated() {
                     let record = batch[entry.index].record
                     let summary = RecordSummary(
                         kind: .transaction, sequence: firstSequence + UInt64(position), length: record.bytes.count,
                         ops: record.ops, blocks: record.blocks, cursors: record.cursors)
                     state.apply(summary, segment: file.id, offset: start + Int64(offsets[position]), rows: entry.rows,
-                                historyTracking: configuration.historyTracking)
+                                historyTracking: configuration.historyTracking, indexChanges: &indexChanges)
                 }
+                indexChanges.apply(to: &state.fetchIndexes)
                 state.activeEnd = start + Int64(buffer.count)
                 state.stats[file.id]?.fileBytes = state.activeEnd
                 state.bytesSinceCheckpoint += Int64(buffer.count)
@@ -330,8 +339,11 @@ extension Store {
     /// Checks a commit's keys against the index and earlier commits of the group, and gathers
     /// the old row images its fetch-index updates need. Adds its images to `local`, which the
     /// caller drops when the commit fails.
+    ///
+    /// - Parameter imagesCurrent: whether no commit came after the old images the commit read
+    ///   while it was encoded, so that they are still the committed rows (else they are read again).
     private func validate(
-        _ item: PendingCommit, against local: inout [EntityKey: GroupImage]
+        _ item: PendingCommit, against local: inout [EntityKey: GroupImage], imagesCurrent: Bool
     ) -> Result<[Int: (old: Row?, new: Row?)], StoreError> {
         var rows = item.rows
         do {
@@ -355,7 +367,11 @@ extension Store {
                 }
                 if var change = rows[index] {
                     if op.kind != .insert {
-                        if case .live(let image?) = current { change.old = image } else { change.old = try read(op.entity, key: op.key) }
+                        if case .live(let image?) = current {
+                            change.old = image
+                        } else if !imagesCurrent {
+                            change.old = try read(op.entity, key: op.key)
+                        }
                     }
                     rows[index] = change
                     local[id] = op.kind.removes ? .deleted : .live(change.new)

@@ -87,6 +87,18 @@ struct StoreState: Sendable {
         _ record: RecordSummary, segment: UInt32, offset: Int64, rows: [Int: (old: Row?, new: Row?)],
         historyTracking: Bool
     ) {
+        var changes = FetchIndexChanges()
+        apply(record, segment: segment, offset: offset, rows: rows, historyTracking: historyTracking, indexChanges: &changes)
+        changes.apply(to: &fetchIndexes)
+    }
+
+    /// Applies a record's operations as ``apply(_:segment:offset:rows:historyTracking:)`` does,
+    /// but records its fetch-index changes in `indexChanges` for the caller to apply, once for
+    /// all the records of a group.
+    mutating func apply(
+        _ record: RecordSummary, segment: UInt32, offset: Int64, rows: [Int: (old: Row?, new: Row?)],
+        historyTracking: Bool, indexChanges: inout FetchIndexChanges
+    ) {
         let numbers = registerBlocks(record.blocks, segment: segment, offset: offset)
         for (index, op) in record.ops.enumerated() {
             // A prior row (history) is never the live image of its key.
@@ -97,7 +109,9 @@ struct StoreState: Sendable {
             } else {
                 place(op.entity, op.key, at: RowLocation(block: numbers[op.block], slot: op.slot), size: op.size, segment: segment)
             }
-            if let change = rows[index] { updateFetchIndexes(op.entity, op.key, old: change.old, new: change.new) }
+            if let change = rows[index] {
+                indexChanges.record(op.entity, op.key, columns: fetchIndexes[op.entity].keys, old: change.old, new: change.new)
+            }
         }
         if let newest = stats[segment]?.maxSequence, newest < record.sequence { stats[segment]!.maxSequence = record.sequence }
         if record.kind == .transaction {
