@@ -4,16 +4,15 @@
 /// Changes are recorded in commit order; a pair changed several times (inserted, then removed
 /// by a later operation of the group, ...) nets out to what the last change left.
 struct FetchIndexChanges: Sendable {
-    /// One recorded change, with its place in commit order.
-    private struct Pending: Sendable {
-        var change: OrderedIndexChange
-        var ordinal: Int
+    /// The changes recorded for one index, in commit order.
+    private struct IndexChanges: Sendable {
+        var entity: Int
+        var column: Int
+        var changes: [OrderedIndexChange]
     }
 
-    /// The recorded changes, by entity and indexed column.
-    private var pending: [Int: [Int: [Pending]]] = [:]
-    /// The number of changes recorded so far.
-    private var recorded = 0
+    /// The recorded changes, per index (a handful: found by a linear search).
+    private var indexes: [IndexChanges] = []
 
     /// Creates an empty set of changes.
     init() {}
@@ -25,40 +24,51 @@ struct FetchIndexChanges: Sendable {
             let before = old?[column]
             let after = new?[column]
             if before == after { continue }
-            if let before {
-                pending[entity, default: [:]][column, default: []].append(Pending(change: OrderedIndexChange(value: before, key: key, inserts: false), ordinal: recorded))
-                recorded += 1
-            }
-            if let after {
-                pending[entity, default: [:]][column, default: []].append(Pending(change: OrderedIndexChange(value: after, key: key, inserts: true), ordinal: recorded))
-                recorded += 1
-            }
+            let slot = indexes.firstIndex { $0.entity == entity && $0.column == column } ?? {
+                indexes.append(IndexChanges(entity: entity, column: column, changes: []))
+                return indexes.count - 1
+            }()
+            if let before { indexes[slot].changes.append(OrderedIndexChange(value: before, key: key, inserts: false)) }
+            if let after { indexes[slot].changes.append(OrderedIndexChange(value: after, key: key, inserts: true)) }
         }
     }
 
-    /// Applies the recorded changes to `indexes`: per pair, the last change recorded decides
-    /// whether the index holds it.
-    func apply(to indexes: inout [[Int: OrderedIndex]]) {
-        for (entity, columns) in pending {
-            for (column, changes) in columns where !changes.isEmpty {
-                let sorted = changes.sorted { a, b in
-                    if a.change.value < b.change.value { return true }
-                    if b.change.value < a.change.value { return false }
-                    if a.change.key != b.change.key { return a.change.key < b.change.key }
-                    return a.ordinal < b.ordinal
-                }
-                var net: [OrderedIndexChange] = []
-                net.reserveCapacity(sorted.count)
-                var index = 0
-                while index < sorted.count {
-                    // The run of changes to one pair, oldest first: the last one decides.
-                    var last = index
-                    while last + 1 < sorted.count, Self.samePair(sorted[last + 1].change, sorted[index].change) { last += 1 }
-                    net.append(sorted[last].change)
-                    index = last + 1
-                }
-                indexes[entity][column]!.merge(net)
+    /// Applies the recorded changes to `fetchIndexes` (per entity, per column): per pair, the
+    /// last change recorded decides whether the index holds it.
+    func apply(to fetchIndexes: inout [[Int: OrderedIndex]]) {
+        for index in indexes {
+            let order = Self.indexOrder(index.changes)
+            var net: [OrderedIndexChange] = []
+            net.reserveCapacity(order.count)
+            var position = 0
+            while position < order.count {
+                // The run of changes to one pair, oldest first: the last one decides.
+                var last = position
+                while last + 1 < order.count, Self.samePair(index.changes[order[last + 1]], index.changes[order[position]]) { last += 1 }
+                net.append(index.changes[order[last]])
+                position = last + 1
             }
+            fetchIndexes[index.entity][index.column]!.merge(net)
+        }
+    }
+
+    /// The positions of `changes` sorted by value, then key, then position (commit order).
+    private static func indexOrder(_ changes: [OrderedIndexChange]) -> [Int] {
+        // Integer columns, the common case, sort on plain integers.
+        var integers: [(value: Int64, key: PrimaryKey, position: Int)] = []
+        integers.reserveCapacity(changes.count)
+        for (position, change) in changes.enumerated() {
+            guard case .int(let value) = change.value else { integers = []; break }
+            integers.append((value, change.key, position))
+        }
+        if integers.count == changes.count {
+            integers.sort { ($0.value, $0.key, $0.position) < ($1.value, $1.key, $1.position) }
+            return integers.map(\.position)
+        }
+        return changes.indices.sorted { a, b in
+            if changes[a].value < changes[b].value { return true }
+            if changes[b].value < changes[a].value { return false }
+            return (changes[a].key, a) < (changes[b].key, b)
         }
     }
 

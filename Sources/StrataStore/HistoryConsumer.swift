@@ -18,6 +18,13 @@ public struct HistoryConsumerState: Sendable, Hashable {
         writer.u64(evictedAt.map { $0 + 1 } ?? 0)
     }
 
+    /// Whether the consumer named `name` reads this store's history, so that its cursor holds
+    /// the history floor and lags can evict it. A replay cursor (``Store/replayConsumerName(source:)``)
+    /// counts another store's sequences: it holds no history of this store and is never evicted.
+    static func holdsHistory(named name: String) -> Bool {
+        !name.hasPrefix(Store.replayConsumerPrefix)
+    }
+
     /// Reads a state ``encode(into:)`` wrote.
     static func decode(from reader: inout BinaryReader) throws -> HistoryConsumerState {
         let sequence = try reader.u64()
@@ -48,7 +55,8 @@ extension StoreState {
     /// Raises the history floor to the lowest of the requested floor and the live consumers'
     /// cursors, dropping the history below it. Returns whether it moved.
     mutating func raiseHistoryFloor() -> Bool {
-        let held = consumers.values.filter { $0.evictedAt == nil }.map(\.sequence).min() ?? .max
+        let held = consumers.filter { $0.value.evictedAt == nil && HistoryConsumerState.holdsHistory(named: $0.key) }
+            .map(\.value.sequence).min() ?? .max
         let target = Swift.min(requestedHistoryFloor, held, lastSequence)
         guard target > historyFloor else { return false }
         historyFloor = target
@@ -69,6 +77,9 @@ extension Store {
     /// Registers the history consumer `name` with its cursor at the oldest retained history (it
     /// will read everything still kept), or returns the existing consumer's state. Writes the manifest.
     ///
+    /// Names starting with ``replayConsumerPrefix`` are replay cursors: they count another
+    /// store's sequences (from 0), hold none of this store's history and are never evicted.
+    ///
     /// - Throws: ``StoreError`` `historyUnavailable` when history tracking is off; `io`/`diskFull`.
     @discardableResult
     public func registerHistoryConsumer(_ name: String) throws -> HistoryConsumerState {
@@ -80,7 +91,8 @@ extension Store {
         return try manifestLock.withLock { status in
             let (consumer, added) = state.withLock { state in
                 if let existing = state.consumers[name] { return (existing, false) }
-                let consumer = HistoryConsumerState(sequence: state.historyFloor, advanced: Date(), evictedAt: nil)
+                let start = HistoryConsumerState.holdsHistory(named: name) ? state.historyFloor : 0
+                let consumer = HistoryConsumerState(sequence: start, advanced: Date(), evictedAt: nil)
                 state.consumers[name] = consumer
                 return (consumer, true)
             }
@@ -168,7 +180,8 @@ extension Store {
         guard bytesLimit != nil || ageLimit != nil else { return [] }
         let evicted = state.withLock { state -> [(String, UInt64, Int)] in
             var evicted: [(String, UInt64, Int)] = []
-            for (name, consumer) in state.consumers where consumer.evictedAt == nil && consumer.sequence < state.requestedHistoryFloor {
+            for (name, consumer) in state.consumers
+            where consumer.evictedAt == nil && HistoryConsumerState.holdsHistory(named: name) && consumer.sequence < state.requestedHistoryFloor {
                 let start = state.history.partitioningIndex { $0.sequence > consumer.sequence }
                 let end = state.history.partitioningIndex { $0.sequence > state.requestedHistoryFloor }
                 let bytes = start < end ? state.history[start..<end].reduce(0) { $0 + $1.length } : 0

@@ -115,11 +115,12 @@ struct OrderedIndex: Sendable {
     /// index does not hold, or an insertion of one it holds, does nothing). `changes` must be
     /// sorted in index order (by value, then key) and name each pair at most once.
     ///
-    /// Costs O(k log n) to place the k changes plus one copy of each chunk they touch, where
-    /// inserting them one at a time moves a chunk's entries once per change.
+    /// Costs O(k log n) to place the k changes plus one copy of each chunk they touch and of the
+    /// chunk list, where inserting them one at a time moves a chunk's entries once per change.
     mutating func merge(_ changes: [OrderedIndexChange]) {
         guard !changes.isEmpty else { return }
-        guard changes.count >= 8 && !chunks.isEmpty else {
+        // Few changes (fewer than chunks) move fewer entries one at a time than rebuilding the chunk list.
+        guard changes.count >= max(chunks.count, 8) && !chunks.isEmpty else {
             for change in changes {
                 if change.inserts { insert(change.value, key: change.key) } else { remove(change.value, key: change.key) }
             }

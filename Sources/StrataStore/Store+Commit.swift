@@ -222,14 +222,16 @@ extension Store {
             return recent
         }
         let groupBase = state.withLock { $0.lastSequence }
-        // The keys written by the commits of the group accepted so far.
+        // The keys written by the commits of the group accepted so far (only a condition reads them).
         var groupWritten: [Int: Set<PrimaryKey>] = [:]
+        let checksConditions = batch.contains { $0.condition != nil }
         // A commit, or a batch of them, is accepted whole or refused whole.
         var unitStart = 0
         while unitStart < batch.count {
             var unitEnd = unitStart + 1
             while unitEnd < batch.count && batch[unitEnd].continuesBatch { unitEnd += 1 }
-            var unitImages = images
+            // What the unit changed in `images`, to put back when it fails.
+            var undo: [(EntityKey, GroupImage?)] = []
             var unitWritten = groupWritten
             var unitAccepted: [(index: Int, rows: [Int: (old: Row?, new: Row?)])] = []
             var failure: StoreError?
@@ -239,18 +241,18 @@ extension Store {
                     failure = StoreError(.writeConflict, "a commit since sequence \(condition.since) changed rows this transaction depends on")
                     break
                 }
-                switch validate(item, against: &unitImages, imagesCurrent: item.readSequence == groupBase) {
+                switch validate(item, against: &images, undo: &undo, imagesCurrent: item.readSequence == groupBase) {
                 case .success(let rows):
                     unitAccepted.append((index, rows))
-                    for op in item.record.ops { unitWritten[op.entity, default: []].insert(op.key) }
+                    if checksConditions { for op in item.record.ops { unitWritten[op.entity, default: []].insert(op.key) } }
                 case .failure(let error): failure = error
                 }
                 if failure != nil { break }
             }
             if let failure {
+                for (id, image) in undo.reversed() { images[id] = image }
                 for index in unitStart..<unitEnd { results[index] = .failure(failure) }
             } else {
-                images = unitImages
                 groupWritten = unitWritten
                 accepted += unitAccepted
             }
@@ -337,15 +339,19 @@ extension Store {
     }
 
     /// Checks a commit's keys against the index and earlier commits of the group, and gathers
-    /// the old row images its fetch-index updates need. Adds its images to `local`, which the
-    /// caller drops when the commit fails.
+    /// the old row images its fetch-index updates need. Adds its images to `local`, appending
+    /// what each replaced to `undo`, for the caller to put back when the commit fails.
     ///
     /// - Parameter imagesCurrent: whether no commit came after the old images the commit read
     ///   while it was encoded, so that they are still the committed rows (else they are read again).
     private func validate(
-        _ item: PendingCommit, against local: inout [EntityKey: GroupImage], imagesCurrent: Bool
+        _ item: PendingCommit, against local: inout [EntityKey: GroupImage], undo: inout [(EntityKey, GroupImage?)], imagesCurrent: Bool
     ) -> Result<[Int: (old: Row?, new: Row?)], StoreError> {
         var rows = item.rows
+        func set(_ id: EntityKey, _ image: GroupImage, replacing current: GroupImage?) {
+            undo.append((id, current))
+            local[id] = image
+        }
         do {
             for (index, op) in item.record.ops.enumerated() {
                 let id = EntityKey(entity: op.entity, key: op.key)
@@ -356,12 +362,13 @@ extension Store {
                 case .deleted?: live = false
                 case nil: live = contains(op.entity, key: op.key)
                 }
-                let name = schema.entities[op.entity].name
                 switch op.kind {
                 case .insert:
-                    guard !live else { throw StoreError(.keyConflict, "insert of \(name) \(op.key), which exists") }
+                    guard !live else { throw StoreError(.keyConflict, "insert of \(schema.entities[op.entity].name) \(op.key), which exists") }
                 case .update, .delete:
-                    guard live else { throw StoreError(.keyConflict, "\(op.kind == .update ? "update" : "delete") of \(name) \(op.key), which does not exist") }
+                    guard live else {
+                        throw StoreError(.keyConflict, "\(op.kind == .update ? "update" : "delete") of \(schema.entities[op.entity].name) \(op.key), which does not exist")
+                    }
                 case .put, .erase:
                     break
                 }
@@ -374,14 +381,14 @@ extension Store {
                         }
                     }
                     rows[index] = change
-                    local[id] = op.kind.removes ? .deleted : .live(change.new)
+                    set(id, op.kind.removes ? .deleted : .live(change.new), replacing: current)
                 } else if op.kind.removes {
-                    local[id] = .deleted
+                    set(id, .deleted, replacing: current)
                 } else if case .live? = current {
                     // An update that changes no indexed column: the image known so far still
                     // holds the indexed values a later change of this key must remove.
                 } else {
-                    local[id] = .live(nil)
+                    set(id, .live(nil), replacing: current)
                 }
             }
         } catch {

@@ -1,10 +1,15 @@
 import Foundation
 
 extension Store {
+    /// The start of the names of replay cursors: history consumers that count another store's
+    /// sequences, which hold none of this store's history.
+    public static let replayConsumerPrefix = "replay:"
+
     /// The name of the history consumer in which a destination store keeps how far it applied
-    /// the history of the store `sourceID`.
+    /// the history of the store `sourceID` (a source sequence: it does not hold this store's
+    /// history floor, and is never evicted).
     public static func replayConsumerName(source sourceID: UUID) -> String {
-        "replay:\(sourceID.uuidString)"
+        replayConsumerPrefix + sourceID.uuidString
     }
 
     /// The most transactions, and the most changes, one replay batch commits.
@@ -26,6 +31,9 @@ extension Store {
     ///   - progress: called after each transaction is added to the batch being committed, with
     ///     the transactions applied and the number to apply; what it throws stops the replay
     ///     once the transactions counted so far are committed (they are not applied again).
+    ///   - aroundEachBatch: called with each batch of transactions and the call that commits it,
+    ///     which it must make once (a coordinator records what pinned readers need before it,
+    ///     and tells its contexts after it); `nil` commits each batch directly.
     /// - Returns: the number of transactions applied.
     /// - Throws: ``StoreError`` `schemaMismatch` for a source of another schema;
     ///   `historyUnavailable` when the source's history after the resume point was deleted or
@@ -33,7 +41,8 @@ extension Store {
     ///   history does not explain; what ``commit(_:)`` and `progress` throw.
     @discardableResult
     public func replayHistory(
-        from source: Store, after sequence: UInt64? = nil, progress: ((_ applied: Int, _ total: Int) throws -> Void)? = nil
+        from source: Store, after sequence: UInt64? = nil, progress: ((_ applied: Int, _ total: Int) throws -> Void)? = nil,
+        aroundEachBatch: ((_ batch: [Transaction], _ commit: () throws -> Void) throws -> Void)? = nil
     ) throws -> Int {
         guard source.schema == schema else {
             throw StoreError(.schemaMismatch, "the source store \(source.path) has another schema", path: path)
@@ -54,7 +63,12 @@ extension Store {
             guard !batch.isEmpty else { return }
             for index in batch.indices { batch[index].durability = .relaxed }
             if final { batch[batch.count - 1].durability = nil }
-            try commit(batch)
+            let transactions = batch
+            if let aroundEachBatch {
+                try aroundEachBatch(transactions) { try commit(transactions) }
+            } else {
+                try commit(transactions)
+            }
             batch.removeAll(keepingCapacity: true)
             batchChanges = 0
         }

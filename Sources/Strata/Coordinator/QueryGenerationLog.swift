@@ -75,6 +75,15 @@ final class QueryGenerationLog: Sendable {
     /// - Returns: the commit's sequence.
     /// - Throws: what the commit throws; the pre-images recorded for it are dropped then.
     func commit(_ transaction: Transaction, to rows: any RowStore) throws -> UInt64 {
+        try committing(transaction.operations, to: rows) { try rows.commit(transaction) }
+    }
+
+    /// Runs `commit`, which commits `operations` to `rows` (in one or more transactions), first
+    /// recording the pre-images of the rows they change when a generation is pinned, as
+    /// ``commit(_:to:)`` does.
+    ///
+    /// - Throws: what `commit` throws; the pre-images recorded for it are dropped then.
+    func committing<T>(_ operations: [StrataStore.Operation], to rows: any RowStore, _ commit: () throws -> T) throws -> T {
         let unrecorded = state.withLock { state in
             guard state.pins.isEmpty && state.pinning == 0 else { return false }
             unrecordedCommits.enter()
@@ -82,13 +91,13 @@ final class QueryGenerationLog: Sendable {
         }
         if unrecorded {
             defer { unrecordedCommits.leave() }
-            return try rows.commit(transaction)
+            return try commit()
         }
         return try commitLock.withLock { _ in
-            guard state.withLock({ !$0.pins.isEmpty }) else { return try rows.commit(transaction) }
+            guard state.withLock({ !$0.pins.isEmpty }) else { return try commit() }
             let after = rows.lastSequence
             var images: [EntityKey: Row?] = [:]
-            for operation in transaction.operations {
+            for operation in operations {
                 switch operation {
                 case .insert(let entity, let key, _):
                     let place = EntityKey(entity: entity, key: key)
@@ -102,7 +111,7 @@ final class QueryGenerationLog: Sendable {
                 for (place, row) in images { state.versions[place.entity, default: [:]][place.key, default: []].append(Version(after: after, row: row)) }
             }
             do {
-                return try rows.commit(transaction)
+                return try commit()
             } catch {
                 state.withLock { state in
                     for place in images.keys { state.versions[place.entity]?[place.key]?.removeAll { $0.after == after } }

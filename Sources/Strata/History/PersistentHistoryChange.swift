@@ -20,13 +20,16 @@ public final class PersistentHistoryChange: FetchRequestResult, CustomStringConv
     /// to-one relationships; for a delete, every attribute and to-one relationship of the last
     /// stored state. `nil` for inserts, and for changes saved before the store kept prior rows.
     ///
+    /// To-many relationships the update changed: the related objects' IDs, a set, or an array in
+    /// order for an ordered relationship.
+    ///
     /// Not in Core Data, whose history keeps no old values.
-    public let previousValues: [String: Any]?
+    public internal(set) var previousValues: [String: Any]?
     /// The committed values the change wrote, as ``previousValues``: for an insert, every
     /// attribute and to-one relationship; for an update, the changed ones. `nil` for deletes.
     ///
     /// Not in Core Data.
-    public let newValues: [String: Any]?
+    public internal(set) var newValues: [String: Any]?
     /// Kept strongly only when the transaction does not hold its changes (changes-only results),
     /// so that the two never form a cycle.
     private let owningTransaction: PersistentHistoryTransaction?

@@ -16,7 +16,8 @@ extension PersistentHistoryReader {
     /// `changes` with an update of every object whose to-many relationship kept in a join entity
     /// the record changed (a pair added, removed or moved), as Core Data reports it: the
     /// relationship joins the `updatedProperties` of the object's update, or makes a new update
-    /// (with empty ``PersistentHistoryChange/previousValues`` and `newValues`); objects the record inserted or
+    /// (whose ``PersistentHistoryChange/previousValues`` and `newValues` get the relationships'
+    /// values from ``addToManyValues(to:store:engine:)``); objects the record inserted or
     /// deleted keep that change alone. A removed pair is known from the join row's prior image,
     /// so removals saved before stores kept prior rows are not reported.
     func relationshipChanges(

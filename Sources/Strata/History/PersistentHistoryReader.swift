@@ -117,6 +117,7 @@ struct PersistentHistoryReader {
         var skip = filter?.fetchOffset ?? 0
         let limit = (filter?.fetchLimit ?? 0) > 0 ? filter!.fetchLimit : Int.max
         var taken = 0
+        let first = changes.count
         var after: Date?
         if case .date(let date) = request.bound, !request.deletes { after = date }
         try Self.storeCall {
@@ -150,6 +151,9 @@ struct PersistentHistoryReader {
                 changes += kept
                 return taken < limit
             }
+        }
+        if [.transactionsAndChanges, .changesOnly].contains(request.resultType) {
+            try addToManyValues(to: changes[first...], store: store, engine: engine)
         }
     }
 
