@@ -119,8 +119,13 @@ struct OrderedIndex: Sendable {
     /// chunk list, where inserting them one at a time moves a chunk's entries once per change.
     mutating func merge(_ changes: [OrderedIndexChange]) {
         guard !changes.isEmpty else { return }
+        guard !chunks.isEmpty else {
+            // An empty index (a bulk load) is built from the insertions, already in order.
+            self = OrderedIndex(ordered: changes.filter(\.inserts).map { ($0.value, $0.key) })
+            return
+        }
         // Few changes (fewer than chunks) move fewer entries one at a time than rebuilding the chunk list.
-        guard changes.count >= max(chunks.count, 8) && !chunks.isEmpty else {
+        guard changes.count >= max(chunks.count, 8) else {
             for change in changes {
                 if change.inserts { insert(change.value, key: change.key) } else { remove(change.value, key: change.key) }
             }
