@@ -88,7 +88,7 @@ struct StoreLayerReadTests {
         try container.close()
     }
 
-    @Test func theRowCacheIsBoundedAndDropsAStoresRowsWhenItMovesOn() throws {
+    @Test func theRowCacheIsBoundedAndServesARowOnlyAtTheSequenceItWasReadAt() throws {
         let folder = TemporaryFolder()
         let container = try GraphModel.container(at: folder.store())
         _ = try Self.seed(container, count: 3)
@@ -97,12 +97,16 @@ struct StoreLayerReadTests {
         cache.keep(Row([.int(1)]), store, entity: 1, key: 1, sequence: 5)
         cache.keep(Row([.int(2)]), store, entity: 1, key: 2, sequence: 5)
         #expect(cache.row(store, entity: 1, key: 2, sequence: 5) == Row([.int(2)]))
+        #expect(cache.row(store, entity: 2, key: 2, sequence: 5) == nil)
+        // Key 3 takes key 1's entry: never more than the capacity.
         cache.keep(Row([.int(3)]), store, entity: 1, key: 3, sequence: 5)
-        #expect(cache.count <= 2)
-        // A row read at an older sequence is not kept; a newer sequence drops the older rows.
+        #expect(cache.count == 2)
+        #expect(cache.row(store, entity: 1, key: 1, sequence: 5) == nil)
+        // Once the store moved on, no row read before is served.
+        #expect(cache.row(store, entity: 1, key: 3, sequence: 6) == nil)
         cache.keep(Row([.int(9)]), store, entity: 1, key: 9, sequence: 4)
         #expect(cache.row(store, entity: 1, key: 9, sequence: 5) == nil)
-        #expect(cache.row(store, entity: 1, key: 3, sequence: 6) == nil)
+        cache.remove(store)
         #expect(cache.count == 0)
         try container.close()
     }

@@ -14,7 +14,9 @@ extension ManagedObjectContext {
     func candidates<T>(_ request: FetchRequest<T>, plan: QueryPlan) throws -> ([FetchCandidate], FetchStores) {
         let stores = fetchStores()
         var results: [FetchCandidate] = []
-        try collectStored(plan, stores: stores) { results.append(.stored($0)) }
+        // Rows are read for an in-memory sort; objects not loaded yet are realized after.
+        let sortsRows = plan.sortsInMemory && !(request.sortDescriptors ?? []).isEmpty
+        try collectStored(plan, stores: stores, rowsNeeded: sortsRows || request.resultType == .dictionaryResultType) { results.append(.stored($0)) }
         if plan.mergesPendingChanges {
             for object in try pendingMatches(plan) { results.append(.object(object)) }
         }
@@ -89,15 +91,18 @@ extension ManagedObjectContext {
     }
 
     /// Calls `emit` with every stored row `plan` matches, store by store through the store
-    /// layer (``StoreReader/executeFetch(_:position:skip:evaluate:emit:)``), leaving out the rows
+    /// layer (``StoreReader/executeFetch(_:position:skip:rowsNeeded:evaluate:emit:)``), leaving out the rows
     /// of objects whose unsaved state is evaluated in memory.
-    func collectStored(_ plan: QueryPlan, stores: FetchStores, emit: (StoredMatch) throws -> Void) throws {
+    ///
+    /// - Parameter rowsNeeded: whether the caller reads the matches' rows (see
+    ///   ``StoreReader/executeFetch(_:position:skip:rowsNeeded:evaluate:emit:)``).
+    func collectStored(_ plan: QueryPlan, stores: FetchStores, rowsNeeded: Bool = true, emit: (StoredMatch) throws -> Void) throws {
         guard let coordinator = persistentStoreCoordinator else { return }
         let changed = plan.mergesPendingChanges ? changedKeys(plan) : [:]
         let storedState = !plan.mergesPendingChanges
         for (position, store) in stores.stores.enumerated() {
             try reader(store, coordinator: coordinator).executeFetch(
-                plan, position: position, skip: changed[store.identifier] ?? [],
+                plan, position: position, skip: changed[store.identifier] ?? [], rowsNeeded: rowsNeeded,
                 evaluate: { part, row, key, concrete in
                     try rowMatches(part, row: row, key: key, entity: concrete.entity, layout: concrete.layout, store: store, storedState: storedState)
                 },

@@ -1,9 +1,9 @@
 import Foundation
 import StrataStore
 
-/// A stored row an object holds instead of its decoded values: slots are decoded from it one
-/// at a time, on first access (``ManagedObject/slotValue(_:)``), so columns never read are
-/// never turned into `Any` values.
+/// A stored row an object holds instead of its decoded values: a slot is decoded from it when
+/// it is read (``ManagedObject/slotValue(_:)``), so columns never read are never turned into
+/// `Any` values, and an object only read holds its row and nothing more.
 struct LazyRow {
     /// The row.
     var row: Row
@@ -11,6 +11,9 @@ struct LazyRow {
     var layout: EntityLayout
     /// The slots already decoded into ``ManagedObject/slots``.
     var decoded = SlotSet()
+    /// The IDs of the to-one references the fetch that loaded the row made, shared with the
+    /// other objects it loaded.
+    var references: ReferenceIDs?
 }
 
 extension ManagedObject {
@@ -21,9 +24,8 @@ extension ManagedObject {
     func loadLazily(from row: Row, layout: EntityLayout, context: ManagedObjectContext, references: ReferenceIDs?) throws {
         var eager: [Any?] = []
         var decoded = SlotSet()
-        let loads = runtime.loads
-        for slot in loads.indices where RowDecoding.decodesEagerly(loads[slot]) {
-            if eager.isEmpty { eager = Array(repeating: nil, count: loads.count) }
+        for slot in runtime.eagerSlots {
+            if eager.isEmpty { eager = Array(repeating: nil, count: runtime.loads.count) }
             eager[slot] = try RowDecoding.value(
                 slot, of: runtime, from: row, layout: layout, storeIdentifier: objectID.storeIdentifier, context: context, references: references)
             decoded.insert(slot)
@@ -31,7 +33,7 @@ extension ManagedObject {
         lazyRow = nil
         slots = eager
         committedSlots = nil
-        lazyRow = LazyRow(row: row, layout: layout, decoded: decoded)
+        lazyRow = LazyRow(row: row, layout: layout, decoded: decoded, references: references)
     }
 
     /// The value in `slot`, decoding only that slot when the object holds a lazily loaded row.
@@ -41,12 +43,16 @@ extension ManagedObject {
         return try decodeLazySlot(slot)
     }
 
-    /// Decodes `slot` from ``lazyRow`` if it is not decoded yet; returns its value.
+    /// The value of `slot` from ``lazyRow`` (the decoded one, if it was). Attribute values are
+    /// decoded from the row on every read and not kept (the row holds them, and an object read
+    /// once costs no slot storage); a to-one reference's ID is made once and kept.
     private func decodeLazySlot(_ slot: Int) throws -> Any? {
         if lazyRow!.decoded.contains(slot) { return slots[slot] }
+        let load = runtime.loads[slot]
         let value = RowDecoding.plainValue(
-            slot, load: runtime.loads[slot], of: runtime, from: lazyRow!.row, layout: lazyRow!.layout,
-            storeIdentifier: objectID.storeIdentifier, context: managedObjectContext)
+            slot, load: load, of: runtime, from: lazyRow!.row, layout: lazyRow!.layout,
+            storeIdentifier: objectID.storeIdentifier, context: managedObjectContext, references: lazyRow!.references)
+        guard load == .toOne else { return value }
         if slots.isEmpty { slots = Array(repeating: nil, count: runtime.loads.count) }
         slots[slot] = value
         lazyRow!.decoded.insert(slot)
@@ -64,7 +70,8 @@ extension ManagedObject {
         let storeIdentifier = objectID.storeIdentifier
         for slot in loads.indices where !lazy.decoded.contains(slot) {
             slots[slot] = RowDecoding.plainValue(
-                slot, load: loads[slot], of: runtime, from: lazy.row, layout: lazy.layout, storeIdentifier: storeIdentifier, context: context)
+                slot, load: loads[slot], of: runtime, from: lazy.row, layout: lazy.layout, storeIdentifier: storeIdentifier, context: context,
+                references: lazy.references)
         }
         committedSlots = slots
     }

@@ -5,83 +5,92 @@ import Synchronization
 /// The coordinator's row cache: the stored rows its contexts' faults read, shared by every
 /// context of the coordinator, as Core Data's coordinator shares its row cache.
 ///
-/// Each store's rows belong to one sequence of the store, the generation: a row is kept only
-/// when it was read with the store at that sequence, and a lookup that finds the store at
-/// another sequence (any commit: a save of any context or coordinator of the process, a batch
-/// request, a history replay, another process's commit a read-only store followed) drops the
-/// store's rows first. So a cached row is always the row a read would return now, and its
-/// snapshot sequence is the one such a read would report. Bounded: when ``capacity`` rows are
-/// held, the cache is emptied before the next row is kept.
+/// Each row is kept with the store's newest sequence read just before it was read, and served
+/// only while the store is still at that sequence: any commit (a save of any context or
+/// coordinator of the process, a batch request, a history replay, a commit of another process
+/// a read-only store followed) makes every row of the store stale at once. So a cached row is
+/// always the row a read would return now, with the snapshot sequence such a read would report.
+///
+/// Bounded and cheap: per store, a direct-mapped table of ``capacity`` entries by primary key
+/// (no hashing, no eviction work; a row takes its entry from whatever row held it).
 final class RowCache: Sendable {
-    /// One row's place: its store (by identity), engine entity and primary key.
-    private struct Place: Hashable {
-        var store: ObjectIdentifier
+    /// One cached row.
+    private struct Entry {
+        /// The engine entity.
         var entity: Int
+        /// The primary key.
         var key: PrimaryKey
+        /// The store's sequence read just before the row.
+        var sequence: UInt64
+        /// The row.
+        var row: Row
     }
 
-    private struct Contents {
-        /// The cached rows.
-        var rows: [Place: Row] = [:]
-        /// Each store's generation: the sequence its cached rows were read at.
-        var generations: [ObjectIdentifier: UInt64] = [:]
+    /// The entries of one store.
+    private struct StoreRows {
+        /// The store's identity.
+        var store: ObjectIdentifier
+        /// The table, ``capacity`` entries.
+        var entries: [Entry?]
     }
 
-    /// The most rows held at once.
+    /// The entries of one store table; a power of two.
     let capacity: Int
-    private let contents = Mutex(Contents())
+    /// The tables of the stores that have kept a row.
+    private let tables = Mutex<[StoreRows]>([])
 
-    /// Creates an empty cache holding at most `capacity` rows.
+    /// Creates an empty cache of `capacity` entries per store (rounded up to a power of two).
     init(capacity: Int = 16_384) {
-        self.capacity = capacity
+        var size = 1
+        while size < capacity { size *= 2 }
+        self.capacity = size
+    }
+
+    /// The position of (`entity`, `key`) in a store's table.
+    private func position(_ entity: Int, _ key: PrimaryKey) -> Int {
+        (Int(truncatingIfNeeded: key) &+ entity &* 0x9E37_79B1) & (capacity - 1)
     }
 
     /// The row of `store` at (`entity`, `key`) when the cache holds it as of `sequence`, the
-    /// store's newest sequence read just before; drops the store's rows of older sequences.
+    /// store's newest sequence read just before.
     func row(_ store: PersistentStore, entity: Int, key: PrimaryKey, sequence: UInt64) -> Row? {
         let identity = ObjectIdentifier(store)
-        return contents.withLock { contents in
-            guard let generation = contents.generations[identity] else { return nil }
-            guard generation == sequence else {
-                drop(identity, from: &contents)
-                return nil
+        let position = position(entity, key)
+        return tables.withLock { tables in
+            for table in tables.indices where tables[table].store == identity {
+                guard let entry = tables[table].entries[position], entry.key == key, entry.entity == entity, entry.sequence == sequence
+                else { return nil }
+                return entry.row
             }
-            return contents.rows[Place(store: identity, entity: entity, key: key)]
+            return nil
         }
     }
 
     /// Keeps `row`, read from `store` at (`entity`, `key`) with the store at `sequence` just
-    /// before the read; a row read at an older sequence than the store's cached rows is not kept.
+    /// before the read.
     func keep(_ row: Row, _ store: PersistentStore, entity: Int, key: PrimaryKey, sequence: UInt64) {
         let identity = ObjectIdentifier(store)
-        contents.withLock { contents in
-            if let generation = contents.generations[identity], generation != sequence {
-                guard generation < sequence else { return }
-                drop(identity, from: &contents)
+        let entry = Entry(entity: entity, key: key, sequence: sequence, row: row)
+        let position = position(entity, key)
+        tables.withLock { tables in
+            for table in tables.indices where tables[table].store == identity {
+                tables[table].entries[position] = entry
+                return
             }
-            if contents.rows.count >= capacity { contents.rows.removeAll(keepingCapacity: true) }
-            contents.generations[identity] = sequence
-            contents.rows[Place(store: identity, entity: entity, key: key)] = row
+            var entries = [Entry?](repeating: nil, count: capacity)
+            entries[position] = entry
+            tables.append(StoreRows(store: identity, entries: entries))
         }
     }
 
     /// Drops every row of `store` (it was removed from the coordinator).
     func remove(_ store: PersistentStore) {
-        contents.withLock { drop(ObjectIdentifier(store), from: &$0) }
+        let identity = ObjectIdentifier(store)
+        tables.withLock { $0.removeAll { $0.store == identity } }
     }
 
-    /// The number of rows held.
+    /// The number of rows held, current or stale.
     var count: Int {
-        contents.withLock { $0.rows.count }
-    }
-
-    private func drop(_ store: ObjectIdentifier, from contents: inout Contents) {
-        contents.generations[store] = nil
-        guard !contents.rows.isEmpty else { return }
-        if contents.generations.isEmpty {
-            contents.rows.removeAll(keepingCapacity: true)
-        } else {
-            contents.rows = contents.rows.filter { $0.key.store != store }
-        }
+        tables.withLock { tables in tables.reduce(0) { total, table in total + table.entries.count { $0 != nil } } }
     }
 }

@@ -33,8 +33,12 @@ extension StoreReader {
     /// - Parameters:
     ///   - position: the store's position in the fetch's ``FetchStores``.
     ///   - evaluate: evaluates residual parts no column test answers.
+    ///   - rowsNeeded: whether the caller reads the matches' rows; when not, an ordered walk
+    ///     decodes only the columns it tests and emits its matches without their row (the
+    ///     caller reads the rows of the objects it has not loaded yet, once the limit is met).
     func executeFetch(
-        _ plan: QueryPlan, position: Int, skip: Set<PrimaryKey>, evaluate: ResidualEvaluation, emit: (StoredMatch) throws -> Void
+        _ plan: QueryPlan, position: Int, skip: Set<PrimaryKey>, rowsNeeded: Bool = true, evaluate: ResidualEvaluation,
+        emit: (StoredMatch) throws -> Void
     ) throws {
         let storeEntity = plan.layout.storeEntity
         let columns = try coordinator.mapping.get().schema.entities[storeEntity].columns
@@ -42,6 +46,13 @@ extension StoreReader {
         let tests = filter.flatMap(ColumnTests.init)
         // A count needs only the entity tag and the columns the filter tests.
         let projection = plan.counting ? (filter.map { $0.columns } ?? []).map { [0] + $0.sorted() } : nil
+        // A walk whose rows the caller does not read decodes the tag, the sort key and the
+        // columns the filter tests (every column when a part needs the general evaluator).
+        var walkColumns: [Int]?
+        if case .walk(let walk) = plan.source, !rowsNeeded {
+            walkColumns = (filter.map { $0.columns } ?? []).map { [0, walk.column] + $0.sorted() }
+        }
+        let keepsRows = walkColumns == nil
         /// Emits the row when it is of a fetched entity, not skipped, and meets the residual
         /// predicate; returns whether it did.
         @discardableResult
@@ -52,7 +63,7 @@ extension StoreReader {
             } else if let filter, let concrete = plan.concrete(tag: tag) {
                 guard try filter.matches(row, evaluate: { part in try evaluate(part, row, key, concrete) }) else { return false }
             }
-            try emit(StoredMatch(store: position, key: key, tag: tag, row: row))
+            try emit(StoredMatch(store: position, key: key, tag: tag, row: keepsRows ? row : nil))
             return true
         }
         try coordinator.storeCall {
@@ -69,7 +80,7 @@ extension StoreReader {
                 }
                 try store.rows.forEachRow(storeEntity, keys: keys, columns: projection) { key, row in try consider(key, row) }
             case .walk(let walk):
-                try self.walk(walk, storeEntity: storeEntity, consider: consider)
+                try self.walk(walk, storeEntity: storeEntity, columns: walkColumns, consider: consider)
             }
         }
     }
@@ -92,8 +103,8 @@ extension StoreReader {
     /// `walk.needed` rows when at least one row in ``walkReach`` is accepted, read again to its
     /// end only when that is not enough. Rows are read in batches sized from the share of rows
     /// accepted so far (so that few rows are decoded past the last one needed), each batch with
-    /// one read per block.
-    private func walk(_ walk: QueryPlan.Walk, storeEntity: Int, consider: (PrimaryKey, Row) throws -> Bool) throws {
+    /// one read per block, with at least `columns` decoded (every column when `nil`).
+    private func walk(_ walk: QueryPlan.Walk, storeEntity: Int, columns: [Int]?, consider: (PrimaryKey, Row) throws -> Bool) throws {
         var accepted = 0
         var read = 0
         var boundary: Value?
@@ -117,7 +128,7 @@ extension StoreReader {
                 let batch = Int(max(16, min(estimate * 1.125 + 8, 8 * Double(max(read, walk.needed)), 1e12)))
                 let fresh = Array(keys[done..<min(keys.count, done + batch)])
                 done += fresh.count
-                for (key, row) in zip(fresh, try store.rows.read(storeEntity, keys: fresh)) {
+                for (key, row) in zip(fresh, try rows(storeEntity, keys: fresh, columns: columns)) {
                     guard let row else { continue }
                     read += 1
                     if let boundary, boundary < row[walk.column] || row[walk.column] < boundary { return }
@@ -128,6 +139,20 @@ extension StoreReader {
                 }
             }
         }
+    }
+
+    /// The rows at `keys`, in that order (`nil` where none is), with at least `columns` decoded
+    /// (every column when `nil`); each block read once.
+    private func rows(_ entity: Int, keys: [PrimaryKey], columns: [Int]?) throws -> [Row?] {
+        guard let columns else { return try store.rows.read(entity, keys: keys) }
+        var positions: [PrimaryKey: Int] = [:]
+        positions.reserveCapacity(keys.count)
+        for (position, key) in keys.enumerated() { positions[key] = position }
+        var rows = [Row?](repeating: nil, count: keys.count)
+        try store.rows.forEachRow(entity, keys: keys, columns: columns) { key, row in
+            if let position = positions[key] { rows[position] = row }
+        }
+        return rows
     }
 
     /// How many keys per row needed a walk reads from the index at first: enough when at least
