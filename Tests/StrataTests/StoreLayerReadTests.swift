@@ -169,7 +169,17 @@ struct StoreLayerReadTests {
                 request.predicate = try FetchPredicate(format: "salary >= %@ AND active == YES", argumentArray: [100_000])
                 request.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: !descending)]
                 request.fetchLimit = limit
-                let walked = try context.fetch(request).map(\.salary)
+                let objects = try context.fetch(request)
+                let walked = objects.map(\.salary)
+                // IDs and faults come from a walk that decodes only the tested columns.
+                let idRequest = FetchRequest<ManagedObjectID>(entityName: "Employee")
+                idRequest.resultType = .managedObjectIDResultType
+                idRequest.predicate = request.predicate
+                idRequest.sortDescriptors = request.sortDescriptors
+                idRequest.fetchLimit = limit
+                #expect(try context.fetch(idRequest) == objects.map(\.objectID))
+                request.includesPropertyValues = false
+                #expect(try context.fetch(request).map(\.salary) == walked)
                 let active: [Int64] = stride(from: 0, to: 2_000, by: 40).map { Int64($0) * 1_000 }.filter { $0 >= 100_000 }
                 let ordered: [Int64] = descending ? active.reversed() : active
                 let expected = Array(ordered.prefix(limit))

@@ -14,9 +14,11 @@ extension ManagedObjectContext {
     func candidates<T>(_ request: FetchRequest<T>, plan: QueryPlan) throws -> ([FetchCandidate], FetchStores) {
         let stores = fetchStores()
         var results: [FetchCandidate] = []
-        // Rows are read for an in-memory sort; objects not loaded yet are realized after.
+        // Rows are read by an in-memory sort, by dictionaries and by objects loaded from them;
+        // IDs and objects returned as faults need none.
         let sortsRows = plan.sortsInMemory && !(request.sortDescriptors ?? []).isEmpty
-        try collectStored(plan, stores: stores, rowsNeeded: sortsRows || request.resultType == .dictionaryResultType) { results.append(.stored($0)) }
+        let loadsRows = request.resultType == .dictionaryResultType || (request.resultType == .managedObjectResultType && request.includesPropertyValues)
+        try collectStored(plan, stores: stores, rowsNeeded: sortsRows || loadsRows) { results.append(.stored($0)) }
         if plan.mergesPendingChanges {
             for object in try pendingMatches(plan) { results.append(.object(object)) }
         }

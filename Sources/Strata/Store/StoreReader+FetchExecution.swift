@@ -33,9 +33,9 @@ extension StoreReader {
     /// - Parameters:
     ///   - position: the store's position in the fetch's ``FetchStores``.
     ///   - evaluate: evaluates residual parts no column test answers.
-    ///   - rowsNeeded: whether the caller reads the matches' rows; when not, an ordered walk
-    ///     decodes only the columns it tests and emits its matches without their row (the
-    ///     caller reads the rows of the objects it has not loaded yet, once the limit is met).
+    ///   - rowsNeeded: whether the caller reads the matches' rows; when not (IDs, objects
+    ///     returned as faults), an ordered walk decodes only the columns it tests and emits its
+    ///     matches without their row.
     func executeFetch(
         _ plan: QueryPlan, position: Int, skip: Set<PrimaryKey>, rowsNeeded: Bool = true, evaluate: ResidualEvaluation,
         emit: (StoredMatch) throws -> Void
