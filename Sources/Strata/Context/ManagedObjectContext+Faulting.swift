@@ -34,64 +34,17 @@ extension ManagedObjectContext {
         strongObjects.insert(object)
     }
 
-    /// Fills `object` with the values of `row`; to-many relationships stay faults.
+    /// Loads `object` from `row`: its values decode lazily, each slot on first access
+    /// (``ManagedObject/loadLazily(from:layout:context:references:)``); to-many relationships
+    /// stay faults.
     ///
     /// - Parameter sequence: the store's sequence read before the row, for ``ManagedObject/snapshotSequence``.
     /// - Parameter references: the IDs of referenced objects already made by the fetch loading
     ///   the object, to share.
     func load(_ object: ManagedObject, from row: Row, layout: EntityLayout, sequence: UInt64, references: ReferenceIDs? = nil) throws {
-        object.values = try values(of: object.runtime, from: row, layout: layout, storeIdentifier: object.objectID.storeIdentifier, references: references)
-        object.committed = object.values
+        try object.loadLazily(from: row, layout: layout, context: self, references: references)
         object.isLoaded = true
         object.snapshotSequence = sequence
-    }
-
-    /// The object values of a row, by slot of `runtime`.
-    ///
-    /// Reads the slots' precomputed ``EntityRuntime/loads``, so that loading a row counts no
-    /// references to the model's descriptions but for the destinations of to-one references.
-    func values(of runtime: EntityRuntime, from row: Row, layout: EntityLayout, storeIdentifier: String?, references: ReferenceIDs? = nil) throws -> [Any?] {
-        let loads = runtime.loads
-        let columns = layout.slotColumns
-        var values: [Any?] = []
-        values.reserveCapacity(loads.count)
-        try row.values.withUnsafeBufferPointer { stored in
-            for slot in loads.indices {
-                let column = columns[slot]
-                guard column >= 0 else {
-                    values.append(nil)
-                    continue
-                }
-                switch loads[slot] {
-                case .plain:
-                    values.append(ValueConversion.plainValue(stored[column]))
-                case .integer16:
-                    if case .int(let value) = stored[column] { values.append(Int16(truncatingIfNeeded: value)) } else { values.append(ValueConversion.plainValue(stored[column])) }
-                case .integer32:
-                    if case .int(let value) = stored[column] { values.append(Int32(truncatingIfNeeded: value)) } else { values.append(ValueConversion.plainValue(stored[column])) }
-                case .converted:
-                    guard case .attribute(let attribute) = runtime.kinds[slot] else {
-                        values.append(nil)
-                        continue
-                    }
-                    values.append(try ValueConversion.objectValue(stored[column], for: attribute, coordinator: persistentStoreCoordinator))
-                case .toOne, .toOneOfHierarchy:
-                    guard case .reference(let key) = stored[column], let destination = runtime.toOneDestinations[slot], let storeIdentifier else {
-                        values.append(nil)
-                        continue
-                    }
-                    if loads[slot] == .toOne, let references {
-                        values.append(references.id(destination: destination, storeIdentifier: storeIdentifier, key: key))
-                    } else {
-                        let id = ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)
-                        values.append(loads[slot] == .toOne ? id : resolvedID(id))
-                    }
-                case .none:
-                    values.append(nil)
-                }
-            }
-        }
-        return values
     }
 
     /// The IDs a to-many relationship of a saved object holds in the store: from the fetch
@@ -146,29 +99,5 @@ extension ManagedObjectContext {
         return OrderedSet(keys.compactMap { key in
             entities[key].map { ManagedObjectID(entity: $0, storeIdentifier: store.identifier, primaryKey: key) }
         })
-    }
-}
-
-/// The IDs of the objects the to-one references of one fetch's rows name, made once and shared
-/// by the objects naming the same object (a thousand employees of one department hold one ID).
-///
-/// A direct-mapped table by primary key, with no hashing and no growth: a reference whose entry
-/// holds another ID gets a new ID, which takes the entry.
-final class ReferenceIDs {
-    /// The IDs made so far, at their key's position (`key & mask`); empty until the first use.
-    private var ids: [ManagedObjectID?] = []
-    /// The positions of ``ids`` minus one.
-    private static let mask = 255
-
-    /// The ID of the object of `destination` with `key` in the store `storeIdentifier`.
-    func id(destination: EntityDescription, storeIdentifier: String, key: PrimaryKey) -> ManagedObjectID {
-        if ids.isEmpty { ids = Array(repeating: nil, count: Self.mask + 1) }
-        let position = Int(truncatingIfNeeded: key) & Self.mask
-        if let known = ids[position], known.primaryKey == key, known.entity === destination, known.storeIdentifier == storeIdentifier {
-            return known
-        }
-        let id = ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)
-        ids[position] = id
-        return id
     }
 }

@@ -73,7 +73,6 @@ extension ManagedObjectContext {
         guard !id.isTemporaryID, let identifier = id.storeIdentifier, let store = queryGeneration?.pins?[identifier]?.store else {
             return try coordinator.snapshot(for: id)
         }
-        let layout = try coordinator.layout(id.entity)
-        return (try coordinator.storeCall { try store.rows.read(layout.storeEntity, key: id.primaryKey) }, store.rows.lastSequence)
+        return try StoreReader(store: store, coordinator: coordinator, isCurrent: false).snapshot(for: id)
     }
 }

@@ -178,7 +178,7 @@ extension ManagedObjectContext {
                 continue
             }
             let stored = try coordinator.row(for: object.objectID).map {
-                try values(of: object.runtime, from: $0, layout: try coordinator.layout(object.entity), storeIdentifier: object.objectID.storeIdentifier)
+                try RowDecoding.values(of: object.runtime, from: $0, layout: try coordinator.layout(object.entity), storeIdentifier: object.objectID.storeIdentifier, context: self)
             }
             let storeChanged = MergeConflict.persistentSlots(of: object.runtime).filter { !FetchValue.equal(committed[$0], stored?[$0]) }
             guard stored == nil || !storeChanged.isEmpty else {

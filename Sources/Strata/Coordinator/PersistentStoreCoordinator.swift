@@ -6,8 +6,8 @@ import Synchronization
 /// Connects contexts to stores: opens stores for a model, maps entities to rows, assigns
 /// permanent IDs and serializes saves (Core Data's `NSPersistentStoreCoordinator`).
 ///
-/// `Sendable`: every context of every queue shares one coordinator. The engine's block cache
-/// behind each store is the row cache the contexts share.
+/// `Sendable`: every context of every queue shares one coordinator, and its ``RowCache`` of the
+/// rows faults read.
 public final class PersistentStoreCoordinator: Sendable {
     /// The model, frozen when the coordinator is created.
     public let managedObjectModel: ManagedObjectModel
@@ -16,6 +16,8 @@ public final class PersistentStoreCoordinator: Sendable {
     var mapping: Result<StoreMapping, CoreDataError> { layout.withLock { $0 } }
     private let layout: Mutex<Result<StoreMapping, CoreDataError>>
     private let stores = Mutex<[PersistentStore]>([])
+    /// The rows faults read, shared by the coordinator's contexts.
+    let rowCache = RowCache()
 
     /// Creates a coordinator for `model`, freezing it (a model in use cannot change).
     public init(managedObjectModel model: ManagedObjectModel) {
@@ -176,6 +178,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// - Throws: what closing the store throws (its log stays intact).
     public func remove(_ store: PersistentStore) throws {
         stores.withLock { $0.removeAll { $0 === store } }
+        rowCache.remove(store)
         try store.close()
     }
 
@@ -263,8 +266,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// finding the store still at that sequence needs no conflict check.
     func snapshot(for id: ManagedObjectID) throws -> (row: Row?, sequence: UInt64) {
         guard !id.isTemporaryID, let identifier = id.storeIdentifier, let store = store(identifier: identifier) else { return (nil, 0) }
-        let sequence = store.rows.lastSequence
-        return (try row(for: id), sequence)
+        return try StoreReader(store: store, coordinator: self, isCurrent: true).snapshot(for: id)
     }
 
     /// The stored row of an object, or `nil` when it does not exist.

@@ -302,14 +302,14 @@ extension ManagedObject {
     func publicValue(_ slot: Int) throws -> Any? {
         try fireFault()
         switch runtime.loads[slot] {
-        case .plain, .integer16, .integer32, .converted: return values[slot]
+        case .plain, .integer16, .integer32, .converted: return try slotValue(slot)
         case .toOne, .toOneOfHierarchy, .none: break
         }
         switch runtime.kinds[slot] {
         case .attribute, .other:
             return values[slot]
         case .toOne:
-            guard let stored = values[slot], let context = managedObjectContext else { return nil }
+            guard let stored = try slotValue(slot), let context = managedObjectContext else { return nil }
             return context.object(with: stored as! ManagedObjectID)
         case .toMany(let relationship):
             try loadToMany(slot)

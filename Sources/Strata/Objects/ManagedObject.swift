@@ -28,10 +28,39 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     let runtime: EntityRuntime
     /// Property values by slot; empty while the object is a fault. To-one slots hold a
     /// `ManagedObjectID`, to-many slots an `OrderedSet<ManagedObjectID>` or `nil` while the
-    /// relationship is itself a fault.
-    var values: [Any?] = []
-    /// The values last read from or saved to the store (`nil` for a new object).
-    var committed: [Any?]?
+    /// relationship is itself a fault. Reading or changing them first decodes what is left of
+    /// a row the object was loaded from lazily (``lazyRow``).
+    var values: [Any?] {
+        get {
+            if lazyRow != nil { decodeLazyRow() }
+            return slots
+        }
+        _modify {
+            if lazyRow != nil { decodeLazyRow() }
+            yield &slots
+        }
+    }
+    /// The values last read from or saved to the store (`nil` for a new object); as ``values``,
+    /// reading or changing them first decodes a lazily loaded row.
+    var committed: [Any?]? {
+        get {
+            if lazyRow != nil { decodeLazyRow() }
+            return committedSlots
+        }
+        _modify {
+            if lazyRow != nil { decodeLazyRow() }
+            yield &committedSlots
+        }
+    }
+    /// The storage of ``values``: while ``lazyRow`` is set, only its decoded slots hold their
+    /// value (and the array is empty until the first is decoded).
+    var slots: [Any?] = []
+    /// The storage of ``committed``; not meaningful while ``lazyRow`` is set.
+    var committedSlots: [Any?]?
+    /// The row the object was loaded from, while some of its slots are not decoded yet: the
+    /// object has no change since (a change decodes the rest first), so its values and
+    /// committed values are the row's.
+    var lazyRow: LazyRow?
     /// Slots changed since the last save.
     var changedSlots = SlotSet()
     /// Slots changed since the last `processPendingChanges()`.
@@ -58,7 +87,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         precondition(!entity.isAbstract, "cannot create an object of the abstract entity \(entity.name)")
         self.runtime = EntityRuntime.of(entity)
         self.objectID = ManagedObjectID(temporaryFor: entity)
-        self.values = runtime.initialValues
+        self.slots = runtime.initialValues
         self.isLoaded = true
         if type(of: self) != ManagedObject.self { ManagedObjectClassRegistry.register(type(of: self), for: entity) }
         if let context { context.insert(self) }

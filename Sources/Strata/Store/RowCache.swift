@@ -1,0 +1,96 @@
+import Foundation
+import StrataStore
+import Synchronization
+
+/// The coordinator's row cache: the stored rows its contexts' faults read, shared by every
+/// context of the coordinator, as Core Data's coordinator shares its row cache.
+///
+/// Each row is kept with the store's newest sequence read just before it was read, and served
+/// only while the store is still at that sequence: any commit (a save of any context or
+/// coordinator of the process, a batch request, a history replay, a commit of another process
+/// a read-only store followed) makes every row of the store stale at once. So a cached row is
+/// always the row a read would return now, with the snapshot sequence such a read would report.
+///
+/// Bounded and cheap: per store, a direct-mapped table of ``capacity`` entries by primary key
+/// (no hashing, no eviction work; a row takes its entry from whatever row held it).
+final class RowCache: Sendable {
+    /// One cached row.
+    private struct Entry {
+        /// The engine entity.
+        var entity: Int
+        /// The primary key.
+        var key: PrimaryKey
+        /// The store's sequence read just before the row.
+        var sequence: UInt64
+        /// The row.
+        var row: Row
+    }
+
+    /// The entries of one store.
+    private struct StoreRows {
+        /// The store's identity.
+        var store: ObjectIdentifier
+        /// The table, ``capacity`` entries.
+        var entries: [Entry?]
+    }
+
+    /// The entries of one store table; a power of two.
+    let capacity: Int
+    /// The tables of the stores that have kept a row.
+    private let tables = Mutex<[StoreRows]>([])
+
+    /// Creates an empty cache of `capacity` entries per store (rounded up to a power of two).
+    init(capacity: Int = 16_384) {
+        var size = 1
+        while size < capacity { size *= 2 }
+        self.capacity = size
+    }
+
+    /// The position of (`entity`, `key`) in a store's table.
+    private func position(_ entity: Int, _ key: PrimaryKey) -> Int {
+        (Int(truncatingIfNeeded: key) &+ entity &* 0x9E37_79B1) & (capacity - 1)
+    }
+
+    /// The row of `store` at (`entity`, `key`) when the cache holds it as of `sequence`, the
+    /// store's newest sequence read just before.
+    func row(_ store: PersistentStore, entity: Int, key: PrimaryKey, sequence: UInt64) -> Row? {
+        let identity = ObjectIdentifier(store)
+        let position = position(entity, key)
+        return tables.withLock { tables in
+            for table in tables.indices where tables[table].store == identity {
+                guard let entry = tables[table].entries[position], entry.key == key, entry.entity == entity, entry.sequence == sequence
+                else { return nil }
+                return entry.row
+            }
+            return nil
+        }
+    }
+
+    /// Keeps `row`, read from `store` at (`entity`, `key`) with the store at `sequence` just
+    /// before the read.
+    func keep(_ row: Row, _ store: PersistentStore, entity: Int, key: PrimaryKey, sequence: UInt64) {
+        let identity = ObjectIdentifier(store)
+        let entry = Entry(entity: entity, key: key, sequence: sequence, row: row)
+        let position = position(entity, key)
+        tables.withLock { tables in
+            for table in tables.indices where tables[table].store == identity {
+                tables[table].entries[position] = entry
+                return
+            }
+            var entries = [Entry?](repeating: nil, count: capacity)
+            entries[position] = entry
+            tables.append(StoreRows(store: identity, entries: entries))
+        }
+    }
+
+    /// Drops every row of `store` (it was removed from the coordinator).
+    func remove(_ store: PersistentStore) {
+        let identity = ObjectIdentifier(store)
+        tables.withLock { $0.removeAll { $0.store == identity } }
+    }
+
+    /// The number of rows held, current or stale.
+    var count: Int {
+        tables.withLock { tables in tables.reduce(0) { total, table in total + table.entries.count { $0 != nil } } }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import StrataStore
+
+/// A stored row a fetch matched, not made an object yet.
+struct StoredMatch {
+    /// The position of the row's store in the coordinator's stores.
+    var store: Int
+    /// The row's primary key.
+    var key: PrimaryKey
+    /// The row's entity tag, when the row was read.
+    var tag: Int64?
+    /// The row, when it was read.
+    var row: Row?
+}
+
+/// The stores and sequences one fetch reads.
+struct FetchStores {
+    /// The coordinator's stores, in order, as the fetching context reads them.
+    var stores: [PersistentStore]
+    /// Each store's newest sequence, read before its rows.
+    var sequences: [UInt64]
+}
+
+/// Evaluates a part of a fetch's residual predicate that no column test answers on a stored
+/// row (key paths through relationships, blocks): the context's evaluator, which sees its
+/// objects.
+typealias ResidualEvaluation = (_ part: FetchPredicate, _ row: Row, _ key: PrimaryKey, _ concrete: ConcreteEntity) throws -> Bool
+
+extension StoreReader {
+    /// Calls `emit` with every stored row of this store `plan` matches, leaving out the rows at
+    /// `skip` (objects whose unsaved state the context evaluates in memory).
+    ///
+    /// - Parameters:
+    ///   - position: the store's position in the fetch's ``FetchStores``.
+    ///   - evaluate: evaluates residual parts no column test answers.
+    ///   - rowsNeeded: whether the caller reads the matches' rows; when not (IDs, objects
+    ///     returned as faults), an ordered walk decodes only the columns it tests and emits its
+    ///     matches without their row.
+    func executeFetch(
+        _ plan: QueryPlan, position: Int, skip: Set<PrimaryKey>, rowsNeeded: Bool = true, evaluate: ResidualEvaluation,
+        emit: (StoredMatch) throws -> Void
+    ) throws {
+        let storeEntity = plan.layout.storeEntity
+        let columns = try coordinator.mapping.get().schema.entities[storeEntity].columns
+        let filter = plan.residual.map { RowFilter($0, entity: plan.entity, layout: plan.layout, columns: columns, store: store) }
+        let tests = filter.flatMap(ColumnTests.init)
+        // A count needs only the entity tag and the columns the filter tests.
+        let projection = plan.counting ? (filter.map { $0.columns } ?? []).map { [0] + $0.sorted() } : nil
+        // A walk whose rows the caller does not read decodes the tag, the sort key and the
+        // columns the filter tests (every column when a part needs the general evaluator).
+        var walkColumns: [Int]?
+        if case .walk(let walk) = plan.source, !rowsNeeded {
+            walkColumns = (filter.map { $0.columns } ?? []).map { [0, walk.column] + $0.sorted() }
+        }
+        let keepsRows = walkColumns == nil
+        /// Emits the row when it is of a fetched entity, not skipped, and meets the residual
+        /// predicate; returns whether it did.
+        @discardableResult
+        func consider(_ key: PrimaryKey, _ row: Row) throws -> Bool {
+            guard case .int(let tag) = row.values[0], plan.fetches(tag: tag), skip.isEmpty || !skip.contains(key) else { return false }
+            if let tests {
+                guard tests.matches(row) else { return false }
+            } else if let filter, let concrete = plan.concrete(tag: tag) {
+                guard try filter.matches(row, evaluate: { part in try evaluate(part, row, key, concrete) }) else { return false }
+            }
+            try emit(StoredMatch(store: position, key: key, tag: tag, row: keepsRows ? row : nil))
+            return true
+        }
+        try coordinator.storeCall {
+            switch plan.source {
+            case .nothing:
+                break
+            case .scan:
+                try store.rows.scan(storeEntity, columns: projection) { key, row in try consider(key, row) }
+            case .index(let access):
+                let keys = try access.keys(in: store, storeEntity: storeEntity)
+                guard plan.readsRows else {
+                    for key in keys where !skip.contains(key) { try emit(StoredMatch(store: position, key: key, tag: nil, row: nil)) }
+                    return
+                }
+                try store.rows.forEachRow(storeEntity, keys: keys, columns: projection) { key, row in try consider(key, row) }
+            case .walk(let walk):
+                try self.walk(walk, storeEntity: storeEntity, columns: walkColumns, consider: consider)
+            }
+        }
+    }
+
+    /// The number of this store's rows `plan` matches, from the fetch indexes alone, leaving out
+    /// the rows at `skip`: for a plan whose index access answers the predicate exactly
+    /// (`.index` source, no row read).
+    func countFromIndexes(_ access: IndexAccess, plan: QueryPlan, skip: Set<PrimaryKey>) throws -> Int {
+        guard skip.isEmpty else {
+            return try access.keys(in: store, storeEntity: plan.layout.storeEntity).count { !skip.contains($0) }
+        }
+        return try access.count(in: store, storeEntity: plan.layout.storeEntity)
+    }
+
+    /// Walks the index of a walk's sort key in order, calling `consider` with each row until
+    /// `walk.needed` rows were accepted and the key's value changes (rows tied with the last
+    /// accepted one may sort before it on later keys).
+    ///
+    /// The index is read once per query, as far as the walk can need: enough keys for
+    /// `walk.needed` rows when at least one row in ``walkReach`` is accepted, read again to its
+    /// end only when that is not enough. Rows are read in batches sized from the share of rows
+    /// accepted so far (so that few rows are decoded past the last one needed), each batch with
+    /// one read per block, with at least `columns` decoded (every column when `nil`).
+    private func walk(_ walk: QueryPlan.Walk, storeEntity: Int, columns: [Int]?, consider: (PrimaryKey, Row) throws -> Bool) throws {
+        var accepted = 0
+        var read = 0
+        var boundary: Value?
+        for query in walk.queries(in: store) {
+            let reach = walk.needed.multipliedReportingOverflow(by: Self.walkReach).overflow ? Int.max : walk.needed * Self.walkReach + 64
+            var keys = try store.rows.keys(storeEntity, column: walk.column, matching: query, descending: walk.descending, limit: reach)
+            var reachedEnd = keys.count < reach
+            var done = 0
+            while true {
+                if done == keys.count {
+                    // Past the reach: the rest of the index, once.
+                    guard !reachedEnd else { break }
+                    keys = try store.rows.keys(storeEntity, column: walk.column, matching: query, descending: walk.descending, limit: nil)
+                    reachedEnd = true
+                    guard done < keys.count else { break }
+                }
+                // The rows still needed at the acceptance rate seen so far (at first, all rows),
+                // plus a margin; at most 8 times the rows read so far, and at least 16.
+                let remaining = Double(max(walk.needed - accepted, 1))
+                let estimate = accepted > 0 ? remaining * Double(read) / Double(accepted) : remaining
+                let batch = Int(max(16, min(estimate * 1.125 + 8, 8 * Double(max(read, walk.needed)), 1e12)))
+                let fresh = Array(keys[done..<min(keys.count, done + batch)])
+                done += fresh.count
+                for (key, row) in zip(fresh, try rows(storeEntity, keys: fresh, columns: columns)) {
+                    guard let row else { continue }
+                    read += 1
+                    if let boundary, boundary < row[walk.column] || row[walk.column] < boundary { return }
+                    if try consider(key, row) {
+                        accepted += 1
+                        if accepted >= walk.needed, boundary == nil { boundary = row[walk.column] }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The rows at `keys`, in that order (`nil` where none is), with at least `columns` decoded
+    /// (every column when `nil`); each block read once.
+    private func rows(_ entity: Int, keys: [PrimaryKey], columns: [Int]?) throws -> [Row?] {
+        guard let columns else { return try store.rows.read(entity, keys: keys) }
+        var positions: [PrimaryKey: Int] = [:]
+        positions.reserveCapacity(keys.count)
+        for (position, key) in keys.enumerated() { positions[key] = position }
+        var rows = [Row?](repeating: nil, count: keys.count)
+        try store.rows.forEachRow(entity, keys: keys, columns: columns) { key, row in
+            if let position = positions[key] { rows[position] = row }
+        }
+        return rows
+    }
+
+    /// How many keys per row needed a walk reads from the index at first: enough when at least
+    /// one row in this many is accepted.
+    static let walkReach = 16
+}

@@ -1,0 +1,34 @@
+import Foundation
+import StrataStore
+
+/// The read side of the store layer for one store (the role of Core Data's
+/// `NSIncrementalStore`): loads the snapshot of an object ID, through the coordinator's
+/// ``RowCache`` when the store is read as it is now, and executes fetch plans into rows, IDs
+/// and counts (``StoreReader+FetchExecution``). Rows become object values through
+/// ``RowDecoding``. Contexts keep registered objects and pending changes and ask the store
+/// layer for everything stored.
+struct StoreReader {
+    /// The store as it is read: the store itself, or its view pinned to a query generation.
+    let store: PersistentStore
+    /// The coordinator whose mapping lays out the store's rows.
+    let coordinator: PersistentStoreCoordinator
+    /// Whether ``store`` is read as it is now (not pinned to a query generation): only then
+    /// the row cache serves it and keeps its rows.
+    let isCurrent: Bool
+
+    /// The stored row of the object `id` names, with the store's newest sequence read just
+    /// before it: no commit after that sequence is reflected in an object loaded from the row,
+    /// so a save finding the store still at that sequence needs no conflict check. `nil` when
+    /// no row exists. A current store's row comes from the coordinator's row cache when it
+    /// holds the row as of the store's newest sequence, and is kept there otherwise.
+    func snapshot(for id: ManagedObjectID) throws -> (row: Row?, sequence: UInt64) {
+        let storeEntity = try coordinator.layout(id.entity).storeEntity
+        let sequence = store.rows.lastSequence
+        if isCurrent, let row = coordinator.rowCache.row(store, entity: storeEntity, key: id.primaryKey, sequence: sequence) {
+            return (row, sequence)
+        }
+        let row = try coordinator.storeCall { try store.rows.read(storeEntity, key: id.primaryKey) }
+        if isCurrent, let row { coordinator.rowCache.keep(row, store, entity: storeEntity, key: id.primaryKey, sequence: sequence) }
+        return (row, sequence)
+    }
+}
