@@ -12,8 +12,10 @@ public struct LogRewrite: Sendable {
     /// Per old entity id, the new column of each old column (for the changed columns an update
     /// records in the history); an old column not named is dropped from them.
     public var columns: [Int: [Int: Int]]
-    /// Converts a row of an old entity (id, key, the row read under the old schema, every column
-    /// present) to a row of its new entity under ``schema``.
+    /// Converts a row image of an old entity (id, key, the row read under the old schema, every
+    /// column present) to a row of its new entity under ``schema``. Called for every image the
+    /// log holds: rows written, the prior images history keeps, and tombstones of records
+    /// without prior images (the other tombstones are made from the converted prior image).
     public var convert: @Sendable (_ entity: Int, _ key: Int64, _ row: Row) throws -> Row
 
     /// A rewrite to `schema` with the given entity and column correspondences and row conversion.
@@ -201,15 +203,23 @@ private struct LogRewriter {
         }
         for op in record.ops {
             guard let entity = rewrite.entities[op.entity] else { continue }
+            let prior = op.priorBlock >= 0 ? try row(block: op.priorBlock, slot: op.priorSlot, entity: op.entity) : nil
             if op.block >= 0 {
+                let image: Row
+                if op.kind == .delete, let prior {
+                    // A tombstone keeps the new schema's tombstone columns of the row deleted, as a commit makes it.
+                    var tombstone = Row(Array(repeating: .null, count: newCodecs[entity].types.count))
+                    for column in rewrite.schema.entities[entity].tombstoneColumns { tombstone[column] = prior[column] }
+                    image = tombstone
+                } else {
+                    image = try row(block: op.block, slot: op.slot, entity: op.entity)
+                }
                 let changed = op.changedColumns.compactMap { rewrite.columns[op.entity]?[$0] }
-                builder.add(op.kind, entity: entity, key: op.key, row: try row(block: op.block, slot: op.slot, entity: op.entity), codec: newCodecs[entity], changedColumns: changed)
+                builder.add(op.kind, entity: entity, key: op.key, row: image, codec: newCodecs[entity], changedColumns: changed)
             } else {
                 builder.addMarker(op.kind, entity: entity, key: op.key)
             }
-            if op.priorBlock >= 0 {
-                builder.addPrior(try row(block: op.priorBlock, slot: op.priorSlot, entity: op.entity), codec: newCodecs[entity])
-            }
+            if let prior { builder.addPrior(prior, codec: newCodecs[entity]) }
         }
         var built = builder.build(
             timestamp: record.timestamp, author: record.author, contextName: record.contextName, bundleID: record.bundleID,

@@ -30,6 +30,8 @@ struct InPlaceRewrite {
 
     /// How the engine converts the log.
     let rewrite: LogRewrite
+    /// The required attributes without a default the stored objects must hold a value for.
+    let requirements: [RequiredValue]
 
     /// The rewrite of the store at `url` from `source` to `destination` through `mapping`, or
     /// `nil` when the change is not one a rewrite keeping keys can make.
@@ -43,7 +45,7 @@ struct InPlaceRewrite {
         guard before.schema == stored, after.schema != stored else { return nil }
         var planner = RewritePlanner(before: before, after: after, source: source, destination: destination)
         guard try planner.plan(mapping) else { return nil }
-        return InPlaceRewrite(rewrite: planner.logRewrite())
+        return InPlaceRewrite(rewrite: planner.logRewrite(), requirements: planner.requirements)
     }
 
     /// Makes the step: pending metadata, the engine's rewrite of its log, then the metadata in place.
@@ -52,6 +54,7 @@ struct InPlaceRewrite {
     ///   validation error when a converted object misses a required value (nothing changed
     ///   then), `persistentStoreSave` when the metadata cannot be written.
     func apply(at url: URL, destination: ManagedObjectModel, metadata: [String: Any]) throws {
+        try checkRequirements(at: url)
         let storeID = metadata[StoreUUIDKey] as? String ?? ""
         let updated = StoreMetadataFile.adding(
             archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: storeID)) { _, new in new })
@@ -69,6 +72,38 @@ struct InPlaceRewrite {
         logger.debug("migrated store by rewriting its log in place", metadata: [
             "path": "\(url.path)", "records": "\(report.records)", "rows": "\(report.rows)", "bytesWritten": "\(report.bytesWritten)",
         ])
+    }
+
+    /// Checks that every stored object holds a value for each required attribute that has no
+    /// default (reading only the live rows of the entities concerned), as Core Data validates
+    /// the objects a migration makes.
+    ///
+    /// - Throws: ``CoreDataError`` `validationMissingMandatoryProperty` naming the attribute, or
+    ///   `migration` when the store cannot be read.
+    private func checkRequirements(at url: URL) throws {
+        guard !requirements.isEmpty else { return }
+        var configuration = StoreConfiguration()
+        configuration.readOnly = true
+        let store: Store
+        do {
+            store = try Store.open(at: url, schema: try Store.storedSchema(at: url), configuration: configuration)
+        } catch {
+            throw CoreDataError(.migration, "the store at \(url.path) cannot be read to check its objects: \(error)", underlyingError: error)
+        }
+        defer { try? store.close() }
+        for requirement in requirements {
+            var missing: Int64?
+            try store.scan(requirement.entity, columns: requirement.column < 0 ? [0] : [0, requirement.column]) { key, row in
+                guard missing == nil, row[0] == .int(requirement.tag), requirement.column < 0 || row[requirement.column].isNull else { return }
+                missing = key
+            }
+            if let missing {
+                throw CoreDataError(
+                    .validationMissingMandatoryProperty,
+                    "\(requirement.name) is required and has no default value, and the stored object \(missing) has no value for it",
+                    key: String(requirement.name.split(separator: ".").last ?? ""))
+            }
+        }
     }
 
     /// The metadata of a rewrite a crash interrupted after its commit point: the pending

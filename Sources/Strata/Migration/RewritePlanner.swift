@@ -20,6 +20,8 @@ struct RewritePlanner {
     /// The old and new engine entities of every relationship's target: references keep their keys,
     /// so the old target's rows must become the new target's.
     private var targets: [(old: Int, new: Int)] = []
+    /// The required attributes without a default value that stored objects must hold a value for.
+    private(set) var requirements: [RequiredValue] = []
 
     init(before: StoreMapping, after: StoreMapping, source: ManagedObjectModel, destination: ManagedObjectModel) {
         self.before = before
@@ -62,10 +64,17 @@ struct RewritePlanner {
         let rows = rows
         return LogRewrite(schema: after.schema, entities: entities, columns: columns) { entity, key, row in
             guard let plans = rows[entity] else { return row }
-            guard case .int(let tag) = row[0], let plan = plans[tag] else {
+            // A tombstone of an older record keeps no tag: its kept columns sit alike under every tag's plan.
+            let plan: RowPlan?
+            switch row[0] {
+            case .null: plan = plans.min(by: { $0.key < $1.key })?.value
+            case .int(let tag): plan = plans[tag]
+            default: plan = nil
+            }
+            guard let plan else {
                 throw CoreDataError(.migration, "the stored row \(key) of engine entity \(entity) has an entity tag the migration does not map")
             }
-            return try plan.convert(row, key: key)
+            return try plan.convert(row)
         }
     }
 
@@ -90,7 +99,7 @@ struct RewritePlanner {
             if let attribute = property as? AttributeDescription {
                 guard !(attribute is DerivedAttributeDescription), let column = now.columns[attribute.name] else { return false }
                 let fallback = try attribute.defaultValue.map { try ValueConversion.storeValue($0, for: attribute) } ?? .null
-                var step = ColumnStep(column: column, source: -1, conversion: nil, fallback: fallback, required: attribute.isOptional ? nil : "\(to.name).\(attribute.name)")
+                var step = ColumnStep(column: column, source: -1, conversion: nil, fallback: fallback)
                 if let expression = attributeMappings[attribute.name]?.valueExpression {
                     guard let path = expression.keyPath, let old = from.attributesByName[path], !old.isTransient,
                         !(old is DerivedAttributeDescription), let oldColumn = was.columns[path],
@@ -109,6 +118,9 @@ struct RewritePlanner {
                         return false
                     }
                 }
+                if !attribute.isOptional && fallback.isNull {
+                    requirements.append(RequiredValue(entity: was.storeEntity, tag: was.tag, column: step.source, name: "\(to.name).\(attribute.name)"))
+                }
                 steps.append(step)
             } else if let relationship = property as? RelationshipDescription {
                 let expression = relationshipMappings[relationship.name]?.valueExpression
@@ -126,7 +138,7 @@ struct RewritePlanner {
                     return false
                 }
                 if let column = now.columns[relationship.name] {
-                    var step = ColumnStep(column: column, source: -1, conversion: nil, fallback: .null, required: nil)
+                    var step = ColumnStep(column: column, source: -1, conversion: nil, fallback: .null)
                     if let old {
                         guard let oldColumn = was.columns[old.name], Self.record(oldColumn, column, in: &columnMap) else { return false }
                         step.source = oldColumn
@@ -160,22 +172,16 @@ private struct RowPlan: Sendable {
     /// How each column the new entity uses is filled.
     let steps: [ColumnStep]
 
-    /// The new row of `row`.
+    /// The new row of `row` (a tombstone without tag stays without one).
     ///
-    /// - Throws: ``CoreDataError`` `validationMissingMandatoryProperty` when a required attribute
-    ///   is left without a value, `migration` when a value does not convert.
-    func convert(_ row: Row, key: Int64) throws -> Row {
+    /// - Throws: ``CoreDataError`` `migration` when a value does not convert.
+    func convert(_ row: Row) throws -> Row {
         var values = [Value](repeating: .null, count: width)
-        values[0] = .int(tag)
+        values[0] = row[0].isNull ? .null : .int(tag)
         for step in steps {
             var value = step.source >= 0 && step.source < row.values.count ? row[step.source] : .null
             if let conversion = step.conversion, !value.isNull { value = try conversion.convert(value) }
             if value.isNull { value = step.fallback }
-            if value.isNull, let required = step.required {
-                throw CoreDataError(
-                    .validationMissingMandatoryProperty, "\(required) is required, and the stored object \(key) has no value for it nor a default",
-                    key: String(required.split(separator: ".").last ?? ""))
-            }
             values[step.column] = value
         }
         return Row(values)
@@ -192,8 +198,19 @@ private struct ColumnStep: Sendable {
     var conversion: ValueTypeConversion?
     /// The value when the old row has none (the attribute's default value).
     var fallback: Value
-    /// `Entity.attribute` of a required attribute, which must end with a value.
-    var required: String?
+}
+
+/// A required attribute without a default value: every stored object of an entity tag must
+/// hold a value in the old column it is read from.
+struct RequiredValue {
+    /// The old engine entity.
+    let entity: Int
+    /// The entity tag of the objects concerned.
+    let tag: Int64
+    /// The old column, or -1 for an attribute the old model did not have (no object has a value).
+    let column: Int
+    /// `Entity.attribute`, for the error.
+    let name: String
 }
 
 /// The conversion of a stored value from one attribute type to another, as lightweight migration converts it.
