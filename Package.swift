@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "StrataStore", targets: ["StrataStore"]),
         .executable(name: "strata", targets: ["strata"]),
         .library(name: "StrataMirror", targets: ["StrataMirror"]),
+        // Built in release through the benchmarks package: `swift build -c release --product strata-migration-probe`.
+        .executable(name: "strata-migration-probe", targets: ["strata-migration-probe"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),

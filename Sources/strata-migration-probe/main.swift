@@ -4,11 +4,13 @@
 //
 // Writes a store of <count> items (name, Integer 32 value, date; every 100th item related to a
 // group) in <directory>, then migrates one copy to a model that only adds an optional
-// attribute (made in place: only the manifest and metadata are written) and another to one that
-// widens the value to Integer 64 (rewritten into a new store), and prints, for each, the seconds
-// taken (open with migration, then close) and the bytes the process wrote meanwhile (`wchar` of
-// /proc/self/io: every write and pwrite, whether or not it reached the disk yet). Exit status 0
-// on success, 1 with a message on standard error otherwise.
+// attribute (made in place: only the manifest and metadata are written), another to one that
+// widens the value to Integer 64 (the log rewritten in place, keys kept), and a third to that
+// model through a MigrationManager into a new store (how a rewrite was made before, objects
+// getting new IDs), and prints, for each, the method, the seconds taken (open with migration,
+// then close; for the manager, its migrateStore) and the bytes the process wrote meanwhile
+// (`wchar` of /proc/self/io: every write and pwrite, whether or not it reached the disk yet).
+// Exit status 0 on success, 1 with a message on standard error otherwise.
 
 import Foundation
 import Strata
@@ -53,16 +55,37 @@ func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
-/// Opens `url` with `model` (migrating it) and prints how long it took and what it wrote.
-func migrate(_ url: URL, to model: ManagedObjectModel, label: String) throws {
+/// Runs `body` and prints how long it took and what the process wrote meanwhile.
+func measure(_ label: String, _ body: () throws -> Void) throws {
     let written = bytesWrittenByProcess()
     let clock = ContinuousClock.now
-    let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-    let store = try coordinator.addPersistentStore(type: .sqlite, at: url, options: [
-        PersistentStoreOptionKey.durability: "relaxed", MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true,
-    ])
-    try coordinator.remove(store)
+    try body()
     print("\(label): \(String(format: "%.3f", seconds(ContinuousClock.now - clock))) s, \(bytesWrittenByProcess() - written) bytes written")
+}
+
+/// Opens `url` with `model` (migrating it) and prints the method, how long it took and what it wrote.
+func migrate(_ url: URL, to model: ManagedObjectModel, label: String) throws {
+    print("\(label): method \(try MigrationMethod.forStore(at: url, from: makeModel(), to: model).rawValue)")
+    try measure(label) {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: url, options: [
+            PersistentStoreOptionKey.durability: "relaxed", MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true,
+        ])
+        try coordinator.remove(store)
+    }
+}
+
+/// Migrates `url` to `model` through a ``MigrationManager`` into a new store at `destination`.
+func migrateThroughManager(_ url: URL, to model: ManagedObjectModel, destination: URL, label: String) throws {
+    try? FileManager.default.removeItem(at: destination)
+    try measure(label) {
+        let source = makeModel()
+        let manager = MigrationManager(sourceModel: source, destinationModel: model)
+        try manager.migrateStore(
+            from: url, sourceType: SQLiteStoreType, options: [ReadOnlyPersistentStoreOption: true],
+            with: try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: model),
+            toDestinationURL: destination, destinationType: SQLiteStoreType, destinationOptions: [PersistentStoreOptionKey.durability: "relaxed"])
+    }
 }
 
 let arguments = CommandLine.arguments
@@ -100,12 +123,15 @@ do {
     }
     try coordinator.remove(store)
     print("wrote \(count) items in \(String(format: "%.3f", seconds(ContinuousClock.now - clock))) s")
-    for (label, model) in [("add optional attribute (in place)", makeModel(addsAttribute: true)), ("widen Integer 32 to Integer 64 (rewrite)", makeModel(widensValue: true))] {
+    for (label, model) in [("add optional attribute (in place)", makeModel(addsAttribute: true)), ("widen Integer 32 to Integer 64 (rewrite in place)", makeModel(widensValue: true))] {
         let copy = directory.appendingPathComponent("Probe-\(label.split(separator: " ")[0]).strata")
         try? FileManager.default.removeItem(at: copy)
         try FileManager.default.copyItem(at: source, to: copy)
         try migrate(copy, to: model, label: label)
     }
+    try migrateThroughManager(
+        source, to: makeModel(widensValue: true), destination: directory.appendingPathComponent("Probe-manager.strata"),
+        label: "widen Integer 32 to Integer 64 (MigrationManager into a new store)")
 } catch {
     FileHandle.standardError.write(Data("strata-migration-probe: \(error)\n".utf8))
     exit(1)

@@ -10,10 +10,11 @@ struct MigrateCommand: StrataSubcommand {
         abstract: "Migrate a store to a newer version of its model (lightweight migration).",
         discussion: """
             Infers the mapping from the model the store was written with (kept in its metadata) \
-            to MODEL, prints what changes and how (metadata only, in place, or rewrite), and \
-            migrates the store: in place when the change only adds to the store's layout or \
-            retires parts of it, else by writing a new store that replaces the old one in one \
-            atomic step; an interrupted migration leaves the old store or the new one. Progress goes to standard error. With --dry-run, only prints what changes. \
+            to MODEL, prints what changes and how (metadata only, in place, rewrite in place, or \
+            rewrite), and migrates the store: in place when the change only adds to the store's \
+            layout or retires parts of it; by rewriting its log in place, keeping object IDs and \
+            history, when every stored row converts to one row of the new model; else by writing \
+            a new store that replaces the old one in one atomic step; an interrupted migration leaves the old store or the new one. Progress goes to standard error. With --dry-run, only prints what changes. \
             Prints the seconds taken and the bytes of store files written.
             """)
 

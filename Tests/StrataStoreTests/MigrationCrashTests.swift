@@ -3,7 +3,7 @@ import Strata
 import Testing
 
 /// `strata migrate` killed with SIGKILL at random points of a migration that rewrites the store:
-/// the store is then the old one or the new one, whole, never a mix.
+/// the store is then the old one or the new one, whole, never a mix, and every object keeps its URI.
 @Suite struct MigrationCrashTests {
     static let itemCount = 3000
 
@@ -33,7 +33,7 @@ import Testing
     @Test func killedMigrationLeavesTheOldOrTheNewStore() throws {
         let directory = TemporaryDirectory()
         let models = try MigrationKillHarness.writeModels([Self.version1, Self.version2], in: directory)
-        let pristine = try MigrationKillHarness.pristineStore(of: models[0], in: directory) { context in
+        let (pristine, uris) = try MigrationKillHarness.pristineStore(of: models[0], in: directory) { context in
             (0..<Self.itemCount).map { i in
                 let item = EntityDescription.insertNewObject(forEntityName: "Item", into: context)
                 item.setValue("item \(i)", forKey: "name")
@@ -41,7 +41,7 @@ import Testing
                 item.setValue("note \(i)", forKey: "note")
                 return item
             }
-        }.url
+        }
 
         let strata = try CLITests.executable().path
         let (dryEnd, dryOutput) = try ChildProcess.run(
@@ -51,12 +51,13 @@ import Testing
         #expect(dryOutput.contains("+ tag: new, default value"), "\(dryOutput)")
         #expect(dryOutput.contains("- note: removed"), "\(dryOutput)")
         #expect(!dryOutput.contains("Migrated"), "a dry run migrates nothing")
+        #expect(dryOutput.contains("Method: rewrite in place"), "\(dryOutput)")
         let pristineMetadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: pristine)
         #expect(try ManagedObjectModel(contentsOf: models[0]).isConfiguration(withName: nil, compatibleWithStoreMetadata: pristineMetadata))
 
         var outcomes = (old: 0, new: 0), completed = false
         let output = try MigrationKillHarness.migrateThenKill(pristine, to: models[1], in: directory) { url in
-            let isNew = try Self.check(url, models: models, expectNew: completed ? nil : true)
+            let isNew = try Self.check(url, models: models, uris: uris, expectNew: completed ? nil : true)
             if completed { if isNew { outcomes.new += 1 } else { outcomes.old += 1 } }
             completed = true
         }
@@ -66,12 +67,17 @@ import Testing
 
     /// Checks that the store at `url` is whole: the old store or the new one, every item intact
     /// when opened with its own model and migration off; then that it migrates to the new model.
+    /// Every item keeps its URI from before (the rewrite keeps primary keys).
     /// Returns whether it was the new one.
     @discardableResult
-    static func check(_ url: URL, models: [URL], expectNew: Bool?) throws -> Bool {
+    static func check(_ url: URL, models: [URL], uris: [URL], expectNew: Bool?) throws -> Bool {
         let isNew = try MigrationKillHarness.holdsNewModel(url, models: models)
         if let expectNew { #expect(isNew == expectNew) }
-        try MigrationKillHarness.openBothWays(url, models: models, isNew: isNew) { context, _, _ in
+        try MigrationKillHarness.openBothWays(url, models: models, isNew: isNew) { context, coordinator, _ in
+            for (i, uri) in uris.enumerated() {
+                let item = try context.existingObject(with: try #require(coordinator.managedObjectID(forURIRepresentation: uri)))
+                #expect(item.value(forKey: "name") as? String == "item \(i)")
+            }
             let items = try context.fetch(FetchRequest<ManagedObject>(entityName: "Item"))
             #expect(items.count == itemCount)
             let values = Set(items.map { item -> Int64 in

@@ -134,9 +134,9 @@ struct InPlaceMigration {
         }
     }
 
-    /// Renames the pending metadata over the store's metadata and syncs the directory.
-    private static func commitPending(at url: URL) throws {
-        let pending = url.appendingPathComponent(pendingFileName)
+    /// Renames the pending metadata (the file `name`) over the store's metadata and syncs the directory.
+    static func commitPending(at url: URL, name: String = pendingFileName) throws {
+        let pending = url.appendingPathComponent(name)
         guard rename(pending.path, url.appendingPathComponent(StoreMetadataFile.fileName).path) == 0 else {
             throw CoreDataError(.migration, "cannot put the migrated metadata of \(url.path) in place: \(String(cString: strerror(errno)))")
         }

@@ -6,6 +6,9 @@ public enum MigrationMethod: String, Sendable, Hashable {
     case metadataOnly
     /// The engine schema grows in place: the log is not rewritten, object IDs and history stay.
     case inPlace
+    /// The log is rewritten in place, segment by segment, every row converted and every key kept:
+    /// object IDs and history are kept.
+    case inPlaceRewrite
     /// A new store is written through a ``MigrationManager`` and replaces the old one; objects get new IDs.
     case rewrite
 
@@ -17,10 +20,13 @@ public enum MigrationMethod: String, Sendable, Hashable {
     ///   - source: the model the store was written with (``ManagedObjectModel/storeModel(at:)``).
     ///   - destination: the model to migrate to.
     /// - Returns: the method.
-    /// - Throws: ``CoreDataError`` when a model cannot be laid out.
+    /// - Throws: ``CoreDataError`` when a model cannot be laid out, `inferredMappingModel` when
+    ///   the change cannot be inferred.
     public static func forStore(at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> MigrationMethod {
         if try StoreRowCompatibility.rowsUnchanged(from: source, to: destination) { return .metadataOnly }
-        return try InPlaceMigration.plan(at: url, from: source, to: destination) == nil ? .rewrite : .inPlace
+        if try InPlaceMigration.plan(at: url, from: source, to: destination) != nil { return .inPlace }
+        let mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
+        return try InPlaceRewrite.plan(at: url, from: source, to: destination, mapping: mapping) == nil ? .rewrite : .inPlaceRewrite
     }
 
     /// What the method does, for people.
@@ -28,6 +34,7 @@ public enum MigrationMethod: String, Sendable, Hashable {
         switch self {
         case .metadataOnly: "metadata only (every row stays as it is)"
         case .inPlace: "in place (the log is not rewritten; object IDs and history are kept)"
+        case .inPlaceRewrite: "rewrite in place (every row converted segment by segment; object IDs and history are kept)"
         case .rewrite: "rewrite (a new store replaces the old one; objects get new IDs)"
         }
     }

@@ -19,8 +19,9 @@ extension PersistentStoreCoordinator {
     /// ``IgnorePersistentStoreVersioningOption``. A change that leaves every stored row as it is
     /// (same engine schema, every entity at its place, no property made required) only rewrites
     /// the metadata. A change that only appends to the engine layout or retires parts of it is made
-    /// in place (``InPlaceMigration``: one manifest replace, object IDs and history kept). Any
-    /// other change is migrated through an inferred mapping into a new store
+    /// in place (``InPlaceMigration``: one manifest replace, object IDs and history kept). A change
+    /// whose rows convert one for one, keys kept, rewrites the log in place (``InPlaceRewrite``:
+    /// object IDs and history kept). Any other change is migrated through an inferred mapping into a new store
     /// beside this one, read from the old store opened read-only while this method holds the
     /// store's write lock; the new store then takes its place in one atomic exchange of the two
     /// directories: a crash at any point leaves the old store or the new one (a leftover directory
@@ -52,6 +53,12 @@ extension PersistentStoreCoordinator {
         {
             defer { lock.release() }
             try InPlaceMigration.resolvePending(at: url)
+        }
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent(InPlaceRewrite.pendingFileName).path),
+            let lock = try? StoreDirectoryLock(url)
+        {
+            defer { lock.release() }
+            try InPlaceRewrite.resolvePending(at: url)
         }
         guard Self.flag(description.options[IgnorePersistentStoreVersioningOption]) != true,
             let metadata = try StoreMetadataFile.read(at: url),
@@ -105,7 +112,8 @@ extension PersistentStoreCoordinator {
 
     /// Migrates the store at `url` from `source` to `destination`: rewrites only the metadata when
     /// the rows stay as they are, changes the engine schema in place when the change allows it
-    /// (``InPlaceMigration``), else writes a new store beside it and exchanges the two.
+    /// (``InPlaceMigration``), rewrites the log in place keeping keys when it allows that
+    /// (``InPlaceRewrite``), else writes a new store beside it and exchanges the two.
     private func migrateStep(
         at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel, mapping: MappingModel,
         description: PersistentStoreDescription, lock: inout StoreDirectoryLock?
@@ -130,6 +138,12 @@ extension PersistentStoreCoordinator {
                 // The store went through as many in-place changes as it can record: rewrite it.
                 logger.debug("rewriting a store that cannot change in place", metadata: ["path": "\(url.path)", "reason": "\(error.message)"])
             }
+        }
+        if let rewrite = try InPlaceRewrite.plan(at: url, from: source, to: destination, mapping: mapping) {
+            lock?.release()
+            lock = nil
+            try rewrite.apply(at: url, destination: destination, metadata: metadata)
+            return
         }
         if lock == nil { lock = try StoreDirectoryLock(url) }
         let manager = MigrationManager(sourceModel: source, destinationModel: destination)

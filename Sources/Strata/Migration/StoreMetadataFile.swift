@@ -18,12 +18,14 @@ enum StoreMetadataFile {
     static let archiveKey = "StrataModelArchive"
 
     /// The metadata of the store at `store` (or of the file `name` beside it), or `nil` when it has none;
-    /// the metadata of an in-place migration that committed but did not put its file in place yet.
+    /// the metadata of an in-place migration or rewrite that committed but did not put its file in place yet.
     ///
     /// - Throws: ``CoreDataError`` `persistentStoreOpen` when the file does not parse.
     static func read(at store: URL, name: String = fileName) throws -> [String: Any]? {
         // An in-place migration interrupted after its commit point: its metadata is the store's.
-        if name == fileName, let committed = InPlaceMigration.committedPendingMetadata(at: store) { return committed }
+        if name == fileName, let committed = InPlaceMigration.committedPendingMetadata(at: store) ?? InPlaceRewrite.committedPendingMetadata(at: store) {
+            return committed
+        }
         let file = store.appendingPathComponent(name)
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
         guard let metadata = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {

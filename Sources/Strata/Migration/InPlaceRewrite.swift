@@ -1,0 +1,136 @@
+import Foundation
+import Logging
+import StrataStore
+
+private let logger = Logger(label: "strata.migration")
+
+/// A migration step that rewrites the store's log in place, record by record and segment by
+/// segment (``Store/rewriteLog(at:_:configuration:)``), converting every row with the inferred
+/// mapping and keeping every primary key: object IDs, their URIs, the persistent history and
+/// its tokens keep their meaning.
+///
+/// It applies to the changes an in-place schema change cannot make (renamed entities and
+/// properties, attribute type changes, properties made required, changed uniqueness-free
+/// layouts) when each entity hierarchy of the store becomes at most one hierarchy of the new
+/// model (so that keys stay unique), no entity is removed from a hierarchy that stays, every
+/// mapping is a plain copy or transform without a migration policy or a custom value
+/// expression, no relationship narrows its counts or becomes required, and to-many
+/// relationships keep how they are stored (in a join entity or through their inverse). Other
+/// changes (an entity split into several hierarchies or several merged into one, custom
+/// mapping models, changed uniqueness constraints) go through ``MigrationManager`` into a new
+/// store.
+///
+/// Crash-safe: the new metadata is written beside the store first (`metadata.plist.rewrite`),
+/// then the engine rewrites its log and replaces its manifest (the commit point, recognised by
+/// the stored schema being the new model's own layout), then the metadata file is renamed into
+/// place.
+struct InPlaceRewrite {
+    /// The name of the metadata file a rewrite writes before it commits.
+    static let pendingFileName = StoreMetadataFile.fileName + ".rewrite"
+
+    /// How the engine converts the log.
+    let rewrite: LogRewrite
+    /// The required attributes without a default the stored objects must hold a value for.
+    let requirements: [RequiredValue]
+
+    /// The rewrite of the store at `url` from `source` to `destination` through `mapping`, or
+    /// `nil` when the change is not one a rewrite keeping keys can make.
+    ///
+    /// - Throws: ``CoreDataError`` when a model cannot be laid out or a default value not stored.
+    static func plan(at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel, mapping: MappingModel) throws -> InPlaceRewrite? {
+        guard let stored = try? Store.storedSchema(at: url) else { return nil }
+        let before = try PersistentStoreCoordinator(managedObjectModel: source).mapping.get().evolved(onto: stored)
+        let after = try PersistentStoreCoordinator(managedObjectModel: destination).mapping.get()
+        // The commit point is recognised by the stored schema becoming the new layout.
+        guard before.schema == stored, after.schema != stored else { return nil }
+        var planner = RewritePlanner(before: before, after: after, source: source, destination: destination)
+        guard try planner.plan(mapping) else { return nil }
+        return InPlaceRewrite(rewrite: planner.logRewrite(), requirements: planner.requirements)
+    }
+
+    /// Makes the step: pending metadata, the engine's rewrite of its log, then the metadata in place.
+    ///
+    /// - Throws: ``CoreDataError`` `migration` when the engine cannot rewrite the log, a
+    ///   validation error when a converted object misses a required value (nothing changed
+    ///   then), `persistentStoreSave` when the metadata cannot be written.
+    func apply(at url: URL, destination: ManagedObjectModel, metadata: [String: Any]) throws {
+        try checkRequirements(at: url)
+        let storeID = metadata[StoreUUIDKey] as? String ?? ""
+        let updated = StoreMetadataFile.adding(
+            archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: storeID)) { _, new in new })
+        let pending = url.appendingPathComponent(Self.pendingFileName)
+        try StoreMetadataFile.write(updated, at: url, name: Self.pendingFileName)
+        let report: LogRewriteReport
+        do {
+            report = try Store.rewriteLog(at: url, rewrite)
+        } catch {
+            try? FileManager.default.removeItem(at: pending)
+            if let error = error as? CoreDataError { throw error }
+            throw CoreDataError(.migration, "the store at \(url.path) cannot be rewritten in place: \(error)", underlyingError: error)
+        }
+        try InPlaceMigration.commitPending(at: url, name: Self.pendingFileName)
+        logger.debug("migrated store by rewriting its log in place", metadata: [
+            "path": "\(url.path)", "records": "\(report.records)", "rows": "\(report.rows)", "bytesWritten": "\(report.bytesWritten)",
+        ])
+    }
+
+    /// Checks that every stored object holds a value for each required attribute that has no
+    /// default (reading only the live rows of the entities concerned), as Core Data validates
+    /// the objects a migration makes.
+    ///
+    /// - Throws: ``CoreDataError`` `validationMissingMandatoryProperty` naming the attribute, or
+    ///   `migration` when the store cannot be read.
+    private func checkRequirements(at url: URL) throws {
+        guard !requirements.isEmpty else { return }
+        var configuration = StoreConfiguration()
+        configuration.readOnly = true
+        let store: Store
+        do {
+            store = try Store.open(at: url, schema: try Store.storedSchema(at: url), configuration: configuration)
+        } catch {
+            throw CoreDataError(.migration, "the store at \(url.path) cannot be read to check its objects: \(error)", underlyingError: error)
+        }
+        defer { try? store.close() }
+        for requirement in requirements {
+            var missing: Int64?
+            try store.scan(requirement.entity, columns: requirement.column < 0 ? [0] : [0, requirement.column]) { key, row in
+                guard missing == nil, row[0] == .int(requirement.tag), requirement.column < 0 || row[requirement.column].isNull else { return }
+                missing = key
+            }
+            if let missing {
+                throw CoreDataError(
+                    .validationMissingMandatoryProperty,
+                    "\(requirement.name) is required and has no default value, and the stored object \(missing) has no value for it",
+                    key: String(requirement.name.split(separator: ".").last ?? ""))
+            }
+        }
+    }
+
+    /// The metadata of a rewrite a crash interrupted after its commit point: the pending
+    /// metadata, when the engine's manifest holds the pending model's own layout; `nil` when
+    /// there is none or the rewrite did not commit.
+    static func committedPendingMetadata(at url: URL) -> [String: Any]? {
+        let pending = url.appendingPathComponent(pendingFileName)
+        guard FileManager.default.fileExists(atPath: pending.path),
+            let metadata = try? StoreMetadataFile.read(at: url, name: pendingFileName),
+            let model = try? StoreMetadataFile.sourceModel(from: metadata), let stored = try? Store.storedSchema(at: url),
+            let laid = try? PersistentStoreCoordinator(managedObjectModel: model).mapping.get(), laid.schema == stored
+        else { return nil }
+        return metadata
+    }
+
+    /// Finishes a rewrite a crash interrupted: keeps its metadata when it committed
+    /// (``committedPendingMetadata(at:)``), else drops it (the engine removes the segments it
+    /// left when the store is opened).
+    static func resolvePending(at url: URL) throws {
+        let pending = url.appendingPathComponent(pendingFileName)
+        guard FileManager.default.fileExists(atPath: pending.path) else { return }
+        if committedPendingMetadata(at: url) != nil {
+            try InPlaceMigration.commitPending(at: url, name: pendingFileName)
+            logger.debug("finished an interrupted rewrite migration", metadata: ["path": "\(url.path)"])
+        } else {
+            try? FileManager.default.removeItem(at: pending)
+            logger.debug("dropped an interrupted rewrite migration", metadata: ["path": "\(url.path)"])
+        }
+    }
+}

@@ -1,0 +1,229 @@
+import StrataStore
+
+/// Works out how an ``InPlaceRewrite`` converts each stored row: which engine entity each
+/// hierarchy and join entity becomes, and for each entity tag, how the new row's columns are
+/// filled from the old row's.
+struct RewritePlanner {
+    /// The source model laid over the stored schema.
+    let before: StoreMapping
+    /// The destination model's own layout (the schema after the rewrite).
+    let after: StoreMapping
+    let source: ManagedObjectModel
+    let destination: ManagedObjectModel
+
+    /// The new engine entity of each old one whose rows are kept.
+    private var entities: [Int: Int] = [:]
+    /// Per old hierarchy entity and entity tag, how its rows convert (join entities' rows stay as they are).
+    private var rows: [Int: [Int64: RowPlan]] = [:]
+    /// Per old engine entity, the new column of each old column.
+    private var columns: [Int: [Int: Int]] = [:]
+    /// The old and new engine entities of every relationship's target: references keep their keys,
+    /// so the old target's rows must become the new target's.
+    private var targets: [(old: Int, new: Int)] = []
+    /// The required attributes without a default value that stored objects must hold a value for.
+    private(set) var requirements: [RequiredValue] = []
+
+    init(before: StoreMapping, after: StoreMapping, source: ManagedObjectModel, destination: ManagedObjectModel) {
+        self.before = before
+        self.after = after
+        self.source = source
+        self.destination = destination
+    }
+
+    /// Plans the rewrite through `mapping`; `false` when a rewrite keeping keys cannot make it.
+    ///
+    /// - Throws: ``CoreDataError`` when a default value cannot be stored.
+    mutating func plan(_ mapping: MappingModel) throws -> Bool {
+        var mapped = Set<String>()
+        for entityMapping in mapping.entityMappings {
+            if let policy = entityMapping.entityMigrationPolicyClassName, !policy.isEmpty, policy != "EntityMigrationPolicy" { return false }
+            switch entityMapping.mappingType {
+            case .addEntityMappingType, .removeEntityMappingType:
+                continue
+            case .copyEntityMappingType, .transformEntityMappingType:
+                guard let from = entityMapping.sourceEntityName.flatMap({ source.entitiesByName[$0] }),
+                    let to = entityMapping.destinationEntityName.flatMap({ destination.entitiesByName[$0] }),
+                    try planEntity(from, to, entityMapping)
+                else { return false }
+                mapped.insert(from.name)
+            default:
+                return false
+            }
+        }
+        // A hierarchy that stays keeps every entity: rows cannot be dropped by their tag.
+        for entity in source.entities where !mapped.contains(entity.name) {
+            if let layout = before.layout(of: entity), entities[layout.storeEntity] != nil { return false }
+        }
+        // Keys stay unique only when no two old entities become one.
+        guard Set(entities.values).count == entities.count else { return false }
+        return targets.allSatisfy { entities[$0.old] == $0.new }
+    }
+
+    /// What the engine does with the plan.
+    func logRewrite() -> LogRewrite {
+        let rows = rows
+        return LogRewrite(schema: after.schema, entities: entities, columns: columns) { entity, key, row in
+            guard let plans = rows[entity] else { return row }
+            // A tombstone of an older record keeps no tag: its kept columns sit alike under every tag's plan.
+            let plan: RowPlan?
+            switch row[0] {
+            case .null: plan = plans.min(by: { $0.key < $1.key })?.value
+            case .int(let tag): plan = plans[tag]
+            default: plan = nil
+            }
+            guard let plan else {
+                throw CoreDataError(.migration, "the stored row \(key) of engine entity \(entity) has an entity tag the migration does not map")
+            }
+            return try plan.convert(row)
+        }
+    }
+
+    /// Records that `key` maps to `value` in `table`; `false` when it already maps elsewhere.
+    private static func record(_ key: Int, _ value: Int, in table: inout [Int: Int]) -> Bool {
+        if let existing = table[key], existing != value { return false }
+        table[key] = value
+        return true
+    }
+
+    /// Plans the rows of `from` becoming rows of `to`.
+    private mutating func planEntity(_ from: EntityDescription, _ to: EntityDescription, _ mapping: EntityMapping) throws -> Bool {
+        guard let was = before.layout(of: from), let now = after.layout(of: to),
+            "\(from.uniquenessConstraints)" == "\(to.uniquenessConstraints)",
+            Self.record(was.storeEntity, now.storeEntity, in: &entities)
+        else { return false }
+        var columnMap = columns[was.storeEntity] ?? [0: 0]
+        var steps: [ColumnStep] = []
+        let attributeMappings = mapping.attributeMappingsByName
+        let relationshipMappings = mapping.relationshipMappingsByName
+        for property in to.properties where !property.isTransient {
+            if let attribute = property as? AttributeDescription {
+                guard !(attribute is DerivedAttributeDescription), let column = now.columns[attribute.name] else { return false }
+                let fallback = try attribute.defaultValue.map { try ValueConversion.storeValue($0, for: attribute) } ?? .null
+                var step = ColumnStep(column: column, source: -1, conversion: nil, fallback: fallback)
+                if let expression = attributeMappings[attribute.name]?.valueExpression {
+                    guard let path = expression.keyPath, let old = from.attributesByName[path], !old.isTransient,
+                        !(old is DerivedAttributeDescription), let oldColumn = was.columns[path],
+                        Self.record(oldColumn, column, in: &columnMap)
+                    else { return false }
+                    step.source = oldColumn
+                    if old.attributeType != attribute.attributeType {
+                        guard !(old is CompositeAttributeDescription), !(attribute is CompositeAttributeDescription),
+                            old.attributeType != .transformableAttributeType, attribute.attributeType != .transformableAttributeType,
+                            MigrationValueConversion.canConvert(old.attributeType, to: attribute.attributeType)
+                        else { return false }
+                        step.conversion = ValueTypeConversion(from: old, to: attribute, entity: to)
+                    } else if old.valueTransformerName != attribute.valueTransformerName
+                        || (old is CompositeAttributeDescription) != (attribute is CompositeAttributeDescription)
+                    {
+                        return false
+                    }
+                }
+                if !attribute.isOptional && fallback.isNull {
+                    requirements.append(RequiredValue(entity: was.storeEntity, tag: was.tag, column: step.source, name: "\(to.name).\(attribute.name)"))
+                }
+                steps.append(step)
+            } else if let relationship = property as? RelationshipDescription {
+                let expression = relationshipMappings[relationship.name]?.valueExpression
+                let old = expression?.keyPath.flatMap { from.relationshipsByName[$0] }
+                if expression != nil && old == nil { return false }
+                if let old {
+                    guard !old.isTransient, old.isToMany == relationship.isToMany, relationship.minCount <= old.minCount,
+                        relationship.maxCount == 0 || (old.maxCount != 0 && relationship.maxCount >= old.maxCount),
+                        relationship.isOptional || !old.isOptional,
+                        let target = relationship.destinationEntity.flatMap(after.layout(of:)),
+                        let oldTarget = old.destinationEntity.flatMap(before.layout(of:))
+                    else { return false }
+                    targets.append((oldTarget.storeEntity, target.storeEntity))
+                } else if !relationship.isOptional {
+                    return false
+                }
+                if let column = now.columns[relationship.name] {
+                    var step = ColumnStep(column: column, source: -1, conversion: nil, fallback: .null)
+                    if let old {
+                        guard let oldColumn = was.columns[old.name], Self.record(oldColumn, column, in: &columnMap) else { return false }
+                        step.source = oldColumn
+                    }
+                    steps.append(step)
+                } else if let join = now.joins[relationship.name] {
+                    // The pairs are kept in a join entity on both sides, the owner in the same column.
+                    guard let old else { continue }
+                    guard let oldJoin = was.joins[old.name], oldJoin.isSource == join.isSource, oldJoin.isOrdered == join.isOrdered,
+                        Self.record(oldJoin.storeEntity, join.storeEntity, in: &entities)
+                    else { return false }
+                    columns[oldJoin.storeEntity] = [0: 0, 1: 1, 2: 2]
+                } else if let old, was.joins[old.name] != nil {
+                    // Kept in a join entity before, through its inverse's column now: the pairs would be lost.
+                    return false
+                }
+            }
+        }
+        columns[was.storeEntity] = columnMap
+        rows[was.storeEntity, default: [:]][was.tag] = RowPlan(tag: now.tag, width: after.schema.entities[now.storeEntity].columns.count, steps: steps)
+        return true
+    }
+}
+
+/// How the rows of one old entity tag become rows of the new entity.
+private struct RowPlan: Sendable {
+    /// The new entity tag.
+    let tag: Int64
+    /// The new engine entity's column count.
+    let width: Int
+    /// How each column the new entity uses is filled.
+    let steps: [ColumnStep]
+
+    /// The new row of `row` (a tombstone without tag stays without one).
+    ///
+    /// - Throws: ``CoreDataError`` `migration` when a value does not convert.
+    func convert(_ row: Row) throws -> Row {
+        var values = [Value](repeating: .null, count: width)
+        values[0] = row[0].isNull ? .null : .int(tag)
+        for step in steps {
+            var value = step.source >= 0 && step.source < row.values.count ? row[step.source] : .null
+            if let conversion = step.conversion, !value.isNull { value = try conversion.convert(value) }
+            if value.isNull { value = step.fallback }
+            values[step.column] = value
+        }
+        return Row(values)
+    }
+}
+
+/// How one column of a new row is filled.
+private struct ColumnStep: Sendable {
+    /// The new column.
+    var column: Int
+    /// The old column it is read from, or -1 for a new property.
+    var source: Int
+    /// The conversion of an attribute whose type changed.
+    var conversion: ValueTypeConversion?
+    /// The value when the old row has none (the attribute's default value).
+    var fallback: Value
+}
+
+/// A required attribute without a default value: every stored object of an entity tag must
+/// hold a value in the old column it is read from.
+struct RequiredValue {
+    /// The old engine entity.
+    let entity: Int
+    /// The entity tag of the objects concerned.
+    let tag: Int64
+    /// The old column, or -1 for an attribute the old model did not have (no object has a value).
+    let column: Int
+    /// `Entity.attribute`, for the error.
+    let name: String
+}
+
+/// The conversion of a stored value from one attribute type to another, as lightweight migration converts it.
+private struct ValueTypeConversion: Sendable {
+    let from: AttributeDescription
+    let to: AttributeDescription
+    let entity: EntityDescription
+
+    /// `value` (stored for ``from``) stored for ``to``.
+    ///
+    /// - Throws: ``CoreDataError`` `migration` when the value does not fit.
+    func convert(_ value: Value) throws -> Value {
+        let object = try ValueConversion.objectValue(value, for: from, coordinator: nil)
+        return try ValueConversion.storeValue(try MigrationValueConversion.convert(object, to: to, entity: entity), for: to)
+    }
+}
