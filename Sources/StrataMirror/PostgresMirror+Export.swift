@@ -145,12 +145,17 @@ extension PostgresMirror {
             leased.append((entity, try await MirrorKeys.lease(entity, count: keys.blockSize, on: connection, logger: logger)))
         }
         var position = head
+        let pairs = MirrorPairs(engine: engine)
         for save in saves {
             var transaction = StrataStore.Transaction(author: save.author, contextName: save.contextName)
             transaction.operations = save.changes.filter { $0.entity != location.layout.storeEntity }.map(\.operation)
             guard !transaction.operations.isEmpty else { continue }
             try await writeObjects(transaction, position: position + 1, on: connection)
-            let payload = try MirrorPayload(transaction).encoded()
+            var deletedRows: [ObjectKey: Row] = [:]
+            for change in save.changes where change.kind == .delete && pairs.isJoin(change.entity) {
+                if let row = change.previousRow { deletedRows[ObjectKey(entity: change.entity, key: change.key)] = row }
+            }
+            let payload = try MirrorPayload(transaction, deletedRows: deletedRows).encoded()
             let inserted = try await connection.query("""
                 INSERT INTO strata_txn (pos, origin, origin_seq, author, context, ts, payload)
                 VALUES (\(position + 1), \(configuration.instanceName), \(Int64(save.sequence)), \(save.author), \(save.contextName),

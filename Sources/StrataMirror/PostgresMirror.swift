@@ -182,7 +182,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         let sequence = Int64(engine.lastSequence + 1)
         let payload: Data
         do {
-            payload = try MirrorPayload(transaction).encoded()
+            payload = try MirrorPayload(transaction, deletedRows: try MirrorPairs(engine: engine).deletedRows(transaction.operations)).encoded()
         } catch {
             throw CoreDataError(.persistentStoreSave, "the transaction could not be encoded for the mirror: \(error)")
         }
@@ -289,7 +289,8 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             if asynchronous && entry.origin == configuration.instanceName {
                 pending.drop(through: UInt64(entry.originSequence))
             } else {
-                transaction.operations = try resolve(try MirrorPayload.decode(entry.payload).engineOperations(), over: pending)
+                let payload = try MirrorPayload.decode(entry.payload)
+                transaction.operations = try resolve(try payload.engineOperations(), over: pending, deletedRows: payload.deletedRows())
             }
             transaction.operations.append(try location.setCursor(entry.position, in: engine))
             if asynchronous { transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence) }
@@ -308,19 +309,37 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     /// The local operations that apply `operations` from the log: an update writes only the
     /// columns it changed, onto the local row; an update or delete of an object the store no
     /// longer has does nothing; an insert of an object it has is an update. What `pending` saves
-    /// changed is left alone (a pending insert or delete, the whole object).
+    /// changed is left alone (a pending insert or delete, the whole object). Join rows apply per
+    /// pair (``MirrorPairs``).
     ///
-    /// - Parameter rows: rows already read, by object (a snapshot passes the store's).
-    func resolve(_ operations: [StrataStore.Operation], over pending: MirrorPending, rows: [ObjectKey: Row] = [:]) throws -> [StrataStore.Operation] {
+    /// - Parameters:
+    ///   - rows: rows already read, by object (a snapshot passes the store's).
+    ///   - deletedRows: the rows of deleted join rows, by object (the log entry's).
+    func resolve(
+        _ operations: [StrataStore.Operation], over pending: MirrorPending, rows: [ObjectKey: Row] = [:], deletedRows: [ObjectKey: Row] = [:]
+    ) throws -> [StrataStore.Operation] {
         var staged: [ObjectKey: Row?] = rows
         func current(_ object: ObjectKey) throws -> Row? {
             if let row = staged[object] { return row }
             return try engine.read(object.entity, key: object.key)
         }
+        let pairs = MirrorPairs(engine: engine)
+        var stagedPairs: [MirrorPairs.Pair: Set<Int64>] = [:]
         var resolved: [StrataStore.Operation] = []
         resolved.reserveCapacity(operations.count)
         for operation in operations {
             let object = ObjectKey(entity: operation.entity, key: operation.key)
+            if case .delete(let entity, _) = operation, let row = deletedRows[object] {
+                // The pair goes, under whichever keys the store holds it (but what pending saves made).
+                let pair = MirrorPairs.Pair(entity: entity, row: row)
+                let held = try pairs.keys(of: pair, current: current, staged: stagedPairs[pair] ?? [])
+                for key in held.sorted() where pending.protectedColumns(of: ObjectKey(entity: entity, key: key)) != nil {
+                    resolved.append(.delete(entity: entity, key: key))
+                    staged[ObjectKey(entity: entity, key: key)] = .some(nil)
+                    stagedPairs[pair]?.remove(key)
+                }
+                continue
+            }
             let kept = pending.protectedColumns(of: object)
             if kept == nil { continue }
             var changed: [Int]
@@ -331,8 +350,14 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 resolved.append(operation)
                 staged[object] = .some(nil)
                 continue
-            case .insert(_, _, let row):
+            case .insert(let entity, _, let row):
                 guard let existing = try current(object) else {
+                    if pairs.isJoin(entity) {
+                        // A pair the store already holds under another key stays as it is.
+                        let pair = MirrorPairs.Pair(entity: entity, row: row)
+                        guard try pairs.keys(of: pair, current: current, staged: stagedPairs[pair] ?? []).isEmpty else { continue }
+                        stagedPairs[pair, default: []].insert(object.key)
+                    }
                     resolved.append(operation)
                     staged[object] = row
                     continue

@@ -5,6 +5,7 @@
 //   strata-mirror-demo [SAVES]     runs the demo (SAVES per instance, default 200)
 //   strata-mirror-demo instance …  one instance (started by the demo)
 //   strata-mirror-demo bench [SAVES] [CHANGES]   the figures (Bench.swift)
+//   strata-mirror-demo writer …    one writing instance of the bench (BenchWriter.swift)
 import Foundation
 import Logging
 import Metrics
@@ -167,10 +168,17 @@ func launch(_ arguments: [String]) throws -> pid_t {
     try spawn(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path, ["instance"] + arguments)
 }
 
+/// scripts/private-postgres.sh (`STRATA_PG_SCRIPT` overrides it), found from this source file
+/// with symbolic links resolved (the Benchmarks package builds these sources through one).
+func privatePostgresScript() -> String {
+    ProcessInfo.processInfo.environment["STRATA_PG_SCRIPT"]
+        ?? URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("../../scripts/private-postgres.sh").standardized.path
+}
+
 /// Runs the demo; returns whether the stores ended identical and the log gap-free.
 func runDemo(saves: Int) async throws -> Bool {
-    let script = ProcessInfo.processInfo.environment["STRATA_PG_SCRIPT"]
-        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts/private-postgres.sh").standardized.path
+    let script = privatePostgresScript()
     let work = FileManager.default.temporaryDirectory.appendingPathComponent("strata-mirror-demo-\(UUID().uuidString.prefix(8))").path
     let pgDirectory = "/tmp/strata-demo-pg-\(UUID().uuidString.prefix(8))"
     let port = Int.random(in: 40_000..<60_000)
@@ -240,6 +248,8 @@ func runDemo(saves: Int) async throws -> Bool {
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "instance" {
     try await runInstance(Array(arguments.dropFirst()))
+} else if arguments.first == "writer" {
+    try await runWriter(Array(arguments.dropFirst()))
 } else if arguments.first == "bench" {
     try await runBench(saves: arguments.dropFirst().first.flatMap { Int($0) } ?? 2_000, changes: arguments.dropFirst(2).first.flatMap { Int($0) } ?? 100_000)
 } else {
