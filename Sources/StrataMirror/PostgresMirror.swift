@@ -141,7 +141,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 if let existing, !existing.isClosed { connection = existing } else { connection = try await connect(on: bridge) }
                 do {
                     return try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] () async throws -> Begun in
-                        try await connection.query("BEGIN", logger: logger)
+                        try await connection.send("BEGIN", logger: logger)
                         let head = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
                         keys.setFloors(try await MirrorKeys.floors(on: connection, logger: logger))
                         let cursor = try cursor()
@@ -190,8 +190,8 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             try bridge.run { [self] in try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] in
                 try await checkAndWriteObjects(transaction, position: position, base: head, on: connection)
                 try await MirrorKeys.raiseFloors(past: transaction, on: connection, logger: logger)
-                try await connection.query("UPDATE strata_head SET pos = \(position) WHERE id = 1", logger: logger)
-                let inserted = try await connection.query("""
+                try await connection.send("UPDATE strata_head SET pos = \(position) WHERE id = 1", logger: logger)
+                let inserted = try await connection.send("""
                     INSERT INTO strata_txn (pos, origin, origin_seq, author, context, ts, payload)
                     VALUES (\(position), \(origin), \(sequence), \(transaction.author), \(transaction.contextName), \(Date()), \(payload))
                     ON CONFLICT (origin, origin_seq) DO NOTHING RETURNING pos
@@ -199,10 +199,10 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 guard !inserted.isEmpty else {
                     throw MirrorError.malformedPayload("the log already holds \(origin) transaction \(sequence)")
                 }
-                try await connection.query("COMMIT", logger: logger)
+                try await connection.send("COMMIT", logger: logger)
                 save.withLock { $0.head = nil }
                 // After the commit, outside the head lock: a hint for the tails, never relied on.
-                _ = try? await connection.query("SELECT pg_notify(\(MirrorSchema.channel), \(String(position)))", logger: logger)
+                _ = try? await connection.send("SELECT pg_notify(\(MirrorSchema.channel), \(String(position)))", logger: logger)
             } }
         } catch {
             throw unreachable(error)
@@ -238,18 +238,18 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             switch operation {
             case .insert(_, _, let row):
                 let image = try JSONEncoder().encode(row.values.map(TaggedValue.init))
-                matched = try await connection.query("""
+                matched = try await connection.send("""
                     INSERT INTO strata_object (entity, pk, pos, row) VALUES (\(entity), \(key), \(position), \(image))
                     ON CONFLICT DO NOTHING RETURNING pk
                     """, logger: logger).collect()
             case .update(_, _, let row, _):
                 let image = try JSONEncoder().encode(row.values.map(TaggedValue.init))
-                matched = try await connection.query("""
+                matched = try await connection.send("""
                     UPDATE strata_object SET pos = \(position), row = \(image)
                     WHERE entity = \(entity) AND pk = \(key) AND pos <= \(base) RETURNING pk
                     """, logger: logger).collect()
             case .delete:
-                matched = try await connection.query(
+                matched = try await connection.send(
                     "DELETE FROM strata_object WHERE entity = \(entity) AND pk = \(key) AND pos <= \(base) RETURNING pk",
                     logger: logger).collect()
             }
@@ -453,7 +453,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     /// Records this instance's cursor in PostgreSQL, for pruning.
     func heartbeat(on connection: PostgresConnection) async throws {
         let cursor = try cursor()
-        try await connection.query("""
+        try await connection.send("""
             INSERT INTO strata_instance (origin, pos, seen) VALUES (\(configuration.instanceName), \(cursor), now())
             ON CONFLICT (origin) DO UPDATE SET pos = EXCLUDED.pos, seen = now()
             """, logger: logger)
