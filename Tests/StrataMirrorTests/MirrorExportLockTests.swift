@@ -35,10 +35,17 @@ struct MirrorExportLockTests {
         try a.insert("third")
         #expect(try a.items() == ["first": 0, "second": 0, "third": 0])
         #expect(try await queryInt("SELECT count(*) FROM pg_locks WHERE NOT granted", on: postgres) > 0)
+        #expect(try a.container.hasPendingExports())
 
         try await holder.query("COMMIT", logger: logger)
         try await holder.close()
         #expect(try await waitForLog(3, postgres))
+        var pending = true
+        for _ in 0..<400 where pending {
+            pending = try a.container.hasPendingExports()
+            if pending { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(!pending)
         let b = try MirrorInstance("b", folder: folder, postgres: postgres, mode: .asynchronous)
         b.startTailing()
         #expect(try await b.waitUntil { $0 == ["first": 0, "second": 0, "third": 0] })
