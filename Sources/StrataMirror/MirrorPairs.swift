@@ -47,3 +47,22 @@ struct MirrorPairs {
         return keys
     }
 }
+
+/// What the operations resolved so far for one local transaction left (``PostgresMirror``'s
+/// `resolve`): later operations of the same transaction see it rather than the store.
+struct MirrorStaged {
+    /// The rows written (`nil`: deleted), by object.
+    var rows: [ObjectKey: Row?] = [:]
+    /// The keys of join rows inserted, by pair.
+    var pairs: [MirrorPairs.Pair: Set<Int64>] = [:]
+
+    init(rows: [ObjectKey: Row?] = [:], pairs: [MirrorPairs.Pair: Set<Int64>] = [:]) {
+        self.rows = rows
+        self.pairs = pairs
+    }
+
+    /// Starts from rows already read (a snapshot passes the store's).
+    init(storeRows rows: [ObjectKey: Row]) {
+        self.rows = rows.mapValues { Optional($0) }
+    }
+}

@@ -274,8 +274,11 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
 
     // MARK: Applying the log
 
-    /// Applies `entries` after the store's cursor, each in one local transaction with the cursor
-    /// (call holding the store's save lock). Over `pending` local saves (asynchronous mode) the
+    /// Applies `entries` after the store's cursor (call holding the store's save lock): each
+    /// run of consecutive entries with the same author and context name (up to
+    /// ``maximumOperationsPerApply`` operations) as one local transaction that also moves the
+    /// cursor past its last entry, so a crash applies a run in full or not at all, and one
+    /// durable commit serves the whole run. Over `pending` local saves (asynchronous mode) the
     /// entries change only what those saves did not: they come later in the log. An entry this
     /// instance exported itself is already in the store: only the cursor passes it.
     ///
@@ -283,28 +286,46 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     func apply(_ entries: [MirrorLogEntry], pending: inout MirrorPending) throws -> [ReplicatedChanges] {
         var cursor = try cursor()
         var applied: [ReplicatedChanges] = []
+        var run: [MirrorLogEntry] = []
+        var transaction = StrataStore.Transaction()
+        var staged = MirrorStaged()
+        func commitRun() throws {
+            guard let last = run.last else { return }
+            transaction.operations.append(try location.setCursor(last.position, in: engine))
+            if asynchronous { transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence) }
+            applied.append(try coordinator.applyReplicatedTransaction(transaction, to: store))
+            let now = Date()
+            for entry in run { metrics.lag.recordNanoseconds(Int64(max(0, now.timeIntervalSince(entry.timestamp)) * 1e9)) }
+            metrics.applied.increment(by: run.count)
+            (run, staged) = ([], MirrorStaged())
+        }
         for entry in entries where entry.position > cursor {
             guard entry.position == cursor + 1 else { throw MirrorError.cursorBelowLog(cursor: cursor, oldest: entry.position) }
-            var transaction = StrataStore.Transaction(author: entry.author, contextName: entry.contextName)
+            if let first = run.first, first.author != entry.author || first.contextName != entry.contextName
+                || transaction.operations.count >= Self.maximumOperationsPerApply {
+                try commitRun()
+            }
+            if run.isEmpty { transaction = StrataStore.Transaction(author: entry.author, contextName: entry.contextName) }
             if asynchronous && entry.origin == configuration.instanceName {
                 pending.drop(through: UInt64(entry.originSequence))
             } else {
                 let payload = try MirrorPayload.decode(entry.payload)
-                transaction.operations = try resolve(try payload.engineOperations(), over: pending, deletedRows: payload.deletedRows())
+                transaction.operations += try resolve(try payload.engineOperations(), over: pending, staged: &staged, deletedRows: payload.deletedRows())
             }
-            transaction.operations.append(try location.setCursor(entry.position, in: engine))
-            if asynchronous { transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence) }
-            applied.append(try coordinator.applyReplicatedTransaction(transaction, to: store))
+            run.append(entry)
             cursor = entry.position
-            metrics.applied.increment()
-            metrics.lag.recordNanoseconds(Int64(max(0, Date().timeIntervalSince(entry.timestamp)) * 1e9))
         }
+        try commitRun()
         if !applied.isEmpty {
             metrics.cursor.record(cursor)
-            logger.debug("applied log entries", metadata: ["count": "\(applied.count)", "cursor": "\(cursor)"])
+            logger.debug("applied log entries", metadata: ["transactions": "\(applied.count)", "cursor": "\(cursor)"])
         }
         return applied
     }
+
+    /// The most operations one local transaction of ``apply(_:pending:)`` gathers (a run ends
+    /// at the entry that passes it).
+    static let maximumOperationsPerApply = 16_384
 
     /// The local operations that apply `operations` from the log: an update writes only the
     /// columns it changed, onto the local row; an update or delete of an object the store no
@@ -313,18 +334,20 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     /// pair (``MirrorPairs``).
     ///
     /// - Parameters:
-    ///   - rows: rows already read, by object (a snapshot passes the store's).
+    ///   - staged: what the operations resolved before these (in the same local transaction)
+    ///     left; a snapshot starts it with the store's rows.
     ///   - deletedRows: the rows of deleted join rows, by object (the log entry's).
     func resolve(
-        _ operations: [StrataStore.Operation], over pending: MirrorPending, rows: [ObjectKey: Row] = [:], deletedRows: [ObjectKey: Row] = [:]
+        _ operations: [StrataStore.Operation], over pending: MirrorPending, staged stagedState: inout MirrorStaged,
+        deletedRows: [ObjectKey: Row] = [:]
     ) throws -> [StrataStore.Operation] {
-        var staged: [ObjectKey: Row?] = rows
+        var staged = stagedState.rows, stagedPairs = stagedState.pairs
+        defer { stagedState = MirrorStaged(rows: staged, pairs: stagedPairs) }
         func current(_ object: ObjectKey) throws -> Row? {
             if let row = staged[object] { return row }
             return try engine.read(object.entity, key: object.key)
         }
         let pairs = MirrorPairs(engine: engine)
-        var stagedPairs: [MirrorPairs.Pair: Set<Int64>] = [:]
         var resolved: [StrataStore.Operation] = []
         resolved.reserveCapacity(operations.count)
         for operation in operations {
@@ -389,7 +412,8 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             var operations: [StrataStore.Operation] = local.keys.filter { remote[$0.key] == nil }.sorted { $0.key < $1.key }
                 .map { .delete(entity: entity, key: $0.key) }
             operations += remote.sorted { $0.key < $1.key }.map { .insert(entity: entity, key: $0.key, row: $0.value) }
-            transaction.operations += try resolve(operations, over: pending, rows: local)
+            var staged = MirrorStaged(storeRows: local)
+            transaction.operations += try resolve(operations, over: pending, staged: &staged)
         }
         transaction.operations.append(try location.setCursor(snapshot.position, in: engine))
         if asynchronous { transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence) }
