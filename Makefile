@@ -25,14 +25,16 @@ test: deps postgres-deps
 	$(SWIFT) test --skip-build
 
 # Three mirrored instances as processes over a private PostgreSQL server; one SIGKILLed and
-# restarted, PostgreSQL restarted midway; ends with `mirror: N transactions, 3 instances, …`.
+# restarted, PostgreSQL restarted midway; ends with `mirror: N transactions, 3 instances, MODE, …`
+# for each MODE (synchronous, asynchronous; both unless MODE=synchronous or MODE=asynchronous).
 mirror-demo: deps postgres-deps
-	$(SWIFT) run -c $${CONFIG:-debug} strata-mirror-demo $${SAVES:-200}
+	$(SWIFT) run -c $${CONFIG:-debug} strata-mirror-demo $${SAVES:-200} $${MODE:-both}
 
-# The mirror's figures (save latency, lag, saves/s with 1/2/4 instances, catch-up, pgbench) on a
-# private PostgreSQL server: SAVES (default 2000) and CHANGES (default 100000) size the runs.
+# The mirror's figures (save latency, lag, saves/s with 1/2/4 instance processes, catch-up,
+# pgbench) on a private PostgreSQL server: SAVES (default 2000) and CHANGES (default 100000) size
+# the runs. Built in the Benchmarks package (strata-mirror-bench: the same program in release).
 mirror-bench: deps postgres-deps
-	$(SWIFT) run -c $${CONFIG:-release} strata-mirror-demo bench $${SAVES:-2000} $${CHANGES:-100000}
+	cd Benchmarks && $(SWIFT) run -c release strata-mirror-bench bench $${SAVES:-2000} $${CHANGES:-100000}
 
 # The long crash soak: SIGKILL a writer at random points for STRATA_SOAK_SECONDS (default 600).
 soak: deps

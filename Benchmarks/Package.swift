@@ -15,6 +15,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         // Already resolved through Strata; named so strata-graph-bench can quiet the store's info logs.
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        // Already resolved through Strata; named for strata-mirror-bench.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         // Naming the trait turns off the runtime (ARC) interposer, which this machine cannot resolve.
         .package(
             url: "https://github.com/ordo-one/benchmark.git",
@@ -61,6 +65,20 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The mirror's figures (`strata-mirror-bench bench`, `make mirror-bench`): the root package's
+        // strata-mirror-demo built here, where a release build of postgres-nio already lives
+        // (Sources/strata-mirror-bench links to ../../Sources/strata-mirror-demo).
+        .executableTarget(
+            name: "strata-mirror-bench",
+            dependencies: [
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "StrataMirror", package: "Strata"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         // package-benchmark suites: `swift package benchmark`.

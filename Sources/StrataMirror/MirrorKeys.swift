@@ -125,11 +125,11 @@ final class MirrorKeys: KeySource, Sendable {
     /// orders leases with synchronous saves).
     static func lease(_ entity: Int, count: Int64, on connection: PostgresConnection, logger: Logger) async throws -> ClosedRange<Int64> {
         let entity = Int32(entity)
-        try await connection.query("""
+        try await connection.send("""
             INSERT INTO strata_keys (entity, next) SELECT \(entity), COALESCE(max(pk), 0) + 1 FROM strata_object WHERE entity = \(entity)
             ON CONFLICT DO NOTHING
             """, logger: logger)
-        for try await first in try await connection.query(
+        for try await first in try await connection.send(
             "UPDATE strata_keys SET next = next + \(count) WHERE entity = \(entity) RETURNING next - \(count)", logger: logger
         ).decode(Int64.self) {
             return first...(first + count - 1)
@@ -140,7 +140,7 @@ final class MirrorKeys: KeySource, Sendable {
     /// The floors of every entity (call holding the head lock).
     static func floors(on connection: PostgresConnection, logger: Logger) async throws -> [Int: Int64] {
         var floors: [Int: Int64] = [:]
-        for try await (entity, next) in try await connection.query("SELECT entity, next FROM strata_keys", logger: logger).decode((Int32, Int64).self) {
+        for try await (entity, next) in try await connection.send("SELECT entity, next FROM strata_keys", logger: logger).decode((Int32, Int64).self) {
             floors[Int(entity)] = next
         }
         return floors
@@ -151,7 +151,7 @@ final class MirrorKeys: KeySource, Sendable {
         var highest: [Int: Int64] = [:]
         for case .insert(let entity, let key, _) in transaction.operations { highest[entity] = max(highest[entity] ?? 0, key) }
         for (entity, key) in highest {
-            try await connection.query("""
+            try await connection.send("""
                 INSERT INTO strata_keys (entity, next) VALUES (\(Int32(entity)), \(key + 1))
                 ON CONFLICT (entity) DO UPDATE SET next = greatest(strata_keys.next, EXCLUDED.next)
                 """, logger: logger)

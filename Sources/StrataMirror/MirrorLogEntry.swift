@@ -16,7 +16,7 @@ struct MirrorLogEntry: Sendable {
 
     /// The entries after `cursor`, in log order, at most `limit`.
     static func read(after cursor: Int64, limit: Int, on connection: PostgresConnection, logger: Logger) async throws -> [MirrorLogEntry] {
-        let rows = try await connection.query(
+        let rows = try await connection.send(
             """
             SELECT pos, origin, origin_seq, author, context, ts, payload FROM strata_txn
             WHERE pos > \(cursor) ORDER BY pos LIMIT \(limit)
@@ -35,7 +35,7 @@ struct MirrorLogEntry: Sendable {
     /// The log's head: the last position handed out.
     static func head(on connection: PostgresConnection, forUpdate: Bool, logger: Logger) async throws -> Int64 {
         let query: PostgresQuery = forUpdate ? "SELECT pos FROM strata_head WHERE id = 1 FOR UPDATE" : "SELECT pos FROM strata_head WHERE id = 1"
-        for try await position in try await connection.query(query, logger: logger).decode(Int64.self) { return position }
+        for try await position in try await connection.send(query, logger: logger).decode(Int64.self) { return position }
         throw MirrorError.malformedPayload("strata_head has no row")
     }
 }
@@ -48,7 +48,7 @@ struct MirrorSnapshot: Sendable {
     /// Reads the snapshot; `consistent` when the caller already holds the head lock in an open
     /// transaction, else in a REPEATABLE READ transaction of its own.
     static func read(on connection: PostgresConnection, holdingHead head: Int64?, logger: Logger) async throws -> MirrorSnapshot {
-        if head == nil { try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger) }
+        if head == nil { try await connection.send("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger) }
         do {
             var snapshot = MirrorSnapshot(position: 0, rows: [:])
             if let head {
@@ -56,15 +56,15 @@ struct MirrorSnapshot: Sendable {
             } else {
                 snapshot.position = try await MirrorLogEntry.head(on: connection, forUpdate: false, logger: logger)
             }
-            let rows = try await connection.query("SELECT entity, pk, row FROM strata_object", logger: logger)
+            let rows = try await connection.send("SELECT entity, pk, row FROM strata_object", logger: logger)
             for try await (entity, key, data) in rows.decode((Int32, Int64, Data).self) {
                 let values = try JSONDecoder().decode([TaggedValue].self, from: data)
                 snapshot.rows[Int(entity), default: [:]][key] = Row(values.map(\.value))
             }
-            if head == nil { try await connection.query("COMMIT", logger: logger) }
+            if head == nil { try await connection.send("COMMIT", logger: logger) }
             return snapshot
         } catch {
-            if head == nil { _ = try? await connection.query("ROLLBACK", logger: logger) }
+            if head == nil { _ = try? await connection.send("ROLLBACK", logger: logger) }
             throw error
         }
     }

@@ -5,7 +5,8 @@ import StrataStore
 /// The shared log's encoding of a transaction: its operations as JSON, every value tagged with
 /// its type so that it decodes to the same engine value on every instance.
 struct MirrorPayload: Codable, Sendable {
-    /// One operation: `kind` is `i` (insert), `u` (update) or `d` (delete).
+    /// One operation: `kind` is `i` (insert), `u` (update) or `d` (delete; with the row it
+    /// deleted for a join row, so that instances holding the pair under another key delete it too).
     struct Operation: Codable, Sendable {
         var kind: String
         var entity: Int
@@ -16,8 +17,8 @@ struct MirrorPayload: Codable, Sendable {
 
     var operations: [Operation]
 
-    /// Encodes `transaction`'s operations.
-    init(_ transaction: StrataStore.Transaction) {
+    /// Encodes `transaction`'s operations, each delete with its row in `deletedRows` if there.
+    init(_ transaction: StrataStore.Transaction, deletedRows: [ObjectKey: Row] = [:]) {
         operations = transaction.operations.map { operation in
             switch operation {
             case .insert(let entity, let key, let row):
@@ -25,9 +26,18 @@ struct MirrorPayload: Codable, Sendable {
             case .update(let entity, let key, let row, let changed):
                 return Operation(kind: "u", entity: entity, key: key, row: row.values.map(TaggedValue.init), changed: changed)
             case .delete(let entity, let key):
-                return Operation(kind: "d", entity: entity, key: key)
+                return Operation(kind: "d", entity: entity, key: key, row: deletedRows[ObjectKey(entity: entity, key: key)]?.values.map(TaggedValue.init))
             }
         }
+    }
+
+    /// The rows the deletes carry, by object.
+    func deletedRows() -> [ObjectKey: Row] {
+        var rows: [ObjectKey: Row] = [:]
+        for operation in operations where operation.kind == "d" {
+            if let values = operation.row { rows[ObjectKey(entity: operation.entity, key: operation.key)] = Row(values.map(\.value)) }
+        }
+        return rows
     }
 
     /// The encoded bytes.

@@ -50,12 +50,12 @@ public struct MirrorPruneService: Service {
         let silence = Double(configuration.maximumSilence.components.seconds)
         let lowest = head - configuration.maximumLag
         var floor = head
-        for try await position in try await connection.query("""
+        for try await position in try await connection.send("""
             SELECT min(pos) FROM strata_instance WHERE seen > now() - make_interval(secs => \(silence)) AND pos >= \(lowest)
             """, logger: logger).decode(Int64?.self) {
             if let position { floor = position }
         }
-        for try await (origin, position) in try await connection.query(
+        for try await (origin, position) in try await connection.send(
             "DELETE FROM strata_instance WHERE pos < \(floor) RETURNING origin, pos", logger: logger
         ).decode((String, Int64).self) {
             mirror.metrics.evictions.increment()
@@ -63,7 +63,7 @@ public struct MirrorPruneService: Service {
                 "instance": "\(origin)", "cursor": "\(position)", "floor": "\(floor)",
             ])
         }
-        let deleted = try await connection.query("DELETE FROM strata_txn WHERE pos <= \(floor) RETURNING pos", logger: logger).collect().count
+        let deleted = try await connection.send("DELETE FROM strata_txn WHERE pos <= \(floor) RETURNING pos", logger: logger).collect().count
         mirror.metrics.pruned.increment(by: deleted)
         if deleted > 0 { logger.debug("pruned the shared log", metadata: ["entries": "\(deleted)", "floor": "\(floor)"]) }
         return deleted

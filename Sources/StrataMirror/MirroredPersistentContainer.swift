@@ -91,6 +91,18 @@ open class MirroredPersistentContainer: PersistentContainer, @unchecked Sendable
         }
     }
 
+    /// Whether local saves wait to be exported to PostgreSQL: in asynchronous mode, saves
+    /// committed locally that the tail has not yet appended to the shared log (say, while
+    /// PostgreSQL is unreachable); always `false` in synchronous mode, where a save is in
+    /// PostgreSQL before it commits locally. Check it before stopping an instance for good.
+    ///
+    /// - Throws: ``CoreDataError`` when a store's history cannot be read.
+    public func hasPendingExports() throws -> Bool {
+        try mirrors.withLock { $0 }.contains { mirror in
+            try mirror.store.withReplicationLock { try !mirror.pendingSaves().transactions.isEmpty }
+        }
+    }
+
     /// The last log position each mirrored store holds, by store identifier.
     ///
     /// - Throws: ``CoreDataError`` when a store cannot be read.

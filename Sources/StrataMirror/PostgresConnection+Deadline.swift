@@ -1,11 +1,24 @@
+import Logging
 import PostgresNIO
 import Synchronization
 
 extension PostgresConnection {
+    /// Runs `query` unless the connection is closed. postgres-nio writes a query to its channel
+    /// without a promise for the write: on a closed channel the query is dropped and whoever
+    /// awaits it stays suspended for ever. Checking first leaves only the instant between the
+    /// check and the write.
+    ///
+    /// - Throws: ``MirrorError/connectionLost`` when the connection is closed; what the query throws.
+    @discardableResult
+    func send(_ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line) async throws -> PostgresRowSequence {
+        guard !isClosed else { throw MirrorError.connectionLost }
+        return try await self.query(query, logger: logger, file: file, line: line)
+    }
+
     /// Runs `body`, failing as soon as the connection closes under it or `seconds` pass, and then
-    /// closing the connection. postgres-nio can leave a query on a connection whose server went
-    /// away suspended for ever (the channel closed before the query was failed); the query is
-    /// abandoned rather than awaited, so a save or a tail step never hangs.
+    /// closing the connection. A connection already closed fails at once, before `body` sends
+    /// anything (see ``send(_:logger:file:line:)``). Should postgres-nio still leave a query
+    /// suspended, it is abandoned rather than awaited, so a save or a tail step never hangs.
     ///
     /// - Parameter executor: where `body` runs (the blocking bridge's executor for a save).
     /// - Returns: what `body` returns.
@@ -13,6 +26,7 @@ extension PostgresConnection {
     func withDeadline<T: Sendable>(
         seconds: Double, on executor: (any TaskExecutor)? = nil, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
+        guard !isClosed else { throw MirrorError.connectionLost }
         let race = DeadlineRace<T>()
         return try await withCheckedThrowingContinuation { continuation in
             race.start(continuation)

@@ -47,10 +47,10 @@ extension PostgresMirror {
                 let connection = try await connect(on: bridge)
                 do {
                     let range = try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] in
-                        try await connection.query("BEGIN", logger: logger)
+                        try await connection.send("BEGIN", logger: logger)
                         _ = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
                         let range = try await MirrorKeys.lease(entity, count: count, on: connection, logger: logger)
-                        try await connection.query("COMMIT", logger: logger)
+                        try await connection.send("COMMIT", logger: logger)
                         return range
                     }
                     try? await connection.close()
@@ -79,57 +79,67 @@ extension PostgresMirror {
     }
 
     /// Exports the pending saves (at most ``MirrorConfiguration/batchSize``) in one PostgreSQL
-    /// transaction, holding the store's save lock as a synchronous save does (the save lock
-    /// first, then the head lock, in that order everywhere): under the head lock, applies the
-    /// entries committed since the catch-up (they precede the saves in the log, so the saves'
-    /// changes stay), appends the saves, updates the row images, leases keys the reserve lacks,
-    /// commits; then moves the cursor past the saves and the export cursor to the last one, in
-    /// one local transaction. A crash between the two leaves the saves in the log and pending
+    /// transaction: under the head lock, reads the entries committed since the store's cursor,
+    /// appends the saves after them, updates the row images, leases keys the reserve lacks and
+    /// commits. Then, locally, applies those entries over the saves still pending (they come
+    /// before the saves in the log, so the saves' changes stay, as everywhere else) and moves
+    /// the cursor past the saves and the export cursor to the last one.
+    ///
+    /// The store's save lock is held only for the local steps (choosing the saves; applying the
+    /// entries and recording the export), never while PostgreSQL answers: local saves go on
+    /// meanwhile, come after the chosen ones and wait for the next export. (A save short of keys
+    /// takes the head lock holding the save lock; the export never takes them the other way
+    /// round.) A crash between the commit and the record leaves the saves in the log and pending
     /// locally: the next catch-up meets them as this instance's entries and only moves the cursors.
     ///
     /// - Returns: whether anything was exported or leased.
     func export(on connection: PostgresConnection) async throws -> Bool {
         let entities = engine.schema.entities.indices.filter { $0 != location.layout.storeEntity }
         do {
-            return try await underReplicationLock { try self.exportHoldingLock(entities, on: connection) }
+            return try await exportSteps(entities, on: connection)
         } catch {
             try? await connection.close()  // rolls the PostgreSQL transaction back
             throw error
         }
     }
 
-    private func exportHoldingLock(_ entities: [Int], on connection: PostgresConnection) throws -> Bool {
-        var pending = try pendingSaves()
+    private func exportSteps(_ entities: [Int], on connection: PostgresConnection) async throws -> Bool {
         let refill = keys.entitiesToRefill(entities)
-        guard !pending.transactions.isEmpty || !refill.isEmpty else { return false }
-        let cursor = try cursor()
-        let (head, entries) = try bridge.run { [self] in
-            try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] () async throws -> (Int64, [MirrorLogEntry]) in
-                try await connection.query("BEGIN", logger: logger)
-                let head = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
-                guard head > cursor else { return (head, []) }
-                return (head, try await MirrorLogEntry.read(after: cursor, limit: Int(head - cursor), on: connection, logger: logger))
+        // Only this tail moves the cursor in asynchronous mode: it stays put until the record.
+        let (saves, cursor) = try await underReplicationLock { [self] () throws -> ([HistoryTransaction], Int64) in
+            (Array(try pendingSaves().transactions.prefix(configuration.batchSize)), try self.cursor())
+        }
+        guard !saves.isEmpty || !refill.isEmpty else { return false }
+        typealias Exchange = (head: Int64, entries: [MirrorLogEntry], position: Int64, leased: [(Int, ClosedRange<Int64>)])
+        let exchange = try await connection.withDeadline(seconds: Self.deadline) { [self] () async throws -> Exchange? in
+            try await connection.send("BEGIN", logger: logger)
+            let head = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
+            guard head >= cursor else { throw MirrorError.logBehindCursor(head: head, cursor: cursor) }
+            let entries = head > cursor ? try await MirrorLogEntry.read(after: cursor, limit: Int(head - cursor), on: connection, logger: logger) : []
+            guard entries.count == Int(head - cursor), entries.first.map({ $0.position == cursor + 1 }) ?? true else {
+                try await connection.send("ROLLBACK", logger: logger)
+                return nil  // pruned past the cursor: the next catch-up re-bootstraps
             }
+            let (position, leased) = try await append(saves, after: head, leasing: refill, on: connection)
+            return (head, entries, position, leased)
         }
-        guard head >= cursor else { throw MirrorError.logBehindCursor(head: head, cursor: cursor) }
-        guard entries.count == Int(head - cursor), entries.first.map({ $0.position == cursor + 1 }) ?? true else {
-            try bridge.run { [self] in _ = try await connection.query("ROLLBACK", logger: logger) }
-            return true  // the next catch-up applies them, or re-bootstraps
-        }
-        deliver(try apply(entries, pending: &pending))
-        let saves = Array(pending.transactions.prefix(configuration.batchSize))
-        let (position, leased) = try bridge.run { [self] in
-            try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] in try await append(saves, after: head, leasing: refill, on: connection) }
-        }
-        for (entity, range) in leased { keys.add(range, for: entity) }
+        guard let exchange else { return true }
+        for (entity, range) in exchange.leased { keys.add(range, for: entity) }
+        let (head, position) = (exchange.head, exchange.position)
         if position > head {
-            _ = try? bridge.run(timeout: 5) { [self] in
-                _ = try await connection.query("SELECT pg_notify(\(MirrorSchema.channel), \(String(position)))", logger: logger)
+            _ = try? await connection.withDeadline(seconds: 5) { [self] in
+                _ = try await connection.send("SELECT pg_notify(\(MirrorSchema.channel), \(String(position)))", logger: logger)
             }
             metrics.exported.increment(by: Int(position - head))
             logger.debug("exported local saves", metadata: ["count": "\(position - head)", "position": "\(position)"])
         }
-        try recordExport(through: saves.last?.sequence, position: position)
+        let applied = try await underReplicationLock { [self] in
+            var pending = try pendingSaves()
+            let applied = try apply(exchange.entries, pending: &pending)
+            try recordExport(through: saves.last?.sequence, position: position)
+            return applied
+        }
+        deliver(applied)
         return true
     }
 
@@ -145,13 +155,18 @@ extension PostgresMirror {
             leased.append((entity, try await MirrorKeys.lease(entity, count: keys.blockSize, on: connection, logger: logger)))
         }
         var position = head
+        let pairs = MirrorPairs(engine: engine)
         for save in saves {
             var transaction = StrataStore.Transaction(author: save.author, contextName: save.contextName)
             transaction.operations = save.changes.filter { $0.entity != location.layout.storeEntity }.map(\.operation)
             guard !transaction.operations.isEmpty else { continue }
             try await writeObjects(transaction, position: position + 1, on: connection)
-            let payload = try MirrorPayload(transaction).encoded()
-            let inserted = try await connection.query("""
+            var deletedRows: [ObjectKey: Row] = [:]
+            for change in save.changes where change.kind == .delete && pairs.isJoin(change.entity) {
+                if let row = change.previousRow { deletedRows[ObjectKey(entity: change.entity, key: change.key)] = row }
+            }
+            let payload = try MirrorPayload(transaction, deletedRows: deletedRows).encoded()
+            let inserted = try await connection.send("""
                 INSERT INTO strata_txn (pos, origin, origin_seq, author, context, ts, payload)
                 VALUES (\(position + 1), \(configuration.instanceName), \(Int64(save.sequence)), \(save.author), \(save.contextName),
                     \(save.timestamp), \(payload))
@@ -159,8 +174,8 @@ extension PostgresMirror {
                 """, logger: logger).collect()
             if !inserted.isEmpty { position += 1 }
         }
-        if position > head { try await connection.query("UPDATE strata_head SET pos = \(position) WHERE id = 1", logger: logger) }
-        try await connection.query("COMMIT", logger: logger)
+        if position > head { try await connection.send("UPDATE strata_head SET pos = \(position) WHERE id = 1", logger: logger) }
+        try await connection.send("COMMIT", logger: logger)
         return (position, leased)
     }
 
@@ -184,13 +199,13 @@ extension PostgresMirror {
             switch operation {
             case .insert(_, _, let row):
                 let image = try JSONEncoder().encode(row.values.map(TaggedValue.init))
-                try await connection.query("""
+                try await connection.send("""
                     INSERT INTO strata_object (entity, pk, pos, row) VALUES (\(entity), \(key), \(position), \(image))
                     ON CONFLICT (entity, pk) DO UPDATE SET pos = EXCLUDED.pos, row = EXCLUDED.row
                     """, logger: logger)
             case .update(_, _, let row, let columns):
                 var stored: Data?
-                for try await data in try await connection.query(
+                for try await data in try await connection.send(
                     "SELECT row FROM strata_object WHERE entity = \(entity) AND pk = \(key)", logger: logger
                 ).decode(Data.self) {
                     stored = data
@@ -199,10 +214,10 @@ extension PostgresMirror {
                 var values = try JSONDecoder().decode([TaggedValue].self, from: stored)
                 for column in columns where column < values.count && column < row.count { values[column] = TaggedValue(row[column]) }
                 let image = try JSONEncoder().encode(values)
-                try await connection.query(
+                try await connection.send(
                     "UPDATE strata_object SET pos = \(position), row = \(image) WHERE entity = \(entity) AND pk = \(key)", logger: logger)
             case .delete:
-                try await connection.query("DELETE FROM strata_object WHERE entity = \(entity) AND pk = \(key)", logger: logger)
+                try await connection.send("DELETE FROM strata_object WHERE entity = \(entity) AND pk = \(key)", logger: logger)
             }
         }
     }

@@ -141,7 +141,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 if let existing, !existing.isClosed { connection = existing } else { connection = try await connect(on: bridge) }
                 do {
                     return try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] () async throws -> Begun in
-                        try await connection.query("BEGIN", logger: logger)
+                        try await connection.send("BEGIN", logger: logger)
                         let head = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
                         keys.setFloors(try await MirrorKeys.floors(on: connection, logger: logger))
                         let cursor = try cursor()
@@ -182,7 +182,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         let sequence = Int64(engine.lastSequence + 1)
         let payload: Data
         do {
-            payload = try MirrorPayload(transaction).encoded()
+            payload = try MirrorPayload(transaction, deletedRows: try MirrorPairs(engine: engine).deletedRows(transaction.operations)).encoded()
         } catch {
             throw CoreDataError(.persistentStoreSave, "the transaction could not be encoded for the mirror: \(error)")
         }
@@ -190,8 +190,8 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             try bridge.run { [self] in try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] in
                 try await checkAndWriteObjects(transaction, position: position, base: head, on: connection)
                 try await MirrorKeys.raiseFloors(past: transaction, on: connection, logger: logger)
-                try await connection.query("UPDATE strata_head SET pos = \(position) WHERE id = 1", logger: logger)
-                let inserted = try await connection.query("""
+                try await connection.send("UPDATE strata_head SET pos = \(position) WHERE id = 1", logger: logger)
+                let inserted = try await connection.send("""
                     INSERT INTO strata_txn (pos, origin, origin_seq, author, context, ts, payload)
                     VALUES (\(position), \(origin), \(sequence), \(transaction.author), \(transaction.contextName), \(Date()), \(payload))
                     ON CONFLICT (origin, origin_seq) DO NOTHING RETURNING pos
@@ -199,10 +199,10 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 guard !inserted.isEmpty else {
                     throw MirrorError.malformedPayload("the log already holds \(origin) transaction \(sequence)")
                 }
-                try await connection.query("COMMIT", logger: logger)
+                try await connection.send("COMMIT", logger: logger)
                 save.withLock { $0.head = nil }
                 // After the commit, outside the head lock: a hint for the tails, never relied on.
-                _ = try? await connection.query("SELECT pg_notify(\(MirrorSchema.channel), \(String(position)))", logger: logger)
+                _ = try? await connection.send("SELECT pg_notify(\(MirrorSchema.channel), \(String(position)))", logger: logger)
             } }
         } catch {
             throw unreachable(error)
@@ -238,18 +238,18 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             switch operation {
             case .insert(_, _, let row):
                 let image = try JSONEncoder().encode(row.values.map(TaggedValue.init))
-                matched = try await connection.query("""
+                matched = try await connection.send("""
                     INSERT INTO strata_object (entity, pk, pos, row) VALUES (\(entity), \(key), \(position), \(image))
                     ON CONFLICT DO NOTHING RETURNING pk
                     """, logger: logger).collect()
             case .update(_, _, let row, _):
                 let image = try JSONEncoder().encode(row.values.map(TaggedValue.init))
-                matched = try await connection.query("""
+                matched = try await connection.send("""
                     UPDATE strata_object SET pos = \(position), row = \(image)
                     WHERE entity = \(entity) AND pk = \(key) AND pos <= \(base) RETURNING pk
                     """, logger: logger).collect()
             case .delete:
-                matched = try await connection.query(
+                matched = try await connection.send(
                     "DELETE FROM strata_object WHERE entity = \(entity) AND pk = \(key) AND pos <= \(base) RETURNING pk",
                     logger: logger).collect()
             }
@@ -274,8 +274,11 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
 
     // MARK: Applying the log
 
-    /// Applies `entries` after the store's cursor, each in one local transaction with the cursor
-    /// (call holding the store's save lock). Over `pending` local saves (asynchronous mode) the
+    /// Applies `entries` after the store's cursor (call holding the store's save lock): each
+    /// run of consecutive entries with the same author and context name (up to
+    /// ``maximumOperationsPerApply`` operations) as one local transaction that also moves the
+    /// cursor past its last entry, so a crash applies a run in full or not at all, and one
+    /// durable commit serves the whole run. Over `pending` local saves (asynchronous mode) the
     /// entries change only what those saves did not: they come later in the log. An entry this
     /// instance exported itself is already in the store: only the cursor passes it.
     ///
@@ -283,44 +286,83 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     func apply(_ entries: [MirrorLogEntry], pending: inout MirrorPending) throws -> [ReplicatedChanges] {
         var cursor = try cursor()
         var applied: [ReplicatedChanges] = []
+        var run: [MirrorLogEntry] = []
+        var transaction = StrataStore.Transaction()
+        var staged = MirrorStaged()
+        func commitRun() throws {
+            guard let last = run.last else { return }
+            transaction.operations.append(try location.setCursor(last.position, in: engine))
+            if asynchronous { transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence) }
+            applied.append(try coordinator.applyReplicatedTransaction(transaction, to: store))
+            let now = Date()
+            for entry in run { metrics.lag.recordNanoseconds(Int64(max(0, now.timeIntervalSince(entry.timestamp)) * 1e9)) }
+            metrics.applied.increment(by: run.count)
+            (run, staged) = ([], MirrorStaged())
+        }
         for entry in entries where entry.position > cursor {
             guard entry.position == cursor + 1 else { throw MirrorError.cursorBelowLog(cursor: cursor, oldest: entry.position) }
-            var transaction = StrataStore.Transaction(author: entry.author, contextName: entry.contextName)
+            if let first = run.first, first.author != entry.author || first.contextName != entry.contextName
+                || transaction.operations.count >= Self.maximumOperationsPerApply {
+                try commitRun()
+            }
+            if run.isEmpty { transaction = StrataStore.Transaction(author: entry.author, contextName: entry.contextName) }
             if asynchronous && entry.origin == configuration.instanceName {
                 pending.drop(through: UInt64(entry.originSequence))
             } else {
-                transaction.operations = try resolve(try MirrorPayload.decode(entry.payload).engineOperations(), over: pending)
+                let payload = try MirrorPayload.decode(entry.payload)
+                transaction.operations += try resolve(try payload.engineOperations(), over: pending, staged: &staged, deletedRows: payload.deletedRows())
             }
-            transaction.operations.append(try location.setCursor(entry.position, in: engine))
-            if asynchronous { transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence) }
-            applied.append(try coordinator.applyReplicatedTransaction(transaction, to: store))
+            run.append(entry)
             cursor = entry.position
-            metrics.applied.increment()
-            metrics.lag.recordNanoseconds(Int64(max(0, Date().timeIntervalSince(entry.timestamp)) * 1e9))
         }
+        try commitRun()
         if !applied.isEmpty {
             metrics.cursor.record(cursor)
-            logger.debug("applied log entries", metadata: ["count": "\(applied.count)", "cursor": "\(cursor)"])
+            logger.debug("applied log entries", metadata: ["transactions": "\(applied.count)", "cursor": "\(cursor)"])
         }
         return applied
     }
 
+    /// The most operations one local transaction of ``apply(_:pending:)`` gathers (a run ends
+    /// at the entry that passes it).
+    static let maximumOperationsPerApply = 16_384
+
     /// The local operations that apply `operations` from the log: an update writes only the
     /// columns it changed, onto the local row; an update or delete of an object the store no
     /// longer has does nothing; an insert of an object it has is an update. What `pending` saves
-    /// changed is left alone (a pending insert or delete, the whole object).
+    /// changed is left alone (a pending insert or delete, the whole object). Join rows apply per
+    /// pair (``MirrorPairs``).
     ///
-    /// - Parameter rows: rows already read, by object (a snapshot passes the store's).
-    func resolve(_ operations: [StrataStore.Operation], over pending: MirrorPending, rows: [ObjectKey: Row] = [:]) throws -> [StrataStore.Operation] {
-        var staged: [ObjectKey: Row?] = rows
+    /// - Parameters:
+    ///   - staged: what the operations resolved before these (in the same local transaction)
+    ///     left; a snapshot starts it with the store's rows.
+    ///   - deletedRows: the rows of deleted join rows, by object (the log entry's).
+    func resolve(
+        _ operations: [StrataStore.Operation], over pending: MirrorPending, staged stagedState: inout MirrorStaged,
+        deletedRows: [ObjectKey: Row] = [:]
+    ) throws -> [StrataStore.Operation] {
+        var staged = stagedState.rows, stagedPairs = stagedState.pairs
+        defer { stagedState = MirrorStaged(rows: staged, pairs: stagedPairs) }
         func current(_ object: ObjectKey) throws -> Row? {
             if let row = staged[object] { return row }
             return try engine.read(object.entity, key: object.key)
         }
+        let pairs = MirrorPairs(engine: engine)
         var resolved: [StrataStore.Operation] = []
         resolved.reserveCapacity(operations.count)
         for operation in operations {
             let object = ObjectKey(entity: operation.entity, key: operation.key)
+            if case .delete(let entity, _) = operation, let row = deletedRows[object] {
+                // The pair goes, under whichever keys the store holds it (but what pending saves made).
+                let pair = MirrorPairs.Pair(entity: entity, row: row)
+                let held = try pairs.keys(of: pair, current: current, staged: stagedPairs[pair] ?? [])
+                for key in held.sorted() where pending.protectedColumns(of: ObjectKey(entity: entity, key: key)) != nil {
+                    resolved.append(.delete(entity: entity, key: key))
+                    staged[ObjectKey(entity: entity, key: key)] = .some(nil)
+                    stagedPairs[pair]?.remove(key)
+                }
+                continue
+            }
             let kept = pending.protectedColumns(of: object)
             if kept == nil { continue }
             var changed: [Int]
@@ -331,8 +373,14 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 resolved.append(operation)
                 staged[object] = .some(nil)
                 continue
-            case .insert(_, _, let row):
+            case .insert(let entity, _, let row):
                 guard let existing = try current(object) else {
+                    if pairs.isJoin(entity) {
+                        // A pair the store already holds under another key stays as it is.
+                        let pair = MirrorPairs.Pair(entity: entity, row: row)
+                        guard try pairs.keys(of: pair, current: current, staged: stagedPairs[pair] ?? []).isEmpty else { continue }
+                        stagedPairs[pair, default: []].insert(object.key)
+                    }
                     resolved.append(operation)
                     staged[object] = row
                     continue
@@ -364,7 +412,8 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             var operations: [StrataStore.Operation] = local.keys.filter { remote[$0.key] == nil }.sorted { $0.key < $1.key }
                 .map { .delete(entity: entity, key: $0.key) }
             operations += remote.sorted { $0.key < $1.key }.map { .insert(entity: entity, key: $0.key, row: $0.value) }
-            transaction.operations += try resolve(operations, over: pending, rows: local)
+            var staged = MirrorStaged(storeRows: local)
+            transaction.operations += try resolve(operations, over: pending, staged: &staged)
         }
         transaction.operations.append(try location.setCursor(snapshot.position, in: engine))
         if asynchronous { transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence) }
@@ -428,7 +477,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     /// Records this instance's cursor in PostgreSQL, for pruning.
     func heartbeat(on connection: PostgresConnection) async throws {
         let cursor = try cursor()
-        try await connection.query("""
+        try await connection.send("""
             INSERT INTO strata_instance (origin, pos, seen) VALUES (\(configuration.instanceName), \(cursor), now())
             ON CONFLICT (origin) DO UPDATE SET pos = EXCLUDED.pos, seen = now()
             """, logger: logger)

@@ -1,9 +1,10 @@
-// strata-mirror-demo bench: the mirror's figures on a private PostgreSQL server, in one process.
+// strata-mirror-demo bench: the mirror's figures on a private PostgreSQL server.
 //
 //   strata-mirror-demo bench [SAVES] [CHANGES]
 //
 // Prints save latency p50/p99 with the mirror off, synchronous and asynchronous; replication
-// lag p50/p99/p99.9 (synchronous and asynchronous); saves/s with 1, 2 and 4 writing instances;
+// lag p50/p99/p99.9 (synchronous and asynchronous); saves/s with 1, 2 and 4 writing instances
+// (each a process, until the shared log holds every save);
 // catch-up changes/s from scratch and from a cursor CHANGES behind; and pgbench's tps on the
 // same server. SAVES (default 2,000) sizes the latency, lag and throughput runs, CHANGES (default
 // 100,000) the catch-up. Run it in release (`make mirror-bench`); in debug only to check it works.
@@ -80,18 +81,11 @@ func milliseconds(_ samples: [Int64], _ p: Double) -> String {
     return String(format: "%.2f", Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) / 1e6)
 }
 
-/// Runs `body` on `count` threads of their own (saves block their thread while PostgreSQL
-/// answers) and waits for them all.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) async throws {
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        for index in 0..<count {
-            group.addTask {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                    Thread.detachNewThread { continuation.resume(with: Result { try body(index) }) }
-                }
-            }
-        }
-        try await group.waitForAll()
+/// Runs `body` on a thread of its own (saves block their thread while PostgreSQL answers) and
+/// waits for it.
+func onThread(_ body: @escaping @Sendable () throws -> Void) async throws {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
     }
 }
 
@@ -132,8 +126,7 @@ func createDatabase(_ name: String, socket: String) async throws {
 }
 
 func runBench(saves: Int, changes: Int) async throws {
-    let script = ProcessInfo.processInfo.environment["STRATA_PG_SCRIPT"]
-        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts/private-postgres.sh").standardized.path
+    let script = privatePostgresScript()
     let pgDirectory = "/tmp/strata-bench-pg-\(UUID().uuidString.prefix(8))"
     let port = Int.random(in: 40_000..<60_000)
     say("mirror-bench: a private PostgreSQL server in \(pgDirectory) (port \(port)); \(saves) saves, \(changes) changes")
@@ -191,21 +184,12 @@ func runBench(saves: Int, changes: Int) async throws {
         try? FileManager.default.removeItem(atPath: work)
     }
 
-    // Sustained saves/s with 1, 2 and 4 writing instances.
+    // Sustained saves/s with 1, 2 and 4 writing instances, each a process of its own (BenchWriter.swift).
     for mode in [MirrorConfiguration.Mode.synchronous, .asynchronous] {
         for writers in [1, 2, 4] {
             let work = try await fresh()
-            let instances = (0..<writers).map { BenchInstance("w\($0)", work: work, socket: socket, mode: mode) }
-            let perWriter = max(1, saves / writers)
-            let started = ContinuousClock.now
-            try await onThreads(writers) { index in
-                for save in 0..<perWriter { try saveRetrying(instances[index].container) { context in
-                    EntityDescription.insertNewObject(forEntityName: "Item", into: context).setValue("w\(index)-\(save)", forKey: "name")
-                } }
-            }
-            let elapsed = (ContinuousClock.now - started).seconds
-            say("throughput, \(mode), \(writers) writing instance\(writers == 1 ? "" : "s"): \(Int(Double(perWriter * writers) / elapsed)) saves/s")
-            for instance in instances { try await instance.close() }
+            let rate = try await throughput(writers: writers, perWriter: max(1, saves / writers), mode: mode, work: work, socket: socket)
+            say("throughput, \(mode), \(writers) writing instance\(writers == 1 ? "" : "s") (processes): \(Int(rate)) saves/s")
             try? FileManager.default.removeItem(atPath: work)
         }
     }

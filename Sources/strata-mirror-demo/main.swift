@@ -2,9 +2,11 @@
 // private PostgreSQL server. They save concurrently; one is killed with SIGKILL and restarted,
 // PostgreSQL is restarted midway; then every store must hold the same data.
 //
-//   strata-mirror-demo [SAVES]     runs the demo (SAVES per instance, default 200)
+//   strata-mirror-demo [SAVES] [MODE]   runs the demo (SAVES per instance, default 200) in MODE
+//                                  (synchronous or asynchronous; both, one after the other, by default)
 //   strata-mirror-demo instance …  one instance (started by the demo)
 //   strata-mirror-demo bench [SAVES] [CHANGES]   the figures (Bench.swift)
+//   strata-mirror-demo writer …    one writing instance of the bench (BenchWriter.swift)
 import Foundation
 import Logging
 import Metrics
@@ -76,12 +78,14 @@ func saveRetrying(_ container: PersistentContainer, _ body: (ManagedObjectContex
 
 func runInstance(_ arguments: [String]) async throws {
     let (name, work, socket, saves, prefix) = (arguments[0], arguments[1], arguments[2], Int(arguments[3])!, arguments[4])
+    let mode: MirrorConfiguration.Mode = arguments[5] == "asynchronous" ? .asynchronous : .synchronous
     let collector = LagCollector()
     MetricsSystem.bootstrap(collector)
     var logger = Logger(label: "strata.mirror.\(name)")
     logger.logLevel = .error
     var configuration = MirrorConfiguration(postgres: postgresConfiguration(socket: socket), instanceName: name, logger: logger)
     configuration.pollInterval = .milliseconds(20)
+    configuration.mode = mode
     let container = MirroredPersistentContainer(name: name, managedObjectModel: demoModel(), mirror: configuration)
     container.persistentStoreDescriptions = [PersistentStoreDescription(url: URL(fileURLWithPath: "\(work)/\(name).strata"))]
     container.loadPersistentStores { _, error in
@@ -112,6 +116,8 @@ func runInstance(_ arguments: [String]) async throws {
             })
         }
     }
+    // Done once every save is in the shared log (asynchronous saves wait for their export).
+    while try container.hasPendingExports() { try await Task.sleep(for: .milliseconds(20)) }
     _ = FileManager.default.createFile(atPath: "\(work)/\(name).done", contents: nil)
 
     // Wait for the others, then until this store holds the whole log.
@@ -167,10 +173,17 @@ func launch(_ arguments: [String]) throws -> pid_t {
     try spawn(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path, ["instance"] + arguments)
 }
 
+/// scripts/private-postgres.sh (`STRATA_PG_SCRIPT` overrides it), found from this source file
+/// with symbolic links resolved (the Benchmarks package builds these sources through one).
+func privatePostgresScript() -> String {
+    ProcessInfo.processInfo.environment["STRATA_PG_SCRIPT"]
+        ?? URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("../../scripts/private-postgres.sh").standardized.path
+}
+
 /// Runs the demo; returns whether the stores ended identical and the log gap-free.
-func runDemo(saves: Int) async throws -> Bool {
-    let script = ProcessInfo.processInfo.environment["STRATA_PG_SCRIPT"]
-        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts/private-postgres.sh").standardized.path
+func runDemo(saves: Int, mode: MirrorConfiguration.Mode) async throws -> Bool {
+    let script = privatePostgresScript()
     let work = FileManager.default.temporaryDirectory.appendingPathComponent("strata-mirror-demo-\(UUID().uuidString.prefix(8))").path
     let pgDirectory = "/tmp/strata-demo-pg-\(UUID().uuidString.prefix(8))"
     let port = Int.random(in: 40_000..<60_000)
@@ -191,8 +204,8 @@ func runDemo(saves: Int) async throws -> Bool {
     try await admin.close()
 
     let names = ["alpha", "bravo", "charlie"]
-    print("mirror-demo: \(names.count) instances save \(saves) transactions each, concurrently")
-    var processes = try names.map { try launch([$0, work, socket, String(saves), ""]) }
+    print("mirror-demo: \(names.count) instances save \(saves) transactions each, concurrently, in \(mode) mode")
+    var processes = try names.map { try launch([$0, work, socket, String(saves), "", "\(mode)"]) }
 
     try await Task.sleep(for: .seconds(2))
     print("mirror-demo: SIGKILL bravo (pid \(processes[1]))")
@@ -205,7 +218,7 @@ func runDemo(saves: Int) async throws -> Bool {
     try await Task.sleep(for: .seconds(1))
     try shell([script, "start", pgDirectory, String(port)])
     print("mirror-demo: restarting bravo; it resumes from its cursor")
-    processes[1] = try launch(["bravo", work, socket, String(saves / 2), "r"])
+    processes[1] = try launch(["bravo", work, socket, String(saves / 2), "r", "\(mode)"])
 
     for (name, process) in zip(names, processes) {
         let status = wait(for: process)
@@ -233,15 +246,26 @@ func runDemo(saves: Int) async throws -> Bool {
         guard !lags.isEmpty else { return "n/a" }
         return String(format: "%.1f", Double(lags[min(lags.count - 1, Int(Double(lags.count) * p))]) / 1e6)
     }
-    print("mirror: \(highest) transactions, 3 instances, lag p50 \(percentile(0.5)) ms p99 \(percentile(0.99)) ms, identical: \(identical && gapFree ? "yes" : "no")")
+    print("mirror: \(highest) transactions, 3 instances, \(mode), lag p50 \(percentile(0.5)) ms p99 \(percentile(0.99)) ms, identical: \(identical && gapFree ? "yes" : "no")")
     return identical && gapFree
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "instance" {
     try await runInstance(Array(arguments.dropFirst()))
+} else if arguments.first == "writer" {
+    try await runWriter(Array(arguments.dropFirst()))
 } else if arguments.first == "bench" {
     try await runBench(saves: arguments.dropFirst().first.flatMap { Int($0) } ?? 2_000, changes: arguments.dropFirst(2).first.flatMap { Int($0) } ?? 100_000)
 } else {
-    if try await !runDemo(saves: arguments.first.flatMap { Int($0) } ?? 200) { exit(1) }
+    let modes: [MirrorConfiguration.Mode] = switch arguments.dropFirst().first {
+    case "synchronous": [.synchronous]
+    case "asynchronous": [.asynchronous]
+    default: [.synchronous, .asynchronous]
+    }
+    var identical = true
+    for mode in modes {
+        if try await !runDemo(saves: arguments.first.flatMap { Int($0) } ?? 200, mode: mode) { identical = false }
+    }
+    if !identical { exit(1) }
 }

@@ -107,13 +107,4 @@ struct MirrorAsynchronousTests {
         try await restarted.close()
         try await b.close()
     }
-
-    /// Waits until the shared log holds `count` entries (at most 20 s).
-    private func waitForLog(_ count: Int64, _ postgres: PostgresConnection.Configuration) async throws -> Bool {
-        for _ in 0..<400 {
-            if try await queryInt("SELECT count(*) FROM strata_txn", on: postgres) == count { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return false
-    }
 }

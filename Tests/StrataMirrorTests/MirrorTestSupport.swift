@@ -110,17 +110,17 @@ final class MirrorInstance: @unchecked Sendable {
     let url: URL
     private var tasks: [Task<Void, any Error>] = []
 
-    /// Opens the instance `name` with its store in `folder`, sharing `postgres`.
+    /// Opens the instance `name` with its store in `folder`, sharing `postgres` (the model: mirrorTestModel()).
     init(
         _ name: String, folder: MirrorFolder, postgres: PostgresConnection.Configuration, pollInterval: Duration = .milliseconds(20),
-        mode: MirrorConfiguration.Mode = .synchronous
+        mode: MirrorConfiguration.Mode = .synchronous, model: ManagedObjectModel = mirrorTestModel()
     ) throws {
         var logger = Logger(label: "strata.mirror.\(name)")
         if ProcessInfo.processInfo.environment["STRATA_MIRROR_DEBUG"] != nil { logger.logLevel = .debug }
         var configuration = MirrorConfiguration(postgres: postgres, instanceName: name, logger: logger)
         configuration.pollInterval = pollInterval
         configuration.mode = mode
-        container = MirroredPersistentContainer(name: name, managedObjectModel: mirrorTestModel(), mirror: configuration)
+        container = MirroredPersistentContainer(name: name, managedObjectModel: model, mirror: configuration)
         url = folder.url.appendingPathComponent("\(name).strata")
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
         let failure = LockedError()
@@ -218,4 +218,13 @@ func queryInt(_ query: PostgresQuery, on postgres: PostgresConnection.Configurat
     }
     try await connection.close()
     return result
+}
+
+/// Waits until the shared log at `postgres` holds `count` entries (at most 20 s).
+func waitForLog(_ count: Int64, _ postgres: PostgresConnection.Configuration) async throws -> Bool {
+    for _ in 0..<400 {
+        if try await queryInt("SELECT count(*) FROM strata_txn", on: postgres) == count { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return false
 }
