@@ -109,7 +109,7 @@ import Testing
         let filled = try Self.fill(url)
         let container = try PersistentHistoryTests.container(at: url, model: Self.version2())
         #expect(try Self.keepsSegments(url, filled))
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(InPlaceMigration.pendingFileName).path))
+        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.inPlace.fileName).path))
         try Self.expectEmployees(in: container, filled, hasNotes: true, level: nil)
         let history = try PersistentHistoryTests.transactions(.fetchHistory(after: filled.token), in: container)
         #expect(history.count == 1)
@@ -183,11 +183,11 @@ import Testing
         let destination = Self.version2()
         let plan = try #require(try InPlaceMigration.plan(at: url, from: source, to: destination))
         let metadata = try #require(try StoreMetadataFile.read(at: url))
-        try StoreMetadataFile.write(StoreMetadataFile.adding(archiveOf: destination, to: metadata), at: url, name: InPlaceMigration.pendingFileName)
+        try StoreMetadataFile.write(StoreMetadataFile.adding(archiveOf: destination, to: metadata), at: url, name: PendingMigrationMetadata.inPlace.fileName)
         #expect(plan.schema != (try Store.storedSchema(at: url)))
 
         let old = try PersistentHistoryTests.container(at: url)
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(InPlaceMigration.pendingFileName).path))
+        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.inPlace.fileName).path))
         try Self.expectEmployees(in: old, filled, hasNotes: true, level: nil)
         try old.close()
         let new = try PersistentHistoryTests.container(at: url, model: Self.version2())
@@ -206,14 +206,14 @@ import Testing
         let metadata = try #require(try StoreMetadataFile.read(at: url))
         try StoreMetadataFile.write(
             StoreMetadataFile.adding(archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: "")) { _, new in new }),
-            at: url, name: InPlaceMigration.pendingFileName)
+            at: url, name: PendingMigrationMetadata.inPlace.fileName)
         try Store.evolveSchema(at: url, to: plan.schema, defaults: plan.defaults)
         // Until the store is next added, reading its metadata reads the committed step's.
         let read = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
         #expect(destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: read))
 
         let new = try PersistentHistoryTests.container(at: url, model: Self.version2())
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(InPlaceMigration.pendingFileName).path))
+        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.inPlace.fileName).path))
         let stored = try #require(try StoreMetadataFile.read(at: url))
         #expect(destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored))
         try Self.expectEmployees(in: new, filled, hasNotes: true, level: nil)

@@ -59,7 +59,7 @@ import Testing
         #expect(try MigrationMethod.forStore(at: url, from: GraphModel.make(), to: destination) == .inPlaceRewrite)
 
         let container = try PersistentHistoryTests.container(at: url, model: Self.retyped())
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(InPlaceRewrite.pendingFileName).path))
+        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
         #expect(Set(try ShopModels.segmentFiles(url).keys).isDisjoint(with: filled.segments.keys), "the log was rewritten into new segments")
         try Self.expectRetyped(in: container, filled)
         // The history after the token: the one update, of E0's salary, read under the new model.
@@ -164,7 +164,7 @@ import Testing
         model.entitiesByName["Employee"]!.propertiesByName["remarks"]!.isOptional = false
         #expect(try MigrationMethod.forStore(at: url, from: GraphModel.make(), to: model) == .inPlaceRewrite)
         #expect(throws: CoreDataError.self) { try PersistentHistoryTests.container(at: url, model: model) }
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(InPlaceRewrite.pendingFileName).path))
+        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
         #expect(try ShopModels.segmentFiles(url).keys.sorted() == filled.segments.keys.sorted(), "the rewrite's segments were removed")
         let old = try PersistentHistoryTests.container(at: url)
         try InPlaceMigrationTests.expectEmployees(in: old, filled, hasNotes: true, level: nil)
@@ -178,12 +178,12 @@ import Testing
         // A kill after the pending metadata and a new segment were written, before the manifest.
         let destination = Self.retyped()
         let metadata = try #require(try StoreMetadataFile.read(at: url))
-        try StoreMetadataFile.write(StoreMetadataFile.adding(archiveOf: destination, to: metadata), at: url, name: InPlaceRewrite.pendingFileName)
+        try StoreMetadataFile.write(StoreMetadataFile.adding(archiveOf: destination, to: metadata), at: url, name: PendingMigrationMetadata.rewrite.fileName)
         let stray = url.appendingPathComponent("segments/\(String(format: "%08u.log", 9_999))")
         try Data(repeating: 7, count: 4096).write(to: stray)
 
         let old = try PersistentHistoryTests.container(at: url)
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(InPlaceRewrite.pendingFileName).path))
+        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
         #expect(!FileManager.default.fileExists(atPath: stray.path))
         try InPlaceMigrationTests.expectEmployees(in: old, filled, hasNotes: true, level: nil)
         try old.close()
@@ -204,14 +204,14 @@ import Testing
         let metadata = try #require(try StoreMetadataFile.read(at: url))
         try StoreMetadataFile.write(
             StoreMetadataFile.adding(archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: "")) { _, new in new }),
-            at: url, name: InPlaceRewrite.pendingFileName)
+            at: url, name: PendingMigrationMetadata.rewrite.fileName)
         let report = try Store.rewriteLog(at: url, plan.rewrite)
         #expect(report.rows >= InPlaceMigrationTests.employeeCount + 3)
         let read = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
         #expect(destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: read))
 
         let new = try PersistentHistoryTests.container(at: url, model: Self.retyped())
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(InPlaceRewrite.pendingFileName).path))
+        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
         try Self.expectRetyped(in: new, filled)
         try new.close()
     }

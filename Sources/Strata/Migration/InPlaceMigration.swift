@@ -18,13 +18,10 @@ private let logger = Logger(label: "strata.migration")
 ///
 /// Crash-safe: the new metadata is written beside the store first (`metadata.plist.inplace`),
 /// then the engine's manifest is replaced (the commit point), then the metadata file is renamed
-/// into place; ``resolvePending(at:)`` finishes or drops an interrupted step when the store is
+/// into place; ``PendingMigrationMetadata/resolve(at:)`` finishes or drops an interrupted step when the store is
 /// next added (and reading the metadata meanwhile reads the committed step's), so the store
 /// opens with the old model or the new one, never a mix.
 struct InPlaceMigration {
-    /// The name of the metadata file a step writes before it commits.
-    static let pendingFileName = StoreMetadataFile.fileName + ".inplace"
-
     /// The engine schema after the step.
     let schema: Schema
     /// The values rows written before read in the new columns (per engine entity and column).
@@ -92,58 +89,15 @@ struct InPlaceMigration {
     /// - Throws: ``CoreDataError`` `migration` when the engine refuses the change (nothing
     ///   changed then), `persistentStoreSave` when the metadata cannot be written.
     func apply(at url: URL, destination: ManagedObjectModel, metadata: [String: Any]) throws {
-        let storeID = metadata[StoreUUIDKey] as? String ?? ""
-        let updated = StoreMetadataFile.adding(
-            archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: storeID)) { _, new in new })
-        let pending = url.appendingPathComponent(Self.pendingFileName)
-        try StoreMetadataFile.write(updated, at: url, name: Self.pendingFileName)
         do {
-            try Store.evolveSchema(at: url, to: schema, defaults: defaults)
+            try PendingMigrationMetadata.inPlace.apply(destination: destination, metadata: metadata, at: url) {
+                try Store.evolveSchema(at: url, to: schema, defaults: defaults)
+            }
+        } catch let error as CoreDataError {
+            throw error
         } catch {
-            try? FileManager.default.removeItem(at: pending)
             throw CoreDataError(.migration, "the store at \(url.path) cannot be migrated in place: \(error)", underlyingError: error)
         }
-        try Self.commitPending(at: url)
         logger.debug("migrated store in place", metadata: ["path": "\(url.path)", "entities": "\(schema.entities.count)"])
-    }
-
-    /// The metadata of a step a crash interrupted after its commit point: the pending metadata,
-    /// when the engine's manifest was replaced (the pending model laid over the stored schema is
-    /// the stored schema); `nil` when there is none or the step did not commit.
-    static func committedPendingMetadata(at url: URL) -> [String: Any]? {
-        let pending = url.appendingPathComponent(pendingFileName)
-        guard FileManager.default.fileExists(atPath: pending.path),
-            let metadata = try? StoreMetadataFile.read(at: url, name: pendingFileName),
-            let model = try? StoreMetadataFile.sourceModel(from: metadata), let stored = try? Store.storedSchema(at: url),
-            let laid = try? PersistentStoreCoordinator(managedObjectModel: model).mapping.get().evolved(onto: stored), laid.schema == stored
-        else { return nil }
-        return metadata
-    }
-
-    /// Finishes a step a crash interrupted: keeps its metadata when the step committed
-    /// (``committedPendingMetadata(at:)``), else drops it.
-    static func resolvePending(at url: URL) throws {
-        let pending = url.appendingPathComponent(pendingFileName)
-        guard FileManager.default.fileExists(atPath: pending.path) else { return }
-        if committedPendingMetadata(at: url) != nil {
-            try commitPending(at: url)
-            logger.debug("finished an interrupted in-place migration", metadata: ["path": "\(url.path)"])
-        } else {
-            try? FileManager.default.removeItem(at: pending)
-            logger.debug("dropped an interrupted in-place migration", metadata: ["path": "\(url.path)"])
-        }
-    }
-
-    /// Renames the pending metadata (the file `name`) over the store's metadata and syncs the directory.
-    static func commitPending(at url: URL, name: String = pendingFileName) throws {
-        let pending = url.appendingPathComponent(name)
-        guard rename(pending.path, url.appendingPathComponent(StoreMetadataFile.fileName).path) == 0 else {
-            throw CoreDataError(.migration, "cannot put the migrated metadata of \(url.path) in place: \(String(cString: strerror(errno)))")
-        }
-        do {
-            try StoreMetadataFile.syncDirectory(url)
-        } catch {
-            throw CoreDataError(.migration, "cannot sync \(url.path) after the migration: \(error)")
-        }
     }
 }

@@ -25,9 +25,6 @@ private let logger = Logger(label: "strata.migration")
 /// the stored schema being the new model's own layout), then the metadata file is renamed into
 /// place.
 struct InPlaceRewrite {
-    /// The name of the metadata file a rewrite writes before it commits.
-    static let pendingFileName = StoreMetadataFile.fileName + ".rewrite"
-
     /// How the engine converts the log.
     let rewrite: LogRewrite
     /// The required attributes without a default the stored objects must hold a value for.
@@ -55,20 +52,16 @@ struct InPlaceRewrite {
     ///   then), `persistentStoreSave` when the metadata cannot be written.
     func apply(at url: URL, destination: ManagedObjectModel, metadata: [String: Any]) throws {
         try checkRequirements(at: url)
-        let storeID = metadata[StoreUUIDKey] as? String ?? ""
-        let updated = StoreMetadataFile.adding(
-            archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: storeID)) { _, new in new })
-        let pending = url.appendingPathComponent(Self.pendingFileName)
-        try StoreMetadataFile.write(updated, at: url, name: Self.pendingFileName)
         let report: LogRewriteReport
         do {
-            report = try Store.rewriteLog(at: url, rewrite)
+            report = try PendingMigrationMetadata.rewrite.apply(destination: destination, metadata: metadata, at: url) {
+                try Store.rewriteLog(at: url, rewrite)
+            }
+        } catch let error as CoreDataError {
+            throw error
         } catch {
-            try? FileManager.default.removeItem(at: pending)
-            if let error = error as? CoreDataError { throw error }
             throw CoreDataError(.migration, "the store at \(url.path) cannot be rewritten in place: \(error)", underlyingError: error)
         }
-        try InPlaceMigration.commitPending(at: url, name: Self.pendingFileName)
         logger.debug("migrated store by rewriting its log in place", metadata: [
             "path": "\(url.path)", "records": "\(report.records)", "rows": "\(report.rows)", "bytesWritten": "\(report.bytesWritten)",
         ])
@@ -103,34 +96,6 @@ struct InPlaceRewrite {
                     "\(requirement.name) is required and has no default value, and the stored object \(missing) has no value for it",
                     key: String(requirement.name.split(separator: ".").last ?? ""))
             }
-        }
-    }
-
-    /// The metadata of a rewrite a crash interrupted after its commit point: the pending
-    /// metadata, when the engine's manifest holds the pending model's own layout; `nil` when
-    /// there is none or the rewrite did not commit.
-    static func committedPendingMetadata(at url: URL) -> [String: Any]? {
-        let pending = url.appendingPathComponent(pendingFileName)
-        guard FileManager.default.fileExists(atPath: pending.path),
-            let metadata = try? StoreMetadataFile.read(at: url, name: pendingFileName),
-            let model = try? StoreMetadataFile.sourceModel(from: metadata), let stored = try? Store.storedSchema(at: url),
-            let laid = try? PersistentStoreCoordinator(managedObjectModel: model).mapping.get(), laid.schema == stored
-        else { return nil }
-        return metadata
-    }
-
-    /// Finishes a rewrite a crash interrupted: keeps its metadata when it committed
-    /// (``committedPendingMetadata(at:)``), else drops it (the engine removes the segments it
-    /// left when the store is opened).
-    static func resolvePending(at url: URL) throws {
-        let pending = url.appendingPathComponent(pendingFileName)
-        guard FileManager.default.fileExists(atPath: pending.path) else { return }
-        if committedPendingMetadata(at: url) != nil {
-            try InPlaceMigration.commitPending(at: url, name: pendingFileName)
-            logger.debug("finished an interrupted rewrite migration", metadata: ["path": "\(url.path)"])
-        } else {
-            try? FileManager.default.removeItem(at: pending)
-            logger.debug("dropped an interrupted rewrite migration", metadata: ["path": "\(url.path)"])
         }
     }
 }

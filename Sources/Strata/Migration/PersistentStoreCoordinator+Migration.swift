@@ -48,17 +48,11 @@ extension PersistentStoreCoordinator {
             try? FileManager.default.removeItem(at: staging)
             lock.release()
         }
-        if FileManager.default.fileExists(atPath: url.appendingPathComponent(InPlaceMigration.pendingFileName).path),
-            let lock = try? StoreDirectoryLock(url)
-        {
+        for pending in PendingMigrationMetadata.all
+        where FileManager.default.fileExists(atPath: url.appendingPathComponent(pending.fileName).path) {
+            guard let lock = try? StoreDirectoryLock(url) else { continue }
             defer { lock.release() }
-            try InPlaceMigration.resolvePending(at: url)
-        }
-        if FileManager.default.fileExists(atPath: url.appendingPathComponent(InPlaceRewrite.pendingFileName).path),
-            let lock = try? StoreDirectoryLock(url)
-        {
-            defer { lock.release() }
-            try InPlaceRewrite.resolvePending(at: url)
+            try pending.resolve(at: url)
         }
         guard Self.flag(description.options[IgnorePersistentStoreVersioningOption]) != true,
             let metadata = try StoreMetadataFile.read(at: url),

@@ -23,7 +23,7 @@ enum StoreMetadataFile {
     /// - Throws: ``CoreDataError`` `persistentStoreOpen` when the file does not parse.
     static func read(at store: URL, name: String = fileName) throws -> [String: Any]? {
         // An in-place migration interrupted after its commit point: its metadata is the store's.
-        if name == fileName, let committed = InPlaceMigration.committedPendingMetadata(at: store) ?? InPlaceRewrite.committedPendingMetadata(at: store) {
+        if name == fileName, let committed = PendingMigrationMetadata.all.lazy.compactMap({ $0.committedMetadata(at: store) }).first {
             return committed
         }
         let file = store.appendingPathComponent(name)
