@@ -2,10 +2,24 @@ import StrataStore
 
 extension PersistentStore {
     /// Whether the store refuses saves (Core Data's `isReadOnly`): it was added with
-    /// ``PersistentStoreDescription/isReadOnly``, or it was forced read-only because it kept
+    /// ``PersistentStoreDescription/isReadOnly``, it was forced read-only because it kept
     /// persistent history and was added without ``PersistentHistoryTrackingKey`` (as Core Data
-    /// does, with the same warning in the log). An in-memory store is writable.
+    /// does, with the same warning in the log), or the application set it.
+    ///
+    /// Setting it to `true` makes saves into the store fail (a context's `save()` with
+    /// `persistentStoreSave`, a batch request or a history replay with
+    /// `persistentStoreOperation`), changing nothing and keeping the context's changes; setting
+    /// it back to `false` lets them through again. A store added read-only stays read-only
+    /// whatever is set: its engine store was opened without the writer's lock. An in-memory
+    /// store is writable until set read-only.
     public var isReadOnly: Bool {
-        engineStore?.configuration.readOnly ?? false
+        get { markedReadOnly.load(ordering: .acquiring) || (engineStore?.configuration.readOnly ?? false) }
+        set { markedReadOnly.store(newValue, ordering: .releasing) }
+    }
+
+    /// Throws the engine's `readOnly` error when the application set ``isReadOnly``.
+    func refuseWritesIfMarkedReadOnly() throws {
+        guard markedReadOnly.load(ordering: .acquiring) else { return }
+        throw StoreError(.readOnly, "the store \(identifier) is read-only (isReadOnly is set)")
     }
 }

@@ -53,6 +53,7 @@ public final class PersistentStore: Sendable {
 
     /// Commits `transaction` through the store's replicator, if it has one, else locally.
     func commit(_ transaction: Transaction) throws -> UInt64 {
+        try refuseWritesIfMarkedReadOnly()
         guard let replicator = replicatorSlot.withLock({ $0 }) else { return try commitLocally(transaction) }
         return try replicator.store(self, commit: transaction, locally: commitLocally)
     }
@@ -66,6 +67,9 @@ public final class PersistentStore: Sendable {
         transaction.durability = durability
         return try queryGenerations.commit(transaction, to: rows)
     }
+
+    /// Whether the application set ``isReadOnly`` on this store.
+    let markedReadOnly = Atomic<Bool>(false)
 
     /// Whether ``close()`` gave the store back.
     private let isClosed = Atomic<Bool>(false)

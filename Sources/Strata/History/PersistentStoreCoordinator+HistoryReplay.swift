@@ -27,8 +27,8 @@ extension PersistentStoreCoordinator {
     /// - Returns: the number of transactions applied.
     /// - Throws: ``CoreDataError`` `persistentHistoryTokenExpired` when the source's history
     ///   after the resume point was deleted or `token` is from another store;
-    ///   `persistentStoreOperation` when `store` is not an engine store keeping history, the
-    ///   stores' models differ, or a commit fails; what `progress` throws.
+    ///   `persistentStoreOperation` when `store` is not an engine store keeping history, is
+    ///   read-only, the stores' models differ, or a commit fails; what `progress` throws.
     @discardableResult
     public func replayHistory(
         from source: Store, into store: PersistentStore, after token: PersistentHistoryToken? = nil,
@@ -42,6 +42,7 @@ extension PersistentStoreCoordinator {
         }
         var applied = 0
         try PersistentHistoryReader.storeCall {
+            try store.refuseWritesIfMarkedReadOnly()
             applied = try engine.replayHistory(from: source, after: token?.sequence, progress: progress) { batch, commit in
                 try StoreSaveLock.withLocks([store.saveLock]) {
                     try store.queryGenerations.committing(batch.flatMap(\.operations), to: store.rows, commit)
