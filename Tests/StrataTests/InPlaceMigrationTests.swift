@@ -183,7 +183,7 @@ import Testing
         let destination = Self.version2()
         let plan = try #require(try InPlaceMigration.plan(at: url, from: source, to: destination))
         let metadata = try #require(try StoreMetadataFile.read(at: url))
-        try StoreMetadataFile.write(StoreMetadataFile.adding(archiveOf: destination, to: metadata), at: url, name: PendingMigrationMetadata.inPlace.fileName)
+        try PendingMigrationMetadata.inPlace.writePending(destination: destination, metadata: metadata, at: url)
         #expect(plan.schema != (try Store.storedSchema(at: url)))
 
         let old = try PersistentHistoryTests.container(at: url)
@@ -204,9 +204,7 @@ import Testing
         let destination = Self.version2()
         let plan = try #require(try InPlaceMigration.plan(at: url, from: source, to: destination))
         let metadata = try #require(try StoreMetadataFile.read(at: url))
-        try StoreMetadataFile.write(
-            StoreMetadataFile.adding(archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: "")) { _, new in new }),
-            at: url, name: PendingMigrationMetadata.inPlace.fileName)
+        try PendingMigrationMetadata.inPlace.writePending(destination: destination, metadata: metadata, at: url)
         try Store.evolveSchema(at: url, to: plan.schema, defaults: plan.defaults)
         // Until the store is next added, reading its metadata reads the committed step's.
         let read = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)

@@ -178,7 +178,7 @@ import Testing
         // A kill after the pending metadata and a new segment were written, before the manifest.
         let destination = Self.retyped()
         let metadata = try #require(try StoreMetadataFile.read(at: url))
-        try StoreMetadataFile.write(StoreMetadataFile.adding(archiveOf: destination, to: metadata), at: url, name: PendingMigrationMetadata.rewrite.fileName)
+        try PendingMigrationMetadata.rewrite.writePending(destination: destination, metadata: metadata, at: url)
         let stray = url.appendingPathComponent("segments/\(String(format: "%08u.log", 9_999))")
         try Data(repeating: 7, count: 4096).write(to: stray)
 
@@ -202,9 +202,7 @@ import Testing
         let mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
         let plan = try #require(try InPlaceRewrite.plan(at: url, from: source, to: destination, mapping: mapping))
         let metadata = try #require(try StoreMetadataFile.read(at: url))
-        try StoreMetadataFile.write(
-            StoreMetadataFile.adding(archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: "")) { _, new in new }),
-            at: url, name: PendingMigrationMetadata.rewrite.fileName)
+        try PendingMigrationMetadata.rewrite.writePending(destination: destination, metadata: metadata, at: url)
         let report = try Store.rewriteLog(at: url, plan.rewrite)
         #expect(report.rows >= InPlaceMigrationTests.employeeCount + 3)
         let read = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)

@@ -40,10 +40,7 @@ struct PendingMigrationMetadata: Sendable {
     ///   cannot be written, `migration` when it cannot be put in place.
     @discardableResult
     func apply<Result>(destination: ManagedObjectModel, metadata: [String: Any], at url: URL, _ change: () throws -> Result) throws -> Result {
-        let storeID = metadata[StoreUUIDKey] as? String ?? ""
-        let updated = StoreMetadataFile.adding(
-            archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: storeID)) { _, new in new })
-        try StoreMetadataFile.write(updated, at: url, name: fileName)
+        try writePending(destination: destination, metadata: metadata, at: url)
         let result: Result
         do {
             result = try change()
@@ -53,6 +50,17 @@ struct PendingMigrationMetadata: Sendable {
         }
         try commit(at: url)
         return result
+    }
+
+    /// Writes the store's `metadata`, updated for `destination` (its version hashes and archived
+    /// model), as the pending file: the first act of a step.
+    ///
+    /// - Throws: ``CoreDataError`` `persistentStoreSave` when the file cannot be written.
+    func writePending(destination: ManagedObjectModel, metadata: [String: Any], at url: URL) throws {
+        let storeID = metadata[StoreUUIDKey] as? String ?? ""
+        let updated = StoreMetadataFile.adding(
+            archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: storeID)) { _, new in new })
+        try StoreMetadataFile.write(updated, at: url, name: fileName)
     }
 
     /// The metadata of a step a crash interrupted after its commit point: the pending metadata,
