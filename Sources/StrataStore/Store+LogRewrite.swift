@@ -17,17 +17,33 @@ public struct LogRewrite: Sendable {
     /// log holds: rows written, the prior images history keeps, and tombstones of records
     /// without prior images (the other tombstones are made from the converted prior image).
     public var convert: @Sendable (_ entity: Int, _ key: Int64, _ row: Row) throws -> Row
+    /// Called after each segment is rewritten (before the commit), with how far the rewrite got.
+    public var progress: (@Sendable (LogRewriteProgress) -> Void)?
 
-    /// A rewrite to `schema` with the given entity and column correspondences and row conversion.
+    /// A rewrite to `schema` with the given entity and column correspondences and row conversion,
+    /// reporting each segment rewritten to `progress`.
     public init(
         schema: Schema, entities: [Int: Int], columns: [Int: [Int: Int]],
+        progress: (@Sendable (LogRewriteProgress) -> Void)? = nil,
         convert: @escaping @Sendable (_ entity: Int, _ key: Int64, _ row: Row) throws -> Row
     ) {
         self.schema = schema
         self.entities = entities
         self.columns = columns
+        self.progress = progress
         self.convert = convert
     }
+}
+
+/// How far a ``Store/rewriteLog(at:_:configuration:)`` got, reported after each segment
+/// (``LogRewrite/progress``).
+public struct LogRewriteProgress: Sendable, Hashable {
+    /// The segments rewritten so far.
+    public var segmentsDone: Int
+    /// The segments of the log.
+    public var segmentCount: Int
+    /// What was read and written so far.
+    public var report: LogRewriteReport
 }
 
 /// What ``Store/rewriteLog(at:_:configuration:)`` did.
@@ -58,7 +74,7 @@ extension Store {
     /// files are removed as orphans when it is next opened), after it the new one. The next open
     /// rebuilds the index and fetch indexes by replaying the new log.
     ///
-    /// Progress is logged at debug level, one line per segment.
+    /// Progress is logged at debug level, one line per segment, and reported to `rewrite.progress`.
     ///
     /// - Parameters:
     ///   - url: the store directory.
@@ -90,6 +106,7 @@ extension Store {
             for (index, id) in manifest.segments.enumerated() {
                 let file = try SegmentFile.open(id: id, directory: segmentsPath, storeID: manifest.storeID, writable: false, io: io)
                 try writer.rewriteSegment(file, isLast: index == manifest.segments.count - 1)
+                rewrite.progress?(LogRewriteProgress(segmentsDone: index + 1, segmentCount: manifest.segments.count, report: writer.report))
                 configuration.logger.debug("rewrote a segment of the log", metadata: [
                     "path": "\(url.path)", "segment": "\(index + 1)", "of": "\(manifest.segments.count)",
                     "records": "\(writer.report.records)", "rows": "\(writer.report.rows)",
@@ -125,6 +142,23 @@ extension Store {
             "read": "\(writer.report.bytesRead)", "written": "\(writer.report.bytesWritten)",
         ])
         return writer.report
+    }
+}
+
+extension Store {
+    /// The file ids of the log of the store at `url`, from its manifest: the lowest id among its
+    /// segments (`nil` when it has none) and the id its next segment file gets. Every segment a
+    /// ``rewriteLog(at:_:configuration:)`` writes has an id at least the `next` read before it,
+    /// so a rewrite committed exactly when `oldest` has reached that id, whatever the schema.
+    ///
+    /// - Throws: ``StoreError`` `unsupportedFormat` when the directory holds no store, `io`,
+    ///   `corrupt` when the manifest does not decode.
+    public static func logFileIDs(at url: URL, configuration: StoreConfiguration = StoreConfiguration()) throws -> (oldest: UInt32?, next: UInt32) {
+        let path = url.path + "/manifest"
+        guard FileManager.default.fileExists(atPath: path) else { throw StoreError(.unsupportedFormat, "the directory is not a Strata store (no manifest)", path: url.path) }
+        let bytes = try StoreError.io("read manifest", path: path) { try configuration.io.readFile(path) }
+        let manifest = try Manifest.decode(bytes, path: path)
+        return (manifest.segments.min(), manifest.nextFileID)
     }
 }
 

@@ -14,7 +14,7 @@ struct MigrateCommand: StrataSubcommand {
             rewrite), and migrates the store: in place when the change only adds to the store's \
             layout or retires parts of it; by rewriting its log in place, keeping object IDs and \
             history, when every stored row converts to one row of the new model; else by writing \
-            a new store that replaces the old one in one atomic step; an interrupted migration leaves the old store or the new one. Progress goes to standard error. With --dry-run, only prints what changes. \
+            a new store that replaces the old one in one atomic step; an interrupted migration leaves the old store or the new one. A rewrite in place prints a line per segment of the log it rewrote; other progress goes to standard error. With --dry-run, only prints what changes. \
             Prints the seconds taken and the bytes of store files written.
             """)
 
@@ -49,7 +49,10 @@ struct MigrateCommand: StrataSubcommand {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: destination)
         let opened = try coordinator.addPersistentStore(
             type: .strata, at: store.url,
-            options: [MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true])
+            options: [
+                MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true,
+                PersistentStoreOptionKey.migrationProgress: MigrationReport.printProgress,
+            ])
         try coordinator.remove(opened)
         let elapsed = ContinuousClock.now - clock
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -104,6 +107,15 @@ enum MigrationReport {
             lines.append("    - \(name): removed")
         }
         return lines
+    }
+
+    /// Prints one line for each segment of the log a rewrite in place has rewritten.
+    static let printProgress: MigrationProgressHandler = { progress in print(line(progress)) }
+
+    /// The line of ``printProgress``: `Rewrote segment 2 of 5: 1200 records, 3400 rows, 1048576 bytes written`.
+    static func line(_ progress: LogRewriteProgress) -> String {
+        "Rewrote segment \(progress.segmentsDone) of \(progress.segmentCount): \(progress.report.records) records, "
+            + "\(progress.report.rows) rows, \(progress.report.bytesWritten) bytes written"
     }
 
     /// The bytes of the files under `directory` modified since `date`.

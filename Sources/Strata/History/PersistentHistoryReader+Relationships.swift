@@ -13,8 +13,9 @@ private struct JoinSide {
 }
 
 extension PersistentHistoryReader {
-    /// `changes` with an update of every object whose to-many relationship kept in a join entity
-    /// the record changed (a pair added, removed or moved), as Core Data reports it: the
+    /// `changes` with an update of every object whose to-many relationship the record changed
+    /// (a pair kept in a join entity added, removed or moved, or the inverse to-one that keeps
+    /// it set or cleared: ``addInverseToManyOwners(of:store:to:order:)``), as Core Data reports it: the
     /// relationship joins the `updatedProperties` of the object's update, or makes a new update
     /// (whose ``PersistentHistoryChange/previousValues`` and `newValues` get the relationships'
     /// values from ``addToManyValues(to:store:engine:)``); objects the record inserted or
@@ -38,6 +39,7 @@ extension PersistentHistoryReader {
                 touched[id, default: []].insert(side.relationship)
             }
         }
+        try addInverseToManyOwners(of: record, store: store, to: &touched, order: &order)
         guard !touched.isEmpty else { return changes }
         let listsChanges = request.resultType != .changesOnly
         var result = changes.map { change -> PersistentHistoryChange in
@@ -76,10 +78,16 @@ extension PersistentHistoryReader {
     /// The concrete entity of the relationship owner `key`: from the record's change of its row,
     /// else from its stored row, else the entity declaring the relationship.
     private func ownerEntity(_ key: PrimaryKey, side: JoinSide, record: HistoryTransaction, store: PersistentStore) -> EntityDescription {
-        let family = mapping.entitiesByTag[side.ownerStoreEntity] ?? [:]
-        let own = record.changes.first { $0.entity == side.ownerStoreEntity && $0.key == key }
-        let row = own.flatMap { $0.row ?? $0.previousRow ?? $0.tombstone } ?? (try? store.rows.read(side.ownerStoreEntity, key: key)) ?? nil
-        if let row, case .int(let tag) = row[0], let entity = family[tag] { return entity }
-        return side.entity
+        concreteEntity(of: key, in: side.ownerStoreEntity, record: record, store: store) ?? side.entity
+    }
+
+    /// The concrete entity of the object `key` of the engine entity `storeEntity`: from the
+    /// record's change of its row, else from its stored row; `nil` when neither tells.
+    func concreteEntity(of key: PrimaryKey, in storeEntity: Int, record: HistoryTransaction, store: PersistentStore) -> EntityDescription? {
+        let family = mapping.entitiesByTag[storeEntity] ?? [:]
+        let own = record.changes.first { $0.entity == storeEntity && $0.key == key }
+        let row = own.flatMap { $0.row ?? $0.previousRow ?? $0.tombstone } ?? (try? store.rows.read(storeEntity, key: key)) ?? nil
+        if let row, case .int(let tag) = row[0] { return family[tag] }
+        return nil
     }
 }

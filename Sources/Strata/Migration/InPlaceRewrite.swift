@@ -22,8 +22,9 @@ private let logger = Logger(label: "strata.migration")
 ///
 /// Crash-safe: the new metadata is written beside the store first (`metadata.plist.rewrite`),
 /// then the engine rewrites its log and replaces its manifest (the commit point, recognised by
-/// the stored schema being the new model's own layout), then the metadata file is renamed into
-/// place.
+/// the stored schema being the new model's own layout and every segment being one the rewrite
+/// wrote, so that a change converting values under an unchanged layout is recognised too), then
+/// the metadata file is renamed into place.
 struct InPlaceRewrite {
     /// How the engine converts the log.
     let rewrite: LogRewrite
@@ -38,23 +39,29 @@ struct InPlaceRewrite {
         guard let stored = try? Store.storedSchema(at: url) else { return nil }
         let before = try PersistentStoreCoordinator(managedObjectModel: source).mapping.get().evolved(onto: stored)
         let after = try PersistentStoreCoordinator(managedObjectModel: destination).mapping.get()
-        // The commit point is recognised by the stored schema becoming the new layout.
-        guard before.schema == stored, after.schema != stored else { return nil }
+        guard before.schema == stored else { return nil }
         var planner = RewritePlanner(before: before, after: after, source: source, destination: destination)
         guard try planner.plan(mapping) else { return nil }
         return InPlaceRewrite(rewrite: planner.logRewrite(), requirements: planner.requirements)
     }
 
-    /// Makes the step: pending metadata, the engine's rewrite of its log, then the metadata in place.
+    /// Makes the step: pending metadata, the engine's rewrite of its log (reporting each segment
+    /// to `progress`), then the metadata in place.
     ///
     /// - Throws: ``CoreDataError`` `migration` when the engine cannot rewrite the log, a
     ///   validation error when a converted object misses a required value (nothing changed
     ///   then), `persistentStoreSave` when the metadata cannot be written.
-    func apply(at url: URL, destination: ManagedObjectModel, metadata: [String: Any]) throws {
+    func apply(at url: URL, destination: ManagedObjectModel, metadata: [String: Any], progress: MigrationProgressHandler? = nil) throws {
         try checkRequirements(at: url)
+        var rewrite = rewrite
+        rewrite.progress = progress
         let report: LogRewriteReport
         do {
-            report = try PendingMigrationMetadata.rewrite.apply(destination: destination, metadata: metadata, at: url) {
+            // The commit point is recognised by the segments the rewrite writes, whose ids start at `next`.
+            let first = Int(try Store.logFileIDs(at: url).next)
+            report = try PendingMigrationMetadata.rewrite.apply(
+                destination: destination, metadata: metadata, at: url, recording: [PendingMigrationMetadata.logFileKey: first]
+            ) {
                 try Store.rewriteLog(at: url, rewrite)
             }
         } catch let error as CoreDataError {

@@ -11,8 +11,15 @@ private let logger = Logger(label: "strata.migration")
 /// A step writes the new metadata to its pending file, changes the engine (whose manifest
 /// replace is the commit point), then renames the pending file over the store's metadata. After
 /// a crash the step committed exactly when the stored schema is the one the pending model lays
-/// out: ``resolve(at:)`` then finishes it, else drops the pending file.
+/// out: ``resolve(at:)`` then finishes it, else drops the pending file. A rewrite of the log
+/// also records the file id its new segments start at (``logFileKey``): its commit point is then
+/// recognised even when the stored schema stays the same (a change that converts values only).
 struct PendingMigrationMetadata: Sendable {
+    /// The metadata key of the segment file id a rewrite of the log writes from
+    /// (``StrataStore/Store/logFileIDs(at:configuration:)``'s `next` before it): the rewrite
+    /// committed when every segment of the store has at least this id.
+    static let logFileKey = "StrataLogRewriteFirstSegment"
+
     /// The name of the pending file beside the store's metadata.
     let fileName: String
     /// What the step is called in the log.
@@ -32,15 +39,17 @@ struct PendingMigrationMetadata: Sendable {
     static let all = [inPlace, rewrite]
 
     /// Makes a step: writes the store's `metadata` updated for `destination` as the pending file,
-    /// runs `change` (the engine's change, which ends at the commit point), then puts the
-    /// metadata in place. When `change` throws, the pending file is removed and the error rethrown.
+    /// with `extra` keys, runs `change` (the engine's change, which ends at the commit point),
+    /// then puts the metadata in place. When `change` throws, the pending file is removed and the error rethrown.
     ///
     /// - Returns: what `change` returns.
     /// - Throws: what `change` throws; ``CoreDataError`` `persistentStoreSave` when the metadata
     ///   cannot be written, `migration` when it cannot be put in place.
     @discardableResult
-    func apply<Result>(destination: ManagedObjectModel, metadata: [String: Any], at url: URL, _ change: () throws -> Result) throws -> Result {
-        try writePending(destination: destination, metadata: metadata, at: url)
+    func apply<Result>(
+        destination: ManagedObjectModel, metadata: [String: Any], at url: URL, recording extra: [String: Any] = [:], _ change: () throws -> Result
+    ) throws -> Result {
+        try writePending(destination: destination, metadata: metadata.merging(extra) { _, new in new }, at: url)
         let result: Result
         do {
             result = try change()
@@ -64,8 +73,9 @@ struct PendingMigrationMetadata: Sendable {
     }
 
     /// The metadata of a step a crash interrupted after its commit point: the pending metadata,
-    /// when the stored schema is the one the pending model commits; `nil` when there is none or
-    /// the step did not commit.
+    /// when the stored schema is the one the pending model commits (and, when it records a
+    /// ``logFileKey``, every segment was written by the rewrite); `nil` when there is none or the
+    /// step did not commit.
     func committedMetadata(at url: URL) -> [String: Any]? {
         guard FileManager.default.fileExists(atPath: url.appendingPathComponent(fileName).path),
             let metadata = try? StoreMetadataFile.read(at: url, name: fileName),
@@ -73,6 +83,9 @@ struct PendingMigrationMetadata: Sendable {
             let mapping = try? PersistentStoreCoordinator(managedObjectModel: model).mapping.get(),
             (try? committedSchema(mapping, stored)) == stored
         else { return nil }
+        if let first = metadata[Self.logFileKey].flatMap(ValueConversion.integer) {
+            guard let oldest = (try? Store.logFileIDs(at: url))?.oldest, oldest >= first else { return nil }
+        }
         return metadata
     }
 

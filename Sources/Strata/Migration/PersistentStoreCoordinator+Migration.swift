@@ -36,6 +36,10 @@ extension PersistentStoreCoordinator {
     ///   the migrated objects and `migration` when the exchange fails. The store is unchanged then
     ///   (after a step of a chain of versions, it is at that step's version).
     ///
+    /// A description with a ``StagedMigrationManager`` under
+    /// ``PersistentStoreStagedMigrationManagerOptionKey`` migrates through its stages
+    /// (``migrateStaged(_:at:metadata:description:)``).
+    ///
     /// A model loaded from an `.xcdatamodeld` migrates a store of one of its earlier versions
     /// through each later version in turn, so that the renames of every step are followed; other
     /// stores and models migrate in one step.
@@ -74,6 +78,9 @@ extension PersistentStoreCoordinator {
         guard let source = try StoreMetadataFile.sourceModel(from: metadata) else {
             throw CoreDataError(.migrationMissingSourceModel, "the store at \(url.path) does not record the model it was written with")
         }
+        if let staged = description.options[PersistentStoreStagedMigrationManagerOptionKey] as? StagedMigrationManager {
+            return try migrateStaged(staged, at: url, metadata: metadata, description: description)
+        }
         // Every step is inferred before any is taken: a step that is not inferable changes nothing.
         var steps: [(source: ManagedObjectModel, destination: ManagedObjectModel, mapping: MappingModel)] = []
         for destination in try versionSteps(after: metadata) {
@@ -108,7 +115,7 @@ extension PersistentStoreCoordinator {
     /// the rows stay as they are, changes the engine schema in place when the change allows it
     /// (``InPlaceMigration``), rewrites the log in place keeping keys when it allows that
     /// (``InPlaceRewrite``), else writes a new store beside it and exchanges the two.
-    private func migrateStep(
+    func migrateStep(
         at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel, mapping: MappingModel,
         description: PersistentStoreDescription, lock: inout StoreDirectoryLock?
     ) throws {
@@ -136,7 +143,9 @@ extension PersistentStoreCoordinator {
         if let rewrite = try InPlaceRewrite.plan(at: url, from: source, to: destination, mapping: mapping) {
             lock?.release()
             lock = nil
-            try rewrite.apply(at: url, destination: destination, metadata: metadata)
+            try rewrite.apply(
+                at: url, destination: destination, metadata: metadata,
+                progress: description.options[PersistentStoreOptionKey.migrationProgress] as? MigrationProgressHandler)
             return
         }
         if lock == nil { lock = try StoreDirectoryLock(url) }
@@ -179,7 +188,7 @@ extension PersistentStoreCoordinator {
 
     /// The write lock of a store directory, taken as the engine takes it (`flock` on its `lock`
     /// file), so that no other process or coordinator opens the store for writing meanwhile.
-    private final class StoreDirectoryLock {
+    final class StoreDirectoryLock {
         private let fd: Int32
 
         /// Takes the lock of the store at `url`.
