@@ -16,7 +16,9 @@ public struct LogRewrite: Sendable {
     /// column present) to a row of its new entity under ``schema``. Called for every image the
     /// log holds: rows written, the prior images history keeps, and tombstones of records
     /// without prior images (the other tombstones are made from the converted prior image).
-    public var convert: @Sendable (_ entity: Int, _ key: Int64, _ row: Row) throws -> Row
+    /// `nil` drops the image's operation (with its prior image) from the record: the rows of
+    /// objects whose entity the new schema no longer has.
+    public var convert: @Sendable (_ entity: Int, _ key: Int64, _ row: Row) throws -> Row?
     /// Called after each segment is rewritten (before the commit), with how far the rewrite got.
     public var progress: (@Sendable (LogRewriteProgress) -> Void)?
 
@@ -25,7 +27,7 @@ public struct LogRewrite: Sendable {
     public init(
         schema: Schema, entities: [Int: Int], columns: [Int: [Int: Int]],
         progress: (@Sendable (LogRewriteProgress) -> Void)? = nil,
-        convert: @escaping @Sendable (_ entity: Int, _ key: Int64, _ row: Row) throws -> Row
+        convert: @escaping @Sendable (_ entity: Int, _ key: Int64, _ row: Row) throws -> Row?
     ) {
         self.schema = schema
         self.entities = entities
@@ -216,7 +218,7 @@ private struct LogRewriter {
     private mutating func convert(_ record: ParsedRecord, in bytes: [UInt8], at position: Int, file: SegmentFile) throws -> [UInt8] {
         var builder = RecordBuilder(kind: record.kind, blockSize: configuration.blockSize)
         var blocks: [Int: DecodedBlock] = [:]
-        func row(block: Int, slot: Int, entity: Int) throws -> Row {
+        func row(block: Int, slot: Int, entity: Int) throws -> Row? {
             if blocks[block] == nil {
                 blocks[block] = try Store.decodeBlock(record.blocks[block], in: bytes, recordStart: position, path: file.path, recordOffset: Int64(position))
             }
@@ -238,6 +240,8 @@ private struct LogRewriter {
         for op in record.ops {
             guard let entity = rewrite.entities[op.entity] else { continue }
             let prior = op.priorBlock >= 0 ? try row(block: op.priorBlock, slot: op.priorSlot, entity: op.entity) : nil
+            // A prior image converted to nothing drops the operation: its object's entity is gone.
+            if op.priorBlock >= 0 && prior == nil { continue }
             if op.block >= 0 {
                 let image: Row
                 if op.kind == .delete, let prior {
@@ -246,7 +250,8 @@ private struct LogRewriter {
                     for column in rewrite.schema.entities[entity].tombstoneColumns { tombstone[column] = prior[column] }
                     image = tombstone
                 } else {
-                    image = try row(block: op.block, slot: op.slot, entity: op.entity)
+                    guard let converted = try row(block: op.block, slot: op.slot, entity: op.entity) else { continue }
+                    image = converted
                 }
                 let changed = op.changedColumns.compactMap { rewrite.columns[op.entity]?[$0] }
                 builder.add(op.kind, entity: entity, key: op.key, row: image, codec: newCodecs[entity], changedColumns: changed)

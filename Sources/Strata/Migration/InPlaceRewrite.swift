@@ -11,14 +11,16 @@ private let logger = Logger(label: "strata.migration")
 ///
 /// It applies to the changes an in-place schema change cannot make (renamed entities and
 /// properties, attribute type changes, properties made required, changed uniqueness-free
-/// layouts) when each entity hierarchy of the store becomes at most one hierarchy of the new
-/// model (so that keys stay unique), no entity is removed from a hierarchy that stays, every
-/// mapping is a plain copy or transform without a migration policy or a custom value
-/// expression, no relationship narrows its counts or becomes required, and to-many
-/// relationships keep how they are stored (in a join entity or through their inverse). Other
-/// changes (an entity split into several hierarchies or several merged into one, custom
-/// mapping models, changed uniqueness constraints) go through ``MigrationManager`` into a new
-/// store.
+/// layouts, values converted under an unchanged layout, removed uniqueness constraints) when
+/// each entity hierarchy of the store becomes at most one hierarchy of the new model (so that
+/// keys stay unique), every mapping is a plain copy or transform without a migration policy or
+/// a custom value expression, no relationship narrows its counts or becomes required, and
+/// to-many relationships keep how they are stored (in a join entity or through their inverse)
+/// or a one-to-one becomes one-to-many. An entity removed from a hierarchy that stays loses its
+/// objects by their tag (references to them cleared, their pairs dropped). Other changes (an
+/// entity moved out of its hierarchy into another, several hierarchies merged into one, custom
+/// mapping models with a policy, added uniqueness constraints, other to-one ↔ to-many changes)
+/// go through ``MigrationManager`` into a new store.
 ///
 /// Crash-safe: the new metadata is written beside the store first (`metadata.plist.rewrite`),
 /// then the engine rewrites its log and replaces its manifest (the commit point, recognised by
@@ -26,10 +28,12 @@ private let logger = Logger(label: "strata.migration")
 /// wrote, so that a change converting values under an unchanged layout is recognised too), then
 /// the metadata file is renamed into place.
 struct InPlaceRewrite {
-    /// How the engine converts the log.
-    let rewrite: LogRewrite
+    /// How each row converts.
+    let planner: RewritePlanner
     /// The required attributes without a default the stored objects must hold a value for.
-    let requirements: [RequiredValue]
+    var requirements: [RequiredValue] { planner.requirements }
+    /// How the engine converts the log of a store without objects of removed entities.
+    var rewrite: LogRewrite { planner.logRewrite() }
 
     /// The rewrite of the store at `url` from `source` to `destination` through `mapping`, or
     /// `nil` when the change is not one a rewrite keeping keys can make.
@@ -42,7 +46,7 @@ struct InPlaceRewrite {
         guard before.schema == stored else { return nil }
         var planner = RewritePlanner(before: before, after: after, source: source, destination: destination)
         guard try planner.plan(mapping) else { return nil }
-        return InPlaceRewrite(rewrite: planner.logRewrite(), requirements: planner.requirements)
+        return InPlaceRewrite(planner: planner)
     }
 
     /// Makes the step: pending metadata, the engine's rewrite of its log (reporting each segment
@@ -52,8 +56,7 @@ struct InPlaceRewrite {
     ///   validation error when a converted object misses a required value (nothing changed
     ///   then), `persistentStoreSave` when the metadata cannot be written.
     func apply(at url: URL, destination: ManagedObjectModel, metadata: [String: Any], progress: MigrationProgressHandler? = nil) throws {
-        try checkRequirements(at: url)
-        var rewrite = rewrite
+        var rewrite = try checkObjects(at: url)
         rewrite.progress = progress
         let report: LogRewriteReport
         do {
@@ -76,12 +79,14 @@ struct InPlaceRewrite {
 
     /// Checks that every stored object holds a value for each required attribute that has no
     /// default (reading only the live rows of the entities concerned), as Core Data validates
-    /// the objects a migration makes.
+    /// the objects a migration makes, and finds the objects of removed entities (whose
+    /// references are cleared and pairs dropped).
     ///
+    /// - Returns: how the engine converts the log.
     /// - Throws: ``CoreDataError`` `validationMissingMandatoryProperty` naming the attribute, or
     ///   `migration` when the store cannot be read.
-    private func checkRequirements(at url: URL) throws {
-        guard !requirements.isEmpty else { return }
+    private func checkObjects(at url: URL) throws -> LogRewrite {
+        guard !requirements.isEmpty || !planner.dropped.isEmpty else { return rewrite }
         var configuration = StoreConfiguration()
         configuration.readOnly = true
         let store: Store
@@ -91,6 +96,12 @@ struct InPlaceRewrite {
             throw CoreDataError(.migration, "the store at \(url.path) cannot be read to check its objects: \(error)", underlyingError: error)
         }
         defer { try? store.close() }
+        var droppedKeys: [Int: Set<Int64>] = [:]
+        for (entity, tags) in planner.dropped {
+            try store.scan(entity, columns: [0]) { key, row in
+                if case .int(let tag) = row[0], tags.contains(tag) { droppedKeys[entity, default: []].insert(key) }
+            }
+        }
         for requirement in requirements {
             var missing: Int64?
             try store.scan(requirement.entity, columns: requirement.column < 0 ? [0] : [0, requirement.column]) { key, row in
@@ -104,5 +115,6 @@ struct InPlaceRewrite {
                     key: String(requirement.name.split(separator: ".").last ?? ""))
             }
         }
+        return planner.logRewrite(droppedKeys: droppedKeys)
     }
 }

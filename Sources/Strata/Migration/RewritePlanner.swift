@@ -22,6 +22,10 @@ struct RewritePlanner {
     private var targets: [(old: Int, new: Int)] = []
     /// The required attributes without a default value that stored objects must hold a value for.
     private(set) var requirements: [RequiredValue] = []
+    /// Per old hierarchy entity, the entity tags of removed entities whose rows are dropped.
+    private(set) var dropped: [Int: Set<Int64>] = [:]
+    /// Per old join entity, the old engine entity each reference column leads to.
+    private var joinTargets: [Int: [Int: Int]] = [:]
 
     init(before: StoreMapping, after: StoreMapping, source: ManagedObjectModel, destination: ManagedObjectModel) {
         self.before = before
@@ -50,9 +54,11 @@ struct RewritePlanner {
                 return false
             }
         }
-        // A hierarchy that stays keeps every entity: rows cannot be dropped by their tag.
+        // An entity removed from a hierarchy that stays loses its objects by their tag.
         for entity in source.entities where !mapped.contains(entity.name) {
-            if let layout = before.layout(of: entity), entities[layout.storeEntity] != nil { return false }
+            guard let layout = before.layout(of: entity), entities[layout.storeEntity] != nil else { continue }
+            guard canDrop(entity) else { return false }
+            dropped[layout.storeEntity, default: []].insert(layout.tag)
         }
         // Keys stay unique only when no two old entities become one.
         guard Set(entities.values).count == entities.count else { return false }
@@ -60,10 +66,20 @@ struct RewritePlanner {
     }
 
     /// What the engine does with the plan.
-    func logRewrite() -> LogRewrite {
-        let rows = rows
+    ///
+    /// - Parameter droppedKeys: per old engine entity, the keys of the stored objects of the
+    ///   ``dropped`` entity tags: references to them are cleared, pairs holding them dropped.
+    func logRewrite(droppedKeys: [Int: Set<Int64>] = [:]) -> LogRewrite {
+        let rows = rows, dropped = dropped, joinTargets = joinTargets
         return LogRewrite(schema: after.schema, entities: entities, columns: columns) { entity, key, row in
-            guard let plans = rows[entity] else { return row }
+            guard let plans = rows[entity] else {
+                // A pair of a join entity goes with either object.
+                for (column, target) in joinTargets[entity] ?? [:] {
+                    if case .reference(let other) = row[column], droppedKeys[target]?.contains(other) == true { return nil }
+                }
+                return row
+            }
+            if case .int(let tag) = row[0], dropped[entity]?.contains(tag) == true { return nil }
             // A tombstone of an older record keeps no tag: its kept columns sit alike under every tag's plan.
             let plan: RowPlan?
             switch row[0] {
@@ -74,8 +90,33 @@ struct RewritePlanner {
             guard let plan else {
                 throw CoreDataError(.migration, "the stored row \(key) of engine entity \(entity) has an entity tag the migration does not map")
             }
-            return try plan.convert(row)
+            return try plan.convert(row, droppedKeys: droppedKeys)
         }
+    }
+
+    /// Whether the objects of `entity`, removed from a hierarchy that stays, can be dropped by
+    /// their tag, as a removed entity loses its objects: every relationship of the new model that
+    /// can lead to them is optional (references to them are cleared, their pairs dropped).
+    private func canDrop(_ entity: EntityDescription) -> Bool {
+        for other in destination.entities {
+            for relationship in other.relationshipsByName.values where !relationship.isTransient && !relationship.isOptional {
+                guard let target = relationship.destinationEntity else { continue }
+                let old = MappingModel.counterpart(of: target.renamingIdentifier, target.name, in: source.entitiesByName)
+                if let old, entity.isKindOf(entity: old) || old.isKindOf(entity: entity) { return false }
+            }
+        }
+        return true
+    }
+
+    /// Whether `old`, a to-one whose inverse is a to-one, becomes `new`, a to-many kept through
+    /// its inverse's column that keeps the old inverse's pairs (one-to-one becoming one-to-many):
+    /// the inverse's column holds every pair, so `old`'s own column is dropped without loss.
+    private static func widensOneToOne(_ old: RelationshipDescription, _ new: RelationshipDescription, _ now: EntityLayout) -> Bool {
+        guard !old.isToMany, new.isToMany, now.columns[new.name] == nil, now.joins[new.name] == nil,
+            let oldInverse = old.inverseRelationship, !oldInverse.isToMany, !oldInverse.isTransient,
+            let inverse = new.inverseRelationship, !inverse.isToMany
+        else { return false }
+        return MappingModel.counterpart(of: inverse.renamingIdentifier, inverse.name, in: [oldInverse.name: oldInverse]) != nil
     }
 
     /// Records that `key` maps to `value` in `table`; `false` when it already maps elsewhere.
@@ -88,7 +129,7 @@ struct RewritePlanner {
     /// Plans the rows of `from` becoming rows of `to`.
     private mutating func planEntity(_ from: EntityDescription, _ to: EntityDescription, _ mapping: EntityMapping) throws -> Bool {
         guard let was = before.layout(of: from), let now = after.layout(of: to),
-            "\(from.uniquenessConstraints)" == "\(to.uniquenessConstraints)",
+            Set(to.uniquenessConstraints.map { "\($0)" }).isSubset(of: from.uniquenessConstraints.map { "\($0)" }),
             Self.record(was.storeEntity, now.storeEntity, in: &entities)
         else { return false }
         var columnMap = columns[was.storeEntity] ?? [0: 0]
@@ -127,7 +168,8 @@ struct RewritePlanner {
                 let old = expression?.keyPath.flatMap { from.relationshipsByName[$0] }
                 if expression != nil && old == nil { return false }
                 if let old {
-                    guard !old.isTransient, old.isToMany == relationship.isToMany, relationship.minCount <= old.minCount,
+                    guard !old.isTransient, old.isToMany == relationship.isToMany || Self.widensOneToOne(old, relationship, now),
+                        relationship.minCount <= old.minCount,
                         relationship.maxCount == 0 || (old.maxCount != 0 && relationship.maxCount >= old.maxCount),
                         relationship.isOptional || !old.isOptional,
                         let target = relationship.destinationEntity.flatMap(after.layout(of:)),
@@ -142,6 +184,7 @@ struct RewritePlanner {
                     if let old {
                         guard let oldColumn = was.columns[old.name], Self.record(oldColumn, column, in: &columnMap) else { return false }
                         step.source = oldColumn
+                        step.target = targets.last?.old
                     }
                     steps.append(step)
                 } else if let join = now.joins[relationship.name] {
@@ -151,6 +194,7 @@ struct RewritePlanner {
                         Self.record(oldJoin.storeEntity, join.storeEntity, in: &entities)
                     else { return false }
                     columns[oldJoin.storeEntity] = [0: 0, 1: 1, 2: 2]
+                    joinTargets[oldJoin.storeEntity] = [oldJoin.ownerColumn: was.storeEntity, oldJoin.otherColumn: targets.last!.old]
                 } else if let old, was.joins[old.name] != nil {
                     // Kept in a join entity before, through its inverse's column now: the pairs would be lost.
                     return false
@@ -172,15 +216,17 @@ private struct RowPlan: Sendable {
     /// How each column the new entity uses is filled.
     let steps: [ColumnStep]
 
-    /// The new row of `row` (a tombstone without tag stays without one).
+    /// The new row of `row` (a tombstone without tag stays without one), with references to
+    /// `droppedKeys` (per old engine entity) cleared.
     ///
     /// - Throws: ``CoreDataError`` `migration` when a value does not convert.
-    func convert(_ row: Row) throws -> Row {
+    func convert(_ row: Row, droppedKeys: [Int: Set<Int64>]) throws -> Row {
         var values = [Value](repeating: .null, count: width)
         values[0] = row[0].isNull ? .null : .int(tag)
         for step in steps {
             var value = step.source >= 0 && step.source < row.values.count ? row[step.source] : .null
             if let conversion = step.conversion, !value.isNull { value = try conversion.convert(value) }
+            if let target = step.target, case .reference(let key) = value, droppedKeys[target]?.contains(key) == true { value = .null }
             if value.isNull { value = step.fallback }
             values[step.column] = value
         }
@@ -198,6 +244,9 @@ private struct ColumnStep: Sendable {
     var conversion: ValueTypeConversion?
     /// The value when the old row has none (the attribute's default value).
     var fallback: Value
+    /// For a to-one relationship, the old engine entity it leads to (its references to dropped
+    /// objects are cleared).
+    var target: Int? = nil
 }
 
 /// A required attribute without a default value: every stored object of an entity tag must

@@ -1,0 +1,85 @@
+import Foundation
+import Strata
+import Testing
+
+/// `strata migrate` killed with SIGKILL at random points of a rewrite in place that changes the
+/// entity hierarchy (a new parent entity above `Item`, `name` moved up to it, the sub-entity
+/// `Special` removed with its objects): the store is then the old one or the new one, whole,
+/// and every item kept keeps its URI.
+@Suite struct MigrationHierarchyCrashTests {
+    static let itemCount = 2000
+
+    /// Version 1: items, every tenth a `Special` item.
+    static let version1 = """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" userDefinedModelVersionIdentifier="1">
+            <entity name="Item" representedClassName="Item">
+                <attribute name="name" attributeType="String"/>
+                <attribute name="value" attributeType="Integer 32" defaultValueString="0"/>
+            </entity>
+            <entity name="Special" representedClassName="Special" parentEntity="Item">
+                <attribute name="grade" optional="YES" attributeType="Integer 16"/>
+            </entity>
+        </model>
+        """
+    /// Version 2: `Thing` above `Item`, holding `name`; `Special` removed.
+    static let version2 = """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" userDefinedModelVersionIdentifier="2">
+            <entity name="Thing" representedClassName="Thing" isAbstract="YES">
+                <attribute name="name" attributeType="String"/>
+            </entity>
+            <entity name="Item" representedClassName="Item" parentEntity="Thing">
+                <attribute name="value" attributeType="Integer 32" defaultValueString="0"/>
+            </entity>
+        </model>
+        """
+
+    /// Whether item `i` is a `Special` one.
+    static func isSpecial(_ i: Int) -> Bool { i.isMultiple(of: 10) }
+
+    @Test func killedHierarchyRewriteLeavesTheOldOrTheNewStore() throws {
+        let directory = TemporaryDirectory()
+        let models = try MigrationKillHarness.writeModels([Self.version1, Self.version2], in: directory)
+        let (pristine, uris) = try MigrationKillHarness.pristineStore(of: models[0], in: directory) { context in
+            (0..<Self.itemCount).map { i in
+                let item = EntityDescription.insertNewObject(forEntityName: Self.isSpecial(i) ? "Special" : "Item", into: context)
+                item.setValue("item \(i)", forKey: "name")
+                item.setValue(Int32(i), forKey: "value")
+                return item
+            }
+        }
+        let strata = try CLITests.executable().path
+        let (dryEnd, dryOutput) = try ChildProcess.run(
+            strata, ["migrate", pristine.path, "--model", models[1].path, "--dry-run"], stderrPath: directory.path + "/dry.err")
+        #expect(dryEnd == .exited(0))
+        #expect(dryOutput.contains("Method: rewrite in place"), "\(dryOutput)")
+
+        var outcomes = (old: 0, new: 0), completed = false
+        try MigrationKillHarness.migrateThenKill(pristine, to: models[1], in: directory) { url in
+            let isNew = try Self.check(url, models: models, uris: uris, expectNew: completed ? nil : true)
+            if completed { if isNew { outcomes.new += 1 } else { outcomes.old += 1 } }
+            completed = true
+        }
+        #expect(outcomes.old + outcomes.new == 10)
+    }
+
+    /// Checks that the store at `url` is the old store or the new one, whole: every item found by
+    /// its URI, the special ones only in the old store. Returns whether it was the new one.
+    @discardableResult
+    static func check(_ url: URL, models: [URL], uris: [URL], expectNew: Bool?) throws -> Bool {
+        let isNew = try MigrationKillHarness.holdsNewModel(url, models: models)
+        if let expectNew { #expect(isNew == expectNew) }
+        try MigrationKillHarness.openBothWays(url, models: models, isNew: isNew) { context, coordinator, migrating in
+            let converted = isNew || migrating
+            for (i, uri) in uris.enumerated() where !(converted && Self.isSpecial(i)) {
+                let item = try context.existingObject(with: try #require(coordinator.managedObjectID(forURIRepresentation: uri)))
+                #expect(item.value(forKey: "name") as? String == "item \(i)")
+                #expect(item.entity.name == (Self.isSpecial(i) ? "Special" : "Item"))
+            }
+            let count = try context.count(for: FetchRequest<ManagedObject>(entityName: "Item"))
+            #expect(count == (converted ? itemCount - itemCount / 10 : itemCount))
+        }
+        return isNew
+    }
+}

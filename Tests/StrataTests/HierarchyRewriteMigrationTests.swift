@@ -1,0 +1,190 @@
+import Foundation
+import StrataStore
+import Testing
+@testable import Strata
+
+/// Hierarchy and relationship changes made by rewriting the log in place, keys kept: an entity
+/// split into a parent and sub-entities, a sub-entity removed (its objects dropped, references
+/// to them cleared), a one-to-one relationship becoming one-to-many. Checked object by object.
+@Suite struct HierarchyRewriteMigrationTests {
+    /// The primary key part of an object URI.
+    static func key(_ object: ManagedObject) -> String { object.objectID.uriRepresentation().lastPathComponent }
+
+    /// An optional relationship.
+    static func relationship(_ name: String, to destination: EntityDescription, toMany: Bool) -> RelationshipDescription {
+        let relationship = RelationshipDescription()
+        relationship.name = name
+        relationship.maxCount = toMany ? 0 : 1
+        relationship.deleteRule = .nullifyDeleteRule
+        relationship.destinationEntity = destination
+        return relationship
+    }
+
+    @Test func anEntitySplitIntoAHierarchyKeepsItsKeys() throws {
+        let folder = TemporaryFolder()
+        let url = folder.store("Shop")
+        try ShopModels.fillVersion1(at: url)
+        // Version 2 first (made in place or rewritten), then the split into Party ⊃ Customer, Supplier.
+        let second = try GraphModel.container(at: url, model: ShopModels.version("Shop 2"))
+        let before = try second.viewContext.performAndWait {
+            let customers = try ShopModels.customers(in: second.viewContext)
+            return customers.mapValues { customer in
+                (key: Self.key(customer), orders: Set(ShopModels.related(customer, "orders").map { Self.key($0) }))
+            }
+        }
+        try second.close()
+        #expect(try MigrationMethod.forStore(at: url, from: ShopModels.version("Shop 2"), to: ShopModels.version("Shop 3")) == .inPlaceRewrite)
+
+        for pass in 0..<2 {
+            let container = try GraphModel.container(at: url, model: ShopModels.version("Shop 3"))
+            try container.viewContext.performAndWait {
+                let customers = try ShopModels.customers(in: container.viewContext)
+                #expect(customers.count == ShopModels.customerCount)
+                for i in 0..<ShopModels.customerCount {
+                    let customer = try #require(customers["Customer \(i)"])
+                    #expect(customer.entity.name == "Customer")
+                    #expect(Self.key(customer) == before["Customer \(i)"]?.key, "pass \(pass)")
+                    #expect(customer.value(forKey: "mail") as? String == ShopModels.email(i))
+                    let orders = ShopModels.related(customer, "orders")
+                    #expect(Set(orders.map { Self.key($0) }) == before["Customer \(i)"]?.orders)
+                    for order in orders {
+                        #expect(order.value(forKey: "buyer") as? ManagedObject === customer)
+                        #expect(order.value(forKey: "total") as? String == "\(Double(i) + 0.5)")
+                    }
+                }
+                #expect(try container.viewContext.count(for: FetchRequest<ManagedObject>(entityName: "Party")) == ShopModels.customerCount + pass)
+                if pass == 0 {
+                    let supplier = EntityDescription.insertNewObject(forEntityName: "Supplier", into: container.viewContext)
+                    supplier.setValue("Acme", forKey: "name")
+                    try container.viewContext.save()
+                }
+            }
+            try container.close()
+        }
+        #expect(try Store.verify(at: url).problems.isEmpty)
+    }
+
+    /// The reference model with a `head` of each department, and when `managers`, a `Manager`
+    /// sub-entity of `Employee`.
+    static func withHead(managers: Bool) -> ManagedObjectModel {
+        let model = GraphModel.make()
+        let department = model.entitiesByName["Department"]!, employee = model.entitiesByName["Employee"]!
+        department.managedObjectClassName = "ManagedObject"
+        employee.managedObjectClassName = "ManagedObject"
+        department.properties.append(relationship("head", to: employee, toMany: false))
+        if managers {
+            let manager = EntityDescription(name: "Manager")
+            manager.properties = [AttributeDescription(name: "reports", type: .integer16)]
+            employee.subentities = [manager]
+            model.entities.append(manager)
+        }
+        return model
+    }
+
+    @Test func aRemovedSubEntityLosesItsObjectsAndTheirReferences() throws {
+        let folder = TemporaryFolder()
+        let url = folder.store()
+        let source = Self.withHead(managers: true)
+        let container = try GraphModel.container(at: url, model: source)
+        let keys = try container.viewContext.performAndWait {
+            let context = container.viewContext
+            var keys: [String: String] = [:]
+            let departments = (0..<2).map { i in
+                let department = EntityDescription.insertNewObject(forEntityName: "Department", into: context)
+                department.setValue("D\(i)", forKey: "name")
+                return department
+            }
+            let employees = (0..<10).map { i in
+                let employee = EntityDescription.insertNewObject(forEntityName: i < 2 ? "Manager" : "Employee", into: context)
+                employee.setValue("E\(i)", forKey: "name")
+                employee.setValue(departments[i % 2], forKey: "department")
+                return employee
+            }
+            departments[0].setValue(employees[0], forKey: "head")
+            departments[1].setValue(employees[3], forKey: "head")
+            try context.save()
+            for (i, employee) in employees.enumerated() { keys["E\(i)"] = Self.key(employee) }
+            for department in departments { keys[department.value(forKey: "name") as! String] = Self.key(department) }
+            return keys
+        }
+        try container.close()
+        let destination = Self.withHead(managers: false)
+        #expect(try MigrationMethod.forStore(at: url, from: Self.withHead(managers: true), to: destination) == .inPlaceRewrite)
+
+        let migrated = try GraphModel.container(at: url, model: destination)
+        try migrated.viewContext.performAndWait {
+            let context = migrated.viewContext
+            let employees = try context.fetch(FetchRequest<ManagedObject>(entityName: "Employee"))
+            #expect(Set(employees.map { $0.value(forKey: "name") as! String }) == Set((2..<10).map { "E\($0)" }), "the managers are gone")
+            for employee in employees {
+                let name = employee.value(forKey: "name") as! String
+                #expect(Self.key(employee) == keys[name])
+                let i = Int(name.dropFirst())!
+                #expect((employee.value(forKey: "department") as? ManagedObject)?.value(forKey: "name") as? String == "D\(i % 2)")
+            }
+            let departments = try context.fetch(FetchRequest<ManagedObject>(entityName: "Department"))
+            for department in departments {
+                let name = department.value(forKey: "name") as! String
+                #expect(Self.key(department) == keys[name])
+                #expect(ShopModels.related(department, "employees").count == 4)
+                // D0's head was a manager: cleared; D1's is E3.
+                #expect((department.value(forKey: "head") as? ManagedObject)?.value(forKey: "name") as? String == (name == "D0" ? nil : "E3"))
+            }
+        }
+        try migrated.close()
+        #expect(try Store.verify(at: url).problems.isEmpty)
+    }
+
+    /// The reference model with `Department.chief` ↔ `Employee.leads`, one-to-one, or with
+    /// `chief` become `chiefs`, to-many.
+    static func withChief(toMany: Bool) -> ManagedObjectModel {
+        let model = GraphModel.make()
+        let department = model.entitiesByName["Department"]!, employee = model.entitiesByName["Employee"]!
+        department.managedObjectClassName = "ManagedObject"
+        employee.managedObjectClassName = "ManagedObject"
+        let chief = relationship(toMany ? "chiefs" : "chief", to: employee, toMany: toMany)
+        if toMany { chief.renamingIdentifier = "chief" }
+        let leads = relationship("leads", to: department, toMany: false)
+        chief.inverseRelationship = leads
+        leads.inverseRelationship = chief
+        department.properties.append(chief)
+        employee.properties.append(leads)
+        return model
+    }
+
+    @Test func aOneToOneBecomingOneToManyKeepsItsPairs() throws {
+        let folder = TemporaryFolder()
+        let url = folder.store()
+        let container = try GraphModel.container(at: url, model: Self.withChief(toMany: false))
+        try container.viewContext.performAndWait {
+            let context = container.viewContext
+            for i in 0..<3 {
+                let department = EntityDescription.insertNewObject(forEntityName: "Department", into: context)
+                department.setValue("D\(i)", forKey: "name")
+                let employee = EntityDescription.insertNewObject(forEntityName: "Employee", into: context)
+                employee.setValue("E\(i)", forKey: "name")
+                if i < 2 { department.setValue(employee, forKey: "chief") }
+            }
+            try context.save()
+        }
+        try container.close()
+        #expect(try MigrationMethod.forStore(at: url, from: Self.withChief(toMany: false), to: Self.withChief(toMany: true)) == .inPlaceRewrite)
+
+        let migrated = try GraphModel.container(at: url, model: Self.withChief(toMany: true))
+        try migrated.viewContext.performAndWait {
+            let context = migrated.viewContext
+            for department in try context.fetch(FetchRequest<ManagedObject>(entityName: "Department")) {
+                let name = department.value(forKey: "name") as! String
+                let chiefs = ShopModels.related(department, "chiefs").map { $0.value(forKey: "name") as! String }
+                #expect(chiefs == (name == "D2" ? [] : ["E" + name.dropFirst()]))
+            }
+            // A second chief now fits.
+            let d0 = try context.fetch(FetchRequest<ManagedObject>(entityName: "Department")).first { $0.value(forKey: "name") as? String == "D0" }!
+            let e2 = try context.fetch(FetchRequest<ManagedObject>(entityName: "Employee")).first { $0.value(forKey: "name") as? String == "E2" }!
+            e2.setValue(d0, forKey: "leads")
+            try context.save()
+            #expect(ShopModels.related(d0, "chiefs").count == 2)
+        }
+        try migrated.close()
+    }
+}
