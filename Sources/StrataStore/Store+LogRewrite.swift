@@ -21,6 +21,14 @@ public struct LogRewrite: Sendable {
     public var convert: @Sendable (_ entity: Int, _ key: Int64, _ row: Row) throws -> Row?
     /// Called after each segment is rewritten (before the commit), with how far the rewrite got.
     public var progress: (@Sendable (LogRewriteProgress) -> Void)?
+    /// Per old entity whose rows go to several new entities (an entity moved out of its
+    /// hierarchy), the new entity of the rows of each entity tag (the row's first column, an
+    /// `.int`). An image without a tag (a tombstone or marker of a record without prior image)
+    /// goes where an earlier image of its key went, else to ``entities``' entity, as an empty
+    /// tombstone when it went elsewhere than its conversion's width says.
+    public var routes: [Int: [Int64: Int]] = [:]
+    /// Per old entity of ``routes`` and new entity, the new column of each old column, as ``columns``.
+    public var routedColumns: [Int: [Int: [Int: Int]]] = [:]
 
     /// A rewrite to `schema` with the given entity and column correspondences and row conversion,
     /// reporting each segment rewritten to `progress`.
@@ -125,6 +133,9 @@ extension Store {
         for (old, new) in rewrite.entities where old < manifest.nextKeys.count && new < nextKeys.count {
             nextKeys[new] = max(nextKeys[new], manifest.nextKeys[old])
         }
+        for (old, byTag) in rewrite.routes where old < manifest.nextKeys.count {
+            for new in Set(byTag.values) where new < nextKeys.count { nextKeys[new] = max(nextKeys[new], manifest.nextKeys[old]) }
+        }
         manifest.schema = rewrite.schema
         manifest.schemaHistory = SchemaHistory()
         manifest.segments = writer.outputs.map(\.id)
@@ -178,6 +189,8 @@ private struct LogRewriter {
     private(set) var outputs: [SegmentFile] = []
     private var outputEnd: Int64 = 0
     private(set) var report = LogRewriteReport(segmentsRead: 0, records: 0, rows: 0, bytesRead: 0, bytesWritten: 0)
+    /// Per old entity of ``LogRewrite/routes``, the new entity each key's images went to.
+    private var routedKeys: [Int: [Int64: Int]] = [:]
 
     init(
         rewrite: LogRewrite, oldCodecs: [[RowCodec]], segmentsPath: String, storeID: UUID, nextFileID: UInt32,
@@ -218,7 +231,7 @@ private struct LogRewriter {
     private mutating func convert(_ record: ParsedRecord, in bytes: [UInt8], at position: Int, file: SegmentFile) throws -> [UInt8] {
         var builder = RecordBuilder(kind: record.kind, blockSize: configuration.blockSize)
         var blocks: [Int: DecodedBlock] = [:]
-        func row(block: Int, slot: Int, entity: Int) throws -> Row? {
+        func decode(block: Int, slot: Int, entity: Int) throws -> Row {
             if blocks[block] == nil {
                 blocks[block] = try Store.decodeBlock(record.blocks[block], in: bytes, recordStart: position, path: file.path, recordOffset: Int64(position))
             }
@@ -235,25 +248,41 @@ private struct LogRewriter {
                 throw StoreError(.corrupt, "row \(slot) of a block does not decode", path: file.path, offset: offset)
             }
             report.rows += 1
-            return try rewrite.convert(entity, decoded.key(at: slot), old)
+            return old
         }
         for op in record.ops {
-            guard let entity = rewrite.entities[op.entity] else { continue }
-            let prior = op.priorBlock >= 0 ? try row(block: op.priorBlock, slot: op.priorSlot, entity: op.entity) : nil
+            guard var entity = rewrite.entities[op.entity] else { continue }
+            let oldPrior = op.priorBlock >= 0 ? try decode(block: op.priorBlock, slot: op.priorSlot, entity: op.entity) : nil
+            let oldImage = op.block >= 0 && !(op.kind == .delete && oldPrior != nil) ? try decode(block: op.block, slot: op.slot, entity: op.entity) : nil
+            var untagged = false
+            if let routes = rewrite.routes[op.entity] {
+                if case .int(let tag)? = (oldPrior ?? oldImage)?[0], let routed = routes[tag] {
+                    entity = routed
+                    routedKeys[op.entity, default: [:]][op.key] = routed
+                } else {
+                    entity = routedKeys[op.entity]?[op.key] ?? entity
+                    untagged = true
+                }
+            }
+            let prior = try oldPrior.flatMap { try rewrite.convert(op.entity, op.key, $0) }
             // A prior image converted to nothing drops the operation: its object's entity is gone.
-            if op.priorBlock >= 0 && prior == nil { continue }
+            if oldPrior != nil && prior == nil { continue }
             if op.block >= 0 {
-                let image: Row
+                var image: Row
                 if op.kind == .delete, let prior {
                     // A tombstone keeps the new schema's tombstone columns of the row deleted, as a commit makes it.
                     var tombstone = Row(Array(repeating: .null, count: newCodecs[entity].types.count))
                     for column in rewrite.schema.entities[entity].tombstoneColumns { tombstone[column] = prior[column] }
                     image = tombstone
                 } else {
-                    guard let converted = try row(block: op.block, slot: op.slot, entity: op.entity) else { continue }
+                    guard let oldImage, let converted = try rewrite.convert(op.entity, op.key, oldImage) else { continue }
                     image = converted
                 }
-                let changed = op.changedColumns.compactMap { rewrite.columns[op.entity]?[$0] }
+                if untagged && image.count != newCodecs[entity].types.count {
+                    image = Row(Array(repeating: .null, count: newCodecs[entity].types.count))
+                }
+                let columns = rewrite.routedColumns[op.entity]?[entity] ?? rewrite.columns[op.entity]
+                let changed = op.changedColumns.compactMap { columns?[$0] }
                 builder.add(op.kind, entity: entity, key: op.key, row: image, codec: newCodecs[entity], changedColumns: changed)
             } else {
                 builder.addMarker(op.kind, entity: entity, key: op.key)

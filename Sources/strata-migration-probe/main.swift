@@ -5,7 +5,9 @@
 // Writes a store of <count> items (name, Integer 32 value, date; every 100th item related to a
 // group) in <directory>, then migrates one copy to a model that only adds an optional
 // attribute (made in place: only the manifest and metadata are written), another to one that
-// widens the value to Integer 64 (the log rewritten in place, keys kept), and a third to that
+// widens the value to Integer 64 (the log rewritten in place, keys kept), others to one that
+// makes `name` required (values only: the engine layout stays) and one that puts a new abstract
+// parent entity above `Item` (both rewritten in place), and one more to the widened
 // model through a MigrationManager into a new store (how a rewrite was made before, objects
 // getting new IDs), and prints, for each, the method, the seconds taken (open with migration,
 // then close; for the manager, its migrateStore) and the bytes the process wrote meanwhile
@@ -16,10 +18,14 @@ import Foundation
 import Strata
 
 /// The probe's model: `Item` and `Group`, with the changes of a migration applied.
-func makeModel(addsAttribute: Bool = false, widensValue: Bool = false) -> ManagedObjectModel {
+func makeModel(addsAttribute: Bool = false, widensValue: Bool = false, requiresName: Bool = false, addsParent: Bool = false) -> ManagedObjectModel {
     let item = EntityDescription(name: "Item")
     let group = EntityDescription(name: "Group")
     let name = AttributeDescription(name: "name", type: .string)
+    if requiresName {
+        name.isOptional = false
+        name.defaultValue = ""
+    }
     let value = AttributeDescription(name: "value", type: widensValue ? .integer64 : .integer32)
     value.isOptional = false
     value.defaultValue = 0
@@ -38,6 +44,13 @@ func makeModel(addsAttribute: Bool = false, widensValue: Bool = false) -> Manage
     group.properties = [title, members]
     let model = ManagedObjectModel()
     model.entities = [group, item]
+    if addsParent {
+        let thing = EntityDescription(name: "Thing")
+        thing.isAbstract = true
+        thing.properties = [AttributeDescription(name: "note", type: .string)]
+        thing.subentities = [item]
+        model.entities.append(thing)
+    }
     return model
 }
 
@@ -123,7 +136,12 @@ do {
     }
     try coordinator.remove(store)
     print("wrote \(count) items in \(String(format: "%.3f", seconds(ContinuousClock.now - clock))) s")
-    for (label, model) in [("add optional attribute (in place)", makeModel(addsAttribute: true)), ("widen Integer 32 to Integer 64 (rewrite in place)", makeModel(widensValue: true))] {
+    for (label, model) in [
+        ("add optional attribute (in place)", makeModel(addsAttribute: true)),
+        ("widen Integer 32 to Integer 64 (rewrite in place)", makeModel(widensValue: true)),
+        ("name made required, same layout (rewrite in place)", makeModel(requiresName: true)),
+        ("new parent entity above Item (rewrite in place)", makeModel(addsParent: true)),
+    ] {
         let copy = directory.appendingPathComponent("Probe-\(label.split(separator: " ")[0]).strata")
         try? FileManager.default.removeItem(at: copy)
         try FileManager.default.copyItem(at: source, to: copy)

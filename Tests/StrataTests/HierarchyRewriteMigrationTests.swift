@@ -187,4 +187,100 @@ import Testing
         }
         try migrated.close()
     }
+
+    /// Vehicles (`Vehicle` ⊃ `Car`, `Truck`) and garages of cars; with `carMovedOut`, `Car` is
+    /// a root entity of its own, redeclaring `name`.
+    static func vehicles(carMovedOut: Bool) -> ManagedObjectModel {
+        let vehicle = EntityDescription(name: "Vehicle"), car = EntityDescription(name: "Car")
+        let truck = EntityDescription(name: "Truck"), garage = EntityDescription(name: "Garage")
+        vehicle.properties = [AttributeDescription(name: "name", type: .string)]
+        truck.properties = [AttributeDescription(name: "load", type: .integer32)]
+        garage.properties = [AttributeDescription(name: "name", type: .string)]
+        let cars = relationship("cars", to: car, toMany: true), parking = relationship("garage", to: garage, toMany: false)
+        cars.inverseRelationship = parking
+        parking.inverseRelationship = cars
+        garage.properties.append(cars)
+        car.properties = (carMovedOut ? [AttributeDescription(name: "name", type: .string)] : [])
+            + [AttributeDescription(name: "seats", type: .integer16), parking]
+        vehicle.subentities = carMovedOut ? [truck] : [car, truck]
+        let model = ManagedObjectModel()
+        model.entities = [vehicle, car, truck, garage]
+        return model
+    }
+
+    @Test func anEntityMovedOutOfItsHierarchyKeepsItsKeys() throws {
+        let folder = TemporaryFolder()
+        let url = folder.store()
+        let container = try PersistentHistoryTests.container(at: url, model: Self.vehicles(carMovedOut: false))
+        let keys = try container.viewContext.performAndWait {
+            let context = container.viewContext
+            let garages = (0..<2).map { i in
+                let garage = EntityDescription.insertNewObject(forEntityName: "Garage", into: context)
+                garage.setValue("G\(i)", forKey: "name")
+                return garage
+            }
+            var objects: [String: ManagedObject] = [:]
+            for i in 0..<12 {
+                let kind = i < 6 ? "Car" : i < 10 ? "Truck" : "Vehicle"
+                let object = EntityDescription.insertNewObject(forEntityName: kind, into: context)
+                object.setValue("\(kind) \(i)", forKey: "name")
+                if kind == "Car" {
+                    object.setValue(Int16(i + 2), forKey: "seats")
+                    object.setValue(garages[i % 2], forKey: "garage")
+                } else if kind == "Truck" {
+                    object.setValue(Int32(i * 100), forKey: "load")
+                }
+                objects["\(kind) \(i)"] = object
+            }
+            try context.save()
+            // A later change of a car, for the history.
+            objects["Car 0"]!.setValue(Int16(9), forKey: "seats")
+            try context.save()
+            return objects.mapValues { $0.objectID.uriRepresentation() }
+        }
+        try container.close()
+        let destination = Self.vehicles(carMovedOut: true)
+        #expect(try MigrationMethod.forStore(at: url, from: Self.vehicles(carMovedOut: false), to: destination) == .inPlaceRewrite)
+
+        for pass in 0..<2 {
+            let migrated = try PersistentHistoryTests.container(at: url, model: Self.vehicles(carMovedOut: true))
+            try migrated.viewContext.performAndWait {
+                let context = migrated.viewContext
+                let cars = try context.fetch(FetchRequest<ManagedObject>(entityName: "Car"))
+                #expect(cars.count == 6 + pass)
+                for car in cars where pass == 0 || car.value(forKey: "name") as? String != "Car new" {
+                    let name = try #require(car.value(forKey: "name") as? String)
+                    let i = try #require(Int(name.dropFirst("Car ".count)))
+                    #expect(car.objectID.uriRepresentation() == keys[name], "\(name) keeps its URI")
+                    #expect(car.value(forKey: "seats") as? Int16 == (i == 0 ? 9 : Int16(i + 2)))
+                    #expect((car.value(forKey: "garage") as? ManagedObject)?.value(forKey: "name") as? String == "G\(i % 2)")
+                }
+                let vehicles = try context.fetch(FetchRequest<ManagedObject>(entityName: "Vehicle"))
+                #expect(Set(vehicles.compactMap { $0.value(forKey: "name") as? String }) == Set((6..<12).map { $0 < 10 ? "Truck \($0)" : "Vehicle \($0)" }))
+                for vehicle in vehicles {
+                    let name = vehicle.value(forKey: "name") as! String
+                    #expect(vehicle.objectID.uriRepresentation() == keys[name])
+                    if vehicle.entity.name == "Truck" { #expect(vehicle.value(forKey: "load") as? Int32 == Int32(name.dropFirst("Truck ".count))! * 100) }
+                }
+                for garage in try context.fetch(FetchRequest<ManagedObject>(entityName: "Garage")) {
+                    #expect(ShopModels.related(garage, "cars").count == 3 + (pass == 1 && garage.value(forKey: "name") as? String == "G0" ? 1 : 0))
+                }
+                if pass == 0 {
+                    // The history reads under the new model: the cars' inserts under their URIs, then the update.
+                    let all = try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: migrated)
+                    #expect(all.count == 2)
+                    let inserted = Set((all.first?.changes ?? []).filter { $0.changeType == .insert }.map { $0.changedObjectID.uriRepresentation() })
+                    #expect(Set(keys.values).isSubset(of: inserted))
+                    #expect(all.last?.changes?.first?.changedObjectID.uriRepresentation() == keys["Car 0"])
+                    let car = EntityDescription.insertNewObject(forEntityName: "Car", into: context)
+                    car.setValue("Car new", forKey: "name")
+                    car.setValue(try context.fetch(FetchRequest<ManagedObject>(entityName: "Garage")).first { $0.value(forKey: "name") as? String == "G0" }, forKey: "garage")
+                    try context.save()
+                    #expect(!keys.values.contains(car.objectID.uriRepresentation()))
+                }
+            }
+            try migrated.close()
+        }
+        #expect(try Store.verify(at: url).problems.isEmpty)
+    }
 }

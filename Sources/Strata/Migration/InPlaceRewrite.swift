@@ -11,14 +11,14 @@ private let logger = Logger(label: "strata.migration")
 ///
 /// It applies to the changes an in-place schema change cannot make (renamed entities and
 /// properties, attribute type changes, properties made required, changed uniqueness-free
-/// layouts, values converted under an unchanged layout, removed uniqueness constraints) when
-/// each entity hierarchy of the store becomes at most one hierarchy of the new model (so that
-/// keys stay unique), every mapping is a plain copy or transform without a migration policy or
+/// layouts, values converted under an unchanged layout, removed uniqueness constraints) when no
+/// two stored entity hierarchies share a new one (so that keys stay unique), every mapping is a plain copy or transform without a migration policy or
 /// a custom value expression, no relationship narrows its counts or becomes required, and
 /// to-many relationships keep how they are stored (in a join entity or through their inverse)
 /// or a one-to-one becomes one-to-many. An entity removed from a hierarchy that stays loses its
-/// objects by their tag (references to them cleared, their pairs dropped). Other changes (an
-/// entity moved out of its hierarchy into another, several hierarchies merged into one, custom
+/// objects by their tag (references to them cleared, their pairs dropped); an entity moved out
+/// of its hierarchy takes its rows, by tag, to its new engine entity. Other changes (an entity
+/// moved into another stored hierarchy, several hierarchies merged into one, custom
 /// mapping models with a policy, added uniqueness constraints, other to-one ↔ to-many changes)
 /// go through ``MigrationManager`` into a new store.
 ///

@@ -11,15 +11,20 @@ struct RewritePlanner {
     let source: ManagedObjectModel
     let destination: ManagedObjectModel
 
-    /// The new engine entity of each old one whose rows are kept.
+    /// The new engine entity of each old one whose rows are kept (for a hierarchy, the entity of
+    /// the first tag planned; ``routes`` has every tag's).
     private var entities: [Int: Int] = [:]
+    /// Per old hierarchy entity, the new engine entity of each entity tag's rows.
+    private var routes: [Int: [Int64: Int]] = [:]
+    /// Per old hierarchy entity and new engine entity, the new column of each old column.
+    private var routedColumns: [Int: [Int: [Int: Int]]] = [:]
     /// Per old hierarchy entity and entity tag, how its rows convert (join entities' rows stay as they are).
     private var rows: [Int: [Int64: RowPlan]] = [:]
     /// Per old engine entity, the new column of each old column.
     private var columns: [Int: [Int: Int]] = [:]
-    /// The old and new engine entities of every relationship's target: references keep their keys,
-    /// so the old target's rows must become the new target's.
-    private var targets: [(old: Int, new: Int)] = []
+    /// The old and new engine entities of every relationship's target, with the old target's
+    /// tags: references keep their keys, so the old target's rows must become the new target's.
+    private var targets: [(old: Int, tags: [Int64], new: Int)] = []
     /// The required attributes without a default value that stored objects must hold a value for.
     private(set) var requirements: [RequiredValue] = []
     /// Per old hierarchy entity, the entity tags of removed entities whose rows are dropped.
@@ -61,8 +66,15 @@ struct RewritePlanner {
             dropped[layout.storeEntity, default: []].insert(layout.tag)
         }
         // Keys stay unique only when no two old entities become one.
-        guard Set(entities.values).count == entities.count else { return false }
-        return targets.allSatisfy { entities[$0.old] == $0.new }
+        var sources: [Int: Set<Int>] = [:]
+        for (old, new) in entities { sources[new, default: []].insert(old) }
+        for (old, byTag) in routes { for new in byTag.values { sources[new, default: []].insert(old) } }
+        guard sources.values.allSatisfy({ $0.count == 1 }) else { return false }
+        // Every object a reference can lead to (a dropped one is cleared) is in the new target.
+        return targets.allSatisfy { target in
+            guard let byTag = routes[target.old] else { return entities[target.old] == target.new }
+            return target.tags.allSatisfy { byTag[$0] == target.new || dropped[target.old]?.contains($0) == true }
+        }
     }
 
     /// What the engine does with the plan.
@@ -71,7 +83,9 @@ struct RewritePlanner {
     ///   ``dropped`` entity tags: references to them are cleared, pairs holding them dropped.
     func logRewrite(droppedKeys: [Int: Set<Int64>] = [:]) -> LogRewrite {
         let rows = rows, dropped = dropped, joinTargets = joinTargets
-        return LogRewrite(schema: after.schema, entities: entities, columns: columns) { entity, key, row in
+        // Routes only for hierarchies whose rows go to several new entities.
+        let split = routes.filter { Set($0.value.values).count > 1 }
+        var rewrite = LogRewrite(schema: after.schema, entities: entities, columns: columns) { entity, key, row in
             guard let plans = rows[entity] else {
                 // A pair of a join entity goes with either object.
                 for (column, target) in joinTargets[entity] ?? [:] {
@@ -92,6 +106,9 @@ struct RewritePlanner {
             }
             return try plan.convert(row, droppedKeys: droppedKeys)
         }
+        rewrite.routes = split
+        rewrite.routedColumns = routedColumns.filter { split[$0.key] != nil }
+        return rewrite
     }
 
     /// Whether the objects of `entity`, removed from a hierarchy that stays, can be dropped by
@@ -129,10 +146,11 @@ struct RewritePlanner {
     /// Plans the rows of `from` becoming rows of `to`.
     private mutating func planEntity(_ from: EntityDescription, _ to: EntityDescription, _ mapping: EntityMapping) throws -> Bool {
         guard let was = before.layout(of: from), let now = after.layout(of: to),
-            Set(to.uniquenessConstraints.map { "\($0)" }).isSubset(of: from.uniquenessConstraints.map { "\($0)" }),
-            Self.record(was.storeEntity, now.storeEntity, in: &entities)
+            Set(to.uniquenessConstraints.map { "\($0)" }).isSubset(of: from.uniquenessConstraints.map { "\($0)" })
         else { return false }
-        var columnMap = columns[was.storeEntity] ?? [0: 0]
+        if entities[was.storeEntity] == nil { entities[was.storeEntity] = now.storeEntity }
+        routes[was.storeEntity, default: [:]][was.tag] = now.storeEntity
+        var columnMap = routedColumns[was.storeEntity]?[now.storeEntity] ?? [0: 0]
         var steps: [ColumnStep] = []
         let attributeMappings = mapping.attributeMappingsByName
         let relationshipMappings = mapping.relationshipMappingsByName
@@ -175,7 +193,7 @@ struct RewritePlanner {
                         let target = relationship.destinationEntity.flatMap(after.layout(of:)),
                         let oldTarget = old.destinationEntity.flatMap(before.layout(of:))
                     else { return false }
-                    targets.append((oldTarget.storeEntity, target.storeEntity))
+                    targets.append((oldTarget.storeEntity, oldTarget.tags, target.storeEntity))
                 } else if !relationship.isOptional {
                     return false
                 }
@@ -201,7 +219,8 @@ struct RewritePlanner {
                 }
             }
         }
-        columns[was.storeEntity] = columnMap
+        routedColumns[was.storeEntity, default: [:]][now.storeEntity] = columnMap
+        if entities[was.storeEntity] == now.storeEntity { columns[was.storeEntity] = columnMap }
         rows[was.storeEntity, default: [:]][was.tag] = RowPlan(tag: now.tag, width: after.schema.entities[now.storeEntity].columns.count, steps: steps)
         return true
     }
