@@ -137,13 +137,13 @@ import Testing
 
     /// The reference model with `Department.chief` ↔ `Employee.leads`, one-to-one, or with
     /// `chief` become `chiefs`, to-many.
-    static func withChief(toMany: Bool) -> ManagedObjectModel {
+    static func withChief(toMany: Bool, renamedFrom: String? = nil) -> ManagedObjectModel {
         let model = GraphModel.make()
         let department = model.entitiesByName["Department"]!, employee = model.entitiesByName["Employee"]!
         department.managedObjectClassName = "ManagedObject"
         employee.managedObjectClassName = "ManagedObject"
         let chief = relationship(toMany ? "chiefs" : "chief", to: employee, toMany: toMany)
-        if toMany { chief.renamingIdentifier = "chief" }
+        chief.renamingIdentifier = renamedFrom ?? (toMany ? "chief" : nil)
         let leads = relationship("leads", to: department, toMany: false)
         chief.inverseRelationship = leads
         leads.inverseRelationship = chief
@@ -282,5 +282,65 @@ import Testing
             try migrated.close()
         }
         #expect(try Store.verify(at: url).problems.isEmpty)
+    }
+
+    /// A store of the one-to-many `chiefs` (D0: E0 and, when `twice`, E2; D1: E1; D2: none).
+    static func fillChiefs(_ url: URL, twice: Bool) throws {
+        let container = try GraphModel.container(at: url, model: Self.withChief(toMany: true))
+        try container.viewContext.performAndWait {
+            let context = container.viewContext
+            for i in 0..<3 {
+                let department = EntityDescription.insertNewObject(forEntityName: "Department", into: context)
+                department.setValue("D\(i)", forKey: "name")
+                let employee = EntityDescription.insertNewObject(forEntityName: "Employee", into: context)
+                employee.setValue("E\(i)", forKey: "name")
+                if i < 2 { employee.setValue(department, forKey: "leads") }
+            }
+            if twice {
+                let employees = try context.fetch(FetchRequest<ManagedObject>(entityName: "Employee"))
+                let d0 = try context.fetch(FetchRequest<ManagedObject>(entityName: "Department")).first { $0.value(forKey: "name") as? String == "D0" }
+                employees.first { $0.value(forKey: "name") as? String == "E2" }?.setValue(d0, forKey: "leads")
+            }
+            try context.save()
+        }
+        try container.close()
+    }
+
+    @Test func aOneToManyBecomingOneToOneFillsItsColumn() throws {
+        let folder = TemporaryFolder()
+        let url = folder.store()
+        try Self.fillChiefs(url, twice: false)
+        let destination = Self.withChief(toMany: false, renamedFrom: "chiefs")
+        #expect(try MigrationMethod.forStore(at: url, from: Self.withChief(toMany: true), to: destination) == .inPlaceRewrite)
+        for _ in 0..<2 {
+            let migrated = try GraphModel.container(at: url, model: Self.withChief(toMany: false, renamedFrom: "chiefs"))
+            try migrated.viewContext.performAndWait {
+                for department in try migrated.viewContext.fetch(FetchRequest<ManagedObject>(entityName: "Department")) {
+                    let name = department.value(forKey: "name") as! String
+                    let chief = department.value(forKey: "chief") as? ManagedObject
+                    #expect(chief?.value(forKey: "name") as? String == (name == "D2" ? nil : "E" + name.dropFirst()))
+                    if let chief { #expect(chief.value(forKey: "leads") as? ManagedObject === department) }
+                }
+            }
+            try migrated.close()
+        }
+        #expect(try Store.verify(at: url).problems.isEmpty)
+    }
+
+    @Test func aOneToManyWithSeveralObjectsCannotBecomeOneToOne() throws {
+        let folder = TemporaryFolder()
+        let url = folder.store()
+        try Self.fillChiefs(url, twice: true)
+        let error = try #require(throws: CoreDataError.self) {
+            try GraphModel.container(at: url, model: Self.withChief(toMany: false, renamedFrom: "chiefs"))
+        }
+        #expect(error.code == .validationRelationshipExceedsMaximumCount)
+        // Nothing changed: the store opens with its model, D0 with both chiefs.
+        let old = try GraphModel.container(at: url, model: Self.withChief(toMany: true))
+        try old.viewContext.performAndWait {
+            let d0 = try old.viewContext.fetch(FetchRequest<ManagedObject>(entityName: "Department")).first { $0.value(forKey: "name") as? String == "D0" }
+            #expect(Set(ShopModels.related(try #require(d0), "chiefs").map { $0.value(forKey: "name") as! String }) == ["E0", "E2"])
+        }
+        try old.close()
     }
 }

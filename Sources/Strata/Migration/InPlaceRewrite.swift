@@ -15,7 +15,8 @@ private let logger = Logger(label: "strata.migration")
 /// two stored entity hierarchies share a new one (so that keys stay unique), every mapping is a plain copy or transform without a migration policy or
 /// a custom value expression, no relationship narrows its counts or becomes required, and
 /// to-many relationships keep how they are stored (in a join entity or through their inverse)
-/// or a one-to-one becomes one-to-many. An entity removed from a hierarchy that stays loses its
+/// or a one-to-one becomes one-to-many, or a one-to-many one-to-one (each object's one related
+/// object read first). An entity removed from a hierarchy that stays loses its
 /// objects by their tag (references to them cleared, their pairs dropped); an entity moved out
 /// of its hierarchy takes its rows, by tag, to its new engine entity. Other changes (an entity
 /// moved into another stored hierarchy, several hierarchies merged into one, custom
@@ -79,14 +80,16 @@ struct InPlaceRewrite {
 
     /// Checks that every stored object holds a value for each required attribute that has no
     /// default (reading only the live rows of the entities concerned), as Core Data validates
-    /// the objects a migration makes, and finds the objects of removed entities (whose
-    /// references are cleared and pairs dropped).
+    /// the objects a migration makes, finds the objects of removed entities (whose references
+    /// are cleared and pairs dropped), and reads the one related object of each object whose
+    /// to-many became a to-one kept in its own column.
     ///
     /// - Returns: how the engine converts the log.
-    /// - Throws: ``CoreDataError`` `validationMissingMandatoryProperty` naming the attribute, or
-    ///   `migration` when the store cannot be read.
+    /// - Throws: ``CoreDataError`` `validationMissingMandatoryProperty` naming the attribute,
+    ///   `validationRelationshipExceedsMaximumCount` when an object has several related objects
+    ///   for a relationship become to-one, or `migration` when the store cannot be read.
     private func checkObjects(at url: URL) throws -> LogRewrite {
-        guard !requirements.isEmpty || !planner.dropped.isEmpty else { return rewrite }
+        guard !requirements.isEmpty || !planner.dropped.isEmpty || !planner.fills.isEmpty else { return rewrite }
         var configuration = StoreConfiguration()
         configuration.readOnly = true
         let store: Store
@@ -102,6 +105,23 @@ struct InPlaceRewrite {
                 if case .int(let tag) = row[0], tags.contains(tag) { droppedKeys[entity, default: []].insert(key) }
             }
         }
+        var filled: [[Int64: Int64]] = []
+        for fill in planner.fills {
+            var related: [Int64: Int64] = [:]
+            var twice: Int64?
+            let tags = Set(fill.tags)
+            try store.scan(fill.entity, columns: [0, fill.column]) { key, row in
+                guard twice == nil, case .int(let tag) = row[0], tags.contains(tag), case .reference(let owner) = row[fill.column] else { return }
+                if related.updateValue(key, forKey: owner) != nil { twice = owner }
+            }
+            if let twice {
+                throw CoreDataError(
+                    .validationRelationshipExceedsMaximumCount,
+                    "\(fill.name) becomes to-one, and the stored object \(twice) has several related objects",
+                    key: String(fill.name.split(separator: ".").last ?? ""))
+            }
+            filled.append(related)
+        }
         for requirement in requirements {
             var missing: Int64?
             try store.scan(requirement.entity, columns: requirement.column < 0 ? [0] : [0, requirement.column]) { key, row in
@@ -115,6 +135,6 @@ struct InPlaceRewrite {
                     key: String(requirement.name.split(separator: ".").last ?? ""))
             }
         }
-        return planner.logRewrite(droppedKeys: droppedKeys)
+        return planner.logRewrite(droppedKeys: droppedKeys, filled: filled)
     }
 }

@@ -31,6 +31,8 @@ struct RewritePlanner {
     private(set) var dropped: [Int: Set<Int64>] = [:]
     /// Per old join entity, the old engine entity each reference column leads to.
     private var joinTargets: [Int: [Int: Int]] = [:]
+    /// The new to-one columns filled from their inverse's column (a one-to-many become one-to-one).
+    private(set) var fills: [InverseFill] = []
 
     init(before: StoreMapping, after: StoreMapping, source: ManagedObjectModel, destination: ManagedObjectModel) {
         self.before = before
@@ -81,7 +83,8 @@ struct RewritePlanner {
     ///
     /// - Parameter droppedKeys: per old engine entity, the keys of the stored objects of the
     ///   ``dropped`` entity tags: references to them are cleared, pairs holding them dropped.
-    func logRewrite(droppedKeys: [Int: Set<Int64>] = [:]) -> LogRewrite {
+    /// - Parameter filled: per ``fills`` entry, the related object's key of each object.
+    func logRewrite(droppedKeys: [Int: Set<Int64>] = [:], filled: [[Int64: Int64]] = []) -> LogRewrite {
         let rows = rows, dropped = dropped, joinTargets = joinTargets
         // Routes only for hierarchies whose rows go to several new entities.
         let split = routes.filter { Set($0.value.values).count > 1 }
@@ -104,7 +107,7 @@ struct RewritePlanner {
             guard let plan else {
                 throw CoreDataError(.migration, "the stored row \(key) of engine entity \(entity) has an entity tag the migration does not map")
             }
-            return try plan.convert(row, droppedKeys: droppedKeys)
+            return try plan.convert(row, key: key, droppedKeys: droppedKeys, filled: filled)
         }
         rewrite.routes = split
         rewrite.routedColumns = routedColumns.filter { split[$0.key] != nil }
@@ -123,6 +126,17 @@ struct RewritePlanner {
             }
         }
         return true
+    }
+
+    /// Whether `old`, a to-many kept through its to-one inverse's column, becomes `new`, a to-one
+    /// whose inverse is the old inverse (one-to-many becoming one-to-one): the new column is
+    /// filled from the inverse's column, each object's one related object.
+    private static func narrowsOneToMany(_ old: RelationshipDescription, _ new: RelationshipDescription, _ was: EntityLayout) -> Bool {
+        guard old.isToMany, !new.isToMany, !old.isOrdered, was.joins[old.name] == nil,
+            let oldInverse = old.inverseRelationship, !oldInverse.isToMany, !oldInverse.isTransient,
+            let inverse = new.inverseRelationship, !inverse.isToMany
+        else { return false }
+        return MappingModel.counterpart(of: inverse.renamingIdentifier, inverse.name, in: [oldInverse.name: oldInverse]) != nil
     }
 
     /// Whether `old`, a to-one whose inverse is a to-one, becomes `new`, a to-many kept through
@@ -185,10 +199,12 @@ struct RewritePlanner {
                 let expression = relationshipMappings[relationship.name]?.valueExpression
                 let old = expression?.keyPath.flatMap { from.relationshipsByName[$0] }
                 if expression != nil && old == nil { return false }
+                var narrows = false
                 if let old {
-                    guard !old.isTransient, old.isToMany == relationship.isToMany || Self.widensOneToOne(old, relationship, now),
+                    narrows = Self.narrowsOneToMany(old, relationship, was)
+                    guard !old.isTransient, old.isToMany == relationship.isToMany || narrows || Self.widensOneToOne(old, relationship, now),
                         relationship.minCount <= old.minCount,
-                        relationship.maxCount == 0 || (old.maxCount != 0 && relationship.maxCount >= old.maxCount),
+                        narrows || relationship.maxCount == 0 || (old.maxCount != 0 && relationship.maxCount >= old.maxCount),
                         relationship.isOptional || !old.isOptional,
                         let target = relationship.destinationEntity.flatMap(after.layout(of:)),
                         let oldTarget = old.destinationEntity.flatMap(before.layout(of:))
@@ -199,7 +215,16 @@ struct RewritePlanner {
                 }
                 if let column = now.columns[relationship.name] {
                     var step = ColumnStep(column: column, source: -1, conversion: nil, fallback: .null)
-                    if let old {
+                    if let old, narrows {
+                        // Filled from the inverse's column of the related objects (checked to be one each).
+                        guard let inverse = old.inverseRelationship, let oldTarget = old.destinationEntity.flatMap(before.layout(of:)),
+                            let inverseColumn = oldTarget.columns[inverse.name]
+                        else { return false }
+                        step.fill = fills.count
+                        step.target = oldTarget.storeEntity
+                        fills.append(InverseFill(
+                            entity: oldTarget.storeEntity, tags: oldTarget.tags, column: inverseColumn, name: "\(to.name).\(relationship.name)"))
+                    } else if let old {
                         guard let oldColumn = was.columns[old.name], Self.record(oldColumn, column, in: &columnMap) else { return false }
                         step.source = oldColumn
                         step.target = targets.last?.old
@@ -239,11 +264,12 @@ private struct RowPlan: Sendable {
     /// `droppedKeys` (per old engine entity) cleared.
     ///
     /// - Throws: ``CoreDataError`` `migration` when a value does not convert.
-    func convert(_ row: Row, droppedKeys: [Int: Set<Int64>]) throws -> Row {
+    func convert(_ row: Row, key: Int64, droppedKeys: [Int: Set<Int64>], filled: [[Int64: Int64]]) throws -> Row {
         var values = [Value](repeating: .null, count: width)
         values[0] = row[0].isNull ? .null : .int(tag)
         for step in steps {
             var value = step.source >= 0 && step.source < row.values.count ? row[step.source] : .null
+            if let fill = step.fill, fill < filled.count, let related = filled[fill][key] { value = .reference(related) }
             if let conversion = step.conversion, !value.isNull { value = try conversion.convert(value) }
             if let target = step.target, case .reference(let key) = value, droppedKeys[target]?.contains(key) == true { value = .null }
             if value.isNull { value = step.fallback }
@@ -266,6 +292,21 @@ private struct ColumnStep: Sendable {
     /// For a to-one relationship, the old engine entity it leads to (its references to dropped
     /// objects are cleared).
     var target: Int? = nil
+    /// For a to-one filled from its inverse's column, the index of its ``InverseFill``.
+    var fill: Int? = nil
+}
+
+/// A new to-one column filled from the to-one inverse's column of the related objects (a
+/// one-to-many become one-to-one): each object's one related object.
+struct InverseFill {
+    /// The old engine entity of the related objects.
+    let entity: Int
+    /// The entity tags of the related objects.
+    let tags: [Int64]
+    /// The inverse's old column, which references the object.
+    let column: Int
+    /// `Entity.relationship`, for the error.
+    let name: String
 }
 
 /// A required attribute without a default value: every stored object of an entity tag must
