@@ -132,19 +132,20 @@ struct RewritePlanner {
     /// whose inverse is the old inverse (one-to-many becoming one-to-one): the new column is
     /// filled from the inverse's column, each object's one related object.
     private static func narrowsOneToMany(_ old: RelationshipDescription, _ new: RelationshipDescription, _ was: EntityLayout) -> Bool {
-        guard old.isToMany, !new.isToMany, !old.isOrdered, was.joins[old.name] == nil,
-            let oldInverse = old.inverseRelationship, !oldInverse.isToMany, !oldInverse.isTransient,
-            let inverse = new.inverseRelationship, !inverse.isToMany
-        else { return false }
-        return MappingModel.counterpart(of: inverse.renamingIdentifier, inverse.name, in: [oldInverse.name: oldInverse]) != nil
+        old.isToMany && !new.isToMany && !old.isOrdered && was.joins[old.name] == nil && keepsToOneInverse(old, new)
     }
 
     /// Whether `old`, a to-one whose inverse is a to-one, becomes `new`, a to-many kept through
     /// its inverse's column that keeps the old inverse's pairs (one-to-one becoming one-to-many):
     /// the inverse's column holds every pair, so `old`'s own column is dropped without loss.
     private static func widensOneToOne(_ old: RelationshipDescription, _ new: RelationshipDescription, _ now: EntityLayout) -> Bool {
-        guard !old.isToMany, new.isToMany, now.columns[new.name] == nil, now.joins[new.name] == nil,
-            let oldInverse = old.inverseRelationship, !oldInverse.isToMany, !oldInverse.isTransient,
+        !old.isToMany && new.isToMany && now.columns[new.name] == nil && now.joins[new.name] == nil && keepsToOneInverse(old, new)
+    }
+
+    /// Whether `old` and `new` both have a to-one inverse, `new`'s mapping from `old`'s: the
+    /// inverse's column holds the pairs before and after.
+    private static func keepsToOneInverse(_ old: RelationshipDescription, _ new: RelationshipDescription) -> Bool {
+        guard let oldInverse = old.inverseRelationship, !oldInverse.isToMany, !oldInverse.isTransient,
             let inverse = new.inverseRelationship, !inverse.isToMany
         else { return false }
         return MappingModel.counterpart(of: inverse.renamingIdentifier, inverse.name, in: [oldInverse.name: oldInverse]) != nil
