@@ -131,4 +131,27 @@ import Testing
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
         #expect(v1.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
     }
+
+    @Test func aReferenceByNameFindsTheVersionWithItsChecksum() throws {
+        let v3 = try ShopModels.version("Shop 3")
+        let reference = ManagedObjectModelReference(name: "Shop", in: Bundle.module, versionChecksum: v3.versionChecksum)
+        #expect(reference.resolvedModel.versionChecksum == v3.versionChecksum)
+        #expect(reference.resolvedModel.entitiesByName["Supplier"] != nil)
+
+        // A name or checksum no model has fails the migration and keeps the store.
+        let folder = TemporaryFolder()
+        let url = folder.store("Shop")
+        try ShopModels.fillVersion1(at: url)
+        let v1 = try ShopModels.version("Shop")
+        for missing in [
+            ManagedObjectModelReference(name: "NoSuchModel", in: Bundle.module, versionChecksum: v3.versionChecksum),
+            ManagedObjectModelReference(name: "Shop", in: Bundle.module, versionChecksum: "bm8gc3VjaCBtb2RlbA=="),
+        ] {
+            let stage = CustomMigrationStage(migratingFrom: ManagedObjectModelReference(model: v1, versionChecksum: v1.versionChecksum), to: missing)
+            let error = try #require(throws: CoreDataError.self) { try Self.open(url, manager: StagedMigrationManager([stage])) }
+            #expect(error.code == .migrationMissingSourceModel)
+            let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
+            #expect(v1.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
+        }
+    }
 }

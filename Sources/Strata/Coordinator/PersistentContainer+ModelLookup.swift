@@ -48,7 +48,7 @@ extension PersistentContainer {
     }
 
     /// The model named `name` at the top of `bundle`'s resources or in one of its folders.
-    private static func modelURL(named name: String, in bundle: Bundle) -> URL? {
+    static func modelURL(named name: String, in bundle: Bundle) -> URL? {
         for ext in modelExtensions {
             if let url = bundle.url(forResource: name, withExtension: ext) { return url }
         }
@@ -67,7 +67,7 @@ extension PersistentContainer {
 
     /// The resource bundles SwiftPM places next to the main executable (`Package_Target.resources`
     /// on Linux, `Package_Target.bundle` on macOS).
-    private static func packageResourceBundles() -> [Bundle] {
+    static func packageResourceBundles() -> [Bundle] {
         let directory = Bundle.main.executableURL?.deletingLastPathComponent() ?? Bundle.main.bundleURL
         let entries = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
         return entries.filter { ["resources", "bundle"].contains($0.pathExtension) }

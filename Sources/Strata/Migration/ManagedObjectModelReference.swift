@@ -34,6 +34,37 @@ public final class ManagedObjectModelReference {
         }
     }
 
+    /// A reference to the version with the checksum `versionChecksum` of the model named
+    /// `modelName` in `bundle` (the main bundle and the package resource bundles beside the
+    /// executable when `nil`), looked up as ``PersistentContainer/init(name:)`` looks up its
+    /// model: of an `.xcdatamodeld`, the version with that checksum. A model that is not found
+    /// makes the migration fail with `migrationMissingSourceModel`.
+    public convenience init(name modelName: String, in bundle: Bundle?, versionChecksum: String) {
+        let bundles = bundle.map { [$0] } ?? [Bundle.main] + PersistentContainer.packageResourceBundles()
+        guard let url = bundles.lazy.compactMap({ PersistentContainer.modelURL(named: modelName, in: $0) }).first else {
+            self.init(missing: "no model named \(modelName) in \(bundles.map(\.bundlePath).joined(separator: ", "))", versionChecksum: versionChecksum)
+            return
+        }
+        guard url.pathExtension == "xcdatamodeld" else {
+            self.init(fileURL: url, versionChecksum: versionChecksum)
+            return
+        }
+        let versions = (try? ManagedObjectModel.versions(in: url)) ?? []
+        let model = versions.lazy.compactMap { try? ManagedObjectModel(contentsOf: $0) }.first { $0.versionChecksum == versionChecksum }
+        if let model {
+            self.init(model: model, versionChecksum: versionChecksum)
+        } else {
+            self.init(missing: "no version of \(url.path) has the checksum \(versionChecksum)", versionChecksum: versionChecksum)
+        }
+    }
+
+    /// A reference to no model, whose migration fails with `migrationMissingSourceModel` and `message`.
+    private init(missing message: String, versionChecksum: String) {
+        self.versionChecksum = versionChecksum
+        resolvedModel = ManagedObjectModel()
+        problem = CoreDataError(.migrationMissingSourceModel, "a model of a migration stage is missing: \(message)")
+    }
+
     /// The error of a model whose checksum is not the expected one.
     private static func check(_ model: ManagedObjectModel, _ checksum: String) -> CoreDataError? {
         guard model.versionChecksum != checksum else { return nil }
