@@ -190,16 +190,22 @@ extension ManagedObjectContext {
         inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], conditions: [String: CommitCondition],
         into sequences: inout [String: UInt64], coordinator: PersistentStoreCoordinator
     ) throws {
-        var changes: OrderedDictionary<String, StoreChangeSet> = [:]
+        // One change set per store, in the order the stores first appear (a save has few).
+        var changes: [(identifier: String, set: StoreChangeSet)] = []
         func add(_ objects: [ManagedObject], _ part: WritableKeyPath<StoreChangeSet, [ManagedObject]>) {
+            var index = -1
             for object in objects {
                 let identifier = object.objectID.storeIdentifier!
-                if changes[identifier] == nil {
-                    changes[identifier] = StoreChangeSet(
-                        author: transactionAuthor, contextName: name, condition: conditions[identifier],
-                        consumerCursors: HistoryConsumerStaging.cursors[identifier] ?? [:])
+                if index < 0 || changes[index].identifier != identifier {
+                    index = changes.firstIndex { $0.identifier == identifier } ?? -1
+                    if index < 0 {
+                        index = changes.count
+                        changes.append((identifier, StoreChangeSet(
+                            author: transactionAuthor, contextName: name, condition: conditions[identifier],
+                            consumerCursors: HistoryConsumerStaging.cursors[identifier] ?? [:])))
+                    }
                 }
-                changes[identifier]![keyPath: part].append(object)
+                changes[index].set[keyPath: part].append(object)
             }
         }
         add(inserted, \.inserted)

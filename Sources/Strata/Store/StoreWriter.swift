@@ -26,10 +26,11 @@ struct StoreWriter {
         var transaction = Transaction(author: changes.author, contextName: changes.contextName)
         transaction.condition = changes.condition
         transaction.consumerCursors = changes.consumerCursors
+        let columnCounts = mapping.schema.entities.map(\.columns.count)
         var joins = JoinRowWriter(writer: self)
         for object in changes.inserted {
             let layout = mapping.layout(of: object.entity)!
-            let row = try row(of: object, layout: layout, columnCount: mapping.schema.entities[layout.storeEntity].columns.count)
+            let row = try row(of: object, layout: layout, columnCount: columnCounts[layout.storeEntity])
             transaction.insert(layout.storeEntity, key: object.objectID.primaryKey, row: row)
             try joins.write(of: object, layout: layout, into: &transaction)
         }
@@ -37,7 +38,7 @@ struct StoreWriter {
             let layout = mapping.layout(of: object.entity)!
             let columns = Set(object.changedSlots.lazy.map { layout.slotColumns[$0] }.filter { $0 >= 0 }).sorted()
             if !columns.isEmpty {
-                let row = try row(of: object, layout: layout, columnCount: mapping.schema.entities[layout.storeEntity].columns.count)
+                let row = try row(of: object, layout: layout, columnCount: columnCounts[layout.storeEntity])
                 transaction.update(layout.storeEntity, key: object.objectID.primaryKey, row: row, changedColumns: columns)
             }
             try joins.write(of: object, layout: layout, into: &transaction)
