@@ -31,8 +31,9 @@ extension ManagedObjectContext {
             for store in coordinator.persistentStores { since[store.identifier] = store.rows.lastSequence }
             try resolveUniquenessConstraints(coordinator: coordinator)
             try obtainPermanentIDs(for: Array(insertedSet))
-            let inserted = Array(insertedSet).filter(pending)
-            let updated = Array(updatedSet).filter(pending)
+            // Before any store committed, every object is pending.
+            let inserted = sequences.isEmpty ? Array(insertedSet) : Array(insertedSet).filter(pending)
+            let updated = sequences.isEmpty ? Array(updatedSet) : Array(updatedSet).filter(pending)
             let deleted = deletedSet.elements.filter { !$0.isInaccessible && pending($0) }
             let resolved = try resolveConflicts(updated: updated, deleted: deleted, coordinator: coordinator)
             let conditions = try commitConditions(
@@ -66,12 +67,17 @@ extension ManagedObjectContext {
             guard let identifier = object.objectID.storeIdentifier, let sequence = since[identifier] else { return }
             change(&conditions[identifier, default: CommitCondition(since: sequence)])
         }
+        // Objects of one entity usually come in a row: look their layout and constraints up once.
+        var recent: (entity: EntityDescription, layout: EntityLayout, isConstrained: Bool)?
         for object in inserted + updated + deleted {
-            let layout = try coordinator.layout(object.entity)
+            if recent?.entity !== object.entity {
+                recent = (object.entity, try coordinator.layout(object.entity), !Self.uniquenessConstraints(of: object.entity).isEmpty)
+            }
+            let layout = recent!.layout
             if !object.isInserted && !object.objectID.isTemporaryID {
                 condition(object) { $0.rows[layout.storeEntity, default: []].insert(object.objectID.primaryKey) }
             }
-            if !object.isDeleted && !Self.uniquenessConstraints(of: object.entity).isEmpty {
+            if !object.isDeleted && recent!.isConstrained {
                 condition(object) { $0.entities.insert(layout.storeEntity) }
             }
             for (name, join) in layout.joins {

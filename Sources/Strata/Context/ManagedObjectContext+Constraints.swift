@@ -63,34 +63,18 @@ extension ManagedObjectContext {
     }
 
     /// The ID of a stored object of `owner` (the entity declaring the constraint) or a
-    /// sub-entity, other than `object`, whose constrained columns hold `values`.
+    /// sub-entity, other than `object`, whose constrained columns hold `values`, read by the
+    /// store layer. A stored object this save deletes, or changes away from these values, is
+    /// no conflict.
     private func storedObject(
         matching constraint: [String], of owner: EntityDescription, values: [Any?], of object: ManagedObject,
         coordinator: PersistentStoreCoordinator
     ) throws -> ManagedObjectID? {
-        let layout = try coordinator.layout(object.entity)
-        let columns = constraint.compactMap { layout.columns[$0] }
-        guard columns.count == constraint.count, let store = try? coordinator.store(for: object.entity) else { return nil }
-        let attributes = constraint.map { object.entity.attributesByName[$0] }
-        guard let first = attributes[0] else { return nil }
-        let wanted = try ValueConversion.storeValue(values[0], for: first)
-        let candidates = try coordinator.storeCall {
-            try store.rows.keys(layout.storeEntity, column: columns[0], matching: .equal(wanted), descending: false, limit: nil)
+        guard let store = try? coordinator.store(for: object.entity) else { return nil }
+        return try StoreWriter(store: store, coordinator: coordinator).storedObject(matching: constraint, of: owner, values: values, of: object) { id in
+            guard let registered = registered[id]?.object else { return false }
+            return registered.isDeleted || registered.hasChanges
         }
-        for key in candidates where object.objectID.isTemporaryID || key != object.objectID.primaryKey {
-            guard let row = try coordinator.storeCall({ try store.rows.read(layout.storeEntity, key: key) }),
-                let concrete = try coordinator.concreteEntity(of: row, storeEntity: layout.storeEntity), concrete.isKindOf(entity: owner)
-            else { continue }
-            let id = ManagedObjectID(entity: concrete, storeIdentifier: store.identifier, primaryKey: key)
-            // A stored object this save deletes, or changes away from these values, is no conflict.
-            if let registered = registered[id]?.object, registered.isDeleted || registered.hasChanges { continue }
-            let matches = try zip(attributes, zip(columns, values)).allSatisfy { attribute, pair in
-                guard let attribute else { return false }
-                return try ValueConversion.storeValue(pair.1, for: attribute) == row[pair.0]
-            }
-            if matches { return id }
-        }
-        return nil
     }
 
     /// The uniqueness constraints of `entity` and its superentities, as lists of property names,

@@ -89,25 +89,19 @@ extension ManagedObjectContext {
         if let foreign = objects.first(where: { $0.managedObjectContext !== self }) {
             throw CoreDataError(.coreData, "\(foreign.objectID) is not registered with this context", objectID: foreign.objectID)
         }
-        var groups: [EntityKey: (store: PersistentStore, objects: [ManagedObject])] = [:]
-        // The group of the previous object's entity: objects of one entity usually come in a row.
-        var recent: (entity: EntityDescription, group: EntityKey, store: PersistentStore)?
+        var groups: OrderedDictionary<ObjectIdentifier, (store: PersistentStore, objects: [ManagedObject])> = [:]
+        // The store of the previous object's entity: objects of one entity usually come in a row.
+        var recent: (entity: EntityDescription, store: PersistentStore)?
         for object in objects where object.objectID.isTemporaryID {
-            if recent?.entity !== object.entity {
-                let store = try coordinator.store(for: object.entity)
-                let layout = try coordinator.layout(object.entity)
-                recent = (object.entity, EntityKey(entity: layout.storeEntity, key: Int64(ObjectIdentifier(store).hashValue)), store)
-            }
-            groups[recent!.group, default: (recent!.store, [])].objects.append(object)
+            if recent?.entity !== object.entity { recent = (object.entity, try coordinator.store(for: object.entity)) }
+            groups[ObjectIdentifier(recent!.store), default: (recent!.store, [])].objects.append(object)
         }
         guard !groups.isEmpty else { return }
         var renamed: [ManagedObjectID: ManagedObjectID] = [:]
         renamed.reserveCapacity(objects.count)
-        for (group, members) in groups {
-            let keys = members.store.rows.allocateKeys(for: group.entity, count: members.objects.count)
-            for (object, key) in zip(members.objects, keys) {
-                renamed[object.objectID] = ManagedObjectID(entity: object.entity, storeIdentifier: members.store.identifier, primaryKey: key)
-            }
+        for group in groups.values {
+            let ids = try StoreWriter(store: group.store, coordinator: coordinator).obtainPermanentIDs(for: group.objects)
+            for (object, id) in zip(group.objects, ids) { renamed[object.objectID] = id }
         }
         adoptPermanentIDs(renamed)
         shareWithAncestors(renamed)
@@ -171,156 +165,64 @@ extension ManagedObjectContext {
                 if !object.isDeleted { keptUpdates.append(object) }
                 continue
             }
-            let store = coordinator.store(identifier: object.objectID.storeIdentifier!)
-            if object.snapshotSequence != 0, let store, store.rows.lastSequence == object.snapshotSequence {
-                // Nothing was committed since the object was read: there can be no conflict.
+            guard let store = coordinator.store(identifier: object.objectID.storeIdentifier!) else {
+                throw CoreDataError(.persistentStoreSave, "the store \(object.objectID.storeIdentifier!) was removed", objectID: object.objectID)
+            }
+            guard let conflict = try StoreWriter(store: store, coordinator: coordinator).conflict(for: object, committed: committed, context: self) else {
                 if !object.isDeleted { keptUpdates.append(object) }
                 continue
             }
-            let stored = try coordinator.row(for: object.objectID).map {
-                try RowDecoding.values(of: object.runtime, from: $0, layout: try coordinator.layout(object.entity), storeIdentifier: object.objectID.storeIdentifier, context: self)
-            }
-            let storeChanged = MergeConflict.persistentSlots(of: object.runtime).filter { !FetchValue.equal(committed[$0], stored?[$0]) }
-            guard stored == nil || !storeChanged.isEmpty else {
-                if !object.isDeleted { keptUpdates.append(object) }
-                continue
-            }
+            let stored = conflict.persistedSnapshot
             if stored == nil && object.isDeleted { goneDeletes.insert(object) }
-            conflicts.append(MergeConflict(object: object, stored: stored, storeChangedSlots: Set(storeChanged), newVersion: store?.rows.lastSequence ?? 0))
+            conflicts.append(conflict)
             if stored != nil && !object.isDeleted { keptUpdates.append(object) }
         }
         if !conflicts.isEmpty { try mergePolicy.resolve(optimisticLockingConflicts: conflicts) }
         return (keptUpdates, goneDeletes.isEmpty ? deleted : deleted.filter { !goneDeletes.contains($0) })
     }
 
-    /// Builds and commits one transaction per store, each under its store's condition, adding
-    /// each store's sequence to `sequences` once committed.
+    /// Builds one transaction per store through its ``StoreWriter``, each under its store's
+    /// condition, then commits them, adding each store's sequence to `sequences` once committed.
+    /// Nothing is committed when a transaction cannot be built.
     ///
     /// - Throws: ``SaveConflict`` when a store refuses a commit because its condition failed.
     func commit(
         inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], conditions: [String: CommitCondition],
         into sequences: inout [String: UInt64], coordinator: PersistentStoreCoordinator
     ) throws {
-        var transactions: [String: Transaction] = [:]
-        func transaction(_ object: ManagedObject) -> String {
-            let identifier = object.objectID.storeIdentifier!
-            if transactions[identifier] == nil {
-                transactions[identifier] = Transaction(author: transactionAuthor, contextName: name)
-                transactions[identifier]!.condition = conditions[identifier]
-            }
-            return identifier
-        }
-        var deletedJoinRows = Set<EntityKey>()
-        for object in inserted {
-            let id = transaction(object)
-            let layout = try coordinator.layout(object.entity)
-            transactions[id]!.insert(layout.storeEntity, key: object.objectID.primaryKey, row: try row(of: object, layout: layout, coordinator: coordinator))
-            try writeJoins(of: object, into: &transactions[id]!, deletedJoinRows: &deletedJoinRows, coordinator: coordinator)
-        }
-        for object in updated {
-            let id = transaction(object)
-            let layout = try coordinator.layout(object.entity)
-            let columns = Set(object.changedSlots.lazy.map { layout.slotColumns[$0] }.filter { $0 >= 0 }).sorted()
-            if !columns.isEmpty {
-                transactions[id]!.update(layout.storeEntity, key: object.objectID.primaryKey, row: try row(of: object, layout: layout, coordinator: coordinator), changedColumns: columns)
-            }
-            try writeJoins(of: object, into: &transactions[id]!, deletedJoinRows: &deletedJoinRows, coordinator: coordinator)
-        }
-        for object in deleted {
-            let id = transaction(object)
-            let layout = try coordinator.layout(object.entity)
-            transactions[id]!.delete(layout.storeEntity, key: object.objectID.primaryKey)
-            let store = coordinator.store(identifier: id)!
-            for join in layout.joins.values {
-                for key in try coordinator.storeCall({ try store.rows.keys(join.storeEntity, column: join.ownerColumn, matching: .equal(.reference(object.objectID.primaryKey)), descending: false, limit: nil) })
-                where deletedJoinRows.insert(EntityKey(entity: join.storeEntity, key: key)).inserted {
-                    transactions[id]!.delete(join.storeEntity, key: key)
+        // One change set per store, in the order the stores first appear (a save has few).
+        var changes: [(identifier: String, set: StoreChangeSet)] = []
+        func add(_ objects: [ManagedObject], _ part: WritableKeyPath<StoreChangeSet, [ManagedObject]>) {
+            var index = -1
+            for object in objects {
+                let identifier = object.objectID.storeIdentifier!
+                if index < 0 || changes[index].identifier != identifier {
+                    index = changes.firstIndex { $0.identifier == identifier } ?? -1
+                    if index < 0 {
+                        index = changes.count
+                        changes.append((identifier, StoreChangeSet(
+                            author: transactionAuthor, contextName: name, condition: conditions[identifier],
+                            consumerCursors: HistoryConsumerStaging.cursors[identifier] ?? [:])))
+                    }
                 }
+                changes[index].set[keyPath: part].append(object)
             }
         }
-        for (identifier, cursors) in HistoryConsumerStaging.cursors where transactions[identifier] != nil {
-            transactions[identifier]!.consumerCursors = cursors
-        }
-        for (identifier, transaction) in transactions where !transaction.operations.isEmpty {
+        add(inserted, \.inserted)
+        add(updated, \.updated)
+        add(deleted, \.deleted)
+        var transactions: [(writer: StoreWriter, transaction: Transaction)] = []
+        for (identifier, change) in changes {
             guard let store = coordinator.store(identifier: identifier) else {
                 throw CoreDataError(.persistentStoreSave, "the store \(identifier) was removed")
             }
-            do {
-                sequences[identifier] = try store.commit(transaction)
-            } catch let error as StoreError where error.code == .writeConflict {
-                throw SaveConflict(store: identifier)
-            } catch let error as StoreError {
-                throw CoreDataError(.persistentStoreSave, "the store could not save: \(error.message)", underlyingError: error)
-            }
+            let writer = StoreWriter(store: store, coordinator: coordinator)
+            transactions.append((writer, try writer.transaction(for: change)))
+        }
+        for (writer, transaction) in transactions where !transaction.operations.isEmpty {
+            sequences[writer.store.identifier] = try writer.commit(transaction)
         }
     }
-
-    /// The stored row of an object: its entity tag, attributes and to-one references.
-    private func row(of object: ManagedObject, layout: EntityLayout, coordinator: PersistentStoreCoordinator) throws -> Row {
-        let schema = try coordinator.mapping.get().schema
-        var values = [Value](repeating: .null, count: schema.entities[layout.storeEntity].columns.count)
-        values[0] = .int(layout.tag)
-        for (slot, column) in layout.slotColumns.enumerated() where column >= 0 {
-            switch object.runtime.kinds[slot] {
-            case .attribute(let attribute):
-                values[column] = try ValueConversion.storeValue(object.values[slot], for: attribute)
-            case .toOne(let relationship):
-                guard let id = object.values[slot] as? ManagedObjectID else { continue }
-                guard !id.isTemporaryID, id.storeIdentifier == object.objectID.storeIdentifier else {
-                    throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.name).\(relationship.name) points at an object that is not saved in the same store", objectID: object.objectID, key: relationship.name)
-                }
-                values[column] = .reference(id.primaryKey)
-            case .toMany, .other:
-                continue
-            }
-        }
-        return Row(values)
-    }
-
-    /// Adds the join rows a changed to-many relationship kept in a join entity needs.
-    private func writeJoins(
-        of object: ManagedObject, into transaction: inout Transaction, deletedJoinRows: inout Set<EntityKey>,
-        coordinator: PersistentStoreCoordinator
-    ) throws {
-        let layout = try coordinator.layout(object.entity)
-        let store = coordinator.store(identifier: object.objectID.storeIdentifier!)!
-        for (name, join) in layout.joins where join.writesPairs {
-            let slot = object.runtime.slots[name]!
-            guard object.changedSlots.contains(slot) || object.isInserted, let current = object.values[slot] as? OrderedSet<ManagedObjectID> else { continue }
-            if let foreign = current.first(where: { !$0.isTemporaryID && $0.storeIdentifier != object.objectID.storeIdentifier }) {
-                throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.name).\(name) holds \(foreign), which is saved in another store", objectID: object.objectID, key: name)
-            }
-            let before = object.committed?[slot] as? OrderedSet<ManagedObjectID> ?? []
-            let owner = object.objectID.primaryKey
-            let existing = try coordinator.storeCall {
-                try store.rows.keys(join.storeEntity, column: join.ownerColumn, matching: .equal(.reference(owner)), descending: false, limit: nil)
-            }
-            var rowsByOther: [Int64: Int64] = [:]
-            for key in existing {
-                if let row = try coordinator.storeCall({ try store.rows.read(join.storeEntity, key: key) }), case .reference(let other) = row[join.otherColumn] {
-                    rowsByOther[other] = key
-                }
-            }
-            let rewriteAll = join.isOrdered && Array(before) != Array(current)
-            for (other, key) in rowsByOther where rewriteAll || !current.contains(where: { $0.primaryKey == other }) {
-                if deletedJoinRows.insert(EntityKey(entity: join.storeEntity, key: key)).inserted { transaction.delete(join.storeEntity, key: key) }
-            }
-            for (position, id) in current.enumerated() where rewriteAll || rowsByOther[id.primaryKey] == nil {
-                guard !id.isTemporaryID else { continue }
-                let key = store.rows.allocateKeys(for: join.storeEntity, count: 1).lowerBound
-                var pair: [Value] = [.null, .null, .int(Int64(position))]
-                pair[join.ownerColumn] = .reference(owner)
-                pair[join.otherColumn] = .reference(id.primaryKey)
-                transaction.insert(join.storeEntity, key: key, row: Row(pair))
-            }
-        }
-    }
-}
-
-/// An (engine entity, key) pair.
-struct EntityKey: Hashable {
-    var entity: Int
-    var key: Int64
 }
 
 extension CoreDataError {

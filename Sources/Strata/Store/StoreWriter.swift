@@ -1,0 +1,91 @@
+import Foundation
+import OrderedCollections
+import StrataStore
+
+/// The write side of the store layer for one store (the role of Core Data's
+/// `NSIncrementalStore` saving a request): turns a save's ``StoreChangeSet`` into one engine
+/// transaction (row encoding, join rows of many-to-many and ordered relationships) and commits
+/// it; hands out permanent IDs (``StoreWriter+PermanentIDs``) and reads what a save checks
+/// against the store: uniqueness constraints (``StoreWriter+Constraints``) and
+/// optimistic-locking conflicts (``StoreWriter+Conflicts``). Contexts keep registered objects,
+/// pending changes, undo and notifications, and apply the merge policy.
+struct StoreWriter {
+    /// The store written.
+    let store: PersistentStore
+    /// The coordinator whose mapping lays out the store's rows.
+    let coordinator: PersistentStoreCoordinator
+
+    /// The engine transaction that saves `changes`: the rows of the inserted objects, the changed
+    /// columns of the updated ones, deletions of the deleted ones and of their join rows, and
+    /// the join rows of changed to-many relationships kept in join entities.
+    ///
+    /// - Throws: ``CoreDataError`` `managedObjectExternalRelationship` for a relationship to an
+    ///   object of another store; `persistentStoreOperation` when the store cannot be read.
+    func transaction(for changes: StoreChangeSet) throws -> Transaction {
+        let mapping = try coordinator.mapping.get()
+        var transaction = Transaction(author: changes.author, contextName: changes.contextName)
+        transaction.condition = changes.condition
+        transaction.consumerCursors = changes.consumerCursors
+        let columnCounts = mapping.schema.entities.map(\.columns.count)
+        var joins = JoinRowWriter(writer: self)
+        for object in changes.inserted {
+            let layout = mapping.layout(of: object.entity)!
+            let row = try row(of: object, layout: layout, columnCount: columnCounts[layout.storeEntity])
+            transaction.insert(layout.storeEntity, key: object.objectID.primaryKey, row: row)
+            try joins.write(of: object, layout: layout, into: &transaction)
+        }
+        for object in changes.updated {
+            let layout = mapping.layout(of: object.entity)!
+            let columns = Set(object.changedSlots.lazy.map { layout.slotColumns[$0] }.filter { $0 >= 0 }).sorted()
+            if !columns.isEmpty {
+                let row = try row(of: object, layout: layout, columnCount: columnCounts[layout.storeEntity])
+                transaction.update(layout.storeEntity, key: object.objectID.primaryKey, row: row, changedColumns: columns)
+            }
+            try joins.write(of: object, layout: layout, into: &transaction)
+        }
+        for object in changes.deleted {
+            let layout = mapping.layout(of: object.entity)!
+            transaction.delete(layout.storeEntity, key: object.objectID.primaryKey)
+            try joins.delete(of: object, layout: layout, from: &transaction)
+        }
+        return transaction
+    }
+
+    /// Commits `transaction` through the store (its replicator, its durability); returns the
+    /// sequence it committed at.
+    ///
+    /// - Throws: ``SaveConflict`` when the engine refuses the commit because its condition
+    ///   failed; ``CoreDataError`` `persistentStoreSave` when the store cannot save.
+    func commit(_ transaction: Transaction) throws -> UInt64 {
+        do {
+            return try store.commit(transaction)
+        } catch let error as StoreError where error.code == .writeConflict {
+            throw SaveConflict(store: store.identifier)
+        } catch let error as StoreError {
+            throw CoreDataError(.persistentStoreSave, "the store could not save: \(error.message)", underlyingError: error)
+        }
+    }
+
+    /// The stored row of an object: its entity tag, attributes and to-one references.
+    private func row(of object: ManagedObject, layout: EntityLayout, columnCount: Int) throws -> Row {
+        var values = [Value](repeating: .null, count: columnCount)
+        values[0] = .int(layout.tag)
+        let objectValues = object.values
+        let kinds = object.runtime.kinds
+        for (slot, column) in layout.slotColumns.enumerated() where column >= 0 {
+            switch kinds[slot] {
+            case .attribute(let attribute):
+                values[column] = try ValueConversion.storeValue(objectValues[slot], for: attribute)
+            case .toOne(let relationship):
+                guard let id = objectValues[slot] as? ManagedObjectID else { continue }
+                guard !id.isTemporaryID, id.storeIdentifier == object.objectID.storeIdentifier else {
+                    throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.name).\(relationship.name) points at an object that is not saved in the same store", objectID: object.objectID, key: relationship.name)
+                }
+                values[column] = .reference(id.primaryKey)
+            case .toMany, .other:
+                continue
+            }
+        }
+        return Row(values)
+    }
+}
