@@ -68,14 +68,14 @@ extension PostgresMirror {
         }
     }
 
-    /// One step of the tail: applies a batch of the log; in asynchronous mode, once caught up,
-    /// exports the pending saves and refills the key reserve.
+    /// One step of the tail: in asynchronous mode, exports the pending saves and refills the key
+    /// reserve (the export applies the entries before them too, when they are at most a batch);
+    /// otherwise applies a batch of the log.
     ///
     /// - Returns: whether there may be more to do at once.
     func step(on connection: PostgresConnection) async throws -> Bool {
-        if try await catchUp(on: connection) { return true }
-        guard asynchronous else { return false }
-        return try await export(on: connection)
+        if asynchronous, try await export(on: connection) { return true }
+        return try await catchUp(on: connection)
     }
 
     /// Exports the pending saves (at most ``MirrorConfiguration/batchSize``) in one PostgreSQL
@@ -90,9 +90,11 @@ extension PostgresMirror {
     /// meanwhile, come after the chosen ones and wait for the next export. (A save short of keys
     /// takes the head lock holding the save lock; the export never takes them the other way
     /// round.) A crash between the commit and the record leaves the saves in the log and pending
-    /// locally: the next catch-up meets them as this instance's entries and only moves the cursors.
+    /// locally: the next export finds them in the log (it appends only the others) and its
+    /// entries, or the next catch-up, meet them as this instance's and only move the cursors.
     ///
-    /// - Returns: whether anything was exported or leased.
+    /// - Returns: whether anything was exported or leased; `false` too when the log is more than
+    ///   a batch ahead of the cursor or was pruned past it (the catch-up comes first).
     func export(on connection: PostgresConnection) async throws -> Bool {
         let entities = engine.schema.entities.indices.filter { $0 != location.layout.storeEntity }
         do {
@@ -115,15 +117,19 @@ extension PostgresMirror {
             try await connection.send("BEGIN", logger: logger)
             let head = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
             guard head >= cursor else { throw MirrorError.logBehindCursor(head: head, cursor: cursor) }
+            guard head - cursor <= Int64(configuration.batchSize) else {
+                try await connection.send("ROLLBACK", logger: logger)
+                return nil  // more than a batch behind: the catch-up applies it first
+            }
             let entries = head > cursor ? try await MirrorLogEntry.read(after: cursor, limit: Int(head - cursor), on: connection, logger: logger) : []
             guard entries.count == Int(head - cursor), entries.first.map({ $0.position == cursor + 1 }) ?? true else {
                 try await connection.send("ROLLBACK", logger: logger)
-                return nil  // pruned past the cursor: the next catch-up re-bootstraps
+                return nil  // pruned past the cursor: the catch-up re-bootstraps
             }
             let (position, leased) = try await append(saves, after: head, leasing: refill, on: connection)
             return (head, entries, position, leased)
         }
-        guard let exchange else { return true }
+        guard let exchange else { return false }
         for (entity, range) in exchange.leased { keys.add(range, for: entity) }
         let (head, position) = (exchange.head, exchange.position)
         if position > head {
