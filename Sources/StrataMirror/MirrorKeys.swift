@@ -145,16 +145,4 @@ final class MirrorKeys: KeySource, Sendable {
         }
         return floors
     }
-
-    /// Raises the floors past the keys `transaction` inserts (a synchronous save, holding the head lock).
-    static func raiseFloors(past transaction: StrataStore.Transaction, on connection: PostgresConnection, logger: Logger) async throws {
-        var highest: [Int: Int64] = [:]
-        for case .insert(let entity, let key, _) in transaction.operations { highest[entity] = max(highest[entity] ?? 0, key) }
-        for (entity, key) in highest {
-            try await connection.send("""
-                INSERT INTO strata_keys (entity, next) VALUES (\(Int32(entity)), \(key + 1))
-                ON CONFLICT (entity) DO UPDATE SET next = greatest(strata_keys.next, EXCLUDED.next)
-                """, logger: logger)
-        }
-    }
 }

@@ -16,9 +16,7 @@ enum MirrorState {
         guard model.entitiesByName[entityName] == nil else { return }
         let position = AttributeDescription(name: "position", type: .integer64)
         position.defaultValue = Int64(0)
-        let keys = AttributeDescription(name: "keys", type: .binaryData)
-        keys.isOptional = true
-        model.entities.append(EntityDescription(name: entityName, properties: [position, keys]))
+        model.entities.append(EntityDescription(name: entityName, properties: [position, keysAttribute()]))
     }
 
     /// Where the cursor lives in the engine store.

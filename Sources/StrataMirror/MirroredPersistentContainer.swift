@@ -43,10 +43,23 @@ open class MirroredPersistentContainer: PersistentContainer, @unchecked Sendable
     /// ``CoreDataError/Code/persistentStoreSave`` until it is, and the tail catches up once it is.
     ///
     /// An error for a store that is not a store directory (an in-memory store cannot be mirrored).
-    /// In asynchronous mode the stores track persistent history (the export reads it).
+    /// In asynchronous mode the stores track persistent history (the export reads it). A store
+    /// whose mirror state an older build wrote is upgraded first, whether or not the
+    /// description migrates automatically (``MirrorState/upgradeStore(at:logger:)``).
     open override func loadPersistentStores(completionHandler block: @escaping @Sendable (PersistentStoreDescription, (any Error)?) -> Void) {
         if mirrorConfiguration.mode == .asynchronous {
             for description in persistentStoreDescriptions { description.isHistoryTrackingEnabled = true }
+        }
+        for description in persistentStoreDescriptions {
+            guard let url = description.url else { continue }
+            do {
+                try MirrorState.upgradeStore(at: url, logger: mirrorConfiguration.logger)
+            } catch {
+                // Loading the store reports why it cannot be opened.
+                mirrorConfiguration.logger.warning("could not upgrade the store's mirror state", metadata: [
+                    "store": "\(url.path)", "error": "\(String(reflecting: error))",
+                ])
+            }
         }
         super.loadPersistentStores { [self] description, error in
             guard error == nil else { return block(description, error) }

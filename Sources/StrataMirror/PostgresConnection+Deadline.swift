@@ -1,24 +1,28 @@
 import Logging
+import NIOCore
 import PostgresNIO
 import Synchronization
 
 extension PostgresConnection {
     /// Runs `query` unless the connection is closed. postgres-nio writes a query to its channel
     /// without a promise for the write: on a closed channel the query is dropped and whoever
-    /// awaits it stays suspended for ever. Checking first leaves only the instant between the
-    /// check and the write.
+    /// awaits it stays suspended for ever. So the check and the write run together on the
+    /// channel's event loop (``EventLoopTaskExecutor``), where nothing closes the channel in
+    /// between: a query written to an open channel reaches postgres-nio's handler, which answers
+    /// it or fails it when the connection closes.
     ///
     /// - Throws: ``MirrorError/connectionLost`` when the connection is closed; what the query throws.
     @discardableResult
     func send(_ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line) async throws -> PostgresRowSequence {
-        guard !isClosed else { throw MirrorError.connectionLost }
-        return try await self.query(query, logger: logger, file: file, line: line)
+        try await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop)) {
+            guard !isClosed else { throw MirrorError.connectionLost }
+            return try await self.query(query, logger: logger, file: file, line: line)
+        }
     }
 
     /// Runs `body`, failing as soon as the connection closes under it or `seconds` pass, and then
     /// closing the connection. A connection already closed fails at once, before `body` sends
-    /// anything (see ``send(_:logger:file:line:)``). Should postgres-nio still leave a query
-    /// suspended, it is abandoned rather than awaited, so a save or a tail step never hangs.
+    /// anything (see ``send(_:logger:file:line:)``).
     ///
     /// - Parameter executor: where `body` runs (the blocking bridge's executor for a save).
     /// - Returns: what `body` returns.
@@ -48,6 +52,22 @@ extension PostgresConnection {
             }
             race.onFinish { watchdog.cancel() }
         }
+    }
+}
+
+/// Runs jobs on a NIO event loop: a job's synchronous steps run in one event loop task, so
+/// nothing else on that loop (a channel closing) happens between them.
+private final class EventLoopTaskExecutor: TaskExecutor {
+    private let eventLoop: any EventLoop
+
+    init(_ eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        eventLoop.execute { job.runSynchronously(on: executor) }
     }
 }
 

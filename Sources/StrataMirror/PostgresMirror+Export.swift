@@ -68,14 +68,14 @@ extension PostgresMirror {
         }
     }
 
-    /// One step of the tail: applies a batch of the log; in asynchronous mode, once caught up,
-    /// exports the pending saves and refills the key reserve.
+    /// One step of the tail: in asynchronous mode, exports the pending saves and refills the key
+    /// reserve (the export applies the entries before them too, when they are at most a batch);
+    /// otherwise applies a batch of the log.
     ///
     /// - Returns: whether there may be more to do at once.
     func step(on connection: PostgresConnection) async throws -> Bool {
-        if try await catchUp(on: connection) { return true }
-        guard asynchronous else { return false }
-        return try await export(on: connection)
+        if asynchronous, try await export(on: connection) { return true }
+        return try await catchUp(on: connection)
     }
 
     /// Exports the pending saves (at most ``MirrorConfiguration/batchSize``) in one PostgreSQL
@@ -90,9 +90,11 @@ extension PostgresMirror {
     /// meanwhile, come after the chosen ones and wait for the next export. (A save short of keys
     /// takes the head lock holding the save lock; the export never takes them the other way
     /// round.) A crash between the commit and the record leaves the saves in the log and pending
-    /// locally: the next catch-up meets them as this instance's entries and only moves the cursors.
+    /// locally: the next export finds them in the log (it appends only the others) and its
+    /// entries, or the next catch-up, meet them as this instance's and only move the cursors.
     ///
-    /// - Returns: whether anything was exported or leased.
+    /// - Returns: whether anything was exported or leased; `false` too when the log is more than
+    ///   a batch ahead of the cursor or was pruned past it (the catch-up comes first).
     func export(on connection: PostgresConnection) async throws -> Bool {
         let entities = engine.schema.entities.indices.filter { $0 != location.layout.storeEntity }
         do {
@@ -115,15 +117,19 @@ extension PostgresMirror {
             try await connection.send("BEGIN", logger: logger)
             let head = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
             guard head >= cursor else { throw MirrorError.logBehindCursor(head: head, cursor: cursor) }
+            guard head - cursor <= Int64(configuration.batchSize) else {
+                try await connection.send("ROLLBACK", logger: logger)
+                return nil  // more than a batch behind: the catch-up applies it first
+            }
             let entries = head > cursor ? try await MirrorLogEntry.read(after: cursor, limit: Int(head - cursor), on: connection, logger: logger) : []
             guard entries.count == Int(head - cursor), entries.first.map({ $0.position == cursor + 1 }) ?? true else {
                 try await connection.send("ROLLBACK", logger: logger)
-                return nil  // pruned past the cursor: the next catch-up re-bootstraps
+                return nil  // pruned past the cursor: the catch-up re-bootstraps
             }
             let (position, leased) = try await append(saves, after: head, leasing: refill, on: connection)
             return (head, entries, position, leased)
         }
-        guard let exchange else { return true }
+        guard let exchange else { return false }
         for (entity, range) in exchange.leased { keys.add(range, for: entity) }
         let (head, position) = (exchange.head, exchange.position)
         if position > head {
@@ -143,8 +149,10 @@ extension PostgresMirror {
         return true
     }
 
-    /// Appends `saves` to the log after `head`, updates their row images, leases a block of keys
-    /// for each of `refill`, moves the head and commits (in the transaction holding the head lock).
+    /// Appends `saves` to the log after `head` with their row images (one statement, see
+    /// ``MirrorLogAppend``), leases a block of keys for each of `refill`, moves the head and
+    /// commits (in the transaction holding the head lock). A save the log already holds from
+    /// this instance (exported before a crash or a bootstrap) is not appended again.
     ///
     /// - Returns: the new head and the leased ranges.
     private func append(
@@ -154,29 +162,26 @@ extension PostgresMirror {
         for entity in refill {
             leased.append((entity, try await MirrorKeys.lease(entity, count: keys.blockSize, on: connection, logger: logger)))
         }
-        var position = head
+        let logged = try await MirrorLogAppend.alreadyLogged(
+            origin: configuration.instanceName, sequences: saves.map { Int64($0.sequence) }, on: connection, logger: logger)
+        var batch = MirrorLogAppend(origin: configuration.instanceName)
         let pairs = MirrorPairs(engine: engine)
-        for save in saves {
+        for save in saves where !logged.contains(Int64(save.sequence)) {
             var transaction = StrataStore.Transaction(author: save.author, contextName: save.contextName)
             transaction.operations = save.changes.filter { $0.entity != location.layout.storeEntity }.map(\.operation)
             guard !transaction.operations.isEmpty else { continue }
-            try await writeObjects(transaction, position: position + 1, on: connection)
             var deletedRows: [ObjectKey: Row] = [:]
             for change in save.changes where change.kind == .delete && pairs.isJoin(change.entity) {
                 if let row = change.previousRow { deletedRows[ObjectKey(entity: change.entity, key: change.key)] = row }
             }
-            let payload = try MirrorPayload(transaction, deletedRows: deletedRows).encoded()
-            let inserted = try await connection.send("""
-                INSERT INTO strata_txn (pos, origin, origin_seq, author, context, ts, payload)
-                VALUES (\(position + 1), \(configuration.instanceName), \(Int64(save.sequence)), \(save.author), \(save.contextName),
-                    \(save.timestamp), \(payload))
-                ON CONFLICT (origin, origin_seq) DO NOTHING RETURNING pos
-                """, logger: logger).collect()
-            if !inserted.isEmpty { position += 1 }
+            batch.entries.append(MirrorLogAppend.Entry(
+                position: head + 1 + Int64(batch.entries.count), originSequence: Int64(save.sequence), author: save.author,
+                contextName: save.contextName, timestamp: save.timestamp,
+                payload: try MirrorPayload(transaction, deletedRows: deletedRows).encoded(), operations: transaction.operations))
         }
-        if position > head { try await connection.send("UPDATE strata_head SET pos = \(position) WHERE id = 1", logger: logger) }
+        try await batch.export(on: connection, logger: logger)
         try await connection.send("COMMIT", logger: logger)
-        return (position, leased)
+        return (batch.head ?? head, leased)
     }
 
     /// Moves the cursor to `position` and the export cursor to `sequence`, and records the key
@@ -187,39 +192,9 @@ extension PostgresMirror {
         // The cursor is always written: a transaction that writes it reads as the mirror's, not a save.
         transaction.operations.append(try location.write(cursor: max(position, try cursor()), keys: ranges, in: engine))
         if let sequence { transaction.consumerCursors[Self.exportConsumer] = sequence }
+        transaction.durability = Self.appliedDurability
         _ = try coordinator.applyReplicatedTransaction(transaction, to: store)
         if let ranges { keys.recorded(ranges) }
-    }
-
-    /// Records the row images an exported transaction leaves in `strata_object`: an update
-    /// changes only its columns, and nothing when the object is gone (as every instance applies it).
-    private func writeObjects(_ transaction: StrataStore.Transaction, position: Int64, on connection: PostgresConnection) async throws {
-        for operation in transaction.operations {
-            let entity = Int32(operation.entity), key = operation.key
-            switch operation {
-            case .insert(_, _, let row):
-                let image = try JSONEncoder().encode(row.values.map(TaggedValue.init))
-                try await connection.send("""
-                    INSERT INTO strata_object (entity, pk, pos, row) VALUES (\(entity), \(key), \(position), \(image))
-                    ON CONFLICT (entity, pk) DO UPDATE SET pos = EXCLUDED.pos, row = EXCLUDED.row
-                    """, logger: logger)
-            case .update(_, _, let row, let columns):
-                var stored: Data?
-                for try await data in try await connection.send(
-                    "SELECT row FROM strata_object WHERE entity = \(entity) AND pk = \(key)", logger: logger
-                ).decode(Data.self) {
-                    stored = data
-                }
-                guard let stored else { continue }
-                var values = try JSONDecoder().decode([TaggedValue].self, from: stored)
-                for column in columns where column < values.count && column < row.count { values[column] = TaggedValue(row[column]) }
-                let image = try JSONEncoder().encode(values)
-                try await connection.send(
-                    "UPDATE strata_object SET pos = \(position), row = \(image) WHERE entity = \(entity) AND pk = \(key)", logger: logger)
-            case .delete:
-                try await connection.send("DELETE FROM strata_object WHERE entity = \(entity) AND pk = \(key)", logger: logger)
-            }
-        }
     }
 }
 

@@ -10,8 +10,9 @@ import Synchronization
 /// saves go through, and what the tail applies from the log.
 ///
 /// A save (synchronous mode) is one PostgreSQL transaction: it takes the head row's lock,
-/// applies the log entries the store lacks (so the context's merge policy sees them), checks
-/// that no object it touches changed in PostgreSQL since, appends itself to the log and commits;
+/// applies the log entries the store lacks (so the context's merge policy sees them), then in
+/// one statement checks that no object it touches changed in PostgreSQL since and appends
+/// itself to the log (``MirrorLogAppend``), and commits;
 /// then it commits locally with the cursor in the same local transaction. In asynchronous mode a
 /// save commits locally only, and the tail exports it (PostgresMirror+Export.swift).
 final class PostgresMirror: PersistentStoreReplicator, Sendable {
@@ -188,17 +189,11 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         }
         do {
             try bridge.run { [self] in try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] in
-                try await checkAndWriteObjects(transaction, position: position, base: head, on: connection)
-                try await MirrorKeys.raiseFloors(past: transaction, on: connection, logger: logger)
-                try await connection.send("UPDATE strata_head SET pos = \(position) WHERE id = 1", logger: logger)
-                let inserted = try await connection.send("""
-                    INSERT INTO strata_txn (pos, origin, origin_seq, author, context, ts, payload)
-                    VALUES (\(position), \(origin), \(sequence), \(transaction.author), \(transaction.contextName), \(Date()), \(payload))
-                    ON CONFLICT (origin, origin_seq) DO NOTHING RETURNING pos
-                    """, logger: logger).collect()
-                guard !inserted.isEmpty else {
-                    throw MirrorError.malformedPayload("the log already holds \(origin) transaction \(sequence)")
-                }
+                var append = MirrorLogAppend(origin: origin)
+                append.entries = [MirrorLogAppend.Entry(
+                    position: position, originSequence: sequence, author: transaction.author, contextName: transaction.contextName,
+                    timestamp: Date(), payload: payload, operations: transaction.operations)]
+                try await append.save(base: head, on: connection, logger: logger)
                 try await connection.send("COMMIT", logger: logger)
                 save.withLock { $0.head = nil }
                 // After the commit, outside the head lock: a hint for the tails, never relied on.
@@ -227,34 +222,6 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             _ = try? bridge.run(timeout: 5) { try await connection.close() }
         }
         deliver(applied)
-    }
-
-    /// Checks that no object `transaction` touches changed in PostgreSQL after `base` and
-    /// records their new row images at `position`.
-    private func checkAndWriteObjects(_ transaction: StrataStore.Transaction, position: Int64, base: Int64, on connection: PostgresConnection) async throws {
-        for operation in transaction.operations {
-            let entity = Int32(operation.entity), key = operation.key
-            let matched: [PostgresRow]
-            switch operation {
-            case .insert(_, _, let row):
-                let image = try JSONEncoder().encode(row.values.map(TaggedValue.init))
-                matched = try await connection.send("""
-                    INSERT INTO strata_object (entity, pk, pos, row) VALUES (\(entity), \(key), \(position), \(image))
-                    ON CONFLICT DO NOTHING RETURNING pk
-                    """, logger: logger).collect()
-            case .update(_, _, let row, _):
-                let image = try JSONEncoder().encode(row.values.map(TaggedValue.init))
-                matched = try await connection.send("""
-                    UPDATE strata_object SET pos = \(position), row = \(image)
-                    WHERE entity = \(entity) AND pk = \(key) AND pos <= \(base) RETURNING pk
-                    """, logger: logger).collect()
-            case .delete:
-                matched = try await connection.send(
-                    "DELETE FROM strata_object WHERE entity = \(entity) AND pk = \(key) AND pos <= \(base) RETURNING pk",
-                    logger: logger).collect()
-            }
-            if matched.isEmpty { throw MirrorError.versionConflict(entity: operation.entity, key: key) }
-        }
     }
 
     /// The error a save fails with.
@@ -293,6 +260,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             guard let last = run.last else { return }
             transaction.operations.append(try location.setCursor(last.position, in: engine))
             if asynchronous { transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence) }
+            transaction.durability = Self.appliedDurability
             applied.append(try coordinator.applyReplicatedTransaction(transaction, to: store))
             let now = Date()
             for entry in run { metrics.lag.recordNanoseconds(Int64(max(0, now.timeIntervalSince(entry.timestamp)) * 1e9)) }
@@ -322,6 +290,13 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         }
         return applied
     }
+
+    /// The durability of what the mirror commits locally from PostgreSQL (applied log entries
+    /// with the cursor, a snapshot, the export record): relaxed, since PostgreSQL holds it all.
+    /// A power loss that takes the newest of these commits takes the cursor with them, and the
+    /// tail applies those entries again (an own entry only moves the cursors); a later durable
+    /// commit (a save) makes them durable too. Saves keep the store's durability.
+    static let appliedDurability = Durability.relaxed
 
     /// The most operations one local transaction of ``apply(_:pending:)`` gathers (a run ends
     /// at the entry that passes it).
@@ -417,6 +392,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         }
         transaction.operations.append(try location.setCursor(snapshot.position, in: engine))
         if asynchronous { transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence) }
+        transaction.durability = Self.appliedDurability
         let changes = try coordinator.applyReplicatedTransaction(transaction, to: store)
         metrics.bootstraps.increment()
         metrics.cursor.record(snapshot.position)
@@ -433,8 +409,12 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     @discardableResult
     func catchUp(on connection: PostgresConnection) async throws -> Bool {
         let cursor = try cursor()
-        // The head first: entries up to it are committed, so an empty or late start means pruned.
+        // Entries commit in log order (under the head lock), so a read sees a gap-free prefix of
+        // the log: one that starts right after the cursor is all it takes. Otherwise the head
+        // first: entries up to it are committed, so an empty or late start means pruned.
         let (head, entries) = try await connection.withDeadline(seconds: Self.deadline) { [self] () async throws -> (Int64, [MirrorLogEntry]) in
+            let entries = try await MirrorLogEntry.read(after: cursor, limit: configuration.batchSize, on: connection, logger: logger)
+            if let last = entries.last, entries.first?.position == cursor + 1 { return (last.position, entries) }
             let head = try await MirrorLogEntry.head(on: connection, forUpdate: false, logger: logger)
             guard head > cursor else { return (head, []) }
             return (head, try await MirrorLogEntry.read(after: cursor, limit: configuration.batchSize, on: connection, logger: logger))

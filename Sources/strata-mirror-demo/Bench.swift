@@ -1,13 +1,15 @@
 // strata-mirror-demo bench: the mirror's figures on a private PostgreSQL server.
 //
-//   strata-mirror-demo bench [SAVES] [CHANGES]
+//   strata-mirror-demo bench [SAVES] [CHANGES] [RATE] [PARTS]
 //
 // Prints save latency p50/p99 with the mirror off, synchronous and asynchronous; replication
-// lag p50/p99/p99.9 (synchronous and asynchronous); saves/s with 1, 2 and 4 writing instances
+// lag p50/p99/p99.9 (synchronous and asynchronous) with the writer saving at RATE saves/s
+// (default 1,000; 0: as fast as it can); saves/s with 1, 2 and 4 writing instances
 // (each a process, until the shared log holds every save);
 // catch-up changes/s from scratch and from a cursor CHANGES behind; and pgbench's tps on the
 // same server. SAVES (default 2,000) sizes the latency, lag and throughput runs, CHANGES (default
-// 100,000) the catch-up. Run it in release (`make mirror-bench`); in debug only to check it works.
+// 100,000) the catch-up. PARTS (default all) picks some of latency,lag,throughput,catchup,pgbench,
+// comma-separated. Run it in release (`make mirror-bench`); in debug only to check it works.
 import Foundation
 import Logging
 import Metrics
@@ -125,7 +127,12 @@ func createDatabase(_ name: String, socket: String) async throws {
     try await admin.close()
 }
 
-func runBench(saves: Int, changes: Int) async throws {
+/// The parts of the bench.
+enum BenchPart {
+    static let all: Set<String> = ["latency", "lag", "throughput", "catchup", "pgbench"]
+}
+
+func runBench(saves: Int, changes: Int, rate: Double, parts: Set<String>) async throws {
     let script = privatePostgresScript()
     let pgDirectory = "/tmp/strata-bench-pg-\(UUID().uuidString.prefix(8))"
     let port = Int.random(in: 40_000..<60_000)
@@ -154,7 +161,8 @@ func runBench(saves: Int, changes: Int) async throws {
     }
 
     // Save latency, one instance saving one insert at a time.
-    for (label, mode) in [("off", nil), ("synchronous", MirrorConfiguration.Mode.synchronous), ("asynchronous", .asynchronous)] {
+    for (label, mode) in [("off", nil), ("synchronous", MirrorConfiguration.Mode.synchronous), ("asynchronous", .asynchronous)]
+    where parts.contains("latency") {
         let work = try await fresh()
         let instance = BenchInstance("writer", work: work, socket: socket, mode: mode)
         var samples: [Int64] = []
@@ -165,7 +173,7 @@ func runBench(saves: Int, changes: Int) async throws {
     }
 
     // Replication lag: one instance writes, another tails.
-    for mode in [MirrorConfiguration.Mode.synchronous, .asynchronous] {
+    for mode in [MirrorConfiguration.Mode.synchronous, .asynchronous] where parts.contains("lag") {
         let work = try await fresh()
         let writer = BenchInstance("writer", work: work, socket: socket, mode: mode)
         let reader = BenchInstance("reader", work: work, socket: socket, mode: mode)
@@ -173,11 +181,18 @@ func runBench(saves: Int, changes: Int) async throws {
         try await waitForCursor(reader, try await logHead(socket: socket, database: "demo"))
         collector.samples.withLock { $0 = [] }
         let started = ContinuousClock.now
-        for index in 0..<saves { try writer.save("lag\(index)") }
-        let rate = Double(saves) / (ContinuousClock.now - started).seconds
+        for index in 0..<saves {
+            if rate > 0 {
+                // Paced: save `index` is due `index / rate` seconds after the start (at once when late).
+                let due = started + .seconds(Double(index) / rate)
+                if due > ContinuousClock.now { try await Task.sleep(until: due, clock: .continuous) }
+            }
+            try writer.save("lag\(index)")
+        }
+        let achieved = Double(saves) / (ContinuousClock.now - started).seconds
         try await waitForCursor(reader, try await logHead(socket: socket, database: "demo"))
         let lags = collector.samples.withLock { $0 }  // the writer applies nothing: every sample is the reader's
-        say("replication lag, \(mode) (\(Int(rate)) saves/s): p50 \(milliseconds(lags, 0.5)) ms p99 \(milliseconds(lags, 0.99)) ms "
+        say("replication lag, \(mode) (\(Int(achieved)) saves/s): p50 \(milliseconds(lags, 0.5)) ms p99 \(milliseconds(lags, 0.99)) ms "
             + "p99.9 \(milliseconds(lags, 0.999)) ms")
         try await writer.close()
         try await reader.close()
@@ -185,7 +200,7 @@ func runBench(saves: Int, changes: Int) async throws {
     }
 
     // Sustained saves/s with 1, 2 and 4 writing instances, each a process of its own (BenchWriter.swift).
-    for mode in [MirrorConfiguration.Mode.synchronous, .asynchronous] {
+    for mode in [MirrorConfiguration.Mode.synchronous, .asynchronous] where parts.contains("throughput") {
         for writers in [1, 2, 4] {
             let work = try await fresh()
             let rate = try await throughput(writers: writers, perWriter: max(1, saves / writers), mode: mode, work: work, socket: socket)
@@ -195,7 +210,7 @@ func runBench(saves: Int, changes: Int) async throws {
     }
 
     // Catch-up: from scratch, and from a cursor `changes` behind.
-    do {
+    if parts.contains("catchup") {
         let work = try await fresh()
         let writer = BenchInstance("writer", work: work, socket: socket, mode: .synchronous)
         let perSave = 100
@@ -220,7 +235,9 @@ func runBench(saves: Int, changes: Int) async throws {
     // pgbench on the same server: the simple-update mix (-N) with 1 and 4 clients.
     let pgbench = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql"))?.sorted().last
         .map { "/usr/lib/postgresql/\($0)/bin/pgbench" }
-    if let pgbench, FileManager.default.isExecutableFile(atPath: pgbench) {
+    if !parts.contains("pgbench") {
+        return
+    } else if let pgbench, FileManager.default.isExecutableFile(atPath: pgbench) {
         let connection = ["-h", pgDirectory, "-p", String(port), "-U", "postgres"]
         try shell([pgbench, "-i", "-q"] + connection + ["demo"])
         for clients in [1, 4] {

@@ -5,7 +5,7 @@
 //   strata-mirror-demo [SAVES] [MODE]   runs the demo (SAVES per instance, default 200) in MODE
 //                                  (synchronous or asynchronous; both, one after the other, by default)
 //   strata-mirror-demo instance …  one instance (started by the demo)
-//   strata-mirror-demo bench [SAVES] [CHANGES]   the figures (Bench.swift)
+//   strata-mirror-demo bench [SAVES] [CHANGES] [RATE] [PARTS]   the figures (Bench.swift)
 //   strata-mirror-demo writer …    one writing instance of the bench (BenchWriter.swift)
 import Foundation
 import Logging
@@ -256,7 +256,11 @@ if arguments.first == "instance" {
 } else if arguments.first == "writer" {
     try await runWriter(Array(arguments.dropFirst()))
 } else if arguments.first == "bench" {
-    try await runBench(saves: arguments.dropFirst().first.flatMap { Int($0) } ?? 2_000, changes: arguments.dropFirst(2).first.flatMap { Int($0) } ?? 100_000)
+    let options = Array(arguments.dropFirst())
+    try await runBench(
+        saves: options.first.flatMap { Int($0) } ?? 2_000, changes: options.dropFirst().first.flatMap { Int($0) } ?? 100_000,
+        rate: options.dropFirst(2).first.flatMap { Double($0) } ?? 1_000,
+        parts: options.dropFirst(3).first.map { Set($0.split(separator: ",").map(String.init)) } ?? BenchPart.all)
 } else {
     let modes: [MirrorConfiguration.Mode] = switch arguments.dropFirst().first {
     case "synchronous": [.synchronous]

@@ -16,10 +16,10 @@ struct MirrorStateUpgradeTests {
         return model
     }
 
-    @Test("a store whose mirror state predates leased keys opens, keeps its cursor and data, leases none, and mirrors on", arguments: [
-        MirrorConfiguration.Mode.synchronous, .asynchronous,
-    ])
-    func stateWithoutKeysOpens(mode: MirrorConfiguration.Mode) async throws {
+    @Test(
+        "a store whose mirror state predates leased keys is upgraded explicitly (with automatic migration off too), keeps its cursor and data, leases none, and mirrors on",
+        arguments: [MirrorConfiguration.Mode.synchronous, .asynchronous], [true, false])
+    func stateWithoutKeysOpens(mode: MirrorConfiguration.Mode, migratesAutomatically: Bool) async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
         let folder = MirrorFolder()
         let a = try MirrorInstance("a", folder: folder, postgres: postgres, mode: mode)
@@ -47,7 +47,9 @@ struct MirrorStateUpgradeTests {
         #expect(stateKey == "p\(MirrorState.key)")
         for store in older.persistentStoreCoordinator.persistentStores { try older.persistentStoreCoordinator.remove(store) }
 
-        let b = try MirrorInstance("b", folder: folder, postgres: postgres, mode: mode)
+        #expect(try ManagedObjectModel.storeModel(at: url)?.entitiesByName["StrataMirrorState"]?.propertiesByName["keys"] == nil)
+        let b = try MirrorInstance("b", folder: folder, postgres: postgres, mode: mode, migratesAutomatically: migratesAutomatically)
+        #expect(try ManagedObjectModel.storeModel(at: url)?.entitiesByName["StrataMirrorState"]?.propertiesByName["keys"] != nil)
         #expect(try b.mirror.cursor() == 1)
         #expect(try b.mirror.location.keys(in: b.mirror.engine).isEmpty)
         #expect(try b.items() == ["from-a": 1])
@@ -61,7 +63,7 @@ struct MirrorStateUpgradeTests {
         try await b.close()
 
         // Reopened, it still holds everything.
-        let reopened = try MirrorInstance("b", folder: folder, postgres: postgres, mode: mode)
+        let reopened = try MirrorInstance("b", folder: folder, postgres: postgres, mode: mode, migratesAutomatically: migratesAutomatically)
         #expect(try reopened.items() == ["from-a": 1, "from-b": 2, "again": 3])
         #expect(try reopened.mirror.cursor() == 3)
         try await reopened.close()

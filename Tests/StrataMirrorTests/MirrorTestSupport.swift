@@ -113,7 +113,7 @@ final class MirrorInstance: @unchecked Sendable {
     /// Opens the instance `name` with its store in `folder`, sharing `postgres` (the model: mirrorTestModel()).
     init(
         _ name: String, folder: MirrorFolder, postgres: PostgresConnection.Configuration, pollInterval: Duration = .milliseconds(20),
-        mode: MirrorConfiguration.Mode = .synchronous, model: ManagedObjectModel = mirrorTestModel()
+        mode: MirrorConfiguration.Mode = .synchronous, model: ManagedObjectModel = mirrorTestModel(), migratesAutomatically: Bool = true
     ) throws {
         var logger = Logger(label: "strata.mirror.\(name)")
         if ProcessInfo.processInfo.environment["STRATA_MIRROR_DEBUG"] != nil { logger.logLevel = .debug }
@@ -122,7 +122,9 @@ final class MirrorInstance: @unchecked Sendable {
         configuration.mode = mode
         container = MirroredPersistentContainer(name: name, managedObjectModel: model, mirror: configuration)
         url = folder.url.appendingPathComponent("\(name).strata")
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: url)]
+        let description = PersistentStoreDescription(url: url)
+        description.shouldMigrateStoreAutomatically = migratesAutomatically
+        container.persistentStoreDescriptions = [description]
         let failure = LockedError()
         container.loadPersistentStores { _, error in failure.set(error) }
         if let error = failure.get() { throw error }
