@@ -93,9 +93,13 @@ extension Store {
         var rows: [IndexedRowChange] = []
         var highestKeys = [Int64](repeating: 0, count: schema.entities.count)
         let keepsPriorRows = configuration.historyTracking
-        /// The row as it is before this operation: written earlier in the transaction (or batch), else committed.
-        func prior(_ entity: Int, _ key: PrimaryKey) throws -> Row? {
-            try written[EntityKey(entity: entity, key: key)] ?? read(entity, key: key)
+        let committed = try committedPriorRows(of: transaction)
+        /// The row as it is before the operation at `index`: written earlier in the transaction
+        /// (or batch), else committed.
+        func prior(_ entity: Int, _ key: PrimaryKey, at index: Int) throws -> Row? {
+            if let row = written[EntityKey(entity: entity, key: key)] { return row }
+            if let committed { return committed[index] }
+            return try read(entity, key: key)
         }
         for (index, op) in transaction.operations.enumerated() {
             let entity = op.entity
@@ -120,13 +124,13 @@ extension Store {
                 builder.add(.update, entity: entity, key: key, row: row, codec: codec, changedColumns: changed)
                 let reindexes = indexed && changed.contains(where: { schema.entities[entity].columns[$0].hasFetchIndex })
                 // The prior row is read once, for history and for the fetch indexes.
-                let before = keepsPriorRows || reindexes ? try prior(entity, key) : nil
+                let before = keepsPriorRows || reindexes ? try prior(entity, key, at: index) : nil
                 if keepsPriorRows, let before { builder.addPrior(before, codec: codec) }
                 written[EntityKey(entity: entity, key: key)] = row
                 if reindexes { rows.append(IndexedRowChange(op: index, old: before, new: row)) }
             case .delete(_, let key):
                 let keep = schema.entities[entity].tombstoneColumns
-                let current = keep.isEmpty && !keepsPriorRows && !indexed ? nil : try prior(entity, key)
+                let current = keep.isEmpty && !keepsPriorRows && !indexed ? nil : try prior(entity, key, at: index)
                 if keep.isEmpty {
                     builder.addMarker(.delete, entity: entity, key: key)
                 } else {

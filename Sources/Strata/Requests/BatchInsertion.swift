@@ -22,6 +22,8 @@ struct BatchInsertion {
     private let layout: EntityLayout
     private let columnCount: Int
     private let columns: [Column]
+    /// Which of ``columns`` the dictionary being added gives (scratch space of ``add(_:)``).
+    private var given: [Bool]
     private var constraints: BatchConstraints
     /// The rows of the request, in the order it first wrote them, with whether each is new.
     private var rows: [(key: PrimaryKey, row: Row, isNew: Bool)] = []
@@ -52,6 +54,7 @@ struct BatchInsertion {
             let defaultValue = try? BatchValues.storeValue(attribute.defaultValue, for: attribute, entity: entity)
             return Column(name: name, attribute: attribute, column: column, defaultValue: defaultValue)
         }.sorted { $0.column < $1.column }
+        given = Array(repeating: false, count: columns.count)
         constraints = try BatchConstraints(coordinator: coordinator, store: store, entity: entity)
         rows.reserveCapacity(count)
         if count > 0 {
@@ -96,22 +99,29 @@ struct BatchInsertion {
     mutating func add(_ values: [String: Any]) throws {
         var row = Row([Value](repeating: .null, count: columnCount))
         row.values[0] = .int(layout.tag)
-        var found = 0
+        for index in given.indices { given[index] = false }
         do {
-            for column in columns {
-                if let value = values[column.name] {
-                    found += 1
-                    row.values[column.column] = try storeValue(value, for: column.attribute)
-                } else {
-                    row.values[column.column] = try column.defaultValue ?? BatchValues.storeValue(column.attribute.defaultValue, for: column.attribute, entity: entity)
+            // The dictionary is walked once, its names matched against the (few) attributes
+            // without hashing them: most dictionaries list the attributes in one order.
+            var guess = 0
+            for (name, value) in values {
+                guard let index = position(of: name, from: guess) else {
+                    // Not an attribute with a column: an error unless a stored attribute the store does not keep.
+                    _ = try BatchValues.attribute(name, of: entity)
+                    continue
                 }
+                given[index] = true
+                row.values[columns[index].column] = try storeValue(value, for: columns[index].attribute)
+                guess = index + 1
+            }
+            for (index, column) in columns.enumerated() where !given[index] {
+                row.values[column.column] = try column.defaultValue ?? BatchValues.storeValue(column.attribute.defaultValue, for: column.attribute, entity: entity)
             }
         } catch {
             // A name that is no stored attribute is the error to report first.
             try checkNames(values)
             throw error
         }
-        if found != values.count { try checkNames(values) }
         let key = newKey()
         guard let existing = try constraints.conflict(for: row, key: key) else {
             write(row, key: key, isNew: true)
@@ -132,6 +142,13 @@ struct BatchInsertion {
         }
     }
 
+    /// The position in ``columns`` of the attribute named `name`, looking from `guess` on first.
+    private func position(of name: String, from guess: Int) -> Int? {
+        for index in guess..<columns.count where columns[index].name == name { return index }
+        for index in 0..<min(guess, columns.count) where columns[index].name == name { return index }
+        return nil
+    }
+
     /// Throws for the first name in `values` that is no stored attribute of the entity.
     private func checkNames(_ values: [String: Any]) throws {
         for name in values.keys { _ = try BatchValues.attribute(name, of: entity) }
@@ -142,12 +159,19 @@ struct BatchInsertion {
     private func storeValue(_ value: Any, for attribute: AttributeDescription) throws -> Value {
         switch attribute.attributeType {
         case .stringAttributeType: if let string = value as? String { return .string(string) }
-        case .integer64AttributeType: if let integer = value as? Int { return .int(Int64(integer)) }
-        case .integer32AttributeType: if let integer = value as? Int, let exact = Int32(exactly: integer) { return .int(Int64(exact)) }
-        case .integer16AttributeType: if let integer = value as? Int, let exact = Int16(exactly: integer) { return .int(Int64(exact)) }
+        case .integer64AttributeType:
+            if let integer = value as? Int64 { return .int(integer) }
+            if let integer = value as? Int { return .int(Int64(integer)) }
+        case .integer32AttributeType:
+            if let integer = value as? Int32 { return .int(Int64(integer)) }
+            if let integer = value as? Int, let exact = Int32(exactly: integer) { return .int(Int64(exact)) }
+        case .integer16AttributeType:
+            if let integer = value as? Int16 { return .int(Int64(integer)) }
+            if let integer = value as? Int, let exact = Int16(exactly: integer) { return .int(Int64(exact)) }
         case .doubleAttributeType: if let double = value as? Double { return .double(double) }
         case .booleanAttributeType: if let bool = value as? Bool { return .bool(bool) }
         case .dateAttributeType: if let date = value as? Date { return .date(date) }
+        case .binaryDataAttributeType where !(attribute is CompositeAttributeDescription): if let data = value as? Data { return .data(data) }
         default: break
         }
         return try BatchValues.storeValue(value, for: attribute, entity: entity)
