@@ -69,7 +69,14 @@ extension RecordOp {
     /// a list rather than a set, since a bulk commit's keys are many and a condition rarely reads them.
     static func written(_ ops: [RecordOp]) -> [Int: [PrimaryKey]] {
         var written: [Int: [PrimaryKey]] = [:]
-        for op in ops { written[op.entity, default: []].append(op.key) }
+        // Run by run of one entity: one dictionary access a run rather than one a key.
+        var start = 0
+        while start < ops.count {
+            var end = start + 1
+            while end < ops.count && ops[end].entity == ops[start].entity { end += 1 }
+            written[ops[start].entity, default: []].append(contentsOf: ops[start..<end].lazy.map(\.key))
+            start = end
+        }
         return written
     }
 }
