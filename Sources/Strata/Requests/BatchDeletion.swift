@@ -55,13 +55,20 @@ struct BatchDeletion {
     mutating func transactions(author: String?, contextName: String?) throws -> [String: Transaction] {
         var transactions: [String: Transaction] = [:]
         var nullified: [String: [EntityKey: (row: Row, columns: Set<Int>)]] = [:]
+        // What each entity's objects need, worked out once per entity rather than once per object.
+        var entityPairs: [ObjectIdentifier: [(Int, Int)]] = [:]
+        var entityNullifying: [ObjectIdentifier: [RelationshipDescription]] = [:]
         for id in deleted {
             let identifier = id.storeIdentifier!
             let layout = try coordinator.layout(id.entity)
             transactions[identifier, default: Transaction(author: author, contextName: contextName)].delete(layout.storeEntity, key: id.primaryKey)
             let store = coordinator.store(identifier: identifier)!
             // The object's own pairs, and those of inverse-less to-many relationships holding it.
-            let pairs = layout.joins.values.map { ($0.storeEntity, $0.ownerColumn) } + (try pairsHolding(id.entity))
+            let entityID = ObjectIdentifier(id.entity)
+            if entityPairs[entityID] == nil {
+                entityPairs[entityID] = try layout.joins.values.map { ($0.storeEntity, $0.ownerColumn) } + pairsHolding(id.entity)
+            }
+            let pairs = entityPairs[entityID]!
             for (joinEntity, column) in pairs {
                 let keys = try coordinator.storeCall {
                     try store.rows.keys(joinEntity, column: column, matching: .equal(.reference(id.primaryKey)), descending: false, limit: nil)
@@ -70,10 +77,13 @@ struct BatchDeletion {
                     transactions[identifier]!.delete(joinEntity, key: key)
                 }
             }
-            let nullifying = id.entity.relationshipsByName.values.filter { relationship in
-                guard !relationship.isTransient, let inverse = relationship.inverseRelationship else { return false }
-                return !inverse.isToMany && !inverse.isTransient
+            if entityNullifying[entityID] == nil {
+                entityNullifying[entityID] = id.entity.relationshipsByName.values.filter { relationship in
+                    guard !relationship.isTransient, let inverse = relationship.inverseRelationship else { return false }
+                    return !inverse.isToMany && !inverse.isTransient
+                }
             }
+            let nullifying = entityNullifying[entityID]!
             guard !nullifying.isEmpty, let row = try coordinator.row(for: id) else { continue }
             for relationship in nullifying {
                 let inverse = relationship.inverseRelationship!
