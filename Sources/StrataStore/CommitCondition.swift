@@ -24,10 +24,10 @@ public struct CommitCondition: Sendable, Hashable {
     }
 
     /// Whether a commit that wrote `written` (keys by entity) breaks the condition.
-    func isBroken(by written: [Int: Set<PrimaryKey>]) -> Bool {
+    func isBroken(by written: [Int: [PrimaryKey]]) -> Bool {
         for (entity, keys) in written {
             if entities.contains(entity) { return true }
-            if let watched = rows[entity], !watched.isDisjoint(with: keys) { return true }
+            if let watched = rows[entity], keys.contains(where: watched.contains) { return true }
         }
         return false
     }
@@ -41,7 +41,7 @@ struct RecentCommits: Sendable {
     /// Every commit after this sequence is remembered (`nil` until the first commit is checked).
     var floor: UInt64?
     /// The keys each remembered commit wrote, by entity, oldest first.
-    var commits: [(sequence: UInt64, written: [Int: Set<PrimaryKey>])] = []
+    var commits: [(sequence: UInt64, written: [Int: [PrimaryKey]])] = []
 
     /// Whether `condition` still holds against the remembered commits.
     func holds(_ condition: CommitCondition) -> Bool {
@@ -54,7 +54,7 @@ struct RecentCommits: Sendable {
     }
 
     /// Remembers a commit, forgetting the oldest beyond ``capacity``.
-    mutating func record(sequence: UInt64, written: [Int: Set<PrimaryKey>]) {
+    mutating func record(sequence: UInt64, written: [Int: [PrimaryKey]]) {
         commits.append((sequence, written))
         if commits.count > Self.capacity + Self.capacity / 4 {
             let dropped = commits.count - Self.capacity
@@ -65,10 +65,18 @@ struct RecentCommits: Sendable {
 }
 
 extension RecordOp {
-    /// The keys `ops` write, by entity.
-    static func written(_ ops: [RecordOp]) -> [Int: Set<PrimaryKey>] {
-        var written: [Int: Set<PrimaryKey>] = [:]
-        for op in ops { written[op.entity, default: []].insert(op.key) }
+    /// The keys `ops` write, by entity, in operation order (a key written twice is listed twice):
+    /// a list rather than a set, since a bulk commit's keys are many and a condition rarely reads them.
+    static func written(_ ops: [RecordOp]) -> [Int: [PrimaryKey]] {
+        var written: [Int: [PrimaryKey]] = [:]
+        // Run by run of one entity: one dictionary access a run rather than one a key.
+        var start = 0
+        while start < ops.count {
+            var end = start + 1
+            while end < ops.count && ops[end].entity == ops[start].entity { end += 1 }
+            written[ops[start].entity, default: []].append(contentsOf: ops[start..<end].lazy.map(\.key))
+            start = end
+        }
         return written
     }
 }

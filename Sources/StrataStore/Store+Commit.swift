@@ -5,8 +5,8 @@ import Foundation
 struct PendingCommit: Sendable {
     /// The encoded record.
     var record: EncodedRecord
-    /// Old and new row images of operations on entities with fetch indexes, by operation.
-    var rows: [Int: (old: Row?, new: Row?)]
+    /// Old and new row images of operations on entities with fetch indexes, in operation order.
+    var rows: [IndexedRowChange]
     /// The store's newest sequence before the old images in ``rows`` were read: they are still
     /// the committed rows when no commit came after it.
     var readSequence: UInt64 = 0
@@ -74,25 +74,32 @@ extension Store {
             return lastSequence
         }
         var written: [EntityKey: Row?] = [:]
-        return try submit([try encode(transaction, written: &written)])[0].get()
+        return try submit([try encode(transaction, written: &written, recordsInserts: !transaction.insertsOnly)])[0].get()
     }
 
     /// Encodes `transaction` into a record waiting to be committed; `written` holds the rows
     /// earlier operations of the transaction (and of the batch it belongs to) wrote, `nil` once
     /// deleted, so that prior rows and tombstones are taken from them rather than the committed ones.
     ///
+    /// - Parameter recordsInserts: whether inserted rows go in `written` too; `false` when no
+    ///   later operation of the transaction or batch updates or deletes a row (a bulk insert),
+    ///   since only those read it.
     /// - Throws: ``StoreError`` `invalidValue`, and `keyConflict` for a delete of a missing row
     ///   whose tombstone is kept.
-    func encode(_ transaction: Transaction, written: inout [EntityKey: Row?]) throws -> PendingCommit {
+    func encode(_ transaction: Transaction, written: inout [EntityKey: Row?], recordsInserts: Bool = true) throws -> PendingCommit {
         waitForFetchIndexes()
         let readSequence = lastSequence
         var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
-        var rows: [Int: (old: Row?, new: Row?)] = [:]
-        var highestKeys: [Int: Int64] = [:]
+        var rows: [IndexedRowChange] = []
+        var highestKeys = [Int64](repeating: 0, count: schema.entities.count)
         let keepsPriorRows = configuration.historyTracking
-        /// The row as it is before this operation: written earlier in the transaction (or batch), else committed.
-        func prior(_ entity: Int, _ key: PrimaryKey) throws -> Row? {
-            try written[EntityKey(entity: entity, key: key)] ?? read(entity, key: key)
+        let committed = try committedPriorRows(of: transaction)
+        /// The row as it is before the operation at `index`: written earlier in the transaction
+        /// (or batch), else committed.
+        func prior(_ entity: Int, _ key: PrimaryKey, at index: Int) throws -> Row? {
+            if let row = written[EntityKey(entity: entity, key: key)] { return row }
+            if let committed { return committed[index] }
+            return try read(entity, key: key)
         }
         for (index, op) in transaction.operations.enumerated() {
             let entity = op.entity
@@ -106,9 +113,9 @@ extension Store {
             case .insert(_, let key, let row):
                 try codec.validate(row)
                 builder.add(.insert, entity: entity, key: key, row: row, codec: codec)
-                if indexed { rows[index] = (nil, row) }
-                highestKeys[entity] = max(highestKeys[entity] ?? 0, key)
-                written[EntityKey(entity: entity, key: key)] = row
+                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: row)) }
+                highestKeys[entity] = max(highestKeys[entity], key)
+                if recordsInserts { written[EntityKey(entity: entity, key: key)] = row }
             case .update(_, let key, let row, let changed):
                 try codec.validate(row)
                 guard changed.allSatisfy({ codec.types.indices.contains($0) }) else {
@@ -117,13 +124,13 @@ extension Store {
                 builder.add(.update, entity: entity, key: key, row: row, codec: codec, changedColumns: changed)
                 let reindexes = indexed && changed.contains(where: { schema.entities[entity].columns[$0].hasFetchIndex })
                 // The prior row is read once, for history and for the fetch indexes.
-                let before = keepsPriorRows || reindexes ? try prior(entity, key) : nil
+                let before = keepsPriorRows || reindexes ? try prior(entity, key, at: index) : nil
                 if keepsPriorRows, let before { builder.addPrior(before, codec: codec) }
                 written[EntityKey(entity: entity, key: key)] = row
-                if reindexes { rows[index] = (before, row) }
+                if reindexes { rows.append(IndexedRowChange(op: index, old: before, new: row)) }
             case .delete(_, let key):
                 let keep = schema.entities[entity].tombstoneColumns
-                let current = keep.isEmpty && !keepsPriorRows && !indexed ? nil : try prior(entity, key)
+                let current = keep.isEmpty && !keepsPriorRows && !indexed ? nil : try prior(entity, key, at: index)
                 if keep.isEmpty {
                     builder.addMarker(.delete, entity: entity, key: key)
                 } else {
@@ -136,12 +143,12 @@ extension Store {
                 }
                 if let current, keepsPriorRows { builder.addPrior(current, codec: codec) }
                 written[EntityKey(entity: entity, key: key)] = .some(nil)
-                if indexed { rows[index] = (current, nil) }
+                if indexed { rows.append(IndexedRowChange(op: index, old: current, new: nil)) }
             }
         }
-        if !highestKeys.isEmpty {
+        if highestKeys.contains(where: { $0 > 0 }) {
             nextKeys.withLock { keys in
-                for (entity, key) in highestKeys where key >= keys[entity] { keys[entity] = key + 1 }
+                for (entity, key) in highestKeys.enumerated() where key > 0 && key >= keys[entity] { keys[entity] = key + 1 }
             }
         }
         let record = builder.build(
@@ -215,7 +222,7 @@ extension Store {
             let storeError = error as? StoreError ?? StoreError(.failStopped, "the store refuses writes", path: path)
             return batch.map { _ in .failure(storeError) }
         }
-        var accepted: [(index: Int, rows: [Int: (old: Row?, new: Row?)])] = []
+        var accepted: [(index: Int, rows: [IndexedRowChange])] = []
         var images: [EntityKey: GroupImage] = [:]
         let recent = recentCommits.withLock { recent in
             if recent.floor == nil { recent.floor = state.withLock { $0.lastSequence } }
@@ -223,8 +230,10 @@ extension Store {
         }
         let groupBase = state.withLock { $0.lastSequence }
         // The keys written by the commits of the group accepted so far (only a condition reads them).
-        var groupWritten: [Int: Set<PrimaryKey>] = [:]
+        var groupWritten: [Int: [PrimaryKey]] = [:]
         let checksConditions = batch.contains { $0.condition != nil }
+        // When no key is written twice in the group (a bulk insert), no image is kept per key.
+        let distinctKeys = Self.writesDistinctKeys(batch, entityCount: schema.entities.count)
         // A commit, or a batch of them, is accepted whole or refused whole.
         var unitStart = 0
         while unitStart < batch.count {
@@ -233,7 +242,7 @@ extension Store {
             // What the unit changed in `images`, to put back when it fails.
             var undo: [(EntityKey, GroupImage?)] = []
             var unitWritten = groupWritten
-            var unitAccepted: [(index: Int, rows: [Int: (old: Row?, new: Row?)])] = []
+            var unitAccepted: [(index: Int, rows: [IndexedRowChange])] = []
             var failure: StoreError?
             for index in unitStart..<unitEnd {
                 let item = batch[index]
@@ -241,10 +250,10 @@ extension Store {
                     failure = StoreError(.writeConflict, "a commit since sequence \(condition.since) changed rows this transaction depends on")
                     break
                 }
-                switch validate(item, against: &images, undo: &undo, imagesCurrent: item.readSequence == groupBase) {
+                switch validate(item, against: &images, undo: &undo, imagesCurrent: item.readSequence == groupBase, distinctKeys: distinctKeys) {
                 case .success(let rows):
                     unitAccepted.append((index, rows))
-                    if checksConditions { for op in item.record.ops { unitWritten[op.entity, default: []].insert(op.key) } }
+                    if checksConditions { for op in item.record.ops { unitWritten[op.entity, default: []].append(op.key) } }
                 case .failure(let error): failure = error
                 }
                 if failure != nil { break }
@@ -338,29 +347,52 @@ extension Store {
         return results.map { $0! }
     }
 
+    /// Whether every operation of `batch` writes a different key: per entity, the keys rise from
+    /// operation to operation across the group (a bulk insert of newly allocated keys does).
+    private static func writesDistinctKeys(_ batch: [PendingCommit], entityCount: Int) -> Bool {
+        var last = [Int64](repeating: 0, count: entityCount)
+        for item in batch {
+            for op in item.record.ops {
+                guard op.entity < entityCount, op.key > last[op.entity] else { return false }
+                last[op.entity] = op.key
+            }
+        }
+        return true
+    }
+
     /// Checks a commit's keys against the index and earlier commits of the group, and gathers
     /// the old row images its fetch-index updates need. Adds its images to `local`, appending
     /// what each replaced to `undo`, for the caller to put back when the commit fails.
     ///
-    /// - Parameter imagesCurrent: whether no commit came after the old images the commit read
-    ///   while it was encoded, so that they are still the committed rows (else they are read again).
+    /// - Parameters:
+    ///   - imagesCurrent: whether no commit came after the old images the commit read while it
+    ///     was encoded, so that they are still the committed rows (else they are read again).
+    ///   - distinctKeys: whether no other operation of the group writes a key this commit writes
+    ///     (``writesDistinctKeys(_:entityCount:)``): then `local` is neither read nor written.
     private func validate(
-        _ item: PendingCommit, against local: inout [EntityKey: GroupImage], undo: inout [(EntityKey, GroupImage?)], imagesCurrent: Bool
-    ) -> Result<[Int: (old: Row?, new: Row?)], StoreError> {
+        _ item: PendingCommit, against local: inout [EntityKey: GroupImage], undo: inout [(EntityKey, GroupImage?)], imagesCurrent: Bool,
+        distinctKeys: Bool
+    ) -> Result<[IndexedRowChange], StoreError> {
         var rows = item.rows
+        let ops = item.record.ops
         func set(_ id: EntityKey, _ image: GroupImage, replacing current: GroupImage?) {
             undo.append((id, current))
             local[id] = image
         }
+        // Whether each key is live in the committed state, read under one lock for the commit.
+        let committed = state.withLock { state in
+            ops.map { op in state.entities.indices.contains(op.entity) && state.entities[op.entity].location(of: op.key).isPresent }
+        }
+        var next = 0
         do {
-            for (index, op) in item.record.ops.enumerated() {
+            for (index, op) in ops.enumerated() {
                 let id = EntityKey(entity: op.entity, key: op.key)
-                let current = local[id]
+                let current = distinctKeys ? nil : local[id]
                 let live: Bool
                 switch current {
                 case .live?: live = true
                 case .deleted?: live = false
-                case nil: live = contains(op.entity, key: op.key)
+                case nil: live = committed[index]
                 }
                 switch op.kind {
                 case .insert:
@@ -372,16 +404,18 @@ extension Store {
                 case .put, .erase:
                     break
                 }
-                if var change = rows[index] {
+                if next < rows.count, rows[next].op == index {
                     if op.kind != .insert {
                         if case .live(let image?) = current {
-                            change.old = image
+                            rows[next].old = image
                         } else if !imagesCurrent {
-                            change.old = try read(op.entity, key: op.key)
+                            rows[next].old = try read(op.entity, key: op.key)
                         }
                     }
-                    rows[index] = change
-                    set(id, op.kind.removes ? .deleted : .live(change.new), replacing: current)
+                    if !distinctKeys { set(id, op.kind.removes ? .deleted : .live(rows[next].new), replacing: current) }
+                    next += 1
+                } else if distinctKeys {
+                    // No later operation of the group reads this key's image.
                 } else if op.kind.removes {
                     set(id, .deleted, replacing: current)
                 } else if case .live? = current {

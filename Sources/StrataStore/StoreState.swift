@@ -82,9 +82,9 @@ struct StoreState: Sendable {
     /// Applies a record's operations: object index, byte counts, fetch indexes and history.
     ///
     /// - Parameters:
-    ///   - rows: for each operation, the old and new row images of entities with fetch indexes.
+    ///   - rows: the old and new row images of the operations on entities with fetch indexes.
     mutating func apply(
-        _ record: RecordSummary, segment: UInt32, offset: Int64, rows: [Int: (old: Row?, new: Row?)],
+        _ record: RecordSummary, segment: UInt32, offset: Int64, rows: [IndexedRowChange],
         historyTracking: Bool
     ) {
         var changes = FetchIndexChanges()
@@ -96,11 +96,15 @@ struct StoreState: Sendable {
     /// but records its fetch-index changes in `indexChanges` for the caller to apply, once for
     /// all the records of a group.
     mutating func apply(
-        _ record: RecordSummary, segment: UInt32, offset: Int64, rows: [Int: (old: Row?, new: Row?)],
+        _ record: RecordSummary, segment: UInt32, offset: Int64, rows: [IndexedRowChange],
         historyTracking: Bool, indexChanges: inout FetchIndexChanges
     ) {
         let numbers = registerBlocks(record.blocks, segment: segment, offset: offset)
-        for (index, op) in record.ops.enumerated() {
+        for change in rows {
+            let op = record.ops[change.op]
+            indexChanges.record(op.entity, op.key, columns: fetchIndexes[op.entity].keys, old: change.old, new: change.new)
+        }
+        for op in record.ops {
             // A prior row (history) is never the live image of its key.
             if op.priorBlock >= 0 { stats[segment]?.deadBytes += Int64(op.priorSize) }
             if op.kind.removes {
@@ -108,9 +112,6 @@ struct StoreState: Sendable {
                 if op.block >= 0 { stats[segment]?.deadBytes += Int64(op.size) }
             } else {
                 place(op.entity, op.key, at: RowLocation(block: numbers[op.block], slot: op.slot), size: op.size, segment: segment)
-            }
-            if let change = rows[index] {
-                indexChanges.record(op.entity, op.key, columns: fetchIndexes[op.entity].keys, old: change.old, new: change.new)
             }
         }
         if let newest = stats[segment]?.maxSequence, newest < record.sequence { stats[segment]!.maxSequence = record.sequence }

@@ -73,3 +73,10 @@ public struct Transaction: Sendable {
         operations.append(.delete(entity: entity, key: key))
     }
 }
+
+extension Transaction {
+    /// Whether every operation is an insert: no operation reads a row an earlier one wrote.
+    var insertsOnly: Bool {
+        operations.allSatisfy { if case .insert = $0 { true } else { false } }
+    }
+}

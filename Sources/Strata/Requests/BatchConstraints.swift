@@ -25,6 +25,9 @@ struct BatchConstraints {
         }
     }
 
+    /// Whether the entity has no uniqueness constraint (no row can conflict).
+    var isEmpty: Bool { constraints.isEmpty }
+
     /// Whether a constraint includes one of `columns`.
     func constrains(_ columns: some Sequence<Int>) -> Bool {
         columns.contains { column in constraints.contains { $0.columns.contains(column) } }

@@ -19,13 +19,16 @@ struct BatchDeletion {
     /// - Throws: ``CoreDataError`` `validationRelationshipDeniedDelete`, or `coreData` for a
     ///   temporary ID or one of a store the coordinator does not have.
     mutating func delete(_ ids: [ManagedObjectID]) throws {
-        var pending = ids
-        while let id = pending.popLast() {
+        let stored = try storedRows(of: ids)
+        // The objects given are looked up in `stored`; those their cascade rules reach, one by one.
+        var pending = ids.map { ($0, true) }
+        while let (id, given) = pending.popLast() {
             guard !deleted.contains(id) else { continue }
             guard !id.isTemporaryID, let identifier = id.storeIdentifier, coordinator.store(identifier: identifier) != nil else {
                 throw CoreDataError(.coreData, "\(id) is not the ID of a saved object of this coordinator's stores", objectID: id)
             }
-            guard let row = try coordinator.row(for: id) else { continue }
+            let group = given ? stored[ObjectIdentifier(id.entity)] : nil
+            guard let row = try group?.store == identifier ? group?.rows[id.primaryKey] : coordinator.row(for: id) else { continue }
             deleted.append(id)
             for relationship in id.entity.relationshipsByName.values where !relationship.isTransient {
                 switch relationship.deleteRule {
@@ -36,7 +39,7 @@ struct BatchDeletion {
                             objectID: id, key: relationship.name)
                     }
                 case .cascadeDeleteRule:
-                    pending += try related(relationship, of: id, row: row)
+                    pending += try related(relationship, of: id, row: row).map { ($0, false) }
                 default:
                     continue
                 }
@@ -52,13 +55,20 @@ struct BatchDeletion {
     mutating func transactions(author: String?, contextName: String?) throws -> [String: Transaction] {
         var transactions: [String: Transaction] = [:]
         var nullified: [String: [EntityKey: (row: Row, columns: Set<Int>)]] = [:]
+        // What each entity's objects need, worked out once per entity rather than once per object.
+        var entityPairs: [ObjectIdentifier: [(Int, Int)]] = [:]
+        var entityNullifying: [ObjectIdentifier: [RelationshipDescription]] = [:]
         for id in deleted {
             let identifier = id.storeIdentifier!
             let layout = try coordinator.layout(id.entity)
             transactions[identifier, default: Transaction(author: author, contextName: contextName)].delete(layout.storeEntity, key: id.primaryKey)
             let store = coordinator.store(identifier: identifier)!
             // The object's own pairs, and those of inverse-less to-many relationships holding it.
-            let pairs = layout.joins.values.map { ($0.storeEntity, $0.ownerColumn) } + (try pairsHolding(id.entity))
+            let entityID = ObjectIdentifier(id.entity)
+            if entityPairs[entityID] == nil {
+                entityPairs[entityID] = try layout.joins.values.map { ($0.storeEntity, $0.ownerColumn) } + pairsHolding(id.entity)
+            }
+            let pairs = entityPairs[entityID]!
             for (joinEntity, column) in pairs {
                 let keys = try coordinator.storeCall {
                     try store.rows.keys(joinEntity, column: column, matching: .equal(.reference(id.primaryKey)), descending: false, limit: nil)
@@ -67,9 +77,16 @@ struct BatchDeletion {
                     transactions[identifier]!.delete(joinEntity, key: key)
                 }
             }
-            guard let row = try coordinator.row(for: id) else { continue }
-            for relationship in id.entity.relationshipsByName.values where !relationship.isTransient {
-                guard let inverse = relationship.inverseRelationship, !inverse.isToMany, !inverse.isTransient else { continue }
+            if entityNullifying[entityID] == nil {
+                entityNullifying[entityID] = id.entity.relationshipsByName.values.filter { relationship in
+                    guard !relationship.isTransient, let inverse = relationship.inverseRelationship else { return false }
+                    return !inverse.isToMany && !inverse.isTransient
+                }
+            }
+            let nullifying = entityNullifying[entityID]!
+            guard !nullifying.isEmpty, let row = try coordinator.row(for: id) else { continue }
+            for relationship in nullifying {
+                let inverse = relationship.inverseRelationship!
                 for other in try related(relationship, of: id, row: row) where !deleted.contains(other) {
                     let otherLayout = try coordinator.layout(other.entity)
                     guard let column = otherLayout.columns[inverse.name] else { continue }
@@ -93,6 +110,32 @@ struct BatchDeletion {
             }
         }
         return transactions
+    }
+
+    /// The stored rows of the objects `ids` that exist, by entity (with the store read) and key,
+    /// read block by block, with only their to-one relationship columns decoded (what
+    /// ``related(_:of:row:)`` reads). An ID of another store than its entity's first is left out.
+    private func storedRows(of ids: [ManagedObjectID]) throws -> [ObjectIdentifier: (store: String, rows: [PrimaryKey: Row])] {
+        var groups: [ObjectIdentifier: (entity: EntityDescription, store: String, keys: [PrimaryKey])] = [:]
+        for id in ids where !id.isTemporaryID {
+            guard let identifier = id.storeIdentifier else { continue }
+            // An entity's objects are in one store: an ID of another store is read on its own.
+            guard groups[ObjectIdentifier(id.entity)].map({ $0.store == identifier }) ?? true else { continue }
+            groups[ObjectIdentifier(id.entity), default: (id.entity, identifier, [])].keys.append(id.primaryKey)
+        }
+        var rows: [ObjectIdentifier: (store: String, rows: [PrimaryKey: Row])] = [:]
+        for (entityID, group) in groups {
+            guard let store = coordinator.store(identifier: group.store) else { continue }
+            let layout = try coordinator.layout(group.entity)
+            let columns = group.entity.relationshipsByName.values.filter { !$0.isToMany }.compactMap { layout.columns[$0.name] }
+            var found: [PrimaryKey: Row] = [:]
+            found.reserveCapacity(group.keys.count)
+            try coordinator.storeCall {
+                try store.rows.forEachRow(layout.storeEntity, keys: group.keys, columns: columns) { key, row in found[key] = row }
+            }
+            rows[entityID] = (group.store, found)
+        }
+        return rows
     }
 
     /// The join entities of inverse-less to-many relationships that can hold objects of

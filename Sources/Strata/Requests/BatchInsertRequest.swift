@@ -99,28 +99,28 @@ public final class BatchInsertRequest: PersistentStoreRequest {
         fetch.entity = entity
         let entity = try fetch.resolveEntity(in: coordinator.managedObjectModel)
         var ids: [ManagedObjectID] = []
+        var count = 0
         // Gathered first: the handlers run once, however often a concurrent save makes the insert run again.
-        var objects: [[String: Any]] = []
-        try forEachObject(of: entity) { objects.append($0) }
+        var objects: [[String: Any]] = objectsToInsert ?? []
+        try forEachHandledObject(of: entity) { objects.append($0) }
         try coordinator.withSaveLock { since in
             var insertion = try BatchInsertion(
                 coordinator: coordinator, entity: entity, policy: context.mergePolicy.mergeType,
-                author: context.transactionAuthor, contextName: context.name)
+                author: context.transactionAuthor, contextName: context.name, count: objects.count)
             for object in objects { try insertion.add(object) }
             try BatchWriter(coordinator: coordinator).commit([insertion.store.identifier: try insertion.transaction()], since: since)
-            ids = try insertion.objectIDs
+            count = insertion.count
+            if resultType == .objectIDs { ids = try insertion.objectIDs }
         }
         switch resultType {
         case .statusOnly: return BatchInsertResult(result: true, resultType: resultType)
         case .objectIDs: return BatchInsertResult(result: ids, resultType: resultType)
-        case .count: return BatchInsertResult(result: ids.count, resultType: resultType)
+        case .count: return BatchInsertResult(result: count, resultType: resultType)
         }
     }
 
-    /// Calls `body` with the values of every object to insert: the dictionaries, then those the
-    /// handlers fill.
-    private func forEachObject(of entity: EntityDescription, _ body: ([String: Any]) throws -> Void) throws {
-        for object in objectsToInsert ?? [] { try body(object) }
+    /// Calls `body` with the values of every object the handlers fill (after ``objectsToInsert``).
+    private func forEachHandledObject(of entity: EntityDescription, _ body: ([String: Any]) throws -> Void) throws {
         if let dictionaryHandler {
             while true {
                 let dictionary = NSMutableDictionary()

@@ -1,38 +1,76 @@
+import Foundation
 import StrataStore
 
 /// The transaction of a ``BatchInsertRequest``: new rows, and existing rows updated by upserts.
+///
+/// Rows are made straight from the dictionaries: each stored attribute's value is looked up once
+/// and converted to its column, with the keys of the new rows allocated as one block.
 struct BatchInsertion {
+    /// A stored attribute a dictionary may set, with its column and the stored form of its
+    /// default value (`nil` when the default does not convert: a required attribute without one).
+    private struct Column {
+        var name: String
+        var attribute: AttributeDescription
+        var column: Int
+        var defaultValue: Value?
+    }
+
     let coordinator: PersistentStoreCoordinator
     let entity: EntityDescription
     let store: PersistentStore
     let policy: MergePolicyType
     private let layout: EntityLayout
     private let columnCount: Int
+    private let columns: [Column]
+    /// Which of ``columns`` the dictionary being added gives (scratch space of ``add(_:)``).
+    private var given: [Bool]
     private var constraints: BatchConstraints
-    /// The rows of the request, by key, with whether each is new.
-    private var rows: [PrimaryKey: (row: Row, isNew: Bool)] = [:]
-    /// The keys of the rows, in the order the request first wrote them.
-    private var order: [PrimaryKey] = []
+    /// The rows of the request, in the order it first wrote them, with whether each is new.
+    private var rows: [(key: PrimaryKey, row: Row, isNew: Bool)] = []
+    /// The position in ``rows`` of each key, kept only when the entity has uniqueness
+    /// constraints (an upsert merges into a row written earlier).
+    private var positions: [PrimaryKey: Int] = [:]
+    /// Keys allocated for new rows and not handed out yet.
+    private var freeKeys: Range<PrimaryKey> = 0..<0
     private let author: String?
     private let contextName: String?
 
-    init(coordinator: PersistentStoreCoordinator, entity: EntityDescription, policy: MergePolicyType, author: String?, contextName: String?) throws {
+    /// Prepares the insertion of about `count` objects.
+    init(
+        coordinator: PersistentStoreCoordinator, entity: EntityDescription, policy: MergePolicyType, author: String?,
+        contextName: String?, count: Int
+    ) throws {
         self.coordinator = coordinator
         self.entity = entity
         self.policy = policy
         self.author = author
         self.contextName = contextName
         store = try coordinator.store(for: entity)
-        layout = try coordinator.layout(entity)
+        let layout = try coordinator.layout(entity)
+        self.layout = layout
         columnCount = try coordinator.mapping.get().schema.entities[layout.storeEntity].columns.count
+        columns = entity.attributesByName.compactMap { name, attribute in
+            guard !attribute.isTransient, !(attribute is DerivedAttributeDescription), let column = layout.columns[name] else { return nil }
+            let defaultValue = try? BatchValues.storeValue(attribute.defaultValue, for: attribute, entity: entity)
+            return Column(name: name, attribute: attribute, column: column, defaultValue: defaultValue)
+        }.sorted { $0.column < $1.column }
+        given = Array(repeating: false, count: columns.count)
         constraints = try BatchConstraints(coordinator: coordinator, store: store, entity: entity)
+        rows.reserveCapacity(count)
+        if count > 0 {
+            let keys = store.rows.allocateKeys(for: layout.storeEntity, count: count)
+            freeKeys = keys.lowerBound..<(keys.upperBound + 1)
+        }
     }
+
+    /// The number of objects inserted or upserted.
+    var count: Int { rows.count }
 
     /// The IDs of the objects inserted or upserted, in order.
     var objectIDs: [ManagedObjectID] {
         get throws {
-            try order.map { key in
-                let entity = try coordinator.concreteEntity(of: rows[key]!.row, storeEntity: layout.storeEntity) ?? entity
+            try rows.map { key, row, isNew in
+                let entity = isNew ? entity : try coordinator.concreteEntity(of: row, storeEntity: layout.storeEntity) ?? entity
                 return ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key)
             }
         }
@@ -43,8 +81,8 @@ struct BatchInsertion {
     /// - Throws: ``CoreDataError`` `persistentStoreOperation` when the store fails.
     func transaction() throws -> Transaction {
         var transaction = Transaction(author: author, contextName: contextName)
-        for key in order {
-            let (row, isNew) = rows[key]!
+        transaction.operations.reserveCapacity(rows.count)
+        for (key, row, isNew) in rows {
             if isNew {
                 transaction.insert(layout.storeEntity, key: key, row: row)
             } else if let stored = try coordinator.storeCall({ try store.rows.read(layout.storeEntity, key: key) }) {
@@ -59,17 +97,32 @@ struct BatchInsertion {
     ///
     /// - Throws: ``CoreDataError`` (see ``BatchInsertRequest``).
     mutating func add(_ values: [String: Any]) throws {
-        for name in values.keys { _ = try BatchValues.attribute(name, of: entity) }
         var row = Row([Value](repeating: .null, count: columnCount))
         row.values[0] = .int(layout.tag)
-        var given: [Int] = [], attributeColumns: [Int] = []
-        for (name, attribute) in entity.attributesByName where !attribute.isTransient && !(attribute is DerivedAttributeDescription) {
-            guard let column = layout.columns[name] else { continue }
-            attributeColumns.append(column)
-            row.values[column] = try BatchValues.storeValue(values.keys.contains(name) ? values[name]! : attribute.defaultValue, for: attribute, entity: entity)
-            if values.keys.contains(name) { given.append(column) }
+        for index in given.indices { given[index] = false }
+        do {
+            // The dictionary is walked once, its names matched against the (few) attributes
+            // without hashing them: most dictionaries list the attributes in one order.
+            var guess = 0
+            for (name, value) in values {
+                guard let index = position(of: name, from: guess) else {
+                    // Not an attribute with a column: an error unless a stored attribute the store does not keep.
+                    _ = try BatchValues.attribute(name, of: entity)
+                    continue
+                }
+                given[index] = true
+                row.values[columns[index].column] = try storeValue(value, for: columns[index].attribute)
+                guess = index + 1
+            }
+            for (index, column) in columns.enumerated() where !given[index] {
+                row.values[column.column] = try column.defaultValue ?? BatchValues.storeValue(column.attribute.defaultValue, for: column.attribute, entity: entity)
+            }
+        } catch {
+            // A name that is no stored attribute is the error to report first.
+            try checkNames(values)
+            throw error
         }
-        let key = store.rows.allocateKeys(for: layout.storeEntity, count: 1).lowerBound
+        let key = newKey()
         guard let existing = try constraints.conflict(for: row, key: key) else {
             write(row, key: key, isNew: true)
             return
@@ -80,18 +133,71 @@ struct BatchInsertion {
         case .mergeByPropertyStoreTrumpMergePolicyType, .rollbackMergePolicyType:
             return
         case .mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType:
-            let current = try rows[existing] ?? coordinator.storeCall { try store.rows.read(layout.storeEntity, key: existing) }.map { ($0, false) }
-            guard var merged = current?.row else { return }
-            let columns = policy == .overwriteMergePolicyType ? attributeColumns : given
-            for column in columns { merged.values[column] = row.values[column] }
-            write(merged, key: existing, isNew: current?.isNew ?? false)
+            let earlier = positions[existing].map { (rows[$0].row, rows[$0].isNew) }
+            let current = try earlier ?? coordinator.storeCall { try store.rows.read(layout.storeEntity, key: existing) }.map { ($0, false) }
+            guard var merged = current?.0 else { return }
+            let replaced = policy == .overwriteMergePolicyType ? columns : columns.filter { values[$0.name] != nil }
+            for column in replaced { merged.values[column.column] = row.values[column.column] }
+            write(merged, key: existing, isNew: current?.1 ?? false)
         }
+    }
+
+    /// The position in ``columns`` of the attribute named `name`, looking from `guess` on first.
+    private func position(of name: String, from guess: Int) -> Int? {
+        for index in guess..<columns.count where columns[index].name == name { return index }
+        for index in 0..<min(guess, columns.count) where columns[index].name == name { return index }
+        return nil
+    }
+
+    /// Throws for the first name in `values` that is no stored attribute of the entity.
+    private func checkNames(_ values: [String: Any]) throws {
+        for name in values.keys { _ = try BatchValues.attribute(name, of: entity) }
+    }
+
+    /// The stored value of `value` for `attribute`: a value of exactly the attribute's Swift type
+    /// converts in one cast; any other goes through ``BatchValues/storeValue(_:for:entity:)``.
+    private func storeValue(_ value: Any, for attribute: AttributeDescription) throws -> Value {
+        switch attribute.attributeType {
+        case .stringAttributeType: if let string = value as? String { return .string(string) }
+        case .integer64AttributeType:
+            if let integer = value as? Int64 { return .int(integer) }
+            if let integer = value as? Int { return .int(Int64(integer)) }
+        case .integer32AttributeType:
+            if let integer = value as? Int32 { return .int(Int64(integer)) }
+            if let integer = value as? Int, let exact = Int32(exactly: integer) { return .int(Int64(exact)) }
+        case .integer16AttributeType:
+            if let integer = value as? Int16 { return .int(Int64(integer)) }
+            if let integer = value as? Int, let exact = Int16(exactly: integer) { return .int(Int64(exact)) }
+        case .doubleAttributeType: if let double = value as? Double { return .double(double) }
+        case .booleanAttributeType: if let bool = value as? Bool { return .bool(bool) }
+        case .dateAttributeType: if let date = value as? Date { return .date(date) }
+        case .binaryDataAttributeType where !(attribute is CompositeAttributeDescription): if let data = value as? Data { return .data(data) }
+        default: break
+        }
+        return try BatchValues.storeValue(value, for: attribute, entity: entity)
+    }
+
+    /// The next key of the block allocated for new rows (another block when it is used up).
+    private mutating func newKey() -> PrimaryKey {
+        if freeKeys.isEmpty {
+            let keys = store.rows.allocateKeys(for: layout.storeEntity, count: 1)
+            freeKeys = keys.lowerBound..<(keys.upperBound + 1)
+        }
+        return freeKeys.popFirst()!
     }
 
     /// Records `row` under `key`.
     private mutating func write(_ row: Row, key: PrimaryKey, isNew: Bool) {
-        if rows[key] == nil { order.append(key) }
-        rows[key] = (row, isNew)
+        if constraints.isEmpty {
+            rows.append((key, row, isNew))
+            return
+        }
+        if let position = positions[key] {
+            rows[position] = (key, row, isNew)
+        } else {
+            positions[key] = rows.count
+            rows.append((key, row, isNew))
+        }
         constraints.record(row, key: key)
     }
 }

@@ -76,11 +76,14 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
                 guard let store = coordinator.store(identifier: identifier), !columns.isEmpty else { continue }
                 var constraints = try BatchConstraints(coordinator: coordinator, store: store, entity: entity)
                 let checks = constraints.constrains(columns)
-                let rewritten = Set(group.map(\.primaryKey))
+                let rewritten = checks ? Set(group.map(\.primaryKey)) : []
                 var transaction = Transaction(author: context.transactionAuthor, contextName: context.name)
-                for id in group {
-                    let layout = try coordinator.layout(id.entity)
-                    guard var row = try coordinator.row(for: id) else { continue }
+                transaction.operations.reserveCapacity(group.count)
+                // The hierarchy's rows live in one engine entity: read block by block.
+                let storeEntity = try coordinator.layout(entity).storeEntity
+                let rows = try coordinator.storeCall { try store.rows.read(storeEntity, keys: group.map(\.primaryKey)) }
+                for (id, stored) in zip(group, rows) {
+                    guard var row = stored else { continue }
                     for change in changes { row.values[change.column] = change.value }
                     if checks {
                         if let other = try constraints.conflict(for: row, key: id.primaryKey, rewritten: rewritten) {
@@ -89,7 +92,7 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
                         }
                         constraints.record(row, key: id.primaryKey)
                     }
-                    transaction.update(layout.storeEntity, key: id.primaryKey, row: row, changedColumns: columns)
+                    transaction.update(storeEntity, key: id.primaryKey, row: row, changedColumns: columns)
                     updated.append(id)
                 }
                 transactions[identifier] = transaction
