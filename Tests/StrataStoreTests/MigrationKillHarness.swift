@@ -67,6 +67,31 @@ enum MigrationKillHarness {
         return output
     }
 
+    /// The output of `strata migrate --dry-run` from `pristine` to `model`, which must succeed.
+    static func dryRun(_ pristine: URL, to model: URL, in directory: TemporaryDirectory) throws -> String {
+        let (end, output) = try ChildProcess.run(
+            try CLITests.executable().path, ["migrate", pristine.path, "--model", model.path, "--dry-run"],
+            stderrPath: directory.path + "/dry.err")
+        #expect(end == .exited(0), "\(output)")
+        return output
+    }
+
+    /// ``migrateThenKill(_:to:in:iterations:check:)`` with a `check` that returns whether the store
+    /// holds the new model: the complete run must leave the new store, a killed one either store.
+    ///
+    /// - Returns: the output of the complete run.
+    @discardableResult
+    static func migrateThenKillLeavingOldOrNew(
+        _ pristine: URL, to model: URL, in directory: TemporaryDirectory, check: (URL) throws -> Bool
+    ) throws -> String {
+        var completed = false
+        return try migrateThenKill(pristine, to: model, in: directory) { url in
+            let isNew = try check(url)
+            if !completed { #expect(isNew, "the complete run leaves the new store") }
+            completed = true
+        }
+    }
+
     /// Whether the store at `url` holds the second of `models` (its metadata names exactly one).
     static func holdsNewModel(_ url: URL, models: [URL]) throws -> Bool {
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
