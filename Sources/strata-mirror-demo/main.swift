@@ -112,6 +112,8 @@ func runInstance(_ arguments: [String]) async throws {
                         }
                     }
                     Thread.sleep(forTimeInterval: Double.random(in: 0.002...0.015))
+                    // Halfway: the demo kills this instance now if it is the one to kill.
+                    if index == saves / 2 { _ = FileManager.default.createFile(atPath: "\(work)/\(name).half", contents: nil) }
                 }
             })
         }
@@ -120,7 +122,9 @@ func runInstance(_ arguments: [String]) async throws {
     while try container.hasPendingExports() { try await Task.sleep(for: .milliseconds(20)) }
     _ = FileManager.default.createFile(atPath: "\(work)/\(name).done", contents: nil)
 
-    // Wait for the others, then until this store holds the whole log.
+    // Wait until the demo has restarted the killed instance and every instance is done, then
+    // until this store holds the whole log. (An instance that finished before the kill must
+    // still receive what the restarted one saves.)
     var connection: PostgresConnection?
     while true {
         do {
@@ -130,7 +134,8 @@ func runInstance(_ arguments: [String]) async throws {
             let done = try FileManager.default.contentsOfDirectory(atPath: work).filter { $0.hasSuffix(".done") }.count
             var head: Int64 = -1
             for try await position in try await connection!.query("SELECT pos FROM strata_head", logger: logger).decode(Int64.self) { head = position }
-            if done == 3, try container.mirrorCursors().values.first == head { break }
+            let restarted = FileManager.default.fileExists(atPath: "\(work)/\(restartedMarker)")
+            if restarted, done == 3, try container.mirrorCursors().values.first == head { break }
         } catch {
             connection = nil  // PostgreSQL restarting: connect again
         }
@@ -145,6 +150,10 @@ func runInstance(_ arguments: [String]) async throws {
 }
 
 // MARK: The demo
+
+/// The file the demo creates in the work directory once the killed instance runs again: no
+/// instance stops before it exists.
+let restartedMarker = "restarted"
 
 /// Starts `path` with `arguments`; returns its process ID. `posix_spawn` rather than `Process`,
 /// whose exit monitoring misses a child that leaves a daemon (the PostgreSQL server) running.
@@ -207,8 +216,13 @@ func runDemo(saves: Int, mode: MirrorConfiguration.Mode) async throws -> Bool {
     print("mirror-demo: \(names.count) instances save \(saves) transactions each, concurrently, in \(mode) mode")
     var processes = try names.map { try launch([$0, work, socket, String(saves), "", "\(mode)"]) }
 
-    try await Task.sleep(for: .seconds(2))
-    print("mirror-demo: SIGKILL bravo (pid \(processes[1]))")
+    // Kill bravo halfway through its saves (asynchronous saves are fast: a fixed delay could
+    // find every instance done already).
+    let giveUp = ContinuousClock.now + .seconds(60)
+    while !FileManager.default.fileExists(atPath: "\(work)/bravo.half") && ContinuousClock.now < giveUp {
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    print("mirror-demo: SIGKILL bravo (pid \(processes[1])) halfway through its saves")
     kill(processes[1], SIGKILL)
     _ = wait(for: processes[1])
     try? FileManager.default.removeItem(atPath: "\(work)/bravo.done")  // in case it had finished
@@ -219,6 +233,7 @@ func runDemo(saves: Int, mode: MirrorConfiguration.Mode) async throws -> Bool {
     try shell([script, "start", pgDirectory, String(port)])
     print("mirror-demo: restarting bravo; it resumes from its cursor")
     processes[1] = try launch(["bravo", work, socket, String(saves / 2), "r", "\(mode)"])
+    _ = FileManager.default.createFile(atPath: "\(work)/\(restartedMarker)", contents: nil)
 
     for (name, process) in zip(names, processes) {
         let status = wait(for: process)
