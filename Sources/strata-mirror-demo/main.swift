@@ -137,7 +137,10 @@ func runInstance(_ arguments: [String]) async throws {
             let restarted = FileManager.default.fileExists(atPath: "\(work)/\(restartedMarker)")
             if restarted, done == 3, try container.mirrorCursors().values.first == head { break }
         } catch {
-            connection = nil  // PostgreSQL restarting: connect again
+            // PostgreSQL restarting: close what is left of the connection (PostgresNIO requires
+            // it before the last reference goes) and connect again.
+            try? await connection?.close()
+            connection = nil
         }
         try await Task.sleep(for: .milliseconds(100))
     }
