@@ -54,28 +54,43 @@ public struct EntitySchema: Sendable, Hashable {
     /// The entity's name.
     public var name: String
     /// The columns, in row order.
-    public var columns: [ColumnSchema]
+    public var columns: [ColumnSchema] {
+        didSet { (indexedColumns, tombstoneColumns) = Self.derivedColumns(columns) }
+    }
+    /// The positions of the columns that have a fetch index (declared, or a reference).
+    // Stored, kept in step with `columns`: a commit reads it for every operation.
+    public private(set) var indexedColumns: [Int]
+    /// The positions of the columns whose values are kept in the tombstone of a deleted row.
+    public private(set) var tombstoneColumns: [Int]
 
     /// Creates an entity.
     public init(id: Int, name: String, columns: [ColumnSchema]) {
         self.id = id
         self.name = name
         self.columns = columns
+        (indexedColumns, tombstoneColumns) = Self.derivedColumns(columns)
+    }
+
+    /// ``indexedColumns`` and ``tombstoneColumns`` of `columns`.
+    private static func derivedColumns(_ columns: [ColumnSchema]) -> (indexed: [Int], tombstone: [Int]) {
+        (columns.indices.filter { columns[$0].hasFetchIndex }, columns.indices.filter { columns[$0].keepsTombstone })
+    }
+
+    /// Whether two entities have the same id, name and columns.
+    public static func == (lhs: EntitySchema, rhs: EntitySchema) -> Bool {
+        lhs.id == rhs.id && lhs.name == rhs.name && lhs.columns == rhs.columns
+    }
+
+    /// Hashes the id, name and columns.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(name)
+        hasher.combine(columns)
     }
 
     /// The position of the column named `name`, if any.
     public func columnIndex(named name: String) -> Int? {
         columns.firstIndex { $0.name == name }
-    }
-
-    /// The positions of the columns that have a fetch index (declared, or a reference).
-    public var indexedColumns: [Int] {
-        columns.indices.filter { columns[$0].hasFetchIndex }
-    }
-
-    /// The positions of the columns whose values are kept in the tombstone of a deleted row.
-    public var tombstoneColumns: [Int] {
-        columns.indices.filter { columns[$0].keepsTombstone }
     }
 }
 

@@ -4,7 +4,9 @@ import OrderedCollections
 extension ManagedObject {
     /// The model's checks of a value for `key` (the body of `validateValue(_:forKey:)`).
     func validateAgainstModel(_ value: Any?, forKey key: String) throws {
-        let slot = try runtime.slot(key)
+        // The slot being validated, unless an override asks about another key.
+        let hinted = Int(validatingSlot)
+        let slot = hinted >= 0 && runtime.names[hinted] == key ? hinted : try runtime.slot(key)
         let property = runtime.properties[slot]
         func fail(_ code: CoreDataError.Code, _ reason: String) -> CoreDataError {
             CoreDataError(code, "\(entity.name).\(key) \(reason)", object: self, key: key, value: value)
@@ -79,8 +81,11 @@ extension ManagedObject {
                 continue
             }
             var value = try publicValue(slot)
+            let outer = validatingSlot
+            validatingSlot = Int32(slot)
+            defer { validatingSlot = outer }
             do {
-                try validateValue(&value, forKey: property.name)
+                try validateValue(&value, forKey: runtime.names[slot])
             } catch var error as CoreDataError {
                 // An override's error names the object for `NSValidationObjectErrorKey` too.
                 if error.validated == nil, error.objectID == nil || error.objectID == objectID {

@@ -75,6 +75,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var isInaccessible = false
     /// Whether `awakeFromInsert()` was called (it is called once, at the first insert).
     var hasAwokenFromInsert = false
+    /// The slot ``validateProperties()`` is passing to `validateValue(_:forKey:)` (-1: none), so
+    /// that the model's checks find the property without looking its name up.
+    var validatingSlot: Int32 = -1
 
     /// Creates an object of `entity` and inserts it into `context` (when given), as Core Data's
     /// designated initializer. The object gets a temporary ID and `awakeFromInsert()` is called.
