@@ -25,8 +25,9 @@ test: deps postgres-deps
 	$(SWIFT) test --skip-build
 
 # Three mirrored instances as processes over a private PostgreSQL server; one SIGKILLed and
-# restarted, PostgreSQL restarted midway; ends with `mirror: N transactions, 3 instances, MODE, …`
-# for each MODE (synchronous, asynchronous; both unless MODE=synchronous or MODE=asynchronous).
+# restarted, PostgreSQL restarted midway; ends with `mirror: N transactions, 3 instances, lag …,
+# identical: yes` for each MODE (synchronous, asynchronous; both unless MODE=synchronous or
+# MODE=asynchronous), after a line naming the mode.
 mirror-demo: deps postgres-deps
 	$(SWIFT) run -c $${CONFIG:-debug} strata-mirror-demo $${SAVES:-200} $${MODE:-both}
 

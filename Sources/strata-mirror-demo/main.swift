@@ -264,7 +264,8 @@ func runDemo(saves: Int, mode: MirrorConfiguration.Mode) async throws -> Bool {
         guard !lags.isEmpty else { return "n/a" }
         return String(format: "%.1f", Double(lags[min(lags.count - 1, Int(Double(lags.count) * p))]) / 1e6)
     }
-    print("mirror: \(highest) transactions, 3 instances, \(mode), lag p50 \(percentile(0.5)) ms p99 \(percentile(0.99)) ms, identical: \(identical && gapFree ? "yes" : "no")")
+    print("mirror-demo: \(mode) mode")
+    print("mirror: \(highest) transactions, 3 instances, lag p50 \(percentile(0.5)) ms p99 \(percentile(0.99)) ms, identical: \(identical && gapFree ? "yes" : "no")")
     return identical && gapFree
 }
 
