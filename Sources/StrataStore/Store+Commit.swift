@@ -124,13 +124,13 @@ extension Store {
                 builder.add(.update, entity: entity, key: key, row: row, codec: codec, changedColumns: changed)
                 let reindexes = indexed && changed.contains(where: { schema.entities[entity].columns[$0].hasFetchIndex })
                 // The prior row is read once, for history and for the fetch indexes.
-                let before = keepsPriorRows || reindexes ? try prior(entity, key, at: index) : nil
+                let before = needsPriorRow(op) ? try prior(entity, key, at: index) : nil
                 if keepsPriorRows, let before { builder.addPrior(before, codec: codec) }
                 written[EntityKey(entity: entity, key: key)] = row
                 if reindexes { rows.append(IndexedRowChange(op: index, old: before, new: row)) }
             case .delete(_, let key):
                 let keep = schema.entities[entity].tombstoneColumns
-                let current = keep.isEmpty && !keepsPriorRows && !indexed ? nil : try prior(entity, key, at: index)
+                let current = needsPriorRow(op) ? try prior(entity, key, at: index) : nil
                 if keep.isEmpty {
                     builder.addMarker(.delete, entity: entity, key: key)
                 } else {

@@ -11,25 +11,11 @@ extension Store {
     /// - Throws: ``StoreError`` `corrupt` or `io` for a bad block.
     func committedPriorRows(of transaction: Transaction) throws -> [Row?]? {
         guard transaction.operations.count >= Self.groupedPriorReadThreshold else { return nil }
-        // Encoding an update or delete needs the row it replaces for the history (prior rows),
-        // a tombstone, or the fetch indexes it changes.
-        let history = configuration.historyTracking
-        let indexed = schema.entities.map { $0.columns.contains { $0.hasFetchIndex } }
-        let tombstones = schema.entities.map { $0.columns.contains { $0.keepsTombstone } }
         var positions: [Int: [Int]] = [:]
         var count = 0
-        for (position, operation) in transaction.operations.enumerated() {
-            let entity = operation.entity
-            guard schema.entities.indices.contains(entity) else { continue }
-            switch operation {
-            case .insert: continue
-            case .update(_, _, _, let changed):
-                let columns = schema.entities[entity].columns
-                guard history || (indexed[entity] && changed.contains { columns.indices.contains($0) && columns[$0].hasFetchIndex }) else { continue }
-            case .delete:
-                guard history || tombstones[entity] || indexed[entity] else { continue }
-            }
-            positions[entity, default: []].append(position)
+        for (position, operation) in transaction.operations.enumerated()
+        where schema.entities.indices.contains(operation.entity) && needsPriorRow(operation) {
+            positions[operation.entity, default: []].append(position)
             count += 1
         }
         guard count >= Self.groupedPriorReadThreshold else { return nil }
@@ -39,5 +25,20 @@ extension Store {
             for (position, row) in zip(entityPositions, found) { rows[position] = row }
         }
         return rows
+    }
+
+    /// Whether encoding `operation` (of an entity of the schema) needs the committed row it
+    /// replaces: for the history's prior row, a tombstone, or the fetch indexes it changes.
+    func needsPriorRow(_ operation: Operation) -> Bool {
+        let entity = schema.entities[operation.entity]
+        switch operation {
+        case .insert:
+            return false
+        case .update(_, _, _, let changed):
+            return configuration.historyTracking
+                || changed.contains { entity.columns.indices.contains($0) && entity.columns[$0].hasFetchIndex }
+        case .delete:
+            return configuration.historyTracking || !entity.tombstoneColumns.isEmpty || !entity.indexedColumns.isEmpty
+        }
     }
 }
