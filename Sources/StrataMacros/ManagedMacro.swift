@@ -5,16 +5,18 @@ import SwiftSyntaxMacros
 /// `@Managed var name: String` and `@Managed("title") var name: String`: Core Data's
 /// `@NSManaged`.
 ///
-/// The accessors read and write through the object by the literal model name. The peers
-/// declare the property's key path and model name in a nested type, held by a zero-size stored
-/// property so that the library finds every `@Managed` property of a class from the class's
-/// field metadata, with no instance:
+/// The accessors read and write through the object by the literal model name, with the slot
+/// found last time as a hint (checked against the name, so no name is hashed while it holds).
+/// The peers declare the property's key path, model name and slot hint in a nested type, held
+/// by a zero-size stored property so that the library finds every `@Managed` property of a
+/// class from the class's field metadata, with no instance:
 ///
 /// ```swift
 /// private struct __StrataManaged_name: _ManagedPropertyDeclaration {
 ///     static var keyPath: AnyKeyPath { \Employee.name }
 ///     static func keyPath(rootedAt root: any _ManagedKeyPathRoot.Type) -> AnyKeyPath? { … \Root.name … }
 ///     static var modelName: String { "title" }
+///     static let slotHint = _ManagedSlotHint()
 /// }
 /// private let __strataManaged_name = __StrataManaged_name()
 /// ```
@@ -25,9 +27,10 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
         in context: some MacroExpansionContext
     ) throws -> [AccessorDeclSyntax] {
         guard let property = try ManagedProperty(node, declaration) else { return [] }
+        let hint: ExprSyntax = holdsSlotHint(context) ? "__StrataManaged_\(raw: property.name).slotHint" : "nil"
         return [
-            "get { _managedValue(forKey: \(literal: property.modelName)) }",
-            "set { _setManagedValue(newValue, forKey: \(literal: property.modelName)) }",
+            "get { _managedValue(forKey: \(literal: property.modelName), hint: \(hint)) }",
+            "set { _setManagedValue(newValue, forKey: \(literal: property.modelName), hint: \(hint)) }",
         ]
     }
 
@@ -39,6 +42,7 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
         guard let property = try ManagedProperty(node, declaration) else { return [] }
         let owner = try ownerType(of: declaration, in: context)
         let declarationType = "__StrataManaged_\(property.name)"
+        let slotHint = holdsSlotHint(context) ? "\n    static let slotHint = _ManagedSlotHint()" : ""
         return [
             """
             private struct \(raw: declarationType): _ManagedPropertyDeclaration {
@@ -47,11 +51,25 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
                     (root as? any (\(raw: owner) & _ManagedKeyPathRoot).Type).map { keyPath(of: $0) }
                 }
                 private static func keyPath<Root: \(raw: owner)>(of _: Root.Type) -> AnyKeyPath { \\Root.\(raw: property.spelling) }
-                static var modelName: String { \(literal: property.modelName) }
+                static var modelName: String { \(literal: property.modelName) }\(raw: slotHint)
             }
             """,
             "private let __strataManaged_\(raw: property.name) = \(raw: declarationType)()",
         ]
+    }
+
+    /// Whether the declaration type can hold a slot hint: a static stored property, which a type
+    /// nested in a generic type cannot have (the accessors then pass no hint), nor one outside a
+    /// class body.
+    static func holdsSlotHint(_ context: some MacroExpansionContext) -> Bool {
+        guard context.lexicalContext.first?.is(ClassDeclSyntax.self) == true else { return false }
+        return !context.lexicalContext.contains { enclosing in
+            enclosing.as(ClassDeclSyntax.self)?.genericParameterClause != nil
+                || enclosing.as(StructDeclSyntax.self)?.genericParameterClause != nil
+                || enclosing.as(EnumDeclSyntax.self)?.genericParameterClause != nil
+                || enclosing.as(ActorDeclSyntax.self)?.genericParameterClause != nil
+                || enclosing.is(ExtensionDeclSyntax.self) || enclosing.is(FunctionDeclSyntax.self)
+        }
     }
 
     /// The name of the class the property is declared in (`Outer.Employee` when nested), from

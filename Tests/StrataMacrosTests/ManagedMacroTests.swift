@@ -29,10 +29,10 @@ import Testing
                 final class Employee: ManagedObject {
                     var name: String {
                         get {
-                            _managedValue(forKey: "name")
+                            _managedValue(forKey: "name", hint: __StrataManaged_name.slotHint)
                         }
                         set {
-                            _setManagedValue(newValue, forKey: "name")
+                            _setManagedValue(newValue, forKey: "name", hint: __StrataManaged_name.slotHint)
                         }
                     }
 
@@ -51,6 +51,7 @@ import Testing
                         static var modelName: String {
                             "name"
                         }
+                        static let slotHint = _ManagedSlotHint()
                     }
 
                     private let __strataManaged_name = __StrataManaged_name()
@@ -69,10 +70,10 @@ import Testing
                 final class Badge: ManagedObject {
                     var label: String? {
                         get {
-                            _managedValue(forKey: "title")
+                            _managedValue(forKey: "title", hint: __StrataManaged_label.slotHint)
                         }
                         set {
-                            _setManagedValue(newValue, forKey: "title")
+                            _setManagedValue(newValue, forKey: "title", hint: __StrataManaged_label.slotHint)
                         }
                     }
 
@@ -91,6 +92,7 @@ import Testing
                         static var modelName: String {
                             "title"
                         }
+                        static let slotHint = _ManagedSlotHint()
                     }
 
                     private let __strataManaged_label = __StrataManaged_label()
@@ -112,10 +114,10 @@ import Testing
                     final class Item: ManagedObject {
                         var `default`: Set<Item> {
                             get {
-                                _managedValue(forKey: "default")
+                                _managedValue(forKey: "default", hint: __StrataManaged_default.slotHint)
                             }
                             set {
-                                _setManagedValue(newValue, forKey: "default")
+                                _setManagedValue(newValue, forKey: "default", hint: __StrataManaged_default.slotHint)
                             }
                         }
 
@@ -134,6 +136,7 @@ import Testing
                             static var modelName: String {
                                 "default"
                             }
+                            static let slotHint = _ManagedSlotHint()
                         }
 
                         private let __strataManaged_default = __StrataManaged_default()
@@ -171,10 +174,10 @@ import Testing
                 extension Employee {
                     var nickname: String? {
                         get {
-                            _managedValue(forKey: "nickname")
+                            _managedValue(forKey: "nickname", hint: nil)
                         }
                         set {
-                            _setManagedValue(newValue, forKey: "nickname")
+                            _setManagedValue(newValue, forKey: "nickname", hint: nil)
                         }
                     }
                 }
@@ -202,5 +205,45 @@ import Testing
                 DiagnosticSpec(message: ManagedMacroError.keyNotLiteral.message, line: 3, column: 14),
                 DiagnosticSpec(message: ManagedMacroError.keyNotLiteral.message, line: 3, column: 14),
             ])
+    }
+
+    @Test func propertyOfAGenericClassPassesNoSlotHint() {
+        Self.expect(
+            """
+            final class Box<Content>: ManagedObject {
+                @Managed var name: String
+            }
+            """,
+            expands: """
+                final class Box<Content>: ManagedObject {
+                    var name: String {
+                        get {
+                            _managedValue(forKey: "name", hint: nil)
+                        }
+                        set {
+                            _setManagedValue(newValue, forKey: "name", hint: nil)
+                        }
+                    }
+
+                    private struct __StrataManaged_name: _ManagedPropertyDeclaration {
+                        static var keyPath: AnyKeyPath {
+                            \\Box.name
+                        }
+                        static func keyPath(rootedAt root: any _ManagedKeyPathRoot.Type) -> AnyKeyPath? {
+                            (root as? any (Box & _ManagedKeyPathRoot).Type).map {
+                                keyPath(of: $0)
+                            }
+                        }
+                        private static func keyPath<Root: Box>(of _: Root.Type) -> AnyKeyPath {
+                            \\Root.name
+                        }
+                        static var modelName: String {
+                            "name"
+                        }
+                    }
+
+                    private let __strataManaged_name = __StrataManaged_name()
+                }
+                """)
     }
 }

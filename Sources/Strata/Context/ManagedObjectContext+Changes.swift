@@ -51,7 +51,7 @@ extension ManagedObjectContext {
                             let other = self.object(with: id)
                             guard !other.isDeleted else { continue }
                             try other.fireFault()
-                            try other.editRelationship(try other.runtime.slot(inverse.name), removing: object.objectID)
+                            try other.editRelationship(try other.runtime.slot(of: inverse, hint: object.runtime.inverseSlots[slot]), removing: object.objectID)
                         }
                     default:
                         continue

@@ -27,6 +27,10 @@ final class EntityRuntime: @unchecked Sendable {
     /// The destination of each to-one relationship slot (`nil` for other slots), held strongly
     /// so that loading a row reads no weak reference.
     let toOneDestinations: [EntityDescription?]
+    /// For each relationship slot with an inverse, the inverse's slot in the runtime of the
+    /// inverse's entity (-1 for other slots): the inverse's slot in a related object, found with
+    /// ``slot(of:hint:)`` and no name lookup (an inherited property keeps its slot in sub-entities).
+    let inverseSlots: [Int]
     /// The values of a new object: attribute defaults, empty to-many relationships.
     let initialValues: [Any?]
     /// The Swift type each attribute slot holds when a value of exactly that type is stored as
@@ -71,6 +75,10 @@ final class EntityRuntime: @unchecked Sendable {
         toOneDestinations = properties.map { property in
             guard let relationship = property as? RelationshipDescription, !relationship.isToMany else { return nil }
             return relationship.destinationEntity
+        }
+        inverseSlots = properties.map { property in
+            guard let inverse = (property as? RelationshipDescription)?.inverseRelationship else { return -1 }
+            return inverse.entity?.properties.firstIndex { $0 === inverse } ?? -1
         }
         initialValues = properties.map { property in
             if let attribute = property as? AttributeDescription {
@@ -134,6 +142,15 @@ final class EntityRuntime: @unchecked Sendable {
             cache[ObjectIdentifier(entity)] = runtime
             return runtime
         }
+    }
+
+    /// The slot of `property`: `hint` when it is the property's slot here (a pointer comparison),
+    /// else looked up by the property's name.
+    ///
+    /// - Throws: ``CoreDataError`` `keyValueValidation` when the entity has no property of that name.
+    func slot(of property: PropertyDescription, hint: Int) throws -> Int {
+        if hint >= 0, hint < properties.count, properties[hint] === property { return hint }
+        return try slot(property.name)
     }
 
     /// The slot of `key`, or a ``CoreDataError`` naming the entity and key.

@@ -20,7 +20,7 @@ import Foundation
 /// (optional), to-many relationships `Set<Subclass>`, ordered ones `[Subclass]`.
 ///
 /// `@Managed` is a macro: it turns the property into accessors that read and write the model
-/// property by name, and declares the property's key path and model name (in a nested type
+/// property by name (through the slot found last time, with no name lookup), and declares the property's key path and model name (in a nested type
 /// held by a zero-size stored property), which names the key path in `#Predicate`s and
 /// `SortDescriptor`s without creating an instance. Declare `@Managed` properties in the class
 /// body, not in an extension, with a type annotation and no initial value.
@@ -43,26 +43,28 @@ public macro Managed() = #externalMacro(module: "StrataMacros", type: "ManagedMa
 public macro Managed(_ key: String) = #externalMacro(module: "StrataMacros", type: "ManagedMacro")
 
 extension ManagedObject {
-    /// The value of the model property `key` as `Value`: the getter `@Managed` generates.
+    /// The value of the model property `key` as `Value`: the getter `@Managed` generates, with
+    /// the property's slot hint (`nil` where the macro cannot keep one).
     ///
     /// Stops the process when the entity has no property `key` or its value is not a `Value`,
     /// as Core Data's `@NSManaged` accessors raise.
-    public func _managedValue<Value>(forKey key: String) -> Value {
+    public func _managedValue<Value>(forKey key: String, hint: _ManagedSlotHint?) -> Value {
         let value: Any?
         do {
-            value = try accessValue(try runtime.slot(key))
+            value = try accessValue(try hint?.slot(of: key, in: runtime) ?? runtime.slot(key))
         } catch {
             preconditionFailure("reading \(type(of: self)).\(key): \(error)")
         }
         return ManagedValueCast.cast(value, to: Value.self, key: key)
     }
 
-    /// Sets the model property `key` to `newValue`: the setter `@Managed` generates.
+    /// Sets the model property `key` to `newValue`: the setter `@Managed` generates, with the
+    /// property's slot hint (`nil` where the macro cannot keep one).
     ///
     /// Stops the process when the entity has no property `key` or the value does not fit it.
-    public func _setManagedValue<Value>(_ newValue: Value, forKey key: String) {
+    public func _setManagedValue<Value>(_ newValue: Value, forKey key: String, hint: _ManagedSlotHint?) {
         do {
-            let slot = try runtime.slot(key)
+            let slot = try hint?.slot(of: key, in: runtime) ?? runtime.slot(key)
             // A value of exactly the attribute's type is stored as it is: no cast, no conversion.
             if runtime.exactTypes[slot] == ObjectIdentifier(Value.self) {
                 try setAttributeValue(newValue, slot: slot)

@@ -14,41 +14,41 @@ extension ManagedObject {
         if relationship.isToMany {
             let old = values[slot] as? OrderedSet<ManagedObjectID> ?? []
             let updated = new as! OrderedSet<ManagedObjectID>
-            for id in old where !updated.contains(id) { try unlinkInverse(of: relationship, at: id) }
-            for id in updated where !old.contains(id) { try linkInverse(of: relationship, at: id) }
+            for id in old where !updated.contains(id) { try unlinkInverse(of: relationship, slot: slot, at: id) }
+            for id in updated where !old.contains(id) { try linkInverse(of: relationship, slot: slot, at: id) }
             values[slot] = updated
         } else {
             let old = values[slot] as? ManagedObjectID
             let updated = new as? ManagedObjectID
             guard old != updated else { return }
-            if let old { try unlinkInverse(of: relationship, at: old) }
-            if let updated { try linkInverse(of: relationship, at: updated) }
+            if let old { try unlinkInverse(of: relationship, slot: slot, at: old) }
+            if let updated { try linkInverse(of: relationship, slot: slot, at: updated) }
             values[slot] = updated
         }
         noteChange(slot)
     }
 
-    /// Makes the inverse of `relationship` on the object `id` include this object.
-    private func linkInverse(of relationship: RelationshipDescription, at id: ManagedObjectID) throws {
+    /// Makes the inverse of `relationship` (at `slot` here) on the object `id` include this object.
+    private func linkInverse(of relationship: RelationshipDescription, slot: Int, at id: ManagedObjectID) throws {
         guard let inverse = relationship.inverseRelationship, let context = managedObjectContext else { return }
         let other = context.object(with: id)
         try other.fireFault()
-        let inverseSlot = try other.runtime.slot(inverse.name)
+        let inverseSlot = try other.runtime.slot(of: inverse, hint: runtime.inverseSlots[slot])
         if !inverse.isToMany, let previous = other.values[inverseSlot] as? ManagedObjectID, previous != objectID {
             // The other object leaves its previous partner, whose side of `relationship` drops it.
             let partner = context.object(with: previous)
             try partner.fireFault()
-            try partner.editRelationship(try partner.runtime.slot(relationship.name), removing: id)
+            try partner.editRelationship(try partner.runtime.slot(of: relationship, hint: slot), removing: id)
         }
         try other.editRelationship(inverseSlot, adding: objectID)
     }
 
-    /// Makes the inverse of `relationship` on the object `id` drop this object.
-    private func unlinkInverse(of relationship: RelationshipDescription, at id: ManagedObjectID) throws {
+    /// Makes the inverse of `relationship` (at `slot` here) on the object `id` drop this object.
+    private func unlinkInverse(of relationship: RelationshipDescription, slot: Int, at id: ManagedObjectID) throws {
         guard let inverse = relationship.inverseRelationship, let context = managedObjectContext else { return }
         let other = context.object(with: id)
         try other.fireFault()
-        try other.editRelationship(try other.runtime.slot(inverse.name), removing: objectID)
+        try other.editRelationship(try other.runtime.slot(of: inverse, hint: runtime.inverseSlots[slot]), removing: objectID)
     }
 
     /// Adds `id` to a relationship slot (or sets a to-one slot to it), without inverse maintenance.

@@ -120,7 +120,7 @@ enum ValueConversion {
     /// - Throws: ``CoreDataError`` when a transformable value has no transformer that encodes it.
     static func storeValue(_ value: Any?, for attribute: AttributeDescription) throws -> Value {
         guard let value else { return .null }
-        if let stored = exactStoreValue(value, attributeType: attribute.attributeType) { return stored }
+        if let stored = exactStoreValue(value, for: attribute) { return stored }
         if let composite = attribute as? CompositeAttributeDescription { return .data(try CompositeValues.encode(value, for: composite)) }
         switch value {
         case let v as Int16: return .int(Int64(v))
@@ -142,23 +142,31 @@ enum ValueConversion {
     }
 
     /// The engine value of an attribute value of exactly the Swift type the attribute's type
-    /// holds (what ``normalize(_:for:entity:)`` makes): one cast, where ``storeValue(_:for:)``
-    /// tries each type in turn. `nil` for any other value.
-    private static func exactStoreValue(_ value: Any, attributeType: AttributeType) -> Value? {
-        switch attributeType {
-        case .stringAttributeType: (value as? String).map(Value.string)
-        case .integer64AttributeType: (value as? Int64).map(Value.int)
-        case .integer32AttributeType: (value as? Int32).map { .int(Int64($0)) }
-        case .integer16AttributeType: (value as? Int16).map { .int(Int64($0)) }
-        case .doubleAttributeType: (value as? Double).map(Value.double)
-        case .floatAttributeType: (value as? Float).map(Value.float)
-        case .booleanAttributeType: (value as? Bool).map(Value.bool)
-        case .dateAttributeType: (value as? Date).map(Value.date)
-        case .binaryDataAttributeType: (value as? Data).map(Value.data)
-        case .UUIDAttributeType: (value as? UUID).map(Value.uuid)
-        case .decimalAttributeType: (value as? Decimal).map(Value.decimal)
-        default: nil
+    /// holds (what ``normalize(_:for:entity:)`` makes), or an `Int` that fits an integer
+    /// attribute: one comparison of the value's type, where ``storeValue(_:for:)`` casts to each
+    /// type in turn. `nil` for any other value (and for composite attributes).
+    static func exactStoreValue(_ value: Any, for attribute: AttributeDescription) -> Value? {
+        let attributeType = attribute.attributeType
+        func open<Held>(_ held: Held) -> Value? {
+            func exactly<T>(_: T.Type) -> T? { Held.self == T.self ? unsafeBitCast(held, to: T.self) : nil }
+            switch attributeType {
+            case .stringAttributeType: return exactly(String.self).map(Value.string)
+            case .integer64AttributeType: return (exactly(Int64.self) ?? exactly(Int.self).map(Int64.init)).map(Value.int)
+            case .integer32AttributeType:
+                return (exactly(Int32.self) ?? exactly(Int.self).flatMap { Int32(exactly: $0) }).map { .int(Int64($0)) }
+            case .integer16AttributeType:
+                return (exactly(Int16.self) ?? exactly(Int.self).flatMap { Int16(exactly: $0) }).map { .int(Int64($0)) }
+            case .doubleAttributeType: return exactly(Double.self).map(Value.double)
+            case .floatAttributeType: return exactly(Float.self).map(Value.float)
+            case .booleanAttributeType: return exactly(Bool.self).map(Value.bool)
+            case .dateAttributeType: return exactly(Date.self).map(Value.date)
+            case .binaryDataAttributeType: return exactly(Data.self).map(Value.data)
+            case .UUIDAttributeType: return exactly(UUID.self).map(Value.uuid)
+            case .decimalAttributeType: return exactly(Decimal.self).map(Value.decimal)
+            default: return nil
+            }
         }
+        return open(value)
     }
 
     /// The object value of an engine value for `attribute`.

@@ -155,26 +155,10 @@ struct BatchInsertion {
     }
 
     /// The stored value of `value` for `attribute`: a value of exactly the attribute's Swift type
-    /// converts in one cast; any other goes through ``BatchValues/storeValue(_:for:entity:)``.
+    /// converts in one step (``ValueConversion/exactStoreValue(_:for:)``); any other goes through
+    /// ``BatchValues/storeValue(_:for:entity:)``.
     private func storeValue(_ value: Any, for attribute: AttributeDescription) throws -> Value {
-        switch attribute.attributeType {
-        case .stringAttributeType: if let string = value as? String { return .string(string) }
-        case .integer64AttributeType:
-            if let integer = value as? Int64 { return .int(integer) }
-            if let integer = value as? Int { return .int(Int64(integer)) }
-        case .integer32AttributeType:
-            if let integer = value as? Int32 { return .int(Int64(integer)) }
-            if let integer = value as? Int, let exact = Int32(exactly: integer) { return .int(Int64(exact)) }
-        case .integer16AttributeType:
-            if let integer = value as? Int16 { return .int(Int64(integer)) }
-            if let integer = value as? Int, let exact = Int16(exactly: integer) { return .int(Int64(exact)) }
-        case .doubleAttributeType: if let double = value as? Double { return .double(double) }
-        case .booleanAttributeType: if let bool = value as? Bool { return .bool(bool) }
-        case .dateAttributeType: if let date = value as? Date { return .date(date) }
-        case .binaryDataAttributeType where !(attribute is CompositeAttributeDescription): if let data = value as? Data { return .data(data) }
-        default: break
-        }
-        return try BatchValues.storeValue(value, for: attribute, entity: entity)
+        try ValueConversion.exactStoreValue(value, for: attribute) ?? BatchValues.storeValue(value, for: attribute, entity: entity)
     }
 
     /// The next key of the block allocated for new rows (another block when it is used up).
