@@ -73,8 +73,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var undoManager: UndoManager? {
         didSet { undoManagerDidChange(from: oldValue) }
     }
+    // The pending-change state is `@exclusivity(unchecked)`, as a managed object's (see
+    // `ManagedObject.values`): it is used on the context's queue only, and every change of an
+    // object touches it.
+
     /// The undo bookkeeping: states recorded for the undo manager.
-    var undoTracking = UndoTracking()
+    @exclusivity(unchecked) var undoTracking = UndoTracking()
     /// The pinned query generation, or `nil` to read the stores' newest state.
     var queryGeneration: QueryGenerationToken?
     /// Whether saves skip validation (a migration's intermediate saves; it validates at the end).
@@ -89,22 +93,22 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// Registered objects by ID, not retained.
-    var registered: UniquingTable = [:]
+    @exclusivity(unchecked) var registered: UniquingTable = [:]
     /// The runtime of the entity of the last fault made, for ``runtime(of:)``.
-    private var recentRuntime: EntityRuntime?
+    @exclusivity(unchecked) private var recentRuntime: EntityRuntime?
     /// Objects held strongly: those with changes (or all, with `retainsRegisteredObjects`).
-    var strongObjects = Set<ManagedObject>()
-    var insertedSet = OrderedSet<ManagedObject>()
-    var updatedSet = OrderedSet<ManagedObject>()
-    var deletedSet = OrderedSet<ManagedObject>()
+    @exclusivity(unchecked) var strongObjects = Set<ManagedObject>()
+    @exclusivity(unchecked) var insertedSet = OrderedSet<ManagedObject>()
+    @exclusivity(unchecked) var updatedSet = OrderedSet<ManagedObject>()
+    @exclusivity(unchecked) var deletedSet = OrderedSet<ManagedObject>()
     /// Changes since the last `processPendingChanges()`, for the objects-did-change notification.
-    var pendingEvent = ChangeEvent()
+    @exclusivity(unchecked) var pendingEvent = ChangeEvent()
     /// Objects whose delete rules are still to be applied.
-    var deletesToPropagate: [ManagedObject] = []
+    @exclusivity(unchecked) var deletesToPropagate: [ManagedObject] = []
     /// Continuations of `changes` streams.
     var changeObservers: [UUID: AsyncStream<ContextChange>.Continuation] = [:]
     /// How many `perform`/`performAndWait` blocks are running, nested, on the queue.
-    var eventDepth = 0
+    @exclusivity(unchecked) var eventDepth = 0
 
     /// Creates a context (Core Data's `init(concurrencyType:)`).
     public init(concurrencyType: ConcurrencyType) {

@@ -31,6 +31,12 @@ final class EntityRuntime: @unchecked Sendable {
     /// inverse's entity (-1 for other slots): the inverse's slot in a related object, found with
     /// ``slot(of:hint:)`` and no name lookup (an inherited property keeps its slot in sub-entities).
     let inverseSlots: [Int]
+    /// The slots ``ManagedObject/validateProperties()`` validates: every persistent property but
+    /// optional to-many relationships with no count limits, which every value passes.
+    let validatedSlots: [Int]
+    /// Whether each slot is an attribute with a minimum, a maximum or a regular expression to
+    /// check its values against.
+    let checksValues: [Bool]
     /// The values of a new object: attribute defaults, empty to-many relationships.
     let initialValues: [Any?]
     /// The Swift type each attribute slot holds when a value of exactly that type is stored as
@@ -75,6 +81,16 @@ final class EntityRuntime: @unchecked Sendable {
         toOneDestinations = properties.map { property in
             guard let relationship = property as? RelationshipDescription, !relationship.isToMany else { return nil }
             return relationship.destinationEntity
+        }
+        validatedSlots = properties.indices.filter { slot in
+            let property = properties[slot]
+            guard !property.isTransient else { return false }
+            guard let relationship = property as? RelationshipDescription, relationship.isToMany else { return true }
+            return !relationship.isOptional || relationship.minCount != 0 || relationship.maxCount != 0
+        }
+        checksValues = properties.map { property in
+            guard let attribute = property as? AttributeDescription else { return false }
+            return attribute.minValue != nil || attribute.maxValue != nil || !(attribute.regularExpressionString?.isEmpty ?? true)
         }
         inverseSlots = properties.map { property in
             guard let inverse = (property as? RelationshipDescription)?.inverseRelationship else { return -1 }

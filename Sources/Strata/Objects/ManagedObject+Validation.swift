@@ -41,7 +41,7 @@ extension ManagedObject {
         {
             throw fail(.managedObjectValidation, "holds \(attribute.attributeType) values; \(type(of: present)) \(present) is not one")
         }
-        if attribute.minValue == nil, attribute.maxValue == nil, attribute.regularExpressionString?.isEmpty ?? true { return }
+        if !runtime.checksValues[slot] { return }
         if let string = present as? String {
             if let minimum = attribute.minValue.flatMap(FetchValue.number), Double(string.count) < minimum {
                 throw fail(.validationStringTooShort, "is shorter than \(Int(minimum)) characters")
@@ -74,12 +74,7 @@ extension ManagedObject {
     /// Validates each persistent property with ``validateValue(_:forKey:)``, collecting errors.
     func validateProperties() throws {
         var errors: [CoreDataError] = []
-        for (slot, property) in runtime.properties.enumerated() where !property.isTransient {
-            if let relationship = property as? RelationshipDescription, relationship.isToMany,
-                relationship.isOptional, relationship.minCount == 0, relationship.maxCount == 0
-            {
-                continue
-            }
+        for slot in runtime.validatedSlots {
             var value = try publicValue(slot)
             let outer = validatingSlot
             validatingSlot = Int32(slot)
