@@ -16,6 +16,10 @@ struct OrderedIndex: Sendable {
 
         /// Whether this entry sorts before `other`: by value, then by key.
         func precedes(_ other: Entry) -> Bool {
+            // Integer columns, the common case, compare without `Value`'s general comparison.
+            if case .int(let mine) = value, case .int(let theirs) = other.value {
+                return mine != theirs ? mine < theirs : key < other.key
+            }
             if value < other.value { return true }
             if other.value < value { return false }
             return key < other.key
