@@ -89,9 +89,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// Registered objects by ID, not retained.
-    var registered: UniquingTable = [:]
+    // Unchecked exclusivity: touched only on the context's queue, once per object a fetch makes
+    // (see ManagedObject's stored state).
+    @exclusivity(unchecked) var registered: UniquingTable = [:]
     /// The runtime of the entity of the last fault made, for ``runtime(of:)``.
-    private var recentRuntime: EntityRuntime?
+    @exclusivity(unchecked) private var recentRuntime: EntityRuntime?
     /// Objects held strongly: those with changes (or all, with `retainsRegisteredObjects`).
     var strongObjects = Set<ManagedObject>()
     var insertedSet = OrderedSet<ManagedObject>()
