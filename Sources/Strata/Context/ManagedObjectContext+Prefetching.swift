@@ -43,7 +43,7 @@ extension ManagedObjectContext {
                     if let existing = registered[concreteID]?.object {
                         object = existing
                     } else {
-                        object = ManagedObjectClassRegistry.type(for: entity).init(faultFor: concreteID, in: self)
+                        object = objectClass(of: entity).init(faultFor: concreteID, in: self)
                         register(object)
                     }
                     if !object.isLoaded {

@@ -94,6 +94,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var registered: UniquingTable = [:]
     /// The runtime of the entity of the last fault made, for ``runtime(of:)``.
     @exclusivity(unchecked) private var recentRuntime: EntityRuntime?
+    /// The class of the entity of the last fault made by ID, with the class registry's
+    /// generation it was looked up at, for ``objectClass(of:)``.
+    @exclusivity(unchecked) private var recentClass: (entity: ObjectIdentifier, generation: UInt64, type: ManagedObject.Type)?
     /// Objects held strongly: those with changes (or all, with `retainsRegisteredObjects`).
     var strongObjects = Set<ManagedObject>()
     var insertedSet = OrderedSet<ManagedObject>()
@@ -283,6 +286,17 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let runtime = EntityRuntime.of(entity)
         recentRuntime = runtime
         return runtime
+    }
+
+    /// The class of `entity`'s objects (``ManagedObjectClassRegistry/type(for:)``): the one of the
+    /// last fault made when the entity is the same and no class was registered since, without
+    /// the registry's lock.
+    func objectClass(of entity: EntityDescription) -> ManagedObject.Type {
+        let generation = ManagedObjectClassRegistry.generation
+        if let recent = recentClass, recent.entity == ObjectIdentifier(entity), recent.generation == generation { return recent.type }
+        let type = ManagedObjectClassRegistry.type(for: entity)
+        recentClass = (ObjectIdentifier(entity), generation, type)
+        return type
     }
 
     /// Registers `object` under its ID.

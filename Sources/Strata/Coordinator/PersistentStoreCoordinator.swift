@@ -205,9 +205,11 @@ public final class PersistentStoreCoordinator: Sendable {
         let parts = url.path.split(separator: "/")
         guard parts.count == 2, let entity = managedObjectModel.entitiesByName[String(parts[0])],
             parts[1].first == "p", let key = Int64(parts[1].dropFirst()), key > 0,
-            store(identifier: host) != nil
+            let store = store(identifier: host)
         else { return nil }
-        return ManagedObjectID(entity: entity, storeIdentifier: host, primaryKey: key)
+        // The store's own identifier string: comparing it with the store's is then one pointer
+        // comparison, on every fault of the object.
+        return ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key)
     }
 
     /// The store with `identifier`.
@@ -269,7 +271,8 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// The layout of `entity`.
     func layout(_ entity: EntityDescription) throws -> EntityLayout {
-        try mapping.get().layout(of: entity)!
+        if !hasAdoptedLayout.load(ordering: .acquiring), case .success(let mapping) = modelMapping { return mapping.layout(of: entity)! }
+        return try mapping.get().layout(of: entity)!
     }
 
     /// The stored row of an object with the store's newest sequence number read just before it:
