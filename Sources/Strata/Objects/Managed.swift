@@ -80,6 +80,13 @@ enum ManagedValueCast {
     /// `value` as `T`, converting collections of objects to the subclass's element type.
     static func cast<T>(_ value: Any?, to _: T.Type, key: String) -> T {
         if let value, type(of: value) == T.self { return exactly(value) }
+        return converted(value, to: T.self, key: key)
+    }
+
+    /// `value` as `T` when its type is not exactly `T`: kept out of ``cast(_:to:key:)`` so
+    /// that the common case makes no `Optional<T>` metadata.
+    @inline(never)
+    private static func converted<T>(_ value: Any?, to _: T.Type, key: String) -> T {
         if let typed = value as? T { return typed }
         if value == nil, let zero = ScalarZero.zero(of: T.self) { return zero }
         preconditionFailure("\(key) holds \(value.map { "\(type(of: $0))" } ?? "nil"), which is not \(T.self)")

@@ -23,7 +23,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's ID: temporary until the object is saved (or a permanent ID is obtained).
     @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// The context the object is registered with, if any.
-    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: ManagedObjectContext?
     /// Whether the object is inserted in its context and not saved yet.
     @exclusivity(unchecked) public internal(set) var isInserted = false
     /// Whether the object will be deleted from the store by the next save.
