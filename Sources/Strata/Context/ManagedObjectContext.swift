@@ -45,7 +45,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var mergePolicy: MergePolicy = .error
     /// Whether the context keeps strong references to every registered object. The default is
     /// `false`: objects without changes are held weakly and go away when unused.
-    public var retainsRegisteredObjects = false {
+    @exclusivity(unchecked) public var retainsRegisteredObjects = false {
         didSet {
             strongObjects = retainsRegisteredObjects ? Set(registeredObjects) : Set(insertedSet).union(updatedSet).union(deletedSet)
         }
@@ -76,14 +76,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// The undo bookkeeping: states recorded for the undo manager.
     var undoTracking = UndoTracking()
     /// The pinned query generation, or `nil` to read the stores' newest state.
-    var queryGeneration: QueryGenerationToken?
+    @exclusivity(unchecked) var queryGeneration: QueryGenerationToken?
     /// Whether saves skip validation (a migration's intermediate saves; it validates at the end).
     var defersValidation = false
 
     /// The coordinator set on this context itself.
-    var ownCoordinator: PersistentStoreCoordinator?
+    @exclusivity(unchecked) var ownCoordinator: PersistentStoreCoordinator?
     /// The parent context and what nested contexts need (ManagedObjectContext+Parent.swift).
-    var nesting = ContextNesting()
+    @exclusivity(unchecked) var nesting = ContextNesting()
 
     let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
