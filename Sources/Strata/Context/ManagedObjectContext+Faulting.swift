@@ -54,50 +54,14 @@ extension ManagedObjectContext {
         return try relatedIDs(of: object.objectID, entity: object.entity, relationship)
     }
 
-    /// The IDs a to-many relationship of the saved object `id` (of `entity`) holds in the store.
+    /// The IDs a to-many relationship of the saved object `id` (of `entity`) holds in the store,
+    /// read by the store layer (``StoreReader/relatedIDs(of:entity:_:)``), with the concrete
+    /// entity of objects this context knows.
     func relatedIDs(of id: ManagedObjectID, entity: EntityDescription, _ relationship: RelationshipDescription) throws -> OrderedSet<ManagedObjectID> {
         guard !id.isTemporaryID, let coordinator = persistentStoreCoordinator, let identifier = id.storeIdentifier,
             let store = readingStore(identifier: identifier), let destination = relationship.destinationEntity
         else { return [] }
-        let layout = try coordinator.layout(entity)
-        let owner = Value.reference(id.primaryKey)
-        // The IDs, and whether they already carry their concrete entity.
-        let (ids, concrete) = try coordinator.storeCall { () -> (OrderedSet<ManagedObjectID>, Bool) in
-            if let join = layout.joins[relationship.name] {
-                var pairs: [(position: Int64, key: Int64)] = []
-                for key in try store.rows.keys(join.storeEntity, column: join.ownerColumn, matching: .equal(owner), descending: false, limit: nil) {
-                    guard let row = try store.rows.read(join.storeEntity, key: key), case .reference(let other) = row[join.otherColumn],
-                        case .int(let position) = row[2]
-                    else { continue }
-                    pairs.append((position, other))
-                }
-                if join.isOrdered { pairs.sort { $0.position < $1.position } }
-                return (OrderedSet(pairs.map { ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: $0.key) }), false)
-            }
-            guard let inverse = relationship.inverseRelationship, !inverse.isToMany else { return ([], true) }
-            let destinationLayout = try coordinator.layout(destination)
-            guard let column = destinationLayout.columns[inverse.name] else { return ([], true) }
-            let keys = try store.rows.keys(destinationLayout.storeEntity, column: column, matching: .equal(owner), descending: false, limit: nil)
-            guard destinationLayout.sharedColumns.contains(column) else {
-                return (OrderedSet(keys.map { ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: $0) }), false)
-            }
-            return (try concreteIDs(keys, of: destinationLayout, store: store, coordinator: coordinator), true)
-        }
+        let (ids, concrete) = try reader(store, coordinator: coordinator).relatedIDs(of: id, entity: entity, relationship)
         return concrete || destination.subentities.isEmpty ? ids : OrderedSet(ids.map(resolvedID))
-    }
-
-    /// The IDs, with their concrete entity, of the rows at `keys` (in that order) that belong to
-    /// `layout`'s entity or its sub-entities; rows of other entities of the hierarchy are left out.
-    private func concreteIDs(
-        _ keys: [PrimaryKey], of layout: EntityLayout, store: PersistentStore, coordinator: PersistentStoreCoordinator
-    ) throws -> OrderedSet<ManagedObjectID> {
-        let family = try coordinator.mapping.get().entitiesByTag[layout.storeEntity] ?? [:]
-        var entities: [PrimaryKey: EntityDescription] = [:]
-        try store.rows.forEachRow(layout.storeEntity, keys: keys, columns: [0]) { key, row in
-            if case .int(let tag) = row[0], layout.tags.contains(tag), let entity = family[tag] { entities[key] = entity }
-        }
-        return OrderedSet(keys.compactMap { key in
-            entities[key].map { ManagedObjectID(entity: $0, storeIdentifier: store.identifier, primaryKey: key) }
-        })
     }
 }

@@ -29,7 +29,7 @@ extension ManagedObjectContext {
             return try typed(try dictionaries(request))
         case .managedObjectResultType:
             let objects = try fetchObjects(request)
-            guard let typed = objects as? [T] else {
+            guard let typed = Self.cast(objects, to: T.self) else {
                 throw CoreDataError(.coreData, "the fetched objects are not \(T.self); register the subclass with \(T.self).register(for:)")
             }
             return typed
@@ -93,6 +93,17 @@ extension ManagedObjectContext {
     /// - Throws: ``CoreDataError`` when the request names no entity of the model.
     public func explainCount<T>(for request: FetchRequest<T>) throws -> FetchPlan {
         try plan(request, counting: true).fetchPlan
+    }
+
+    /// `objects` as `[T]`, or `nil` when one is not a `T`: when every object's class is `T`
+    /// itself (a fetch of one entity into its own subclass), the array as it is, without a
+    /// dynamic cast per object.
+    private static func cast<T>(_ objects: [ManagedObject], to _: T.Type) -> [T]? {
+        let type = ObjectIdentifier(T.self)
+        if T.self is ManagedObject.Type, objects.allSatisfy({ ObjectIdentifier(Swift.type(of: $0)) == type }) {
+            return unsafeBitCast(objects, to: [T].self)
+        }
+        return objects as? [T]
     }
 
     /// `values` as `[T]`, or an error naming the types.

@@ -3,14 +3,14 @@ import StrataStore
 
 extension ManagedObjectContext {
     /// The objects of `ids`, in order, realized: registered objects as they are (faults
-    /// fulfilled), others created and registered; the rows of one store entity read together,
-    /// one read per block. An ID without a row gives a fault, which reports it when it fires.
+    /// fulfilled), others created and registered; the rows of one store entity read together
+    /// by the store layer (``StoreReader/snapshots(storeEntity:keys:)``), one read per block.
+    /// An ID without a row gives a fault, which reports it when it fires.
     ///
     /// - Throws: ``CoreDataError`` when a store read fails.
     func realizeObjects(_ ids: [ManagedObjectID]) throws -> [ManagedObject] {
         if nesting.parent != nil { return try realizeObjectsFromParent(ids) }
         guard let coordinator = persistentStoreCoordinator else { return ids.map { object(with: $0) } }
-        let mapping = try coordinator.mapping.get()
         var results = [ManagedObject?](repeating: nil, count: ids.count)
         // Positions to read, by store identifier and store entity.
         var groups: [String: [Int: [Int]]] = [:]
@@ -28,27 +28,26 @@ extension ManagedObjectContext {
                 for positions in byEntity.values { for position in positions { results[position] = object(with: ids[position]) } }
                 continue
             }
-            let sequence = store.rows.lastSequence
+            let reader = reader(store, coordinator: coordinator)
             for (storeEntity, positions) in byEntity {
-                let rows = try coordinator.storeCall { try store.rows.read(storeEntity, keys: positions.map { ids[$0].primaryKey }) }
-                for (position, row) in zip(positions, rows) {
+                let (snapshots, sequence) = try reader.snapshots(storeEntity: storeEntity, keys: positions.map { ids[$0].primaryKey })
+                for (position, snapshot) in zip(positions, snapshots) {
                     let id = ids[position]
-                    guard let row, case .int(let tag) = row[0], let entity = mapping.entitiesByTag[storeEntity]?[tag],
-                        let layout = mapping.layouts[entity.name]
-                    else {
+                    guard let snapshot else {
                         results[position] = object(with: id)
                         continue
                     }
+                    let entity = snapshot.entity
                     let concreteID = entity === id.entity ? id : ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: id.primaryKey)
                     let object: ManagedObject
                     if let existing = registered[concreteID]?.object {
                         object = existing
                     } else {
-                        object = ManagedObjectClassRegistry.type(for: entity).init(faultFor: concreteID, in: self)
+                        object = objectClass(of: entity).init(faultFor: concreteID, in: self)
                         register(object)
                     }
                     if !object.isLoaded {
-                        try load(object, from: row, layout: layout, sequence: sequence)
+                        try load(object, from: snapshot.row, layout: snapshot.layout, sequence: sequence)
                         object.awakeFromFetch()
                     }
                     results[position] = object

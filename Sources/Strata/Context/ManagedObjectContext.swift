@@ -45,7 +45,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var mergePolicy: MergePolicy = .error
     /// Whether the context keeps strong references to every registered object. The default is
     /// `false`: objects without changes are held weakly and go away when unused.
-    public var retainsRegisteredObjects = false {
+    @exclusivity(unchecked) public var retainsRegisteredObjects = false {
         didSet {
             strongObjects = retainsRegisteredObjects ? Set(registeredObjects) : Set(insertedSet).union(updatedSet).union(deletedSet)
         }
@@ -73,21 +73,21 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var undoManager: UndoManager? {
         didSet { undoManagerDidChange(from: oldValue) }
     }
-    // The pending-change state is `@exclusivity(unchecked)`, as a managed object's (see
-    // `ManagedObject.values`): it is used on the context's queue only, and every change of an
-    // object touches it.
+    // The state touched per object (pending changes, registered objects, what a fault reads)
+    // is `@exclusivity(unchecked)`, as a managed object's is (see `ManagedObject`): it is used
+    // on the context's queue only.
 
     /// The undo bookkeeping: states recorded for the undo manager.
     @exclusivity(unchecked) var undoTracking = UndoTracking()
     /// The pinned query generation, or `nil` to read the stores' newest state.
-    var queryGeneration: QueryGenerationToken?
+    @exclusivity(unchecked) var queryGeneration: QueryGenerationToken?
     /// Whether saves skip validation (a migration's intermediate saves; it validates at the end).
     var defersValidation = false
 
     /// The coordinator set on this context itself.
-    var ownCoordinator: PersistentStoreCoordinator?
+    @exclusivity(unchecked) var ownCoordinator: PersistentStoreCoordinator?
     /// The parent context and what nested contexts need (ManagedObjectContext+Parent.swift).
-    var nesting = ContextNesting()
+    @exclusivity(unchecked) var nesting = ContextNesting()
 
     let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
@@ -96,6 +96,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var registered: UniquingTable = [:]
     /// The runtime of the entity of the last fault made, for ``runtime(of:)``.
     @exclusivity(unchecked) private var recentRuntime: EntityRuntime?
+    /// The class of the entity of the last fault made by ID, with the class registry's
+    /// generation it was looked up at, for ``objectClass(of:)``.
+    @exclusivity(unchecked) private var recentClass: (entity: ObjectIdentifier, generation: UInt64, type: ManagedObject.Type)?
     /// Objects held strongly: those with changes (or all, with `retainsRegisteredObjects`).
     @exclusivity(unchecked) var strongObjects = Set<ManagedObject>()
     @exclusivity(unchecked) var insertedSet = OrderedSet<ManagedObject>()
@@ -285,6 +288,17 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let runtime = EntityRuntime.of(entity)
         recentRuntime = runtime
         return runtime
+    }
+
+    /// The class of `entity`'s objects (``ManagedObjectClassRegistry/type(for:)``): the one of the
+    /// last fault made when the entity is the same and no class was registered since, without
+    /// the registry's lock.
+    func objectClass(of entity: EntityDescription) -> ManagedObject.Type {
+        let generation = ManagedObjectClassRegistry.generation
+        if let recent = recentClass, recent.entity == ObjectIdentifier(entity), recent.generation == generation { return recent.type }
+        let type = ManagedObjectClassRegistry.type(for: entity)
+        recentClass = (ObjectIdentifier(entity), generation, type)
+        return type
     }
 
     /// Registers `object` under its ID.

@@ -13,7 +13,16 @@ public final class PersistentStoreCoordinator: Sendable {
     public let managedObjectModel: ManagedObjectModel
     /// How the model is laid out in the engine: the model's own layout, or the one a store
     /// migrated in place keeps (``adoptLayout(ofStoreAt:configuration:)``).
-    var mapping: Result<StoreMapping, CoreDataError> { layout.withLock { $0 } }
+    ///
+    /// Read without a lock (once or twice per fault) until a store's layout is adopted: the
+    /// model's layout never changes, and an adopted one changes only while no store is added.
+    var mapping: Result<StoreMapping, CoreDataError> {
+        hasAdoptedLayout.load(ordering: .acquiring) ? layout.withLock { $0 } : modelMapping
+    }
+    /// The model's own layout.
+    private let modelMapping: Result<StoreMapping, CoreDataError>
+    /// Whether ``adoptLayout(ofStoreAt:configuration:)`` took a store's layout (then in ``layout``).
+    private let hasAdoptedLayout = Atomic<Bool>(false)
     private let layout: Mutex<Result<StoreMapping, CoreDataError>>
     private let stores = Mutex<[PersistentStore]>([])
     /// The rows faults read, shared by the coordinator's contexts.
@@ -33,6 +42,7 @@ public final class PersistentStoreCoordinator: Sendable {
         } catch {
             mapping = .failure(CoreDataError(.coreData, "the model cannot be stored: \(error)"))
         }
+        modelMapping = mapping
         layout = Mutex(mapping)
     }
 
@@ -47,6 +57,7 @@ public final class PersistentStoreCoordinator: Sendable {
         return stores.withLock { stores in
             guard stores.isEmpty else { return mapping }
             layout.withLock { $0 = .success(evolved) }
+            hasAdoptedLayout.store(true, ordering: .releasing)
             return evolved
         }
     }
@@ -194,9 +205,11 @@ public final class PersistentStoreCoordinator: Sendable {
         let parts = url.path.split(separator: "/")
         guard parts.count == 2, let entity = managedObjectModel.entitiesByName[String(parts[0])],
             parts[1].first == "p", let key = Int64(parts[1].dropFirst()), key > 0,
-            store(identifier: host) != nil
+            let store = store(identifier: host)
         else { return nil }
-        return ManagedObjectID(entity: entity, storeIdentifier: host, primaryKey: key)
+        // The store's own identifier string: comparing it with the store's is then one pointer
+        // comparison, on every fault of the object.
+        return ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key)
     }
 
     /// The store with `identifier`.
@@ -258,7 +271,8 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// The layout of `entity`.
     func layout(_ entity: EntityDescription) throws -> EntityLayout {
-        try mapping.get().layout(of: entity)!
+        if !hasAdoptedLayout.load(ordering: .acquiring), case .success(let mapping) = modelMapping { return mapping.layout(of: entity)! }
+        return try mapping.get().layout(of: entity)!
     }
 
     /// The stored row of an object with the store's newest sequence number read just before it:

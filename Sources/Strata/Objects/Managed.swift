@@ -81,18 +81,24 @@ extension ManagedObject {
 enum ManagedValueCast {
     /// `value` as `T`, converting collections of objects to the subclass's element type.
     static func cast<T>(_ value: Any?, to _: T.Type, key: String) -> T {
-        if let value, let typed: T = exactly(value) { return typed }
+        if let value, type(of: value) == T.self { return exactly(value) }
+        return converted(value, to: T.self, key: key)
+    }
+
+    /// `value` as `T` when its type is not exactly `T`: kept out of ``cast(_:to:key:)`` so
+    /// that the common case makes no `Optional<T>` metadata.
+    @inline(never)
+    private static func converted<T>(_ value: Any?, to _: T.Type, key: String) -> T {
         if let typed = value as? T { return typed }
         if value == nil, let zero = ScalarZero.zero(of: T.self) { return zero }
         preconditionFailure("\(key) holds \(value.map { "\(type(of: $0))" } ?? "nil"), which is not \(T.self)")
     }
 
-    /// `value` when its dynamic type is exactly `T`, read without a dynamic cast (the value
-    /// of an attribute read into a property of the attribute's own type); else `nil`.
-    private static func exactly<T>(_ value: Any) -> T? {
-        func open<Held>(_ held: Held) -> T? {
-            Held.self == T.self ? unsafeBitCast(held, to: T.self) : nil
-        }
+    /// `value`, whose dynamic type is exactly `T`, read without a dynamic cast and without
+    /// `Optional<T>`'s metadata (the value of an attribute read into a property of the
+    /// attribute's own type).
+    private static func exactly<T>(_ value: Any) -> T {
+        func open<Held>(_ held: Held) -> T { unsafeBitCast(held, to: T.self) }
         return open(value)
     }
 

@@ -47,11 +47,16 @@ extension ManagedObject {
     /// decoded from the row on every read and not kept (the row holds them, and an object read
     /// once costs no slot storage); a to-one reference's ID is made once and kept.
     private func decodeLazySlot(_ slot: Int) throws -> Any? {
-        if lazyRow!.decoded.contains(slot) { return slots[slot] }
+        guard let lazy = lazyRow else { return slots[slot] }
+        if lazy.decoded.contains(slot) { return slots[slot] }
         let load = runtime.loads[slot]
+        guard load == .toOne || load == .toOneOfHierarchy else {
+            // An attribute: no store identifier or context to read.
+            return RowDecoding.plainValue(slot, load: load, of: runtime, from: lazy.row, layout: lazy.layout, storeIdentifier: nil, context: nil)
+        }
         let value = RowDecoding.plainValue(
-            slot, load: load, of: runtime, from: lazyRow!.row, layout: lazyRow!.layout,
-            storeIdentifier: objectID.storeIdentifier, context: managedObjectContext, references: lazyRow!.references)
+            slot, load: load, of: runtime, from: lazy.row, layout: lazy.layout,
+            storeIdentifier: objectID.storeIdentifier, context: managedObjectContext, references: lazy.references)
         guard load == .toOne else { return value }
         if slots.isEmpty { slots = Array(repeating: nil, count: runtime.loads.count) }
         slots[slot] = value

@@ -22,6 +22,12 @@ enum ManagedObjectClassRegistry {
     }
 
     private static let registry = Mutex(Registry())
+    /// Counts the registrations that can change what ``type(for:)`` returns.
+    private static let changes = Atomic<UInt64>(0)
+
+    /// The number of registrations so far that can change what ``type(for:)`` returns: a class
+    /// looked up while it had one value is still the entity's class while it keeps it.
+    static var generation: UInt64 { changes.load(ordering: .acquiring) }
 
     /// Registers `type` as the class of every entity named `name`.
     static func register(_ type: ManagedObject.Type, forName name: String) {
@@ -29,6 +35,7 @@ enum ManagedObjectClassRegistry {
             if registry.byName[name] != type {
                 registry.byName[name] = type
                 remember(type, in: &registry)
+                changes.add(1, ordering: .releasing)
             }
         }
     }
@@ -41,6 +48,7 @@ enum ManagedObjectClassRegistry {
             registry.byEntity[ObjectIdentifier(entity)] = type
             if registry.byName[entity.name] == nil { registry.byName[entity.name] = type }
             remember(type, in: &registry)
+            changes.add(1, ordering: .releasing)
             return true
         }
         if bound { ManagedPropertyTable.check(type, against: entity) }
@@ -57,6 +65,7 @@ enum ManagedObjectClassRegistry {
             guard !registry.modules.contains(module) else { return }
             registry.modules.append(module)
             registry.byClassName = registry.byClassName.filter { $0.value != nil }
+            changes.add(1, ordering: .releasing)
         }
     }
 

@@ -12,8 +12,13 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     public let storeIdentifier: String?
     /// The primary key in the store (`0` while temporary).
     let primaryKey: Int64
+    /// The temporary identifier of an unsaved object, unique in the process; 0 for a permanent
+    /// ID (the counter starts at 1). Not an optional, so that an ID takes 56 bytes, one heap
+    /// block of 64, where an optional would make it 80.
+    private let temporaryBits: UInt64
+
     /// The temporary identifier of an unsaved object, unique in the process.
-    let temporaryIdentifier: UInt64?
+    var temporaryIdentifier: UInt64? { temporaryBits == 0 ? nil : temporaryBits }
 
     private static let temporaryCounter = Atomic<UInt64>(0)
 
@@ -22,7 +27,7 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
         self.entity = entity
         self.storeIdentifier = storeIdentifier
         self.primaryKey = primaryKey
-        self.temporaryIdentifier = nil
+        self.temporaryBits = 0
     }
 
     /// A temporary ID for a newly inserted object.
@@ -30,12 +35,12 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
         self.entity = entity
         self.storeIdentifier = nil
         self.primaryKey = 0
-        self.temporaryIdentifier = Self.temporaryCounter.add(1, ordering: .relaxed).newValue
+        self.temporaryBits = Self.temporaryCounter.add(1, ordering: .relaxed).newValue
     }
 
     /// Whether the ID is temporary: the object has not been saved yet (or had no permanent ID
     /// obtained for it).
-    public var isTemporaryID: Bool { temporaryIdentifier != nil }
+    public var isTemporaryID: Bool { temporaryBits != 0 }
 
     /// The URI of the object: `x-coredata://<store>/<Entity>/p<key>` for a permanent ID,
     /// `x-coredata:///<Entity>/t<UUID>` for a temporary one. Archive it and get the ID back with
@@ -73,5 +78,5 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     }
 
     /// What the ID hashes on: the temporary identifier, or the primary key.
-    var hashBits: UInt64 { temporaryIdentifier ?? UInt64(bitPattern: primaryKey) }
+    var hashBits: UInt64 { temporaryBits != 0 ? temporaryBits : UInt64(bitPattern: primaryKey) }
 }

@@ -1,0 +1,30 @@
+import Foundation
+import StrataStore
+
+/// The stored state of one object, as the store layer reads it for a context to realize the
+/// object: its concrete entity (from the row's tag), the entity's layout and the row.
+struct StoredSnapshot {
+    /// The object's concrete entity.
+    let entity: EntityDescription
+    /// How the row's columns map to the entity's slots.
+    let layout: EntityLayout
+    /// The row.
+    let row: Row
+}
+
+extension StoreReader {
+    /// The snapshots of the objects at `keys` of the engine entity `storeEntity`, in that order
+    /// (`nil` where no row exists or its tag names no entity of the model), each block read
+    /// once; with the store's newest sequence read just before the rows.
+    func snapshots(storeEntity: Int, keys: [PrimaryKey]) throws -> (snapshots: [StoredSnapshot?], sequence: UInt64) {
+        let mapping = try coordinator.mapping.get()
+        let sequence = store.rows.lastSequence
+        let rows = try coordinator.storeCall { try store.rows.read(storeEntity, keys: keys) }
+        let family = mapping.entitiesByTag[storeEntity]
+        let snapshots = rows.map { row -> StoredSnapshot? in
+            guard let row, case .int(let tag) = row[0], let entity = family?[tag], let layout = mapping.layouts[entity.name] else { return nil }
+            return StoredSnapshot(entity: entity, layout: layout, row: row)
+        }
+        return (snapshots, sequence)
+    }
+}

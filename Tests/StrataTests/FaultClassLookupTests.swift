@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+@testable import Strata
+
+/// A class registered for its entity only after a context made faults of the entity.
+final class LateRegisteredNote: ManagedObject {
+    @Managed var title: String
+}
+
+/// Faults made by ID take their class from the class registry as it is when they are made: a
+/// context that remembers the class of the last entity it made a fault of must see a class
+/// registered after that.
+@Suite struct FaultClassLookupTests {
+    @Test func aClassRegisteredAfterFaultsWereMadeIsUsedForTheNextFaults() throws {
+        let folder = TemporaryFolder()
+        let note = ModelBuilder.entity("LateRegisteredNote", [ModelBuilder.attribute("title", .string, isOptional: false)])
+        let model = ModelBuilder.model([note])
+        var container: PersistentContainer? = try GraphModel.container(at: folder.store(), model: model)
+        let writer = container!.newBackgroundContext()
+        let ids = try writer.performAndWait {
+            let objects = (0..<2).map { index in
+                let object = ManagedObject(entity: note, insertInto: writer)
+                object.setValue("note \(index)", forKey: "title")
+                return object
+            }
+            try writer.save()
+            return objects.map(\.objectID)
+        }
+        try container!.close()
+        container = nil
+
+        let reopened = try GraphModel.container(at: folder.store(), model: model)
+        let context = reopened.newBackgroundContext()
+        try context.performAndWait {
+            let first = context.object(with: ids[0])
+            #expect(type(of: first) == ManagedObject.self)
+            #expect(first.value(forKey: "title") as? String == "note 0")
+            LateRegisteredNote.register(for: "LateRegisteredNote")
+            let second = try #require(context.object(with: ids[1]) as? LateRegisteredNote)
+            #expect(second.title == "note 1")
+        }
+        try reopened.close()
+    }
+}
