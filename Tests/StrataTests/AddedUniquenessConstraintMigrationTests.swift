@@ -133,6 +133,55 @@ import Testing
         try old.close()
     }
 
+    /// The first version with employees' `name` renamed `fullName` and unique.
+    static func renamedUnique() -> ManagedObjectModel {
+        let model = GraphModel.make()
+        let employee = model.entitiesByName["Employee"]!
+        let name = employee.propertiesByName["name"]!
+        name.name = "fullName"
+        name.renamingIdentifier = "name"
+        employee.uniquenessConstraints = [["fullName"]]
+        return model
+    }
+
+    @Test func aConstraintAddedWithARenameRewritesInPlace() throws {
+        let folder = TemporaryFolder()
+        let url = folder.store()
+        let filled = try InPlaceMigrationTests.fill(url)
+        let model = Self.renamedUnique()
+        #expect(try MigrationMethod.forStore(at: url, from: GraphModel.make(), to: model) == .inPlaceRewrite)
+        let container = try PersistentHistoryTests.container(at: url, model: model)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            for i in 0..<InPlaceMigrationTests.employeeCount {
+                let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E\(i)"]!))
+                #expect(try context.existingObject(with: id).value(forKey: "fullName") as? String == "E\(i)")
+            }
+            let twin = EntityDescription.insertNewObject(forEntityName: "Employee", into: context)
+            twin.setValue("E9", forKey: "fullName")
+            let error = try #require(throws: CoreDataError.self) { try context.save() }
+            #expect(error.code == .managedObjectConstraintMerge)
+        }
+        try container.close()
+    }
+
+    @Test func aDuplicateFailsARewriteInPlaceBeforeItWrites() throws {
+        let folder = TemporaryFolder()
+        let url = folder.store()
+        let filled = try InPlaceMigrationTests.fill(url)
+        let container = try PersistentHistoryTests.container(at: url)
+        #expect(Self.saveEmployee("E4", salary: 1, in: container) == nil)
+        try container.close()
+        let before = try Self.files(url)
+        let error = try #require(throws: CoreDataError.self) { try PersistentHistoryTests.container(at: url, model: Self.renamedUnique()) }
+        #expect(error.code == .migrationConstraintViolation)
+        #expect(error.message.contains("(fullName)") && error.message.contains("fullName = \"E4\""), "\(error.message)")
+        #expect(try Self.files(url) == before)
+        let old = try PersistentHistoryTests.container(at: url)
+        try InPlaceMigrationTests.expectEmployees(in: old, filled, hasNotes: true, level: nil)
+        try old.close()
+    }
+
     @Test func aDuplicateUnderAnIndexedAttributeFailsTheMetadataOnlyStep() throws {
         let folder = TemporaryFolder()
         let url = folder.store()

@@ -28,6 +28,33 @@ struct AddedUniquenessConstraint {
         Set(entity.uniquenessConstraints.map { $0.map(EntityDescription.constraintElementName).sorted() })
     }
 
+    /// Whether the constraints `entity` adds to `old` (its source entity, laid out by `before`)
+    /// can be checked on the stored rows before a rewrite in place converts them: the objects
+    /// they cover are exactly the stored objects of `old` and its sub-entities, and each
+    /// constrained property is an attribute read from an old attribute of the same type (the
+    /// rewrite keeps its values as they are).
+    static func checkableBeforeRewrite(_ entity: EntityDescription, from old: EntityDescription, before: StoreMapping) -> Bool {
+        guard let layout = before.layout(of: old), let source = old.managedObjectModel?.entitiesByName else { return false }
+        var tags = Set<Int64>()
+        for member in StoreMapping.hierarchy(entity) {
+            guard let counterpart = MappingModel.counterpart(of: member.renamingIdentifier, member.name, in: source),
+                let was = before.layout(of: counterpart), was.storeEntity == layout.storeEntity
+            else { return false }
+            tags.insert(was.tag)
+        }
+        guard tags == Set(layout.tags) else { return false }
+        let existing = names(of: old)
+        for constraint in entity.uniquenessConstraints where !existing.contains(constraint.map(EntityDescription.constraintElementName).sorted()) {
+            for name in constraint.map(EntityDescription.constraintElementName) {
+                guard let attribute = entity.attributesByName[name],
+                    let was = old.attributesByName[attribute.renamingIdentifier ?? name] ?? old.attributesByName[name],
+                    was.attributeType == attribute.attributeType, !(was is DerivedAttributeDescription), !was.isTransient
+                else { return false }
+            }
+        }
+        return true
+    }
+
     /// Checks the stored objects of the store at `url` against every uniqueness constraint
     /// `destination` adds to an entity of `source`, in one pass over each entity concerned.
     ///

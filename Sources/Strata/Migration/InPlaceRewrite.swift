@@ -20,7 +20,8 @@ private let logger = Logger(label: "strata.migration")
 /// objects by their tag (references to them cleared, their pairs dropped); an entity moved out
 /// of its hierarchy takes its rows, by tag, to its new engine entity. Other changes (an entity
 /// moved into another stored hierarchy, several hierarchies merged into one, custom
-/// mapping models with a policy, added uniqueness constraints, other to-one ↔ to-many changes)
+/// mapping models with a policy, added uniqueness constraints the stored rows cannot be checked
+/// for (``AddedUniquenessConstraint/checkableBeforeRewrite(_:from:before:)``), other to-one ↔ to-many changes)
 /// go through ``MigrationManager`` into a new store.
 ///
 /// Crash-safe: the new metadata is written beside the store first (`metadata.plist.rewrite`),

@@ -143,6 +143,7 @@ extension PersistentStoreCoordinator {
             }
         }
         if let rewrite = try InPlaceRewrite.plan(at: url, from: source, to: destination, mapping: mapping) {
+            try AddedUniquenessConstraint.checkStoredObjects(at: url, from: source, to: destination)
             lock?.release()
             lock = nil
             try rewrite.apply(
