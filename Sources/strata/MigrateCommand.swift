@@ -106,7 +106,21 @@ enum MigrationReport {
         where !used.contains(name) && !property.isTransient && !(property is FetchedPropertyDescription) {
             lines.append("    - \(name): removed")
         }
+        let before = constraintNames(from), after = constraintNames(to)
+        for names in after.subtracting(before).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            lines.append("    + unique (\(names.joined(separator: ", "))): uniqueness constraint added")
+        }
+        for names in before.subtracting(after).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            lines.append("    - unique (\(names.joined(separator: ", "))): uniqueness constraint removed")
+        }
         return lines
+    }
+
+    /// The uniqueness constraints `entity` declares, each as its sorted property names.
+    private static func constraintNames(_ entity: EntityDescription) -> Set<[String]> {
+        Set(entity.uniquenessConstraints.map { constraint in
+            constraint.map { ($0 as? String) ?? ($0 as? PropertyDescription)?.name ?? "\($0)" }.sorted()
+        })
     }
 
     /// Prints one line for each segment of the log a rewrite in place has rewritten.

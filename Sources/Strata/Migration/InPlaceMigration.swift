@@ -11,10 +11,12 @@ private let logger = Logger(label: "strata.migration")
 /// It applies when each change is one of: an entity added (a new root, or a sub-entity that
 /// leaves the other entities' tags as they were), a root entity without sub-entities removed
 /// (its rows stay in the log, unread), an optional attribute or relationship added or removed,
-/// a required attribute added with a default value, a fetch index added or removed, a property
-/// made optional. Renames, type changes, hierarchy changes, properties made required, narrowed
-/// relationship counts, new derived attributes and changed uniqueness constraints are migrated
-/// by rewriting the store.
+/// a required attribute added with a default value, a fetch index added or removed, a uniqueness
+/// constraint added (the stored objects checked first, ``AddedUniquenessConstraint``; the
+/// engine's fetch index on its columns is built when the store opens), a property made optional.
+/// Renames, type changes, hierarchy changes, properties made required, narrowed relationship
+/// counts, new derived attributes and removed uniqueness constraints are migrated by rewriting
+/// the store.
 ///
 /// Crash-safe: the new metadata is written beside the store first (`metadata.plist.inplace`),
 /// then the engine's manifest is replaced (the commit point), then the metadata file is renamed
@@ -43,7 +45,7 @@ struct InPlaceMigration {
             else { return nil }
             guard let old = source.entitiesByName[entity.name] else { continue }
             guard let was = before.layouts[entity.name], was.storeEntity == layout.storeEntity, was.tag == layout.tag,
-                "\(old.uniquenessConstraints)" == "\(entity.uniquenessConstraints)"
+                AddedUniquenessConstraint.names(of: old).isSubset(of: AddedUniquenessConstraint.names(of: entity))
             else { return nil }
             for property in entity.properties where !property.isTransient {
                 guard property.renamingIdentifier == nil || property.renamingIdentifier == property.name else { return nil }

@@ -20,7 +20,8 @@ private let logger = Logger(label: "strata.migration")
 /// objects by their tag (references to them cleared, their pairs dropped); an entity moved out
 /// of its hierarchy takes its rows, by tag, to its new engine entity. Other changes (an entity
 /// moved into another stored hierarchy, several hierarchies merged into one, custom
-/// mapping models with a policy, added uniqueness constraints, other to-one ↔ to-many changes)
+/// mapping models with a policy, added uniqueness constraints the stored rows cannot be checked
+/// for (``AddedUniquenessConstraint/checkableBeforeRewrite(_:from:before:)``), other to-one ↔ to-many changes)
 /// go through ``MigrationManager`` into a new store.
 ///
 /// Crash-safe: the new metadata is written beside the store first (`metadata.plist.rewrite`),
@@ -78,6 +79,19 @@ struct InPlaceRewrite {
         ])
     }
 
+    /// The store at `url` opened read-only with its stored schema, to check its objects before a step.
+    ///
+    /// - Throws: ``CoreDataError`` `migration` when the store cannot be read.
+    static func openForChecking(at url: URL) throws -> Store {
+        var configuration = StoreConfiguration()
+        configuration.readOnly = true
+        do {
+            return try Store.open(at: url, schema: try Store.storedSchema(at: url), configuration: configuration)
+        } catch {
+            throw CoreDataError(.migration, "the store at \(url.path) cannot be read to check its objects: \(error)", underlyingError: error)
+        }
+    }
+
     /// Checks that every stored object holds a value for each required attribute that has no
     /// default (reading only the live rows of the entities concerned), as Core Data validates
     /// the objects a migration makes, finds the objects of removed entities (whose references
@@ -90,14 +104,7 @@ struct InPlaceRewrite {
     ///   for a relationship become to-one, or `migration` when the store cannot be read.
     private func checkObjects(at url: URL) throws -> LogRewrite {
         guard !requirements.isEmpty || !planner.dropped.isEmpty || !planner.fills.isEmpty else { return rewrite }
-        var configuration = StoreConfiguration()
-        configuration.readOnly = true
-        let store: Store
-        do {
-            store = try Store.open(at: url, schema: try Store.storedSchema(at: url), configuration: configuration)
-        } catch {
-            throw CoreDataError(.migration, "the store at \(url.path) cannot be read to check its objects: \(error)", underlyingError: error)
-        }
+        let store = try Self.openForChecking(at: url)
         defer { try? store.close() }
         var droppedKeys: [Int: Set<Int64>] = [:]
         for (entity, tags) in planner.dropped {

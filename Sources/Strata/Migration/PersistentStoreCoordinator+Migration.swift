@@ -122,6 +122,7 @@ extension PersistentStoreCoordinator {
         let staging = Self.migrationStagingURL(for: url)
         let metadata = try StoreMetadataFile.read(at: url) ?? [:]
         if try StoreRowCompatibility.rowsUnchanged(from: source, to: destination) {
+            try AddedUniquenessConstraint.checkStoredObjects(at: url, from: source, to: destination)
             let storeID = metadata[StoreUUIDKey] as? String ?? ""
             try StoreMetadataFile.write(
                 StoreMetadataFile.adding(archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: storeID)) { _, new in new }),
@@ -130,6 +131,7 @@ extension PersistentStoreCoordinator {
             return
         }
         if let inPlace = try InPlaceMigration.plan(at: url, from: source, to: destination) {
+            try AddedUniquenessConstraint.checkStoredObjects(at: url, from: source, to: destination)
             lock?.release()
             lock = nil
             do {
@@ -141,6 +143,7 @@ extension PersistentStoreCoordinator {
             }
         }
         if let rewrite = try InPlaceRewrite.plan(at: url, from: source, to: destination, mapping: mapping) {
+            try AddedUniquenessConstraint.checkStoredObjects(at: url, from: source, to: destination)
             lock?.release()
             lock = nil
             try rewrite.apply(

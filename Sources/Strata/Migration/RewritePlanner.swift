@@ -161,7 +161,8 @@ struct RewritePlanner {
     /// Plans the rows of `from` becoming rows of `to`.
     private mutating func planEntity(_ from: EntityDescription, _ to: EntityDescription, _ mapping: EntityMapping) throws -> Bool {
         guard let was = before.layout(of: from), let now = after.layout(of: to),
-            Set(to.uniquenessConstraints.map { "\($0)" }).isSubset(of: from.uniquenessConstraints.map { "\($0)" })
+            AddedUniquenessConstraint.names(of: to).subtracting(AddedUniquenessConstraint.names(of: from)).isEmpty
+                || AddedUniquenessConstraint.checkableBeforeRewrite(to, from: from, before: before)
         else { return false }
         if entities[was.storeEntity] == nil { entities[was.storeEntity] = now.storeEntity }
         routes[was.storeEntity, default: [:]][was.tag] = now.storeEntity
