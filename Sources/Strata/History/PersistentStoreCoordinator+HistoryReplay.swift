@@ -45,7 +45,7 @@ extension PersistentStoreCoordinator {
             try store.refuseWritesIfMarkedReadOnly()
             applied = try engine.replayHistory(from: source, after: token?.sequence, progress: progress) { batch, commit in
                 try StoreSaveLock.withLocks([store.saveLock]) {
-                    try store.queryGenerations.committing(batch.flatMap(\.operations), to: store.rows, commit)
+                    try store.queryGenerations.committing(batch, to: store.rows, commit)
                 }
                 RemoteChangeCenter.postChanges([store.identifier: engine.lastSequence])
             }
