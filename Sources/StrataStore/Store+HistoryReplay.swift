@@ -48,15 +48,7 @@ extension Store {
         from source: Store, after sequence: UInt64? = nil, progress: ((_ applied: Int, _ total: Int) throws -> Void)? = nil,
         aroundEachBatch: ((_ changes: [ReplayedChange], _ commit: () throws -> Void) throws -> Void)? = nil
     ) throws -> Int {
-        guard source.schema == schema else {
-            throw StoreError(.schemaMismatch, "the source store \(source.path) has another schema", path: path)
-        }
-        let name = Self.replayConsumerName(source: source.storeID)
-        let cursor = try registerHistoryConsumer(name)
-        if cursor.evictedAt != nil {
-            throw StoreError(.historyUnavailable, "the replay cursor of \(source.path) was evicted; replay into a new store", path: path)
-        }
-        let start = max(cursor.sequence, sequence ?? 0)
+        let (name, start) = try replayStart(from: source, after: sequence)
         let total = Int(source.lastSequence - min(start, source.lastSequence))
         let encoding = ReplayEncoding(source: source, into: self, cursor: name)
         waitForFetchIndexes()

@@ -40,7 +40,8 @@ struct ReplayEncoding {
     let sourceCurrent: [[Bool]]
     /// The same for the destination's committed rows.
     let destinationCurrent: [[Bool]]
-    /// By entity: whether each column has a fetch index.
+    /// By entity: whether each column has a fetch index (the columns the rows decoded for the
+    /// fetch indexes need; the others are left `null`).
     let fetchIndexed: [[Bool]]
 
     /// Prepares to replay `source` into `destination` (of the same schema) under `cursor`.
@@ -96,9 +97,13 @@ extension Store {
             }
             return ReplayImage(block: sourceBlocks[block]!, slot: slot, fromSource: true)
         }
-        func decode(_ image: ReplayImage, _ entity: Int) throws -> Row {
+        /// The row of `image`; with `indexedOnly`, only its fetch-indexed columns (the rest `null`).
+        func decode(_ image: ReplayImage, _ entity: Int, indexedOnly: Bool = false) throws -> Row {
             do {
                 let codec = try (image.fromSource ? encoding.source : self).codec(entity, of: image.block)
+                if indexedOnly {
+                    return try image.block.withRow(at: image.slot) { try codec.decode($0, projection: encoding.fetchIndexed[entity]) }
+                }
                 return try image.block.withRow(at: image.slot) { try codec.decode($0) }
             } catch {
                 throw StoreError(.corrupt, "a replayed row does not decode", path: file.path, offset: offset)
@@ -135,7 +140,7 @@ extension Store {
             case .insert:
                 let image = try sourceImage(op.block, op.slot)
                 try add(.insert, image, op)
-                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: try decode(image, op.entity))) }
+                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: try decode(image, op.entity, indexedOnly: true))) }
                 highestKeys[op.entity] = max(highestKeys[op.entity], op.key)
                 written[id] = .some(image)
                 changes.append(ReplayedChange(kind: .insert, entity: op.entity, key: op.key))
@@ -147,13 +152,15 @@ extension Store {
                 try add(.update, image, op, changed: op.changedColumns)
                 if let before { try addPrior(before, entity: op.entity) }
                 if indexed && op.changedColumns.contains(where: { encoding.fetchIndexed[op.entity][$0] }) {
-                    rows.append(IndexedRowChange(op: index, old: try before.map { try decode($0, op.entity) }, new: try decode(image, op.entity)))
+                    rows.append(IndexedRowChange(
+                        op: index, old: try before.map { try decode($0, op.entity, indexedOnly: true) }, new: try decode(image, op.entity, indexedOnly: true)))
                 }
                 written[id] = .some(image)
                 changes.append(ReplayedChange(kind: .update, entity: op.entity, key: op.key))
             case .delete:
                 let keep = schema.entities[op.entity].tombstoneColumns
-                let current = try before.map { try decode($0, op.entity) }
+                // Decoded whole only for a tombstone.
+                let current = try before.map { try decode($0, op.entity, indexedOnly: keep.isEmpty) }
                 if keep.isEmpty {
                     builder.addMarker(.delete, entity: op.entity, key: op.key)
                 } else {
