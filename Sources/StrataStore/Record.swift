@@ -169,6 +169,17 @@ struct RecordBuilder {
         ops[op].priorSize = size
     }
 
+    /// Records already-encoded row bytes as the prior image of the last operation added.
+    mutating func addPrior(encodedRow: UnsafeRawBufferPointer) {
+        let op = ops.count - 1
+        let index = blockIndex(for: ops[op].entity, adding: encodedRow.count)
+        let slot = blocks[index].append(key: ops[op].key, encodedRow: encodedRow)
+        rowBytes += encodedRow.count
+        ops[op].priorBlock = index
+        ops[op].priorSlot = slot
+        ops[op].priorSize = encodedRow.count
+    }
+
     /// Adds an operation without a row (a delete without tombstone, or an erase).
     mutating func addMarker(_ kind: OpKind, entity: Int, key: Int64) {
         ops.append(RecordOp(kind: kind, entity: entity, key: key, block: -1, slot: 0, size: 0, changedColumns: []))

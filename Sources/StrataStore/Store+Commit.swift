@@ -146,11 +146,7 @@ extension Store {
                 if indexed { rows.append(IndexedRowChange(op: index, old: current, new: nil)) }
             }
         }
-        if highestKeys.contains(where: { $0 > 0 }) {
-            nextKeys.withLock { keys in
-                for (entity, key) in highestKeys.enumerated() where key > 0 && key >= keys[entity] { keys[entity] = key + 1 }
-            }
-        }
+        raiseNextKeys(highestKeys)
         let record = builder.build(
             timestamp: transaction.timestamp, author: transaction.author, contextName: transaction.contextName,
             bundleID: transaction.bundleID, processID: transaction.processID, cursors: transaction.consumerCursors)
@@ -160,6 +156,14 @@ extension Store {
         let durable = (transaction.durability ?? configuration.durability) == .durable
         return PendingCommit(
             record: record, rows: rows, readSequence: readSequence, durable: durable, condition: transaction.condition, ticket: CommitTicket())
+    }
+
+    /// Moves each entity's next key above the highest key of it a commit writes (0: none).
+    func raiseNextKeys(_ highestKeys: [Int64]) {
+        guard highestKeys.contains(where: { $0 > 0 }) else { return }
+        nextKeys.withLock { keys in
+            for (entity, key) in highestKeys.enumerated() where key > 0 && key >= keys[entity] { keys[entity] = key + 1 }
+        }
     }
 
     /// Queues `commits` one after the other, writes them (leading the group commit when no

@@ -37,31 +37,13 @@ extension Store {
     ///
     /// - Throws: as ``history(after:limit:)``, and what `body` throws.
     public func forEachHistoryTransaction(after sequence: UInt64, _ body: (HistoryTransaction) throws -> Bool) throws {
-        guard configuration.historyTracking else {
-            throw StoreError(.historyUnavailable, "history tracking is off for this store", path: path)
-        }
-        let (entries, files, floor) = state.withLock { state in
-            let start = state.history.partitioningIndex { $0.sequence > sequence }
-            return (Array(state.history[start...]), state.files, state.historyFloor)
-        }
-        guard sequence >= floor else {
-            throw StoreError(.historyUnavailable, "history up to sequence \(floor) was deleted; asked for after \(sequence)", path: path)
-        }
-        for entry in entries {
-            guard let file = files[entry.segment] else { continue }
-            guard try body(try readTransaction(entry, file: file)) else { return }
+        try forEachHistoryRecord(after: sequence) { record, bytes, start, entry, file in
+            try body(try historyTransaction(record, bytes: bytes, start: start, offset: entry.offset, file: file))
         }
     }
 
-    /// Reads and decodes one history transaction record.
-    func readTransaction(_ entry: HistoryEntry, file: SegmentFile) throws -> HistoryTransaction {
-        let bytes = try file.read(at: entry.offset, count: entry.length)
-        let record: ParsedRecord
-        switch bytes.withUnsafeBytes({ Self.parseRecord(in: $0) }) {
-        case .success(let parsed): record = parsed
-        case .failure(let error):
-            throw StoreError(.corrupt, "history record fails its checksum or does not parse", path: file.path, offset: entry.offset + Int64(error.offset))
-        }
+    /// Decodes one parsed history record, whose bytes start at `start` of `bytes` and at `offset` of `file`.
+    func historyTransaction(_ record: ParsedRecord, bytes: [UInt8], start: Int, offset: Int64, file: SegmentFile) throws -> HistoryTransaction {
         var blocks: [Int: DecodedBlock] = [:]
         var changes: [HistoryChange] = []
         changes.reserveCapacity(record.ops.count)
@@ -69,9 +51,9 @@ extension Store {
             guard block >= 0 else { return nil }
             let span = record.blocks[block]
             if blocks[block] == nil {
-                blocks[block] = try Self.decodeBlock(span, in: bytes, path: file.path, recordOffset: entry.offset)
+                blocks[block] = try Self.decodeBlock(span, in: bytes, recordStart: start, path: file.path, recordOffset: offset)
             }
-            return try decodeRow(blocks[block]!, slot: slot, entity: entity, file: file, offset: entry.offset + Int64(span.offset))
+            return try decodeRow(blocks[block]!, slot: slot, entity: entity, file: file, offset: offset + Int64(span.offset))
         }
         for op in record.ops {
             let image = try row(block: op.block, slot: op.slot, entity: op.entity)

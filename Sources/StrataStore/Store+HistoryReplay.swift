@@ -21,8 +21,11 @@ extension Store {
     /// (``replayConsumerName(source:)``), the source transaction it applied. So the replay
     /// resumes where it stopped, even after a crash, and applies no transaction twice.
     ///
-    /// The commits are written in batches (the batch `commit(_:)`: one append per batch, each
-    /// transaction its own record), relaxed but the last: the replay syncs once, when it ends.
+    /// Each source record is re-encoded as this store's record without decoding its rows (their
+    /// bytes are copied when both stores encode them alike; only the rows fetch indexes and
+    /// tombstones need are decoded). The commits are written in batches (one append per batch,
+    /// each transaction its own record, all or none), relaxed but the last: the replay syncs
+    /// once, when it ends.
     ///
     /// - Parameters:
     ///   - source: the store whose history to apply; it may be open read-only.
@@ -31,66 +34,64 @@ extension Store {
     ///   - progress: called after each transaction is added to the batch being committed, with
     ///     the transactions applied and the number to apply; what it throws stops the replay
     ///     once the transactions counted so far are committed (they are not applied again).
-    ///   - aroundEachBatch: called with each batch of transactions and the call that commits it,
-    ///     which it must make once (a coordinator records what pinned readers need before it,
-    ///     and tells its contexts after it); `nil` commits each batch directly.
+    ///   - aroundEachBatch: called with the changes of each batch of transactions and the call
+    ///     that commits it, which it must make once (a coordinator records what pinned readers
+    ///     need before it, and tells its contexts after it); `nil` commits each batch directly.
     /// - Returns: the number of transactions applied.
     /// - Throws: ``StoreError`` `schemaMismatch` for a source of another schema;
     ///   `historyUnavailable` when the source's history after the resume point was deleted or
     ///   either store does not keep history; `keyConflict` when this store holds rows the
-    ///   history does not explain; what ``commit(_:)`` and `progress` throw.
+    ///   history does not explain; `corrupt` for a source record that does not decode; what
+    ///   ``commit(_:)`` and `progress` throw.
     @discardableResult
     public func replayHistory(
         from source: Store, after sequence: UInt64? = nil, progress: ((_ applied: Int, _ total: Int) throws -> Void)? = nil,
-        aroundEachBatch: ((_ batch: [Transaction], _ commit: () throws -> Void) throws -> Void)? = nil
+        aroundEachBatch: ((_ changes: [ReplayedChange], _ commit: () throws -> Void) throws -> Void)? = nil
     ) throws -> Int {
-        guard source.schema == schema else {
-            throw StoreError(.schemaMismatch, "the source store \(source.path) has another schema", path: path)
-        }
-        let name = Self.replayConsumerName(source: source.storeID)
-        let cursor = try registerHistoryConsumer(name)
-        if cursor.evictedAt != nil {
-            throw StoreError(.historyUnavailable, "the replay cursor of \(source.path) was evicted; replay into a new store", path: path)
-        }
-        let start = max(cursor.sequence, sequence ?? 0)
+        let (name, start) = try replayStart(from: source, after: sequence)
         let total = Int(source.lastSequence - min(start, source.lastSequence))
+        let encoding = ReplayEncoding(source: source, into: self, cursor: name)
+        waitForFetchIndexes()
         var applied = 0
         // A crash loses at most the unsynced tail of the replay, cursor included, which the
         // next replay applies again.
-        var batch: [Transaction] = []
-        var batchChanges = 0
+        var batch: [PendingCommit] = []
+        var batchChanges: [ReplayedChange] = []
+        // The images the batch wrote, for the prior rows of later changes of the same keys.
+        var written: [EntityKey: ReplayImage?] = [:]
+        // The newest source transaction without changes in the batch, whose cursor advances alone.
+        var emptyCursor: UInt64?
         func commitBatch(final: Bool) throws {
-            guard !batch.isEmpty else { return }
-            for index in batch.indices { batch[index].durability = .relaxed }
-            if final { batch[batch.count - 1].durability = nil }
-            let transactions = batch
+            guard !batch.isEmpty || emptyCursor != nil else { return }
+            if final && !batch.isEmpty { batch[batch.count - 1].durable = configuration.durability == .durable }
+            for index in batch.indices.dropFirst() { batch[index].continuesBatch = true }
+            let commits = batch
+            let advance = emptyCursor
+            let write = {
+                if !commits.isEmpty { for result in self.submit(commits) { _ = try result.get() } }
+                if let advance { try self.advanceHistoryConsumer(name, to: advance) }
+            }
             if let aroundEachBatch {
-                try aroundEachBatch(transactions) { try commit(transactions) }
+                try aroundEachBatch(batchChanges, write)
             } else {
-                try commit(transactions)
+                try write()
             }
             batch.removeAll(keepingCapacity: true)
-            batchChanges = 0
+            batchChanges.removeAll(keepingCapacity: true)
+            written.removeAll(keepingCapacity: true)
+            emptyCursor = nil
         }
-        try source.forEachHistoryTransaction(after: start) { record in
-            var transaction = Transaction(author: record.author, contextName: record.contextName)
-            transaction.timestamp = record.timestamp
-            transaction.bundleID = record.bundleID
-            transaction.processID = record.processID
-            transaction.consumerCursors = [name: record.sequence]
-            transaction.operations.reserveCapacity(record.changes.count)
-            for change in record.changes {
-                switch change.kind {
-                case .insert: transaction.insert(change.entity, key: change.key, row: change.row!)
-                case .update: transaction.update(change.entity, key: change.key, row: change.row!, changedColumns: change.changedColumns)
-                case .delete: transaction.delete(change.entity, key: change.key)
-                }
-            }
-            if !batch.isEmpty && batchChanges + record.changes.count > Self.replayBatchLimits.changes {
+        try source.forEachHistoryRecord(after: start) { record, bytes, recordStart, entry, file in
+            if !batch.isEmpty && batchChanges.count + record.ops.count > Self.replayBatchLimits.changes {
                 try commitBatch(final: false)
             }
-            batch.append(transaction)
-            batchChanges += record.changes.count
+            if record.ops.isEmpty {
+                emptyCursor = record.sequence
+            } else {
+                batch.append(try replayCommit(
+                    of: record, bytes: bytes, start: recordStart, offset: entry.offset, file: file, encoding: encoding,
+                    written: &written, changes: &batchChanges, durable: false))
+            }
             applied += 1
             do {
                 try progress?(applied, total)

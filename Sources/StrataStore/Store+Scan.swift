@@ -64,11 +64,25 @@ extension Store {
 
     /// Decodes the live rows at `keys` grouped by block, blocks in log order, calling `body` with
     /// each row's position in `keys`.
+    private func readGrouped(_ entity: Int, keys: [PrimaryKey], projection: [Bool]? = nil, _ body: (Int, Row) throws -> Void) throws {
+        try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
+            let codec = try blockCodec(Int(place.entity), of: block, file: file, offset: Int64(place.offset))
+            for (position, slot) in slots {
+                try body(position, try decodeRow(block, slot: slot, codec: codec, projection: projection, file: file, offset: Int64(place.offset)))
+            }
+        }
+    }
+
+    /// Calls `body` once per block holding live rows of `entity` at `keys`, blocks in log order,
+    /// with the decoded block and the position in `keys` and slot of each of those rows.
     ///
     /// Under one lock, reads each key's location and takes the block list and files as they
     /// stand (copies sharing storage, as ``scan(_:columns:_:)`` does), so that the rows read are
     /// those live when the read started; each block's place and file are then looked up once.
-    private func readGrouped(_ entity: Int, keys: [PrimaryKey], projection: [Bool]? = nil, _ body: (Int, Row) throws -> Void) throws {
+    func forEachLiveSlot(
+        _ entity: Int, keys: [PrimaryKey],
+        _ body: (_ block: DecodedBlock, _ slots: [(position: Int, slot: Int)], _ place: BlockLocation, _ file: SegmentFile) throws -> Void
+    ) throws {
         try checkOpen()
         let (located, blocks, files) = state.withLock { state in
             // Positions in `keys` with their rows' packed locations, which order blocks and slots.
@@ -84,6 +98,7 @@ extension Store {
         }
         let ordered = located.sorted { $0.location < $1.location }
         let caching = keys.count <= Self.cachedBatchSize
+        var slots: [(position: Int, slot: Int)] = []
         var start = 0
         while start < ordered.count {
             let number = RowLocation(raw: ordered[start].location).block
@@ -92,11 +107,9 @@ extension Store {
             let place = blocks[Int(number)]
             if let file = files[place.segment] {
                 let block = try loadBlock(number, place, file: file, caching: caching)
-                let codec = try blockCodec(Int(place.entity), of: block, file: file, offset: Int64(place.offset))
-                for entry in ordered[start..<end] {
-                    let slot = RowLocation(raw: entry.location).slot
-                    try body(entry.position, try decodeRow(block, slot: slot, codec: codec, projection: projection, file: file, offset: Int64(place.offset)))
-                }
+                slots.removeAll(keepingCapacity: true)
+                for entry in ordered[start..<end] { slots.append((entry.position, RowLocation(raw: entry.location).slot)) }
+                try body(block, slots, place, file)
             }
             start = end
         }

@@ -84,6 +84,19 @@ final class QueryGenerationLog: Sendable {
     ///
     /// - Throws: what `commit` throws; the pre-images recorded for it are dropped then.
     func committing<T>(_ operations: [StrataStore.Operation], to rows: any RowStore, _ commit: () throws -> T) throws -> T {
+        let changes = operations.map { operation -> ReplayedChange in
+            let kind: ChangeKind = switch operation {
+            case .insert: .insert
+            case .update: .update
+            case .delete: .delete
+            }
+            return ReplayedChange(kind: kind, entity: operation.entity, key: operation.key)
+        }
+        return try committing(changes, to: rows, commit)
+    }
+
+    /// Runs `commit`, which makes `changes` to `rows`, recording pre-images as the overload taking operations does.
+    func committing<T>(_ changes: [ReplayedChange], to rows: any RowStore, _ commit: () throws -> T) throws -> T {
         let unrecorded = state.withLock { state in
             guard state.pins.isEmpty && state.pinning == 0 else { return false }
             unrecordedCommits.enter()
@@ -97,15 +110,10 @@ final class QueryGenerationLog: Sendable {
             guard state.withLock({ !$0.pins.isEmpty }) else { return try commit() }
             let after = rows.lastSequence
             var images: [EntityKey: Row?] = [:]
-            for operation in operations {
-                switch operation {
-                case .insert(let entity, let key, _):
-                    let place = EntityKey(entity: entity, key: key)
-                    if images[place] == nil { images[place] = .some(nil) }
-                case .update(let entity, let key, _, _), .delete(let entity, let key):
-                    let place = EntityKey(entity: entity, key: key)
-                    if images[place] == nil { images[place] = .some(try rows.read(entity, key: key)) }
-                }
+            for change in changes {
+                let place = EntityKey(entity: change.entity, key: change.key)
+                guard images[place] == nil else { continue }
+                images[place] = change.kind == .insert ? .some(nil) : .some(try rows.read(change.entity, key: change.key))
             }
             state.withLock { state in
                 for (place, row) in images { state.versions[place.entity, default: [:]][place.key, default: []].append(Version(after: after, row: row)) }

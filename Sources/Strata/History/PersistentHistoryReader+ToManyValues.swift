@@ -13,30 +13,36 @@ private struct PairChange {
 
 /// A to-many relationship of one object whose values a fetch reports.
 private struct ToManyTarget: Hashable {
-    /// The join entity holding the pairs.
+    /// The engine entity holding the pairs: the join entity, or for a one-to-many relationship
+    /// kept through the inverse's column, the related objects' entity (each row a pair).
     let storeEntity: Int
     /// The owner's key.
     let owner: PrimaryKey
-    /// The owner's column in the join entity.
+    /// The owner's column in the join entity, or the inverse to-one's column.
     let ownerColumn: Int
 }
 
 extension PersistentHistoryReader {
     /// Sets the ``PersistentHistoryChange/previousValues`` and ``PersistentHistoryChange/newValues``
-    /// of the to-many relationships (kept in join entities) that the updates in `changes` list in
-    /// their `updatedProperties`: the related objects' IDs before and after the change, a
+    /// of the to-many relationships that the updates in `changes` list in their
+    /// `updatedProperties`: the related objects' IDs before and after the change, a
     /// `Set<ManagedObjectID>`, or for an ordered relationship an array in the relationship's order.
+    /// A relationship is kept in a join entity (its rows are the pairs) or, one-to-many, in its
+    /// inverse's column (the related objects' rows are the pairs).
     ///
     /// Each value is worked back from the relationship's stored pairs through the history after
     /// the change: one read of the pairs per relationship and one read of the history after the
     /// oldest change. Pairs removed before the store kept prior rows cannot be restored.
     func addToManyValues(to changes: ArraySlice<PersistentHistoryChange>, store: PersistentStore, engine: Store) throws {
-        var wanted: [(change: PersistentHistoryChange, relationship: RelationshipDescription, target: ToManyTarget, join: JoinLayout)] = []
+        var wanted: [(change: PersistentHistoryChange, relationship: RelationshipDescription, target: ToManyTarget, join: JoinLayout?)] = []
         for change in changes where change.changeType == .update {
             for case let relationship as RelationshipDescription in change.updatedProperties ?? [] where relationship.isToMany {
-                guard let join = Self.join(of: relationship, for: change.changedObjectID.entity, in: mapping) else { continue }
-                let target = ToManyTarget(storeEntity: join.storeEntity, owner: change.changedObjectID.primaryKey, ownerColumn: join.ownerColumn)
-                wanted.append((change, relationship, target, join))
+                let owner = change.changedObjectID.primaryKey
+                if let join = Self.join(of: relationship, for: change.changedObjectID.entity, in: mapping) {
+                    wanted.append((change, relationship, ToManyTarget(storeEntity: join.storeEntity, owner: owner, ownerColumn: join.ownerColumn), join))
+                } else if let (storeEntity, column) = inverseColumn(of: relationship) {
+                    wanted.append((change, relationship, ToManyTarget(storeEntity: storeEntity, owner: owner, ownerColumn: column), nil))
+                }
             }
         }
         guard let oldest = wanted.map({ UInt64($0.change.transaction?.transactionNumber ?? 0) }).min() else { return }
@@ -101,17 +107,34 @@ extension PersistentHistoryReader {
     }
 
     /// The related objects held by `pairs` for the owner of `target`: a set of IDs, or for an
-    /// ordered relationship an array of IDs by position.
+    /// ordered relationship an array of IDs by position. Without `join`, each pair is a related
+    /// object's row under its key, its entity told by its tag.
     private func value(
-        of pairs: [PrimaryKey: Row], _ relationship: RelationshipDescription, _ target: ToManyTarget, _ join: JoinLayout, store: PersistentStore
+        of pairs: [PrimaryKey: Row], _ relationship: RelationshipDescription, _ target: ToManyTarget, _ join: JoinLayout?, store: PersistentStore
     ) -> Any {
         var related: [(id: ManagedObjectID, position: Value)] = []
-        for row in pairs.values where row[target.ownerColumn] == .reference(target.owner) {
-            guard case .reference(let key) = row[join.otherColumn], let destination = relationship.destinationEntity else { continue }
+        for (pairKey, row) in pairs where row[target.ownerColumn] == .reference(target.owner) {
+            guard let destination = relationship.destinationEntity else { continue }
+            guard let join else {
+                var entity = destination
+                if case .int(let tag) = row[0], let tagged = mapping.entitiesByTag[target.storeEntity]?[tag] { entity = tagged }
+                related.append((ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: pairKey), .null))
+                continue
+            }
+            guard case .reference(let key) = row[join.otherColumn] else { continue }
             related.append((ManagedObjectID(entity: destination, storeIdentifier: store.identifier, primaryKey: key), row.count > 2 ? row[2] : .null))
         }
         guard relationship.isOrdered else { return Set(related.map(\.id)) }
         return related.sorted { $0.position < $1.position || (!($1.position < $0.position) && $0.id.primaryKey < $1.id.primaryKey) }.map(\.id)
+    }
+
+    /// The engine entity and column of the to-one inverse that keeps the one-to-many
+    /// `relationship` (`nil` when the relationship has no such inverse).
+    private func inverseColumn(of relationship: RelationshipDescription) -> (storeEntity: Int, column: Int)? {
+        guard let inverse = relationship.inverseRelationship, !inverse.isToMany, let destination = relationship.destinationEntity,
+            let layout = mapping.layouts[destination.name], let column = layout.columns[inverse.name]
+        else { return nil }
+        return (layout.storeEntity, column)
     }
 
     /// Where the pairs of `relationship` of objects of `entity` are kept: the layout of the

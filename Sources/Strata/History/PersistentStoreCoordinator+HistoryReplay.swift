@@ -19,6 +19,12 @@ extension PersistentStoreCoordinator {
     /// their contexts can fetch the history after their last token and merge it. Query
     /// generations pinned on `store` keep reading the rows as they were. Not in Core Data.
     ///
+    /// When `store` has a ``PersistentStore/replicator``, each source transaction goes through it
+    /// as a save does (``PersistentStoreReplicator/storeWillSave(_:)``, then
+    /// ``PersistentStoreReplicator/store(_:commit:locally:)`` with the transaction, which also
+    /// moves the replay cursor, then ``PersistentStoreReplicator/storeDidEndSave(_:)``), one
+    /// transaction per save, so that the replicated dataset receives what was replayed.
+    ///
     /// - Parameters:
     ///   - token: start after this source transaction (a token of `source`) instead of after
     ///     the last one applied; never before it.
@@ -43,9 +49,13 @@ extension PersistentStoreCoordinator {
         var applied = 0
         try PersistentHistoryReader.storeCall {
             try store.refuseWritesIfMarkedReadOnly()
+            if store.replicator != nil {
+                applied = try replayThroughReplicator(from: source, into: store, engine: engine, after: token?.sequence, progress: progress)
+                return
+            }
             applied = try engine.replayHistory(from: source, after: token?.sequence, progress: progress) { batch, commit in
                 try StoreSaveLock.withLocks([store.saveLock]) {
-                    try store.queryGenerations.committing(batch.flatMap(\.operations), to: store.rows, commit)
+                    try store.queryGenerations.committing(batch, to: store.rows, commit)
                 }
                 RemoteChangeCenter.postChanges([store.identifier: engine.lastSequence])
             }

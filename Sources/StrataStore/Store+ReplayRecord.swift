@@ -1,0 +1,207 @@
+/// One row a replayed transaction changed, as ``Store/replayHistory(from:after:progress:aroundEachBatch:)``
+/// reports its batches: enough to record what pinned readers need before the batch commits.
+/// `Sendable`.
+public struct ReplayedChange: Sendable, Hashable {
+    /// Insert, update or delete.
+    public var kind: ChangeKind
+    /// The entity of the row.
+    public var entity: Int
+    /// The key of the row.
+    public var key: PrimaryKey
+
+    /// Creates the change of `kind` to the row of `entity` at `key`.
+    public init(kind: ChangeKind, entity: Int, key: PrimaryKey) {
+        self.kind = kind
+        self.entity = entity
+        self.key = key
+    }
+}
+
+/// A row image still encoded in a decoded block: of a source history record, or of the
+/// destination's committed log.
+struct ReplayImage {
+    /// The block holding the row.
+    var block: DecodedBlock
+    /// The row's slot in the block.
+    var slot: Int
+    /// Whether the block is the source's (else the destination's).
+    var fromSource: Bool
+}
+
+/// What replaying one store's history into another needs to re-encode source records: the
+/// source, the destination's cursor name, and which schema versions of each store encode an
+/// entity's rows in the current layout (their bytes are copied as they are).
+struct ReplayEncoding {
+    /// The store whose history is replayed.
+    let source: Store
+    /// The destination's history consumer holding the replay cursor.
+    let cursor: String
+    /// By schema version then entity: whether the source's rows of that version are in the current layout.
+    let sourceCurrent: [[Bool]]
+    /// The same for the destination's committed rows.
+    let destinationCurrent: [[Bool]]
+    /// By entity: whether each column has a fetch index (the columns the rows decoded for the
+    /// fetch indexes need; the others are left `null`).
+    let fetchIndexed: [[Bool]]
+
+    /// Prepares to replay `source` into `destination` (of the same schema) under `cursor`.
+    init(source: Store, into destination: Store, cursor: String) {
+        self.source = source
+        self.cursor = cursor
+        func current(_ store: Store) -> [[Bool]] {
+            store.versionCodecs.map { codecs in codecs.map { $0.storedColumns == $0.types.count } }
+        }
+        sourceCurrent = current(source)
+        destinationCurrent = current(destination)
+        fetchIndexed = destination.schema.entities.map { $0.columns.map(\.hasFetchIndex) }
+    }
+
+    /// Whether `image`'s bytes are a row of `entity` in the current layout.
+    func isCurrent(_ image: ReplayImage, entity: Int) -> Bool {
+        let versions = image.fromSource ? sourceCurrent : destinationCurrent
+        let version = Int(image.block.schemaVersion)
+        return version < versions.count && entity < versions[version].count && versions[version][entity]
+    }
+}
+
+extension Store {
+    /// Re-encodes a source history record (parsed, its bytes from `start` of `bytes`, at
+    /// `offset` of `file`) as a commit of this store waiting to be written: the source's row
+    /// images copied as they are when both stores encode them alike (else decoded and encoded
+    /// again), the prior rows and tombstones taken from what this store holds (the rows the
+    /// batch wrote before, in `written`, else the committed ones, read block by block), the
+    /// replay cursor set to the record's sequence. No `Transaction` or `Row` is built, except
+    /// the rows the fetch indexes and tombstones need.
+    ///
+    /// - Parameters:
+    ///   - written: the images the replay batch wrote so far by key (`nil` once deleted); the
+    ///     record's are added.
+    ///   - changes: the record's changes are appended.
+    /// - Throws: ``StoreError`` `corrupt` for a record that does not decode or names what the
+    ///   schema does not have; `keyConflict` for a delete of a missing row whose tombstone is kept.
+    func replayCommit(
+        of record: ParsedRecord, bytes: [UInt8], start: Int, offset: Int64, file: SegmentFile, encoding: ReplayEncoding,
+        written: inout [EntityKey: ReplayImage?], changes: inout [ReplayedChange], durable: Bool
+    ) throws -> PendingCommit {
+        let readSequence = lastSequence
+        var sourceBlocks = [DecodedBlock?](repeating: nil, count: record.blocks.count)
+        func sourceImage(_ block: Int, _ slot: Int) throws -> ReplayImage {
+            guard block >= 0, block < sourceBlocks.count else {
+                throw StoreError(.corrupt, "a replayed change has no row image", path: file.path, offset: offset)
+            }
+            if sourceBlocks[block] == nil {
+                sourceBlocks[block] = try Self.decodeBlock(record.blocks[block], in: bytes, recordStart: start, path: file.path, recordOffset: offset)
+            }
+            guard slot < sourceBlocks[block]!.rowCount else {
+                throw StoreError(.corrupt, "row slot \(slot) is past the block's rows", path: file.path, offset: offset + Int64(record.blocks[block].offset))
+            }
+            return ReplayImage(block: sourceBlocks[block]!, slot: slot, fromSource: true)
+        }
+        /// The row of `image`; with `indexedOnly`, only its fetch-indexed columns (the rest `null`).
+        func decode(_ image: ReplayImage, _ entity: Int, indexedOnly: Bool = false) throws -> Row {
+            do {
+                let codec = try (image.fromSource ? encoding.source : self).codec(entity, of: image.block)
+                if indexedOnly {
+                    return try image.block.withRow(at: image.slot) { try codec.decode($0, projection: encoding.fetchIndexed[entity]) }
+                }
+                return try image.block.withRow(at: image.slot) { try codec.decode($0) }
+            } catch {
+                throw StoreError(.corrupt, "a replayed row does not decode", path: file.path, offset: offset)
+            }
+        }
+        for op in record.ops {
+            guard schema.entities.indices.contains(op.entity), op.key > 0, !(op.kind == .put || op.kind == .erase) else {
+                throw StoreError(.corrupt, "a history record names an operation the schema does not have", path: file.path, offset: offset)
+            }
+        }
+        let committed = try replayCommittedPriors(of: record.ops, written: written)
+        var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
+        func add(_ kind: OpKind, _ image: ReplayImage, _ op: RecordOp, changed: [Int] = []) throws {
+            if encoding.isCurrent(image, entity: op.entity) {
+                image.block.withRow(at: image.slot) { builder.add(kind, entity: op.entity, key: op.key, encodedRow: $0, changedColumns: changed) }
+            } else {
+                builder.add(kind, entity: op.entity, key: op.key, row: try decode(image, op.entity), codec: codecs[op.entity], changedColumns: changed)
+            }
+        }
+        func addPrior(_ image: ReplayImage, entity: Int) throws {
+            if encoding.isCurrent(image, entity: entity) {
+                image.block.withRow(at: image.slot) { builder.addPrior(encodedRow: $0) }
+            } else {
+                builder.addPrior(try decode(image, entity), codec: codecs[entity])
+            }
+        }
+        var rows: [IndexedRowChange] = []
+        var highestKeys = [Int64](repeating: 0, count: schema.entities.count)
+        for (index, op) in record.ops.enumerated() {
+            let id = EntityKey(entity: op.entity, key: op.key)
+            let indexed = !schema.entities[op.entity].indexedColumns.isEmpty
+            let before: ReplayImage? = if let image = written[id] { image } else { committed[index] }
+            switch op.kind {
+            case .insert:
+                let image = try sourceImage(op.block, op.slot)
+                try add(.insert, image, op)
+                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: try decode(image, op.entity, indexedOnly: true))) }
+                highestKeys[op.entity] = max(highestKeys[op.entity], op.key)
+                written[id] = .some(image)
+                changes.append(ReplayedChange(kind: .insert, entity: op.entity, key: op.key))
+            case .update:
+                guard op.changedColumns.allSatisfy({ encoding.fetchIndexed[op.entity].indices.contains($0) }) else {
+                    throw StoreError(.corrupt, "a history record names columns \(op.changedColumns) the schema does not have", path: file.path, offset: offset)
+                }
+                let image = try sourceImage(op.block, op.slot)
+                try add(.update, image, op, changed: op.changedColumns)
+                if let before { try addPrior(before, entity: op.entity) }
+                if indexed && op.changedColumns.contains(where: { encoding.fetchIndexed[op.entity][$0] }) {
+                    rows.append(IndexedRowChange(
+                        op: index, old: try before.map { try decode($0, op.entity, indexedOnly: true) }, new: try decode(image, op.entity, indexedOnly: true)))
+                }
+                written[id] = .some(image)
+                changes.append(ReplayedChange(kind: .update, entity: op.entity, key: op.key))
+            case .delete:
+                let keep = schema.entities[op.entity].tombstoneColumns
+                // Decoded whole only for a tombstone.
+                let current = try before.map { try decode($0, op.entity, indexedOnly: keep.isEmpty) }
+                if keep.isEmpty {
+                    builder.addMarker(.delete, entity: op.entity, key: op.key)
+                } else {
+                    guard let current else {
+                        throw StoreError(.keyConflict, "delete of \(schema.entities[op.entity].name) \(op.key), which does not exist")
+                    }
+                    var tombstone = Row(Array(repeating: .null, count: current.count))
+                    for column in keep { tombstone[column] = current[column] }
+                    builder.add(.delete, entity: op.entity, key: op.key, row: tombstone, codec: codecs[op.entity])
+                }
+                if let before { try addPrior(before, entity: op.entity) }
+                if indexed { rows.append(IndexedRowChange(op: index, old: current, new: nil)) }
+                written[id] = .some(nil)
+                changes.append(ReplayedChange(kind: .delete, entity: op.entity, key: op.key))
+            case .put, .erase:
+                break
+            }
+        }
+        raiseNextKeys(highestKeys)
+        let encoded = builder.build(
+            timestamp: record.timestamp, author: record.author, contextName: record.contextName,
+            bundleID: record.bundleID, processID: record.processID, cursors: [encoding.cursor: record.sequence])
+        guard encoded.bytes.count <= RecordHeader.maxLength else {
+            throw StoreError(.invalidValue, "a transaction of \(encoded.bytes.count) bytes is larger than 1 GiB")
+        }
+        return PendingCommit(record: encoded, rows: rows, readSequence: readSequence, durable: durable, condition: nil, ticket: CommitTicket())
+    }
+
+    /// The committed images of the keys that the updates and deletes of `ops` change and that
+    /// `written` does not hold, by operation position, read block by block.
+    private func replayCommittedPriors(of ops: [RecordOp], written: [EntityKey: ReplayImage?]) throws -> [ReplayImage?] {
+        var images = [ReplayImage?](repeating: nil, count: ops.count)
+        var positions: [Int: [Int]] = [:]
+        for (position, op) in ops.enumerated() where op.kind != .insert && written[EntityKey(entity: op.entity, key: op.key)] == nil {
+            positions[op.entity, default: []].append(position)
+        }
+        for (entity, entityPositions) in positions {
+            try forEachLiveSlot(entity, keys: entityPositions.map { ops[$0].key }) { block, slots, _, _ in
+                for (position, slot) in slots { images[entityPositions[position]] = ReplayImage(block: block, slot: slot, fromSource: false) }
+            }
+        }
+        return images
+    }
+}
