@@ -68,7 +68,7 @@ extension Store {
     /// Under one lock, reads each key's location and takes the block list and files as they
     /// stand (copies sharing storage, as ``scan(_:columns:_:)`` does), so that the rows read are
     /// those live when the read started; each block's place and file are then looked up once.
-    private func readGrouped(_ entity: Int, keys: [PrimaryKey], projection: [Bool]? = nil, _ body: (Int, Row) throws -> Void) throws {
+    func readGrouped(_ entity: Int, keys: [PrimaryKey], projection: [Bool]? = nil, _ body: (Int, Row) throws -> Void) throws {
         try checkOpen()
         let (located, blocks, files) = state.withLock { state in
             // Positions in `keys` with their rows' packed locations, which order blocks and slots.
@@ -112,7 +112,7 @@ extension Store {
     }
 
     /// Which columns of `entity` to decode, or `nil` for all.
-    private func projection(_ entity: Int, _ columns: [Int]?) -> [Bool]? {
+    func projection(_ entity: Int, _ columns: [Int]?) -> [Bool]? {
         guard let columns, entity >= 0, entity < codecs.count else { return nil }
         var wanted = [Bool](repeating: false, count: codecs[entity].types.count)
         for column in columns where wanted.indices.contains(column) { wanted[column] = true }
