@@ -21,9 +21,7 @@ struct BatchDeletion {
     mutating func delete(_ ids: [ManagedObjectID]) throws {
         let stored = try storedRows(of: ids)
         // The objects given are looked up in `stored`; those their cascade rules reach, one by one.
-        // The stack holds the given objects last first, so that they are deleted in their order
-        // (rising keys let the store skip keeping each deleted row for later operations).
-        var pending = ids.reversed().map { ($0, true) }
+        var pending = ids.map { ($0, true) }
         while let (id, given) = pending.popLast() {
             guard !deleted.contains(id) else { continue }
             guard !id.isTemporaryID, let identifier = id.storeIdentifier, coordinator.store(identifier: identifier) != nil else {
@@ -61,7 +59,9 @@ struct BatchDeletion {
         // and kept at hand while the objects deleted are of one entity and store.
         var entityNeeds: [ObjectIdentifier: DeletionNeeds] = [:]
         var current: (entity: ObjectIdentifier, identifier: String, store: PersistentStore, needs: DeletionNeeds)?
-        for id in deleted {
+        // In key order: a transaction writing each key once in rising order lets the store keep
+        // no image per key while it commits.
+        for id in deleted.sorted(by: { $0.primaryKey < $1.primaryKey }) {
             let identifier = id.storeIdentifier!
             let entityID = ObjectIdentifier(id.entity)
             if current?.entity != entityID || current?.identifier != identifier {

@@ -24,9 +24,6 @@ struct BatchInsertion {
     private let columns: [Column]
     /// Which of ``columns`` the dictionary being added gives (scratch space of ``add(_:)``).
     private var given: [Bool]
-    /// The position in ``columns`` of the attribute each step of the previous dictionary's walk
-    /// found (scratch space of ``add(_:)``).
-    private var order: [Int] = []
     private var constraints: BatchConstraints
     /// The rows of the request, in the order it first wrote them, with whether each is new,
     /// kept when the entity has uniqueness constraints (an upsert merges into a row written earlier).
@@ -125,18 +122,17 @@ struct BatchInsertion {
         for index in given.indices { given[index] = false }
         do {
             // The dictionary is walked once, its names matched against the (few) attributes
-            // without hashing them: dictionaries with the same names list them in one order,
-            // so the attribute found at each step of the previous dictionary is tried first.
-            var step = 0
+            // without hashing them: most dictionaries list the attributes in one order.
+            var guess = 0
             for (name, value) in values {
-                guard let index = position(of: name, atStep: step) else {
+                guard let index = position(of: name, from: guess) else {
                     // Not an attribute with a column: an error unless a stored attribute the store does not keep.
                     _ = try BatchValues.attribute(name, of: entity)
                     continue
                 }
-                step += 1
                 given[index] = true
                 row.values[columns[index].column] = try storeValue(value, for: columns[index].attribute)
+                guess = index + 1
             }
             for (index, column) in columns.enumerated() where !given[index] {
                 row.values[column.column] = try column.defaultValue ?? BatchValues.storeValue(column.attribute.defaultValue, for: column.attribute, entity: entity)
@@ -166,14 +162,11 @@ struct BatchInsertion {
         }
     }
 
-    /// The position in ``columns`` of the attribute named `name`, the `step`th attribute named
-    /// by the dictionary being added: the one at that step of the previous dictionary is tried
-    /// first, and what is found is remembered for the next one.
-    private mutating func position(of name: String, atStep step: Int) -> Int? {
-        if step < order.count, columns[order[step]].name == name { return order[step] }
-        guard let index = columns.firstIndex(where: { $0.name == name }) else { return nil }
-        if step < order.count { order[step] = index } else { order.append(index) }
-        return index
+    /// The position in ``columns`` of the attribute named `name`, looking from `guess` on first.
+    private func position(of name: String, from guess: Int) -> Int? {
+        for index in guess..<columns.count where columns[index].name == name { return index }
+        for index in 0..<min(guess, columns.count) where columns[index].name == name { return index }
+        return nil
     }
 
     /// Throws for the first name in `values` that is no stored attribute of the entity.
