@@ -74,19 +74,20 @@ extension Store {
             return lastSequence
         }
         var written: [EntityKey: Row?] = [:]
-        return try submit([try encode(transaction, written: &written, recordsInserts: !transaction.insertsOnly)])[0].get()
+        let recordsRows = !transaction.insertsOnly && !transaction.writesRisingKeys
+        return try submit([try encode(transaction, written: &written, recordsRows: recordsRows)])[0].get()
     }
 
     /// Encodes `transaction` into a record waiting to be committed; `written` holds the rows
     /// earlier operations of the transaction (and of the batch it belongs to) wrote, `nil` once
     /// deleted, so that prior rows and tombstones are taken from them rather than the committed ones.
     ///
-    /// - Parameter recordsInserts: whether inserted rows go in `written` too; `false` when no
-    ///   later operation of the transaction or batch updates or deletes a row (a bulk insert),
-    ///   since only those read it.
+    /// - Parameter recordsRows: whether the rows written go in `written`; `false` when no later
+    ///   operation of the transaction or batch reads a row an earlier one wrote: when none
+    ///   updates or deletes (a bulk insert), or when each key is written once.
     /// - Throws: ``StoreError`` `invalidValue`, and `keyConflict` for a delete of a missing row
     ///   whose tombstone is kept.
-    func encode(_ transaction: Transaction, written: inout [EntityKey: Row?], recordsInserts: Bool = true) throws -> PendingCommit {
+    func encode(_ transaction: Transaction, written: inout [EntityKey: Row?], recordsRows: Bool = true) throws -> PendingCommit {
         waitForFetchIndexes()
         let readSequence = lastSequence
         var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
@@ -115,7 +116,7 @@ extension Store {
                 builder.add(.insert, entity: entity, key: key, row: row, codec: codec)
                 if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: row)) }
                 highestKeys[entity] = max(highestKeys[entity], key)
-                if recordsInserts { written[EntityKey(entity: entity, key: key)] = row }
+                if recordsRows { written[EntityKey(entity: entity, key: key)] = row }
             case .update(_, let key, let row, let changed):
                 try codec.validate(row)
                 guard changed.allSatisfy({ codec.types.indices.contains($0) }) else {
@@ -126,7 +127,7 @@ extension Store {
                 // The prior row is read once, for history and for the fetch indexes.
                 let before = needsPriorRow(op) ? try prior(entity, key, at: index) : nil
                 if keepsPriorRows, let before { builder.addPrior(before, codec: codec) }
-                written[EntityKey(entity: entity, key: key)] = row
+                if recordsRows { written[EntityKey(entity: entity, key: key)] = row }
                 if reindexes { rows.append(IndexedRowChange(op: index, old: before, new: row)) }
             case .delete(_, let key):
                 let keep = schema.entities[entity].tombstoneColumns
@@ -142,7 +143,7 @@ extension Store {
                     builder.add(.delete, entity: entity, key: key, row: tombstone, codec: codec)
                 }
                 if let current, keepsPriorRows { builder.addPrior(current, codec: codec) }
-                written[EntityKey(entity: entity, key: key)] = .some(nil)
+                if recordsRows { written[EntityKey(entity: entity, key: key)] = .some(nil) }
                 if indexed { rows.append(IndexedRowChange(op: index, old: current, new: nil)) }
             }
         }

@@ -17,7 +17,7 @@ extension Store {
     public func commit(_ transactions: [Transaction]) throws -> [UInt64] {
         try checkOpen(writing: true)
         var written: [EntityKey: Row?] = [:]
-        let recordsInserts = !transactions.allSatisfy(\.insertsOnly)
+        let recordsRows = !transactions.allSatisfy(\.insertsOnly)
         var commits: [PendingCommit] = []
         var emptyCursors: [String: UInt64] = [:]
         var positions: [Int?] = []
@@ -27,7 +27,7 @@ extension Store {
                 positions.append(nil)
                 continue
             }
-            var pending = try encode(transaction, written: &written, recordsInserts: recordsInserts)
+            var pending = try encode(transaction, written: &written, recordsRows: recordsRows)
             pending.continuesBatch = !commits.isEmpty
             positions.append(commits.count)
             commits.append(pending)

@@ -6,7 +6,8 @@ extension Store {
     /// The committed rows that the updates and deletes of `transaction` replace, by operation
     /// position (`nil` where none is needed or the row is missing), read grouped by block as
     /// ``read(_:keys:)`` reads them; `nil` when fewer than ``groupedPriorReadThreshold``
-    /// operations need one (each is then read on its own).
+    /// operations need one (each is then read on its own). Without history tracking only the
+    /// columns the fetch indexes and tombstones take are decoded (the others are `null`).
     ///
     /// - Throws: ``StoreError`` `corrupt` or `io` for a bad block.
     func committedPriorRows(of transaction: Transaction) throws -> [Row?]? {
@@ -21,8 +22,12 @@ extension Store {
         guard count >= Self.groupedPriorReadThreshold else { return nil }
         var rows = [Row?](repeating: nil, count: transaction.operations.count)
         for (entity, entityPositions) in positions {
-            let found = try read(entity, keys: entityPositions.map { transaction.operations[$0].key })
-            for (position, row) in zip(entityPositions, found) { rows[position] = row }
+            let schema = schema.entities[entity]
+            // Without history, a prior row serves only the fetch indexes and the tombstone.
+            let columns = configuration.historyTracking ? nil : schema.indexedColumns + schema.tombstoneColumns
+            try readGrouped(entity, keys: entityPositions.map { transaction.operations[$0].key }, projection: projection(entity, columns)) { position, row in
+                rows[entityPositions[position]] = row
+            }
         }
         return rows
     }

@@ -64,7 +64,7 @@ extension Store {
 
     /// Decodes the live rows at `keys` grouped by block, blocks in log order, calling `body` with
     /// each row's position in `keys`.
-    private func readGrouped(_ entity: Int, keys: [PrimaryKey], projection: [Bool]? = nil, _ body: (Int, Row) throws -> Void) throws {
+    func readGrouped(_ entity: Int, keys: [PrimaryKey], projection: [Bool]? = nil, _ body: (Int, Row) throws -> Void) throws {
         try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
             let codec = try blockCodec(Int(place.entity), of: block, file: file, offset: Int64(place.offset))
             for (position, slot) in slots {
@@ -125,7 +125,7 @@ extension Store {
     }
 
     /// Which columns of `entity` to decode, or `nil` for all.
-    private func projection(_ entity: Int, _ columns: [Int]?) -> [Bool]? {
+    func projection(_ entity: Int, _ columns: [Int]?) -> [Bool]? {
         guard let columns, entity >= 0, entity < codecs.count else { return nil }
         var wanted = [Bool](repeating: false, count: codecs[entity].types.count)
         for column in columns where wanted.indices.contains(column) { wanted[column] = true }

@@ -68,15 +68,24 @@ struct StoreState: Sendable {
     }
 
     /// Points `key` at `location` (or removes it), moving its bytes between live and dead counts.
-    mutating func place(_ entity: Int, _ key: Int64, at location: RowLocation, size: Int, segment: UInt32) {
+    /// The byte counts of `segment`, where the row is written, go to `counts`, for the caller to
+    /// add to ``stats`` once; those of the segment of the row replaced, when another, go to ``stats``.
+    private mutating func place(
+        _ entity: Int, _ key: Int64, at location: RowLocation, size: Int, segment: UInt32, counting counts: inout SegmentByteCounts
+    ) {
         let oldSize = entities[entity].size(of: key)
         let previous = entities[entity].set(key, to: location, size: size)
         if previous.isPresent {
             let oldSegment = blocks[Int(previous.block)].segment
-            stats[oldSegment]?.liveBytes -= Int64(oldSize)
-            stats[oldSegment]?.deadBytes += Int64(oldSize)
+            if oldSegment == segment {
+                counts.live -= Int64(oldSize)
+                counts.dead += Int64(oldSize)
+            } else {
+                stats[oldSegment]?.liveBytes -= Int64(oldSize)
+                stats[oldSegment]?.deadBytes += Int64(oldSize)
+            }
         }
-        if location.isPresent { stats[segment]?.liveBytes += Int64(size) }
+        if location.isPresent { counts.live += Int64(size) }
     }
 
     /// Applies a record's operations: object index, byte counts, fetch indexes and history.
@@ -104,16 +113,19 @@ struct StoreState: Sendable {
             let op = record.ops[change.op]
             indexChanges.record(op.entity, op.key, columns: fetchIndexes[op.entity].keys, old: change.old, new: change.new)
         }
+        // The record's own segment's byte counts are summed here and added once.
+        var counts = SegmentByteCounts()
         for op in record.ops {
             // A prior row (history) is never the live image of its key.
-            if op.priorBlock >= 0 { stats[segment]?.deadBytes += Int64(op.priorSize) }
+            if op.priorBlock >= 0 { counts.dead += Int64(op.priorSize) }
             if op.kind.removes {
-                place(op.entity, op.key, at: .absent, size: 0, segment: segment)
-                if op.block >= 0 { stats[segment]?.deadBytes += Int64(op.size) }
+                place(op.entity, op.key, at: .absent, size: 0, segment: segment, counting: &counts)
+                if op.block >= 0 { counts.dead += Int64(op.size) }
             } else {
-                place(op.entity, op.key, at: RowLocation(block: numbers[op.block], slot: op.slot), size: op.size, segment: segment)
+                place(op.entity, op.key, at: RowLocation(block: numbers[op.block], slot: op.slot), size: op.size, segment: segment, counting: &counts)
             }
         }
+        counts.add(to: &stats[segment])
         if let newest = stats[segment]?.maxSequence, newest < record.sequence { stats[segment]!.maxSequence = record.sequence }
         if record.kind == .transaction {
             lastSequence = Swift.max(lastSequence, record.sequence)
@@ -162,4 +174,20 @@ struct RecordSummary: Sendable {
     var blocks: [BlockSpan]
     /// The history consumer cursors a transaction advances.
     var cursors: [String: UInt64] = [:]
+}
+
+/// Changes to one segment's live and dead byte counts, summed before they are added to its
+/// ``SegmentStats`` (one dictionary access for many operations).
+private struct SegmentByteCounts {
+    /// The change of ``SegmentStats/liveBytes``.
+    var live: Int64 = 0
+    /// The change of ``SegmentStats/deadBytes``.
+    var dead: Int64 = 0
+
+    /// Adds the changes to `stats`, when the segment has them.
+    func add(to stats: inout SegmentStats?) {
+        guard live != 0 || dead != 0 else { return }
+        stats?.liveBytes += live
+        stats?.deadBytes += dead
+    }
 }

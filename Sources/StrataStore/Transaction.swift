@@ -79,4 +79,22 @@ extension Transaction {
     var insertsOnly: Bool {
         operations.allSatisfy { if case .insert = $0 { true } else { false } }
     }
+
+    /// Whether, per entity, the keys rise from operation to operation: each key is written
+    /// once, so no operation reads a row an earlier one wrote (a batch request's do).
+    var writesRisingKeys: Bool {
+        // The last key per entity, in a short list: a transaction touches a few entities.
+        var last: [(entity: Int, key: PrimaryKey)] = []
+        for operation in operations {
+            let entity = operation.entity
+            let key = operation.key
+            if let index = last.firstIndex(where: { $0.entity == entity }) {
+                guard key > last[index].key else { return false }
+                last[index].key = key
+            } else {
+                last.append((entity, key))
+            }
+        }
+        return true
+    }
 }

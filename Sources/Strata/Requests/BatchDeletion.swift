@@ -55,21 +55,22 @@ struct BatchDeletion {
     mutating func transactions(author: String?, contextName: String?) throws -> [String: Transaction] {
         var transactions: [String: Transaction] = [:]
         var nullified: [String: [EntityKey: (row: Row, columns: Set<Int>)]] = [:]
-        // What each entity's objects need, worked out once per entity rather than once per object.
-        var entityPairs: [ObjectIdentifier: [(Int, Int)]] = [:]
-        var entityNullifying: [ObjectIdentifier: [RelationshipDescription]] = [:]
-        for id in deleted {
+        // What each entity's objects need, worked out once per entity rather than once per object,
+        // and kept at hand while the objects deleted are of one entity and store.
+        var entityNeeds: [ObjectIdentifier: DeletionNeeds] = [:]
+        var current: (entity: ObjectIdentifier, identifier: String, store: PersistentStore, needs: DeletionNeeds)?
+        // In key order: a transaction writing each key once in rising order lets the store keep
+        // no image per key while it commits.
+        for id in deleted.sorted(by: { $0.primaryKey < $1.primaryKey }) {
             let identifier = id.storeIdentifier!
-            let layout = try coordinator.layout(id.entity)
-            transactions[identifier, default: Transaction(author: author, contextName: contextName)].delete(layout.storeEntity, key: id.primaryKey)
-            let store = coordinator.store(identifier: identifier)!
-            // The object's own pairs, and those of inverse-less to-many relationships holding it.
             let entityID = ObjectIdentifier(id.entity)
-            if entityPairs[entityID] == nil {
-                entityPairs[entityID] = try layout.joins.values.map { ($0.storeEntity, $0.ownerColumn) } + pairsHolding(id.entity)
+            if current?.entity != entityID || current?.identifier != identifier {
+                if entityNeeds[entityID] == nil { entityNeeds[entityID] = try deletionNeeds(of: id.entity) }
+                current = (entityID, identifier, coordinator.store(identifier: identifier)!, entityNeeds[entityID]!)
             }
-            let pairs = entityPairs[entityID]!
-            for (joinEntity, column) in pairs {
+            let (_, _, store, needs) = current!
+            transactions[identifier, default: Transaction(author: author, contextName: contextName)].delete(needs.storeEntity, key: id.primaryKey)
+            for (joinEntity, column) in needs.pairs {
                 let keys = try coordinator.storeCall {
                     try store.rows.keys(joinEntity, column: column, matching: .equal(.reference(id.primaryKey)), descending: false, limit: nil)
                 }
@@ -77,15 +78,8 @@ struct BatchDeletion {
                     transactions[identifier]!.delete(joinEntity, key: key)
                 }
             }
-            if entityNullifying[entityID] == nil {
-                entityNullifying[entityID] = id.entity.relationshipsByName.values.filter { relationship in
-                    guard !relationship.isTransient, let inverse = relationship.inverseRelationship else { return false }
-                    return !inverse.isToMany && !inverse.isTransient
-                }
-            }
-            let nullifying = entityNullifying[entityID]!
-            guard !nullifying.isEmpty, let row = try coordinator.row(for: id) else { continue }
-            for relationship in nullifying {
+            guard !needs.nullifying.isEmpty, let row = try coordinator.row(for: id) else { continue }
+            for relationship in needs.nullifying {
                 let inverse = relationship.inverseRelationship!
                 for other in try related(relationship, of: id, row: row) where !deleted.contains(other) {
                     let otherLayout = try coordinator.layout(other.entity)
@@ -110,6 +104,29 @@ struct BatchDeletion {
             }
         }
         return transactions
+    }
+
+    /// What deleting an object of one entity takes, the same for all of them.
+    private struct DeletionNeeds {
+        /// The engine entity holding the entity's rows.
+        var storeEntity: Int
+        /// The join entities with the column that holds the object: the object's own pairs, and
+        /// those of inverse-less to-many relationships holding it.
+        var pairs: [(Int, Int)]
+        /// The relationships whose inverse is a to-one, set to `nil` on the objects they hold.
+        var nullifying: [RelationshipDescription]
+    }
+
+    /// What deleting an object of `entity` takes.
+    private func deletionNeeds(of entity: EntityDescription) throws -> DeletionNeeds {
+        let layout = try coordinator.layout(entity)
+        let nullifying = entity.relationshipsByName.values.filter { relationship in
+            guard !relationship.isTransient, let inverse = relationship.inverseRelationship else { return false }
+            return !inverse.isToMany && !inverse.isTransient
+        }
+        return DeletionNeeds(
+            storeEntity: layout.storeEntity, pairs: try layout.joins.values.map { ($0.storeEntity, $0.ownerColumn) } + pairsHolding(entity),
+            nullifying: nullifying)
     }
 
     /// The stored rows of the objects `ids` that exist, by entity (with the store read) and key,

@@ -25,8 +25,14 @@ struct BatchInsertion {
     /// Which of ``columns`` the dictionary being added gives (scratch space of ``add(_:)``).
     private var given: [Bool]
     private var constraints: BatchConstraints
-    /// The rows of the request, in the order it first wrote them, with whether each is new.
+    /// The rows of the request, in the order it first wrote them, with whether each is new,
+    /// kept when the entity has uniqueness constraints (an upsert merges into a row written earlier).
     private var rows: [(key: PrimaryKey, row: Row, isNew: Bool)] = []
+    /// The inserts of the request, made as the rows are added when the entity has no uniqueness
+    /// constraints (every row is new and written once), with their keys in order.
+    private var inserts: Transaction
+    /// The keys of ``inserts``, in order.
+    private var insertedKeys: [PrimaryKey] = []
     /// The position in ``rows`` of each key, kept only when the entity has uniqueness
     /// constraints (an upsert merges into a row written earlier).
     private var positions: [PrimaryKey: Int] = [:]
@@ -56,7 +62,13 @@ struct BatchInsertion {
         }.sorted { $0.column < $1.column }
         given = Array(repeating: false, count: columns.count)
         constraints = try BatchConstraints(coordinator: coordinator, store: store, entity: entity)
-        rows.reserveCapacity(count)
+        inserts = Transaction(author: author, contextName: contextName)
+        if constraints.isEmpty {
+            inserts.operations.reserveCapacity(count)
+            insertedKeys.reserveCapacity(count)
+        } else {
+            rows.reserveCapacity(count)
+        }
         if count > 0 {
             let keys = store.rows.allocateKeys(for: layout.storeEntity, count: count)
             freeKeys = keys.lowerBound..<(keys.upperBound + 1)
@@ -64,12 +76,15 @@ struct BatchInsertion {
     }
 
     /// The number of objects inserted or upserted.
-    var count: Int { rows.count }
+    var count: Int { constraints.isEmpty ? insertedKeys.count : rows.count }
 
     /// The IDs of the objects inserted or upserted, in order.
     var objectIDs: [ManagedObjectID] {
         get throws {
-            try rows.map { key, row, isNew in
+            if constraints.isEmpty {
+                return insertedKeys.map { ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: $0) }
+            }
+            return try rows.map { key, row, isNew in
                 let entity = isNew ? entity : try coordinator.concreteEntity(of: row, storeEntity: layout.storeEntity) ?? entity
                 return ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key)
             }
@@ -80,6 +95,11 @@ struct BatchInsertion {
     ///
     /// - Throws: ``CoreDataError`` `persistentStoreOperation` when the store fails.
     func transaction() throws -> Transaction {
+        if constraints.isEmpty {
+            var transaction = inserts
+            transaction.timestamp = Date()
+            return transaction
+        }
         var transaction = Transaction(author: author, contextName: contextName)
         transaction.operations.reserveCapacity(rows.count)
         for (key, row, isNew) in rows {
@@ -173,7 +193,8 @@ struct BatchInsertion {
     /// Records `row` under `key`.
     private mutating func write(_ row: Row, key: PrimaryKey, isNew: Bool) {
         if constraints.isEmpty {
-            rows.append((key, row, isNew))
+            inserts.insert(layout.storeEntity, key: key, row: row)
+            insertedKeys.append(key)
             return
         }
         if let position = positions[key] {

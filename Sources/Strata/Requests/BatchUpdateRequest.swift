@@ -81,9 +81,11 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
                 transaction.operations.reserveCapacity(group.count)
                 // The hierarchy's rows live in one engine entity: read block by block.
                 let storeEntity = try coordinator.layout(entity).storeEntity
-                let rows = try coordinator.storeCall { try store.rows.read(storeEntity, keys: group.map(\.primaryKey)) }
-                for (id, stored) in zip(group, rows) {
-                    guard var row = stored else { continue }
+                var rows = try coordinator.storeCall { try store.rows.read(storeEntity, keys: group.map(\.primaryKey)) }
+                for (position, id) in group.enumerated() {
+                    guard var row = rows[position] else { continue }
+                    // The row is taken out of `rows`, so that changing it does not copy its values.
+                    rows[position] = nil
                     for change in changes { row.values[change.column] = change.value }
                     if checks {
                         if let other = try constraints.conflict(for: row, key: id.primaryKey, rewritten: rewritten) {
