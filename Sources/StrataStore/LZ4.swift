@@ -1,27 +1,22 @@
 internal import CLZ4
+import Synchronization
 
 /// The liblz4 block API, wrapped so that no C type leaves this file.
 enum LZ4 {
     /// Appends the LZ4 compression of `source` to `output` and returns the compressed size, or
     /// returns `nil` (appending nothing) when compression would not save at least 1/16 of the size.
+    ///
+    /// Each call makes one independent block. It borrows a compression state from ``states``
+    /// and resets it with `LZ4_resetStream_fast` (liblz4's supported way to start a new block
+    /// with a used state) instead of clearing a fresh 16 KiB state, and compresses into the
+    /// state's scratch buffer, so only the compressed bytes are copied into `output`.
     static func compress(_ source: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) -> Int? {
         guard source.count > 64, source.count <= Int(LZ4_MAX_INPUT_SIZE) else { return nil }
-        let bound = Int(LZ4_compressBound(Int32(source.count)))
-        let start = output.count
         let limit = source.count - source.count / 16
-        var produced = 0
-        output.append(contentsOf: repeatElement(0, count: bound))
-        output.withUnsafeMutableBytes { raw in
-            let destination = raw.baseAddress!.advanced(by: start).assumingMemoryBound(to: CChar.self)
-            produced = Int(LZ4_compress_default(
-                source.baseAddress!.assumingMemoryBound(to: CChar.self), destination,
-                Int32(source.count), Int32(limit)))
-        }
-        guard produced > 0 else {
-            output.removeLast(bound)
-            return nil
-        }
-        output.removeLast(bound - produced)
+        let state = states.withLock { $0.popLast() } ?? CompressionState()
+        defer { states.withLock { if $0.count < CompressionState.pooled { $0.append(state) } } }
+        guard let produced = state.compress(source, limit: limit) else { return nil }
+        output.append(contentsOf: UnsafeRawBufferPointer(start: state.scratch, count: produced))
         return produced
     }
 
@@ -40,5 +35,53 @@ enum LZ4 {
             initialized = ok ? rawCount : 0
         }
         return ok ? bytes : nil
+    }
+
+    /// Compression states not in use, shared by every thread that compresses.
+    private static let states = Mutex<[CompressionState]>([])
+
+    /// One liblz4 compression state and the scratch buffer it compresses into, used by one
+    /// thread at a time (it is taken out of ``states`` while in use).
+    private final class CompressionState: @unchecked Sendable {
+        /// How many unused states ``states`` keeps.
+        static let pooled = 8
+        /// The liblz4 stream state, initialized once.
+        private let stream: UnsafeMutablePointer<LZ4_stream_t>
+        /// Where a block is compressed to before it is copied out.
+        private(set) var scratch: UnsafeMutableRawPointer
+        /// The scratch buffer's size in bytes.
+        private var scratchSize: Int
+
+        init() {
+            stream = .allocate(capacity: 1)
+            LZ4_initStream(stream, MemoryLayout<LZ4_stream_t>.size)
+            scratchSize = 64 * 1024
+            scratch = .allocate(byteCount: scratchSize, alignment: 16)
+        }
+
+        deinit {
+            stream.deallocate()
+            scratch.deallocate()
+        }
+
+        /// Compresses `source` as one independent block into ``scratch``, in at most `limit`
+        /// bytes, and returns the compressed size (`nil` when it does not fit).
+        func compress(_ source: UnsafeRawBufferPointer, limit: Int) -> Int? {
+            if scratchSize < limit {
+                scratch.deallocate()
+                scratchSize = limit
+                scratch = .allocate(byteCount: scratchSize, alignment: 16)
+            }
+            LZ4_resetStream_fast(stream)
+            let produced = Int(LZ4_compress_fast_continue(
+                stream, source.baseAddress!.assumingMemoryBound(to: CChar.self),
+                scratch.assumingMemoryBound(to: CChar.self), Int32(source.count), Int32(limit), 1))
+            guard produced > 0 else {
+                // After a failed call liblz4 leaves the stream undefined: initialize it again.
+                LZ4_initStream(stream, MemoryLayout<LZ4_stream_t>.size)
+                return nil
+            }
+            return produced
+        }
     }
 }
