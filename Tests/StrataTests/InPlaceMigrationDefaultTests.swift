@@ -84,4 +84,55 @@ import Testing
         try reopened.close()
         #expect(try Store.verify(at: url).problems.isEmpty)
     }
+
+    /// Abstract `Item` (name) with sub-entities `Book` (optional `rank`) and `Film`; with
+    /// `filmRank`, films also declare `rank` (default 7), sharing the books' column.
+    static func media(filmRank: Bool) -> ManagedObjectModel {
+        let item = ModelBuilder.entity("Item", [ModelBuilder.attribute("name", .string)], isAbstract: true)
+        let book = ModelBuilder.entity("Book", [ModelBuilder.attribute("rank", .integer32)])
+        let film = ModelBuilder.entity("Film", filmRank ? [ModelBuilder.attribute("rank", .integer32, defaultValue: Int32(7))] : [])
+        item.subentities = [book, film]
+        return ModelBuilder.model([item, book, film])
+    }
+
+    /// Each object of `entity` as "name rank", sorted; the ranks matching `predicate` counted.
+    static func media(_ entity: String, in container: PersistentContainer, predicate: String) throws -> (rows: [String], matching: Int) {
+        let context = container.newBackgroundContext()
+        return try context.performAndWait {
+            let rows = try context.fetch(FetchRequest<ManagedObject>(entityName: entity)).map { object in
+                "\(object.value(forKey: "name") as? String ?? "-") \((object.value(forKey: "rank") as? Int32).map(String.init) ?? "nil")"
+            }.sorted()
+            let request = FetchRequest<ManagedObject>(entityName: entity)
+            request.predicate = try FetchPredicate(format: predicate)
+            return (rows, try context.count(for: request))
+        }
+    }
+
+    @Test func oldObjectsReadTheDefaultOfAnAttributeSharingASiblingsColumn() throws {
+        let folder = TemporaryFolder()
+        let url = folder.store("Media")
+        let first = try GraphModel.container(at: url, model: Self.media(filmRank: false))
+        let context = first.newBackgroundContext()
+        try context.performAndWait {
+            for (name, rank) in [("b1", Int32(1)), ("b2", nil)] as [(String, Int32?)] {
+                let book = EntityDescription.insertNewObject(forEntityName: "Book", into: context)
+                book.setValue(name, forKey: "name")
+                book.setValue(rank, forKey: "rank")
+            }
+            for name in ["f1", "f2"] { EntityDescription.insertNewObject(forEntityName: "Film", into: context).setValue(name, forKey: "name") }
+            try context.save()
+        }
+        try first.close()
+
+        for _ in 0..<2 {
+            let container = try GraphModel.container(at: url, model: Self.media(filmRank: true))
+            let films = try Self.media("Film", in: container, predicate: "rank == 7")
+            #expect(films.rows == ["f1 7", "f2 7"])
+            #expect(films.matching == 2)
+            let books = try Self.media("Book", in: container, predicate: "rank == nil")
+            #expect(books.rows == ["b1 1", "b2 nil"])
+            #expect(books.matching == 1)
+            try container.close()
+        }
+    }
 }
