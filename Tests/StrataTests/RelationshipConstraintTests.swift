@@ -8,18 +8,23 @@ import Testing
 /// the in-memory store.
 @Suite struct RelationshipConstraintTests {
     /// `Unit` (name) —< `Role` (title, level; unique on unit and title), `Unit` —< `Head`
-    /// (name; unique on unit: the to-many inverse leaves a stored head on its unit).
+    /// (name; unique on unit: the to-many inverse leaves a stored head on its unit), `Unit` —<
+    /// `Desk` (number; unique on number and unit, the relationship second).
     static func model() -> ManagedObjectModel {
         let unit = ModelBuilder.entity("Unit", [ModelBuilder.attribute("name", .string)])
         let role = ModelBuilder.entity("Role", [ModelBuilder.attribute("title", .string), ModelBuilder.attribute("level", .integer64, defaultValue: Int64(0))])
         let head = ModelBuilder.entity("Head", [ModelBuilder.attribute("name", .string)])
+        let desk = ModelBuilder.entity("Desk", [ModelBuilder.attribute("number", .integer64, defaultValue: Int64(0))])
         ModelBuilder.inverse(
             ModelBuilder.relationship("unit", from: role, to: unit), ModelBuilder.relationship("roles", from: unit, to: role, toMany: true))
         ModelBuilder.inverse(
             ModelBuilder.relationship("unit", from: head, to: unit), ModelBuilder.relationship("heads", from: unit, to: head, toMany: true))
+        ModelBuilder.inverse(
+            ModelBuilder.relationship("unit", from: desk, to: unit), ModelBuilder.relationship("desks", from: unit, to: desk, toMany: true))
         role.uniquenessConstraints = [["unit", "title"]]
         head.uniquenessConstraints = [["unit"]]
-        return ModelBuilder.model([unit, role, head])
+        desk.uniquenessConstraints = [["number", "unit"]]
+        return ModelBuilder.model([unit, role, head, desk])
     }
 
     /// A container on one store of `kind` (`folder` holds the engine store).
@@ -35,7 +40,7 @@ import Testing
         return container
     }
 
-    /// Saves units Core and Labs, a head of Core and a role "lead" (level 1) on Core; returns
+    /// Saves units Core and Labs, a head of Core, a role "lead" (level 1) and desk 1 on Core; returns
     /// the container, reopened when it is the engine store.
     static func seeded(_ kind: ContractStoreKind, in folder: TemporaryFolder, model: ManagedObjectModel) throws -> PersistentContainer {
         let container = try open(kind, in: folder, model: model)
@@ -51,6 +56,9 @@ import Testing
             role.setValue("lead", forKey: "title")
             role.setValue(Int64(1), forKey: "level")
             role.setValue(core, forKey: "unit")
+            let desk = EntityDescription.insertNewObject(forEntityName: "Desk", into: context)
+            desk.setValue(Int64(1), forKey: "number")
+            desk.setValue(core, forKey: "unit")
             try context.save()
         }
         guard kind == .engine else { return container }
@@ -90,15 +98,21 @@ import Testing
             let grace = EntityDescription.insertNewObject(forEntityName: "Head", into: context)
             grace.setValue("Grace", forKey: "name")
             grace.setValue(core, forKey: "unit")
+            let desk = EntityDescription.insertNewObject(forEntityName: "Desk", into: context)
+            desk.setValue(Int64(1), forKey: "number")
+            desk.setValue(core, forKey: "unit")
             let error = #expect(throws: CoreDataError.self) { try context.save() }
             #expect(error?.code == .managedObjectConstraintMerge)
-            #expect(error?.detailedErrors.map(\.objectID) == [grace.objectID])
-            #expect(context.insertedObjects.contains(grace), "the failed save keeps the changes")
+            #expect(Set(error?.detailedErrors.compactMap(\.objectID) ?? []) == [grace.objectID, desk.objectID])
+            #expect(context.insertedObjects == [grace, desk], "the failed save keeps the changes")
 
-            grace.setValue(try Self.unit("Labs", in: context), forKey: "unit")
+            let labs = try Self.unit("Labs", in: context)
+            grace.setValue(labs, forKey: "unit")
+            desk.setValue(labs, forKey: "unit")
             try context.save()
         }
         #expect(try Self.rows("Head", "name", in: container) == ["Core Ada", "Labs Grace"])
+        #expect(try Self.rows("Desk", "unit", in: container).count == 2)
     }
 
     @Test(arguments: ContractStoreKind.allCases)
