@@ -5,8 +5,9 @@ import StrataStore
 private let logger = Logger(label: "strata.migration")
 
 /// A migration step made without rewriting the store's log: the engine schema only grows
-/// (``StoreMapping/evolved(onto:)``), rows written before read their new columns as `nil` or the
-/// attribute's default, and every object keeps its ID and its history.
+/// (``StoreMapping/evolved(onto:)``), rows written before read their new columns as the
+/// attribute's default value (optional or required, as Core Data fills it into existing objects)
+/// or `nil` without one, and every object keeps its ID and its history.
 ///
 /// It applies when each change is one of: an entity added (a new root, or a sub-entity that
 /// leaves the other entities' tags as they were), a root entity without sub-entities removed
@@ -55,9 +56,12 @@ struct InPlaceMigration {
                     else { return nil }
                 } else if let attribute = property as? AttributeDescription {
                     guard !(attribute is DerivedAttributeDescription) else { return nil }
-                    if !attribute.isOptional {
-                        guard let value = attribute.defaultValue, let column = layout.columns[attribute.name] else { return nil }
-                        defaults[layout.storeEntity, default: [:]][column] = try ValueConversion.storeValue(value, for: attribute)
+                    if let value = attribute.defaultValue, let column = layout.columns[attribute.name] {
+                        let stored = try ValueConversion.storeValue(value, for: attribute)
+                        guard defaults[layout.storeEntity]?[column].map({ $0 == stored }) ?? true else { return nil }
+                        defaults[layout.storeEntity, default: [:]][column] = stored
+                    } else if !attribute.isOptional {
+                        return nil
                     }
                 } else if !property.isOptional {
                     return nil

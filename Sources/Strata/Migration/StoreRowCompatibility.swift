@@ -3,8 +3,9 @@
 enum StoreRowCompatibility {
     /// Whether the rows a store written with `source` holds are valid rows of `destination`:
     /// the engine schemas are equal, every stored entity tag stands for the entity of the same name
-    /// (or the one it was renamed from), and no attribute or relationship became required or
-    /// narrowed its counts (stored objects might not satisfy them).
+    /// (or the one it was renamed from), no attribute or relationship became required or
+    /// narrowed its counts (stored objects might not satisfy them), and no attribute with a default
+    /// value or a required one was added (stored objects read its default, which their rows lack).
     ///
     /// - Throws: ``CoreDataError`` when the source model cannot be laid out.
     static func rowsUnchanged(from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> Bool {
@@ -18,7 +19,11 @@ enum StoreRowCompatibility {
                 else { return false }
                 for property in entity.properties where !property.isTransient {
                     guard let before = old.propertiesByName[property.renamingIdentifier ?? property.name] ?? old.propertiesByName[property.name]
-                    else { continue }
+                    else {
+                        // A new attribute sharing a sibling's column: stored rows hold no default in it.
+                        if let attribute = property as? AttributeDescription, attribute.defaultValue != nil || !attribute.isOptional { return false }
+                        continue
+                    }
                     if before.isOptional && !property.isOptional { return false }
                     if let relationship = property as? RelationshipDescription, let was = before as? RelationshipDescription {
                         if relationship.minCount > was.minCount { return false }

@@ -3,8 +3,9 @@ import StrataStore
 extension StoreWriter {
     /// The ID of a stored object of `owner` (the entity declaring the constraint) or a
     /// sub-entity, other than `object`, whose constrained columns hold `values`: the uniqueness
-    /// read of a save. Objects `isSettled` says the save changes (deleted, or changed away from
-    /// their stored values) are no conflict and are passed over.
+    /// read of a save. A constrained to-one relationship matches by the related object's ID,
+    /// as Core Data compares it. Objects `isSettled` says the save changes (deleted, or changed
+    /// away from their stored values) are no conflict and are passed over.
     ///
     /// - Throws: ``CoreDataError`` when a value cannot be stored or the store cannot be read.
     func storedObject(
@@ -14,11 +15,13 @@ extension StoreWriter {
         let layout = try coordinator.layout(object.entity)
         let columns = constraint.compactMap { layout.columns[$0] }
         guard columns.count == constraint.count else { return nil }
-        let attributes = constraint.map { object.entity.attributesByName[$0] }
-        guard let first = attributes[0] else { return nil }
-        let wanted = try ValueConversion.storeValue(values[0], for: first)
+        var wanted: [Value] = []
+        for (name, value) in zip(constraint, values) {
+            guard let stored = try storedConstraintValue(value, for: object.entity.propertiesByName[name]) else { return nil }
+            wanted.append(stored)
+        }
         let candidates = try coordinator.storeCall {
-            try store.rows.keys(layout.storeEntity, column: columns[0], matching: .equal(wanted), descending: false, limit: nil)
+            try store.rows.keys(layout.storeEntity, column: columns[0], matching: .equal(wanted[0]), descending: false, limit: nil)
         }
         for key in candidates where object.objectID.isTemporaryID || key != object.objectID.primaryKey {
             guard let row = try coordinator.storeCall({ try store.rows.read(layout.storeEntity, key: key) }),
@@ -26,12 +29,24 @@ extension StoreWriter {
             else { continue }
             let id = ManagedObjectID(entity: concrete, storeIdentifier: store.identifier, primaryKey: key)
             if isSettled(id) { continue }
-            let matches = try zip(attributes, zip(columns, values)).allSatisfy { attribute, pair in
-                guard let attribute else { return false }
-                return try ValueConversion.storeValue(pair.1, for: attribute) == row[pair.0]
-            }
-            if matches { return id }
+            if zip(columns, wanted).allSatisfy({ row[$0] == $1 }) { return id }
         }
         return nil
+    }
+
+    /// The value a stored row holds for a constrained property whose value is `value`: the
+    /// attribute's stored value, or a reference to the related object; `nil` when no stored row
+    /// can hold it (a related object not yet saved in this store, or a property the store does
+    /// not keep in a column).
+    private func storedConstraintValue(_ value: Any?, for property: PropertyDescription?) throws -> Value? {
+        switch property {
+        case let attribute as AttributeDescription:
+            return try ValueConversion.storeValue(value, for: attribute)
+        case let relationship as RelationshipDescription where !relationship.isToMany:
+            guard let id = value as? ManagedObjectID, !id.isTemporaryID, id.storeIdentifier == store.identifier else { return nil }
+            return .reference(id.primaryKey)
+        default:
+            return nil
+        }
     }
 }
