@@ -27,23 +27,10 @@ import Testing
         return ModelBuilder.model([unit, role, head, desk])
     }
 
-    /// A container on one store of `kind` (`folder` holds the engine store).
-    static func open(_ kind: ContractStoreKind, in folder: TemporaryFolder, model: ManagedObjectModel) throws -> PersistentContainer {
-        guard kind == .inMemory else { return try GraphModel.container(at: folder.store("Units"), model: model) }
-        let container = PersistentContainer(name: "Units", managedObjectModel: model)
-        let description = PersistentStoreDescription()
-        description.type = InMemoryStoreType
-        container.persistentStoreDescriptions = [description]
-        let failure = LockedError()
-        container.loadPersistentStores { _, error in failure.set(error) }
-        if let error = failure.get() { throw error }
-        return container
-    }
-
     /// Saves units Core and Labs, a head of Core, a role "lead" (level 1) and desk 1 on Core; returns
     /// the container, reopened when it is the engine store.
     static func seeded(_ kind: ContractStoreKind, in folder: TemporaryFolder, model: ManagedObjectModel) throws -> PersistentContainer {
-        let container = try open(kind, in: folder, model: model)
+        let container = try kind.container(named: "Units", in: folder, model: model)
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let core = EntityDescription.insertNewObject(forEntityName: "Unit", into: context)
@@ -63,7 +50,7 @@ import Testing
         }
         guard kind == .engine else { return container }
         try container.close()
-        return try open(kind, in: folder, model: model)
+        return try kind.container(named: "Units", in: folder, model: model)
     }
 
     /// The unit named `name`, fetched in `context`.
@@ -138,7 +125,7 @@ import Testing
         }
         if kind == .engine {
             try container.close()
-            container = try Self.open(kind, in: folder, model: model)
+            container = try kind.container(named: "Units", in: folder, model: model)
         }
         defer { try? container.close() }
         #expect(try Self.rows("Role", "title", in: container) == ["Core intern 3", "Core lead 5", "Labs lead 2"])

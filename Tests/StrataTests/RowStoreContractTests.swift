@@ -10,6 +10,19 @@ enum ContractStoreKind: String, CaseIterable, CustomTestStringConvertible, Senda
     case inMemory
 
     var testDescription: String { rawValue }
+
+    /// A container on a store of this kind named `name` (the engine store is in `folder`).
+    func container(named name: String, in folder: TemporaryFolder, model: ManagedObjectModel) throws -> PersistentContainer {
+        guard self == .inMemory else { return try GraphModel.container(at: folder.store(name), model: model) }
+        let container = PersistentContainer(name: name, managedObjectModel: model)
+        let description = PersistentStoreDescription()
+        description.type = InMemoryStoreType
+        container.persistentStoreDescriptions = [description]
+        let failure = LockedError()
+        container.loadPersistentStores { _, error in failure.set(error) }
+        if let error = failure.get() { throw error }
+        return container
+    }
 }
 
 /// A container on one store of a ``ContractStoreKind``, with the contract's model:
@@ -23,7 +36,7 @@ private final class ContractStore {
 
     init(_ kind: ContractStoreKind) throws {
         self.kind = kind
-        container = try Self.open(kind, folder: folder, model: model)
+        container = try kind.container(named: "Contract", in: folder, model: model)
     }
 
     deinit { try? container.close() }
@@ -33,7 +46,7 @@ private final class ContractStore {
     func reopen() throws {
         guard kind == .engine else { return }
         try container.close()
-        container = try Self.open(kind, folder: folder, model: model)
+        container = try kind.container(named: "Contract", in: folder, model: model)
     }
 
     /// Runs `body` on a new background context.
@@ -42,21 +55,6 @@ private final class ContractStore {
         return try context.performAndWait { try body(context) }
     }
 
-    private static func open(_ kind: ContractStoreKind, folder: TemporaryFolder, model: ManagedObjectModel) throws -> PersistentContainer {
-        switch kind {
-        case .engine:
-            return try GraphModel.container(at: folder.store("Contract"), model: model)
-        case .inMemory:
-            let container = PersistentContainer(name: "Contract", managedObjectModel: model)
-            let description = PersistentStoreDescription()
-            description.type = InMemoryStoreType
-            container.persistentStoreDescriptions = [description]
-            let failure = LockedError()
-            container.loadPersistentStores { _, error in failure.set(error) }
-            if let error = failure.get() { throw error }
-            return container
-        }
-    }
 
     private static func makeModel() -> ManagedObjectModel {
         let author = ModelBuilder.entity("Author", [ModelBuilder.attribute("name", .string), ModelBuilder.attribute("age", .integer64, defaultValue: Int64(0))])
