@@ -54,22 +54,31 @@ struct FetchIndexChanges: Sendable {
 
     /// The positions of `changes` sorted by value, then key, then position (commit order).
     private static func indexOrder(_ changes: [OrderedIndexChange]) -> [Int] {
-        // Integer columns, the common case, sort on plain integers.
-        var integers: [(value: Int64, key: PrimaryKey, position: Int)] = []
-        integers.reserveCapacity(changes.count)
-        for (position, change) in changes.enumerated() {
-            guard case .int(let value) = change.value else { integers = []; break }
-            integers.append((value, change.key, position))
-        }
-        if integers.count == changes.count {
-            integers.sort { ($0.value, $0.key, $0.position) < ($1.value, $1.key, $1.position) }
-            return integers.map(\.position)
-        }
+        if let order = integerOrder(changes) { return order }
         return changes.indices.sorted { a, b in
             if changes[a].value < changes[b].value { return true }
             if changes[b].value < changes[a].value { return false }
             return (changes[a].key, a) < (changes[b].key, b)
         }
+    }
+
+    /// The order of ``indexOrder(_:)`` when every value is `null`, an integer or a reference
+    /// (integer columns and to-one reference columns, the common cases), sorted on plain
+    /// integers; `nil` for any other value. The rank keeps `Value`'s order across these kinds:
+    /// `null` first, then integers, then references.
+    private static func integerOrder(_ changes: [OrderedIndexChange]) -> [Int]? {
+        var integers: [(rank: UInt8, value: Int64, key: PrimaryKey, position: Int)] = []
+        integers.reserveCapacity(changes.count)
+        for (position, change) in changes.enumerated() {
+            switch change.value {
+            case .null: integers.append((0, 0, change.key, position))
+            case .int(let value): integers.append((1, value, change.key, position))
+            case .reference(let value): integers.append((2, value, change.key, position))
+            default: return nil
+            }
+        }
+        integers.sort { ($0.rank, $0.value, $0.key, $0.position) < ($1.rank, $1.value, $1.key, $1.position) }
+        return integers.map(\.position)
     }
 
     /// Whether two changes name the same pair: equal keys and values neither less than the other.

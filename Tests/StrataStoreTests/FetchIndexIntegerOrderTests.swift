@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+@testable import StrataStore
+
+/// Fetch-index changes of reference columns and of columns with nulls (the to-one foreign keys a
+/// bulk insert writes), applied in bulk, leave the index as applying them one at a time does:
+/// `null` first, then integers, then references, the last change to a pair deciding.
+@Suite struct FetchIndexIntegerOrderTests {
+    /// The kinds of values one test column holds.
+    enum Kinds: String, CaseIterable, Sendable {
+        case references, referencesAndNulls, integersAndNulls, integersReferencesAndNulls
+    }
+
+    /// A random value of `kinds`.
+    static func value(_ kinds: Kinds, using generator: inout some RandomNumberGenerator) -> Value {
+        let number = Int64.random(in: -20...60, using: &generator)
+        let pick = Int.random(in: 0..<3, using: &generator)
+        switch kinds {
+        case .references: return .reference(number)
+        case .referencesAndNulls: return pick == 0 ? .null : .reference(number)
+        case .integersAndNulls: return pick == 0 ? .null : .int(number)
+        case .integersReferencesAndNulls: return [Value.null, .int(number), .reference(number)][pick]
+        }
+    }
+
+    @Test(arguments: Kinds.allCases)
+    func bulkChangesMatchOneAtATime(kinds: Kinds) {
+        var generator = SystemRandomNumberGenerator()
+        var reference = OrderedIndex()
+        var current: [PrimaryKey: Value] = [:]
+        for key in Int64(1)...500 {
+            let value = Self.value(kinds, using: &generator)
+            reference.insert(value, key: key)
+            current[key] = value
+        }
+        var fetchIndexes = [[0: reference]]
+        var changes = FetchIndexChanges()
+        for _ in 0..<4_000 {
+            let key = Int64.random(in: 1...700, using: &generator)
+            let old = current[key].map { Row([$0]) }
+            let new: Row? = Int.random(in: 0..<4, using: &generator) == 0 ? nil : Row([Self.value(kinds, using: &generator)])
+            changes.record(0, key, columns: [0], old: old, new: new)
+            if let old { reference.remove(old[0], key: key) }
+            if let new { reference.insert(new[0], key: key) }
+            current[key] = new?[0]
+        }
+        changes.apply(to: &fetchIndexes)
+        let bulk = fetchIndexes[0][0]!
+        #expect(bulk.count == reference.count)
+        #expect(FetchIndexBulkChangeTests.pairs(bulk) == FetchIndexBulkChangeTests.pairs(reference))
+        #expect(bulk.keys(matching: .equal(.null)) == reference.keys(matching: .equal(.null)))
+        #expect(bulk.keys(matching: .equal(.reference(7))) == reference.keys(matching: .equal(.reference(7))))
+    }
+}
