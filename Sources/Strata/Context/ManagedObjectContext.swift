@@ -334,6 +334,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         // A change of an object inserted in an earlier event is an update of this event (as
         // Core Data's objects-did-change notification reports it), not one to save.
         if object.isInserted {
+            // The object set right after its insert is the last one inserted: no hashing.
+            if pendingEvent.inserted.last === object { return }
             if !pendingEvent.inserted.contains(object), !pendingEvent.updated.contains(object) { pendingEvent.updated.append(object) }
             return
         }
