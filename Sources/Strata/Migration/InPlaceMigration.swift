@@ -48,8 +48,20 @@ struct InPlaceMigration {
             guard let was = before.layouts[entity.name], was.storeEntity == layout.storeEntity, was.tag == layout.tag,
                 AddedUniquenessConstraint.names(of: old).isSubset(of: AddedUniquenessConstraint.names(of: entity))
             else { return nil }
+            // A removed property whose column a sibling keeps: its values stay in this entity's rows.
+            let columns = after.schema.entities[layout.storeEntity].columns
+            for property in old.properties where !property.isTransient && !StoreRowCompatibility.keeps(property.name, in: entity) {
+                if let column = was.columns[property.name], !columns[column].name.hasPrefix(StoreMapping.retiredPrefix) { return nil }
+            }
             for property in entity.properties where !property.isTransient {
                 guard property.renamingIdentifier == nil || property.renamingIdentifier == property.name else { return nil }
+                // A new property on a column the stored rows already have (a sibling's): they hold no
+                // default there, and this entity's rows may hold values of a property removed before.
+                if old.propertiesByName[property.name] == nil, let column = layout.columns[property.name],
+                    column < stored.entities[layout.storeEntity].columns.count
+                {
+                    return nil
+                }
                 if let previous = old.propertiesByName[property.name] {
                     guard Self.keepsRows(previous, property), was.columns[property.name] == layout.columns[property.name],
                         was.joins[property.name]?.storeEntity == layout.joins[property.name]?.storeEntity
