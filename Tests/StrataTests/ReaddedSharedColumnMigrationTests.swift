@@ -11,9 +11,10 @@ import Testing
     static let count = 8
 
     /// The `Library` model: books and films are items with a `note`, a `score` and a `shelf`;
-    /// version 2 removes the three from books; version 3 adds them back on books (`score` now
-    /// with the default 5) and a `color` on shelves.
-    static func library(in folder: TemporaryFolder) throws -> ReaddedPropertyMigrationTests.Bundle {
+    /// version 2 removes the three from books (with `resized`, it adds a `size` on shelves too, so
+    /// that the engine schema changes); version 3 adds them back on books (`score` now with the default 5) and
+    /// a `color` on shelves.
+    static func library(in folder: TemporaryFolder, resized: Bool) throws -> ReaddedPropertyMigrationTests.Bundle {
         func own(_ entity: String, inverse: String, score: String = "") -> String {
             """
             <attribute name="note" optional="YES" attributeType="String"/>
@@ -36,12 +37,13 @@ import Testing
         }
         let books = shelfTo("books", "Book")
         let films = shelfTo("films", "Film")
+        let size = resized ? #"<attribute name="size" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>"# : ""
         return try ReaddedPropertyMigrationTests.Bundle(in: folder, name: "Library", versions: [
             entities(book: own("Book", inverse: "books"), shelf: books + films),
-            entities(book: "", shelf: films),
+            entities(book: "", shelf: size + films),
             entities(
                 book: own("Book", inverse: "books", score: #"defaultValueString="5""#),
-                shelf: #"<attribute name="color" optional="YES" attributeType="String"/>"# + books + films),
+                shelf: size + #"<attribute name="color" optional="YES" attributeType="String"/>"# + books + films),
         ])
     }
 
@@ -104,9 +106,9 @@ import Testing
         #expect(try matches("Film", "shelf.label == %@", "S", in: context) == (count, count))
     }
 
-    @Test func propertiesReaddedInALaterOpenReadNoOldValues() throws {
+    @Test(arguments: [false, true]) func propertiesReaddedInALaterOpenReadNoOldValues(resized: Bool) throws {
         let folder = TemporaryFolder()
-        let bundle = try Self.library(in: folder)
+        let bundle = try Self.library(in: folder, resized: resized)
         let url = folder.store()
         let uris = try Self.fill(url, model: bundle.version(1))
         try GraphModel.container(at: url, model: bundle.version(2)).close()
@@ -118,9 +120,9 @@ import Testing
         }
     }
 
-    @Test func propertiesReaddedInAChainOfVersionsReadNoOldValues() throws {
+    @Test(arguments: [false, true]) func propertiesReaddedInAChainOfVersionsReadNoOldValues(resized: Bool) throws {
         let folder = TemporaryFolder()
-        let bundle = try Self.library(in: folder)
+        let bundle = try Self.library(in: folder, resized: resized)
         let url = folder.store()
         let uris = try Self.fill(url, model: bundle.version(1))
 

@@ -48,11 +48,6 @@ struct InPlaceMigration {
             guard let was = before.layouts[entity.name], was.storeEntity == layout.storeEntity, was.tag == layout.tag,
                 AddedUniquenessConstraint.names(of: old).isSubset(of: AddedUniquenessConstraint.names(of: entity))
             else { return nil }
-            // A removed property whose column a sibling keeps: its values stay in this entity's rows.
-            let columns = after.schema.entities[layout.storeEntity].columns
-            for property in old.properties where !property.isTransient && !StoreRowCompatibility.keeps(property.name, in: entity) {
-                if let column = was.columns[property.name], !columns[column].name.hasPrefix(StoreMapping.retiredPrefix) { return nil }
-            }
             for property in entity.properties where !property.isTransient {
                 guard property.renamingIdentifier == nil || property.renamingIdentifier == property.name else { return nil }
                 // A new property on a column the stored rows already have (a sibling's): they hold no

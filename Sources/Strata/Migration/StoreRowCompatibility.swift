@@ -4,10 +4,10 @@ enum StoreRowCompatibility {
     /// Whether the rows a store written with `source` holds are valid rows of `destination`:
     /// the engine schemas are equal, every stored entity tag stands for the entity of the same name
     /// (or the one it was renamed from), no attribute or relationship became required or
-    /// narrowed its counts (stored objects might not satisfy them), and no entity gained or lost an
-    /// attribute or to-one relationship on a column a sibling entity shares (stored objects would
-    /// read nothing or their default there, which their rows lack, and a property added again
-    /// after its removal would read the values written before: Core Data's added property is new).
+    /// narrowed its counts (stored objects might not satisfy them), and no entity gained an attribute
+    /// or to-one relationship on a column a sibling entity shares: the entity's rows hold no default
+    /// there, and may hold the values of a property of that name removed before (a removal leaves
+    /// them in place), which a property added again must not read (Core Data's is a new property).
     ///
     /// - Throws: ``CoreDataError`` when the source model cannot be laid out.
     static func rowsUnchanged(from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> Bool {
@@ -19,13 +19,6 @@ enum StoreRowCompatibility {
                 guard let old = sourceMapping.entitiesByTag[storeEntity]?[tag],
                     MappingModel.counterpart(of: entity.renamingIdentifier, entity.name, in: [old.name: old]) != nil
                 else { return false }
-                // A property removed from the entity whose column a sibling keeps: the entity's
-                // rows still hold its values there, which a property added again later would read.
-                if let kept = sourceMapping.layouts[old.name]?.columns,
-                    old.properties.contains(where: { kept[$0.name] != nil && !$0.isTransient && !Self.keeps($0.name, in: entity) })
-                {
-                    return false
-                }
                 for property in entity.properties where !property.isTransient {
                     guard let before = old.propertiesByName[property.renamingIdentifier ?? property.name] ?? old.propertiesByName[property.name]
                     else {
@@ -48,10 +41,5 @@ enum StoreRowCompatibility {
             }
         }
         return true
-    }
-
-    /// Whether `entity` has a stored property named `name` or renamed from it.
-    static func keeps(_ name: String, in entity: EntityDescription) -> Bool {
-        entity.properties.contains { !$0.isTransient && ($0.name == name || $0.renamingIdentifier == name) }
     }
 }
