@@ -50,6 +50,13 @@ struct InPlaceMigration {
             else { return nil }
             for property in entity.properties where !property.isTransient {
                 guard property.renamingIdentifier == nil || property.renamingIdentifier == property.name else { return nil }
+                // A new property on a column the stored rows already have (a sibling's): they hold no
+                // default there, and this entity's rows may hold values of a property removed before.
+                if old.propertiesByName[property.name] == nil, let column = layout.columns[property.name],
+                    column < stored.entities[layout.storeEntity].columns.count
+                {
+                    return nil
+                }
                 if let previous = old.propertiesByName[property.name] {
                     guard Self.keepsRows(previous, property), was.columns[property.name] == layout.columns[property.name],
                         was.joins[property.name]?.storeEntity == layout.joins[property.name]?.storeEntity

@@ -4,8 +4,10 @@ enum StoreRowCompatibility {
     /// Whether the rows a store written with `source` holds are valid rows of `destination`:
     /// the engine schemas are equal, every stored entity tag stands for the entity of the same name
     /// (or the one it was renamed from), no attribute or relationship became required or
-    /// narrowed its counts (stored objects might not satisfy them), and no attribute with a default
-    /// value or a required one was added (stored objects read its default, which their rows lack).
+    /// narrowed its counts (stored objects might not satisfy them), and no entity gained an attribute
+    /// or to-one relationship on a column a sibling entity shares: the entity's rows hold no default
+    /// there, and may hold the values of a property of that name removed before (a removal leaves
+    /// them in place), which a property added again must not read (Core Data's is a new property).
     ///
     /// - Throws: ``CoreDataError`` when the source model cannot be laid out.
     static func rowsUnchanged(from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> Bool {
@@ -20,8 +22,9 @@ enum StoreRowCompatibility {
                 for property in entity.properties where !property.isTransient {
                     guard let before = old.propertiesByName[property.renamingIdentifier ?? property.name] ?? old.propertiesByName[property.name]
                     else {
-                        // A new attribute sharing a sibling's column: stored rows hold no default in it.
-                        if let attribute = property as? AttributeDescription, attribute.defaultValue != nil || !attribute.isOptional { return false }
+                        // A new property on a column a sibling shares: the entity's rows hold nothing
+                        // it may read there (no default, or values of a property removed before).
+                        if mapping.layouts[entity.name]?.columns[property.name] != nil { return false }
                         continue
                     }
                     if before.isOptional && !property.isOptional { return false }
