@@ -20,10 +20,11 @@ import Foundation
 /// (optional), to-many relationships `Set<Subclass>`, ordered ones `[Subclass]`.
 ///
 /// `@Managed` is a macro: it turns the property into accessors that read and write the model
-/// property by name (through the slot found last time, with no name lookup), and declares the property's key path and model name (in a nested type
-/// held by a zero-size stored property), which names the key path in `#Predicate`s and
-/// `SortDescriptor`s without creating an instance. Declare `@Managed` properties in the class
-/// body, not in an extension, with a type annotation and no initial value.
+/// property by name (through the slot found last time, with no name lookup), and declares the
+/// property's key path and model name (in a nested type held by a zero-size stored property),
+/// which names the key path in `#Predicate`s and `SortDescriptor`s without creating an
+/// instance. Declare `@Managed` properties in the class body, not in an extension, with a type
+/// annotation and no initial value.
 ///
 /// - Important: Declare a property optional when it can be `nil`; reading `nil` into a
 ///   non-optional number or `Bool` gives 0 or `false` (as Core Data's scalar accessors do, for
