@@ -71,6 +71,14 @@ public struct EntitySchema: Sendable, Hashable {
         (indexedColumns, tombstoneColumns) = Self.derivedColumns(columns)
     }
 
+    /// The tombstone of a deleted `row`: its ``tombstoneColumns`` kept, every other of the
+    /// `width` columns `null`.
+    func tombstone(of row: Row, width: Int) -> Row {
+        var tombstone = Row(Array(repeating: .null, count: width))
+        for column in tombstoneColumns { tombstone[column] = row[column] }
+        return tombstone
+    }
+
     /// ``indexedColumns`` and ``tombstoneColumns`` of `columns`.
     private static func derivedColumns(_ columns: [ColumnSchema]) -> (indexed: [Int], tombstone: [Int]) {
         (columns.indices.filter { columns[$0].hasFetchIndex }, columns.indices.filter { columns[$0].keepsTombstone })

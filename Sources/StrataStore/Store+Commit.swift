@@ -138,8 +138,7 @@ extension Store {
                     guard let current else {
                         throw StoreError(.keyConflict, "delete of \(codec.entityName) \(key), which does not exist")
                     }
-                    var tombstone = Row(Array(repeating: .null, count: codec.types.count))
-                    for column in keep { tombstone[column] = current[column] }
+                    let tombstone = schema.entities[entity].tombstone(of: current, width: codec.types.count)
                     builder.add(.delete, entity: entity, key: key, row: tombstone, codec: codec)
                 }
                 if let current, keepsPriorRows { builder.addPrior(current, codec: codec) }

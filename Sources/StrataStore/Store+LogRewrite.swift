@@ -271,9 +271,7 @@ private struct LogRewriter {
                 var image: Row
                 if op.kind == .delete, let prior {
                     // A tombstone keeps the new schema's tombstone columns of the row deleted, as a commit makes it.
-                    var tombstone = Row(Array(repeating: .null, count: newCodecs[entity].types.count))
-                    for column in rewrite.schema.entities[entity].tombstoneColumns { tombstone[column] = prior[column] }
-                    image = tombstone
+                    image = rewrite.schema.entities[entity].tombstone(of: prior, width: newCodecs[entity].types.count)
                 } else {
                     guard let oldImage, let converted = try rewrite.convert(op.entity, op.key, oldImage) else { continue }
                     image = converted

@@ -167,8 +167,7 @@ extension Store {
                     guard let current else {
                         throw StoreError(.keyConflict, "delete of \(schema.entities[op.entity].name) \(op.key), which does not exist")
                     }
-                    var tombstone = Row(Array(repeating: .null, count: current.count))
-                    for column in keep { tombstone[column] = current[column] }
+                    let tombstone = schema.entities[op.entity].tombstone(of: current, width: codecs[op.entity].types.count)
                     builder.add(.delete, entity: op.entity, key: op.key, row: tombstone, codec: codecs[op.entity])
                 }
                 if let before { try addPrior(before, entity: op.entity) }

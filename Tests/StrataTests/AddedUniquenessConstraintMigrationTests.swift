@@ -103,16 +103,17 @@ import Testing
         [
             (["active"], [], ["Employee", "(active)", "active = true"]),
             (["department"], [], ["Employee", "(department)", "department = object"]),
-            (["name", "code"], [AttributeDescription.required("code", defaultValue: "x")], ["(name, code)", "name = \"E1\", code = \"x\""]),
+            (["name", "code"], [AttributeDescription.string("code", defaultValue: "x")], ["(name, code)", "name = \"E1\", code = \"x\""]),
+            (["name", "code"], [AttributeDescription.string("code", defaultValue: "x", isOptional: true)], ["(name, code)", "name = \"E1\", code = \"x\""]),
         ]
     }
 
-    @Test(arguments: 0..<3) func storedDuplicatesFailTheMigrationAndLeaveTheStore(_ index: Int) throws {
+    @Test(arguments: 0..<4) func storedDuplicatesFailTheMigrationAndLeaveTheStore(_ index: Int) throws {
         let folder = TemporaryFolder()
         let url = folder.store()
         let filled = try InPlaceMigrationTests.fill(url)
-        // A duplicate name, for the constraint on (name, code): every object has the code's default.
-        if index == 2 {
+        // A duplicate name, for the constraint on (name, code): every object reads the code's default.
+        if index >= 2 {
             let container = try PersistentHistoryTests.container(at: url)
             #expect(Self.saveEmployee("E1", salary: 0, in: container) == nil)
             try container.close()
@@ -201,10 +202,10 @@ import Testing
 }
 
 extension AttributeDescription {
-    /// A required string attribute named `name` with a default value.
-    fileprivate static func required(_ name: String, defaultValue: String) -> AttributeDescription {
+    /// A string attribute named `name` with a default value, required unless `isOptional`.
+    fileprivate static func string(_ name: String, defaultValue: String, isOptional: Bool = false) -> AttributeDescription {
         let attribute = AttributeDescription(name: name, type: .string)
-        attribute.isOptional = false
+        attribute.isOptional = isOptional
         attribute.defaultValue = defaultValue
         return attribute
     }

@@ -19,7 +19,7 @@ struct AddedUniquenessConstraint {
     let tags: Set<Int64>
     /// For each property: the old column its value is read from (-1 for a property the old model
     /// did not have), the value every stored object has when there is no column (an added
-    /// required attribute's default), and the attribute (`nil` for a to-one relationship), for the error.
+    /// attribute's default), and the attribute (`nil` for a to-one relationship), for the error.
     let sources: [(column: Int, fallback: Value, attribute: AttributeDescription?)]
 
     /// The uniqueness constraints `entity` declares, each as its sorted property names (as its
@@ -94,8 +94,8 @@ struct AddedUniquenessConstraint {
                     let was = old.propertiesByName[property.renamingIdentifier ?? name] ?? old.propertiesByName[name]
                     let column = was.flatMap { layout.columns[$0.name] } ?? -1
                     if let attribute = property as? AttributeDescription {
-                        // Stored rows read an added required attribute as its default, an added optional one as nil (InPlaceMigration).
-                        let fallback = column < 0 && !attribute.isOptional
+                        // Stored rows read an added attribute as its default, or nil when it has none (InPlaceMigration).
+                        let fallback = column < 0
                             ? try attribute.defaultValue.map { try ValueConversion.storeValue($0, for: attribute) } ?? .null : .null
                         sources.append((column, fallback, attribute))
                     } else if let relationship = property as? RelationshipDescription, !relationship.isToMany {
