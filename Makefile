@@ -20,9 +20,12 @@ postgres-deps:
 demo: deps
 	$(SWIFT) run -c release strata-quickstart
 
+# A failing run ends with its failures repeated, so the tail of the output names them.
 test: deps postgres-deps
 	$(SWIFT) build --build-tests -Xswiftc -warnings-as-errors
-	$(SWIFT) test --skip-build
+	@bash -o pipefail -c '$(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt' || { \
+		echo "make: the failures (whole output in .build/test-output.txt):"; \
+		grep -E "✘|error:" .build/test-output.txt | head -60; exit 1; }
 
 # Three mirrored instances as processes over a private PostgreSQL server; one SIGKILLed and
 # restarted, PostgreSQL restarted midway; ends with `mirror: N transactions, 3 instances, lag …,

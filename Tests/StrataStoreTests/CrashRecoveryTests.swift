@@ -17,12 +17,16 @@ import Darwin
     /// Seconds to run ``soak()``, from `STRATA_SOAK_SECONDS`; `nil` skips it.
     static let soakSeconds = ProcessInfo.processInfo.environment["STRATA_SOAK_SECONDS"].flatMap(Double.init)
 
-    /// 300 kills of a writer on one store that grows, rolls segments, checkpoints and compacts.
+    /// At least 300 kills of a writer on one store that grows, rolls segments, checkpoints and
+    /// compacts; more (up to 1,500) until the kills have landed in every phase of a commit often
+    /// enough, since how many do in 300 depends on how loaded the machine is.
     @Test func killedWriterRecovers() throws {
         let directory = TemporaryDirectory()
         var harness = try CrashHarness(store: directory.store("Torture"), scratch: directory.path)
-        for iteration in 0..<300 {
+        var iteration = 0
+        while iteration < 300 || (iteration < 1_500 && !harness.coversEveryPhase) {
             try harness.killAndCheck(iteration: iteration)
+            iteration += 1
         }
         #expect(harness.commitsSeen > 1_000, "the writers committed too little to test anything")
         #expect(harness.killsDuringCommits > 150, "too few kills landed while commits were running")
@@ -419,6 +423,12 @@ struct CrashHarness {
     var unprintedCommitsFound = 0
     /// Commits begun but not printed when the helper was killed that recovery found not at all.
     var unprintedCommitsLost = 0
+
+    /// Whether the kills so far landed in every phase often enough: the four counts
+    /// `killedWriterRecovers` requires.
+    var coversEveryPhase: Bool {
+        commitsSeen > 1_000 && killsDuringCommits > 150 && unprintedCommitsFound > 10 && unprintedCommitsLost > 10
+    }
 
     init(store: URL, scratch: String) throws {
         self.store = store
