@@ -65,6 +65,22 @@ extension PersistentContainer {
         return nil
     }
 
+    /// Every model at the top of `bundle`'s resources or in one of its folders, each version of a
+    /// versioned model (`.xcdatamodeld`) on its own, in name order.
+    static func modelURLs(in bundle: Bundle) -> [URL] {
+        guard let resources = bundle.resourceURL else { return [] }
+        func entries(_ folder: URL) -> [URL] {
+            let found = (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: [.isDirectoryKey])) ?? []
+            return found.sorted { $0.lastPathComponent < $1.lastPathComponent }
+        }
+        let top = entries(resources)
+        let nested = top.filter { !modelExtensions.contains($0.pathExtension) && (try? $0.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true }
+        return (top + nested.flatMap(entries)).flatMap { url -> [URL] in
+            guard modelExtensions.contains(url.pathExtension) else { return [] }
+            return url.pathExtension == "xcdatamodeld" ? (try? ManagedObjectModel.versions(in: url)) ?? [] : [url]
+        }
+    }
+
     /// The resource bundles SwiftPM places next to the main executable (`Package_Target.resources`
     /// on Linux, `Package_Target.bundle` on macOS).
     static func packageResourceBundles() -> [Bundle] {

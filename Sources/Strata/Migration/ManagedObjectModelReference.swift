@@ -58,6 +58,33 @@ public final class ManagedObjectModelReference {
         }
     }
 
+    /// A reference to the model in `bundle` (the main bundle and the package resource bundles
+    /// beside the executable when `nil`) whose entities have exactly the version hashes
+    /// `versionHash` (entity name to ``EntityDescription/versionHash``, as
+    /// ``ManagedObjectModel/entityVersionHashesByName`` and a store's
+    /// ``StoreModelVersionHashesKey`` metadata give them), which should have the checksum
+    /// `versionChecksum`. Every model of the bundle is looked at, each version of a versioned
+    /// model on its own. A model that is not found makes the migration fail with
+    /// `migrationMissingSourceModel`.
+    public convenience init(entityVersionHashes versionHash: [AnyHashable: Any], in bundle: Bundle?, versionChecksum: String) {
+        var wanted: [String: Data] = [:]
+        for (name, hash) in versionHash {
+            guard let name = name.base as? String, let hash = hash as? Data else { continue }
+            wanted[name] = hash
+        }
+        let bundles = bundle.map { [$0] } ?? [Bundle.main] + PersistentContainer.packageResourceBundles()
+        let model = bundles.lazy.flatMap(PersistentContainer.modelURLs(in:))
+            .compactMap { try? ManagedObjectModel(contentsOf: $0) }
+            .first { !wanted.isEmpty && wanted.count == versionHash.count && $0.entityVersionHashesByName == wanted }
+        if let model {
+            self.init(model: model, versionChecksum: versionChecksum)
+        } else {
+            self.init(
+                missing: "no model in \(bundles.map(\.bundlePath).joined(separator: ", ")) has the \(versionHash.count) entity version hashes given",
+                versionChecksum: versionChecksum)
+        }
+    }
+
     /// A reference to no model, whose migration fails with `migrationMissingSourceModel` and `message`.
     private init(missing message: String, versionChecksum: String) {
         self.versionChecksum = versionChecksum
