@@ -14,7 +14,9 @@ struct MigrateCommand: StrataSubcommand {
             rewrite), and migrates the store: in place when the change only adds to the store's \
             layout or retires parts of it; by rewriting its log in place, keeping object IDs and \
             history, when every stored row converts to one row of the new model; else by writing \
-            a new store that replaces the old one in one atomic step; an interrupted migration leaves the old store or the new one. A rewrite in place prints a line per segment of the log it rewrote; other progress goes to standard error. With --dry-run, only prints what changes. \
+            a new store that replaces the old one in one atomic step; an interrupted migration leaves the old store or the new one. A rewrite in place prints a line per segment of the log it rewrote; other progress goes to standard error. With --dry-run, only prints what changes and checks the stored objects against the \
+            uniqueness constraints MODEL adds (a duplicate fails the dry run as it would fail the \
+            migration). \
             Prints the seconds taken and the bytes of store files written.
             """)
 
@@ -23,7 +25,7 @@ struct MigrateCommand: StrataSubcommand {
     @Option(help: "The new model: an .xcdatamodeld (its current version) or .xcdatamodel directory.")
     var model: String
 
-    @Flag(help: "Print what changes without migrating.")
+    @Flag(help: "Print what changes and check the stored objects without migrating.")
     var dryRun = false
 
     func run() throws {
@@ -43,7 +45,11 @@ struct MigrateCommand: StrataSubcommand {
         let mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
         for line in MigrationReport.lines(mapping, source: source, destination: destination) { print(line) }
         print("Method: \(try MigrationMethod.forStore(at: store.url, from: source, to: destination).summary)")
-        guard !dryRun else { return }
+        guard !dryRun else {
+            let checked = try MigrationMethod.checkStoredObjects(at: store.url, from: source, to: destination)
+            if checked > 0 { print("Stored objects: no two share the values of an added uniqueness constraint (\(checked) checked).") }
+            return
+        }
         let started = Date()
         let clock = ContinuousClock.now
         let coordinator = PersistentStoreCoordinator(managedObjectModel: destination)

@@ -5,7 +5,8 @@ import Testing
 /// `strata migrate` adding a uniqueness constraint, made in place after the stored objects are
 /// checked for duplicates: killed with SIGKILL at random points it leaves the old store or the
 /// new one, whole, every object at its URI; in the new one a duplicate save conflicts. A store
-/// whose objects violate the constraint makes `strata migrate` fail and stays as it was.
+/// whose objects violate the constraint makes `strata migrate` fail, its dry run first, and stays
+/// as it was.
 @Suite struct MigrationUniquenessCrashTests {
     static let itemCount = 3000
 
@@ -51,6 +52,7 @@ import Testing
         let (pristine, uris) = try Self.pristine(models, in: directory)
         let dryOutput = try MigrationKillHarness.dryRun(pristine, to: models[1], in: directory)
         #expect(dryOutput.contains("~ Item: changed\n    + unique (name): uniqueness constraint added\nMethod: in place"), "\(dryOutput)")
+        #expect(dryOutput.contains("\nStored objects: no two share the values of an added uniqueness constraint (1 checked).\n"), "\(dryOutput)")
 
         try MigrationKillHarness.migrateThenKillLeavingOldOrNew(pristine, to: models[1], in: directory) { url in
             try Self.check(url, models: models, uris: uris)
@@ -61,6 +63,13 @@ import Testing
         let directory = TemporaryDirectory()
         let models = try MigrationKillHarness.writeModels([Self.version1, Self.version2], in: directory)
         let (pristine, uris) = try Self.pristine(models, in: directory, duplicate: true)
+        let (dryEnd, dryOutput) = try ChildProcess.run(
+            try CLITests.executable().path, ["migrate", pristine.path, "--model", models[1].path, "--dry-run"],
+            stderrPath: directory.path + "/dry.err")
+        let dryErrors = try String(contentsOfFile: directory.path + "/dry.err", encoding: .utf8)
+        #expect(dryEnd != .exited(0), "a dry run finds the duplicates the migration would fail on: \(dryOutput)")
+        #expect(dryOutput.contains("Method: in place") && !dryOutput.contains("Stored objects:"), "\(dryOutput)")
+        #expect(dryErrors.contains("134111") && dryErrors.contains("name = \"item 0\""), "\(dryErrors)")
         let (end, output) = try ChildProcess.run(
             try CLITests.executable().path, ["migrate", pristine.path, "--model", models[1].path], stderrPath: directory.path + "/failed.err")
         let errors = try String(contentsOfFile: directory.path + "/failed.err", encoding: .utf8)

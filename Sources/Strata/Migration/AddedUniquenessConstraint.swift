@@ -61,7 +61,9 @@ struct AddedUniquenessConstraint {
     /// - Throws: ``CoreDataError`` `migrationConstraintViolation` naming the entity, the
     ///   constrained properties and the values two stored objects share (the store is not
     ///   changed), or `migration` when the store cannot be read.
-    static func checkStoredObjects(at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel) throws {
+    /// - Returns: how many added constraints were checked.
+    @discardableResult
+    static func checkStoredObjects(at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> Int {
         let stored: Schema
         do {
             stored = try Store.storedSchema(at: url)
@@ -69,11 +71,12 @@ struct AddedUniquenessConstraint {
             throw CoreDataError(.migration, "the store at \(url.path) cannot be read to check its objects: \(error)", underlyingError: error)
         }
         let added = try Self.added(from: source, to: destination, over: stored)
-        guard !added.isEmpty else { return }
+        guard !added.isEmpty else { return 0 }
         let store = try InPlaceRewrite.openForChecking(at: url)
         defer { try? store.close() }
         for constraint in added { try constraint.check(store) }
         logger.debug("checked added uniqueness constraints", metadata: ["path": "\(url.path)", "constraints": "\(added.count)"])
+        return added.count
     }
 
     /// The constraints `destination` adds to the entities of `source` laid over `stored`.

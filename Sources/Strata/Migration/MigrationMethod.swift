@@ -29,6 +29,20 @@ public enum MigrationMethod: String, Sendable, Hashable {
         return try InPlaceRewrite.plan(at: url, from: source, to: destination, mapping: mapping) == nil ? .rewrite : .inPlaceRewrite
     }
 
+    /// Checks the objects stored at `url` against what migrating them from `source` to
+    /// `destination` requires of them, as the migration does before it writes anything: no two
+    /// objects of an entity may hold the same values for a uniqueness constraint `destination`
+    /// adds to it. Reads the store and changes nothing.
+    ///
+    /// - Returns: how many added uniqueness constraints were checked (0 when none is added).
+    /// - Throws: ``CoreDataError`` `migrationConstraintViolation` naming the entity, the
+    ///   constrained properties and the values two stored objects share, or `migration` when
+    ///   the store cannot be read.
+    @discardableResult
+    public static func checkStoredObjects(at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> Int {
+        try AddedUniquenessConstraint.checkStoredObjects(at: url, from: source, to: destination)
+    }
+
     /// What the method does, for people.
     public var summary: String {
         switch self {
