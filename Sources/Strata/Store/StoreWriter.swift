@@ -68,22 +68,31 @@ struct StoreWriter {
 
     /// The stored row of an object: its entity tag, attributes and to-one references.
     private func row(of object: ManagedObject, layout: EntityLayout, columnCount: Int) throws -> Row {
-        var values = [Value](repeating: .null, count: columnCount)
-        values[0] = .int(layout.tag)
-        let objectValues = object.values
+        var values = [Value](unsafeUninitializedCapacity: columnCount) { buffer, count in
+            for column in 0..<columnCount { (buffer.baseAddress! + column).initialize(to: .null) }
+            count = columnCount
+        }
         let runtime = object.runtime
-        for (slot, column) in layout.slotColumns.enumerated() where column >= 0 {
-            // The slot's load tells attributes and to-one relationships apart without copying
-            // the property out of its kind.
-            switch runtime.loads[slot] {
-            case .plain, .integer16, .integer32, .converted:
-                let attribute = unsafeDowncast(runtime.properties[slot], to: AttributeDescription.self)
-                values[column] = try ValueConversion.storeValue(objectValues[slot], for: attribute)
-            case .toOne, .toOneOfHierarchy:
-                values[column] = try reference(objectValues[slot], slot: slot, of: object)
-            case .none:
-                guard case .toOne = runtime.kinds[slot] else { continue }
-                values[column] = try reference(objectValues[slot], slot: slot, of: object)
+        // Through buffers: a slot's `Any?` is read in place, not copied out of the array (a copy
+        // and its release cost two calls through the value's type), and each column is assigned
+        // without a uniqueness check.
+        try object.values.withUnsafeBufferPointer { objectValues in
+            try values.withUnsafeMutableBufferPointer { values in
+                values[0] = .int(layout.tag)
+                for (slot, column) in layout.slotColumns.enumerated() where column >= 0 {
+                    // The slot's load tells attributes and to-one relationships apart without
+                    // copying the property out of its kind.
+                    switch runtime.loads[slot] {
+                    case .plain, .integer16, .integer32, .converted:
+                        let attribute = unsafeDowncast(runtime.properties[slot], to: AttributeDescription.self)
+                        values[column] = try ValueConversion.storeValue(objectValues[slot], for: attribute)
+                    case .toOne, .toOneOfHierarchy:
+                        values[column] = try reference(objectValues[slot], slot: slot, of: object)
+                    case .none:
+                        guard case .toOne = runtime.kinds[slot] else { continue }
+                        values[column] = try reference(objectValues[slot], slot: slot, of: object)
+                    }
+                }
             }
         }
         return Row(values)
