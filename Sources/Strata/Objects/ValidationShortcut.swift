@@ -30,18 +30,14 @@ extension ManagedObject {
     /// Whether `slot`'s value surely passes the model's checks, told from the stored value; the
     /// object is loaded and has no lazily decoded row.
     func passesValidationShortcut(_ slot: Int) -> Bool {
-        // The value is looked at in place: copying an `Any?` out of the array costs more than
-        // the check.
-        slots.withUnsafeBufferPointer { slots in
-            switch runtime.validationShortcuts[slot] {
-            case .none:
-                return false
-            case .exactType(let type, let nilPasses):
-                guard slots[slot] != nil else { return nilPasses }
-                return ObjectIdentifier(Swift.type(of: slots[slot]!)) == type
-            case .toOne(let nilPasses):
-                return nilPasses || slots[slot] != nil
-            }
+        switch runtime.validationShortcuts[slot] {
+        case .none:
+            return false
+        case .exactType(let type, let nilPasses):
+            guard let value = slots[slot] else { return nilPasses }
+            return ObjectIdentifier(Swift.type(of: value)) == type
+        case .toOne(let nilPasses):
+            return nilPasses || slots[slot] != nil
         }
     }
 }
