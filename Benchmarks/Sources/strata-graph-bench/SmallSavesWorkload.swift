@@ -18,6 +18,13 @@ protocol SmallSavesEngine: GraphEngine {
     /// concurrent writers, each on its own thread; returns the duration of each save, in
     /// nanoseconds.
     func save(_ saves: [[(key: Int64, employee: Employee)]], writers: Int) throws -> [UInt64]
+    /// The commits and commit groups (one log write each) since the store was opened, when the
+    /// engine counts them.
+    func commitGroups() throws -> (commits: Int, groups: Int)?
+}
+
+extension SmallSavesEngine {
+    func commitGroups() throws -> (commits: Int, groups: Int)? { nil }
 }
 
 extension GraphRunner {
@@ -53,6 +60,10 @@ extension GraphRunner {
                 results.details["\(run.id).saveP99Ms"] = timed.result.percentile(0.99).map { Double($0) / 1e6 }
                 results.checksums["\(run.id).employees"] = Int64(employees.count)
                 WorkloadSteps.log("\(E.name) \(run.id): \(saves.count) saves from \(run.writers) writer(s) in \(formatFigure(timed.seconds)) s")
+                if let counts = try engine.commitGroups(), counts.groups > 0 {
+                    results.details["\(run.id).commitsPerGroup"] = Double(counts.commits) / Double(counts.groups)
+                    WorkloadSteps.log("\(E.name) \(run.id): \(counts.commits) commits in \(counts.groups) log writes")
+                }
             }
         }
     }
@@ -108,6 +119,11 @@ extension StrataGraphEngine: SmallSavesEngine {
             }
             return latencies
         }
+    }
+
+    func commitGroups() throws -> (commits: Int, groups: Int)? {
+        let statistics = try opened.persistentStoreCoordinator.persistentStores.compactMap { $0.engineStore?.statistics }
+        return statistics.isEmpty ? nil : (statistics.reduce(0) { $0 + $1.commits }, statistics.reduce(0) { $0 + $1.commitGroups })
     }
 }
 

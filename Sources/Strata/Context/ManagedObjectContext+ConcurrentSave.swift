@@ -71,7 +71,7 @@ extension ManagedObjectContext {
         var recent: (entity: EntityDescription, layout: EntityLayout, isConstrained: Bool)?
         for object in inserted + updated + deleted {
             if recent?.entity !== object.entity {
-                recent = (object.entity, try coordinator.layout(object.entity), !Self.uniquenessConstraints(of: object.entity).isEmpty)
+                recent = (object.entity, try coordinator.layout(object.entity), !object.runtime.uniquenessConstraints.isEmpty)
             }
             let layout = recent!.layout
             if !object.isInserted && !object.objectID.isTemporaryID {

@@ -22,10 +22,12 @@ extension ManagedObjectContext {
     /// uniqueness constraint, compared as typed stored values.
     func uniquenessConflicts(coordinator: PersistentStoreCoordinator) throws -> [ConstraintConflict] {
         var claims: OrderedDictionary<ConstraintKey, (owner: EntityDescription, objects: [ManagedObject])> = [:]
-        for object in Array(insertedSet) + Array(updatedSet) where !object.isDeleted {
-            for (owner, constraint) in Self.uniquenessConstraints(of: object.entity) {
-                guard let key = try constraintKey(of: object, constraint, owner: owner) else { continue }
-                claims[key, default: (owner, [])].objects.append(object)
+        for objects in [insertedSet, updatedSet] {
+            for object in objects where !object.isDeleted {
+                for (owner, constraint) in object.runtime.uniquenessConstraints {
+                    guard let key = try constraintKey(of: object, constraint, owner: owner) else { continue }
+                    claims[key, default: (owner, [])].objects.append(object)
+                }
             }
         }
         var conflicts: [ConstraintConflict] = []

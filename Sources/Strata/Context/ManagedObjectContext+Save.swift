@@ -118,8 +118,19 @@ extension ManagedObjectContext {
         }
         rememberRenames(renamed)
         // Only changed objects can point at new ones: setting a relationship changes both sides.
-        for object in Array(insertedSet) + Array(updatedSet) + Array(deletedSet) where object.isLoaded {
-            for slot in object.runtime.relationshipSlots { object.values[slot] = rename(object.values[slot], renamed) }
+        for objects in [insertedSet, updatedSet, deletedSet] {
+            for object in objects where object.isLoaded {
+                for slot in object.runtime.relationshipSlots {
+                    switch object.runtime.loads[slot] {
+                    case .toOne, .toOneOfHierarchy:
+                        // A to-one slot holds an ID or nil: one cast, and a write only for a new ID.
+                        guard let id = object.values[slot] as? ManagedObjectID, id.isTemporaryID, let permanent = renamed[id] else { continue }
+                        object.values[slot] = permanent
+                    default:
+                        object.values[slot] = rename(object.values[slot], renamed)
+                    }
+                }
+            }
         }
     }
 
@@ -192,7 +203,7 @@ extension ManagedObjectContext {
     ) throws {
         // One change set per store, in the order the stores first appear (a save has few).
         var changes: [(identifier: String, set: StoreChangeSet)] = []
-        func add(_ objects: [ManagedObject], _ part: WritableKeyPath<StoreChangeSet, [ManagedObject]>) {
+        func add(_ objects: [ManagedObject], _ append: (inout StoreChangeSet, ManagedObject) -> Void) {
             var index = -1
             for object in objects {
                 let identifier = object.objectID.storeIdentifier!
@@ -205,12 +216,12 @@ extension ManagedObjectContext {
                             consumerCursors: HistoryConsumerStaging.cursors[identifier] ?? [:])))
                     }
                 }
-                changes[index].set[keyPath: part].append(object)
+                append(&changes[index].set, object)
             }
         }
-        add(inserted, \.inserted)
-        add(updated, \.updated)
-        add(deleted, \.deleted)
+        add(inserted) { $0.inserted.append($1) }
+        add(updated) { $0.updated.append($1) }
+        add(deleted) { $0.deleted.append($1) }
         var transactions: [(writer: StoreWriter, transaction: Transaction)] = []
         for (identifier, change) in changes {
             guard let store = coordinator.store(identifier: identifier) else {

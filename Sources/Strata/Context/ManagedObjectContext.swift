@@ -70,7 +70,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// The undo manager that records the context's changes, one group per event (Core Data's
     /// `undoManager`). `nil` by default, as for the contexts Core Data creates on iOS and for
     /// background contexts: set one to make changes undoable.
-    public var undoManager: UndoManager? {
+    // Read on every change: `@exclusivity(unchecked)` as the state below.
+    @exclusivity(unchecked) public var undoManager: UndoManager? {
         didSet { undoManagerDidChange(from: oldValue) }
     }
     // The state touched per object (pending changes, registered objects, what a fault reads)

@@ -37,6 +37,12 @@ final class EntityRuntime: @unchecked Sendable {
     /// Whether each slot is an attribute with a minimum, a maximum or a regular expression to
     /// check its values against.
     let checksValues: [Bool]
+    /// How ``ManagedObject/validateProperties()`` may tell that each slot's value passes the
+    /// model's checks without converting it (``ValidationShortcut``).
+    let validationShortcuts: [ValidationShortcut]
+    /// The entity's uniqueness constraints and its superentities', each with the entity that
+    /// declares it (``ManagedObjectContext/uniquenessConstraints(of:)``), found once.
+    let uniquenessConstraints: [(owner: EntityDescription, names: [String])]
     /// The values of a new object: attribute defaults, empty to-many relationships.
     let initialValues: [Any?]
     /// The Swift type each attribute slot holds when a value of exactly that type is stored as
@@ -111,6 +117,11 @@ final class EntityRuntime: @unchecked Sendable {
             guard let attribute = property as? AttributeDescription, !(attribute is DerivedAttributeDescription) else { return nil }
             return ValueConversion.exactType(of: attribute.attributeType).map(ObjectIdentifier.init)
         }
+        let (exactTypes, checksValues) = (exactTypes, checksValues)
+        validationShortcuts = properties.indices.map {
+            ValidationShortcut(properties[$0], exactType: exactTypes[$0], checksValues: checksValues[$0])
+        }
+        uniquenessConstraints = ManagedObjectContext.uniquenessConstraints(of: entity)
         nameTable = Self.nameTable(properties.map(\.name))
     }
 

@@ -72,9 +72,13 @@ extension ManagedObject {
     }
 
     /// Validates each persistent property with ``validateValue(_:forKey:)``, collecting errors.
+    /// When the class does not override `validateValue(_:forKey:)`, a value the model surely
+    /// accepts (``ValidationShortcut``) is passed without the call.
     func validateProperties() throws {
         var errors: [CoreDataError] = []
+        let shortcuts = isLoaded && lazyRow == nil && !ValidateValueOverride.isOverridden(in: type(of: self))
         for slot in runtime.validatedSlots {
+            if shortcuts, passesValidationShortcut(slot) { continue }
             var value = try publicValue(slot)
             let outer = validatingSlot
             validatingSlot = Int32(slot)

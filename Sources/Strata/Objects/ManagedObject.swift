@@ -94,7 +94,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     ///     ``ManagedObjectContext/insert(_:)``.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         precondition(!entity.isAbstract, "cannot create an object of the abstract entity \(entity.name)")
-        self.runtime = EntityRuntime.of(entity)
+        // The context keeps the runtime it used last: no lock for objects of one entity in a row.
+        self.runtime = context?.runtime(of: entity) ?? EntityRuntime.of(entity)
         self.objectID = ManagedObjectID(temporaryFor: entity)
         self.slots = runtime.initialValues
         self.isLoaded = true

@@ -3,24 +3,24 @@ import StrataStore
 extension StoreWriter {
     /// Permanent IDs in this store for `objects` (new objects of entities it holds), in their
     /// order (Core Data's `NSIncrementalStore.obtainPermanentIDs(for:)`). Costs no I/O: keys are
-    /// reserved in memory, one range per stored entity.
+    /// reserved in memory, one range per run of objects of one entity.
     ///
     /// - Throws: ``CoreDataError`` when the model cannot be stored.
     func obtainPermanentIDs(for objects: [ManagedObject]) throws -> [ManagedObjectID] {
         let mapping = try coordinator.mapping.get()
-        var positions: [Int: [Int]] = [:]
-        // Objects of one entity usually come in a row: look their layout up once.
-        var recent: (entity: EntityDescription, storeEntity: Int)?
-        for (position, object) in objects.enumerated() {
-            if recent?.entity !== object.entity { recent = (object.entity, mapping.layout(of: object.entity)!.storeEntity) }
-            positions[recent!.storeEntity, default: []].append(position)
+        let identifier = store.identifier
+        var ids: [ManagedObjectID] = []
+        ids.reserveCapacity(objects.count)
+        // Objects of one entity usually come in a row: one range of keys for each run.
+        var start = 0
+        while start < objects.count {
+            let entity = objects[start].entity
+            var end = start + 1
+            while end < objects.count, objects[end].entity === entity { end += 1 }
+            let keys = store.rows.allocateKeys(for: mapping.layout(of: entity)!.storeEntity, count: end - start)
+            for key in keys { ids.append(ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: key)) }
+            start = end
         }
-        var ids = [ManagedObjectID?](repeating: nil, count: objects.count)
-        for (storeEntity, members) in positions {
-            for (position, key) in zip(members, store.rows.allocateKeys(for: storeEntity, count: members.count)) {
-                ids[position] = ManagedObjectID(entity: objects[position].entity, storeIdentifier: store.identifier, primaryKey: key)
-            }
-        }
-        return ids.map { $0! }
+        return ids
     }
 }

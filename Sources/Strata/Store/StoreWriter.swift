@@ -26,7 +26,7 @@ struct StoreWriter {
         var transaction = Transaction(author: changes.author, contextName: changes.contextName)
         transaction.condition = changes.condition
         transaction.consumerCursors = changes.consumerCursors
-        let columnCounts = mapping.schema.entities.map(\.columns.count)
+        let columnCounts = mapping.schema.entities.map { $0.columns.count }
         var joins = JoinRowWriter(writer: self)
         for object in changes.inserted {
             let layout = mapping.layout(of: object.entity)!
@@ -68,24 +68,43 @@ struct StoreWriter {
 
     /// The stored row of an object: its entity tag, attributes and to-one references.
     private func row(of object: ManagedObject, layout: EntityLayout, columnCount: Int) throws -> Row {
-        var values = [Value](repeating: .null, count: columnCount)
-        values[0] = .int(layout.tag)
+        var values = [Value](unsafeUninitializedCapacity: columnCount) { buffer, count in
+            for column in 0..<columnCount { (buffer.baseAddress! + column).initialize(to: .null) }
+            count = columnCount
+        }
+        let runtime = object.runtime
         let objectValues = object.values
-        let kinds = object.runtime.kinds
-        for (slot, column) in layout.slotColumns.enumerated() where column >= 0 {
-            switch kinds[slot] {
-            case .attribute(let attribute):
-                values[column] = try ValueConversion.storeValue(objectValues[slot], for: attribute)
-            case .toOne(let relationship):
-                guard let id = objectValues[slot] as? ManagedObjectID else { continue }
-                guard !id.isTemporaryID, id.storeIdentifier == object.objectID.storeIdentifier else {
-                    throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.name).\(relationship.name) points at an object that is not saved in the same store", objectID: object.objectID, key: relationship.name)
+        // Each column is assigned through the buffer, without a uniqueness check.
+        try values.withUnsafeMutableBufferPointer { values in
+            values[0] = .int(layout.tag)
+            for (slot, column) in layout.slotColumns.enumerated() where column >= 0 {
+                // The slot's load tells attributes and to-one relationships apart without copying
+                // the property out of its kind.
+                switch runtime.loads[slot] {
+                case .plain, .integer16, .integer32, .converted:
+                    let attribute = unsafeDowncast(runtime.properties[slot], to: AttributeDescription.self)
+                    values[column] = try ValueConversion.storeValue(objectValues[slot], for: attribute)
+                case .toOne, .toOneOfHierarchy:
+                    values[column] = try reference(objectValues[slot], slot: slot, of: object)
+                case .none:
+                    guard case .toOne = runtime.kinds[slot] else { continue }
+                    values[column] = try reference(objectValues[slot], slot: slot, of: object)
                 }
-                values[column] = .reference(id.primaryKey)
-            case .toMany, .other:
-                continue
             }
         }
         return Row(values)
+    }
+
+    /// The stored reference of a to-one relationship slot's value (`.null` for no object).
+    ///
+    /// - Throws: ``CoreDataError`` `managedObjectExternalRelationship` when the related object is
+    ///   not saved in `object`'s store.
+    private func reference(_ value: Any?, slot: Int, of object: ManagedObject) throws -> Value {
+        guard let id = value as? ManagedObjectID else { return .null }
+        guard !id.isTemporaryID, id.storeIdentifier == object.objectID.storeIdentifier else {
+            let name = object.runtime.names[slot]
+            throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.name).\(name) points at an object that is not saved in the same store", objectID: object.objectID, key: name)
+        }
+        return .reference(id.primaryKey)
     }
 }

@@ -1,0 +1,43 @@
+/// How ``ManagedObject/validateProperties()`` tells, without converting a slot's value to what
+/// `value(forKey:)` returns, that the model's checks (``ManagedObject/validateAgainstModel(_:forKey:)``)
+/// pass it. Used only when the object's class does not override `validateValue(_:forKey:)`
+/// (``ValidateValueOverride``); a value the shortcut cannot pass goes through the full check,
+/// which reports the error.
+enum ValidationShortcut {
+    /// An attribute with no minimum, maximum or regular expression: a value of exactly the Swift
+    /// type its slot holds passes, and `nil` passes when `nilPasses` (optional or transient).
+    case exactType(ObjectIdentifier, nilPasses: Bool)
+    /// A to-one relationship: a related object passes, and `nil` passes when `nilPasses` (optional).
+    case toOne(nilPasses: Bool)
+    /// Every value goes through the full check.
+    case none
+
+    /// The shortcut of `property`, whose slot holds values of `exactType` (``EntityRuntime/exactTypes``)
+    /// and whose values are checked against a range or pattern when `checksValues`.
+    init(_ property: PropertyDescription, exactType: ObjectIdentifier?, checksValues: Bool) {
+        if let attribute = property as? AttributeDescription {
+            guard let exactType, !checksValues else { self = .none; return }
+            self = .exactType(exactType, nilPasses: attribute.isOptional || attribute.isTransient)
+        } else if let relationship = property as? RelationshipDescription, !relationship.isToMany {
+            self = .toOne(nilPasses: relationship.isOptional)
+        } else {
+            self = .none
+        }
+    }
+}
+
+extension ManagedObject {
+    /// Whether `slot`'s value surely passes the model's checks, told from the stored value; the
+    /// object is loaded and has no lazily decoded row.
+    func passesValidationShortcut(_ slot: Int) -> Bool {
+        switch runtime.validationShortcuts[slot] {
+        case .none:
+            return false
+        case .exactType(let type, let nilPasses):
+            guard let value = slots[slot] else { return nilPasses }
+            return ObjectIdentifier(Swift.type(of: value)) == type
+        case .toOne(let nilPasses):
+            return nilPasses || slots[slot] != nil
+        }
+    }
+}
