@@ -210,7 +210,9 @@ struct RecordBuilder {
         kind: RecordKind, ops: [RecordOp], blockBytes: Int, timestamp: Date, author: String?, contextName: String?,
         bundleID: String?, processID: Int32?, cursors: [String: UInt64], writeBlocks: (inout [UInt8]) -> [BlockSpan]
     ) -> EncodedRecord {
-        var meta = BinaryWriter(capacity: 16 + ops.count * 8)
+        // Room for the strings and cursors too, so that the writer does not grow.
+        let strings = [author, contextName, bundleID].reduce(0) { $0 + ($1?.utf8.count ?? 0) } + cursors.keys.reduce(0) { $0 + $1.utf8.count }
+        var meta = BinaryWriter(capacity: 32 + strings + cursors.count * 16 + ops.count * 10)
         var flags = kind == .transaction ? RecordHeader.processFlag | RecordHeader.priorRowsFlag : 0
         if kind == .transaction && !cursors.isEmpty { flags |= RecordHeader.cursorsFlag }
         if kind == .transaction {

@@ -126,11 +126,14 @@ extension Store {
         /// The row of `image`; with `indexedOnly`, only its fetch-indexed columns (the rest `null`).
         func decode(_ image: ReplayImage, _ entity: Int, indexedOnly: Bool = false) throws -> Row {
             do {
-                let codec = try (image.fromSource ? encoding.source : self).codec(entity, of: image.block)
+                // The codec is used where it is stored: a copy costs a reference count per array it holds.
+                let codecs = (image.fromSource ? encoding.source : self).versionCodecs
+                let version = Int(image.block.schemaVersion)
+                guard version < codecs.count, entity < codecs[version].count else { throw BinaryReader.Malformed(offset: 13) }
                 if indexedOnly {
-                    return try image.block.withRow(at: image.slot) { try codec.decode($0, projection: encoding.fetchIndexed[entity]) }
+                    return try image.block.withRow(at: image.slot) { try codecs[version][entity].decode($0, projection: encoding.fetchIndexed[entity]) }
                 }
-                return try image.block.withRow(at: image.slot) { try codec.decode($0) }
+                return try image.block.withRow(at: image.slot) { try codecs[version][entity].decode($0) }
             } catch {
                 throw StoreError(.corrupt, "a replayed row does not decode", path: file.path, offset: offset)
             }
