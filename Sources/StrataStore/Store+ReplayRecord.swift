@@ -157,7 +157,9 @@ extension Store {
             let before: ReplayImage? = if let image = written[id] { image } else { committed[index] }
             befores[index] = before
             if reusesBlocks && op.kind != .insert {
-                reusesBlocks = try before != nil && op.priorBlock >= 0 && sourceImage(op.priorBlock, op.priorSlot).sameBytes(as: before!)
+                // The same bytes in the same (current) layout: the same row.
+                reusesBlocks = try before != nil && op.priorBlock >= 0 && encoding.isCurrent(before!, entity: op.entity)
+                    && sourceImage(op.priorBlock, op.priorSlot).sameBytes(as: before!)
             }
             switch op.kind {
             case .insert:
