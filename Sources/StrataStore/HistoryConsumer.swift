@@ -36,8 +36,10 @@ public struct HistoryConsumerState: Sendable, Hashable {
 
 extension StoreState {
     /// Moves the cursors of live consumers named in `cursors` forward (never back) and raises
-    /// the history floor they held (never above the newest sequence).
+    /// the history floor they held (never above the newest sequence). Moving only replay
+    /// cursors, which hold no history, leaves the floor as it is without working it out again.
     mutating func advanceConsumers(_ cursors: [String: UInt64], now: Date = Date()) {
+        var holdsHistory = false
         for (name, cursor) in cursors {
             guard var consumer = consumers[name] else { continue }
             if consumer.evictedAt != nil {
@@ -48,8 +50,9 @@ extension StoreState {
             consumer.sequence = Swift.max(consumer.sequence, cursor)
             consumer.advanced = now
             consumers[name] = consumer
+            if !holdsHistory { holdsHistory = HistoryConsumerState.holdsHistory(named: name) }
         }
-        _ = raiseHistoryFloor()
+        if holdsHistory { _ = raiseHistoryFloor() }
     }
 
     /// Raises the history floor to the lowest of the requested floor and the live consumers'

@@ -9,13 +9,15 @@ enum LZ4 {
     /// Each call makes one independent block. It borrows a compression state from ``states``
     /// and resets it with `LZ4_resetStream_fast` (liblz4's supported way to start a new block
     /// with a used state) instead of clearing a fresh 16 KiB state, and compresses into the
-    /// state's scratch buffer, so only the compressed bytes are copied into `output`.
+    /// state's scratch buffer, so only the compressed bytes are copied into `output`. The
+    /// scratch buffer holds liblz4's bound for the input, so the call never fails and the state
+    /// never needs the full 16 KiB initialization a failed call would require.
     static func compress(_ source: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) -> Int? {
         guard source.count > 64, source.count <= Int(LZ4_MAX_INPUT_SIZE) else { return nil }
         let limit = source.count - source.count / 16
         let state = states.withLock { $0.popLast() } ?? CompressionState()
         defer { states.withLock { if $0.count < CompressionState.pooled { $0.append(state) } } }
-        guard let produced = state.compress(source, limit: limit) else { return nil }
+        guard let produced = state.compress(source), produced <= limit else { return nil }
         output.append(contentsOf: UnsafeRawBufferPointer(start: state.scratch, count: produced))
         return produced
     }
@@ -64,18 +66,19 @@ enum LZ4 {
             scratch.deallocate()
         }
 
-        /// Compresses `source` as one independent block into ``scratch``, in at most `limit`
-        /// bytes, and returns the compressed size (`nil` when it does not fit).
-        func compress(_ source: UnsafeRawBufferPointer, limit: Int) -> Int? {
-            if scratchSize < limit {
+        /// Compresses `source` as one independent block into ``scratch`` (grown to liblz4's
+        /// bound for the input) and returns the compressed size (`nil` only if liblz4 fails).
+        func compress(_ source: UnsafeRawBufferPointer) -> Int? {
+            let bound = Int(LZ4_compressBound(Int32(source.count)))
+            if scratchSize < bound {
                 scratch.deallocate()
-                scratchSize = limit
+                scratchSize = bound
                 scratch = .allocate(byteCount: scratchSize, alignment: 16)
             }
             LZ4_resetStream_fast(stream)
             let produced = Int(LZ4_compress_fast_continue(
                 stream, source.baseAddress!.assumingMemoryBound(to: CChar.self),
-                scratch.assumingMemoryBound(to: CChar.self), Int32(source.count), Int32(limit), 1))
+                scratch.assumingMemoryBound(to: CChar.self), Int32(source.count), Int32(bound), 1))
             guard produced > 0 else {
                 // After a failed call liblz4 leaves the stream undefined: initialize it again.
                 LZ4_initStream(stream, MemoryLayout<LZ4_stream_t>.size)

@@ -191,7 +191,28 @@ struct RecordBuilder {
         timestamp: Date = Date(), author: String? = nil, contextName: String? = nil, bundleID: String? = nil,
         processID: Int32? = nil, cursors: [String: UInt64] = [:]
     ) -> EncodedRecord {
-        var meta = BinaryWriter(capacity: 16 + ops.count * 8)
+        Self.encode(
+            kind: kind, ops: ops, blockBytes: rowBytes + blocks.count * 64, timestamp: timestamp, author: author,
+            contextName: contextName, bundleID: bundleID, processID: processID, cursors: cursors
+        ) { bytes in
+            blocks.map { block in
+                let start = bytes.count
+                block.write(to: &bytes)
+                return BlockSpan(offset: start, length: bytes.count - start, entity: block.entity)
+            }
+        }
+    }
+
+    /// Encodes a record of `kind` holding `ops`, whose blocks `writeBlocks` appends in on-disk
+    /// form (about `blockBytes` bytes) and returns the places of: a builder's blocks, or blocks
+    /// copied whole from another record whose operations refer to them as `ops` do.
+    static func encode(
+        kind: RecordKind, ops: [RecordOp], blockBytes: Int, timestamp: Date, author: String?, contextName: String?,
+        bundleID: String?, processID: Int32?, cursors: [String: UInt64], writeBlocks: (inout [UInt8]) -> [BlockSpan]
+    ) -> EncodedRecord {
+        // Room for the strings and cursors too, so that the writer does not grow.
+        let strings = [author, contextName, bundleID].reduce(0) { $0 + ($1?.utf8.count ?? 0) } + cursors.keys.reduce(0) { $0 + $1.utf8.count }
+        var meta = BinaryWriter(capacity: 32 + strings + cursors.count * 16 + ops.count * 10)
         var flags = kind == .transaction ? RecordHeader.processFlag | RecordHeader.priorRowsFlag : 0
         if kind == .transaction && !cursors.isEmpty { flags |= RecordHeader.cursorsFlag }
         if kind == .transaction {
@@ -231,22 +252,16 @@ struct RecordBuilder {
             }
         }
         var bytes = [UInt8](repeating: 0, count: RecordHeader.size)
-        bytes.reserveCapacity(RecordHeader.size + meta.count + rowBytes + blocks.count * 64)
+        bytes.reserveCapacity(RecordHeader.size + meta.count + blockBytes)
         let compressedMeta = meta.bytes.withUnsafeBytes { LZ4.compress($0, appendingTo: &bytes) }
         if compressedMeta == nil { bytes.append(contentsOf: meta.bytes) }
-        var spans: [BlockSpan] = []
-        spans.reserveCapacity(blocks.count)
-        for block in blocks {
-            let start = bytes.count
-            block.write(to: &bytes)
-            spans.append(BlockSpan(offset: start, length: bytes.count - start, entity: block.entity))
-        }
+        let spans = writeBlocks(&bytes)
         var header = BinaryWriter(capacity: RecordHeader.size)
         header.u32(UInt32(bytes.count))
         header.u32(0)
         header.u8(kind.rawValue)
         header.u8(compressedMeta == nil ? BlockCodec.raw.rawValue : BlockCodec.lz4.rawValue)
-        header.u16(UInt16(blocks.count))
+        header.u16(UInt16(spans.count))
         header.u32(UInt32(compressedMeta ?? meta.count))
         header.u32(UInt32(meta.count))
         header.u32(flags)

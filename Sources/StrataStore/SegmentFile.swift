@@ -92,12 +92,12 @@ final class SegmentFile: Sendable {
 
     /// Reads `count` bytes at `offset`; fewer only at the end of the file.
     func read(at offset: Int64, count: Int) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        let read = try StoreError.io("read segment", path: path) {
-            try bytes.withUnsafeMutableBytes { try io.readFully(fd, into: $0, at: offset) }
+        // Not zero-filled first: only the bytes read are kept.
+        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = try StoreError.io("read segment", path: path) {
+                try io.readFully(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset)
+            }
         }
-        if read < count { bytes.removeLast(count - read) }
-        return bytes
     }
 
     /// Marks the file for deletion once nothing references it.

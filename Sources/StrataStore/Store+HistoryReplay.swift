@@ -59,6 +59,10 @@ extension Store {
         var batchChanges: [ReplayedChange] = []
         // The images the batch wrote, for the prior rows of later changes of the same keys.
         var written: [EntityKey: ReplayImage?] = [:]
+        // Sized once for a batch (a guess of 8 changes per transaction for a short replay).
+        let expectedChanges = min(Self.replayBatchLimits.changes, max(total, 1) * 8)
+        written.reserveCapacity(expectedChanges)
+        batchChanges.reserveCapacity(expectedChanges)
         // The newest source transaction without changes in the batch, whose cursor advances alone.
         var emptyCursor: UInt64?
         func commitBatch(final: Bool) throws {

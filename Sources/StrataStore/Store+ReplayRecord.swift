@@ -1,3 +1,5 @@
+import Foundation
+
 /// One row a replayed transaction changed, as ``Store/replayHistory(from:after:progress:aroundEachBatch:)``
 /// reports its batches: enough to record what pinned readers need before the batch commits.
 /// `Sendable`.
@@ -28,6 +30,17 @@ struct ReplayImage {
     var fromSource: Bool
 }
 
+extension ReplayImage {
+    /// Whether `other` holds the same encoded row bytes.
+    func sameBytes(as other: ReplayImage) -> Bool {
+        block.withRow(at: slot) { mine in
+            other.block.withRow(at: other.slot) { theirs in
+                mine.count == theirs.count && (mine.isEmpty || memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) == 0)
+            }
+        }
+    }
+}
+
 /// What replaying one store's history into another needs to re-encode source records: the
 /// source, the destination's cursor name, and which schema versions of each store encode an
 /// entity's rows in the current layout (their bytes are copied as they are).
@@ -54,6 +67,19 @@ struct ReplayEncoding {
         sourceCurrent = current(source)
         destinationCurrent = current(destination)
         fetchIndexed = destination.schema.entities.map { $0.columns.map(\.hasFetchIndex) }
+    }
+
+    /// Whether the blocks of the source history record `record` (its bytes from `start` of
+    /// `bytes`) can be copied whole into this store's record: each holds rows of an entity
+    /// that both stores encode in the current layout under the block's schema version.
+    func sharesBlocks(of record: ParsedRecord, in bytes: [UInt8], start: Int) -> Bool {
+        record.blocks.allSatisfy { span in
+            // The block header's schema version byte (``BlockBuilder``'s on-disk layout).
+            let version = Int(bytes[start + span.offset + 13])
+            return version < sourceCurrent.count && version < destinationCurrent.count
+                && span.entity < sourceCurrent[version].count && span.entity < destinationCurrent[version].count
+                && sourceCurrent[version][span.entity] && destinationCurrent[version][span.entity]
+        }
     }
 
     /// Whether `image`'s bytes are a row of `entity` in the current layout.
@@ -100,11 +126,14 @@ extension Store {
         /// The row of `image`; with `indexedOnly`, only its fetch-indexed columns (the rest `null`).
         func decode(_ image: ReplayImage, _ entity: Int, indexedOnly: Bool = false) throws -> Row {
             do {
-                let codec = try (image.fromSource ? encoding.source : self).codec(entity, of: image.block)
+                // The codec is used where it is stored: a copy costs a reference count per array it holds.
+                let codecs = (image.fromSource ? encoding.source : self).versionCodecs
+                let version = Int(image.block.schemaVersion)
+                guard version < codecs.count, entity < codecs[version].count else { throw BinaryReader.Malformed(offset: 13) }
                 if indexedOnly {
-                    return try image.block.withRow(at: image.slot) { try codec.decode($0, projection: encoding.fetchIndexed[entity]) }
+                    return try image.block.withRow(at: image.slot) { try codecs[version][entity].decode($0, projection: encoding.fetchIndexed[entity]) }
                 }
-                return try image.block.withRow(at: image.slot) { try codec.decode($0) }
+                return try image.block.withRow(at: image.slot) { try codecs[version][entity].decode($0) }
             } catch {
                 throw StoreError(.corrupt, "a replayed row does not decode", path: file.path, offset: offset)
             }
@@ -115,42 +144,34 @@ extension Store {
             }
         }
         let committed = try replayCommittedPriors(of: record.ops, written: written)
-        var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
-        func add(_ kind: OpKind, _ image: ReplayImage, _ op: RecordOp, changed: [Int] = []) throws {
-            if encoding.isCurrent(image, entity: op.entity) {
-                image.block.withRow(at: image.slot) { builder.add(kind, entity: op.entity, key: op.key, encodedRow: $0, changedColumns: changed) }
-            } else {
-                builder.add(kind, entity: op.entity, key: op.key, row: try decode(image, op.entity), codec: codecs[op.entity], changedColumns: changed)
-            }
-        }
-        func addPrior(_ image: ReplayImage, entity: Int) throws {
-            if encoding.isCurrent(image, entity: entity) {
-                image.block.withRow(at: image.slot) { builder.addPrior(encodedRow: $0) }
-            } else {
-                builder.addPrior(try decode(image, entity), codec: codecs[entity])
-            }
-        }
+        // The record's blocks are copied whole when this store reads them as the source does and
+        // every prior row the source kept is byte for byte the one this store holds.
+        var reusesBlocks = encoding.sharesBlocks(of: record, in: bytes, start: start)
         var rows: [IndexedRowChange] = []
         var highestKeys = [Int64](repeating: 0, count: schema.entities.count)
+        // Each operation's row before it, in this store.
+        var befores = [ReplayImage?](repeating: nil, count: record.ops.count)
         for (index, op) in record.ops.enumerated() {
             let id = EntityKey(entity: op.entity, key: op.key)
             let indexed = !schema.entities[op.entity].indexedColumns.isEmpty
             let before: ReplayImage? = if let image = written[id] { image } else { committed[index] }
+            befores[index] = before
+            if reusesBlocks && op.kind != .insert {
+                // The same bytes in the same (current) layout: the same row.
+                reusesBlocks = try before != nil && op.priorBlock >= 0 && encoding.isCurrent(before!, entity: op.entity)
+                    && sourceImage(op.priorBlock, op.priorSlot).sameBytes(as: before!)
+            }
             switch op.kind {
             case .insert:
-                let image = try sourceImage(op.block, op.slot)
-                try add(.insert, image, op)
-                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: try decode(image, op.entity, indexedOnly: true))) }
+                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: try decode(try sourceImage(op.block, op.slot), op.entity, indexedOnly: true))) }
                 highestKeys[op.entity] = max(highestKeys[op.entity], op.key)
-                written[id] = .some(image)
+                written[id] = .some(try sourceImage(op.block, op.slot))
                 changes.append(ReplayedChange(kind: .insert, entity: op.entity, key: op.key))
             case .update:
                 guard op.changedColumns.allSatisfy({ encoding.fetchIndexed[op.entity].indices.contains($0) }) else {
                     throw StoreError(.corrupt, "a history record names columns \(op.changedColumns) the schema does not have", path: file.path, offset: offset)
                 }
                 let image = try sourceImage(op.block, op.slot)
-                try add(.update, image, op, changed: op.changedColumns)
-                if let before { try addPrior(before, entity: op.entity) }
                 if indexed && op.changedColumns.contains(where: { encoding.fetchIndexed[op.entity][$0] }) {
                     rows.append(IndexedRowChange(
                         op: index, old: try before.map { try decode($0, op.entity, indexedOnly: true) }, new: try decode(image, op.entity, indexedOnly: true)))
@@ -158,20 +179,10 @@ extension Store {
                 written[id] = .some(image)
                 changes.append(ReplayedChange(kind: .update, entity: op.entity, key: op.key))
             case .delete:
-                let keep = schema.entities[op.entity].tombstoneColumns
-                // Decoded whole only for a tombstone.
-                let current = try before.map { try decode($0, op.entity, indexedOnly: keep.isEmpty) }
-                if keep.isEmpty {
-                    builder.addMarker(.delete, entity: op.entity, key: op.key)
-                } else {
-                    guard let current else {
-                        throw StoreError(.keyConflict, "delete of \(schema.entities[op.entity].name) \(op.key), which does not exist")
-                    }
-                    let tombstone = schema.entities[op.entity].tombstone(of: current, width: codecs[op.entity].types.count)
-                    builder.add(.delete, entity: op.entity, key: op.key, row: tombstone, codec: codecs[op.entity])
+                if before == nil && !schema.entities[op.entity].tombstoneColumns.isEmpty {
+                    throw StoreError(.keyConflict, "delete of \(schema.entities[op.entity].name) \(op.key), which does not exist")
                 }
-                if let before { try addPrior(before, entity: op.entity) }
-                if indexed { rows.append(IndexedRowChange(op: index, old: current, new: nil)) }
+                if indexed { rows.append(IndexedRowChange(op: index, old: try before.map { try decode($0, op.entity, indexedOnly: true) }, new: nil)) }
                 written[id] = .some(nil)
                 changes.append(ReplayedChange(kind: .delete, entity: op.entity, key: op.key))
             case .put, .erase:
@@ -179,9 +190,53 @@ extension Store {
             }
         }
         raiseNextKeys(highestKeys)
-        let encoded = builder.build(
-            timestamp: record.timestamp, author: record.author, contextName: record.contextName,
-            bundleID: record.bundleID, processID: record.processID, cursors: [encoding.cursor: record.sequence])
+        let cursors = [encoding.cursor: record.sequence]
+        let encoded: EncodedRecord
+        if reusesBlocks {
+            encoded = RecordBuilder.encode(
+                kind: .transaction, ops: record.ops, blockBytes: record.blocks.reduce(0) { $0 + $1.length }, timestamp: record.timestamp,
+                author: record.author, contextName: record.contextName, bundleID: record.bundleID, processID: record.processID,
+                cursors: cursors
+            ) { output in
+                record.blocks.map { span in
+                    let blockStart = output.count
+                    output.append(contentsOf: bytes[(start + span.offset)..<(start + span.offset + span.length)])
+                    return BlockSpan(offset: blockStart, length: span.length, entity: span.entity)
+                }
+            }
+        } else {
+            var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
+            for (op, before) in zip(record.ops, befores) {
+                func add(_ kind: OpKind, _ image: ReplayImage, changed: [Int] = []) throws {
+                    if encoding.isCurrent(image, entity: op.entity) {
+                        image.block.withRow(at: image.slot) { builder.add(kind, entity: op.entity, key: op.key, encodedRow: $0, changedColumns: changed) }
+                    } else {
+                        builder.add(kind, entity: op.entity, key: op.key, row: try decode(image, op.entity), codec: codecs[op.entity], changedColumns: changed)
+                    }
+                }
+                switch op.kind {
+                case .insert: try add(.insert, try sourceImage(op.block, op.slot))
+                case .update: try add(.update, try sourceImage(op.block, op.slot), changed: op.changedColumns)
+                case .delete:
+                    if let before, !schema.entities[op.entity].tombstoneColumns.isEmpty {
+                        let tombstone = schema.entities[op.entity].tombstone(of: try decode(before, op.entity), width: codecs[op.entity].types.count)
+                        builder.add(.delete, entity: op.entity, key: op.key, row: tombstone, codec: codecs[op.entity])
+                    } else {
+                        builder.addMarker(.delete, entity: op.entity, key: op.key)
+                    }
+                case .put, .erase: continue
+                }
+                guard op.kind != .insert, let before else { continue }
+                if encoding.isCurrent(before, entity: op.entity) {
+                    before.block.withRow(at: before.slot) { builder.addPrior(encodedRow: $0) }
+                } else {
+                    builder.addPrior(try decode(before, op.entity), codec: codecs[op.entity])
+                }
+            }
+            encoded = builder.build(
+                timestamp: record.timestamp, author: record.author, contextName: record.contextName,
+                bundleID: record.bundleID, processID: record.processID, cursors: cursors)
+        }
         guard encoded.bytes.count <= RecordHeader.maxLength else {
             throw StoreError(.invalidValue, "a transaction of \(encoded.bytes.count) bytes is larger than 1 GiB")
         }
