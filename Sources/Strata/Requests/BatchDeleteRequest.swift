@@ -61,9 +61,14 @@ public final class BatchDeleteRequest: PersistentStoreRequest {
     override func execute(in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws -> PersistentStoreResult {
         var deleted: [ManagedObjectID] = []
         try coordinator.withSaveLock { since in
-            let ids = try objectIDs ?? fetchRequest.storedObjectIDs(in: context)
             var deletion = BatchDeletion(coordinator: coordinator)
-            try deletion.delete(ids)
+            if let objectIDs {
+                try deletion.delete(objectIDs)
+            } else {
+                // The rows the fetch read serve the deletion too.
+                let found = try fetchRequest.storedMatches(in: context)
+                try deletion.delete(found.matches.map { found.objectID(of: $0, in: context) }, rows: found.matches.map(\.row))
+            }
             try BatchWriter(coordinator: coordinator).commit(deletion.transactions(author: context.transactionAuthor, contextName: context.name), since: since)
             deleted = deletion.deleted.elements
         }

@@ -16,19 +16,23 @@ struct BatchDeletion {
 
     /// Adds `ids` and what their cascade rules reach; checks deny rules.
     ///
+    /// - Parameter rows: the current stored rows of `ids`, by position, where the caller read
+    ///   them (whole rows); the others are read from the stores.
     /// - Throws: ``CoreDataError`` `validationRelationshipDeniedDelete`, or `coreData` for a
     ///   temporary ID or one of a store the coordinator does not have.
-    mutating func delete(_ ids: [ManagedObjectID]) throws {
-        let stored = try storedRows(of: ids)
-        // The objects given are looked up in `stored`; those their cascade rules reach, one by one.
-        var pending = ids.map { ($0, true) }
-        while let (id, given) = pending.popLast() {
+    mutating func delete(_ ids: [ManagedObjectID], rows: [Row?]? = nil) throws {
+        let stored = try storedRows(of: rows.map { rows in ids.indices.compactMap { rows[$0] == nil ? ids[$0] : nil } } ?? ids)
+        // The objects given are looked up in `rows` or `stored`; those their cascade rules
+        // reach (without a position), one by one.
+        var pending = ids.enumerated().map { ($1, Optional($0)) }
+        while let (id, position) = pending.popLast() {
             guard !deleted.contains(id) else { continue }
             guard !id.isTemporaryID, let identifier = id.storeIdentifier, coordinator.store(identifier: identifier) != nil else {
                 throw CoreDataError(.coreData, "\(id) is not the ID of a saved object of this coordinator's stores", objectID: id)
             }
-            let group = given ? stored[ObjectIdentifier(id.entity)] : nil
-            guard let row = try group?.store == identifier ? group?.rows[id.primaryKey] : coordinator.row(for: id) else { continue }
+            let known = position.flatMap { rows?[$0] }
+            let group = position != nil ? stored[ObjectIdentifier(id.entity)] : nil
+            guard let row = try known ?? (group?.store == identifier ? group?.rows[id.primaryKey] : coordinator.row(for: id)) else { continue }
             deleted.append(id)
             for relationship in id.entity.relationshipsByName.values where !relationship.isTransient {
                 switch relationship.deleteRule {
@@ -39,7 +43,7 @@ struct BatchDeletion {
                             objectID: id, key: relationship.name)
                     }
                 case .cascadeDeleteRule:
-                    pending += try related(relationship, of: id, row: row).map { ($0, false) }
+                    pending += try related(relationship, of: id, row: row).map { ($0, nil) }
                 default:
                     continue
                 }
