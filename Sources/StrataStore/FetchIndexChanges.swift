@@ -9,9 +9,6 @@ struct FetchIndexChanges: Sendable {
         var entity: Int
         var column: Int
         var changes: [OrderedIndexChange]
-        /// Whether every change inserts, with keys rising from change to change (a bulk insert
-        /// of new keys): then no pair is changed twice, and key order is commit order.
-        var risingInserts = true
     }
 
     /// The recorded changes, per index (a handful: found by a linear search).
@@ -31,9 +28,6 @@ struct FetchIndexChanges: Sendable {
                 indexes.append(IndexChanges(entity: entity, column: column, changes: []))
                 return indexes.count - 1
             }()
-            if indexes[slot].risingInserts, before != nil || indexes[slot].changes.last.map({ $0.key >= key }) ?? false {
-                indexes[slot].risingInserts = false
-            }
             if let before { indexes[slot].changes.append(OrderedIndexChange(value: before, key: key, inserts: false)) }
             if let after { indexes[slot].changes.append(OrderedIndexChange(value: after, key: key, inserts: true)) }
         }
@@ -43,11 +37,6 @@ struct FetchIndexChanges: Sendable {
     /// last change recorded decides whether the index holds it.
     func apply(to fetchIndexes: inout [[Int: OrderedIndex]]) {
         for index in indexes {
-            if index.risingInserts {
-                // Each pair once: sorted, the changes are what the index takes.
-                fetchIndexes[index.entity][index.column]!.merge(Self.risingInsertOrder(index.changes))
-                continue
-            }
             let order = Self.indexOrder(index.changes)
             var net: [OrderedIndexChange] = []
             net.reserveCapacity(order.count)
@@ -71,32 +60,6 @@ struct FetchIndexChanges: Sendable {
             if changes[b].value < changes[a].value { return false }
             return (changes[a].key, a) < (changes[b].key, b)
         }
-    }
-
-    /// Inserts of rising keys sorted by value, then key: integer, reference and null values
-    /// (ranked as ``integerOrder(_:)`` ranks them) on plain integers, others on `Value`; a sort
-    /// that keeps commit order among equal values keeps key order.
-    private static func risingInsertOrder(_ changes: [OrderedIndexChange]) -> [OrderedIndexChange] {
-        guard changes.count <= Int(Int32.max) else { return indexOrder(changes).map { changes[$0] } }
-        var integers: [(rank: UInt8, value: Int64, position: Int32)] = []
-        integers.reserveCapacity(changes.count)
-        for (position, change) in changes.enumerated() {
-            switch change.value {
-            case .null: integers.append((0, 0, Int32(truncatingIfNeeded: position)))
-            case .int(let value): integers.append((1, value, Int32(truncatingIfNeeded: position)))
-            case .reference(let value): integers.append((2, value, Int32(truncatingIfNeeded: position)))
-            default:
-                // Positions break ties: stable whatever the sort's algorithm.
-                let order = changes.indices.sorted { a, b in
-                    if changes[a].value < changes[b].value { return true }
-                    if changes[b].value < changes[a].value { return false }
-                    return a < b
-                }
-                return order.map { changes[$0] }
-            }
-        }
-        integers.sort { ($0.rank, $0.value, $0.position) < ($1.rank, $1.value, $1.position) }
-        return integers.map { changes[Int($0.position)] }
     }
 
     /// The order of ``indexOrder(_:)`` when every value is `null`, an integer or a reference

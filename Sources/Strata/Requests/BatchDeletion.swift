@@ -7,6 +7,8 @@ struct BatchDeletion {
     let coordinator: PersistentStoreCoordinator
     /// The objects deleted, cascaded deletions included, in the order they were found.
     private(set) var deleted = OrderedSet<ManagedObjectID>()
+    /// The whole current row of each of ``deleted``, by position, where the caller gave it.
+    private var deletedRows: [Row?] = []
     /// The join rows deleted, by store identifier.
     private var joinRows: [String: Set<EntityKey>] = [:]
 
@@ -34,6 +36,7 @@ struct BatchDeletion {
             let group = position != nil ? stored[ObjectIdentifier(id.entity)] : nil
             guard let row = try known ?? (group?.store == identifier ? group?.rows[id.primaryKey] : coordinator.row(for: id)) else { continue }
             deleted.append(id)
+            deletedRows.append(known)
             for relationship in id.entity.relationshipsByName.values where !relationship.isTransient {
                 switch relationship.deleteRule {
                 case .denyDeleteRule:
@@ -52,11 +55,13 @@ struct BatchDeletion {
     }
 
     /// One transaction per store: the deletions, the join rows of the deleted objects and the
-    /// surviving objects' to-one inverses set to `nil`.
+    /// surviving objects' to-one inverses set to `nil`; the rows given to ``delete(_:rows:)``
+    /// go with them as ``Transaction/knownRows``, as of `sequences` (by store identifier), so
+    /// that the store does not read them again.
     ///
     /// - Throws: ``CoreDataError`` `validationMissingMandatoryProperty` when a surviving object
     ///   would lose a required to-one relationship.
-    mutating func transactions(author: String?, contextName: String?) throws -> [String: Transaction] {
+    mutating func transactions(author: String?, contextName: String?, sequences: [String: UInt64] = [:]) throws -> [String: Transaction] {
         var transactions: [String: Transaction] = [:]
         var nullified: [String: [EntityKey: (row: Row, columns: Set<Int>)]] = [:]
         // What each entity's objects need, worked out once per entity rather than once per object,
@@ -65,7 +70,9 @@ struct BatchDeletion {
         var current: (entity: ObjectIdentifier, identifier: String, store: PersistentStore, needs: DeletionNeeds)?
         // In key order: a transaction writing each key once in rising order lets the store keep
         // no image per key while it commits.
-        for id in deleted.sorted(by: { $0.primaryKey < $1.primaryKey }) {
+        var knownRows: [String: [Row?]] = [:]
+        for position in deleted.indices.sorted(by: { deleted[$0].primaryKey < deleted[$1].primaryKey }) {
+            let id = deleted[position]
             let identifier = id.storeIdentifier!
             let entityID = ObjectIdentifier(id.entity)
             if current?.entity != entityID || current?.identifier != identifier {
@@ -74,12 +81,14 @@ struct BatchDeletion {
             }
             let (_, _, store, needs) = current!
             transactions[identifier, default: Transaction(author: author, contextName: contextName)].delete(needs.storeEntity, key: id.primaryKey)
+            knownRows[identifier, default: []].append(deletedRows[position])
             for (joinEntity, column) in needs.pairs {
                 let keys = try coordinator.storeCall {
                     try store.rows.keys(joinEntity, column: column, matching: .equal(.reference(id.primaryKey)), descending: false, limit: nil)
                 }
                 for key in keys where joinRows[identifier, default: []].insert(EntityKey(entity: joinEntity, key: key)).inserted {
                     transactions[identifier]!.delete(joinEntity, key: key)
+                    knownRows[identifier]!.append(nil)
                 }
             }
             guard !needs.nullifying.isEmpty, let row = try coordinator.row(for: id) else { continue }
@@ -105,7 +114,13 @@ struct BatchDeletion {
         for (identifier, rows) in nullified {
             for (key, entry) in rows {
                 transactions[identifier]!.update(key.entity, key: key.key, row: entry.row, changedColumns: entry.columns.sorted())
+                knownRows[identifier]!.append(nil)
             }
+        }
+        for (identifier, rows) in knownRows {
+            guard let sequence = sequences[identifier], rows.contains(where: { $0 != nil }) else { continue }
+            transactions[identifier]!.knownRows = rows
+            transactions[identifier]!.knownRowsSequence = sequence
         }
         return transactions
     }

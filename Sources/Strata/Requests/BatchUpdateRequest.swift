@@ -73,11 +73,13 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
         try coordinator.withSaveLock { since in
             updated = []
             count = 0
-            let found = try fetch.storedMatches(in: context)
+            var found = try fetch.storedMatches(in: context)
             guard !columns.isEmpty else { return }
             // The hierarchy's rows live in one engine entity.
             let storeEntity = try coordinator.layout(entity).storeEntity
-            var matches = found.matches
+            // Taken out of `found`, so that each row is referenced once and changes in place.
+            var matches: [StoredMatch] = []
+            swap(&matches, &found.matches)
             var byStore = [[Int]](repeating: [], count: found.stores.stores.count)
             for (position, match) in matches.enumerated() { byStore[match.store].append(position) }
             var transactions: [String: Transaction] = [:]
