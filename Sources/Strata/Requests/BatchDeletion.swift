@@ -62,33 +62,39 @@ struct BatchDeletion {
     /// - Throws: ``CoreDataError`` `validationMissingMandatoryProperty` when a surviving object
     ///   would lose a required to-one relationship.
     mutating func transactions(author: String?, contextName: String?, sequences: [String: UInt64] = [:]) throws -> [String: Transaction] {
-        var transactions: [String: Transaction] = [:]
+        // Per store: its transaction and the known rows of its operations, found by a short
+        // linear search only when the store changes (a request deletes from one or two).
+        var perStore: [(identifier: String, transaction: Transaction, rows: [Row?])] = []
+        func slot(_ identifier: String) -> Int {
+            if let slot = perStore.firstIndex(where: { $0.identifier == identifier }) { return slot }
+            perStore.append((identifier, Transaction(author: author, contextName: contextName), []))
+            return perStore.count - 1
+        }
         var nullified: [String: [EntityKey: (row: Row, columns: Set<Int>)]] = [:]
         // What each entity's objects need, worked out once per entity rather than once per object,
         // and kept at hand while the objects deleted are of one entity and store.
         var entityNeeds: [ObjectIdentifier: DeletionNeeds] = [:]
-        var current: (entity: ObjectIdentifier, identifier: String, store: PersistentStore, needs: DeletionNeeds)?
+        var current: (entity: ObjectIdentifier, identifier: String, store: PersistentStore, slot: Int, needs: DeletionNeeds)?
         // In key order: a transaction writing each key once in rising order lets the store keep
         // no image per key while it commits.
-        var knownRows: [String: [Row?]] = [:]
         for position in deleted.indices.sorted(by: { deleted[$0].primaryKey < deleted[$1].primaryKey }) {
             let id = deleted[position]
             let identifier = id.storeIdentifier!
             let entityID = ObjectIdentifier(id.entity)
             if current?.entity != entityID || current?.identifier != identifier {
                 if entityNeeds[entityID] == nil { entityNeeds[entityID] = try deletionNeeds(of: id.entity) }
-                current = (entityID, identifier, coordinator.store(identifier: identifier)!, entityNeeds[entityID]!)
+                current = (entityID, identifier, coordinator.store(identifier: identifier)!, slot(identifier), entityNeeds[entityID]!)
             }
-            let (_, _, store, needs) = current!
-            transactions[identifier, default: Transaction(author: author, contextName: contextName)].delete(needs.storeEntity, key: id.primaryKey)
-            knownRows[identifier, default: []].append(deletedRows[position])
+            let (_, _, store, storeSlot, needs) = current!
+            perStore[storeSlot].transaction.delete(needs.storeEntity, key: id.primaryKey)
+            perStore[storeSlot].rows.append(deletedRows[position])
             for (joinEntity, column) in needs.pairs {
                 let keys = try coordinator.storeCall {
                     try store.rows.keys(joinEntity, column: column, matching: .equal(.reference(id.primaryKey)), descending: false, limit: nil)
                 }
                 for key in keys where joinRows[identifier, default: []].insert(EntityKey(entity: joinEntity, key: key)).inserted {
-                    transactions[identifier]!.delete(joinEntity, key: key)
-                    knownRows[identifier]!.append(nil)
+                    perStore[storeSlot].transaction.delete(joinEntity, key: key)
+                    perStore[storeSlot].rows.append(nil)
                 }
             }
             guard !needs.nullifying.isEmpty, let row = try coordinator.row(for: id) else { continue }
@@ -112,15 +118,19 @@ struct BatchDeletion {
             }
         }
         for (identifier, rows) in nullified {
+            let storeSlot = slot(identifier)
             for (key, entry) in rows {
-                transactions[identifier]!.update(key.entity, key: key.key, row: entry.row, changedColumns: entry.columns.sorted())
-                knownRows[identifier]!.append(nil)
+                perStore[storeSlot].transaction.update(key.entity, key: key.key, row: entry.row, changedColumns: entry.columns.sorted())
+                perStore[storeSlot].rows.append(nil)
             }
         }
-        for (identifier, rows) in knownRows {
-            guard let sequence = sequences[identifier], rows.contains(where: { $0 != nil }) else { continue }
-            transactions[identifier]!.knownRows = rows
-            transactions[identifier]!.knownRowsSequence = sequence
+        var transactions: [String: Transaction] = [:]
+        for (identifier, var transaction, rows) in perStore {
+            if let sequence = sequences[identifier], rows.contains(where: { $0 != nil }) {
+                transaction.knownRows = rows
+                transaction.knownRowsSequence = sequence
+            }
+            transactions[identifier] = transaction
         }
         return transactions
     }
