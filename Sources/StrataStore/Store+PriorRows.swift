@@ -5,22 +5,33 @@ extension Store {
 
     /// The committed rows that the updates and deletes of `transaction` replace, by operation
     /// position (`nil` where none is needed or the row is missing), read grouped by block as
-    /// ``read(_:keys:)`` reads them; `nil` when fewer than ``groupedPriorReadThreshold``
-    /// operations need one (each is then read on its own). Without history tracking only the
-    /// columns the fetch indexes and tombstones take are decoded (the others are `null`).
+    /// ``read(_:keys:)`` reads them, with the transaction's ``Transaction/knownRows`` taken as
+    /// they are when no commit came since they were read; `nil` when there are none and fewer
+    /// than ``groupedPriorReadThreshold`` operations need one (each is then read on its own).
+    /// Without history tracking only the columns the fetch indexes and tombstones take are
+    /// decoded (the others are `null`).
     ///
     /// - Throws: ``StoreError`` `corrupt` or `io` for a bad block.
     func committedPriorRows(of transaction: Transaction) throws -> [Row?]? {
-        guard transaction.operations.count >= Self.groupedPriorReadThreshold else { return nil }
+        // The caller's rows, when no commit came since it read them.
+        let known = transaction.knownRowsSequence == lastSequence && transaction.knownRows?.count == transaction.operations.count
+            ? transaction.knownRows : nil
+        guard known != nil || transaction.operations.count >= Self.groupedPriorReadThreshold else { return nil }
         var positions: [Int: [Int]] = [:]
         var count = 0
         for (position, operation) in transaction.operations.enumerated()
-        where schema.entities.indices.contains(operation.entity) && needsPriorRow(operation) {
+        where schema.entities.indices.contains(operation.entity) && needsPriorRow(operation) && known?[position] == nil {
             positions[operation.entity, default: []].append(position)
             count += 1
         }
-        guard count >= Self.groupedPriorReadThreshold else { return nil }
-        var rows = [Row?](repeating: nil, count: transaction.operations.count)
+        var rows = known ?? [Row?](repeating: nil, count: transaction.operations.count)
+        guard count >= Self.groupedPriorReadThreshold else {
+            guard known != nil else { return nil }
+            for (entity, entityPositions) in positions {
+                for position in entityPositions { rows[position] = try read(entity, key: transaction.operations[position].key) }
+            }
+            return rows
+        }
         for (entity, entityPositions) in positions {
             let schema = schema.entities[entity]
             // Without history, a prior row serves only the fetch indexes and the tombstone.

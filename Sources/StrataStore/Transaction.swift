@@ -51,6 +51,13 @@ public struct Transaction: Sendable {
     /// same record as the changes, so a consumer that applied history and advances its cursor
     /// in one commit does both or neither. Names the store does not know are ignored.
     public var consumerCursors: [String: UInt64] = [:]
+    /// Committed rows the caller read, by operation position (`nil`: not read), that the
+    /// commit takes as the rows its updates and deletes replace, instead of reading them again,
+    /// when the store's newest sequence is still ``knownRowsSequence``. Each must be the whole
+    /// row as stored.
+    package var knownRows: [Row?]?
+    /// The store's newest sequence when ``knownRows`` were read.
+    package var knownRowsSequence: UInt64 = 0
 
     /// Creates an empty transaction.
     public init(author: String? = nil, contextName: String? = nil) {

@@ -154,7 +154,9 @@ struct GraphBench: ParsableCommand {
         DatabaseQueue, and from 16 threads on one DatabasePool). Each on a fresh store, whatever --durability says.
         B1-B3 on a fresh store: BatchInsertRequest of N dictionaries, BatchUpdateRequest active = NO where active == YES,
         BatchDeleteRequest of active == NO (SQLite: one prepared INSERT in one transaction, one UPDATE ... WHERE, one
-        DELETE ... WHERE). F1 times saves of 1 insert + 2 salary changes + 1 delete from a context holding every employee,
+        DELETE ... WHERE). B1 times the insert from ready input on both sides: the dictionaries (Strata) and the statement
+        arguments (SQLite) are made before the clock starts.
+        F1 times saves of 1 insert + 2 salary changes + 1 delete from a context holding every employee,
         without and then with a FetchedResultsController (salary descending) and its delegate; the figure is the median
         ms per save with it (SQLite: record writes, then a ValueObservation of the same ORDER BY delivering its new value).
         W9 on fresh stores: W1, W2 (the 2,000 saves from one context, with --durability) and W7 on a store that tracks history

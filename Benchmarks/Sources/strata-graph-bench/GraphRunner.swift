@@ -46,7 +46,7 @@ enum GraphMetric: String, CaseIterable, BenchMetric {
         case .smallSavesDurable: "W2 2,000 saves of 10 new objects, durable"
         case .smallSavesRelaxed: "W2 2,000 saves of 10 new objects, relaxed"
         case .smallSavesConcurrent: "W2 the 2,000 saves from 16 writers, durable"
-        case .batchInsert: "B1 batch insert of N rows"
+        case .batchInsert: "B1 batch insert of N rows from ready input"
         case .batchUpdate: "B2 batch update of 90% of N rows"
         case .batchDelete: "B3 batch delete of N rows"
         case .changeTracking: "F1 save with change tracking over N"

@@ -61,10 +61,18 @@ public final class BatchDeleteRequest: PersistentStoreRequest {
     override func execute(in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws -> PersistentStoreResult {
         var deleted: [ManagedObjectID] = []
         try coordinator.withSaveLock { since in
-            let ids = try objectIDs ?? fetchRequest.storedObjectIDs(in: context)
             var deletion = BatchDeletion(coordinator: coordinator)
-            try deletion.delete(ids)
-            try BatchWriter(coordinator: coordinator).commit(deletion.transactions(author: context.transactionAuthor, contextName: context.name), since: since)
+            var sequences: [String: UInt64] = [:]
+            if let objectIDs {
+                try deletion.delete(objectIDs)
+            } else {
+                // The rows the fetch read serve the deletion, and the store's commit, too.
+                let found = try fetchRequest.storedMatches(in: context)
+                try deletion.delete(found.matches.map { found.objectID(of: $0, in: context) }, rows: found.matches.map(\.row))
+                for (store, sequence) in zip(found.stores.stores, found.stores.sequences) { sequences[store.identifier] = sequence }
+            }
+            let transactions = try deletion.transactions(author: context.transactionAuthor, contextName: context.name, sequences: sequences)
+            try BatchWriter(coordinator: coordinator).commit(transactions, since: since)
             deleted = deletion.deleted.elements
         }
         switch resultType {

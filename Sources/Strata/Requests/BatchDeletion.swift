@@ -7,6 +7,8 @@ struct BatchDeletion {
     let coordinator: PersistentStoreCoordinator
     /// The objects deleted, cascaded deletions included, in the order they were found.
     private(set) var deleted = OrderedSet<ManagedObjectID>()
+    /// The whole current row of each of ``deleted``, by position, where the caller gave it.
+    private var deletedRows: [Row?] = []
     /// The join rows deleted, by store identifier.
     private var joinRows: [String: Set<EntityKey>] = [:]
 
@@ -16,20 +18,25 @@ struct BatchDeletion {
 
     /// Adds `ids` and what their cascade rules reach; checks deny rules.
     ///
+    /// - Parameter rows: the current stored rows of `ids`, by position, where the caller read
+    ///   them (whole rows); the others are read from the stores.
     /// - Throws: ``CoreDataError`` `validationRelationshipDeniedDelete`, or `coreData` for a
     ///   temporary ID or one of a store the coordinator does not have.
-    mutating func delete(_ ids: [ManagedObjectID]) throws {
-        let stored = try storedRows(of: ids)
-        // The objects given are looked up in `stored`; those their cascade rules reach, one by one.
-        var pending = ids.map { ($0, true) }
-        while let (id, given) = pending.popLast() {
+    mutating func delete(_ ids: [ManagedObjectID], rows: [Row?]? = nil) throws {
+        let stored = try storedRows(of: rows.map { rows in ids.indices.compactMap { rows[$0] == nil ? ids[$0] : nil } } ?? ids)
+        // The objects given are looked up in `rows` or `stored`; those their cascade rules
+        // reach (without a position), one by one.
+        var pending = ids.enumerated().map { ($1, Optional($0)) }
+        while let (id, position) = pending.popLast() {
             guard !deleted.contains(id) else { continue }
             guard !id.isTemporaryID, let identifier = id.storeIdentifier, coordinator.store(identifier: identifier) != nil else {
                 throw CoreDataError(.coreData, "\(id) is not the ID of a saved object of this coordinator's stores", objectID: id)
             }
-            let group = given ? stored[ObjectIdentifier(id.entity)] : nil
-            guard let row = try group?.store == identifier ? group?.rows[id.primaryKey] : coordinator.row(for: id) else { continue }
+            let known = position.flatMap { rows?[$0] }
+            let group = position != nil ? stored[ObjectIdentifier(id.entity)] : nil
+            guard let row = try known ?? (group?.store == identifier ? group?.rows[id.primaryKey] : coordinator.row(for: id)) else { continue }
             deleted.append(id)
+            deletedRows.append(known)
             for relationship in id.entity.relationshipsByName.values where !relationship.isTransient {
                 switch relationship.deleteRule {
                 case .denyDeleteRule:
@@ -39,7 +46,7 @@ struct BatchDeletion {
                             objectID: id, key: relationship.name)
                     }
                 case .cascadeDeleteRule:
-                    pending += try related(relationship, of: id, row: row).map { ($0, false) }
+                    pending += try related(relationship, of: id, row: row).map { ($0, nil) }
                 default:
                     continue
                 }
@@ -48,34 +55,46 @@ struct BatchDeletion {
     }
 
     /// One transaction per store: the deletions, the join rows of the deleted objects and the
-    /// surviving objects' to-one inverses set to `nil`.
+    /// surviving objects' to-one inverses set to `nil`; the rows given to ``delete(_:rows:)``
+    /// go with them as ``Transaction/knownRows``, as of `sequences` (by store identifier), so
+    /// that the store does not read them again.
     ///
     /// - Throws: ``CoreDataError`` `validationMissingMandatoryProperty` when a surviving object
     ///   would lose a required to-one relationship.
-    mutating func transactions(author: String?, contextName: String?) throws -> [String: Transaction] {
-        var transactions: [String: Transaction] = [:]
+    mutating func transactions(author: String?, contextName: String?, sequences: [String: UInt64] = [:]) throws -> [String: Transaction] {
+        // Per store: its transaction and the known rows of its operations, found by a short
+        // linear search only when the store changes (a request deletes from one or two).
+        var perStore: [(identifier: String, transaction: Transaction, rows: [Row?])] = []
+        func slot(_ identifier: String) -> Int {
+            if let slot = perStore.firstIndex(where: { $0.identifier == identifier }) { return slot }
+            perStore.append((identifier, Transaction(author: author, contextName: contextName), []))
+            return perStore.count - 1
+        }
         var nullified: [String: [EntityKey: (row: Row, columns: Set<Int>)]] = [:]
         // What each entity's objects need, worked out once per entity rather than once per object,
         // and kept at hand while the objects deleted are of one entity and store.
         var entityNeeds: [ObjectIdentifier: DeletionNeeds] = [:]
-        var current: (entity: ObjectIdentifier, identifier: String, store: PersistentStore, needs: DeletionNeeds)?
+        var current: (entity: ObjectIdentifier, identifier: String, store: PersistentStore, slot: Int, needs: DeletionNeeds)?
         // In key order: a transaction writing each key once in rising order lets the store keep
         // no image per key while it commits.
-        for id in deleted.sorted(by: { $0.primaryKey < $1.primaryKey }) {
+        for position in deleted.indices.sorted(by: { deleted[$0].primaryKey < deleted[$1].primaryKey }) {
+            let id = deleted[position]
             let identifier = id.storeIdentifier!
             let entityID = ObjectIdentifier(id.entity)
             if current?.entity != entityID || current?.identifier != identifier {
                 if entityNeeds[entityID] == nil { entityNeeds[entityID] = try deletionNeeds(of: id.entity) }
-                current = (entityID, identifier, coordinator.store(identifier: identifier)!, entityNeeds[entityID]!)
+                current = (entityID, identifier, coordinator.store(identifier: identifier)!, slot(identifier), entityNeeds[entityID]!)
             }
-            let (_, _, store, needs) = current!
-            transactions[identifier, default: Transaction(author: author, contextName: contextName)].delete(needs.storeEntity, key: id.primaryKey)
+            let (_, _, store, storeSlot, needs) = current!
+            perStore[storeSlot].transaction.delete(needs.storeEntity, key: id.primaryKey)
+            perStore[storeSlot].rows.append(deletedRows[position])
             for (joinEntity, column) in needs.pairs {
                 let keys = try coordinator.storeCall {
                     try store.rows.keys(joinEntity, column: column, matching: .equal(.reference(id.primaryKey)), descending: false, limit: nil)
                 }
                 for key in keys where joinRows[identifier, default: []].insert(EntityKey(entity: joinEntity, key: key)).inserted {
-                    transactions[identifier]!.delete(joinEntity, key: key)
+                    perStore[storeSlot].transaction.delete(joinEntity, key: key)
+                    perStore[storeSlot].rows.append(nil)
                 }
             }
             guard !needs.nullifying.isEmpty, let row = try coordinator.row(for: id) else { continue }
@@ -99,9 +118,19 @@ struct BatchDeletion {
             }
         }
         for (identifier, rows) in nullified {
+            let storeSlot = slot(identifier)
             for (key, entry) in rows {
-                transactions[identifier]!.update(key.entity, key: key.key, row: entry.row, changedColumns: entry.columns.sorted())
+                perStore[storeSlot].transaction.update(key.entity, key: key.key, row: entry.row, changedColumns: entry.columns.sorted())
+                perStore[storeSlot].rows.append(nil)
             }
+        }
+        var transactions: [String: Transaction] = [:]
+        for (identifier, var transaction, rows) in perStore {
+            if let sequence = sequences[identifier], rows.contains(where: { $0 != nil }) {
+                transaction.knownRows = rows
+                transaction.knownRowsSequence = sequence
+            }
+            transactions[identifier] = transaction
         }
         return transactions
     }

@@ -68,34 +68,52 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
         }
         let columns = changes.map(\.column).sorted()
         var updated: [ManagedObjectID] = []
+        var count = 0
+        let wantsIDs = resultType == .updatedObjectIDsResultType
         try coordinator.withSaveLock { since in
             updated = []
-            let ids = try fetch.storedObjectIDs(in: context)
+            count = 0
+            var found = try fetch.storedMatches(in: context)
+            guard !columns.isEmpty else { return }
+            // The hierarchy's rows live in one engine entity.
+            let storeEntity = try coordinator.layout(entity).storeEntity
+            // Taken out of `found`, so that each row is referenced once and changes in place.
+            var matches: [StoredMatch] = []
+            swap(&matches, &found.matches)
+            var byStore = [[Int]](repeating: [], count: found.stores.stores.count)
+            for (position, match) in matches.enumerated() { byStore[match.store].append(position) }
             var transactions: [String: Transaction] = [:]
-            for (identifier, group) in Dictionary(grouping: ids, by: { $0.storeIdentifier! }) {
-                guard let store = coordinator.store(identifier: identifier), !columns.isEmpty else { continue }
+            for (storePosition, positions) in byStore.enumerated() where !positions.isEmpty {
+                let identifier = found.stores.stores[storePosition].identifier
+                guard let store = coordinator.store(identifier: identifier) else { continue }
                 var constraints = try BatchConstraints(coordinator: coordinator, store: store, entity: entity)
                 let checks = constraints.constrains(columns)
-                let rewritten = checks ? Set(group.map(\.primaryKey)) : []
+                let rewritten = checks ? Set(positions.map { matches[$0].key }) : []
+                // Rows the fetch did not read are read block by block.
+                let unread = positions.filter { matches[$0].row == nil }
+                if !unread.isEmpty {
+                    let rows = try coordinator.storeCall { try store.rows.read(storeEntity, keys: unread.map { matches[$0].key }) }
+                    for (position, row) in zip(unread, rows) { matches[position].row = row }
+                }
                 var transaction = Transaction(author: context.transactionAuthor, contextName: context.name)
-                transaction.operations.reserveCapacity(group.count)
-                // The hierarchy's rows live in one engine entity: read block by block.
-                let storeEntity = try coordinator.layout(entity).storeEntity
-                var rows = try coordinator.storeCall { try store.rows.read(storeEntity, keys: group.map(\.primaryKey)) }
-                for (position, id) in group.enumerated() {
-                    guard var row = rows[position] else { continue }
-                    // The row is taken out of `rows`, so that changing it does not copy its values.
-                    rows[position] = nil
+                transaction.operations.reserveCapacity(positions.count)
+                for position in positions {
+                    // The row is taken out of `matches`, so that changing it does not copy its values.
+                    guard var row = matches[position].row else { continue }
+                    matches[position].row = nil
+                    let key = matches[position].key
                     for change in changes { row.values[change.column] = change.value }
                     if checks {
-                        if let other = try constraints.conflict(for: row, key: id.primaryKey, rewritten: rewritten) {
+                        if let other = try constraints.conflict(for: row, key: key, rewritten: rewritten) {
+                            let id = found.objectID(of: matches[position], in: context)
                             throw CoreDataError(
                                 .managedObjectConstraintMerge, "the update would give \(id) the constrained values of the object with key \(other)", objectID: id)
                         }
-                        constraints.record(row, key: id.primaryKey)
+                        constraints.record(row, key: key)
                     }
-                    transaction.update(storeEntity, key: id.primaryKey, row: row, changedColumns: columns)
-                    updated.append(id)
+                    transaction.update(storeEntity, key: key, row: row, changedColumns: columns)
+                    if wantsIDs { updated.append(found.objectID(of: matches[position], in: context)) }
+                    count += 1
                 }
                 transactions[identifier] = transaction
             }
@@ -104,7 +122,7 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
         switch resultType {
         case .statusOnlyResultType: return BatchUpdateResult(result: true, resultType: resultType)
         case .updatedObjectIDsResultType: return BatchUpdateResult(result: updated, resultType: resultType)
-        case .updatedObjectsCountResultType: return BatchUpdateResult(result: updated.count, resultType: resultType)
+        case .updatedObjectsCountResultType: return BatchUpdateResult(result: count, resultType: resultType)
         }
     }
 }
