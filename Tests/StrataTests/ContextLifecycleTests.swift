@@ -284,7 +284,7 @@ final class HookedObject: ManagedObject {
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func mergeChangesFromTheChangesStream() async throws {
+    @Test(.waitsOnQueues) func mergeChangesFromTheChangesStream() async throws {
         let folder = TemporaryFolder()
         let (container, ids) = try Self.seededContainer(in: folder)
         let mine = container.newBackgroundContext()
@@ -314,7 +314,7 @@ final class HookedObject: ManagedObject {
     }
 
     /// Several contexts saving at once to one store: nothing is lost or duplicated.
-    @Test(.timeLimit(.minutes(1))) func concurrentContextsSaveIndependently() async throws {
+    @Test(.waitsOnQueues) func concurrentContextsSaveIndependently() async throws {
         let folder = TemporaryFolder()
         let (container, ids) = try Self.seededContainer(in: folder)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -384,7 +384,7 @@ final class HookedObject: ManagedObject {
         #expect(observer.posts.current.last?[Key.refreshedObjects.rawValue] == [ids["Sales"]!])
     }
 
-    @Test(.timeLimit(.minutes(1))) func saveNotificationsAndTheChangesStream() async throws {
+    @Test(.waitsOnQueues) func saveNotificationsAndTheChangesStream() async throws {
         let folder = TemporaryFolder()
         let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
@@ -547,7 +547,7 @@ final class HookedObject: ManagedObject {
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func performRunsOnTheQueueAndReturnsValues() async throws {
+    @Test(.waitsOnQueues) func performRunsOnTheQueueAndReturnsValues() async throws {
         let folder = TemporaryFolder()
         let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
@@ -588,7 +588,7 @@ final class HookedObject: ManagedObject {
     }
 
     /// The container's view context runs its blocks on the main queue.
-    @Test(.timeLimit(.minutes(1))) func viewContextRunsOnTheMainQueue() async throws {
+    @Test(.waitsOnQueues) func viewContextRunsOnTheMainQueue() async throws {
         let folder = TemporaryFolder()
         let (container, ids) = try Self.seededContainer(in: folder)
         let view = container.viewContext

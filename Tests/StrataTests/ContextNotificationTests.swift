@@ -83,7 +83,7 @@ import Testing
 
     /// The view context's `performAndWait` from the main thread runs at once and ends the event
     /// when the outermost block returns.
-    @Test(.timeLimit(.minutes(1))) func performAndWaitOnTheQueueEndsTheEventOfTheOutermostBlock() async throws {
+    @Test(.waitsOnQueues) func performAndWaitOnTheQueueEndsTheEventOfTheOutermostBlock() async throws {
         let folder = TemporaryFolder()
         let container = try GraphModel.container(at: folder.store())
         let view = container.viewContext
@@ -104,7 +104,7 @@ import Testing
         #expect((changed.posts.first?[InsertedObjectsKey] as? Set<ManagedObject>)?.count == 1)
     }
 
-    @Test(.timeLimit(.minutes(1))) func performWithASchedule() async throws {
+    @Test(.waitsOnQueues) func performWithASchedule() async throws {
         let folder = TemporaryFolder()
         let container = try GraphModel.container(at: folder.store())
         let background = container.newBackgroundContext()

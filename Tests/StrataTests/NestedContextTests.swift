@@ -335,7 +335,7 @@ final class CodedItem: ManagedObject {
 
     /// Core Data's scratch pad: an editor context, child of the view context, whose edits are
     /// saved into the view context or thrown away.
-    @Test(.timeLimit(.minutes(1))) func scratchPadEditorSavesOrDiscards() async throws {
+    @Test(.waitsOnQueues) func scratchPadEditorSavesOrDiscards() async throws {
         let folder = TemporaryFolder()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let view = container.viewContext
@@ -371,7 +371,7 @@ final class CodedItem: ManagedObject {
 
     /// The view context merges what background contexts save; imports run in a background
     /// context or in a child of the view context.
-    @Test(.timeLimit(.minutes(1))) func viewContextMergesBackgroundImports() async throws {
+    @Test(.waitsOnQueues) func viewContextMergesBackgroundImports() async throws {
         let folder = TemporaryFolder()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let view = container.viewContext
@@ -538,7 +538,7 @@ final class CodedItem: ManagedObject {
 
     /// A child used from inside a block of its parent runs there: its save, which runs on the
     /// parent's queue, does not wait for the queue the thread already holds.
-    @Test(.timeLimit(.minutes(1))) func childUsedInsideItsParentsBlock() async throws {
+    @Test(.waitsOnQueues) func childUsedInsideItsParentsBlock() async throws {
         let folder = TemporaryFolder()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import Strata
 
 /// A temporary directory removed when the value is released.
@@ -162,4 +163,12 @@ final class LockedError: @unchecked Sendable {
     private var error: (any Error)?
     func set(_ error: (any Error)?) { lock.withLock { self.error = error } }
     func get() -> (any Error)? { lock.withLock { error } }
+}
+
+extension Trait where Self == TimeLimitTrait {
+    /// The time limit of a test that waits on a context's queue (the main queue included) from
+    /// async code: long enough that it fails only on a hang. Its continuations run on Swift's
+    /// cooperative pool, one thread per core, which the suite's long synchronous tests (crash
+    /// kills, the PostgreSQL mirror) can hold for a minute or more on a two-core machine.
+    static var waitsOnQueues: Self { .timeLimit(.minutes(10)) }
 }
