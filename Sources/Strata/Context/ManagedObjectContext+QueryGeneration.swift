@@ -68,7 +68,7 @@ extension ManagedObjectContext {
 
     /// The stored row of an object as the context reads it, with the sequence it is as of (the
     /// coordinator's `snapshot(for:)` at the context's generation).
-    func storedSnapshot(for id: ManagedObjectID) throws -> (row: Row?, sequence: UInt64) {
+    func storedSnapshot(for id: ManagedObjectID) throws -> (row: StoredRow?, sequence: UInt64) {
         guard let coordinator = persistentStoreCoordinator else { return (nil, 0) }
         guard !id.isTemporaryID, let identifier = id.storeIdentifier, let store = queryGeneration?.pins?[identifier]?.store else {
             return try coordinator.snapshot(for: id)

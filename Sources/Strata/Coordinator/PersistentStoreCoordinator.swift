@@ -278,7 +278,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// The stored row of an object with the store's newest sequence number read just before it:
     /// no commit after that sequence is reflected in an object loaded from the row, so a save
     /// finding the store still at that sequence needs no conflict check.
-    func snapshot(for id: ManagedObjectID) throws -> (row: Row?, sequence: UInt64) {
+    func snapshot(for id: ManagedObjectID) throws -> (row: StoredRow?, sequence: UInt64) {
         guard !id.isTemporaryID, let identifier = id.storeIdentifier, let store = store(identifier: identifier) else { return (nil, 0) }
         return try StoreReader(store: store, coordinator: self, isCurrent: true).snapshot(for: id)
     }

@@ -21,13 +21,17 @@ struct StoreReader {
     /// so a save finding the store still at that sequence needs no conflict check. `nil` when
     /// no row exists. A current store's row comes from the coordinator's row cache when it
     /// holds the row as of the store's newest sequence, and is kept there otherwise.
-    func snapshot(for id: ManagedObjectID) throws -> (row: Row?, sequence: UInt64) {
+    /// An engine store's row is read as its encoded bytes (``EncodedRow``).
+    func snapshot(for id: ManagedObjectID) throws -> (row: StoredRow?, sequence: UInt64) {
         let storeEntity = try coordinator.layout(id.entity).storeEntity
         let sequence = store.rows.lastSequence
         if isCurrent, let row = coordinator.rowCache.row(store, entity: storeEntity, key: id.primaryKey, sequence: sequence) {
             return (row, sequence)
         }
-        let row = try coordinator.storeCall { try store.rows.read(storeEntity, key: id.primaryKey) }
+        let row = try coordinator.storeCall { () throws -> StoredRow? in
+            if let engine = store.engineStore { return try engine.readEncoded(storeEntity, key: id.primaryKey).map(StoredRow.encoded) }
+            return try store.rows.read(storeEntity, key: id.primaryKey).map(StoredRow.decoded)
+        }
         if isCurrent, let row { coordinator.rowCache.keep(row, store, entity: storeEntity, key: id.primaryKey, sequence: sequence) }
         return (row, sequence)
     }
