@@ -6,8 +6,28 @@ extension Store {
     /// - Throws: ``StoreError`` `corrupt` when the block fails its checksum or the row does not
     ///   decode, `io` when the read fails.
     public func readEncoded(_ entity: Int, key: PrimaryKey) throws -> EncodedRow? {
+        guard let located = try locate(entity, key: key).row else { return nil }
+        return try readEncoded(located)
+    }
+
+    /// The store's newest sequence and where the live row of `entity` at `key` is as of that
+    /// sequence (`nil` when there is none), read under one lock and with no I/O: what a reader
+    /// checks its own cache against before reading the row with ``readEncoded(_:)``.
+    ///
+    /// - Throws: ``StoreError`` `closed`.
+    public func locate(_ entity: Int, key: PrimaryKey) throws -> (sequence: UInt64, row: LocatedRow?) {
         try checkOpen()
-        guard let resolved = state.withLock({ $0.resolve(entity, key) }) else { return nil }
+        return state.withLock { state in (state.lastSequence, state.resolve(entity, key).map(LocatedRow.init)) }
+    }
+
+    /// The row ``locate(_:key:)`` found, as its encoded bytes: at most one `pread` and one block
+    /// decompression, then one copy of the row's bytes, as ``readEncoded(_:key:)`` reads it once
+    /// located.
+    ///
+    /// - Throws: ``StoreError`` `corrupt` when the block fails its checksum or the row does not
+    ///   decode, `io` when the read fails.
+    public func readEncoded(_ located: LocatedRow) throws -> EncodedRow {
+        let resolved = located.resolved
         let block = try loadBlock(resolved.location.block, resolved.block, file: resolved.file)
         let offset = Int64(resolved.block.offset)
         let format = try blockFormat(Int(resolved.block.entity), of: block, file: resolved.file, offset: offset)
@@ -77,4 +97,11 @@ extension Store {
             throw StoreError(.corrupt, "row \(slot) of a block does not decode", path: file.path, offset: offset)
         }
     }
+}
+
+/// Where a live row was when ``Store/locate(_:key:)`` looked it up: its block and slot, with the
+/// segment file holding them kept open. `Sendable`.
+public struct LocatedRow: Sendable {
+    /// The row's location, block place and file.
+    let resolved: ResolvedRow
 }
