@@ -24,7 +24,9 @@ public final class EncodedRowFormat: Sendable {
             case .string:
                 let start = reader.position
                 let text = try reader.lengthPrefixed()
-                if !Self.isASCII(text), String(validating: text.bindMemory(to: UInt8.self), as: UTF8.self) == nil {
+                var high: UInt8 = 0
+                for byte in text { high |= byte }
+                if high >= 0x80, String(validating: text.bindMemory(to: UInt8.self), as: UTF8.self) == nil {
                     throw BinaryReader.Malformed(offset: start)
                 }
             case .uri, .decimal:
@@ -33,23 +35,6 @@ public final class EncodedRowFormat: Sendable {
                 try codec.skipValue(type, in: &reader)
             }
         }
-    }
-
-    /// Whether every byte of `bytes` is below 0x80, tested eight bytes at a time.
-    @inline(__always)
-    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var high: UInt64 = 0
-        var index = 0
-        while index + 8 <= bytes.count {
-            high |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            index += 8
-        }
-        var tail: UInt8 = 0
-        while index < bytes.count {
-            tail |= bytes[index]
-            index += 1
-        }
-        return high & 0x8080_8080_8080_8080 == 0 && tail < 0x80
     }
 }
 
@@ -99,10 +84,10 @@ public struct EncodedRow: @unchecked Sendable {
 
     /// The value of the column at `column` (`0..<count`).
     public func value(_ column: Int) -> Value {
-        storage.withUnsafeMutablePointers { header, start in
-            let format = header.pointee.format
-            let stored = format.codec.storedColumns
-            guard column < stored else { return format.codec.padding[column - stored] }
+        let format = storage.header.format
+        let stored = format.codec.storedColumns
+        guard column < stored else { return format.codec.padding[column - stored] }
+        return storage.withUnsafeMutablePointers { header, start in
             let bytes = UnsafeRawBufferPointer(start: start, count: header.pointee.count)
             guard bytes[column >> 3] & (1 << UInt8(column & 7)) == 0 else { return .null }
             var reader = BinaryReader(bytes, position: (stored + 7) / 8)
@@ -110,10 +95,7 @@ public struct EncodedRow: @unchecked Sendable {
                 for earlier in 0..<column where bytes[earlier >> 3] & (1 << UInt8(earlier & 7)) == 0 {
                     try format.codec.skipValue(format.codec.types[earlier], in: &reader)
                 }
-                let type = format.codec.types[column]
-                // Checked UTF-8 when the row was made: no second scan of the bytes.
-                if case .string = type { return .string(String(decoding: try reader.lengthPrefixed().bindMemory(to: UInt8.self), as: UTF8.self)) }
-                return try format.codec.decodeValue(type, from: &reader)
+                return try format.codec.decodeValue(format.codec.types[column], from: &reader)
             } catch {
                 preconditionFailure("an encoded row checked when it was made does not decode: \(error)")
             }
