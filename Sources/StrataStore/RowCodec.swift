@@ -116,7 +116,7 @@ struct RowCodec: Sendable {
     }
 
     /// Moves the reader past one non-nil value of `type`.
-    private func skipValue(_ type: ColumnType, in reader: inout BinaryReader) throws {
+    func skipValue(_ type: ColumnType, in reader: inout BinaryReader) throws {
         switch type {
         case .int16, .int32, .int64, .reference: _ = try reader.zigzag()
         case .float: _ = try reader.u32()

@@ -19,18 +19,33 @@ extension Store {
     public func scan(_ entity: Int, columns: [Int]?, _ body: (PrimaryKey, Row) throws -> Void) throws {
         guard schema.entities.indices.contains(entity) else { throw StoreError(.invalidValue, "no entity with id \(entity)") }
         let projection = projection(entity, columns)
+        try forEachLiveBlock(entity) { block, slots, location, file in
+            let codec = try blockCodec(entity, of: block, file: file, offset: Int64(location.offset))
+            for (key, slot) in slots {
+                try body(key, try decodeRow(block, slot: slot, codec: codec, projection: projection, file: file, offset: Int64(location.offset)))
+            }
+        }
+    }
+
+    /// Calls `body` once per block of `entity` (a valid entity), in log order, with the key and
+    /// slot of each row of the block live when the walk starts (see ``scan(_:_:)``).
+    func forEachLiveBlock(
+        _ entity: Int, _ body: (_ block: DecodedBlock, _ slots: [(key: PrimaryKey, slot: Int)], _ place: BlockLocation, _ file: SegmentFile) throws -> Void
+    ) throws {
         let (locations, blocks, files) = state.withLock { ($0.entities[entity].locations, $0.blocks, $0.files) }
         let entityTag = UInt16(entity)
+        var slots: [(key: PrimaryKey, slot: Int)] = []
         for number in blocks.indices where blocks[number].entity == entityTag {
             let location = blocks[number]
             guard let file = files[location.segment] else { continue }
             let block = try loadBlock(UInt32(number), location, file: file, caching: false)
-            let codec = try blockCodec(entity, of: block, file: file, offset: Int64(location.offset))
+            slots.removeAll(keepingCapacity: true)
             for slot in 0..<block.rowCount {
                 let key = block.key(at: slot)
                 guard key > 0, key < locations.count, locations[Int(key)] == RowLocation(block: UInt32(number), slot: slot).raw else { continue }
-                try body(key, try decodeRow(block, slot: slot, codec: codec, projection: projection, file: file, offset: Int64(location.offset)))
+                slots.append((key, slot))
             }
+            try body(block, slots, location, file)
         }
     }
 

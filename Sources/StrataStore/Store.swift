@@ -34,6 +34,8 @@ public final class Store: Sendable {
     let schemaHistory: SchemaHistory
     /// The codecs of every schema version, by version then entity (the last are ``codecs``).
     let versionCodecs: [[RowCodec]]
+    /// The formats of ``EncodedRow``s, by version then entity, as ``versionCodecs``.
+    let versionFormats: [[EncodedRowFormat]]
     let segmentsPath: String
     let checkpointsPath: String
     let state: LockedState
@@ -70,6 +72,7 @@ public final class Store: Sendable {
         self.schemaHistory = schemaHistory
         self.versionCodecs = schemaHistory.codecs(for: schema)
         self.codecs = versionCodecs[schemaHistory.version]
+        self.versionFormats = versionCodecs.map { $0.map(EncodedRowFormat.init) }
         self.segmentsPath = path + "/segments"
         self.checkpointsPath = path + "/checkpoints"
         self.state = LockedState(state)

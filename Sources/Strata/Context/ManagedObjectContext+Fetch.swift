@@ -154,7 +154,7 @@ extension ManagedObjectContext {
         let references = ReferenceIDs()
         var objects: [ManagedObject] = []
         var unread: [ManagedObjectID] = []
-        try collectStored(plan, stores: stores) { match in
+        try collectStored(plan, stores: stores, encodedRows: true) { match in
             let object = try self.object(for: .stored(match), plan: plan, stores: stores, loading: true, references: references)
             if !object.isLoaded { unread.append(object.objectID) }
             objects.append(object)

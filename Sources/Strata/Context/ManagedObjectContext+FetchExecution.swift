@@ -18,7 +18,8 @@ extension ManagedObjectContext {
         // IDs and objects returned as faults need none.
         let sortsRows = plan.sortsInMemory && !(request.sortDescriptors ?? []).isEmpty
         let loadsRows = request.resultType == .dictionaryResultType || (request.resultType == .managedObjectResultType && request.includesPropertyValues)
-        try collectStored(plan, stores: stores, rowsNeeded: sortsRows || loadsRows) { results.append(.stored($0)) }
+        let encodedRows = !sortsRows && loadsRows && request.resultType == .managedObjectResultType
+        try collectStored(plan, stores: stores, rowsNeeded: sortsRows || loadsRows, encodedRows: encodedRows) { results.append(.stored($0)) }
         if plan.mergesPendingChanges {
             for object in try pendingMatches(plan) { results.append(.object(object)) }
         }
@@ -93,18 +94,22 @@ extension ManagedObjectContext {
     }
 
     /// Calls `emit` with every stored row `plan` matches, store by store through the store
-    /// layer (``StoreReader/executeFetch(_:position:skip:rowsNeeded:evaluate:emit:)``), leaving out the rows
+    /// layer (``StoreReader/executeFetch(_:position:skip:rowsNeeded:encodedRows:evaluate:emit:)``), leaving out the rows
     /// of objects whose unsaved state is evaluated in memory.
     ///
-    /// - Parameter rowsNeeded: whether the caller reads the matches' rows (see
-    ///   ``StoreReader/executeFetch(_:position:skip:rowsNeeded:evaluate:emit:)``).
-    func collectStored(_ plan: QueryPlan, stores: FetchStores, rowsNeeded: Bool = true, emit: (StoredMatch) throws -> Void) throws {
+    /// - Parameters:
+    ///   - rowsNeeded: whether the caller reads the matches' rows (see
+    ///     ``StoreReader/executeFetch(_:position:skip:rowsNeeded:encodedRows:evaluate:emit:)``).
+    ///   - encodedRows: whether the caller reads the rows only to load objects from them.
+    func collectStored(
+        _ plan: QueryPlan, stores: FetchStores, rowsNeeded: Bool = true, encodedRows: Bool = false, emit: (StoredMatch) throws -> Void
+    ) throws {
         guard let coordinator = persistentStoreCoordinator else { return }
         let changed = plan.mergesPendingChanges ? changedKeys(plan) : [:]
         let storedState = !plan.mergesPendingChanges
         for (position, store) in stores.stores.enumerated() {
             try reader(store, coordinator: coordinator).executeFetch(
-                plan, position: position, skip: changed[store.identifier] ?? [], rowsNeeded: rowsNeeded,
+                plan, position: position, skip: changed[store.identifier] ?? [], rowsNeeded: rowsNeeded, encodedRows: encodedRows,
                 evaluate: { part, row, key, concrete in
                     try rowMatches(part, row: row, key: key, entity: concrete.entity, layout: concrete.layout, store: store, storedState: storedState)
                 },

@@ -68,11 +68,23 @@ extension ManagedObjectContext {
 
     /// The stored row of an object as the context reads it, with the sequence it is as of (the
     /// coordinator's `snapshot(for:)` at the context's generation).
-    func storedSnapshot(for id: ManagedObjectID) throws -> (row: Row?, sequence: UInt64) {
+    func storedSnapshot(for id: ManagedObjectID) throws -> (row: StoredRow?, sequence: UInt64) {
         guard let coordinator = persistentStoreCoordinator else { return (nil, 0) }
-        guard !id.isTemporaryID, let identifier = id.storeIdentifier, let store = queryGeneration?.pins?[identifier]?.store else {
-            return try coordinator.snapshot(for: id)
+        guard !id.isTemporaryID, let identifier = id.storeIdentifier else { return (nil, 0) }
+        if let store = queryGeneration?.pins?[identifier]?.store {
+            return try StoreReader(store: store, coordinator: coordinator, isCurrent: false).snapshot(for: id)
         }
-        return try StoreReader(store: store, coordinator: coordinator, isCurrent: false).snapshot(for: id)
+        guard let store = currentStore(identifier: identifier, coordinator: coordinator) else { return (nil, 0) }
+        return try StoreReader(store: store, coordinator: coordinator, isCurrent: true).snapshot(for: id)
+    }
+
+    /// The coordinator's store with `identifier`: the one the last call found while the
+    /// coordinator's stores did not change since (no lock taken), else looked up.
+    func currentStore(identifier: String, coordinator: PersistentStoreCoordinator) -> PersistentStore? {
+        let generation = coordinator.storesGeneration.load(ordering: .acquiring)
+        if let recent = recentStore, recent.generation == generation, recent.store.identifier == identifier { return recent.store }
+        let store = coordinator.store(identifier: identifier)
+        recentStore = store.map { (generation, $0) }
+        return store
     }
 }

@@ -25,7 +25,7 @@ extension ManagedObjectContext {
             guard let id = object as? ManagedObjectID else { return try FetchPredicate.value(of: object, forKey: key) }
             if rows[id] == nil {
                 guard storedState, let coordinator = persistentStoreCoordinator else { return try self.object(with: id).value(forCheckedKey: key) }
-                rows[id] = try storedSnapshot(for: id).row.map { ($0, try coordinator.layout(id.entity)) }
+                rows[id] = try storedSnapshot(for: id).row.map { ($0.row, try coordinator.layout(id.entity)) }
             }
             guard let stored = rows[id]! else { throw CoreDataError(.coreData, "no stored row for \(id)") }
             return try storedValue(key, of: id, row: stored.row, layout: stored.layout, storedState: storedState)
@@ -70,7 +70,7 @@ extension ManagedObjectContext {
         case .object(let object):
             return try? FetchPredicate.value(atKeyPath: path, of: object)
         case .stored(let match):
-            guard let row = match.row, let tag = match.tag, let concrete = plan.concrete(tag: tag) else { return nil }
+            guard let row = match.row?.row, let tag = match.tag, let concrete = plan.concrete(tag: tag) else { return nil }
             return rowValue(atKeyPath: path, row: row, key: match.key, entity: concrete.entity, layout: concrete.layout, store: stores.stores[match.store])
         }
     }

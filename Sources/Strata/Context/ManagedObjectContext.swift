@@ -85,6 +85,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Whether saves skip validation (a migration's intermediate saves; it validates at the end).
     var defersValidation = false
 
+    /// The store the last fault read, with the coordinator's store generation it was looked up
+    /// at, for ``currentStore(identifier:coordinator:)``.
+    @exclusivity(unchecked) var recentStore: (generation: UInt64, store: PersistentStore)?
     /// The coordinator set on this context itself.
     @exclusivity(unchecked) var ownCoordinator: PersistentStoreCoordinator?
     /// The parent context and what nested contexts need (ManagedObjectContext+Parent.swift).

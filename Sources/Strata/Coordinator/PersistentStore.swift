@@ -38,6 +38,7 @@ public final class PersistentStore: Sendable {
         self.configurationName = configurationName
         self.options = options
         self.rows = rows
+        self.engineStore = rows as? Store
         self.durability = durability
         self.saveLock = saveLock
         self.queryGenerations = queryGenerations
@@ -46,7 +47,7 @@ public final class PersistentStore: Sendable {
     /// The underlying engine store, for history and maintenance (`nil` for an in-memory store).
     /// Every coordinator of the process that added the same directory (not read-only) shares it:
     /// remove the store from its coordinator rather than closing it here.
-    public var engineStore: Store? { rows as? Store }
+    public let engineStore: Store?
 
     /// The store's replicator, if any (see ``PersistentStoreReplicator``).
     let replicatorSlot = Mutex<(any PersistentStoreReplicator)?>(nil)

@@ -25,6 +25,9 @@ public final class PersistentStoreCoordinator: Sendable {
     private let hasAdoptedLayout = Atomic<Bool>(false)
     private let layout: Mutex<Result<StoreMapping, CoreDataError>>
     private let stores = Mutex<[PersistentStore]>([])
+    /// Advanced after every change of the stores, so that a context may keep a store it looked
+    /// up while the generation stays the same (``ManagedObjectContext/currentStore(identifier:coordinator:)``).
+    let storesGeneration = Atomic<UInt64>(0)
     /// The rows faults read, shared by the coordinator's contexts.
     let rowCache = RowCache()
 
@@ -179,6 +182,7 @@ public final class PersistentStoreCoordinator: Sendable {
             durability: type == SQLiteStoreType ? description.durability : nil, saveLock: saveLock,
             queryGenerations: queryGenerations)
         stores.withLock { $0.append(store) }
+        storesGeneration.add(1, ordering: .releasing)
         RemoteChangeCenter.register(self)
         return store
     }
@@ -189,6 +193,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// - Throws: what closing the store throws (its log stays intact).
     public func remove(_ store: PersistentStore) throws {
         stores.withLock { $0.removeAll { $0 === store } }
+        storesGeneration.add(1, ordering: .releasing)
         rowCache.remove(store)
         try store.close()
     }
@@ -273,14 +278,6 @@ public final class PersistentStoreCoordinator: Sendable {
     func layout(_ entity: EntityDescription) throws -> EntityLayout {
         if !hasAdoptedLayout.load(ordering: .acquiring), case .success(let mapping) = modelMapping { return mapping.layout(of: entity)! }
         return try mapping.get().layout(of: entity)!
-    }
-
-    /// The stored row of an object with the store's newest sequence number read just before it:
-    /// no commit after that sequence is reflected in an object loaded from the row, so a save
-    /// finding the store still at that sequence needs no conflict check.
-    func snapshot(for id: ManagedObjectID) throws -> (row: Row?, sequence: UInt64) {
-        guard !id.isTemporaryID, let identifier = id.storeIdentifier, let store = store(identifier: identifier) else { return (nil, 0) }
-        return try StoreReader(store: store, coordinator: self, isCurrent: true).snapshot(for: id)
     }
 
     /// The stored row of an object, or `nil` when it does not exist.

@@ -5,8 +5,8 @@ import StrataStore
 /// it is read (``ManagedObject/slotValue(_:)``), so columns never read are never turned into
 /// `Any` values, and an object only read holds its row and nothing more.
 struct LazyRow {
-    /// The row.
-    var row: Row
+    /// The row (for an engine store, its encoded bytes).
+    var row: StoredRow
     /// How the row's columns map to the object's slots.
     var layout: EntityLayout
     /// The slots already decoded into ``ManagedObject/slots``.
@@ -21,7 +21,7 @@ extension ManagedObject {
     /// ``RowDecoding/decodesEagerly(_:)`` names; the others are decoded on first access.
     ///
     /// - Throws: what decoding an eager slot throws (the object is left as it was).
-    func loadLazily(from row: Row, layout: EntityLayout, context: ManagedObjectContext, references: ReferenceIDs?) throws {
+    func loadLazily(from row: StoredRow, layout: EntityLayout, context: ManagedObjectContext, references: ReferenceIDs?) throws {
         var eager: [Any?] = []
         var decoded = SlotSet()
         for slot in runtime.eagerSlots {

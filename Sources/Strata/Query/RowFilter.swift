@@ -183,26 +183,39 @@ struct ColumnTests {
 
     /// Whether `row` passes every test.
     func matches(_ row: Row) -> Bool {
-        if never { return false }
-        return row.values.withUnsafeBufferPointer { values in
-            for test in tests {
-                switch test.kind {
-                case .integers:
-                    if case .int(let value) = values[test.column] {
-                        if value < test.lower || value > test.upper { return false }
-                        continue
-                    }
-                case .boolean:
-                    if case .bool(let value) = values[test.column] {
-                        if value != test.flag { return false }
-                        continue
-                    }
-                case .general:
-                    break
-                }
-                guard queries[test.queries].contains(where: { $0.matches(values[test.column]) }) else { return false }
-            }
-            return true
+        row.values.withUnsafeBufferPointer { values in matches { values[$0] } }
+    }
+
+    /// Whether `row` passes every test; an encoded row decodes only the columns tested.
+    func matches(_ row: StoredRow) -> Bool {
+        switch row {
+        case .decoded(let row): return matches(row)
+        case .encoded(let row): return matches { row.value($0) }
         }
+    }
+
+    /// Whether the row whose column values `value` gives passes every test.
+    @inline(__always)
+    private func matches(value: (Int) -> Value) -> Bool {
+        if never { return false }
+        for test in tests {
+            let stored = value(test.column)
+            switch test.kind {
+            case .integers:
+                if case .int(let value) = stored {
+                    if value < test.lower || value > test.upper { return false }
+                    continue
+                }
+            case .boolean:
+                if case .bool(let value) = stored {
+                    if value != test.flag { return false }
+                    continue
+                }
+            case .general:
+                break
+            }
+            guard queries[test.queries].contains(where: { $0.matches(stored) }) else { return false }
+        }
+        return true
     }
 }

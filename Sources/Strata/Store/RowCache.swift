@@ -22,8 +22,8 @@ final class RowCache: Sendable {
         var key: PrimaryKey
         /// The store's sequence read just before the row.
         var sequence: UInt64
-        /// The row.
-        var row: Row
+        /// The row: an engine store's as its encoded bytes (a few dozen bytes, not a ``Row``).
+        var row: StoredRow
     }
 
     /// The entries of one store.
@@ -53,7 +53,7 @@ final class RowCache: Sendable {
 
     /// The row of `store` at (`entity`, `key`) when the cache holds it as of `sequence`, the
     /// store's newest sequence read just before.
-    func row(_ store: PersistentStore, entity: Int, key: PrimaryKey, sequence: UInt64) -> Row? {
+    func row(_ store: PersistentStore, entity: Int, key: PrimaryKey, sequence: UInt64) -> StoredRow? {
         let identity = ObjectIdentifier(store)
         let position = position(entity, key)
         return tables.withLock { tables in
@@ -68,7 +68,7 @@ final class RowCache: Sendable {
 
     /// Keeps `row`, read from `store` at (`entity`, `key`) with the store at `sequence` just
     /// before the read.
-    func keep(_ row: Row, _ store: PersistentStore, entity: Int, key: PrimaryKey, sequence: UInt64) {
+    func keep(_ row: StoredRow, _ store: PersistentStore, entity: Int, key: PrimaryKey, sequence: UInt64) {
         let identity = ObjectIdentifier(store)
         let entry = Entry(entity: entity, key: key, sequence: sequence, row: row)
         let position = position(entity, key)

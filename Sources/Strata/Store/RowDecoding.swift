@@ -18,6 +18,7 @@ enum RowDecoding {
         of runtime: EntityRuntime, from row: Row, layout: EntityLayout, storeIdentifier: String?,
         context: ManagedObjectContext?, references: ReferenceIDs? = nil
     ) throws -> [Any?] {
+        let row = StoredRow.decoded(row)
         let count = runtime.loads.count
         var values: [Any?] = []
         values.reserveCapacity(count)
@@ -33,7 +34,7 @@ enum RowDecoding {
     ///   ``ValueConversion/objectValue(_:for:coordinator:)`` throws.
     @inline(__always)
     static func value(
-        _ slot: Int, of runtime: EntityRuntime, from row: Row, layout: EntityLayout, storeIdentifier: String?,
+        _ slot: Int, of runtime: EntityRuntime, from row: StoredRow, layout: EntityLayout, storeIdentifier: String?,
         context: ManagedObjectContext?, references: ReferenceIDs? = nil
     ) throws -> Any? {
         let load = runtime.loads[slot]
@@ -42,18 +43,18 @@ enum RowDecoding {
         }
         let column = layout.slotColumns[slot]
         guard column >= 0, case .attribute(let attribute) = runtime.kinds[slot] else { return nil }
-        return try ValueConversion.objectValue(row.values[column], for: attribute, coordinator: context?.persistentStoreCoordinator)
+        return try ValueConversion.objectValue(row[column], for: attribute, coordinator: context?.persistentStoreCoordinator)
     }
 
     /// The object value of a slot whose load is not ``SlotLoad/converted``: cannot fail.
     @inline(__always)
     static func plainValue(
-        _ slot: Int, load: SlotLoad, of runtime: EntityRuntime, from row: Row, layout: EntityLayout, storeIdentifier: String?,
+        _ slot: Int, load: SlotLoad, of runtime: EntityRuntime, from row: StoredRow, layout: EntityLayout, storeIdentifier: String?,
         context: ManagedObjectContext?, references: ReferenceIDs? = nil
     ) -> Any? {
         let column = layout.slotColumns[slot]
         guard column >= 0 else { return nil }
-        let stored = row.values[column]
+        let stored = row[column]
         switch load {
         case .plain:
             return ValueConversion.plainValue(stored)

@@ -9,8 +9,9 @@ struct StoredMatch {
     var key: PrimaryKey
     /// The row's entity tag, when the row was read.
     var tag: Int64?
-    /// The row, when it was read.
-    var row: Row?
+    /// The row, when it was read (an engine store's as its encoded bytes when the fetch asked
+    /// for rows only to load objects from).
+    var row: StoredRow?
 }
 
 /// The stores and sequences one fetch reads.
@@ -36,8 +37,11 @@ extension StoreReader {
     ///   - rowsNeeded: whether the caller reads the matches' rows; when not (IDs, objects
     ///     returned as faults), an ordered walk decodes only the columns it tests and emits its
     ///     matches without their row.
+    ///   - encodedRows: whether the caller reads the rows only to load objects from them: an
+    ///     engine store's rows are then emitted as their encoded bytes, not decoded first, unless
+    ///     the general evaluator needs them decoded.
     func executeFetch(
-        _ plan: QueryPlan, position: Int, skip: Set<PrimaryKey>, rowsNeeded: Bool = true, evaluate: ResidualEvaluation,
+        _ plan: QueryPlan, position: Int, skip: Set<PrimaryKey>, rowsNeeded: Bool = true, encodedRows: Bool = false, evaluate: ResidualEvaluation,
         emit: (StoredMatch) throws -> Void
     ) throws {
         let storeEntity = plan.layout.storeEntity
@@ -53,15 +57,18 @@ extension StoreReader {
             walkColumns = (filter.map { $0.columns } ?? []).map { [0, walk.column] + $0.sorted() }
         }
         let keepsRows = walkColumns == nil
+        // The engine store whose rows are read encoded.
+        let engine = encodedRows && rowsNeeded && !plan.counting && (filter == nil || tests != nil) ? store.engineStore : nil
         /// Emits the row when it is of a fetched entity, not skipped, and meets the residual
         /// predicate; returns whether it did.
         @discardableResult
-        func consider(_ key: PrimaryKey, _ row: Row) throws -> Bool {
-            guard case .int(let tag) = row.values[0], plan.fetches(tag: tag), skip.isEmpty || !skip.contains(key) else { return false }
+        func consider(_ key: PrimaryKey, _ row: StoredRow) throws -> Bool {
+            guard case .int(let tag) = row[0], plan.fetches(tag: tag), skip.isEmpty || !skip.contains(key) else { return false }
             if let tests {
                 guard tests.matches(row) else { return false }
             } else if let filter, let concrete = plan.concrete(tag: tag) {
-                guard try filter.matches(row, evaluate: { part in try evaluate(part, row, key, concrete) }) else { return false }
+                let decoded = row.row
+                guard try filter.matches(decoded, evaluate: { part in try evaluate(part, decoded, key, concrete) }) else { return false }
             }
             try emit(StoredMatch(store: position, key: key, tag: tag, row: keepsRows ? row : nil))
             return true
@@ -71,16 +78,24 @@ extension StoreReader {
             case .nothing:
                 break
             case .scan:
-                try store.rows.scan(storeEntity, columns: projection) { key, row in try consider(key, row) }
+                if let engine {
+                    try engine.scanEncoded(storeEntity) { key, row in try consider(key, .encoded(row)) }
+                } else {
+                    try store.rows.scan(storeEntity, columns: projection) { key, row in try consider(key, .decoded(row)) }
+                }
             case .index(let access):
                 let keys = try access.keys(in: store, storeEntity: storeEntity)
                 guard plan.readsRows else {
                     for key in keys where !skip.contains(key) { try emit(StoredMatch(store: position, key: key, tag: nil, row: nil)) }
                     return
                 }
-                try store.rows.forEachRow(storeEntity, keys: keys, columns: projection) { key, row in try consider(key, row) }
+                if let engine {
+                    try engine.forEachEncodedRow(storeEntity, keys: keys) { key, row in try consider(key, .encoded(row)) }
+                } else {
+                    try store.rows.forEachRow(storeEntity, keys: keys, columns: projection) { key, row in try consider(key, .decoded(row)) }
+                }
             case .walk(let walk):
-                try self.walk(walk, storeEntity: storeEntity, columns: walkColumns, consider: consider)
+                try self.walk(walk, storeEntity: storeEntity, columns: walkColumns, engine: engine, consider: consider)
             }
         }
     }
@@ -103,8 +118,11 @@ extension StoreReader {
     /// `walk.needed` rows when at least one row in ``walkReach`` is accepted, read again to its
     /// end only when that is not enough. Rows are read in batches sized from the share of rows
     /// accepted so far (so that few rows are decoded past the last one needed), each batch with
-    /// one read per block, with at least `columns` decoded (every column when `nil`).
-    private func walk(_ walk: QueryPlan.Walk, storeEntity: Int, columns: [Int]?, consider: (PrimaryKey, Row) throws -> Bool) throws {
+    /// one read per block, with at least `columns` decoded (every column when `nil`), or encoded
+    /// when `engine` is given.
+    private func walk(
+        _ walk: QueryPlan.Walk, storeEntity: Int, columns: [Int]?, engine: Store?, consider: (PrimaryKey, StoredRow) throws -> Bool
+    ) throws {
         var accepted = 0
         var read = 0
         var boundary: Value?
@@ -128,7 +146,7 @@ extension StoreReader {
                 let batch = Int(max(16, min(estimate * 1.125 + 8, 8 * Double(max(read, walk.needed)), 1e12)))
                 let fresh = Array(keys[done..<min(keys.count, done + batch)])
                 done += fresh.count
-                for (key, row) in zip(fresh, try rows(storeEntity, keys: fresh, columns: columns)) {
+                for (key, row) in zip(fresh, try rows(storeEntity, keys: fresh, columns: columns, engine: engine)) {
                     guard let row else { continue }
                     read += 1
                     if let boundary, boundary < row[walk.column] || row[walk.column] < boundary { return }
@@ -142,15 +160,16 @@ extension StoreReader {
     }
 
     /// The rows at `keys`, in that order (`nil` where none is), with at least `columns` decoded
-    /// (every column when `nil`); each block read once.
-    private func rows(_ entity: Int, keys: [PrimaryKey], columns: [Int]?) throws -> [Row?] {
-        guard let columns else { return try store.rows.read(entity, keys: keys) }
+    /// (every column when `nil`), or encoded when `engine` is given; each block read once.
+    private func rows(_ entity: Int, keys: [PrimaryKey], columns: [Int]?, engine: Store?) throws -> [StoredRow?] {
+        if let engine { return try engine.readEncoded(entity, keys: keys).map { $0.map(StoredRow.encoded) } }
+        guard let columns else { return try store.rows.read(entity, keys: keys).map { $0.map(StoredRow.decoded) } }
         var positions: [PrimaryKey: Int] = [:]
         positions.reserveCapacity(keys.count)
         for (position, key) in keys.enumerated() { positions[key] = position }
-        var rows = [Row?](repeating: nil, count: keys.count)
+        var rows = [StoredRow?](repeating: nil, count: keys.count)
         try store.rows.forEachRow(entity, keys: keys, columns: columns) { key, row in
-            if let position = positions[key] { rows[position] = row }
+            if let position = positions[key] { rows[position] = .decoded(row) }
         }
         return rows
     }

@@ -8,8 +8,8 @@ struct StoredSnapshot {
     let entity: EntityDescription
     /// How the row's columns map to the entity's slots.
     let layout: EntityLayout
-    /// The row.
-    let row: Row
+    /// The row (for an engine store, its encoded bytes).
+    let row: StoredRow
 }
 
 extension StoreReader {
@@ -19,7 +19,10 @@ extension StoreReader {
     func snapshots(storeEntity: Int, keys: [PrimaryKey]) throws -> (snapshots: [StoredSnapshot?], sequence: UInt64) {
         let mapping = try coordinator.mapping.get()
         let sequence = store.rows.lastSequence
-        let rows = try coordinator.storeCall { try store.rows.read(storeEntity, keys: keys) }
+        let rows = try coordinator.storeCall { () throws -> [StoredRow?] in
+            if let engine = store.engineStore { return try engine.readEncoded(storeEntity, keys: keys).map { $0.map(StoredRow.encoded) } }
+            return try store.rows.read(storeEntity, keys: keys).map { $0.map(StoredRow.decoded) }
+        }
         let family = mapping.entitiesByTag[storeEntity]
         let snapshots = rows.map { row -> StoredSnapshot? in
             guard let row, case .int(let tag) = row[0], let entity = family?[tag], let layout = mapping.layouts[entity.name] else { return nil }

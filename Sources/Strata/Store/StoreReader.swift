@@ -21,13 +21,26 @@ struct StoreReader {
     /// so a save finding the store still at that sequence needs no conflict check. `nil` when
     /// no row exists. A current store's row comes from the coordinator's row cache when it
     /// holds the row as of the store's newest sequence, and is kept there otherwise.
-    func snapshot(for id: ManagedObjectID) throws -> (row: Row?, sequence: UInt64) {
+    /// An engine store's row is read as its encoded bytes (``EncodedRow``), its sequence and
+    /// place taken under one engine lock (``Store/locate(_:key:)``): a fault takes that lock and
+    /// the row cache's, and on a miss the block cache's and the row cache's again.
+    func snapshot(for id: ManagedObjectID) throws -> (row: StoredRow?, sequence: UInt64) {
         let storeEntity = try coordinator.layout(id.entity).storeEntity
+        if let engine = store.engineStore {
+            let (sequence, located) = try coordinator.storeCall { try engine.locate(storeEntity, key: id.primaryKey) }
+            guard let located else { return (nil, sequence) }
+            if isCurrent, let row = coordinator.rowCache.row(store, entity: storeEntity, key: id.primaryKey, sequence: sequence) {
+                return (row, sequence)
+            }
+            let row = StoredRow.encoded(try coordinator.storeCall { try engine.readEncoded(located) })
+            if isCurrent { coordinator.rowCache.keep(row, store, entity: storeEntity, key: id.primaryKey, sequence: sequence) }
+            return (row, sequence)
+        }
         let sequence = store.rows.lastSequence
         if isCurrent, let row = coordinator.rowCache.row(store, entity: storeEntity, key: id.primaryKey, sequence: sequence) {
             return (row, sequence)
         }
-        let row = try coordinator.storeCall { try store.rows.read(storeEntity, key: id.primaryKey) }
+        let row = try coordinator.storeCall { try store.rows.read(storeEntity, key: id.primaryKey) }.map(StoredRow.decoded)
         if isCurrent, let row { coordinator.rowCache.keep(row, store, entity: storeEntity, key: id.primaryKey, sequence: sequence) }
         return (row, sequence)
     }

@@ -1,0 +1,115 @@
+/// How the encoded rows of one entity under one schema version are read: the codec the rows
+/// were written with, shared by every ``EncodedRow`` of that entity and version.
+public final class EncodedRowFormat: Sendable {
+    /// The codec of the rows.
+    let codec: RowCodec
+
+    /// The format of rows written with `codec`.
+    init(_ codec: RowCodec) {
+        self.codec = codec
+    }
+
+    /// The number of columns a row of this format has (those it stores and those it pads).
+    public var columnCount: Int { codec.types.count }
+
+    /// Checks that `bytes` hold one row of this format, so that its values always decode: every
+    /// stored value within the bytes, strings valid UTF-8, URIs and decimals parsable.
+    ///
+    /// - Throws: ``BinaryReader/Malformed`` when they do not.
+    func check(_ bytes: UnsafeRawBufferPointer) throws {
+        var reader = BinaryReader(bytes)
+        let bitmap = try reader.bytes((codec.storedColumns + 7) / 8)
+        for column in 0..<codec.storedColumns where bitmap[column >> 3] & (1 << UInt8(column & 7)) == 0 {
+            switch codec.types[column] {
+            case .string:
+                let start = reader.position
+                let text = try reader.lengthPrefixed()
+                var high: UInt8 = 0
+                for byte in text { high |= byte }
+                if high >= 0x80, String(validating: text.bindMemory(to: UInt8.self), as: UTF8.self) == nil {
+                    throw BinaryReader.Malformed(offset: start)
+                }
+            case .uri, .decimal:
+                _ = try codec.decodeValue(codec.types[column], from: &reader)
+            case let type:
+                try codec.skipValue(type, in: &reader)
+            }
+        }
+    }
+}
+
+/// The header of an ``EncodedRow``: its format and length.
+public struct EncodedRowHeader: Sendable {
+    /// How the row's bytes are read.
+    let format: EncodedRowFormat
+    /// The number of bytes.
+    let count: Int
+}
+
+/// One stored row kept as its encoded bytes (the null bitmap and the non-nil values, as the
+/// log holds them) in one heap block, with its format: what an object or a cache keeps of a row
+/// read from the store instead of a ``Row`` of decoded values.
+///
+/// A row of short strings and numbers takes a few dozen bytes, strings included, where a
+/// ``Row`` takes 24 bytes a column plus a heap block per string longer than 15 bytes. A column's
+/// value is decoded when it is read (``value(_:)``), walking the columns before it. The bytes
+/// are checked when the row is made, so that reading a value never fails. Immutable, and so
+/// `Sendable`.
+public struct EncodedRow: @unchecked Sendable {
+    /// The header and bytes, in one heap block (never changed after ``make(_:format:)``, hence
+    /// `Sendable`, which a `ManagedBuffer` is not declared to be).
+    final class Storage: ManagedBuffer<EncodedRowHeader, UInt8> {}
+
+    /// The storage.
+    let storage: Storage
+
+    /// A copy of `bytes`, one row of `format`.
+    ///
+    /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold a row of `format`.
+    static func make(_ bytes: UnsafeRawBufferPointer, format: EncodedRowFormat) throws -> EncodedRow {
+        try format.check(bytes)
+        let storage = unsafeDowncast(
+            Storage.create(minimumCapacity: bytes.count) { _ in EncodedRowHeader(format: format, count: bytes.count) }, to: Storage.self)
+        storage.withUnsafeMutablePointerToElements { elements in
+            if let base = bytes.baseAddress { UnsafeMutableRawPointer(elements).copyMemory(from: base, byteCount: bytes.count) }
+        }
+        return EncodedRow(storage: storage)
+    }
+
+    /// The number of columns, as a ``Row`` of the entity has.
+    public var count: Int { storage.header.format.columnCount }
+
+    /// The number of encoded bytes.
+    public var byteCount: Int { storage.header.count }
+
+    /// The value of the column at `column` (`0..<count`).
+    public func value(_ column: Int) -> Value {
+        let format = storage.header.format
+        let stored = format.codec.storedColumns
+        guard column < stored else { return format.codec.padding[column - stored] }
+        return storage.withUnsafeMutablePointers { header, start in
+            let bytes = UnsafeRawBufferPointer(start: start, count: header.pointee.count)
+            guard bytes[column >> 3] & (1 << UInt8(column & 7)) == 0 else { return .null }
+            var reader = BinaryReader(bytes, position: (stored + 7) / 8)
+            do {
+                for earlier in 0..<column where bytes[earlier >> 3] & (1 << UInt8(earlier & 7)) == 0 {
+                    try format.codec.skipValue(format.codec.types[earlier], in: &reader)
+                }
+                return try format.codec.decodeValue(format.codec.types[column], from: &reader)
+            } catch {
+                preconditionFailure("an encoded row checked when it was made does not decode: \(error)")
+            }
+        }
+    }
+
+    /// The row with every column decoded.
+    public func decoded() -> Row {
+        storage.withUnsafeMutablePointers { header, start in
+            do {
+                return try header.pointee.format.codec.decode(UnsafeRawBufferPointer(start: start, count: header.pointee.count))
+            } catch {
+                preconditionFailure("an encoded row checked when it was made does not decode: \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+extension Store {
+    /// Reads the row of `entity` at `key` as its encoded bytes, as ``read(_:key:)`` reads it
+    /// decoded: at most one `pread` and one block decompression, then one copy of the row's bytes.
+    ///
+    /// - Returns: the row, or `nil` when there is no live row at `key`.
+    /// - Throws: ``StoreError`` `corrupt` when the block fails its checksum or the row does not
+    ///   decode, `io` when the read fails.
+    public func readEncoded(_ entity: Int, key: PrimaryKey) throws -> EncodedRow? {
+        guard let located = try locate(entity, key: key).row else { return nil }
+        return try readEncoded(located)
+    }
+
+    /// The store's newest sequence and where the live row of `entity` at `key` is as of that
+    /// sequence (`nil` when there is none), read under one lock and with no I/O: what a reader
+    /// checks its own cache against before reading the row with ``readEncoded(_:)``.
+    ///
+    /// - Throws: ``StoreError`` `closed`.
+    public func locate(_ entity: Int, key: PrimaryKey) throws -> (sequence: UInt64, row: LocatedRow?) {
+        try checkOpen()
+        return state.withLock { state in (state.lastSequence, state.resolve(entity, key).map(LocatedRow.init)) }
+    }
+
+    /// The row ``locate(_:key:)`` found, as its encoded bytes: at most one `pread` and one block
+    /// decompression, then one copy of the row's bytes, as ``readEncoded(_:key:)`` reads it once
+    /// located.
+    ///
+    /// - Throws: ``StoreError`` `corrupt` when the block fails its checksum or the row does not
+    ///   decode, `io` when the read fails.
+    public func readEncoded(_ located: LocatedRow) throws -> EncodedRow {
+        let resolved = located.resolved
+        let block = try loadBlock(resolved.location.block, resolved.block, file: resolved.file)
+        let offset = Int64(resolved.block.offset)
+        let format = try blockFormat(Int(resolved.block.entity), of: block, file: resolved.file, offset: offset)
+        return try encodedRow(block, slot: resolved.location.slot, format: format, file: resolved.file, offset: offset)
+    }
+
+    /// Calls `body` with every live row of `entity` as its encoded bytes, as ``scan(_:_:)`` calls
+    /// it with decoded rows: the rows live when the scan starts, block by block in log order.
+    ///
+    /// - Throws: what `body` throws, or ``StoreError`` `corrupt`/`io` for a bad block or row.
+    public func scanEncoded(_ entity: Int, _ body: (PrimaryKey, EncodedRow) throws -> Void) throws {
+        guard schema.entities.indices.contains(entity) else { throw StoreError(.invalidValue, "no entity with id \(entity)") }
+        try forEachLiveBlock(entity) { block, slots, place, file in
+            let format = try blockFormat(entity, of: block, file: file, offset: Int64(place.offset))
+            for (key, slot) in slots {
+                try body(key, try encodedRow(block, slot: slot, format: format, file: file, offset: Int64(place.offset)))
+            }
+        }
+    }
+
+    /// Calls `body` with the live rows of `entity` at `keys` as their encoded bytes (keys without
+    /// a live row are skipped), block by block in log order, as ``forEachRow(_:keys:columns:_:)``
+    /// calls it with decoded rows: one read per block holding some of the rows.
+    ///
+    /// - Throws: what `body` throws; ``StoreError`` `corrupt` or `io` for a bad block or row.
+    public func forEachEncodedRow(_ entity: Int, keys: [PrimaryKey], _ body: (PrimaryKey, EncodedRow) throws -> Void) throws {
+        try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
+            let format = try blockFormat(Int(place.entity), of: block, file: file, offset: Int64(place.offset))
+            for (position, slot) in slots {
+                try body(keys[position], try encodedRow(block, slot: slot, format: format, file: file, offset: Int64(place.offset)))
+            }
+        }
+    }
+
+    /// The rows of `entity` at `keys` as their encoded bytes, in the order of `keys` (`nil` where
+    /// no live row is), as ``read(_:keys:)`` reads them decoded.
+    ///
+    /// - Throws: ``StoreError`` `corrupt` or `io` for a bad block or row.
+    public func readEncoded(_ entity: Int, keys: [PrimaryKey]) throws -> [EncodedRow?] {
+        var rows = [EncodedRow?](repeating: nil, count: keys.count)
+        try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
+            let format = try blockFormat(Int(place.entity), of: block, file: file, offset: Int64(place.offset))
+            for (position, slot) in slots {
+                rows[position] = try encodedRow(block, slot: slot, format: format, file: file, offset: Int64(place.offset))
+            }
+        }
+        return rows
+    }
+
+    /// The format of a block's rows, or ``StoreError`` `corrupt` naming the block.
+    private func blockFormat(_ entity: Int, of block: DecodedBlock, file: SegmentFile, offset: Int64) throws -> EncodedRowFormat {
+        let version = Int(block.schemaVersion)
+        guard version < versionFormats.count, entity < versionFormats[version].count else {
+            throw StoreError(.corrupt, "block names schema version \(block.schemaVersion), unknown to the store", path: file.path, offset: offset)
+        }
+        return versionFormats[version][entity]
+    }
+
+    /// A copy of the encoded row in `slot` of a decoded block, checked against `format`.
+    private func encodedRow(_ block: DecodedBlock, slot: Int, format: EncodedRowFormat, file: SegmentFile, offset: Int64) throws -> EncodedRow {
+        guard slot < block.rowCount else {
+            throw StoreError(.corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: offset)
+        }
+        do {
+            return try block.withRow(at: slot) { try EncodedRow.make($0, format: format) }
+        } catch {
+            throw StoreError(.corrupt, "row \(slot) of a block does not decode", path: file.path, offset: offset)
+        }
+    }
+}
+
+/// Where a live row was when ``Store/locate(_:key:)`` looked it up: its block and slot, with the
+/// segment file holding them kept open. `Sendable`.
+public struct LocatedRow: Sendable {
+    /// The row's location, block place and file.
+    let resolved: ResolvedRow
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+@testable import StrataStore
+
+/// Rows read as their encoded bytes (what objects and the row cache keep) give back every value
+/// the decoded read gives, column by column and whole, by key, by keys and by scan, before and
+/// after reopening, and for rows written before a column was added (its default pads them).
+@Suite struct EncodedRowTests {
+    /// Every column of `encoded`, read one by one, and its decoded form equal `expected`.
+    static func check(_ encoded: EncodedRow?, _ expected: Row?, _ stage: Comment) {
+        guard let encoded, let expected else {
+            #expect(encoded == nil && expected == nil, "\(stage): one of the rows is missing")
+            return
+        }
+        #expect(encoded.count == expected.count, "\(stage): column count")
+        let columns = Row((0..<encoded.count).map { encoded.value($0) })
+        #expect(RoundTripTests.identical(columns, expected), "\(stage) by column: \(RoundTripTests.differences(columns, expected))")
+        #expect(RoundTripTests.identical(encoded.decoded(), expected), "\(stage) decoded: \(RoundTripTests.differences(encoded.decoded(), expected))")
+    }
+
+    /// Every AllTypes row through the three encoded reads.
+    static func checkContents(_ store: Store, _ stage: String) throws {
+        let keys = Array(1...Int64(RoundTripTests.rows.count)) + [99]
+        for key in keys {
+            check(try store.readEncoded(RoundTripTests.allTypes, key: key), try store.read(RoundTripTests.allTypes, key: key), "\(stage) key \(key)")
+        }
+        for (key, row) in zip(keys, try store.readEncoded(RoundTripTests.allTypes, keys: keys.reversed()).reversed()) {
+            check(row, try store.read(RoundTripTests.allTypes, key: key), "\(stage) keys \(key)")
+        }
+        var byKeys: [PrimaryKey] = []
+        try store.forEachEncodedRow(RoundTripTests.allTypes, keys: keys) { key, row in
+            byKeys.append(key)
+            check(row, RoundTripTests.rows[Int(key) - 1], "\(stage) forEach \(key)")
+        }
+        #expect(byKeys.sorted() == Array(keys.dropLast()), "\(stage): forEachEncodedRow skips the missing key only")
+        var scanned: [PrimaryKey] = []
+        try store.scanEncoded(RoundTripTests.allTypes) { key, row in
+            scanned.append(key)
+            check(row, RoundTripTests.rows[Int(key) - 1], "\(stage) scan \(key)")
+        }
+        #expect(scanned.sorted() == Array(keys.dropLast()), "\(stage): scanEncoded")
+        #expect(throws: StoreError.self) { try store.scanEncoded(42) { _, _ in } }
+    }
+
+    @Test func encodedReadsGiveTheDecodedValuesBeforeAndAfterReopen() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        var configuration = TestSchema.configuration()
+        configuration.blockSize = 4096
+        var store: Store? = try Store.open(at: url, schema: RoundTripTests.schema, configuration: configuration)
+        var transaction = Transaction()
+        for (key, row) in zip(store!.allocateKeys(for: RoundTripTests.allTypes, count: RoundTripTests.rows.count), RoundTripTests.rows) {
+            transaction.insert(RoundTripTests.allTypes, key: key, row: row)
+        }
+        try store!.commit(transaction)
+        try Self.checkContents(store!, "before close")
+        try store!.close()
+        store = try Store.open(at: url, schema: RoundTripTests.schema, configuration: configuration)
+        try Self.checkContents(store!, "after reopen")
+        try store!.close()
+    }
+
+    @Test func aRowWrittenBeforeAColumnWasAddedReadsTheDefault() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        let old = try Schema(entities: [EntitySchema(id: 0, name: "Item", columns: [ColumnSchema(name: "name", type: .string)])])
+        var store: Store? = try Store.open(at: url, schema: old, configuration: TestSchema.configuration())
+        var transaction = Transaction()
+        transaction.insert(0, key: 1, row: Row([.string("old é")]))
+        try store!.commit(transaction)
+        try store!.close()
+        let new = try Schema(entities: [
+            EntitySchema(id: 0, name: "Item", columns: [ColumnSchema(name: "name", type: .string), ColumnSchema(name: "rank", type: .int64)])
+        ])
+        store = nil
+        #expect(try Store.evolveSchema(at: url, to: new, defaults: [0: [1: .int(7)]], configuration: TestSchema.configuration()))
+        store = try Store.open(at: url, schema: new, configuration: TestSchema.configuration())
+        let encoded = try #require(try store!.readEncoded(0, key: 1))
+        #expect(encoded.count == 2)
+        #expect(encoded.value(0) == .string("old é"))
+        #expect(encoded.value(1) == .int(7))
+        #expect(encoded.decoded() == Row([.string("old é"), .int(7)]))
+        try store!.close()
+    }
+}
