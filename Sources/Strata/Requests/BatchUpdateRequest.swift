@@ -93,14 +93,14 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
                 let unread = positions.filter { matches[$0].row == nil }
                 if !unread.isEmpty {
                     let rows = try coordinator.storeCall { try store.rows.read(storeEntity, keys: unread.map { matches[$0].key }) }
-                    for (position, row) in zip(unread, rows) { matches[position].row = row }
+                    for (position, row) in zip(unread, rows) { matches[position].row = row.map(StoredRow.decoded) }
                 }
                 var transaction = Transaction(author: context.transactionAuthor, contextName: context.name)
                 transaction.operations.reserveCapacity(positions.count)
                 for position in positions {
                     // The row is taken out of `matches`, so that changing it does not copy its values.
-                    guard var row = matches[position].row else { continue }
-                    matches[position].row = nil
+                    guard let stored = matches[position].row.take() else { continue }
+                    var row = (consume stored).row
                     let key = matches[position].key
                     for change in changes { row.values[change.column] = change.value }
                     if checks {
