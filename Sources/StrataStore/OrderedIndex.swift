@@ -36,6 +36,9 @@ struct OrderedIndex: Sendable {
 
     /// The most entries a chunk holds; a chunk growing past it is split in two.
     static let maxChunkSize = 512
+    /// The fewest changes a chunk, on average, for which ``merge(_:)`` copies the chunks they
+    /// touch rather than inserting and removing them one at a time.
+    static let mergeDensity = 16
 
     /// The entries, in order, cut into non-empty chunks.
     private var chunks: [[Entry]] = []
@@ -121,6 +124,9 @@ struct OrderedIndex: Sendable {
     ///
     /// Costs O(k log n) to place the k changes plus one copy of each chunk they touch and of the
     /// chunk list, where inserting them one at a time moves a chunk's entries once per change.
+    /// Copying an entry (retaining its value) costs more than moving it (a `memmove`), so the
+    /// pass is taken only when the changes average ``mergeDensity`` or more a chunk; sparser
+    /// changes (a group of small saves into a large index) are applied one at a time.
     mutating func merge(_ changes: [OrderedIndexChange]) {
         guard !changes.isEmpty else { return }
         guard !chunks.isEmpty else {
@@ -128,8 +134,8 @@ struct OrderedIndex: Sendable {
             self = OrderedIndex(ordered: changes.filter(\.inserts).map { ($0.value, $0.key) })
             return
         }
-        // Few changes (fewer than chunks) move fewer entries one at a time than rebuilding the chunk list.
-        guard changes.count >= max(chunks.count, 8) else {
+        // Sparse changes move fewer bytes one at a time than copying every chunk they touch.
+        guard changes.count >= max(chunks.count * Self.mergeDensity, 8) else {
             for change in changes {
                 if change.inserts { insert(change.value, key: change.key) } else { remove(change.value, key: change.key) }
             }
@@ -175,6 +181,12 @@ struct OrderedIndex: Sendable {
                 if change.inserts { result.append(entry) }
             }
             result.append(contentsOf: entries[offset...])
+            guard result.count > Self.maxChunkSize else {
+                // The merged chunk fits: keep it as it is rather than copy it again.
+                if !result.isEmpty { merged.append(result) }
+                start = end
+                continue
+            }
             var piece = 0
             while piece < result.count {
                 let size = result.count - piece > Self.maxChunkSize ? Self.maxChunkSize * 3 / 4 : result.count - piece
