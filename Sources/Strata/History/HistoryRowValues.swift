@@ -1,29 +1,60 @@
 import Foundation
 import StrataStore
 
-/// Turns stored rows kept by the history into values of the object graph.
-enum HistoryRowValues {
-    /// The values of the attributes and to-one relationships of `entity` in `row`, by name:
-    /// `NSNull` for `nil`, related objects as ``ManagedObjectID``s.
+/// Turns stored rows of one entity kept by the history into values of the object graph: the
+/// entity's attributes and to-one relationships with their columns, worked out once, so that
+/// each row costs no property cast and no column lookup by name.
+struct HistoryRowValues {
+    /// One property whose value a row holds.
+    private struct Slot {
+        /// The property's name, the key of its value.
+        let name: String
+        /// Its column in the rows.
+        let column: Int
+        /// The attribute, or `nil` for a to-one relationship.
+        let attribute: AttributeDescription?
+        /// The destination of a to-one relationship.
+        let destination: EntityDescription?
+    }
+
+    /// The attributes and to-one relationships stored in a column, in property order.
+    private let slots: [Slot]
+    /// The store of related objects.
+    private let storeIdentifier: String
+    private let coordinator: PersistentStoreCoordinator
+
+    /// The values of rows of `entity`, stored as `layout` says.
     ///
-    /// - Parameters:
-    ///   - columns: only properties stored in these columns; every one when `nil`.
-    ///   - storeIdentifier: the store of related objects.
-    static func values(
-        of row: Row, entity: EntityDescription, layout: EntityLayout, columns: Set<Int>? = nil, storeIdentifier: String,
-        coordinator: PersistentStoreCoordinator
-    ) throws -> [String: Any] {
-        var values: [String: Any] = [:]
+    /// - Parameter storeIdentifier: the store of related objects.
+    init(entity: EntityDescription, layout: EntityLayout, storeIdentifier: String, coordinator: PersistentStoreCoordinator) {
+        var slots: [Slot] = []
         for property in entity.properties {
-            guard let column = layout.columns[property.name], columns?.contains(column) ?? true, column < row.count else { continue }
+            guard let column = layout.columns[property.name] else { continue }
             if let attribute = property as? AttributeDescription {
-                values[property.name] = try ValueConversion.objectValue(row[column], for: attribute, coordinator: coordinator) ?? NSNull()
+                slots.append(Slot(name: property.name, column: column, attribute: attribute, destination: nil))
             } else if let destination = (property as? RelationshipDescription)?.destinationEntity {
-                if case .reference(let key) = row[column] {
-                    values[property.name] = ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)
-                } else {
-                    values[property.name] = NSNull()
-                }
+                slots.append(Slot(name: property.name, column: column, attribute: nil, destination: destination))
+            }
+        }
+        self.slots = slots
+        self.storeIdentifier = storeIdentifier
+        self.coordinator = coordinator
+    }
+
+    /// The values of the attributes and to-one relationships in `row`, by name: `NSNull` for
+    /// `nil`, related objects as ``ManagedObjectID``s.
+    ///
+    /// - Parameter columns: only properties stored in these columns (a handful); every one when `nil`.
+    func values(of row: Row, columns: [Int]? = nil) throws -> [String: Any] {
+        var values: [String: Any] = [:]
+        values.reserveCapacity(columns?.count ?? slots.count)
+        for slot in slots where slot.column < row.count && columns?.contains(slot.column) ?? true {
+            if let attribute = slot.attribute {
+                values[slot.name] = try ValueConversion.objectValue(row[slot.column], for: attribute, coordinator: coordinator) ?? NSNull()
+            } else if let destination = slot.destination, case .reference(let key) = row[slot.column] {
+                values[slot.name] = ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)
+            } else {
+                values[slot.name] = NSNull()
             }
         }
         return values

@@ -2,7 +2,7 @@ import StrataStore
 
 /// A to-one relationship whose column also keeps a to-many inverse (a one-to-many relationship
 /// kept through the inverse's foreign key).
-private struct InverseToManySide {
+struct InverseToManySide {
     /// The to-one relationship's column.
     let column: Int
     /// The to-many inverse, declared by the to-one's destination.
@@ -20,17 +20,19 @@ extension PersistentHistoryReader {
     /// leads to now each get their to-many in `updatedProperties`, as Core Data records an
     /// update of both departments when an employee moves. The previous object is known from the
     /// row's prior image, so updates saved before stores kept prior rows report only the new one.
+    ///
+    /// The sides of each entity are worked out once a fetch and kept in its plan in `plans`.
     func addInverseToManyOwners(
         of record: HistoryTransaction, store: PersistentStore, to touched: inout [ManagedObjectID: Set<PropertyDescription>],
-        order: inout [ManagedObjectID]
+        order: inout [ManagedObjectID], plans: inout [ObjectIdentifier: HistoryEntityPlan]
     ) throws {
-        var sidesByEntity: [ObjectIdentifier: [InverseToManySide]] = [:]
         for change in record.changes {
             guard let family = mapping.entitiesByTag[change.entity],
                 case .int(let tag)? = (change.row ?? change.previousRow ?? change.tombstone)?[0], let entity = family[tag]
             else { continue }
-            let sides = sidesByEntity[ObjectIdentifier(entity)] ?? inverseToManySides(of: entity)
-            sidesByEntity[ObjectIdentifier(entity)] = sides
+            let id = ObjectIdentifier(entity)
+            let sides = plans[id]?.inverseToManySides ?? inverseToManySides(of: entity)
+            if plans[id]?.inverseToManySides == nil { plans[id]?.inverseToManySides = sides }
             for side in sides {
                 var before: PrimaryKey?, after: PrimaryKey?
                 switch change.kind {

@@ -15,15 +15,17 @@ private struct JoinSide {
 extension PersistentHistoryReader {
     /// `changes` with an update of every object whose to-many relationship the record changed
     /// (a pair kept in a join entity added, removed or moved, or the inverse to-one that keeps
-    /// it set or cleared: ``addInverseToManyOwners(of:store:to:order:)``), as Core Data reports it: the
+    /// it set or cleared: ``addInverseToManyOwners(of:store:to:order:plans:)``), as Core Data reports it: the
     /// relationship joins the `updatedProperties` of the object's update, or makes a new update
     /// (whose ``PersistentHistoryChange/previousValues`` and `newValues` get the relationships'
     /// values from ``addToManyValues(to:store:engine:)``); objects the record inserted or
     /// deleted keep that change alone. A removed pair is known from the join row's prior image,
     /// so removals saved before stores kept prior rows are not reported.
+    ///
+    /// - Parameter plans: the plans of the entities met so far in the fetch.
     func relationshipChanges(
         _ record: HistoryTransaction, of transaction: PersistentHistoryTransaction, store: PersistentStore,
-        after changes: [PersistentHistoryChange]
+        after changes: [PersistentHistoryChange], plans: inout [ObjectIdentifier: HistoryEntityPlan]
     ) throws -> [PersistentHistoryChange] {
         var sides: [Int: [JoinSide]] = [:]
         var touched: [ManagedObjectID: Set<PropertyDescription>] = [:]
@@ -39,7 +41,7 @@ extension PersistentHistoryReader {
                 touched[id, default: []].insert(side.relationship)
             }
         }
-        try addInverseToManyOwners(of: record, store: store, to: &touched, order: &order)
+        try addInverseToManyOwners(of: record, store: store, to: &touched, order: &order, plans: &plans)
         guard !touched.isEmpty else { return changes }
         let listsChanges = request.resultType != .changesOnly
         var result = changes.map { change -> PersistentHistoryChange in

@@ -119,13 +119,14 @@ struct PersistentHistoryReader {
         var taken = 0
         let first = changes.count
         var after: Date?
+        var plans: [ObjectIdentifier: HistoryEntityPlan] = [:]
         if case .date(let date) = request.bound, !request.deletes { after = date }
         try Self.storeCall {
             try engine.forEachHistoryTransaction(after: start) { record in
                 if let before, record.sequence >= before { return false }
                 if let after, record.timestamp <= after { return true }
                 let transaction = makeTransaction(record, store: store)
-                var kept = try makeChanges(record, of: transaction, store: store)
+                var kept = try makeChanges(record, of: transaction, store: store, plans: &plans)
                 if filtersChanges, let predicate = filter?.predicate {
                     kept = kept.filter { matches(predicate, $0) }
                     guard !kept.isEmpty else { return true }
@@ -172,42 +173,47 @@ struct PersistentHistoryReader {
 
     /// The object-graph changes of an engine history record. Rows of join entities (to-many
     /// relationships kept in join tables) are not objects: they make an update of each object
-    /// whose relationship they changed (see ``relationshipChanges(_:of:store:after:)``).
-    private func makeChanges(_ record: HistoryTransaction, of transaction: PersistentHistoryTransaction, store: PersistentStore) throws -> [PersistentHistoryChange] {
+    /// whose relationship they changed (see ``relationshipChanges(_:of:store:after:plans:)``).
+    ///
+    /// - Parameter plans: the plans of the entities met so far in the fetch; those of the
+    ///   record's entities are added.
+    private func makeChanges(
+        _ record: HistoryTransaction, of transaction: PersistentHistoryTransaction, store: PersistentStore,
+        plans: inout [ObjectIdentifier: HistoryEntityPlan]
+    ) throws -> [PersistentHistoryChange] {
         let listsChanges = request.resultType != .changesOnly
         var changes: [PersistentHistoryChange] = []
+        changes.reserveCapacity(record.changes.count)
         for (index, change) in record.changes.enumerated() {
-            guard let family = mapping.entitiesByTag[change.entity], let entity = Self.entity(of: change, in: family),
-                let layout = mapping.layouts[entity.name]
-            else { continue }
+            guard let family = mapping.entitiesByTag[change.entity], let entity = Self.entity(of: change, in: family) else { continue }
+            let id = ObjectIdentifier(entity)
+            if plans[id] == nil {
+                guard let layout = mapping.layouts[entity.name] else { continue }
+                plans[id] = HistoryEntityPlan(entity: entity, layout: layout, storeIdentifier: store.identifier, coordinator: coordinator)
+            }
             let type: PersistentHistoryChangeType = change.kind == .insert ? .insert : change.kind == .update ? .update : .delete
             var updated: Set<PropertyDescription>?
             var previous: [String: Any]?
             var new: [String: Any]?
+            let values = plans[id]!.values
             if let row = change.row {
-                new = try HistoryRowValues.values(
-                    of: row, entity: entity, layout: layout, columns: type == .update ? Set(change.changedColumns) : nil,
-                    storeIdentifier: store.identifier, coordinator: coordinator)
+                new = try values.values(of: row, columns: type == .update ? change.changedColumns : nil)
             }
             if type == .update {
-                let columns = Set(change.changedColumns)
-                updated = Set(entity.properties.filter { layout.columns[$0.name].map(columns.contains) ?? false })
-                if let row = change.previousRow {
-                    previous = try HistoryRowValues.values(
-                        of: row, entity: entity, layout: layout, columns: columns, storeIdentifier: store.identifier, coordinator: coordinator)
-                }
+                updated = plans[id]!.updatedProperties(change.changedColumns)
+                if let row = change.previousRow { previous = try values.values(of: row, columns: change.changedColumns) }
             } else if type == .delete, let row = change.previousRow {
-                previous = try HistoryRowValues.values(
-                    of: row, entity: entity, layout: layout, storeIdentifier: store.identifier, coordinator: coordinator)
+                previous = try values.values(of: row)
             }
             var tombstone: [AnyHashable: Any]?
             if type == .delete {
-                var values: [AnyHashable: Any] = [:]
+                let layout = plans[id]!.layout
+                var kept: [AnyHashable: Any] = [:]
                 for case let attribute as AttributeDescription in entity.properties where attribute.preservesValueInHistoryOnDeletion {
                     guard let row = change.tombstone, let column = layout.columns[attribute.name] else { continue }
-                    if let value = try ValueConversion.objectValue(row[column], for: attribute, coordinator: coordinator) { values[attribute.name] = value }
+                    if let value = try ValueConversion.objectValue(row[column], for: attribute, coordinator: coordinator) { kept[attribute.name] = value }
                 }
-                tombstone = values
+                tombstone = kept
             }
             changes.append(PersistentHistoryChange(
                 changeID: Int64(record.sequence) << 24 | Int64(index & 0xFF_FFFF),
@@ -215,7 +221,7 @@ struct PersistentHistoryReader {
                 changeType: type, tombstone: tombstone, updatedProperties: updated, previousValues: previous, newValues: new, transaction: transaction,
                 transactionListsChanges: listsChanges))
         }
-        return try relationshipChanges(record, of: transaction, store: store, after: changes)
+        return try relationshipChanges(record, of: transaction, store: store, after: changes, plans: &plans)
     }
 
     /// The concrete entity of a changed row: from its entity tag (a deleted row's from its prior

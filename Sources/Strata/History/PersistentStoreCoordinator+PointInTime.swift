@@ -47,7 +47,7 @@ extension PersistentStoreCoordinator {
         }
         guard let row else { return nil }
         let entity = try concreteEntity(of: row, storeEntity: layout.storeEntity) ?? objectID.entity
-        return try HistoryRowValues.values(
-            of: row, entity: entity, layout: try self.layout(entity), storeIdentifier: store.identifier, coordinator: self)
+        return try HistoryRowValues(entity: entity, layout: try self.layout(entity), storeIdentifier: store.identifier, coordinator: self)
+            .values(of: row)
     }
 }
