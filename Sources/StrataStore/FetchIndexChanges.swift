@@ -63,22 +63,34 @@ struct FetchIndexChanges: Sendable {
     }
 
     /// The order of ``indexOrder(_:)`` when every value is `null`, an integer or a reference
-    /// (integer columns and to-one reference columns, the common cases), sorted on plain
+    /// (integer columns and to-one reference columns, the common cases), by radix sorts on plain
     /// integers; `nil` for any other value. The rank keeps `Value`'s order across these kinds:
-    /// `null` first, then integers, then references.
+    /// `null` first, then integers, then references. When the keys never fall from position to
+    /// position (a bulk insert's rising keys), position order is key order: no sort by key.
     private static func integerOrder(_ changes: [OrderedIndexChange]) -> [Int]? {
-        var integers: [(rank: UInt8, value: Int64, key: PrimaryKey, position: Int)] = []
-        integers.reserveCapacity(changes.count)
-        for (position, change) in changes.enumerated() {
+        // Signed integers as unsigned ones of the same order.
+        func unsigned(_ value: Int64) -> UInt64 { UInt64(bitPattern: value) ^ (1 << 63) }
+        var ranks: [UInt64] = []
+        var values: [UInt64] = []
+        ranks.reserveCapacity(changes.count)
+        values.reserveCapacity(changes.count)
+        var keysRise = true
+        var lastKey = PrimaryKey.min
+        for change in changes {
             switch change.value {
-            case .null: integers.append((0, 0, change.key, position))
-            case .int(let value): integers.append((1, value, change.key, position))
-            case .reference(let value): integers.append((2, value, change.key, position))
+            case .null: ranks.append(0); values.append(0)
+            case .int(let value): ranks.append(1); values.append(unsigned(value))
+            case .reference(let value): ranks.append(2); values.append(unsigned(value))
             default: return nil
             }
+            if change.key < lastKey { keysRise = false }
+            lastKey = change.key
         }
-        integers.sort { ($0.rank, $0.value, $0.key, $0.position) < ($1.rank, $1.value, $1.key, $1.position) }
-        return integers.map(\.position)
+        var order = RadixOrder(count: changes.count)
+        if !keysRise { order.sort(by: changes.map { unsigned($0.key) }) }
+        order.sort(by: values)
+        order.sort(by: ranks)
+        return order.positions
     }
 
     /// Whether two changes name the same pair: equal keys and values neither less than the other.
