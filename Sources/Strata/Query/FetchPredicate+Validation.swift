@@ -98,7 +98,7 @@ private struct PredicateValidation {
                     }
                 }
             }
-            return path.contains("@") ? .unknown : current
+            return path.containsASCII("@") ? .unknown : current
         }
     }
 

@@ -22,8 +22,14 @@ struct IndexLookup {
     /// Whether the rows found are exactly those meeting the comparison (else the comparison is
     /// evaluated again on each row).
     var isExact: Bool
-    /// The comparison, for ``FetchPlan``: `> 150000`.
-    var condition: String
+    /// The comparison's operator, for ``condition``.
+    var operation: ComparisonOperator
+    /// The comparison's constant, for ``condition``.
+    var constant: Any?
+
+    /// The comparison, for ``FetchPlan``: `> 150000`. Made only when a plan is explained, not
+    /// for every fetch planned.
+    var condition: String { "\(operation.rawValue) \(PredicateIndexAnalysis.describe(constant))" }
 
     /// The queries for the rows of `store`.
     func queries(in store: PersistentStore) -> [IndexQuery] {

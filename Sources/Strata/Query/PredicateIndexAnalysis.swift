@@ -87,10 +87,9 @@ enum PredicateIndexAnalysis {
         default:
             return nil
         }
-        guard !key.contains("."), let property = entity.propertiesByName[key], let column = layout.columns[key],
+        guard !key.containsASCII("."), let property = entity.propertiesByName[key], let column = layout.columns[key],
             columns[column].hasFetchIndex || !requiresIndex
         else { return nil }
-        let condition = "\(operation.rawValue) \(describe(constant))"
         if let relationship = property as? RelationshipDescription {
             guard !relationship.isToMany, let destination = relationship.destinationEntity else { return nil }
             let root = IndexLookup.rootName(destination)
@@ -108,7 +107,7 @@ enum PredicateIndexAnalysis {
             default:
                 return nil
             }
-            let target = IndexLookup(column: column, key: key, target: .references(ids, root: root), isExact: true, condition: condition)
+            let target = IndexLookup(column: column, key: key, target: .references(ids, root: root), isExact: true, operation: operation, constant: constant)
             return .access(.lookup(target), complete: true)
         }
         guard let attribute = property as? AttributeDescription else { return nil }
@@ -116,7 +115,7 @@ enum PredicateIndexAnalysis {
         // Decimals compare as doubles in memory and as decimals in the index: close, not equal.
         let exactType = type != .decimal
         func make(_ query: IndexQuery, exact: Bool = exactType) -> PredicateIndexAnalysis {
-            .access(.lookup(IndexLookup(column: column, key: key, target: .queries([query]), isExact: exact, condition: condition)), complete: true)
+            .access(.lookup(IndexLookup(column: column, key: key, target: .queries([query]), isExact: exact, operation: operation, constant: constant)), complete: true)
         }
         switch operation {
         case .equalTo:
@@ -227,7 +226,7 @@ enum PredicateIndexAnalysis {
     }
 
     /// A constant as the plan prints it.
-    private static func describe(_ value: Any?) -> String {
+    static func describe(_ value: Any?) -> String {
         switch value {
         case nil: return "nil"
         case let string as String: return "\"\(string)\""

@@ -204,7 +204,7 @@ extension ManagedObjectContext {
         let descriptors = request.sortDescriptors ?? []
         let aggregates = dictionaries && (request.propertiesToGroupBy != nil || request.returnsDistinctResults
             || (request.propertiesToFetch ?? []).contains { ($0 as? ExpressionDescription)?.function != nil })
-        if !counting, !aggregates, request.fetchLimit > 0, let first = descriptors.first, !first.key.contains("."),
+        if !counting, !aggregates, request.fetchLimit > 0, let first = descriptors.first, !first.key.containsASCII("."),
             let column = layout.columns[first.key], mapping.schema.entities[layout.storeEntity].columns[column].hasFetchIndex,
             Self.sortsInIndexOrder(mapping.schema.entities[layout.storeEntity].columns[column].type, first)
         {
