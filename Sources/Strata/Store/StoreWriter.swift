@@ -73,24 +73,22 @@ struct StoreWriter {
             count = columnCount
         }
         let runtime = object.runtime
-        // Each column is assigned through the buffer, without a uniqueness check; each slot is
-        // read in place (an `Any?` copied out of the array costs a value-witness copy and destroy).
-        try object.values.withUnsafeBufferPointer { objectValues in
-            try values.withUnsafeMutableBufferPointer { values in
-                values[0] = .int(layout.tag)
-                for (slot, column) in layout.slotColumns.enumerated() where column >= 0 {
-                    // The slot's load tells attributes and to-one relationships apart without
-                    // copying the property out of its kind.
-                    switch runtime.loads[slot] {
-                    case .plain, .integer16, .integer32, .converted:
-                        let attribute = unsafeDowncast(runtime.properties[slot], to: AttributeDescription.self)
-                        values[column] = try ValueConversion.storeValue(objectValues[slot], for: attribute)
-                    case .toOne, .toOneOfHierarchy:
-                        values[column] = try reference(objectValues[slot], slot: slot, of: object)
-                    case .none:
-                        guard case .toOne = runtime.kinds[slot] else { continue }
-                        values[column] = try reference(objectValues[slot], slot: slot, of: object)
-                    }
+        let objectValues = object.values
+        // Each column is assigned through the buffer, without a uniqueness check.
+        try values.withUnsafeMutableBufferPointer { values in
+            values[0] = .int(layout.tag)
+            for (slot, column) in layout.slotColumns.enumerated() where column >= 0 {
+                // The slot's load tells attributes and to-one relationships apart without copying
+                // the property out of its kind.
+                switch runtime.loads[slot] {
+                case .plain, .integer16, .integer32, .converted:
+                    let attribute = unsafeDowncast(runtime.properties[slot], to: AttributeDescription.self)
+                    values[column] = try ValueConversion.storeValue(objectValues[slot], for: attribute)
+                case .toOne, .toOneOfHierarchy:
+                    values[column] = try reference(objectValues[slot], slot: slot, of: object)
+                case .none:
+                    guard case .toOne = runtime.kinds[slot] else { continue }
+                    values[column] = try reference(objectValues[slot], slot: slot, of: object)
                 }
             }
         }
