@@ -32,7 +32,7 @@ extension PersistentHistoryReader {
             else { continue }
             let id = ObjectIdentifier(entity)
             let sides = plans[id]?.inverseToManySides ?? inverseToManySides(of: entity)
-            if plans[id]?.inverseToManySides == nil { plans[id]?.inverseToManySides = sides }
+            plans[id]?.inverseToManySides = sides
             for side in sides {
                 var before: PrimaryKey?, after: PrimaryKey?
                 switch change.kind {
