@@ -115,4 +115,37 @@ import Testing
         #expect(changes.values.allSatisfy { $0.changeType == .delete })
         try container.close()
     }
+
+    /// A transaction of many changes (more than a record searches one by one) names each
+    /// department once, whether the transaction inserted it or it was stored before.
+    @Test func largeTransactionsRecordEachDepartmentOnce() throws {
+        let folder = TemporaryFolder()
+        let container = try PersistentHistoryTests.container(at: folder.store())
+        let ids = try Self.fill(container)
+        let context = container.newBackgroundContext()
+
+        let beforeInsert = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        let third = try context.performAndWait {
+            let second = try #require(try context.existingObject(with: ids.second) as? Department)
+            let third = Department(context: context)
+            third.name = "Third"
+            for index in 0..<60 {
+                let employee = Employee(context: context)
+                employee.name = "E\(index)"
+                employee.department = index.isMultiple(of: 2) ? second : third
+            }
+            try context.save()
+            return third.objectID
+        }
+        let changes = try PersistentHistoryTests.transactions(.fetchHistory(after: beforeInsert), in: container).first?.changes ?? []
+        #expect(changes.count == 62, "60 inserted employees, the inserted department, an update of the stored one")
+        let byObject = Dictionary(grouping: changes, by: \.changedObjectID)
+        #expect(byObject.values.allSatisfy { $0.count == 1 })
+        #expect(byObject[third]?.first?.changeType == .insert)
+        #expect(byObject[ids.second]?.first?.changeType == .update)
+        #expect(byObject[ids.second]?.first?.updatedProperties?.map(\.name) == ["employees"])
+        #expect(byObject[ids.first] == nil, "the first department did not change")
+        #expect(changes.filter { $0.changeType == .insert && $0.changedObjectID.entity.name == "Employee" }.count == 60)
+        try container.close()
+    }
 }

@@ -13,7 +13,7 @@ struct HistoryEntityPlan {
     /// The properties stored in each set of changed columns seen so far.
     private var updated: [[Int]: Set<PropertyDescription>] = [:]
     /// The entity's to-one relationships that keep a to-many inverse, once worked out
-    /// (``PersistentHistoryReader/addInverseToManyOwners(of:store:to:order:plans:)``).
+    /// (``PersistentHistoryReader/addInverseToManyOwners(of:store:owners:to:order:plans:)``).
     var inverseToManySides: [InverseToManySide]?
 
     /// The plan of `entity`, stored as `layout` says, in the store `storeIdentifier`.

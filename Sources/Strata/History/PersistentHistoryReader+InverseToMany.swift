@@ -21,9 +21,10 @@ extension PersistentHistoryReader {
     /// update of both departments when an employee moves. The previous object is known from the
     /// row's prior image, so updates saved before stores kept prior rows report only the new one.
     ///
-    /// The sides of each entity are worked out once a fetch and kept in its plan in `plans`.
+    /// The sides of each entity are worked out once a fetch and kept in its plan in `plans`; the
+    /// owners' entities come from `owners` (the record's lookups).
     func addInverseToManyOwners(
-        of record: HistoryTransaction, store: PersistentStore, to touched: inout [ManagedObjectID: Set<PropertyDescription>],
+        of record: HistoryTransaction, store: PersistentStore, owners: inout HistoryRecordEntities, to touched: inout [ManagedObjectID: Set<PropertyDescription>],
         order: inout [ManagedObjectID], plans: inout [ObjectIdentifier: HistoryEntityPlan]
     ) throws {
         for change in record.changes {
@@ -46,7 +47,7 @@ extension PersistentHistoryReader {
                     before = Self.reference(change.previousRow ?? change.tombstone, side.column)
                 }
                 for key in [before, after].compactMap({ $0 }) where before != after {
-                    let owner = concreteEntity(of: key, in: side.ownerStoreEntity, record: record, store: store) ?? side.owner
+                    let owner = owners.entity(of: key, in: side.ownerStoreEntity) ?? side.owner
                     let id = ManagedObjectID(entity: owner, storeIdentifier: store.identifier, primaryKey: key)
                     if touched[id] == nil { order.append(id) }
                     touched[id, default: []].insert(side.inverse)

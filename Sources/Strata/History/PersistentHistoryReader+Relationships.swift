@@ -15,7 +15,7 @@ private struct JoinSide {
 extension PersistentHistoryReader {
     /// `changes` with an update of every object whose to-many relationship the record changed
     /// (a pair kept in a join entity added, removed or moved, or the inverse to-one that keeps
-    /// it set or cleared: ``addInverseToManyOwners(of:store:to:order:plans:)``), as Core Data reports it: the
+    /// it set or cleared: ``addInverseToManyOwners(of:store:owners:to:order:plans:)``), as Core Data reports it: the
     /// relationship joins the `updatedProperties` of the object's update, or makes a new update
     /// (whose ``PersistentHistoryChange/previousValues`` and `newValues` get the relationships'
     /// values from ``addToManyValues(to:store:engine:)``); objects the record inserted or
@@ -28,6 +28,7 @@ extension PersistentHistoryReader {
         after changes: [PersistentHistoryChange], plans: inout [ObjectIdentifier: HistoryEntityPlan]
     ) throws -> [PersistentHistoryChange] {
         var sides: [Int: [JoinSide]] = [:]
+        var owners = HistoryRecordEntities(record: record, store: store, mapping: mapping)
         var touched: [ManagedObjectID: Set<PropertyDescription>] = [:]
         var order: [ManagedObjectID] = []
         for change in record.changes where mapping.entitiesByTag[change.entity] == nil {
@@ -35,13 +36,13 @@ extension PersistentHistoryReader {
             guard let pair = change.row ?? change.previousRow else { continue }
             for side in sides[change.entity]! {
                 guard side.join.ownerColumn < pair.count, case .reference(let key) = pair[side.join.ownerColumn] else { continue }
-                let id = ManagedObjectID(
-                    entity: ownerEntity(key, side: side, record: record, store: store), storeIdentifier: store.identifier, primaryKey: key)
+                let owner = owners.entity(of: key, in: side.ownerStoreEntity) ?? side.entity
+                let id = ManagedObjectID(entity: owner, storeIdentifier: store.identifier, primaryKey: key)
                 if touched[id] == nil { order.append(id) }
                 touched[id, default: []].insert(side.relationship)
             }
         }
-        try addInverseToManyOwners(of: record, store: store, to: &touched, order: &order, plans: &plans)
+        try addInverseToManyOwners(of: record, store: store, owners: &owners, to: &touched, order: &order, plans: &plans)
         guard !touched.isEmpty else { return changes }
         let listsChanges = request.resultType != .changesOnly
         var result = changes.map { change -> PersistentHistoryChange in
@@ -75,21 +76,5 @@ extension PersistentHistoryReader {
             }
         }
         return sides
-    }
-
-    /// The concrete entity of the relationship owner `key`: from the record's change of its row,
-    /// else from its stored row, else the entity declaring the relationship.
-    private func ownerEntity(_ key: PrimaryKey, side: JoinSide, record: HistoryTransaction, store: PersistentStore) -> EntityDescription {
-        concreteEntity(of: key, in: side.ownerStoreEntity, record: record, store: store) ?? side.entity
-    }
-
-    /// The concrete entity of the object `key` of the engine entity `storeEntity`: from the
-    /// record's change of its row, else from its stored row; `nil` when neither tells.
-    func concreteEntity(of key: PrimaryKey, in storeEntity: Int, record: HistoryTransaction, store: PersistentStore) -> EntityDescription? {
-        let family = mapping.entitiesByTag[storeEntity] ?? [:]
-        let own = record.changes.first { $0.entity == storeEntity && $0.key == key }
-        let row = own.flatMap { $0.row ?? $0.previousRow ?? $0.tombstone } ?? (try? store.rows.read(storeEntity, key: key)) ?? nil
-        if let row, case .int(let tag) = row[0] { return family[tag] }
-        return nil
     }
 }
