@@ -82,4 +82,33 @@ import Testing
         #expect(encoded.decoded() == Row([.string("old é"), .int(7)]))
         try store!.close()
     }
+
+    /// Rows of more than 64 KiB keep no offset table and walk their columns; rows just under
+    /// keep one; both read every column as the decoded read does, nil columns included.
+    @Test func rowsOnEitherSideOfTheOffsetTableLimitReadEveryColumn() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        let schema = try Schema(entities: [
+            EntitySchema(id: 0, name: "Blob", columns: [
+                ColumnSchema(name: "name", type: .string), ColumnSchema(name: "data", type: .binary),
+                ColumnSchema(name: "note", type: .string), ColumnSchema(name: "rank", type: .int64),
+            ])
+        ])
+        let store = try Store.open(at: url, schema: schema, configuration: TestSchema.configuration())
+        // Bitmap, name and the length prefixes around a 65,500-byte value: under 65,536 bytes;
+        // then 70,000 bytes, over it; then a nil value before the last column.
+        let rows = [
+            Row([.string("short"), .data(Data(repeating: 7, count: 65_500)), .string("after"), .int(-3)]),
+            Row([.string("long"), .data(Data(repeating: 9, count: 70_000)), .string("after é"), .int(1 << 40)]),
+            Row([.string("gap"), .null, .string("after a nil"), .int(5)]),
+        ]
+        let keys = Array(store.allocateKeys(for: 0, count: rows.count))
+        var transaction = Transaction()
+        for (key, row) in zip(keys, rows) { transaction.insert(0, key: key, row: row) }
+        try store.commit(transaction)
+        for (key, row) in zip(keys, rows) {
+            Self.check(try store.readEncoded(0, key: key), row, "row \(key)")
+        }
+        try store.close()
+    }
 }

@@ -55,9 +55,11 @@ import Glibc
             #expect(all.count == 40)
             for employee in all {
                 let row = try #require(Self.encodedRow(of: employee))
-                // The object header (16 bytes), the format and length (16) and the bytes, in one block.
+                // The object header (16 bytes), the format and length (16), the bytes and the
+                // column offsets, in one block.
                 let block = usableSize(Unmanaged.passUnretained(row.storage).toOpaque())
-                #expect(block >= 32 + row.byteCount && block <= 32 + row.byteCount + 24)
+                #expect(row.footprint <= row.byteCount + 1 + 2 * row.count)
+                #expect(block >= 32 + row.footprint && block <= 32 + row.footprint + 24)
                 #expect(row.byteCount < 160, "bitmap, tag, name, salary, flag, 120 bytes of notes, reference")
                 let index = Int(employee.salary / 1000)
                 #expect(employee.name == "e\(index)")
