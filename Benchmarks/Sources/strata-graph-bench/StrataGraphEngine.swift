@@ -45,7 +45,7 @@ final class StrataGraphEngine: GraphEngine {
 
     func open() throws {
         let container = PersistentContainer(name: "Company", managedObjectModel: model)
-        var description = PersistentStoreDescription(url: storeURL)
+        let description = PersistentStoreDescription(url: storeURL)
         description.durability = durability == .durable ? .durable : .relaxed
         description.isHistoryTrackingEnabled = historyTracking
         container.persistentStoreDescriptions = [description]
