@@ -21,7 +21,10 @@ final class HeldContextQueues {
 
     /// The key of the record in the thread's dictionary.
     static let threadKey = "strata.heldContextQueues"
-    /// Marks each private context queue with its context.
+    /// Marks each private context queue with its context. The keys are static: a queue keeps
+    /// its values under the key's address, and the main queue outlives every context, so a key
+    /// made per context and freed with it would leave a value that a key made later at the same
+    /// address (another context's, another library's) reads as its own.
     static let contextKey = DispatchSpecificKey<ObjectIdentifier>()
     /// Marks the main queue.
     static let mainKey = DispatchSpecificKey<Bool>()

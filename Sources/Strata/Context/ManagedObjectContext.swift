@@ -94,7 +94,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var nesting = ContextNesting()
 
     let queue: DispatchQueue
-    private let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// Registered objects by ID, not retained.
     @exclusivity(unchecked) var registered: UniquingTable = [:]
@@ -126,7 +125,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
         case .mainQueueConcurrencyType:
             queue = DispatchQueue.main
         }
-        queue.setSpecific(key: queueKey, value: ObjectIdentifier(self))
         markQueue()
     }
 
@@ -143,8 +141,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Whether the caller runs on the context's queue.
     var isOnQueue: Bool {
-        if concurrencyType == .mainQueueConcurrencyType && Thread.isMainThread { return true }
-        return DispatchQueue.getSpecific(key: queueKey) == ObjectIdentifier(self) || isHeldByCurrentThread
+        switch concurrencyType {
+        case .mainQueueConcurrencyType:
+            // The main queue's blocks run on another thread once the main thread has left it to
+            // dispatchMain(): the queue's own mark tells.
+            if Thread.isMainThread || DispatchQueue.getSpecific(key: HeldContextQueues.mainKey) == true { return true }
+        case .privateQueueConcurrencyType:
+            if DispatchQueue.getSpecific(key: HeldContextQueues.contextKey) == ObjectIdentifier(self) { return true }
+        }
+        return isHeldByCurrentThread
     }
 
     /// Runs `block` on the context's queue, asynchronously, then ends the event
