@@ -93,7 +93,7 @@ public struct EncodedRow: @unchecked Sendable {
     }
 
     /// The number of columns, as a ``Row`` of the entity has.
-    public var count: Int { storage.header.format.columnCount }
+    public var count: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.format.columnCount } }
 
     /// The number of encoded bytes.
     public var byteCount: Int { storage.header.count }
@@ -107,9 +107,10 @@ public struct EncodedRow: @unchecked Sendable {
 
     /// The value of the column at `column` (`0..<count`).
     public func value(_ column: Int) -> Value {
-        // The form callgrind measured cheapest: the format read once outside the closure (whole
-        // reads inside it keep the closure out of line and retain more).
-        let format = storage.header.format
+        // The format is read once outside the closure (whole reads inside it keep the closure
+        // out of line and retain more), through the header's pointer: reading `storage.header`
+        // costs a dynamic exclusivity check.
+        let format = storage.withUnsafeMutablePointerToHeader { $0.pointee.format }
         let stored = format.codec.storedColumns
         guard column < stored else { return format.codec.padding[column - stored] }
         return storage.withUnsafeMutablePointers { header, start in
