@@ -18,7 +18,7 @@ public final class EncodedRowFormat: Sendable {
     /// value starts (a `nil` column's entry is where the next value starts).
     ///
     /// - Throws: ``BinaryReader/Malformed`` when they do not.
-    func check(_ bytes: UnsafeRawBufferPointer, offsets: UnsafeMutableRawPointer? = nil) throws {
+    func check(_ bytes: UnsafeRawBufferPointer, offsets: UnsafeMutableRawPointer?) throws {
         var reader = BinaryReader(bytes)
         let bitmap = try reader.bytes((codec.storedColumns + 7) / 8)
         for column in 0..<codec.storedColumns {
@@ -74,7 +74,7 @@ public struct EncodedRow: @unchecked Sendable {
     /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold a row of `format`.
     static func make(_ bytes: UnsafeRawBufferPointer, format: EncodedRowFormat) throws -> EncodedRow {
         let table = offsetTable(byteCount: bytes.count)
-        let capacity = table.map { $0 + 2 * format.codec.storedColumns } ?? bytes.count
+        let capacity = footprint(byteCount: bytes.count, storedColumns: format.codec.storedColumns)
         let storage = unsafeDowncast(
             Storage.create(minimumCapacity: capacity) { _ in EncodedRowHeader(format: format, count: bytes.count) }, to: Storage.self)
         try storage.withUnsafeMutablePointerToElements { elements in
@@ -92,6 +92,12 @@ public struct EncodedRow: @unchecked Sendable {
         byteCount <= Int(UInt16.max) ? (byteCount + 1) & ~1 : nil
     }
 
+    /// The bytes a row of `byteCount` bytes and `storedColumns` stored columns keeps after its
+    /// header: the bytes and, unless the row keeps none, its column offsets.
+    private static func footprint(byteCount: Int, storedColumns: Int) -> Int {
+        offsetTable(byteCount: byteCount).map { $0 + 2 * storedColumns } ?? byteCount
+    }
+
     /// The number of columns, as a ``Row`` of the entity has.
     public var count: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.format.columnCount } }
 
@@ -101,8 +107,7 @@ public struct EncodedRow: @unchecked Sendable {
     /// The number of bytes the row keeps after its header: the encoded bytes and, unless the row
     /// is longer than 64 KiB, its column offsets (2 bytes a stored column, 2-byte aligned).
     public var footprint: Int {
-        let count = storage.header.count
-        return Self.offsetTable(byteCount: count).map { $0 + 2 * storage.header.format.codec.storedColumns } ?? count
+        storage.withUnsafeMutablePointerToHeader { Self.footprint(byteCount: $0.pointee.count, storedColumns: $0.pointee.format.codec.storedColumns) }
     }
 
     /// The value of the column at `column` (`0..<count`).
@@ -134,14 +139,24 @@ public struct EncodedRow: @unchecked Sendable {
         }
     }
 
-    /// The row with every column decoded.
-    public func decoded() -> Row {
+    /// The row with only the columns `projection` marks decoded (the others `null`; one flag a
+    /// column of the entity's current layout), or every column when it is `nil`: what a caller
+    /// that needs a few columns of many rows takes, without making the strings and data of the
+    /// others.
+    package func decoded(projection: [Bool]?) -> Row {
         storage.withUnsafeMutablePointers { header, start in
+            // The codec is read where it is stored: a copy counts a reference per array it holds.
+            let format = header.pointee.format
             do {
-                return try header.pointee.format.codec.decode(UnsafeRawBufferPointer(start: start, count: header.pointee.count))
+                return try format.codec.decode(UnsafeRawBufferPointer(start: start, count: header.pointee.count), projection: projection)
             } catch {
                 preconditionFailure("an encoded row checked when it was made does not decode: \(error)")
             }
         }
+    }
+
+    /// The row with every column decoded.
+    public func decoded() -> Row {
+        decoded(projection: nil)
     }
 }

@@ -33,14 +33,20 @@ extension Store {
             return rows
         }
         for (entity, entityPositions) in positions {
-            let schema = schema.entities[entity]
-            // Without history, a prior row serves only the fetch indexes and the tombstone.
-            let columns = configuration.historyTracking ? nil : schema.indexedColumns + schema.tombstoneColumns
-            try readGrouped(entity, keys: entityPositions.map { transaction.operations[$0].key }, projection: projection(entity, columns)) { position, row in
+            try readGrouped(entity, keys: entityPositions.map { transaction.operations[$0].key }, projection: projection(entity, priorRowColumns(entity))) { position, row in
                 rows[entityPositions[position]] = row
             }
         }
         return rows
+    }
+
+    /// The columns of `entity` a commit reads of the rows its updates and deletes replace (and
+    /// so of its ``Transaction/knownRows``), or `nil` for every column: with history tracking the
+    /// whole row (the history's prior row); without it only the columns the fetch indexes and
+    /// tombstones take.
+    package func priorRowColumns(_ entity: Int) -> [Int]? {
+        guard !configuration.historyTracking, schema.entities.indices.contains(entity) else { return nil }
+        return schema.entities[entity].indexedColumns + schema.entities[entity].tombstoneColumns
     }
 
     /// Whether encoding `operation` (of an entity of the schema) needs the committed row it

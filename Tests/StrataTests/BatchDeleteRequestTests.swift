@@ -67,6 +67,40 @@ import Testing
         }
     }
 
+    /// The rows the fetch read go to the store decoded as far as it reads them: without history
+    /// the fetch indexes (the salary index counts the deleted objects no more, before and after a
+    /// reopen), with history the whole row (each delete carries every previous value).
+    @Test(arguments: [false, true]) func theIndexesForgetDeletedObjectsAndTheHistoryKeepsTheirValues(tracksHistory: Bool) throws {
+        let folder = TemporaryFolder()
+        let open = { tracksHistory ? try PersistentHistoryTests.container(at: folder.store()) : try GraphModel.container(at: folder.store()) }
+        var container = try open()
+        let ids = try Self.seed(container)
+        let fetch = FetchRequest<FetchRequestResult>(entityName: "Employee")
+        fetch.predicate = try FetchPredicate(format: "salary >= 200")
+        _ = try Self.execute(BatchDeleteRequest(fetchRequest: fetch), in: container)
+        let paid = { (container: PersistentContainer) throws -> Int in
+            let context = container.newBackgroundContext()
+            return try context.performAndWait {
+                let request = FetchRequest<Employee>(entityName: "Employee")
+                request.predicate = try FetchPredicate(format: "salary >= 100")
+                return try context.count(for: request)
+            }
+        }
+        #expect(try paid(container) == 1)
+        if tracksHistory {
+            let history = try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
+            let deletes = try #require(history.last?.changes).filter { $0.changeType == .delete }
+            let previous = Dictionary(uniqueKeysWithValues: deletes.map { ($0.changedObjectID, $0.previousValues ?? [:]) })
+            #expect(previous[ids["Bob"]!]?["name"] as? String == "Bob")
+            #expect(previous[ids["Cy"]!]?["salary"] as? Int64 == 300)
+            #expect(previous[ids["Cy"]!]?["department"] as? ManagedObjectID == ids["Research"])
+        }
+        try container.close()
+        container = try open()
+        #expect(try paid(container) == 1)
+        try container.close()
+    }
+
     @Test func cascadeRulesDeleteTheRelatedObjectsAndTheCountIncludesThem() throws {
         let folder = TemporaryFolder()
         let container = try GraphModel.container(at: folder.store())

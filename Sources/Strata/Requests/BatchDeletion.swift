@@ -135,6 +135,33 @@ struct BatchDeletion {
         return transactions
     }
 
+    /// The rows of the objects a fetch found, as far as a deletion and the store's commit read
+    /// them: an engine store's encoded row decoded in its entity tag, its to-one references
+    /// (what delete rules read) and the columns the store takes from the rows it deletes
+    /// (``Store/priorRowColumns(_:)``: every column when it keeps history), the others `null`;
+    /// an in-memory store's row as it is; `nil` where the fetch read none.
+    static func knownRows(of found: StoredMatches) -> [Row?] {
+        let storeEntity = found.plan.layout.storeEntity
+        // The columns to decode, per store (`nil`: every column).
+        let projections = found.stores.stores.map { store -> [Bool]? in
+            guard let engine = store.engineStore, storeEntity < engine.schema.entities.count,
+                let prior = engine.priorRowColumns(storeEntity)
+            else { return nil }
+            let columns = engine.schema.entities[storeEntity].columns
+            var projection = columns.map { if case .reference = $0.type { true } else { false } }
+            projection[0] = true
+            for column in prior { projection[column] = true }
+            return projection
+        }
+        return found.matches.map { match in
+            switch match.row {
+            case .encoded(let row)?: row.decoded(projection: projections[match.store])
+            case .decoded(let row)?: row
+            case nil: nil
+            }
+        }
+    }
+
     /// What deleting an object of one entity takes, the same for all of them.
     private struct DeletionNeeds {
         /// The engine entity holding the entity's rows.
