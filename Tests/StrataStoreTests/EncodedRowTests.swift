@@ -111,4 +111,39 @@ import Testing
         }
         try store.close()
     }
+
+    /// A row is refused when a string holds a byte that is not UTF-8, wherever it sits in strings
+    /// of lengths around the 8- and 16-byte widths a scan may read at once, and kept when its
+    /// strings are ASCII or valid UTF-8 of any of those lengths.
+    @Test func stringsThatAreNotUTF8AreRefusedWhereverTheBadByteSits() throws {
+        let entity = EntitySchema(id: 0, name: "Note", columns: [ColumnSchema(name: "text", type: .string), ColumnSchema(name: "rank", type: .int64)])
+        let codec = RowCodec(entity)
+        let format = EncodedRowFormat(codec)
+        func encoded(_ text: [UInt8]) -> [UInt8] {
+            var writer = BinaryWriter()
+            codec.encode(Row([.string("x"), .int(7)]), into: &writer)
+            // The bitmap byte, then the one-byte string "x" (length 1): replace it with `text`.
+            var bytes = [writer.bytes[0]]
+            var prefix = BinaryWriter()
+            prefix.lengthPrefixed(text)
+            bytes += prefix.bytes + writer.bytes[3...]
+            return bytes
+        }
+        for length in [0, 1, 7, 8, 9, 15, 16, 17, 120] {
+            let ascii = [UInt8]((0..<length).map { UInt8(0x61 + $0 % 26) })
+            let row = try encoded(ascii).withUnsafeBytes { try EncodedRow.make($0, format: format) }
+            #expect(row.value(0) == .string(String(decoding: ascii, as: UTF8.self)), "ASCII of \(length) bytes")
+            #expect(row.value(1) == .int(7), "the column after ASCII of \(length) bytes")
+            let accented = Array("é".utf8) + ascii
+            let valid = try encoded(accented).withUnsafeBytes { try EncodedRow.make($0, format: format) }
+            #expect(valid.value(0) == .string(String(decoding: accented, as: UTF8.self)), "UTF-8 of \(accented.count) bytes")
+            for position in 0..<length {
+                var bad = ascii
+                bad[position] = 0xFF
+                #expect(throws: BinaryReader.Malformed.self, "0xFF at \(position) of \(length) bytes") {
+                    try encoded(bad).withUnsafeBytes { try EncodedRow.make($0, format: format) }
+                }
+            }
+        }
+    }
 }

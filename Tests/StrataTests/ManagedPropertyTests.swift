@@ -60,4 +60,41 @@ final class LabelledThing: ManagedObject {
             #expect(things.map(\.entity.name) == ["Box", "Crate", "Box", "Crate"])
         }
     }
+
+    /// An optional `@Managed` property stores what it is set to, unwrapped, or clears it: set
+    /// through the property, from generic code (where the value's type is an `Optional`), and as
+    /// an `Any` holding an optional; the values are saved and read back from the store.
+    @Test func optionalPropertiesStoreTheirValueUnwrappedOrClearItFromTypedAndGenericCode() throws {
+        func assign<Value>(_ value: Value, to thing: LabelledThing) { thing._setManagedValue(value, forKey: "title", hint: nil) }
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store(), model: Self.model())
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let entity = container.managedObjectModel.entitiesByName["Box"]!
+            var things: [LabelledThing] = []
+            let setters: [(LabelledThing) -> Void] = [
+                { thing in thing.heading = "typed" },
+                { thing in thing.heading = nil },
+                { thing in assign(Optional("generic"), to: thing) },
+                { thing in assign(String?.none, to: thing) },
+                { thing in assign(Optional("boxed") as Any, to: thing) },
+            ]
+            for (index, set) in setters.enumerated() {
+                let thing = LabelledThing(entity: entity, insertInto: context)
+                thing.label = "thing \(index)"
+                thing.weight = Int64(index)
+                thing.heading = "before"
+                set(thing)
+                things.append(thing)
+            }
+            let expected: [String?] = ["typed", nil, "generic", nil, "boxed"]
+            #expect(things.map(\.heading) == expected)
+            #expect(things.map { $0.value(forKey: "title").map { "\(type(of: $0))" } } == expected.map { $0.map { _ in "String" } })
+            try context.save()
+            context.reset()
+            let fetched = try context.fetch(FetchRequest<LabelledThing>(entityName: "Box")).sorted { $0.weight < $1.weight }
+            #expect(fetched.map(\.heading) == expected)
+        }
+    }
 }

@@ -64,14 +64,39 @@ extension ManagedObject {
     ///
     /// Stops the process when the entity has no property `key` or the value does not fit it.
     public func _setManagedValue<Value>(_ newValue: Value, forKey key: String, hint: _ManagedSlotHint?) {
-        do {
-            let slot = try hint?.slot(of: key, in: runtime) ?? runtime.slot(key)
+        setManagedValue(forKey: key, hint: hint) { slot in
             // A value of exactly the attribute's type is stored as it is: no cast, no conversion.
             if runtime.exactTypes[slot] == ObjectIdentifier(Value.self) {
                 try setAttributeValue(newValue, slot: slot)
             } else {
-                try setValue(ManagedValueCast.unwrap(newValue), slot: slot, strict: true)
+                // An optional reaches here from generic code only (the macro's setter of an
+                // optional property is the overload below), or inside a value typed `Any`.
+                let unwrapped = _isOptional(Value.self) || Value.self == Any.self ? OptionalUnwrapper.unwrap(newValue) : newValue
+                try setValue(unwrapped, slot: slot, strict: true)
             }
+        }
+    }
+
+    /// Sets the model property `key` of an optional `@Managed` property to `newValue` (`nil`
+    /// clears it): the setter `@Managed` generates for an optional property, which unwraps the
+    /// value without a dynamic cast.
+    ///
+    /// Stops the process when the entity has no property `key` or the value does not fit it.
+    public func _setManagedValue<Wrapped>(_ newValue: Wrapped?, forKey key: String, hint: _ManagedSlotHint?) {
+        setManagedValue(forKey: key, hint: hint) { slot in
+            if let newValue, runtime.exactTypes[slot] == ObjectIdentifier(Wrapped.self) {
+                try setAttributeValue(newValue, slot: slot)
+            } else {
+                try setValue(newValue.map { $0 as Any }, slot: slot, strict: true)
+            }
+        }
+    }
+
+    /// Runs `set` with the slot of the model property `key` (through `hint` when given),
+    /// stopping the process on what it throws, as Core Data's `@NSManaged` setters raise.
+    private func setManagedValue(forKey key: String, hint: _ManagedSlotHint?, _ set: (_ slot: Int) throws -> Void) {
+        do {
+            try set(try hint?.slot(of: key, in: runtime) ?? runtime.slot(key))
         } catch {
             preconditionFailure("setting \(type(of: self)).\(key): \(error)")
         }
@@ -101,11 +126,5 @@ enum ManagedValueCast {
     private static func exactly<T>(_ value: Any) -> T {
         func open<Held>(_ held: Held) -> T { unsafeBitCast(held, to: T.self) }
         return open(value)
-    }
-
-    /// A typed value as `setValue(_:forKey:)` takes it (`nil` for an empty optional).
-    static func unwrap<T>(_ value: T) -> Any? {
-        if let optional = value as? any OptionalUnwrapping { return optional.unwrappedAny }
-        return value
     }
 }

@@ -2,8 +2,16 @@
 enum OptionalUnwrapper {
     /// The value inside any number of optionals, or `nil`.
     static func unwrap(_ value: Any) -> Any? {
-        if let optional = value as? any OptionalUnwrapping { return optional.unwrappedAny.flatMap(unwrap) }
+        // Only an optional is cast: a failed protocol cast looks the conformance up (thousands of
+        // instructions), a look at the value's type costs a few.
+        if isOptional(value), let optional = value as? any OptionalUnwrapping { return optional.unwrappedAny.flatMap(unwrap) }
         return value
+    }
+
+    /// Whether the dynamic type of `value` is an `Optional`.
+    static func isOptional(_ value: Any) -> Bool {
+        func open<T>(_: T) -> Bool { _isOptional(T.self) }
+        return _openExistential(value, do: open)
     }
 }
 

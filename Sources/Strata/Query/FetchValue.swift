@@ -73,6 +73,12 @@ enum FetchValue {
             default: return .integer(number.int64Value)
             }
         }
+        // The common constants first: a cast to a concrete type compares metadata, where a cast
+        // to a protocol looks the conformance up (thousands of instructions when it fails).
+        if let integer = value as? Int64 { return .integer(integer) }
+        if let integer = value as? Int { return .integer(Int64(integer)) }
+        if let floating = value as? Double { return .floating(floating) }
+        if let boolean = value as? Bool { return .integer(boolean ? 1 : 0) }
         return (value as? FetchNumeric)?.fetchNumber
     }
 
@@ -86,10 +92,9 @@ enum FetchValue {
 
     /// The value with optionals flattened and `NSNull` made `nil`.
     static func unwrap(_ value: Any?) -> Any? {
-        guard let value else { return nil }
-        if let optional = value as? AnyOptional { return unwrap(optional.wrappedValue) }
-        if isObject(value) && value is NSNull { return nil }
-        return value
+        guard let value, let plain = OptionalUnwrapper.unwrap(value) else { return nil }
+        if isObject(plain) && plain is NSNull { return nil }
+        return plain
     }
 
     /// The elements of a collection value (array, set, ordered set, `NSArray`, `NSSet`), `nil`
@@ -223,14 +228,6 @@ enum FetchValue {
 }
 
 /// An `Optional` seen through `Any`, so a value boxed twice can be flattened.
-private protocol AnyOptional {
-    var wrappedValue: Any? { get }
-}
-
-extension Optional: AnyOptional {
-    fileprivate var wrappedValue: Any? { map { $0 as Any } }
-}
-
 /// A collection type predicates see through (to-many relationship storage).
 protocol PredicateCollection {
     /// The elements.

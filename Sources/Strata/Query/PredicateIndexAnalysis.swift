@@ -191,10 +191,14 @@ enum PredicateIndexAnalysis {
         guard let constant else { return .null }
         switch type {
         case .int16, .int32, .int64, .float, .double, .decimal:
-            guard !(constant is Bool), let number = FetchValue.number(constant) else { return nil }
-            if let integer = constant as? any BinaryInteger, let exact = Int64(exactly: integer) { return .int(exact) }
-            if let exact = Int64(exactly: number) { return .int(exact) }
-            return .double(number)
+            guard !(constant is Bool), let number = FetchValue.numeric(constant) else { return nil }
+            switch number {
+            case .integer(let integer): return .int(integer)
+            case .unsigned(let integer): if let exact = Int64(exactly: integer) { return .int(exact) }
+            case .floating, .decimal: break
+            }
+            if let exact = Int64(exactly: number.doubleValue) { return .int(exact) }
+            return .double(number.doubleValue)
         case .string:
             return (constant as? String).map(Value.string)
         case .bool:
