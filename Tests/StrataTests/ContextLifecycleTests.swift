@@ -842,4 +842,40 @@ final class HookedObject: ManagedObject {
             #expect(research.budget == 400)
         }
     }
+
+    /// Objects that outlive their context (inserted, fetched, registered faults) read `nil` for
+    /// their context once it is deallocated, and are freed afterwards without touching it; a
+    /// context deallocated after its objects is unaffected by them.
+    @Test func objectsOutlivingTheirContextSeeNoContextAndFreeCleanly() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        defer { try? container.close() }
+        let ids = try Self.seed(container)
+        var kept: [ManagedObject] = []
+        weak var gone: ManagedObjectContext?
+        do {
+            let context = container.newBackgroundContext()
+            gone = context
+            try context.performAndWait {
+                let inserted = Department(context: context)
+                inserted.name = "Unsaved"
+                kept.append(inserted)
+                kept.append(try context.existingObject(with: ids["Ann"]!))
+                kept.append(context.object(with: ids["Sales"]!))
+                kept.append(contentsOf: try context.fetch(FetchRequest<Employee>(entityName: "Employee")))
+                #expect(kept.allSatisfy { $0.managedObjectContext === context })
+            }
+        }
+        #expect(gone == nil, "the context is deallocated while its objects live")
+        #expect(kept.allSatisfy { $0.managedObjectContext == nil })
+        kept.removeAll()
+
+        // The other order: the objects go first, then their context.
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            for _ in 0..<3 { _ = try context.fetch(FetchRequest<Employee>(entityName: "Employee")) }
+            #expect(context.registeredObjects.isEmpty, "the objects were freed and left the context")
+            #expect(try context.existingObject(with: ids["Bob"]!).managedObjectContext === context)
+        }
+    }
 }

@@ -115,6 +115,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var changeObservers: [UUID: AsyncStream<ContextChange>.Continuation] = [:]
     /// How many `perform`/`performAndWait` blocks are running, nested, on the queue.
     @exclusivity(unchecked) var eventDepth = 0
+    /// What the context's objects keep of it: marked dead when the context is deallocated.
+    let link = ContextLink()
 
     /// Creates a context (Core Data's `init(concurrencyType:)`).
     public init(concurrencyType: ConcurrencyType) {
@@ -134,6 +136,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     deinit {
+        link.detach()
         for continuation in changeObservers.values { continuation.finish() }
     }
 

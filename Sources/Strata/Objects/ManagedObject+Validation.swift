@@ -81,7 +81,7 @@ extension ManagedObject {
             if shortcuts, passesValidationShortcut(slot) { continue }
             var value = try publicValue(slot)
             let outer = validatingSlot
-            validatingSlot = Int32(slot)
+            validatingSlot = Int16(exactly: slot) ?? -1
             defer { validatingSlot = outer }
             do {
                 try validateValue(&value, forKey: runtime.names[slot])

@@ -24,14 +24,36 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's ID: temporary until the object is saved (or a permanent ID is obtained).
     @exclusivity(unchecked) public internal(set) var objectID: ManagedObjectID
     /// The context the object is registered with, if any.
-    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    public internal(set) var managedObjectContext: ManagedObjectContext? {
+        get { contextLink?.isAlive == true ? context : nil }
+        set {
+            context = newValue
+            contextLink = newValue?.link
+        }
+    }
+    /// The context, not retained: read only while ``contextLink`` says it is alive.
+    @exclusivity(unchecked) private unowned(unsafe) var context: ManagedObjectContext?
+    /// What tells whether ``context`` is alive (``ContextLink``: not a weak reference, which
+    /// would make every retain and release of the context slow).
+    @exclusivity(unchecked) private var contextLink: ContextLink?
+    // The flags and the validation slot share one 8-byte word (stored properties are laid out
+    // in order): the object then takes at most 152 bytes, one heap block of 160 (not 176).
     /// Whether the object is inserted in its context and not saved yet.
     @exclusivity(unchecked) public internal(set) var isInserted = false
     /// Whether the object will be deleted from the store by the next save.
     @exclusivity(unchecked) public internal(set) var isDeleted = false
     /// Whether the values are loaded.
-    // Next to the other flags: the object then takes 152 bytes, one heap block of 160 (not 176).
     @exclusivity(unchecked) var isLoaded = false
+    /// Whether the object was a fault whose row was gone when it fired: the context marked it
+    /// deleted (``ManagedObjectContext/shouldDeleteInaccessibleFaults``) and the next save
+    /// discards it without writing anything.
+    @exclusivity(unchecked) var isInaccessible = false
+    /// Whether `awakeFromInsert()` was called (it is called once, at the first insert).
+    @exclusivity(unchecked) var hasAwokenFromInsert = false
+    /// The slot ``validateProperties()`` is passing to `validateValue(_:forKey:)` (-1: none,
+    /// or a slot past `Int16`'s range), so that the model's checks find the property without
+    /// looking its name up.
+    @exclusivity(unchecked) var validatingSlot: Int16 = -1
 
     let runtime: EntityRuntime
     /// Property values by slot; empty while the object is a fault. To-one slots hold a
@@ -75,15 +97,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var eventChangedSlots = SlotSet()
     /// The store's sequence number read before the committed values were read (0: unknown).
     @exclusivity(unchecked) var snapshotSequence: UInt64 = 0
-    /// Whether the object was a fault whose row was gone when it fired: the context marked it
-    /// deleted (``ManagedObjectContext/shouldDeleteInaccessibleFaults``) and the next save
-    /// discards it without writing anything.
-    @exclusivity(unchecked) var isInaccessible = false
-    /// Whether `awakeFromInsert()` was called (it is called once, at the first insert).
-    @exclusivity(unchecked) var hasAwokenFromInsert = false
-    /// The slot ``validateProperties()`` is passing to `validateValue(_:forKey:)` (-1: none), so
-    /// that the model's checks find the property without looking its name up.
-    @exclusivity(unchecked) var validatingSlot: Int32 = -1
 
     /// Creates an object of `entity` and inserts it into `context` (when given), as Core Data's
     /// designated initializer. The object gets a temporary ID and `awakeFromInsert()` is called.
@@ -123,7 +136,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public required init(faultFor objectID: ManagedObjectID, in context: ManagedObjectContext) {
         self.runtime = context.runtime(of: objectID.entity)
         self.objectID = objectID
-        self.managedObjectContext = context
+        self.context = context
+        self.contextLink = context.link
     }
 
     /// Creates the instance of the entity's class for a fault of `objectID`.
