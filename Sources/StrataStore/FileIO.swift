@@ -213,6 +213,19 @@ package struct SystemFileIO: FileIO {
 }
 
 extension FileIO {
+    /// Writes `length` zero bytes at `offset`, 64 KiB at a time.
+    func writeZeros(_ fd: Int32, at offset: Int64, length: Int64) throws {
+        let chunk = [UInt8](repeating: 0, count: Int(min(length, 64 << 10)))
+        try chunk.withUnsafeBytes { zeros in
+            var done: Int64 = 0
+            while done < length {
+                let count = Int(min(Int64(zeros.count), length - done))
+                try writeAll(fd, UnsafeRawBufferPointer(rebasing: zeros[..<count]), at: offset + done)
+                done += Int64(count)
+            }
+        }
+    }
+
     /// Writes all of `bytes` at `offset`, continuing after short writes.
     func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         var done = 0

@@ -49,9 +49,13 @@ private enum GroupImage {
 extension Store {
     /// The most bytes one group write carries.
     private static let groupLimit = 4 << 20
-    /// How far ahead of the log the active segment's space is allocated. Overwriting allocated
-    /// space makes `fdatasync` skip the file-size journal commit an append needs: on the
-    /// reference machine 8,000 syncs/s instead of 280 (docs/FORMAT.md, "Segment files").
+    /// How far ahead of the log the active segment's space is allocated, and written with zeros
+    /// past the group that allocates it. Overwriting allocated space makes `fdatasync` skip the
+    /// file-size journal commit an append needs: on the reference machine 8,000 syncs/s instead
+    /// of 280 (docs/FORMAT.md, "Segment files"). Overwriting space already written (not only
+    /// allocated, which ext4 marks unwritten until a write converts it, a journalled change)
+    /// skips the extent change too: an append and `fdatasync` of 2 KB took 135-147 µs there
+    /// instead of 168-188 µs.
     static let preallocationWindow = 4 << 20
 
     /// Commits `transaction`: all of its operations or none.
@@ -294,7 +298,11 @@ extension Store {
             do {
                 if start + Int64(buffer.count) > allocated {
                     let length = max(Int64(buffer.count), Int64(min(Self.preallocationWindow, configuration.segmentSize)))
-                    try StoreError.io("allocate segment space", path: file.path) { try io.preallocate(file.fd, offset: start, length: length) }
+                    try StoreError.io("allocate segment space", path: file.path) {
+                        try io.preallocate(file.fd, offset: start, length: length)
+                        let written = Int64(buffer.count)
+                        try io.writeZeros(file.fd, at: start + written, length: length - written)
+                    }
                     state.withLock { $0.preallocatedEnd = start + length }
                 }
                 try StoreError.io("append to segment", path: file.path) {
