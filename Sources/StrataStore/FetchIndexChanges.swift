@@ -62,6 +62,9 @@ struct FetchIndexChanges: Sendable {
         }
     }
 
+    /// Below this many changes, ``integerOrder(_:)`` sorts by comparison instead of by radix.
+    static let fewChanges = 64
+
     /// The order of ``indexOrder(_:)`` when every value is `null`, an integer or a reference
     /// (integer columns and to-one reference columns, the common cases), by radix sorts on plain
     /// integers; `nil` for any other value. The rank keeps `Value`'s order across these kinds:
@@ -85,6 +88,11 @@ struct FetchIndexChanges: Sendable {
             }
             if change.key < lastKey { keysRise = false }
             lastKey = change.key
+        }
+        // A few changes (a small save's) sort faster by comparison than by radix passes, each
+        // of which clears and sums 256 counts.
+        if changes.count < Self.fewChanges {
+            return changes.indices.sorted { a, b in (ranks[a], values[a], changes[a].key, a) < (ranks[b], values[b], changes[b].key, b) }
         }
         var order = RadixOrder(count: changes.count)
         if !keysRise { order.sort(by: changes.map { unsigned($0.key) }) }

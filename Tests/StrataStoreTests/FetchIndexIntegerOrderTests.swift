@@ -23,8 +23,11 @@ import Testing
         }
     }
 
-    @Test(arguments: Kinds.allCases)
-    func bulkChangesMatchOneAtATime(kinds: Kinds) {
+    /// Thousands of changes (sorted by radix) and a small save's few (sorted by comparison,
+    /// at most two a call, fewer than ``FetchIndexChanges/fewChanges``, over few keys so that
+    /// pairs change twice).
+    @Test(arguments: Kinds.allCases, [4_000, 20])
+    func bulkChangesMatchOneAtATime(kinds: Kinds, changeCount: Int) {
         var generator = SystemRandomNumberGenerator()
         var reference = OrderedIndex()
         var current: [PrimaryKey: Value] = [:]
@@ -35,8 +38,9 @@ import Testing
         }
         var fetchIndexes = [[0: reference]]
         var changes = FetchIndexChanges()
-        for _ in 0..<4_000 {
-            let key = Int64.random(in: 1...700, using: &generator)
+        let keys: ClosedRange<Int64> = changeCount < FetchIndexChanges.fewChanges ? 1...12 : 1...700
+        for _ in 0..<changeCount {
+            let key = Int64.random(in: keys, using: &generator)
             let old = current[key].map { Row([$0]) }
             let new: Row? = Int.random(in: 0..<4, using: &generator) == 0 ? nil : Row([Self.value(kinds, using: &generator)])
             changes.record(0, key, columns: [0], old: old, new: new)
