@@ -227,7 +227,6 @@ enum FetchValue {
     }
 }
 
-/// An `Optional` seen through `Any`, so a value boxed twice can be flattened.
 /// A collection type predicates see through (to-many relationship storage).
 protocol PredicateCollection {
     /// The elements.
