@@ -145,7 +145,6 @@ public struct EncodedRow: @unchecked Sendable {
     /// others.
     package func decoded(projection: [Bool]?) -> Row {
         storage.withUnsafeMutablePointers { header, start in
-            // The codec is read where it is stored: a copy counts a reference per array it holds.
             let format = header.pointee.format
             do {
                 return try format.codec.decode(UnsafeRawBufferPointer(start: start, count: header.pointee.count), projection: projection)

@@ -5,7 +5,11 @@ import Foundation
 /// A row is a null bitmap (one bit a column, set for `nil`) followed by each non-nil value:
 /// integers and references zigzag varints, `float`/`double`/`date` little-endian IEEE bits,
 /// `bool` one byte, `uuid` 16 bytes, and strings, data, URIs and decimals a varint length and bytes.
-struct RowCodec: Sendable {
+///
+/// A class, immutable and so `Sendable`: codecs are passed and stored by every commit, replay
+/// and read of a row, and a copy of a class costs one reference count where a struct holding
+/// these five arrays and strings costs five.
+final class RowCodec: Sendable {
     /// The entity's column types, in order.
     let types: [ColumnType]
     /// Which columns may be nil.
@@ -21,7 +25,7 @@ struct RowCodec: Sendable {
     let padding: [Value]
 
     /// Creates the codec for `entity`.
-    init(_ entity: EntitySchema) {
+    convenience init(_ entity: EntitySchema) {
         self.init(entity, storedColumns: entity.columns.count, padding: [])
     }
 

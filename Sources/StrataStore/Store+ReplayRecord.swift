@@ -126,7 +126,6 @@ extension Store {
         /// The row of `image`; with `indexedOnly`, only its fetch-indexed columns (the rest `null`).
         func decode(_ image: ReplayImage, _ entity: Int, indexedOnly: Bool = false) throws -> Row {
             do {
-                // The codec is used where it is stored: a copy costs a reference count per array it holds.
                 let codecs = (image.fromSource ? encoding.source : self).versionCodecs
                 let version = Int(image.block.schemaVersion)
                 guard version < codecs.count, entity < codecs[version].count else { throw BinaryReader.Malformed(offset: 13) }
