@@ -45,4 +45,25 @@ import Testing
         try PersistentHistoryTests.insert(["Ada"], in: container)
         #expect(count.current == 0)
     }
+
+    /// Two containers of one process on one store: a save through the one that did not set the
+    /// option still reaches the one that did, and only it.
+    @Test func aSaveReachesTheCoordinatorWithTheOptionFromOneWithout() throws {
+        let folder = TemporaryFolder()
+        let listening = try PersistentHistoryTests.container(at: folder.store(), options: [
+            PersistentHistoryTrackingKey: true, PersistentStoreRemoteChangeNotificationPostOptionKey: true,
+        ])
+        let saving = try PersistentHistoryTests.container(at: folder.store())
+        let received = Locked<[ObjectIdentifier]>([])
+        let observer = NotificationCenter.default.addObserver(forName: .PersistentStoreRemoteChange, object: nil, queue: nil) { notification in
+            guard let coordinator = notification.object as? PersistentStoreCoordinator,
+                coordinator === listening.persistentStoreCoordinator || coordinator === saving.persistentStoreCoordinator
+            else { return }
+            received.withLock { $0.append(ObjectIdentifier(coordinator)) }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+
+        try PersistentHistoryTests.insert(["Ada"], in: saving)
+        #expect(received.current == [ObjectIdentifier(listening.persistentStoreCoordinator)])
+    }
 }

@@ -183,7 +183,9 @@ public final class PersistentStoreCoordinator: Sendable {
             queryGenerations: queryGenerations)
         stores.withLock { $0.append(store) }
         storesGeneration.add(1, ordering: .releasing)
-        RemoteChangeCenter.register(self)
+        if PersistentStoreDescription.flag(description.options[PersistentStoreRemoteChangeNotificationPostOptionKey]) == true {
+            RemoteChangeCenter.register(self)
+        }
         return store
     }
 

@@ -35,6 +35,11 @@ enum RemoteChangeCenter {
 
     /// Registers `coordinator` (once) for remote change notifications of its stores, and
     /// watches its read-only stores for commits of other processes (``ReadOnlyStoreWatcher``).
+    ///
+    /// Only a coordinator that adds a store with ``PersistentStoreRemoteChangeNotificationPostOptionKey``
+    /// is registered: no other receives a notification, and the weak reference kept here gives
+    /// the coordinator a side table, which sends every retain and release of it (a context
+    /// takes one on each fault, fetch and save) down the runtime's slow path.
     static func register(_ coordinator: PersistentStoreCoordinator) {
         coordinators.withLock { entries in
             entries.removeAll { $0.coordinator == nil }
