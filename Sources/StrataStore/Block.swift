@@ -55,8 +55,11 @@ struct BlockBuilder {
         return keys.count - 1
     }
 
-    /// Appends the on-disk form of the block (header and stored bytes) to `output`.
-    func write(to output: inout [UInt8]) {
+    /// Appends the on-disk form of the block (header and stored bytes) to `output`; returns the
+    /// block as a reader decodes it from there, made from the uncompressed bytes it was written
+    /// from (for the block cache: see ``EncodedRecord/decodedBlocks``).
+    @discardableResult
+    func write(to output: inout [UInt8]) -> DecodedBlock {
         var raw = BinaryWriter(capacity: rawSize)
         raw.u32(UInt32(keys.count))
         for offset in offsets { raw.u32(offset) }
@@ -77,6 +80,7 @@ struct BlockBuilder {
         output.replaceSubrange(headerStart..<headerStart + Self.headerSize, with: header.bytes)
         let crc = output.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(headerStart + 4)...])) }
         output.withUnsafeMutableBytes { $0.storeBytes(of: CRC32C.mask(crc).littleEndian, toByteOffset: headerStart, as: UInt32.self) }
+        return DecodedBlock(built: raw.bytes, entity: entity, schemaVersion: schemaVersion, rowCount: keys.count)
     }
 }
 
@@ -91,6 +95,16 @@ final class DecodedBlock: Sendable {
     /// The number of rows.
     let rowCount: Int
     private let dataStart: Int
+
+    /// The block whose uncompressed bytes a ``BlockBuilder`` just laid out: the bytes a read
+    /// decompresses from its on-disk form, taken without a check.
+    fileprivate init(built bytes: [UInt8], entity: Int, schemaVersion: UInt8, rowCount: Int) {
+        self.bytes = bytes
+        self.entity = entity
+        self.schemaVersion = schemaVersion
+        self.rowCount = rowCount
+        dataStart = 4 + 4 * (rowCount + 1) + 8 * rowCount
+    }
 
     /// Decodes a block from its on-disk form (header and stored bytes).
     ///

@@ -92,6 +92,11 @@ struct EncodedRecord: Sendable {
     var blocks: [BlockSpan]
     /// The history consumer cursors the transaction advances, by consumer name.
     var cursors: [String: UInt64] = [:]
+    /// The blocks as a read decodes them, by block index, where the writer holds them (a
+    /// builder's blocks, or the decoded source blocks a replay copies whole); empty otherwise.
+    /// The commit puts them in the block cache, so that reading rows just written decompresses
+    /// nothing.
+    var decodedBlocks: [DecodedBlock?] = []
 }
 
 /// Where a block sits within its record.
@@ -191,16 +196,20 @@ struct RecordBuilder {
         timestamp: Date = Date(), author: String? = nil, contextName: String? = nil, bundleID: String? = nil,
         processID: Int32? = nil, cursors: [String: UInt64] = [:]
     ) -> EncodedRecord {
-        Self.encode(
+        var decoded: [DecodedBlock?] = []
+        decoded.reserveCapacity(blocks.count)
+        var record = Self.encode(
             kind: kind, ops: ops, blockBytes: rowBytes + blocks.count * 64, timestamp: timestamp, author: author,
             contextName: contextName, bundleID: bundleID, processID: processID, cursors: cursors
         ) { bytes in
             blocks.map { block in
                 let start = bytes.count
-                block.write(to: &bytes)
+                decoded.append(block.write(to: &bytes))
                 return BlockSpan(offset: start, length: bytes.count - start, entity: block.entity)
             }
         }
+        record.decodedBlocks = decoded
+        return record
     }
 
     /// Encodes a record of `kind` holding `ops`, whose blocks `writeBlocks` appends in on-disk

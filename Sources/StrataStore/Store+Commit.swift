@@ -323,8 +323,11 @@ extension Store {
             }
             let firstSequence = sequence - UInt64(accepted.count) + 1
             let interval = Int64(configuration.checkpointInterval)
+            // The number the group's first block gets: blocks are numbered in the order applied.
+            var firstBlockNumber = 0
             let wantsCheckpoint = state.withLock { state in
                 var indexChanges = FetchIndexChanges()
+                firstBlockNumber = state.blocks.count
                 for (position, entry) in accepted.enumerated() {
                     let record = batch[entry.index].record
                     let summary = RecordSummary(
@@ -339,6 +342,7 @@ extension Store {
                 state.bytesSinceCheckpoint += Int64(buffer.count)
                 return state.bytesSinceCheckpoint >= interval
             }
+            cacheWrittenBlocks(accepted.lazy.map { batch[$0.index].record }, firstNumber: firstBlockNumber)
             recentCommits.withLock { recent in
                 for (position, entry) in accepted.enumerated() {
                     recent.record(sequence: firstSequence + UInt64(position), written: RecordOp.written(batch[entry.index].record.ops))
@@ -357,6 +361,22 @@ extension Store {
             for entry in accepted { results[entry.index] = .failure(storeError) }
         }
         return results.map { $0! }
+    }
+
+    /// Puts the decoded blocks of `records`, committed in this order with their first block
+    /// numbered `firstNumber`, into the block cache's free room (as least recently used, evicting
+    /// nothing): a read of rows just written, such as a fault after a save, an update's prior row
+    /// or a replay's, finds them decompressed.
+    private func cacheWrittenBlocks(_ records: some Sequence<EncodedRecord>, firstNumber: Int) {
+        var number = firstNumber
+        for record in records {
+            for (index, span) in record.blocks.enumerated() {
+                if index < record.decodedBlocks.count, let block = record.decodedBlocks[index], block.entity == span.entity {
+                    cache.insertIfRoom(block, forKey: UInt64(number), cost: block.cost)
+                }
+                number += 1
+            }
+        }
     }
 
     /// Whether every operation of `batch` writes a different key: per entity, the keys rise from

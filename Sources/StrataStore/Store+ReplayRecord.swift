@@ -190,7 +190,7 @@ extension Store {
         }
         raiseNextKeys(highestKeys)
         let cursors = [encoding.cursor: record.sequence]
-        let encoded: EncodedRecord
+        var encoded: EncodedRecord
         if reusesBlocks {
             encoded = RecordBuilder.encode(
                 kind: .transaction, ops: record.ops, blockBytes: record.blocks.reduce(0) { $0 + $1.length }, timestamp: record.timestamp,
@@ -203,6 +203,8 @@ extension Store {
                     return BlockSpan(offset: blockStart, length: span.length, entity: span.entity)
                 }
             }
+            // The same bytes: the source's blocks as the replay decoded them are this record's.
+            encoded.decodedBlocks = sourceBlocks
         } else {
             var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
             for (op, before) in zip(record.ops, befores) {
