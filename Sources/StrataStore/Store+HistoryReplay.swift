@@ -25,7 +25,9 @@ extension Store {
     /// bytes are copied when both stores encode them alike; only the rows fetch indexes and
     /// tombstones need are decoded). The commits are written in batches (one append per batch,
     /// each transaction its own record, all or none), relaxed but the last: the replay syncs
-    /// once, when it ends.
+    /// once, when it ends. Without `aroundEachBatch`, a batch is written on another thread while
+    /// the next is re-encoded (``ReplayCommitPipeline``); its prior rows are then taken from the
+    /// batch in flight where it wrote the key (``ReplayWrites``).
     ///
     /// - Parameters:
     ///   - source: the store whose history to apply; it may be open read-only.
@@ -57,57 +59,78 @@ extension Store {
         // next replay applies again.
         var batch: [PendingCommit] = []
         var batchChanges: [ReplayedChange] = []
-        // The images the batch wrote, for the prior rows of later changes of the same keys.
-        var written: [EntityKey: ReplayImage?] = [:]
         // Sized once for a batch (a guess of 8 changes per transaction for a short replay).
         let expectedChanges = min(Self.replayBatchLimits.changes, max(total, 1) * 8)
-        written.reserveCapacity(expectedChanges)
+        // The images the batches wrote, for the prior rows of later changes of the same keys.
+        var written = ReplayWrites(reservingCapacity: expectedChanges)
         batchChanges.reserveCapacity(expectedChanges)
         // The newest source transaction without changes in the batch, whose cursor advances alone.
         var emptyCursor: UInt64?
+        // Batches are committed on another thread while the next is built, unless each must go
+        // through `aroundEachBatch` on this one.
+        let pipeline = aroundEachBatch == nil ? ReplayCommitPipeline() : nil
+        // The sequence the store reaches once the batch in flight has committed.
+        var inFlightEnd: UInt64?
         func commitBatch(final: Bool) throws {
+            if final { try pipeline?.wait() }
             guard !batch.isEmpty || emptyCursor != nil else { return }
             if final && !batch.isEmpty { batch[batch.count - 1].durable = configuration.durability == .durable }
             for index in batch.indices.dropFirst() { batch[index].continuesBatch = true }
             let commits = batch
             let advance = emptyCursor
-            let write = {
+            let write = { @Sendable in
                 if !commits.isEmpty { for result in self.submit(commits) { _ = try result.get() } }
                 if let advance { try self.advanceHistoryConsumer(name, to: advance) }
             }
             if let aroundEachBatch {
                 try aroundEachBatch(batchChanges, write)
+            } else if let pipeline, !final {
+                // Read once the batch before has committed, before this one starts.
+                try pipeline.wait()
+                inFlightEnd = lastSequence + UInt64(commits.count)
+                try pipeline.start(write)
             } else {
                 try write()
             }
             batch.removeAll(keepingCapacity: true)
             batchChanges.removeAll(keepingCapacity: true)
-            written.removeAll(keepingCapacity: true)
+            if inFlightEnd == nil || final {
+                written.batchesCommitted()
+                inFlightEnd = nil
+            } else {
+                written.batchStarted()
+            }
             emptyCursor = nil
         }
-        try source.forEachHistoryRecord(after: start) { record, bytes, recordStart, entry, file in
-            if !batch.isEmpty && batchChanges.count + record.ops.count > Self.replayBatchLimits.changes {
-                try commitBatch(final: false)
+        do {
+            try source.forEachHistoryRecord(after: start) { record, bytes, recordStart, entry, file in
+                if !batch.isEmpty && batchChanges.count + record.ops.count > Self.replayBatchLimits.changes {
+                    try commitBatch(final: false)
+                }
+                if record.ops.isEmpty {
+                    emptyCursor = record.sequence
+                } else {
+                    batch.append(try replayCommit(
+                        of: record, bytes: bytes, start: recordStart, offset: entry.offset, file: file, encoding: encoding,
+                        written: &written, changes: &batchChanges, readSequence: inFlightEnd ?? lastSequence, durable: false))
+                }
+                applied += 1
+                do {
+                    try progress?(applied, total)
+                } catch {
+                    // What progress counted as applied is committed before the replay stops.
+                    try commitBatch(final: true)
+                    throw error
+                }
+                if batch.count == Self.replayBatchLimits.transactions { try commitBatch(final: false) }
+                return true
             }
-            if record.ops.isEmpty {
-                emptyCursor = record.sequence
-            } else {
-                batch.append(try replayCommit(
-                    of: record, bytes: bytes, start: recordStart, offset: entry.offset, file: file, encoding: encoding,
-                    written: &written, changes: &batchChanges, durable: false))
-            }
-            applied += 1
-            do {
-                try progress?(applied, total)
-            } catch {
-                // What progress counted as applied is committed before the replay stops.
-                try commitBatch(final: true)
-                throw error
-            }
-            if batch.count == Self.replayBatchLimits.transactions { try commitBatch(final: false) }
-            return true
+            try commitBatch(final: true)
+        } catch {
+            // No batch is left being written when the replay stops.
+            try? pipeline?.wait()
+            throw error
         }
-        try commitBatch(final: true)
         if applied > 0 {
             logger.debug("replayed history", metadata: ["source": "\(source.path)", "transactions": "\(applied)", "path": "\(path)"])
         }

@@ -41,6 +41,41 @@ extension ReplayImage {
     }
 }
 
+/// The row images a replay wrote that this store may not hold yet, by key (`nil` once deleted):
+/// those of the batch being built, and those of the batch being committed meanwhile
+/// (``ReplayCommitPipeline``). The prior row of a later change of the same key is taken from
+/// here before the store.
+struct ReplayWrites {
+    /// The images of the batch being built.
+    private var building: [EntityKey: ReplayImage?] = [:]
+    /// The images of the batch being committed, which the store may not have applied yet.
+    private var committing: [EntityKey: ReplayImage?] = [:]
+
+    /// Room for `count` images a batch.
+    init(reservingCapacity count: Int) {
+        building.reserveCapacity(count)
+    }
+
+    /// The newest image the replay wrote for `id` (`.some(nil)`: deleted), or `nil` when it
+    /// wrote none that the store may lack; setting records an image of the batch being built.
+    subscript(id: EntityKey) -> ReplayImage?? {
+        get { building[id] ?? committing[id] }
+        set { building[id] = newValue }
+    }
+
+    /// The batch built is being committed while the next is built; the one before has committed.
+    mutating func batchStarted() {
+        swap(&building, &committing)
+        building.removeAll(keepingCapacity: true)
+    }
+
+    /// Every batch built is committed: the store holds every image.
+    mutating func batchesCommitted() {
+        building.removeAll(keepingCapacity: true)
+        committing.removeAll(keepingCapacity: true)
+    }
+}
+
 /// What replaying one store's history into another needs to re-encode source records: the
 /// source, the destination's cursor name, and which schema versions of each store encode an
 /// entity's rows in the current layout (their bytes are copied as they are).
@@ -100,16 +135,17 @@ extension Store {
     /// the rows the fetch indexes and tombstones need.
     ///
     /// - Parameters:
-    ///   - written: the images the replay batch wrote so far by key (`nil` once deleted); the
-    ///     record's are added.
+    ///   - written: the images the replay wrote that the store may not hold yet; the record's
+    ///     are added.
     ///   - changes: the record's changes are appended.
+    ///   - readSequence: the sequence the store will be at once the batch being committed
+    ///     meanwhile, if any, has committed: the prior rows read here are its rows then.
     /// - Throws: ``StoreError`` `corrupt` for a record that does not decode or names what the
     ///   schema does not have; `keyConflict` for a delete of a missing row whose tombstone is kept.
     func replayCommit(
         of record: ParsedRecord, bytes: [UInt8], start: Int, offset: Int64, file: SegmentFile, encoding: ReplayEncoding,
-        written: inout [EntityKey: ReplayImage?], changes: inout [ReplayedChange], durable: Bool
+        written: inout ReplayWrites, changes: inout [ReplayedChange], readSequence: UInt64, durable: Bool
     ) throws -> PendingCommit {
-        let readSequence = lastSequence
         var sourceBlocks = [DecodedBlock?](repeating: nil, count: record.blocks.count)
         func sourceImage(_ block: Int, _ slot: Int) throws -> ReplayImage {
             guard block >= 0, block < sourceBlocks.count else {
@@ -246,7 +282,7 @@ extension Store {
 
     /// The committed images of the keys that the updates and deletes of `ops` change and that
     /// `written` does not hold, by operation position, read block by block.
-    private func replayCommittedPriors(of ops: [RecordOp], written: [EntityKey: ReplayImage?]) throws -> [ReplayImage?] {
+    private func replayCommittedPriors(of ops: [RecordOp], written: ReplayWrites) throws -> [ReplayImage?] {
         var images = [ReplayImage?](repeating: nil, count: ops.count)
         var positions: [Int: [Int]] = [:]
         for (position, op) in ops.enumerated() where op.kind != .insert && written[EntityKey(entity: op.entity, key: op.key)] == nil {
