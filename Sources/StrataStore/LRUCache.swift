@@ -144,6 +144,11 @@ final class LRUCache<Element: Sendable>: Sendable {
         }
     }
 
+    /// The cost the cache can still take without evicting anything.
+    var freeRoom: Int {
+        state.withLock { capacity - $0.totalCost }
+    }
+
     /// Drops the element cached under `key`, if any.
     func removeValue(forKey key: UInt64) {
         state.withLock { state in

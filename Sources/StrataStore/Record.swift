@@ -192,19 +192,28 @@ struct RecordBuilder {
 
     /// Encodes the record. The history metadata is written for transaction records, which
     /// always use the current format (process fields and prior-row references).
+    ///
+    /// - Parameter decodedBudget: the most bytes of its blocks, uncompressed, the record keeps in
+    ///   ``EncodedRecord/decodedBlocks`` (the first blocks that fit): a commit passes the block
+    ///   cache's free room, so that a large transaction holds no more than the cache will take.
     func build(
         timestamp: Date = Date(), author: String? = nil, contextName: String? = nil, bundleID: String? = nil,
-        processID: Int32? = nil, cursors: [String: UInt64] = [:]
+        processID: Int32? = nil, cursors: [String: UInt64] = [:], decodedBudget: Int = 0
     ) -> EncodedRecord {
         var decoded: [DecodedBlock?] = []
-        decoded.reserveCapacity(blocks.count)
+        var budget = decodedBudget
+        if budget > 0 { decoded.reserveCapacity(blocks.count) }
         var record = Self.encode(
             kind: kind, ops: ops, blockBytes: rowBytes + blocks.count * 64, timestamp: timestamp, author: author,
             contextName: contextName, bundleID: bundleID, processID: processID, cursors: cursors
         ) { bytes in
             blocks.map { block in
                 let start = bytes.count
-                decoded.append(block.write(to: &bytes))
+                let block = block.write(to: &bytes)
+                if budget > 0 {
+                    budget -= block.cost
+                    decoded.append(budget >= 0 ? block : nil)
+                }
                 return BlockSpan(offset: start, length: bytes.count - start, entity: block.entity)
             }
         }

@@ -153,7 +153,8 @@ extension Store {
         raiseNextKeys(highestKeys)
         let record = builder.build(
             timestamp: transaction.timestamp, author: transaction.author, contextName: transaction.contextName,
-            bundleID: transaction.bundleID, processID: transaction.processID, cursors: transaction.consumerCursors)
+            bundleID: transaction.bundleID, processID: transaction.processID, cursors: transaction.consumerCursors,
+            decodedBudget: cache.freeRoom)
         guard record.bytes.count <= RecordHeader.maxLength else {
             throw StoreError(.invalidValue, "a transaction of \(record.bytes.count) bytes is larger than 1 GiB")
         }

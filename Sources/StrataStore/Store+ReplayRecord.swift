@@ -272,7 +272,7 @@ extension Store {
             }
             encoded = builder.build(
                 timestamp: record.timestamp, author: record.author, contextName: record.contextName,
-                bundleID: record.bundleID, processID: record.processID, cursors: cursors)
+                bundleID: record.bundleID, processID: record.processID, cursors: cursors, decodedBudget: cache.freeRoom)
         }
         guard encoded.bytes.count <= RecordHeader.maxLength else {
             throw StoreError(.invalidValue, "a transaction of \(encoded.bytes.count) bytes is larger than 1 GiB")

@@ -10,7 +10,8 @@ import Darwin
 
 /// A commit puts the blocks it wrote into the block cache's free room, decoded: reading rows just
 /// written (a commit's or a replay's) decompresses nothing, a full cache evicts nothing for them,
-/// and a failed commit leaves nothing a later commit's blocks could be taken for.
+/// a transaction keeps no more of them than the cache has room for, and a failed commit leaves
+/// nothing a later commit's blocks could be taken for.
 @Suite struct WrittenBlockCacheTests {
     /// Relaxed commits, no background thread, blocks of about 1 KiB (so a few hundred rows make
     /// many blocks), the given cache size and seam.
@@ -99,6 +100,21 @@ import Darwin
             #expect(try store.read(TestSchema.employee, key: Int64(index)) == TestSchema.employee(index))
         }
         #expect(store.statistics.cacheMisses > 1, "the commit's blocks did not all fit")
+    }
+
+    @Test func aTransactionKeepsNoMoreDecodedBlocksThanTheCacheHasRoomFor() throws {
+        let directory = TemporaryDirectory()
+        let room = 4 << 10
+        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: Self.configuration(cacheSize: room))
+        defer { try? store.close() }
+        var transaction = Transaction()
+        for index in 1...200 { transaction.insert(TestSchema.employee, key: Int64(index), row: TestSchema.employee(index)) }
+        var written: [EntityKey: Row?] = [:]
+        let pending = try store.encode(transaction, written: &written)
+        let kept = pending.record.decodedBlocks.compactMap { $0 }
+        #expect(!kept.isEmpty)
+        #expect(kept.reduce(0) { $0 + $1.cost } <= room)
+        #expect(kept.count < pending.record.blocks.count, "the blocks past the room are not kept")
     }
 
     @Test func aFailedCommitCachesNothingALaterCommitsBlocksCouldBeTakenFor() throws {
