@@ -57,10 +57,14 @@ struct ReplayWrites {
     }
 
     /// The newest image the replay wrote for `id` (`.some(nil)`: deleted), or `nil` when it
-    /// wrote none that the store may lack; setting records an image of the batch being built.
+    /// wrote none that the store may lack.
     subscript(id: EntityKey) -> ReplayImage?? {
-        get { building[id] ?? committing[id] }
-        set { building[id] = newValue }
+        building[id] ?? committing[id]
+    }
+
+    /// Records `image` (`nil`: deleted) as the batch being built's image of `id`.
+    mutating func record(_ image: ReplayImage?, for id: EntityKey) {
+        building.updateValue(image, forKey: id)
     }
 
     /// The batch built is being committed while the next is built; the one before has committed.
@@ -183,6 +187,7 @@ extension Store {
         // every prior row the source kept is byte for byte the one this store holds.
         var reusesBlocks = encoding.sharesBlocks(of: record, in: bytes, start: start)
         var rows: [IndexedRowChange] = []
+        rows.reserveCapacity(record.ops.count)
         var highestKeys = [Int64](repeating: 0, count: schema.entities.count)
         // Each operation's row before it, in this store.
         var befores = [ReplayImage?](repeating: nil, count: record.ops.count)
@@ -200,7 +205,7 @@ extension Store {
             case .insert:
                 if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: try decode(try sourceImage(op.block, op.slot), op.entity, indexedOnly: true))) }
                 highestKeys[op.entity] = max(highestKeys[op.entity], op.key)
-                written[id] = .some(try sourceImage(op.block, op.slot))
+                written.record(try sourceImage(op.block, op.slot), for: id)
                 changes.append(ReplayedChange(kind: .insert, entity: op.entity, key: op.key))
             case .update:
                 guard op.changedColumns.allSatisfy({ encoding.fetchIndexed[op.entity].indices.contains($0) }) else {
@@ -211,14 +216,14 @@ extension Store {
                     rows.append(IndexedRowChange(
                         op: index, old: try before.map { try decode($0, op.entity, indexedOnly: true) }, new: try decode(image, op.entity, indexedOnly: true)))
                 }
-                written[id] = .some(image)
+                written.record(image, for: id)
                 changes.append(ReplayedChange(kind: .update, entity: op.entity, key: op.key))
             case .delete:
                 if before == nil && !schema.entities[op.entity].tombstoneColumns.isEmpty {
                     throw StoreError(.keyConflict, "delete of \(schema.entities[op.entity].name) \(op.key), which does not exist")
                 }
                 if indexed { rows.append(IndexedRowChange(op: index, old: try before.map { try decode($0, op.entity, indexedOnly: true) }, new: nil)) }
-                written[id] = .some(nil)
+                written.record(nil, for: id)
                 changes.append(ReplayedChange(kind: .delete, entity: op.entity, key: op.key))
             case .put, .erase:
                 break
