@@ -133,9 +133,9 @@ final class LRUCache<Element: Sendable>: Sendable {
     }
 
     /// Caches `value` under `key` when the cache has room for it without evicting anything and
-    /// holds nothing under `key`, as the least recently used element: blocks a scan reads fill
-    /// free room, and are the first evicted when elements inserted with ``insert(_:forKey:cost:)``
-    /// need it, unless they are looked up again first.
+    /// holds nothing under `key`, as the least recently used element: blocks a scan reads, and
+    /// the blocks a commit just wrote, fill free room, and are the first evicted when elements
+    /// inserted with ``insert(_:forKey:cost:)`` need it, unless they are looked up again first.
     func insertIfRoom(_ value: Element, forKey key: UInt64, cost: Int) {
         precondition(cost >= 0, "LRUCache cost must not be negative")
         state.withLock { state in

@@ -371,8 +371,8 @@ extension Store {
     private func cacheWrittenBlocks(_ records: some Sequence<EncodedRecord>, firstNumber: Int) {
         var number = firstNumber
         for record in records {
-            for (index, span) in record.blocks.enumerated() {
-                if index < record.decodedBlocks.count, let block = record.decodedBlocks[index], block.entity == span.entity {
+            for index in record.blocks.indices {
+                if index < record.decodedBlocks.count, let block = record.decodedBlocks[index] {
                     cache.insertIfRoom(block, forKey: UInt64(number), cost: block.cost)
                 }
                 number += 1
