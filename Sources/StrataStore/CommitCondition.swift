@@ -74,7 +74,8 @@ extension RecordOp {
         while start < ops.count {
             var end = start + 1
             while end < ops.count && ops[end].entity == ops[start].entity { end += 1 }
-            written[ops[start].entity, default: []].append(contentsOf: ops[start..<end].lazy.map(\.key))
+            // Each key read in place: a copy of an operation would retain its changed columns.
+            written[ops[start].entity, default: []].append(contentsOf: (start..<end).lazy.map { ops[$0].key })
             start = end
         }
         return written

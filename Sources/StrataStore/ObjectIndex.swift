@@ -105,6 +105,10 @@ struct HistoryEntry: Sendable, Hashable {
     var offset: Int64
     /// The record's length.
     var length: Int
+    /// The number of the record's first block (its blocks are numbered in a row), when this
+    /// process registered them; `nil` for records known from a checkpoint, which does not keep
+    /// it. A replay reads the record's blocks from the block cache by these numbers.
+    var firstBlock: UInt32?
 }
 
 /// An (entity, primary key) pair.

@@ -271,6 +271,7 @@ extension Store {
                     if let entry = historyIndex[record.summary.sequence], state.history[entry].segment == source.segment {
                         state.history[entry].segment = segment
                         state.history[entry].offset = record.offset
+                        state.history[entry].firstBlock = numbers[index].first
                     }
                 }
                 let start = state.segmentOrder.firstIndex(of: run[0])!

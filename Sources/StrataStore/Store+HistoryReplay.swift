@@ -111,7 +111,7 @@ extension Store {
                     emptyCursor = record.sequence
                 } else {
                     batch.append(try replayCommit(
-                        of: record, bytes: bytes, start: recordStart, offset: entry.offset, file: file, encoding: encoding,
+                        of: record, bytes: bytes, start: recordStart, entry: entry, file: file, encoding: encoding,
                         written: &written, changes: &batchChanges, readSequence: inFlightEnd ?? lastSequence, durable: false))
                 }
                 applied += 1

@@ -131,7 +131,7 @@ struct ReplayEncoding {
 
 extension Store {
     /// Re-encodes a source history record (parsed, its bytes from `start` of `bytes`, at
-    /// `offset` of `file`) as a commit of this store waiting to be written: the source's row
+    /// `entry` of `file`) as a commit of this store waiting to be written: the source's row
     /// images copied as they are when both stores encode them alike (else decoded and encoded
     /// again), the prior rows and tombstones taken from what this store holds (the rows the
     /// batch wrote before, in `written`, else the committed ones, read block by block), the
@@ -147,16 +147,19 @@ extension Store {
     /// - Throws: ``StoreError`` `corrupt` for a record that does not decode or names what the
     ///   schema does not have; `keyConflict` for a delete of a missing row whose tombstone is kept.
     func replayCommit(
-        of record: ParsedRecord, bytes: [UInt8], start: Int, offset: Int64, file: SegmentFile, encoding: ReplayEncoding,
+        of record: ParsedRecord, bytes: [UInt8], start: Int, entry: HistoryEntry, file: SegmentFile, encoding: ReplayEncoding,
         written: inout ReplayWrites, changes: inout [ReplayedChange], readSequence: UInt64, durable: Bool
     ) throws -> PendingCommit {
+        let offset = entry.offset
         var sourceBlocks = [DecodedBlock?](repeating: nil, count: record.blocks.count)
         func sourceImage(_ block: Int, _ slot: Int) throws -> ReplayImage {
             guard block >= 0, block < sourceBlocks.count else {
                 throw StoreError(.corrupt, "a replayed change has no row image", path: file.path, offset: offset)
             }
             if sourceBlocks[block] == nil {
-                sourceBlocks[block] = try Self.decodeBlock(record.blocks[block], in: bytes, recordStart: start, path: file.path, recordOffset: offset)
+                // The source's cache holds the blocks its recent commits wrote, decoded.
+                sourceBlocks[block] = try entry.firstBlock.flatMap { encoding.source.cachedBlock($0 + UInt32(block)) }
+                    ?? Self.decodeBlock(record.blocks[block], in: bytes, recordStart: start, path: file.path, recordOffset: offset)
             }
             guard slot < sourceBlocks[block]!.rowCount else {
                 throw StoreError(.corrupt, "row slot \(slot) is past the block's rows", path: file.path, offset: offset + Int64(record.blocks[block].offset))

@@ -202,12 +202,17 @@ public final class Store: Sendable {
         }
     }
 
+    /// The block numbered `number` if the cache holds it, decoded (a hit counts as a use).
+    func cachedBlock(_ number: UInt32) -> DecodedBlock? {
+        cache.value(forKey: UInt64(number))
+    }
+
     /// Returns a decoded block, from the cache or with one `pread` and one decompression.
     ///
     /// - Parameter caching: cache the block as recently used (evicting others if need be);
     ///   otherwise it is cached only into room the cache has free, as least recently used.
     func loadBlock(_ number: UInt32, _ location: BlockLocation, file: SegmentFile, caching: Bool = true) throws -> DecodedBlock {
-        if let cached = cache.value(forKey: UInt64(number)) { return cached }
+        if let cached = cachedBlock(number) { return cached }
         let bytes = try file.read(at: Int64(location.offset), count: Int(location.length))
         guard bytes.count == Int(location.length) else {
             throw StoreError(.corrupt, "block is cut short", path: file.path, offset: Int64(location.offset))

@@ -109,20 +109,23 @@ struct StoreState: Sendable {
         historyTracking: Bool, indexChanges: inout FetchIndexChanges
     ) {
         let numbers = registerBlocks(record.blocks, segment: segment, offset: offset)
+        // Operations are read in place, field by field: a copy of one would retain its changed columns.
+        let ops = record.ops
         for change in rows {
-            let op = record.ops[change.op]
-            indexChanges.record(op.entity, op.key, columns: fetchIndexes[op.entity].keys, old: change.old, new: change.new)
+            let entity = ops[change.op].entity
+            indexChanges.record(entity, ops[change.op].key, columns: fetchIndexes[entity].keys, old: change.old, new: change.new)
         }
         // The record's own segment's byte counts are summed here and added once.
         var counts = SegmentByteCounts()
-        for op in record.ops {
+        for index in ops.indices {
             // A prior row (history) is never the live image of its key.
-            if op.priorBlock >= 0 { counts.dead += Int64(op.priorSize) }
-            if op.kind.removes {
-                place(op.entity, op.key, at: .absent, size: 0, segment: segment, counting: &counts)
-                if op.block >= 0 { counts.dead += Int64(op.size) }
+            if ops[index].priorBlock >= 0 { counts.dead += Int64(ops[index].priorSize) }
+            let (entity, key, block, size) = (ops[index].entity, ops[index].key, ops[index].block, ops[index].size)
+            if ops[index].kind.removes {
+                place(entity, key, at: .absent, size: 0, segment: segment, counting: &counts)
+                if block >= 0 { counts.dead += Int64(size) }
             } else {
-                place(op.entity, op.key, at: RowLocation(block: numbers[op.block], slot: op.slot), size: op.size, segment: segment, counting: &counts)
+                place(entity, key, at: RowLocation(block: numbers[block], slot: ops[index].slot), size: size, segment: segment, counting: &counts)
             }
         }
         counts.add(to: &stats[segment])
@@ -131,7 +134,8 @@ struct StoreState: Sendable {
             lastSequence = Swift.max(lastSequence, record.sequence)
             if !record.cursors.isEmpty { advanceConsumers(record.cursors) }
             if historyTracking && record.sequence > historyFloor {
-                history.append(HistoryEntry(sequence: record.sequence, segment: segment, offset: offset, length: record.length))
+                history.append(HistoryEntry(
+                    sequence: record.sequence, segment: segment, offset: offset, length: record.length, firstBlock: numbers.first))
             }
         }
     }

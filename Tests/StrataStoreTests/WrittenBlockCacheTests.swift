@@ -81,6 +81,41 @@ import Darwin
         #expect(destination.statistics.cacheMisses == 0)
     }
 
+    @Test func aReplayReadsTheSourcesBlocksFromTheSourcesCacheWhileItHoldsThem() throws {
+        let directory = TemporaryDirectory()
+        let sourceURL = directory.store("Source")
+        var source = try Store.open(at: sourceURL, schema: TestSchema.schema, configuration: Self.configuration())
+        try HistoryReplayBlockReuseTests.fill(source)
+        /// Replays the source into a new store `name`, checks the source's cache counted a hit a
+        /// record at least (`fromCache`) or nothing, and compares rows and history.
+        func replayMatchesTheSource(_ name: String, fromCache: Bool) throws {
+            let destination = try Store.open(at: directory.store(name), schema: TestSchema.schema, configuration: Self.configuration())
+            defer { try? destination.close() }
+            let (hits, misses) = (source.statistics.cacheHits, source.statistics.cacheMisses)
+            #expect(try destination.replayHistory(from: source) == 42)
+            if fromCache {
+                #expect(source.statistics.cacheHits >= hits + 42)
+                #expect(source.statistics.cacheMisses == misses, "the replay decompressed the source's blocks")
+            } else {
+                #expect(source.statistics.cacheHits == hits)
+            }
+            for entity in [TestSchema.department, TestSchema.employee] {
+                for key in 1...40 as ClosedRange<Int64> {
+                    #expect(try destination.read(entity, key: key) == source.read(entity, key: key))
+                }
+            }
+            #expect(try destination.history(after: 0).map(\.changes) == source.history(after: 0).map(\.changes))
+        }
+        // Every history record's blocks (at least one a record) come from the cache.
+        try replayMatchesTheSource("Destination", fromCache: true)
+
+        // Reopened, the source knows its records from its checkpoint: the replay decodes them.
+        try source.close()
+        source = try Store.open(at: sourceURL, schema: TestSchema.schema, configuration: Self.configuration())
+        defer { try? source.close() }
+        try replayMatchesTheSource("Second destination", fromCache: false)
+    }
+
     @Test func writtenBlocksTakeOnlyFreeRoomAndEvictNothing() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
