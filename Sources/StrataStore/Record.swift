@@ -248,7 +248,9 @@ struct RecordBuilder {
             }
         }
         meta.varint(ops.count)
-        for op in ops {
+        // By position: an operation is read in place, where a copy would retain its changed columns.
+        for index in ops.indices {
+            let op = ops[index]
             meta.u8(op.kind.rawValue)
             meta.varint(op.entity)
             meta.varint(UInt64(bitPattern: op.key))
@@ -413,7 +415,7 @@ struct ParsedRecord {
                         op.priorSize = try meta.count()
                     }
                 }
-                ops.append(op)
+                ops.append(consume op)
             }
             return (timestamp, author, contextName, bundleID, processID, cursors, ops)
         }

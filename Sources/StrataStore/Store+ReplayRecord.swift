@@ -180,8 +180,11 @@ extension Store {
                 throw StoreError(.corrupt, "a replayed row does not decode", path: file.path, offset: offset)
             }
         }
-        for op in record.ops {
-            guard schema.entities.indices.contains(op.entity), op.key > 0, !(op.kind == .put || op.kind == .erase) else {
+        // Operations are read by position: a copy of one would retain its changed columns.
+        let ops = record.ops
+        for index in ops.indices {
+            let (entity, key, kind) = (ops[index].entity, ops[index].key, ops[index].kind)
+            guard schema.entities.indices.contains(entity), key > 0, !(kind == .put || kind == .erase) else {
                 throw StoreError(.corrupt, "a history record names an operation the schema does not have", path: file.path, offset: offset)
             }
         }
@@ -194,7 +197,8 @@ extension Store {
         var highestKeys = [Int64](repeating: 0, count: schema.entities.count)
         // Each operation's row before it, in this store.
         var befores = [ReplayImage?](repeating: nil, count: record.ops.count)
-        for (index, op) in record.ops.enumerated() {
+        for index in ops.indices {
+            let op = ops[index]
             let id = EntityKey(entity: op.entity, key: op.key)
             let indexed = !schema.entities[op.entity].indexedColumns.isEmpty
             let before: ReplayImage? = if let image = written[id] { image } else { committed[index] }
@@ -293,8 +297,9 @@ extension Store {
     private func replayCommittedPriors(of ops: [RecordOp], written: ReplayWrites) throws -> [ReplayImage?] {
         var images = [ReplayImage?](repeating: nil, count: ops.count)
         var positions: [Int: [Int]] = [:]
-        for (position, op) in ops.enumerated() where op.kind != .insert && written[EntityKey(entity: op.entity, key: op.key)] == nil {
-            positions[op.entity, default: []].append(position)
+        for position in ops.indices where ops[position].kind != .insert {
+            let id = EntityKey(entity: ops[position].entity, key: ops[position].key)
+            if written[id] == nil { positions[id.entity, default: []].append(position) }
         }
         for (entity, entityPositions) in positions {
             try forEachLiveSlot(entity, keys: entityPositions.map { ops[$0].key }) { block, slots, _, _ in
