@@ -17,12 +17,13 @@ struct FetchIndexChanges: Sendable {
     /// Creates an empty set of changes.
     init() {}
 
-    /// Records the move of `key`'s entries in the fetch indexes of `entity` on `columns` from
-    /// the values of `old` to those of `new` (`nil`: the row is absent before, or after).
-    mutating func record(_ entity: Int, _ key: PrimaryKey, columns: some Sequence<Int>, old: Row?, new: Row?) {
-        for column in columns {
-            let before = old?[column]
-            let after = new?[column]
+    /// Records the move of `key`'s entries in the fetch indexes of `entity` on `columns` (its
+    /// indexed columns) from the values of `old` to those of `new` (`nil`: the row is absent
+    /// before, or after).
+    mutating func record(_ entity: Int, _ key: PrimaryKey, columns: [Int], old: IndexedValues?, new: IndexedValues?) {
+        for (position, column) in columns.enumerated() {
+            let before = old?.value(at: position, column: column)
+            let after = new?.value(at: position, column: column)
             if before == after { continue }
             let slot = indexes.firstIndex { $0.entity == entity && $0.column == column } ?? {
                 indexes.append(IndexChanges(entity: entity, column: column, changes: []))

@@ -119,6 +119,33 @@ final class RowCodec: Sendable {
         return Row(values)
     }
 
+    /// Decodes the values of `columns` (ascending: the entity's indexed columns) of the row in
+    /// `bytes`, moving past the other columns' bytes without decoding them and stopping after
+    /// the last one asked for.
+    ///
+    /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold a row of this entity.
+    func decodeIndexed(_ bytes: UnsafeRawBufferPointer, columns: [Int]) throws -> IndexedValues {
+        var reader = BinaryReader(bytes)
+        let bitmap = try reader.bytes((storedColumns + 7) / 8)
+        func isNull(_ column: Int) -> Bool { bitmap[column / 8] & (1 << UInt8(column % 8)) != 0 }
+        var values: [Value] = []
+        values.reserveCapacity(columns.count)
+        var column = 0
+        for wanted in columns {
+            guard wanted < storedColumns else {
+                values.append(padding[wanted - storedColumns])
+                continue
+            }
+            while column < wanted {
+                if !isNull(column) { try skipValue(types[column], in: &reader) }
+                column += 1
+            }
+            column += 1
+            values.append(isNull(wanted) ? .null : try decodeValue(types[wanted], from: &reader))
+        }
+        return .list(values)
+    }
+
     /// Moves the reader past one non-nil value of `type`.
     func skipValue(_ type: ColumnType, in reader: inout BinaryReader) throws {
         switch type {

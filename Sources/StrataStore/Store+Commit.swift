@@ -39,9 +39,10 @@ struct CommitQueue: Sendable {
     var leaderActive = false
 }
 
-/// Whether a key is live within a commit group, with its newest image where known.
+/// Whether a key is live within a commit group, with the indexed values of its newest image
+/// where known.
 private enum GroupImage {
-    case live(Row?)
+    case live(IndexedValues?)
     case deleted
 }
 
@@ -118,7 +119,7 @@ extension Store {
             case .insert(_, let key, let row):
                 try codec.validate(row)
                 builder.add(.insert, entity: entity, key: key, row: row, codec: codec)
-                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: row)) }
+                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: .row(row))) }
                 highestKeys[entity] = max(highestKeys[entity], key)
                 if recordsRows { written[EntityKey(entity: entity, key: key)] = row }
             case .update(_, let key, let row, let changed):
@@ -132,7 +133,7 @@ extension Store {
                 let before = needsPriorRow(op) ? try prior(entity, key, at: index) : nil
                 if keepsPriorRows, let before { builder.addPrior(before, codec: codec) }
                 if recordsRows { written[EntityKey(entity: entity, key: key)] = row }
-                if reindexes { rows.append(IndexedRowChange(op: index, old: before, new: row)) }
+                if reindexes { rows.append(IndexedRowChange(op: index, old: before.map(IndexedValues.row), new: .row(row))) }
             case .delete(_, let key):
                 let keep = schema.entities[entity].tombstoneColumns
                 let current = needsPriorRow(op) ? try prior(entity, key, at: index) : nil
@@ -147,7 +148,7 @@ extension Store {
                 }
                 if let current, keepsPriorRows { builder.addPrior(current, codec: codec) }
                 if recordsRows { written[EntityKey(entity: entity, key: key)] = .some(nil) }
-                if indexed { rows.append(IndexedRowChange(op: index, old: current, new: nil)) }
+                if indexed { rows.append(IndexedRowChange(op: index, old: current.map(IndexedValues.row), new: nil)) }
             }
         }
         raiseNextKeys(highestKeys)
@@ -442,7 +443,7 @@ extension Store {
                         if case .live(let image?) = current {
                             rows[next].old = image
                         } else if !imagesCurrent {
-                            rows[next].old = try read(op.entity, key: op.key)
+                            rows[next].old = try read(op.entity, key: op.key).map(IndexedValues.row)
                         }
                     }
                     if !distinctKeys { set(id, op.kind.removes ? .deleted : .live(rows[next].new), replacing: current) }

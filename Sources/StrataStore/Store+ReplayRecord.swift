@@ -92,8 +92,8 @@ struct ReplayEncoding {
     let sourceCurrent: [[Bool]]
     /// The same for the destination's committed rows.
     let destinationCurrent: [[Bool]]
-    /// By entity: whether each column has a fetch index (the columns the rows decoded for the
-    /// fetch indexes need; the others are left `null`).
+    /// By entity: whether each column has a fetch index (an update that changes none of them
+    /// leaves the fetch indexes as they are).
     let fetchIndexed: [[Bool]]
 
     /// Prepares to replay `source` into `destination` (of the same schema) under `cursor`.
@@ -166,19 +166,24 @@ extension Store {
             }
             return ReplayImage(block: sourceBlocks[block]!, slot: slot, fromSource: true)
         }
-        /// The row of `image`; with `indexedOnly`, only its fetch-indexed columns (the rest `null`).
-        func decode(_ image: ReplayImage, _ entity: Int, indexedOnly: Bool = false) throws -> Row {
+        /// Decodes the row of `image` with `decode`, given the codec of the image's schema version.
+        func decoding<T>(_ image: ReplayImage, _ entity: Int, _ decode: (RowCodec, UnsafeRawBufferPointer) throws -> T) throws -> T {
             do {
                 let codecs = (image.fromSource ? encoding.source : self).versionCodecs
                 let version = Int(image.block.schemaVersion)
                 guard version < codecs.count, entity < codecs[version].count else { throw BinaryReader.Malformed(offset: 13) }
-                if indexedOnly {
-                    return try image.block.withRow(at: image.slot) { try codecs[version][entity].decode($0, projection: encoding.fetchIndexed[entity]) }
-                }
-                return try image.block.withRow(at: image.slot) { try codecs[version][entity].decode($0) }
+                return try image.block.withRow(at: image.slot) { try decode(codecs[version][entity], $0) }
             } catch {
                 throw StoreError(.corrupt, "a replayed row does not decode", path: file.path, offset: offset)
             }
+        }
+        /// The row of `image`.
+        func decode(_ image: ReplayImage, _ entity: Int) throws -> Row {
+            try decoding(image, entity) { codec, bytes in try codec.decode(bytes) }
+        }
+        /// The values of the fetch-indexed columns of the row of `image`.
+        func indexedValues(_ image: ReplayImage, _ entity: Int) throws -> IndexedValues {
+            try decoding(image, entity) { codec, bytes in try codec.decodeIndexed(bytes, columns: schema.entities[entity].indexedColumns) }
         }
         // Operations are read by position: a copy of one would retain its changed columns.
         let ops = record.ops
@@ -210,7 +215,7 @@ extension Store {
             }
             switch op.kind {
             case .insert:
-                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: try decode(try sourceImage(op.block, op.slot), op.entity, indexedOnly: true))) }
+                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: try indexedValues(try sourceImage(op.block, op.slot), op.entity))) }
                 highestKeys[op.entity] = max(highestKeys[op.entity], op.key)
                 written.record(try sourceImage(op.block, op.slot), for: id)
                 changes.append(ReplayedChange(kind: .insert, entity: op.entity, key: op.key))
@@ -221,7 +226,7 @@ extension Store {
                 let image = try sourceImage(op.block, op.slot)
                 if indexed && op.changedColumns.contains(where: { encoding.fetchIndexed[op.entity][$0] }) {
                     rows.append(IndexedRowChange(
-                        op: index, old: try before.map { try decode($0, op.entity, indexedOnly: true) }, new: try decode(image, op.entity, indexedOnly: true)))
+                        op: index, old: try before.map { try indexedValues($0, op.entity) }, new: try indexedValues(image, op.entity)))
                 }
                 written.record(image, for: id)
                 changes.append(ReplayedChange(kind: .update, entity: op.entity, key: op.key))
@@ -229,7 +234,7 @@ extension Store {
                 if before == nil && !schema.entities[op.entity].tombstoneColumns.isEmpty {
                     throw StoreError(.keyConflict, "delete of \(schema.entities[op.entity].name) \(op.key), which does not exist")
                 }
-                if indexed { rows.append(IndexedRowChange(op: index, old: try before.map { try decode($0, op.entity, indexedOnly: true) }, new: nil)) }
+                if indexed { rows.append(IndexedRowChange(op: index, old: try before.map { try indexedValues($0, op.entity) }, new: nil)) }
                 written.record(nil, for: id)
                 changes.append(ReplayedChange(kind: .delete, entity: op.entity, key: op.key))
             case .put, .erase:

@@ -13,6 +13,9 @@ struct StoreState: Sendable {
     var stats: [UInt32: SegmentStats] = [:]
     /// Fetch indexes: per entity, per indexed column.
     var fetchIndexes: [[Int: OrderedIndex]]
+    /// Per entity, the columns with a fetch index, in order: the positions of a commit's
+    /// ``IndexedValues``.
+    let indexedColumns: [[Int]]
     /// Retained history transaction records, by sequence.
     var history: [HistoryEntry] = []
     /// The newest committed sequence.
@@ -34,6 +37,7 @@ struct StoreState: Sendable {
     /// Creates the empty state for `schema`.
     init(schema: Schema) {
         entities = Array(repeating: EntityIndex(), count: schema.entities.count)
+        indexedColumns = schema.entities.map(\.indexedColumns)
         fetchIndexes = schema.entities.map { entity in
             Dictionary(uniqueKeysWithValues: entity.indexedColumns.map { ($0, OrderedIndex()) })
         }
@@ -113,7 +117,7 @@ struct StoreState: Sendable {
         let ops = record.ops
         for change in rows {
             let entity = ops[change.op].entity
-            indexChanges.record(entity, ops[change.op].key, columns: fetchIndexes[entity].keys, old: change.old, new: change.new)
+            indexChanges.record(entity, ops[change.op].key, columns: indexedColumns[entity], old: change.old, new: change.new)
         }
         // The record's own segment's byte counts are summed here and added once.
         var counts = SegmentByteCounts()

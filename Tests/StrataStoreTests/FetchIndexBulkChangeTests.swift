@@ -29,7 +29,7 @@ import Testing
             let key = Int64.random(in: 1...Int64(initial + 400), using: &generator)
             let old = current[key].map { Row([.int($0)]) }
             let new: Row? = Bool.random(using: &generator) ? Row([.int(Int64.random(in: 0...120, using: &generator))]) : nil
-            changes.record(0, key, columns: [0], old: old, new: new)
+            changes.record(0, key, columns: [0], old: old.map(IndexedValues.row), new: new.map(IndexedValues.row))
             if let old { reference.remove(old[0], key: key) }
             if let new { reference.insert(new[0], key: key) }
             if case .int(let value)? = new?[0] { current[key] = value } else { current[key] = nil }

@@ -36,7 +36,7 @@ import Testing
         for _ in 0..<3_000 {
             key += Int64.random(in: 1...3, using: &generator)
             let value = Self.value(kinds, using: &generator)
-            changes.record(0, key, columns: [0], old: nil, new: Row([value]))
+            changes.record(0, key, columns: [0], old: nil, new: IndexedValues.list([value]))
             reference.insert(value, key: key)
         }
         changes.apply(to: &fetchIndexes)
@@ -50,11 +50,11 @@ import Testing
     @Test func aKeyInsertedTwiceOrRemovedInTheGroupNetsOut() {
         var fetchIndexes = [[0: OrderedIndex()]]
         var changes = FetchIndexChanges()
-        changes.record(0, 1, columns: [0], old: nil, new: Row([.int(5)]))
-        changes.record(0, 2, columns: [0], old: nil, new: Row([.int(3)]))
+        changes.record(0, 1, columns: [0], old: nil, new: IndexedValues.list([.int(5)]))
+        changes.record(0, 2, columns: [0], old: nil, new: IndexedValues.list([.int(3)]))
         // Key 1 again (not rising): moved from 5 to 4, then key 2 removed.
-        changes.record(0, 1, columns: [0], old: Row([.int(5)]), new: Row([.int(4)]))
-        changes.record(0, 2, columns: [0], old: Row([.int(3)]), new: nil)
+        changes.record(0, 1, columns: [0], old: IndexedValues.list([.int(5)]), new: IndexedValues.list([.int(4)]))
+        changes.record(0, 2, columns: [0], old: IndexedValues.list([.int(3)]), new: nil)
         changes.apply(to: &fetchIndexes)
         let index = fetchIndexes[0][0]!
         #expect(index.count == 1)
