@@ -116,6 +116,36 @@ import Darwin
         try replayMatchesTheSource("Second destination", fromCache: false)
     }
 
+    @Test func aReplayAfterCompactionMovedTheSourcesHistoryReadsTheMovedBlocks() throws {
+        let directory = TemporaryDirectory()
+        let source = try Store.open(at: directory.store("Source"), schema: TestSchema.schema, configuration: HistoryTests.configuration())
+        defer { try? source.close() }
+        var insert = Transaction()
+        insert.insert(TestSchema.employee, key: 1, row: TestSchema.employee(0))
+        try source.commit(insert)
+        for version in 1...60 {
+            var transaction = Transaction(author: "v\(version)")
+            transaction.update(TestSchema.employee, key: 1, row: TestSchema.employee(version), changedColumns: [0, 1, 2])
+            try source.commit(transaction)
+        }
+        let segments = source.segments()
+        try source.compact()
+        #expect(source.segments() != segments, "compaction moved the history records")
+        // Only the moved records' blocks are cached, under their new numbers.
+        source.cache.removeAll()
+        let (blocks, files) = source.state.withLock { ($0.blocks, $0.files) }
+        for (number, block) in blocks.enumerated() {
+            if let file = files[block.segment] { _ = try source.loadBlock(UInt32(number), block, file: file) }
+        }
+        let destination = try Store.open(at: directory.store("Destination"), schema: TestSchema.schema, configuration: Self.configuration())
+        defer { try? destination.close() }
+        let misses = source.statistics.cacheMisses
+        #expect(try destination.replayHistory(from: source) == 61)
+        #expect(source.statistics.cacheMisses == misses, "every block came from the cache")
+        #expect(try destination.read(TestSchema.employee, key: 1) == TestSchema.employee(60))
+        #expect(try destination.history(after: 0).map(\.changes) == source.history(after: 0).map(\.changes))
+    }
+
     @Test func writtenBlocksTakeOnlyFreeRoomAndEvictNothing() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
