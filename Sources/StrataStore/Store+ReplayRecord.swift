@@ -193,15 +193,15 @@ extension Store {
                 throw StoreError(.corrupt, "a history record names an operation the schema does not have", path: file.path, offset: offset)
             }
         }
-        let committed = try replayCommittedPriors(of: record.ops, written: written)
+        let committed = try replayCommittedPriors(of: ops, written: written)
         // The record's blocks are copied whole when this store reads them as the source does and
         // every prior row the source kept is byte for byte the one this store holds.
         var reusesBlocks = encoding.sharesBlocks(of: record, in: bytes, start: start)
         var rows: [IndexedRowChange] = []
-        rows.reserveCapacity(record.ops.count)
+        rows.reserveCapacity(ops.count)
         var highestKeys = [Int64](repeating: 0, count: schema.entities.count)
         // Each operation's row before it, in this store.
-        var befores = [ReplayImage?](repeating: nil, count: record.ops.count)
+        var befores = [ReplayImage?](repeating: nil, count: ops.count)
         for index in ops.indices {
             let op = ops[index]
             let id = EntityKey(entity: op.entity, key: op.key)
@@ -246,7 +246,7 @@ extension Store {
         var encoded: EncodedRecord
         if reusesBlocks {
             encoded = RecordBuilder.encode(
-                kind: .transaction, ops: record.ops, blockBytes: record.blocks.reduce(0) { $0 + $1.length }, timestamp: record.timestamp,
+                kind: .transaction, ops: ops, blockBytes: record.blocks.reduce(0) { $0 + $1.length }, timestamp: record.timestamp,
                 author: record.author, contextName: record.contextName, bundleID: record.bundleID, processID: record.processID,
                 cursors: cursors
             ) { output in
@@ -260,7 +260,7 @@ extension Store {
             encoded.decodedBlocks = sourceBlocks
         } else {
             var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
-            for (op, before) in zip(record.ops, befores) {
+            for (op, before) in zip(ops, befores) {
                 func add(_ kind: OpKind, _ image: ReplayImage, changed: [Int] = []) throws {
                     if encoding.isCurrent(image, entity: op.entity) {
                         image.block.withRow(at: image.slot) { builder.add(kind, entity: op.entity, key: op.key, encodedRow: $0, changedColumns: changed) }
