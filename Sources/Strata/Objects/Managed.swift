@@ -1,4 +1,5 @@
 import Foundation
+import StrataStore
 
 /// A typed, change-tracked property of a `ManagedObject` subclass: Core Data's `@NSManaged`.
 ///
@@ -52,7 +53,17 @@ extension ManagedObject {
     public func _managedValue<Value>(forKey key: String, hint: _ManagedSlotHint?) -> Value {
         let value: Any?
         do {
-            value = try accessValue(try hint?.slot(of: key, in: runtime) ?? runtime.slot(key))
+            let slot = try hint?.slot(of: key, in: runtime) ?? runtime.slot(key)
+            if lazyRow != nil, runtime.loads[slot] == .plain {
+                willAccessValue(forKey: key)
+                defer { didAccessValue(forKey: key) }
+                // An attribute read straight from the row the object was loaded from is typed
+                // without going through `Any`.
+                if let stored = lazyPlainValue(slot) { return ManagedValueCast.cast(stored: stored, to: Value.self, key: key) }
+                value = try publicValue(slot)
+            } else {
+                value = try accessValue(slot)
+            }
         } catch {
             preconditionFailure("reading \(type(of: self)).\(key): \(error)")
         }
@@ -109,6 +120,20 @@ enum ManagedValueCast {
     static func cast<T>(_ value: Any?, to _: T.Type, key: String) -> T {
         if let value, type(of: value) == T.self { return exactly(value) }
         return converted(value, to: T.self, key: key)
+    }
+
+    /// The attribute value `stored` as `T`: a value whose payload is exactly `T` without a
+    /// dynamic cast and without making an `Any`, any other as ``cast(_:to:key:)`` converts
+    /// its plain value.
+    static func cast<T>(stored: StrataStore.Value, to _: T.Type, key: String) -> T {
+        switch stored {
+        case .string(let value) where T.self == String.self: return unsafeBitCast(value, to: T.self)
+        case .int(let value) where T.self == Int64.self: return unsafeBitCast(value, to: T.self)
+        case .bool(let value) where T.self == Bool.self: return unsafeBitCast(value, to: T.self)
+        case .double(let value) where T.self == Double.self: return unsafeBitCast(value, to: T.self)
+        case .date(let value) where T.self == Date.self: return unsafeBitCast(value, to: T.self)
+        default: return cast(ValueConversion.plainValue(stored), to: T.self, key: key)
+        }
     }
 
     /// `value` as `T` when its type is not exactly `T`: kept out of ``cast(_:to:key:)`` so

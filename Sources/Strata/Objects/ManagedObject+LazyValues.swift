@@ -43,6 +43,15 @@ extension ManagedObject {
         return try decodeLazySlot(slot)
     }
 
+    /// The stored value of the plain attribute in `slot` from ``lazyRow``, when the object
+    /// holds a row that has not decoded the slot (else `nil`): what ``decodeLazySlot(_:)``
+    /// would return, before it is made an `Any`.
+    func lazyPlainValue(_ slot: Int) -> StrataStore.Value? {
+        guard let lazy = lazyRow, runtime.loads[slot] == .plain, !lazy.decoded.contains(slot) else { return nil }
+        let column = lazy.layout.slotColumns[slot]
+        return column >= 0 ? lazy.row[column] : nil
+    }
+
     /// The value of `slot` from ``lazyRow`` (the decoded one, if it was). Attribute values are
     /// decoded from the row on every read and not kept (the row holds them, and an object read
     /// once costs no slot storage); a to-one reference's ID is made once and kept.
