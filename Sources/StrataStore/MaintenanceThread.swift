@@ -43,11 +43,13 @@ extension Store {
         maintenance.start { [weak self] in self?.runMaintenance() }
     }
 
-    /// One round of background work: a checkpoint when enough log was written, then compaction
-    /// of sealed segments past the dead-fraction threshold.
+    /// One round of background work: segment space ahead of the log when a commit asked for it,
+    /// a checkpoint when enough log was written, then compaction of sealed segments past the
+    /// dead-fraction threshold.
     func runMaintenance() {
         do {
             try checkOpen(writing: true)
+            if spaceAheadRequested.exchange(false, ordering: .acquiringAndReleasing) { try allocateSpaceAhead() }
             if state.withLock({ $0.bytesSinceCheckpoint }) >= Int64(configuration.checkpointInterval) {
                 try writeCheckpoint()
             }

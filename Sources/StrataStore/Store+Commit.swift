@@ -306,6 +306,7 @@ extension Store {
                         try io.writeZeros(file.fd, at: start + written, length: length - written)
                     }
                     state.withLock { $0.preallocatedEnd = start + length }
+                    counters.spaceAllocations.add(1)
                 }
                 try StoreError.io("append to segment", path: file.path) {
                     try buffer.withUnsafeBytes { try io.writeAll(file.fd, $0, at: start) }
@@ -327,7 +328,7 @@ extension Store {
             let interval = Int64(configuration.checkpointInterval)
             // The number the group's first block gets: blocks are numbered in the order applied.
             var firstBlockNumber = 0
-            let wantsCheckpoint = state.withLock { state in
+            let (wantsCheckpoint, wantsSpace) = state.withLock { state in
                 var indexChanges = FetchIndexChanges()
                 firstBlockNumber = state.blocks.count
                 for (position, entry) in accepted.enumerated() {
@@ -342,7 +343,7 @@ extension Store {
                 state.activeEnd = start + Int64(buffer.count)
                 state.stats[file.id]?.fileBytes = state.activeEnd
                 state.bytesSinceCheckpoint += Int64(buffer.count)
-                return state.bytesSinceCheckpoint >= interval
+                return (state.bytesSinceCheckpoint >= interval, needsSpaceAhead(state))
             }
             cacheWrittenBlocks(accepted.lazy.map { batch[$0.index].record }, firstNumber: firstBlockNumber)
             recentCommits.withLock { recent in
@@ -354,7 +355,7 @@ extension Store {
             counters.groupWrites.add(1)
             CommitSignal.notify(self, sequence: sequence)
             counters.bytesWritten.add(buffer.count)
-            if wantsCheckpoint { maintenance.wake() }
+            if wantsCheckpoint || (wantsSpace && !spaceAheadRequested.exchange(true, ordering: .acquiringAndReleasing)) { maintenance.wake() }
             for (position, entry) in accepted.enumerated() {
                 results[entry.index] = .success(firstSequence + UInt64(position))
             }
@@ -466,7 +467,7 @@ extension Store {
     }
 
     /// Stops writes until reopen after a failure that may have left the log in an unknown state.
-    private func failStop(_ error: any Error, _ what: String) -> StoreError {
+    func failStop(_ error: any Error, _ what: String) -> StoreError {
         let description = "\(what): \(error)"
         lifecycle.withLock { $0.failure = description }
         logger.critical("store stops accepting writes until reopened", metadata: ["path": "\(path)", "error": "\(description)"])

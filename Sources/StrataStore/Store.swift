@@ -57,6 +57,9 @@ public final class Store: Sendable {
     let counters = StoreCounters()
     let lockFD: Atomic<Int32>
     let closed = Atomic<Bool>(false)
+    /// Whether a commit asked the maintenance thread to allocate segment space ahead of the log
+    /// (``allocateSpaceAhead()``) and it has not started yet.
+    let spaceAheadRequested = Atomic<Bool>(false)
     let maintenance: MaintenanceThread
 
     init(

@@ -35,6 +35,10 @@ final class StoreCounters: Sendable {
     let compactions = StoreCounter("strata_compactions")
     /// Checkpoints written.
     let checkpoints = StoreCounter("strata_checkpoints")
+    /// Windows of segment space a commit group allocated before its append.
+    let spaceAllocations = StoreCounter("strata_space_allocations")
+    /// Windows of segment space the maintenance thread allocated ahead of the log.
+    let spaceAllocationsAhead = StoreCounter("strata_space_allocations_ahead")
 }
 
 /// A snapshot of the store's counters and sizes. `Sendable`.
@@ -59,6 +63,13 @@ public struct StoreStatistics: Sendable, Hashable, Codable {
     public var compactions: Int
     /// Checkpoints written since open.
     public var checkpoints: Int
+    /// Windows of active-segment space (allocated and written with zeros, see
+    /// ``Store/preallocationWindow``) that a commit group allocated before its append since
+    /// open: each delays that group by the zeros' write.
+    public var spaceAllocations: Int
+    /// Windows of active-segment space the maintenance thread allocated ahead of the log since
+    /// open, so that no commit waits for them.
+    public var spaceAllocationsAhead: Int
     /// Live rows, all entities.
     public var liveRows: Int
     /// Bytes of memory the object index takes.
@@ -99,7 +110,8 @@ extension Store {
         return StoreStatistics(
             commits: counters.commits.total, fsyncs: counters.fsyncs.total, commitGroups: counters.groupWrites.total, bytesWritten: counters.bytesWritten.total,
             bytesReclaimed: counters.bytesReclaimed.total, cacheHits: cache.hits, cacheMisses: cache.misses,
-            compactions: counters.compactions.total, checkpoints: counters.checkpoints.total, liveRows: rows,
+            compactions: counters.compactions.total, checkpoints: counters.checkpoints.total,
+            spaceAllocations: counters.spaceAllocations.total, spaceAllocationsAhead: counters.spaceAllocationsAhead.total, liveRows: rows,
             indexBytes: indexBytes, blocks: blocks, segmentBytes: segmentBytes, liveRowBytes: liveRowBytes)
     }
 
