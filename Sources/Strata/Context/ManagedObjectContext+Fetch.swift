@@ -155,7 +155,7 @@ extension ManagedObjectContext {
         var objects: [ManagedObject] = []
         var unread: [ManagedObjectID] = []
         try collectStored(plan, stores: stores, encodedRows: true) { match in
-            let object = try self.object(for: .stored(match), plan: plan, stores: stores, loading: true, references: references)
+            let object = try self.object(for: match, plan: plan, stores: stores, loading: true, references: references)
             if !object.isLoaded { unread.append(object.objectID) }
             objects.append(object)
         }
@@ -185,11 +185,17 @@ extension ManagedObjectContext {
     private func object(
         for candidate: FetchCandidate, plan: QueryPlan, stores: FetchStores, loading: Bool, references: ReferenceIDs
     ) throws -> ManagedObject {
-        let match: StoredMatch
         switch candidate {
         case .object(let object): return object
-        case .stored(let stored): match = stored
+        case .stored(let match): return try object(for: match, plan: plan, stores: stores, loading: loading, references: references)
         }
+    }
+
+    /// The object of the stored row `match`, as ``object(for:plan:stores:loading:references:)``
+    /// makes it of a candidate.
+    private func object(
+        for match: StoredMatch, plan: QueryPlan, stores: FetchStores, loading: Bool, references: ReferenceIDs
+    ) throws -> ManagedObject {
         let concrete = plan.concrete(of: match)
         let entity = concrete?.entity ?? plan.entity
         let id = ManagedObjectID(entity: entity, storeIdentifier: stores.stores[match.store].identifier, primaryKey: match.key)
