@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How a block's bytes are stored.
 enum BlockCodec: UInt8 {
     /// Uncompressed.
@@ -95,6 +97,10 @@ final class DecodedBlock: Sendable {
     /// The number of rows.
     let rowCount: Int
     private let dataStart: Int
+    /// The column offsets of the rows already checked as encoded rows, so that a row read again
+    /// is not checked again (``copyCheckedOffsets(slot:columns:into:)``): empty until the first
+    /// is recorded, then one entry a stored column a row, a row's first entry 0 while unchecked.
+    let checkedOffsets = Mutex<[UInt16]>([])
 
     /// The block whose uncompressed bytes a ``BlockBuilder`` just laid out: the bytes a read
     /// decompresses from its on-disk form, taken without a check.
@@ -164,6 +170,7 @@ final class DecodedBlock: Sendable {
         }
     }
 
-    /// The bytes the block holds in memory, for the cache's bound.
+    /// The bytes the block holds in memory, for the cache's bound (its checked rows' offsets,
+    /// 2 bytes a column of a row read as an encoded row, are not counted: a fraction of the bytes).
     var cost: Int { bytes.count + 64 }
 }

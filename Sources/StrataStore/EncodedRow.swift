@@ -69,18 +69,24 @@ public struct EncodedRow: @unchecked Sendable {
     /// The storage.
     let storage: Storage
 
-    /// A copy of `bytes`, one row of `format`.
+    /// A copy of `bytes`, one row of `format`: the row in `slot` of `block` when given, whose
+    /// check is made once while the block lives (the block records the row's column offsets,
+    /// which a later copy takes instead of checking the bytes again).
     ///
     /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold a row of `format`.
-    static func make(_ bytes: UnsafeRawBufferPointer, format: EncodedRowFormat) throws -> EncodedRow {
+    static func make(_ bytes: UnsafeRawBufferPointer, format: EncodedRowFormat, block: DecodedBlock? = nil, slot: Int = 0) throws -> EncodedRow {
         let table = offsetTable(byteCount: bytes.count)
-        let capacity = footprint(byteCount: bytes.count, storedColumns: format.codec.storedColumns)
+        let columns = format.codec.storedColumns
+        let capacity = footprint(byteCount: bytes.count, storedColumns: columns)
         let storage = unsafeDowncast(
             Storage.create(minimumCapacity: capacity) { _ in EncodedRowHeader(format: format, count: bytes.count) }, to: Storage.self)
         try storage.withUnsafeMutablePointerToElements { elements in
             let raw = UnsafeMutableRawPointer(elements)
             if let base = bytes.baseAddress { raw.copyMemory(from: base, byteCount: bytes.count) }
-            try format.check(UnsafeRawBufferPointer(start: raw, count: bytes.count), offsets: table.map { raw + $0 })
+            let offsets = table.map { raw + $0 }
+            if let offsets, let block, block.copyCheckedOffsets(slot: slot, columns: columns, into: offsets) { return }
+            try format.check(UnsafeRawBufferPointer(start: raw, count: bytes.count), offsets: offsets)
+            if let offsets, let block { block.recordCheckedOffsets(slot: slot, columns: columns, from: offsets) }
         }
         return EncodedRow(storage: storage)
     }

@@ -31,7 +31,9 @@ extension Store {
         let block = try loadBlock(resolved.location.block, resolved.block, file: resolved.file)
         let offset = Int64(resolved.block.offset)
         let format = try blockFormat(Int(resolved.block.entity), of: block, file: resolved.file, offset: offset)
-        return try encodedRow(block, slot: resolved.location.slot, format: format, file: resolved.file, offset: offset)
+        // A row read on its own (a fault) is seldom read again while its block lives: its
+        // check is not recorded.
+        return try encodedRow(block, slot: resolved.location.slot, format: format, file: resolved.file, offset: offset, recordsCheck: false)
     }
 
     /// Calls `body` with every live row of `entity` as its encoded bytes, as ``scan(_:_:)`` calls
@@ -86,13 +88,16 @@ extension Store {
         return versionFormats[version][entity]
     }
 
-    /// A copy of the encoded row in `slot` of a decoded block, checked against `format`.
-    private func encodedRow(_ block: DecodedBlock, slot: Int, format: EncodedRowFormat, file: SegmentFile, offset: Int64) throws -> EncodedRow {
+    /// A copy of the encoded row in `slot` of a decoded block, checked against `format` (once
+    /// while the block lives, with `recordsCheck`: see ``EncodedRow/make(_:format:block:slot:)``).
+    private func encodedRow(
+        _ block: DecodedBlock, slot: Int, format: EncodedRowFormat, file: SegmentFile, offset: Int64, recordsCheck: Bool = true
+    ) throws -> EncodedRow {
         guard slot < block.rowCount else {
             throw StoreError(.corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: offset)
         }
         do {
-            return try block.withRow(at: slot) { try EncodedRow.make($0, format: format) }
+            return try block.withRow(at: slot) { try EncodedRow.make($0, format: format, block: recordsCheck ? block : nil, slot: slot) }
         } catch {
             throw StoreError(.corrupt, "row \(slot) of a block does not decode", path: file.path, offset: offset)
         }

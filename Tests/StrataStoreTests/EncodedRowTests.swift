@@ -112,6 +112,73 @@ import Testing
         try store.close()
     }
 
+    /// Reading several rows of a block records each row's column offsets in the block (unless
+    /// the row is longer than 64 KiB), as its check computed them; the next read of those rows copies them instead of checking the bytes
+    /// again and reads the same values. A row read on its own records nothing, and a row that
+    /// does not decode is refused every time and never recorded.
+    @Test func rowsReadAgainFromALiveBlockTakeTheOffsetsTheirCheckRecorded() throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(at: directory.store(), schema: RoundTripTests.schema, configuration: TestSchema.configuration())
+        defer { try? store.close() }
+        var transaction = Transaction()
+        let keys = Array(store.allocateKeys(for: RoundTripTests.allTypes, count: RoundTripTests.rows.count))
+        for (key, row) in zip(keys, RoundTripTests.rows) { transaction.insert(RoundTripTests.allTypes, key: key, row: row) }
+        try store.commit(transaction)
+        // The commit cached its one block, decoded, as block 0.
+        let block = try #require(store.cachedBlock(0))
+        let format = store.versionFormats[store.schemaHistory.version][RoundTripTests.allTypes]
+        let columns = format.codec.storedColumns
+        func recorded(_ slot: Int) -> [UInt16]? {
+            var offsets = [UInt16](repeating: 0, count: columns)
+            return offsets.withUnsafeMutableBytes { block.copyCheckedOffsets(slot: slot, columns: columns, into: $0.baseAddress!) } ? offsets : nil
+        }
+        _ = try store.readEncoded(RoundTripTests.allTypes, key: keys[0])
+        #expect(recorded(0) == nil, "a row read on its own records nothing")
+        let first = try store.readEncoded(RoundTripTests.allTypes, keys: keys)
+        for slot in 0..<block.rowCount {
+            var checked = [UInt16](repeating: 0, count: columns)
+            try checked.withUnsafeMutableBytes { offsets in
+                try block.withRow(at: slot) { try format.check($0, offsets: offsets.baseAddress!) }
+            }
+            // A row longer than 64 KiB keeps no offsets (``EncodedRow``): it is checked each time.
+            let long = block.withRow(at: slot) { $0.count } > Int(UInt16.max)
+            #expect(recorded(slot) == (long ? nil : checked), "slot \(slot): the offsets the check computes")
+        }
+        let again = try store.readEncoded(RoundTripTests.allTypes, keys: keys)
+        for (index, row) in again.enumerated() {
+            Self.check(row, RoundTripTests.rows[index], "read again, key \(keys[index])")
+            Self.check(first[index], RoundTripTests.rows[index], "read first, key \(keys[index])")
+        }
+        // A row whose string is not UTF-8, in a block of its own.
+        let bad = try Self.blockWithRowThatIsNotUTF8()
+        for attempt in 1...2 {
+            #expect(throws: BinaryReader.Malformed.self, "attempt \(attempt)") {
+                try bad.block.withRow(at: 0) { try EncodedRow.make($0, format: bad.format, block: bad.block, slot: 0) }
+            }
+        }
+        var none = [UInt16](repeating: 0, count: 2)
+        #expect(!none.withUnsafeMutableBytes { bad.block.copyCheckedOffsets(slot: 0, columns: 2, into: $0.baseAddress!) })
+    }
+
+    /// A block of one `Note(text, rank)` row whose text holds the byte 0xFF (its checksum made
+    /// for those bytes, as a writer's bug would leave it), with its format.
+    static func blockWithRowThatIsNotUTF8() throws -> (block: DecodedBlock, format: EncodedRowFormat) {
+        let entity = EntitySchema(id: 0, name: "Note", columns: [ColumnSchema(name: "text", type: .string), ColumnSchema(name: "rank", type: .int64)])
+        let codec = RowCodec(entity)
+        var builder = BlockBuilder(entity: 0)
+        _ = builder.append(key: 1, row: Row([.string("abc"), .int(7)]), codec: codec)
+        var stored: [UInt8] = []
+        _ = builder.write(to: &stored)
+        // Too short to compress: the payload after the 16-byte header is the raw block.
+        try #require(stored[12] == BlockCodec.raw.rawValue)
+        let position = try #require(stored.indices.dropFirst(BlockBuilder.headerSize).first { stored[$0] == UInt8(ascii: "b") })
+        stored[position] = 0xFF
+        let crc = stored.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[4...]))) }
+        stored.withUnsafeMutableBytes { $0.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self) }
+        let block = try stored.withUnsafeBytes { try DecodedBlock(onDisk: $0) }
+        return (block, EncodedRowFormat(codec))
+    }
+
     /// A row is refused when a string holds a byte that is not UTF-8, wherever it sits in strings
     /// of lengths around the 8- and 16-byte widths a scan may read at once, and kept when its
     /// strings are ASCII or valid UTF-8 of any of those lengths.
