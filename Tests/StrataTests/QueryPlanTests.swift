@@ -241,6 +241,26 @@ enum CatalogModel {
         try container.close()
     }
 
+    /// A walk that accepts few of the rows it reads (about one in forty) reads on past the keys it
+    /// read from the index at first, as many times as it needs, and finds what the oracle finds.
+    @Test func aWalkThatAcceptsFewRowsReadsMoreOfTheIndexUntilItHasThem() throws {
+        let folder = TemporaryFolder()
+        let container = try CatalogModel.seeded(at: folder.store(), count: 1_200, batch: 100)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let request = FetchRequest<ManagedObject>(entityName: "Item")
+            request.predicate = P(andPredicateWithSubpredicates: [P(key: "label", .equalTo, "label 3"), P(key: "flag", .equalTo, false)])
+            request.sortDescriptors = [FetchSortDescriptor(key: "rank", ascending: false)]
+            for limit in [1, 5, 25, 200] {
+                request.fetchLimit = limit
+                #expect(try context.explain(request).stopsAfter == limit, "limit \(limit): a walk of rank's index")
+                let expected = try Self.oracle(request, in: context)
+                #expect(expected.count == min(limit, 30), "limit \(limit): 30 items match")
+                #expect(CatalogModel.ranks(try context.fetch(request)) == CatalogModel.ranks(expected), "limit \(limit)")
+            }
+        }
+    }
+
     /// W5's shape: a sort on the indexed key with a limit walks the index from the top and stops;
     /// the same predicate counted reads no rows when the index answers it.
     @Test func sortedLimitWalksTheIndexAndStopsEarly() throws {

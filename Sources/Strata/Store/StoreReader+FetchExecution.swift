@@ -114,9 +114,9 @@ extension StoreReader {
     /// `walk.needed` rows were accepted and the key's value changes (rows tied with the last
     /// accepted one may sort before it on later keys).
     ///
-    /// The index is read once per query, as far as the walk can need: enough keys for
-    /// `walk.needed` rows when at least one row in ``walkReach`` is accepted, read again to its
-    /// end only when that is not enough. Rows are read in batches sized from the share of rows
+    /// The index is read per query as far as the walk can need: at first enough keys for
+    /// `walk.needed` rows when at least one row in ``walkReach`` is accepted, then, each time
+    /// those are used, ``walkGrowth`` times as many. Rows are read in batches sized from the share of rows
     /// accepted so far (so that few rows are decoded past the last one needed), each batch with
     /// one read per block, with at least `columns` decoded (every column when `nil`), or encoded
     /// when `engine` is given.
@@ -127,16 +127,18 @@ extension StoreReader {
         var read = 0
         var boundary: Value?
         for query in walk.queries(in: store) {
-            let reach = walk.needed.multipliedReportingOverflow(by: Self.walkReach).overflow ? Int.max : walk.needed * Self.walkReach + 64
+            var reach = walk.needed.multipliedReportingOverflow(by: Self.walkReach).overflow ? Int.max : walk.needed * Self.walkReach + 64
             var keys = try store.rows.keys(storeEntity, column: walk.column, matching: query, descending: walk.descending, limit: reach)
             var reachedEnd = keys.count < reach
             var done = 0
             while true {
                 if done == keys.count {
-                    // Past the reach: the rest of the index, once.
+                    // Past the reach: eight times as many keys (the same first ones, then more).
                     guard !reachedEnd else { break }
-                    keys = try store.rows.keys(storeEntity, column: walk.column, matching: query, descending: walk.descending, limit: nil)
-                    reachedEnd = true
+                    reach = reach > Int.max / Self.walkGrowth ? Int.max : reach * Self.walkGrowth
+                    keys = try store.rows.keys(
+                        storeEntity, column: walk.column, matching: query, descending: walk.descending, limit: reach == Int.max ? nil : reach)
+                    reachedEnd = reach == Int.max || keys.count < reach
                     guard done < keys.count else { break }
                 }
                 // The rows still needed at the acceptance rate seen so far (at first, all rows),
@@ -175,6 +177,11 @@ extension StoreReader {
     }
 
     /// How many keys per row needed a walk reads from the index at first: enough when at least
-    /// one row in this many is accepted.
-    static let walkReach = 16
+    /// one row in this many is accepted (a walk whose rows are all accepted uses half of them).
+    static let walkReach = 2
+
+    /// How many times more keys a walk reads from the index each time it used those it read: a
+    /// walk that accepts few rows reads the index's first keys again a few times, not once per
+    /// batch of rows.
+    static let walkGrowth = 8
 }
