@@ -167,8 +167,10 @@ struct GraphBench: ParsableCommand {
         SQLite: AFTER INSERT/UPDATE/DELETE triggers logging the transaction, table, rowid, kind, and old and new row as JSON to a
         change table; the fetch reads the rows after a change id, decodes the JSON and groups them by transaction; the replay
         applies each transaction in one write transaction of the replica (set up the same way), moving its cursor in it.
-        W9.trackingCost.W1/W2/W7 = time with tracking / time without (1.15: tracking adds 15%), the same workloads run first on
-        another fresh store without tracking (Strata: no PersistentHistoryTrackingKey; SQLite: no triggers); one run each.
+        W9.trackingCost.W1/W2/W7 = time with tracking / time without (1.15: tracking adds 15%), the same workloads run on
+        other fresh stores without tracking (Strata: no PersistentHistoryTrackingKey; SQLite: no triggers): the median of the
+        ratios of three rounds, without then with, with then without, without then with (the last tracked store is fetched
+        and replayed), so that a drift of the machine over the runs falls on both sides.
         --access kvc (a diagnostic) reads and writes through value(forKey:)/setValue(_:forKey:) instead of @Managed.
 
         """

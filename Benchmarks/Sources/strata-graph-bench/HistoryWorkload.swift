@@ -6,9 +6,10 @@ import Workloads
 /// (2,000 saves of 10 new employees from one writer, with the run's durability) and W7; then
 /// every transaction after the position is fetched (`W9`, `W9.fetchChanges`) and replayed into
 /// a replica of the same model (`W9.replay`, `W9.replayChanges`). The same W1, W2 and W7 on
-/// another fresh store that does not track history give what tracking costs
+/// other fresh stores that do not track history give what tracking costs
 /// (`W9.trackingCost.W1`, `.W2`, `.W7`: the time with tracking over the time without, so 1.15
-/// means tracking adds 15%).
+/// means tracking adds 15%; the median of three rounds of a store without and one with, in
+/// alternating order).
 ///
 /// The replica starts empty; the history through the position (W1) is applied to it first,
 /// untimed, because W7 updates employees W1 inserted; the timed replay applies the transactions
@@ -58,40 +59,37 @@ extension GraphRunner {
         }
         let directory = { (suffix: String) in root.appendingPathComponent(E.name.lowercased() + "-w9-" + suffix) }
 
-        var untracked = WriteTimes()
-        try WorkloadSteps.withFreshEngine(at: directory("untracked"), makeEngine) { engine in
-            untracked = try writeWorkloads(engine, saves: saves, changes: changes) {}
-        }
-        var tracked = WriteTimes()
+        // Rounds of one store without tracking and one with it, in alternating order (without,
+        // with; with, without; without, with): a drift of the machine over the runs (the page
+        // cache, writeback, the disk's own state) falls on both sides, and each cost is the
+        // median of the rounds' ratios. The last store, which tracks history, is fetched from
+        // and replayed.
+        var untracked: [WriteTimes] = []
+        var tracked: [WriteTimes] = []
         var fetched = (transactions: 0, changes: 0)
         var fetchSeconds = 0.0
         var replaySeconds = 0.0
-        try WorkloadSteps.withFreshEngine(at: directory("tracked"), makeEngine) { source in
-            try source.startTrackingHistory()
-            var position: E.HistoryPosition?
-            tracked = try writeWorkloads(source, saves: saves, changes: changes) {
-                position = try source.currentHistoryPosition()
-            }
-            let after = try position.orThrow("\(E.name) W9: no history position after W1")
-            let fetch = try measure { try source.fetchHistory(after: after) }
-            fetched = fetch.result
-            fetchSeconds = fetch.seconds
-            try Self.check(E.name, "W9 fetched transactions of", fetched.transactions, expected: saves.count + 1)
-            WorkloadSteps.log("\(E.name) W9 fetched \(fetched.transactions) transactions, \(fetched.changes) changes in \(formatFigure(fetch.seconds)) s")
-
-            try WorkloadSteps.withFreshEngine(at: directory("replica"), makeEngine) { replica in
-                try replica.startTrackingHistory()
-                try source.seedReplica(replica, through: after)
-                let replay = try measure { try source.replayHistory(into: replica) }
-                replaySeconds = replay.seconds
-                try Self.check(E.name, "W9 replayed transactions of", replay.result, expected: fetched.transactions)
-                try Self.check(E.name, "W9 replica holds", try replica.employeeCount(), expected: try source.employeeCount())
-                let sum = try source.salarySum()
-                guard try replica.salarySum() == sum else {
-                    throw BenchError("\(E.name) W9: the replica's salaries differ from its source's")
+        for round in 0..<Self.trackingCostRounds {
+            let last = round == Self.trackingCostRounds - 1
+            for tracks in round % 2 == 0 ? [false, true] : [true, false] {
+                let name = "\(tracks ? "tracked" : "untracked")-\(round)"
+                guard tracks else {
+                    try WorkloadSteps.withFreshEngine(at: directory(name), makeEngine) { engine in
+                        untracked.append(try writeWorkloads(engine, saves: saves, changes: changes) {})
+                    }
+                    continue
                 }
-                results.checksums["W9.replicaSalarySum"] = sum
-                WorkloadSteps.log("\(E.name) W9 replayed \(replay.result) transactions in \(formatFigure(replay.seconds)) s")
+                try WorkloadSteps.withFreshEngine(at: directory(name), makeEngine) { source in
+                    try source.startTrackingHistory()
+                    var position: E.HistoryPosition?
+                    tracked.append(try writeWorkloads(source, saves: saves, changes: changes) {
+                        position = try source.currentHistoryPosition()
+                    })
+                    guard last else { return }
+                    let after = try position.orThrow("\(E.name) W9: no history position after W1")
+                    (fetched, fetchSeconds, replaySeconds) = try fetchAndReplay(
+                        source, after: after, saves: saves.count, replica: directory("replica"), makeEngine, into: &results)
+                }
             }
         }
 
@@ -99,21 +97,56 @@ extension GraphRunner {
         results.figures[.historyFetchChanges] = Double(fetched.changes) / fetchSeconds
         results.figures[.historyReplay] = Double(fetched.transactions) / replaySeconds
         results.figures[.historyReplayChanges] = Double(fetched.changes) / replaySeconds
-        for (metric, step, on, off) in [
-            (GraphMetric.historyTrackingCostW1, "W1", tracked.w1, untracked.w1),
-            (.historyTrackingCostW2, "W2", tracked.w2, untracked.w2),
-            (.historyTrackingCostW7, "W7", tracked.w7, untracked.w7),
+        var costs: [String: Double] = [:]
+        for (metric, step, time) in [
+            (GraphMetric.historyTrackingCostW1, "W1", \WriteTimes.w1), (.historyTrackingCostW2, "W2", \WriteTimes.w2),
+            (.historyTrackingCostW7, "W7", \WriteTimes.w7),
         ] {
-            results.figures[metric] = on / off
-            results.details["W9.\(step).trackedSeconds"] = on
-            results.details["W9.\(step).untrackedSeconds"] = off
+            let on = tracked.map { $0[keyPath: time] }
+            let off = untracked.map { $0[keyPath: time] }
+            costs[step] = zip(on, off).map { $0 / $1 }.median
+            results.figures[metric] = costs[step]
+            results.details["W9.\(step).trackedSeconds"] = on.median
+            results.details["W9.\(step).untrackedSeconds"] = off.median
         }
         results.details["W9.fetchSeconds"] = fetchSeconds
         results.details["W9.replaySeconds"] = replaySeconds
         results.checksums["W9.transactions"] = Int64(fetched.transactions)
         results.checksums["W9.changes"] = Int64(fetched.changes)
-        WorkloadSteps.log("\(E.name) W9 time with tracking / without: W1 \(formatFigure(tracked.w1 / untracked.w1)), "
-            + "W2 \(formatFigure(tracked.w2 / untracked.w2)), W7 \(formatFigure(tracked.w7 / untracked.w7))")
+        WorkloadSteps.log("\(E.name) W9 time with tracking / without (median of \(Self.trackingCostRounds) rounds): "
+            + ["W1", "W2", "W7"].map { "\($0) \(formatFigure(costs[$0] ?? 0))" }.joined(separator: ", "))
+    }
+
+    /// W9: the rounds of a store without history tracking and one with it.
+    static let trackingCostRounds = 3
+
+    /// Fetches the history of `source` after `after` (W9) and replays it into a fresh replica
+    /// at `replica` (made by `makeEngine`) seeded through `after`, checking both; returns what
+    /// was fetched and the two times.
+    private func fetchAndReplay<E: HistoryEngine>(
+        _ source: E, after: E.HistoryPosition, saves: Int, replica directory: URL, _ makeEngine: (URL) -> E,
+        into results: inout EngineResults<GraphMetric>
+    ) throws -> (fetched: (transactions: Int, changes: Int), fetchSeconds: Double, replaySeconds: Double) {
+        let fetch = try measure { try source.fetchHistory(after: after) }
+        let fetched = fetch.result
+        try Self.check(E.name, "W9 fetched transactions of", fetched.transactions, expected: saves + 1)
+        WorkloadSteps.log("\(E.name) W9 fetched \(fetched.transactions) transactions, \(fetched.changes) changes in \(formatFigure(fetch.seconds)) s")
+        var replaySeconds = 0.0
+        try WorkloadSteps.withFreshEngine(at: directory, makeEngine) { replica in
+            try replica.startTrackingHistory()
+            try source.seedReplica(replica, through: after)
+            let replay = try measure { try source.replayHistory(into: replica) }
+            replaySeconds = replay.seconds
+            try Self.check(E.name, "W9 replayed transactions of", replay.result, expected: fetched.transactions)
+            try Self.check(E.name, "W9 replica holds", try replica.employeeCount(), expected: try source.employeeCount())
+            let sum = try source.salarySum()
+            guard try replica.salarySum() == sum else {
+                throw BenchError("\(E.name) W9: the replica's salaries differ from its source's")
+            }
+            results.checksums["W9.replicaSalarySum"] = sum
+            WorkloadSteps.log("\(E.name) W9 replayed \(replay.result) transactions in \(formatFigure(replay.seconds)) s")
+        }
+        return (fetched, fetch.seconds, replaySeconds)
     }
 
     /// Times W1, W2 (`saves` from one writer) and W7 (`changes`) on `engine`, checking the
