@@ -102,10 +102,10 @@ extension Store {
         let committed = try committedPriorRows(of: transaction)
         /// The row as it is before the operation at `index`: written earlier in the transaction
         /// (or batch), else committed.
-        func prior(_ entity: Int, _ key: PrimaryKey, at index: Int) throws -> Row? {
-            if let row = written[EntityKey(entity: entity, key: key)] { return row }
+        func prior(_ entity: Int, _ key: PrimaryKey, at index: Int) throws -> PriorRow? {
+            if let row = written[EntityKey(entity: entity, key: key)] { return row.map(PriorRow.decoded) }
             if let committed { return committed[index] }
-            return try read(entity, key: key)
+            return try read(entity, key: key).map(PriorRow.decoded)
         }
         for (index, op) in transaction.operations.enumerated() {
             let entity = op.entity
@@ -131,9 +131,9 @@ extension Store {
                 let reindexes = indexed && changed.contains(where: { schema.entities[entity].columns[$0].hasFetchIndex })
                 // The prior row is read once, for history and for the fetch indexes.
                 let before = needsPriorRow(op) ? try prior(entity, key, at: index) : nil
-                if keepsPriorRows, let before { builder.addPrior(before, codec: codec) }
+                if keepsPriorRows, let before { try addPrior(before, entity: entity, to: &builder) }
                 if recordsRows { written[EntityKey(entity: entity, key: key)] = row }
-                if reindexes { rows.append(IndexedRowChange(op: index, old: before.map(IndexedValues.row), new: .row(row))) }
+                if reindexes { rows.append(IndexedRowChange(op: index, old: try before.map { try indexedValues($0, entity: entity) }, new: .row(row))) }
             case .delete(_, let key):
                 let keep = schema.entities[entity].tombstoneColumns
                 let current = needsPriorRow(op) ? try prior(entity, key, at: index) : nil
@@ -143,12 +143,12 @@ extension Store {
                     guard let current else {
                         throw StoreError(.keyConflict, "delete of \(codec.entityName) \(key), which does not exist")
                     }
-                    let tombstone = schema.entities[entity].tombstone(of: current, width: codec.types.count)
+                    let tombstone = schema.entities[entity].tombstone(of: try decoded(current, entity: entity), width: codec.types.count)
                     builder.add(.delete, entity: entity, key: key, row: tombstone, codec: codec)
                 }
-                if let current, keepsPriorRows { builder.addPrior(current, codec: codec) }
+                if let current, keepsPriorRows { try addPrior(current, entity: entity, to: &builder) }
                 if recordsRows { written[EntityKey(entity: entity, key: key)] = .some(nil) }
-                if indexed { rows.append(IndexedRowChange(op: index, old: current.map(IndexedValues.row), new: nil)) }
+                if indexed { rows.append(IndexedRowChange(op: index, old: try current.map { try indexedValues($0, entity: entity) }, new: nil)) }
             }
         }
         raiseNextKeys(highestKeys)

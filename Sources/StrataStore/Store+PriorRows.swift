@@ -8,11 +8,12 @@ extension Store {
     /// ``read(_:keys:)`` reads them, with the transaction's ``Transaction/knownRows`` taken as
     /// they are when no commit came since they were read; `nil` when there are none and fewer
     /// than ``groupedPriorReadThreshold`` operations need one (each is then read on its own).
-    /// Without history tracking only the columns the fetch indexes and tombstones take are
-    /// decoded (the others are `null`).
+    /// With history tracking the rows read stay encoded in their blocks (the history's prior
+    /// rows copy their bytes); without it only the columns the fetch indexes and tombstones take
+    /// are decoded (the others are `null`).
     ///
     /// - Throws: ``StoreError`` `corrupt` or `io` for a bad block.
-    func committedPriorRows(of transaction: Transaction) throws -> [Row?]? {
+    func committedPriorRows(of transaction: Transaction) throws -> [PriorRow?]? {
         // The caller's rows, when no commit came since it read them.
         let known = transaction.knownRowsSequence == lastSequence && transaction.knownRows?.count == transaction.operations.count
             ? transaction.knownRows : nil
@@ -24,17 +25,29 @@ extension Store {
             positions[operation.entity, default: []].append(position)
             count += 1
         }
-        var rows = known ?? [Row?](repeating: nil, count: transaction.operations.count)
+        var rows = known.map { $0.map { $0.map(PriorRow.decoded) } } ?? [PriorRow?](repeating: nil, count: transaction.operations.count)
         guard count >= Self.groupedPriorReadThreshold else {
             guard known != nil else { return nil }
             for (entity, entityPositions) in positions {
-                for position in entityPositions { rows[position] = try read(entity, key: transaction.operations[position].key) }
+                for position in entityPositions { rows[position] = try read(entity, key: transaction.operations[position].key).map(PriorRow.decoded) }
             }
             return rows
         }
         for (entity, entityPositions) in positions {
-            try readGrouped(entity, keys: entityPositions.map { transaction.operations[$0].key }, projection: projection(entity, priorRowColumns(entity))) { position, row in
-                rows[entityPositions[position]] = row
+            let keys = entityPositions.map { transaction.operations[$0].key }
+            guard let columns = priorRowColumns(entity) else {
+                try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
+                    for (position, slot) in slots {
+                        guard slot < block.rowCount else {
+                            throw StoreError(.corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: Int64(place.offset))
+                        }
+                        rows[entityPositions[position]] = .encoded(block, slot: slot)
+                    }
+                }
+                continue
+            }
+            try readGrouped(entity, keys: keys, projection: projection(entity, columns)) { position, row in
+                rows[entityPositions[position]] = .decoded(row)
             }
         }
         return rows

@@ -88,6 +88,51 @@ import Testing
         try store.close()
     }
 
+    /// The committed rows a bulk commit replaces go into the history as their bytes when the
+    /// current schema encodes them alike, and encoded again, their added column padded, when
+    /// they were written before a column was added: either way the prior rows read back whole,
+    /// and the salary index moves.
+    @Test func priorRowsWrittenBeforeAColumnWasAddedAreRecordedInTheCurrentLayout() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        var configuration = TestSchema.configuration()
+        configuration.historyTracking = true
+        var store: Store? = try Store.open(at: url, schema: TestSchema.schema, configuration: configuration)
+        let keys = try Self.seed(store!, count: 100)
+        try store!.close()
+        var entities = TestSchema.schema.entities
+        entities[TestSchema.employee].columns.append(ColumnSchema(name: "title", type: .string))
+        let evolved = try Schema(entities: entities)
+        store = nil
+        #expect(try Store.evolveSchema(at: url, to: evolved, defaults: [TestSchema.employee: [4: .string("none")]], configuration: configuration))
+        store = try Store.open(at: url, schema: evolved, configuration: configuration)
+        // Rows 0..<10 rewritten under the new layout first, so that the bulk commit finds both layouts.
+        var rewrite = Transaction()
+        for index in 0..<10 {
+            rewrite.update(TestSchema.employee, key: keys[index], row: Row(TestSchema.employee(index).values + [.string("t\(index)")]), changedColumns: [4])
+        }
+        try store!.commit(rewrite)
+        var transaction = Transaction(author: "batch")
+        for index in 0..<40 {
+            transaction.update(
+                TestSchema.employee, key: keys[index], row: Row(TestSchema.employee(1_000 + index).values + [.string("new")]), changedColumns: [0, 1, 2, 4])
+        }
+        for index in 60..<90 { transaction.delete(TestSchema.employee, key: keys[index]) }
+        let sequence = try store!.commit(transaction)
+        let history = try store!.history(after: sequence - 1)
+        try #require(history.count == 1 && history[0].changes.count == 70)
+        for change in history[0].changes {
+            let index = try #require(keys.firstIndex(of: change.key))
+            let title: Value = index < 10 ? .string("t\(index)") : .string("none")
+            #expect(change.previousRow == Row(TestSchema.employee(index).values + [title]), "employee \(index)")
+        }
+        for index in 0..<40 {
+            #expect(try BulkCommitTests.keys(salary: try Self.salary(1_000 + index), in: store!).contains(keys[index]))
+            #expect(try !BulkCommitTests.keys(salary: try Self.salary(index), in: store!).contains(keys[index]))
+        }
+        try store!.close()
+    }
+
     @Test func aKeyWrittenTwiceInOneTransactionStillSeesItsEarlierWrite() throws {
         let directory = TemporaryDirectory()
         let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
