@@ -17,7 +17,7 @@ extension Store {
     private func priorCodec(_ block: DecodedBlock, entity: Int) throws -> (codec: RowCodec, isCurrent: Bool) {
         do {
             let codec = try codec(entity, of: block)
-            return (codec, codec.storedColumns == codec.types.count)
+            return (codec, codec.storesEveryColumn)
         } catch {
             throw StoreError(.corrupt, "a block names schema version \(block.schemaVersion), unknown to the store", path: path)
         }

@@ -24,6 +24,10 @@ final class RowCodec: Sendable {
     /// The values of the columns past ``storedColumns``.
     let padding: [Value]
 
+    /// Whether the rows store every column, as rows of the current schema do: their bytes are
+    /// then a row of the current layout, copied as they are into a record.
+    var storesEveryColumn: Bool { storedColumns == types.count }
+
     /// Creates the codec for `entity`.
     convenience init(_ entity: EntitySchema) {
         self.init(entity, storedColumns: entity.columns.count, padding: [])

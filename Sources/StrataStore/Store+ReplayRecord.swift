@@ -101,7 +101,7 @@ struct ReplayEncoding {
         self.source = source
         self.cursor = cursor
         func current(_ store: Store) -> [[Bool]] {
-            store.versionCodecs.map { codecs in codecs.map { $0.storedColumns == $0.types.count } }
+            store.versionCodecs.map { codecs in codecs.map(\.storesEveryColumn) }
         }
         sourceCurrent = current(source)
         destinationCurrent = current(destination)
@@ -169,10 +169,8 @@ extension Store {
         /// Decodes the row of `image` with `decode`, given the codec of the image's schema version.
         func decoding<T>(_ image: ReplayImage, _ entity: Int, _ decode: (RowCodec, UnsafeRawBufferPointer) throws -> T) throws -> T {
             do {
-                let codecs = (image.fromSource ? encoding.source : self).versionCodecs
-                let version = Int(image.block.schemaVersion)
-                guard version < codecs.count, entity < codecs[version].count else { throw BinaryReader.Malformed(offset: 13) }
-                return try image.block.withRow(at: image.slot) { try decode(codecs[version][entity], $0) }
+                let codec = try (image.fromSource ? encoding.source : self).codec(entity, of: image.block)
+                return try image.block.withRow(at: image.slot) { try decode(codec, $0) }
             } catch {
                 throw StoreError(.corrupt, "a replayed row does not decode", path: file.path, offset: offset)
             }

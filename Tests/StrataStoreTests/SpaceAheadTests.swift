@@ -69,6 +69,15 @@ import Glibc
         let statistics = store.statistics
         #expect(statistics.spaceAllocations == 1, "no commit past the first window allocated space itself")
         #expect(statistics.bytesWritten > window)
+        // What a kill leaves now (the files as they stand, the store still open): the log, then
+        // the zeros written ahead, which recovery reads as its end.
+        let image = URL(fileURLWithPath: directory.path + "/Image.strata")
+        try FileManager.default.copyItem(at: url, to: image)
+        #expect(try Self.employees(at: image) == count, "the copy of the open store recovers every commit")
+        let recovered = try Store.open(at: image, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        _ = try Self.commit(until: recovered.statistics.bytesWritten + 1, from: count, to: recovered, generator: &generator)
+        try recovered.close()
+        #expect(try Self.employees(at: image) == count + 50, "and takes commits after it")
         try store.close()
         #expect(try Self.employees(at: url) == count)
     }
