@@ -172,5 +172,8 @@ final class DecodedBlock: Sendable {
 
     /// The bytes the block holds in memory, for the cache's bound (its checked rows' offsets,
     /// 2 bytes a column of a row read as an encoded row, are not counted: a fraction of the bytes).
-    var cost: Int { bytes.count + 64 }
+    var cost: Int { bytes.count + Self.overhead }
+
+    /// What the cache counts for a block beyond its bytes.
+    static let overhead = 64
 }

@@ -190,6 +190,22 @@ struct RecordBuilder {
         ops.append(RecordOp(kind: kind, entity: entity, key: key, block: -1, slot: 0, size: 0, changedColumns: []))
     }
 
+    /// Appends the operations and blocks of `other` (built with the same kind, block size and
+    /// schema version) after this builder's: the parts of a bulk commit encoded at once come
+    /// together in their order. Rows added afterwards go to `other`'s open blocks.
+    mutating func append(_ other: RecordBuilder) {
+        let shift = blocks.count
+        blocks += other.blocks
+        for (entity, index) in other.openBlock { openBlock[entity] = index + shift }
+        ops.reserveCapacity(ops.count + other.ops.count)
+        for var op in other.ops {
+            if op.block >= 0 { op.block += shift }
+            if op.priorBlock >= 0 { op.priorBlock += shift }
+            ops.append(op)
+        }
+        rowBytes += other.rowBytes
+    }
+
     /// Encodes the record. The history metadata is written for transaction records, which
     /// always use the current format (process fields and prior-row references).
     ///
@@ -200,25 +216,54 @@ struct RecordBuilder {
         timestamp: Date = Date(), author: String? = nil, contextName: String? = nil, bundleID: String? = nil,
         processID: Int32? = nil, cursors: [String: UInt64] = [:], decodedBudget: Int = 0
     ) -> EncodedRecord {
-        var decoded: [DecodedBlock?] = []
+        // The blocks kept decoded: the first ones whose cost fits the budget.
         var budget = decodedBudget
-        if budget > 0 { decoded.reserveCapacity(blocks.count) }
+        let kept = budget > 0 ? blocks.prefix { block in
+            budget -= block.rawSize + DecodedBlock.overhead
+            return budget >= 0
+        }.count : 0
+        var decoded: [DecodedBlock] = []
         var record = Self.encode(
             kind: kind, ops: ops, blockBytes: rowBytes + blocks.count * 64, timestamp: timestamp, author: author,
             contextName: contextName, bundleID: bundleID, processID: processID, cursors: cursors
         ) { bytes in
-            blocks.map { block in
-                let start = bytes.count
-                let block = block.write(to: &bytes)
-                if budget > 0 {
-                    budget -= block.cost
-                    decoded.append(budget >= 0 ? block : nil)
-                }
-                return BlockSpan(offset: start, length: bytes.count - start, entity: block.entity)
+            let ranges = ParallelParts.ranges(count: blocks.count, minimumPerPart: Self.blocksPerPart)
+            guard ranges.count > 1 else { return write(blocks.indices, to: &bytes, keeping: kept, decoded: &decoded) }
+            // Compressed at once, a part of the blocks a core, each part into its own bytes.
+            let parts = ParallelParts.map(count: blocks.count, minimumPerPart: Self.blocksPerPart) { range in
+                var part: [UInt8] = []
+                part.reserveCapacity(blocks[range].reduce(0) { $0 + $1.rawSize + BlockBuilder.headerSize })
+                var partDecoded: [DecodedBlock] = []
+                let spans = write(range, to: &part, keeping: kept, decoded: &partDecoded)
+                return (bytes: part, spans: spans, decoded: partDecoded)
             }
+            var spans: [BlockSpan] = []
+            spans.reserveCapacity(blocks.count)
+            for part in parts {
+                let shift = bytes.count
+                bytes += part.bytes
+                spans += part.spans.lazy.map { BlockSpan(offset: $0.offset + shift, length: $0.length, entity: $0.entity) }
+                decoded += part.decoded
+            }
+            return spans
         }
-        record.decodedBlocks = decoded
+        record.decodedBlocks = decoded.map(Optional.some)
         return record
+    }
+
+    /// The fewest blocks a core compresses when a record's blocks are shared out: each part
+    /// must outweigh the cost of handing it to another thread.
+    static let blocksPerPart = 8
+
+    /// Appends the on-disk form of the blocks in `range` to `output`, and the decoded form of
+    /// those before `kept` to `decoded`; returns their places in `output`.
+    private func write(_ range: Range<Int>, to output: inout [UInt8], keeping kept: Int, decoded: inout [DecodedBlock]) -> [BlockSpan] {
+        range.map { index in
+            let start = output.count
+            let block = blocks[index].write(to: &output)
+            if index < kept { decoded.append(block) }
+            return BlockSpan(offset: start, length: output.count - start, entity: block.entity)
+        }
     }
 
     /// Encodes a record of `kind` holding `ops`, whose blocks `writeBlocks` appends in on-disk

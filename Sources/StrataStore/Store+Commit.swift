@@ -107,20 +107,24 @@ extension Store {
             if let committed { return committed[index] }
             return try read(entity, key: key).map(PriorRow.decoded)
         }
-        for (index, op) in transaction.operations.enumerated() {
-            let entity = op.entity
-            guard schema.entities.indices.contains(entity) else {
-                throw StoreError(.invalidValue, "no entity with id \(entity)")
+        let operations = transaction.operations
+        // A bulk insert is encoded on every core; any other transaction in one pass.
+        let sharesOut = operations.count >= 2 * Self.insertsPerPart && transaction.insertsOnly
+        if sharesOut {
+            try encodeInserts(operations, into: &builder, rows: &rows, highestKeys: &highestKeys)
+            if recordsRows {
+                for case .insert(let entity, let key, let row) in operations { written[EntityKey(entity: entity, key: key)] = row }
             }
-            guard op.key > 0 else { throw StoreError(.invalidValue, "primary keys are positive; got \(op.key)") }
+        }
+        for index in (sharesOut ? operations.count : 0)..<operations.count {
+            let op = operations[index]
+            let entity = op.entity
+            try checkTarget(op)
             let codec = codecs[entity]
             let indexed = !schema.entities[entity].indexedColumns.isEmpty
             switch op {
             case .insert(_, let key, let row):
-                try codec.validate(row)
-                builder.add(.insert, entity: entity, key: key, row: row, codec: codec)
-                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: .row(row))) }
-                highestKeys[entity] = max(highestKeys[entity], key)
+                try encodeInsert(entity: entity, key: key, row: row, at: index, into: &builder, rows: &rows, highestKeys: &highestKeys)
                 if recordsRows { written[EntityKey(entity: entity, key: key)] = row }
             case .update(_, let key, let row, let changed):
                 try codec.validate(row)

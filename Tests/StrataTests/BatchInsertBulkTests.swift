@@ -51,6 +51,35 @@ import Testing
         }
     }
 
+    @Test func aBadObjectAmongThousandsFailsAsTheFirstBadOneWouldAloneAndWritesNothing() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        // Converted a part of the objects a core: the first bad object in order is reported,
+        // whichever part finds its error first.
+        var objects = Self.employees(0..<(3 * BatchInsertion.objectsPerPart))
+        objects[2 * BatchInsertion.objectsPerPart + 5] = ["name": "Bob", "salary": "much"]
+        objects[objects.count - 1] = ["salary": 5]
+        let error = #expect(throws: CoreDataError.self) {
+            try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
+        }
+        #expect(error?.code == .keyValueValidation)
+        objects[2 * BatchInsertion.objectsPerPart + 5] = ["name": "Bob", "salary": 5, "wage": 5]
+        let unknown = #expect(throws: CoreDataError.self) {
+            try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
+        }
+        #expect(unknown?.code == .keyValueValidation && unknown?.key == "wage")
+        #expect(try Self.stored(in: container).isEmpty)
+        objects[2 * BatchInsertion.objectsPerPart + 5] = ["name": "Bob", "salary": 5]
+        let missing = #expect(throws: CoreDataError.self) {
+            try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
+        }
+        #expect(missing?.code == .validationMissingMandatoryProperty)
+        objects.removeLast()
+        _ = try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
+        let stored = try Self.stored(in: container)
+        #expect(stored.count == objects.count && stored.contains("Bob 5 true -"))
+    }
+
     @Test func upsertsMergeIntoStoredRowsAndRowsOfTheSameRequestAndAreRecordedAsUpdates() throws {
         let folder = TemporaryFolder()
         let model = BatchInsertRequestTests.uniqueNames()

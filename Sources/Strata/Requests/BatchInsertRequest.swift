@@ -107,7 +107,7 @@ public final class BatchInsertRequest: PersistentStoreRequest {
             var insertion = try BatchInsertion(
                 coordinator: coordinator, entity: entity, policy: context.mergePolicy.mergeType,
                 author: context.transactionAuthor, contextName: context.name, count: objects.count)
-            for object in objects { try insertion.add(object) }
+            try insertion.add(contentsOf: objects)
             try BatchWriter(coordinator: coordinator).commit([insertion.store.identifier: try insertion.transaction()], since: since)
             count = insertion.count
             if resultType == .objectIDs { ids = try insertion.objectIDs }

@@ -22,8 +22,11 @@ struct BatchInsertion {
     private let layout: EntityLayout
     private let columnCount: Int
     private let columns: [Column]
-    /// Which of ``columns`` the dictionary being added gives (scratch space of ``add(_:)``).
-    private var given: [Bool]
+    /// The row of an object that gives no value: the entity's tag, each attribute's default
+    /// (`null` for a required attribute without one, which must be given).
+    private let template: Row
+    /// How many of ``columns`` have no ``Column/defaultValue``.
+    private let withoutDefault: Int
     private var constraints: BatchConstraints
     /// The rows of the request, in the order it first wrote them, with whether each is new,
     /// kept when the entity has uniqueness constraints (an upsert merges into a row written earlier).
@@ -60,7 +63,11 @@ struct BatchInsertion {
             let defaultValue = try? BatchValues.storeValue(attribute.defaultValue, for: attribute, entity: entity)
             return Column(name: name, attribute: attribute, column: column, defaultValue: defaultValue)
         }.sorted { $0.column < $1.column }
-        given = Array(repeating: false, count: columns.count)
+        var template = Row([Value](repeating: .null, count: columnCount))
+        template.values[0] = .int(layout.tag)
+        for column in columns { template.values[column.column] = column.defaultValue ?? .null }
+        self.template = template
+        withoutDefault = columns.count { $0.defaultValue == nil }
         constraints = try BatchConstraints(coordinator: coordinator, store: store, entity: entity)
         inserts = Transaction(author: author, contextName: contextName)
         if constraints.isEmpty {
@@ -113,35 +120,39 @@ struct BatchInsertion {
         return transaction
     }
 
+    /// The fewest objects one core converts to rows when a request's objects are shared out.
+    static let objectsPerPart = 4096
+
+    /// Adds `objects` in order, as ``add(_:)`` does each. Without uniqueness constraints (every
+    /// object a new row), a large request's objects are converted to rows on every core at once.
+    ///
+    /// - Throws: ``CoreDataError`` (see ``BatchInsertRequest``) for the first object that fails.
+    mutating func add(contentsOf objects: [[String: Any]]) throws {
+        guard constraints.isEmpty, objects.count >= 2 * Self.objectsPerPart else {
+            for object in objects { try add(object) }
+            return
+        }
+        // The caller's dictionaries are only read, each by one thread.
+        let shared = SharedObjects(objects: objects)
+        let converter = self
+        let parts = ParallelParts.map(count: objects.count, minimumPerPart: Self.objectsPerPart) { range in
+            Result { try range.map { try converter.row(shared.objects[$0]) } }
+        }
+        for part in parts {
+            for row in try part.get() { write(row, key: newKey(), isNew: true) }
+        }
+    }
+
+    /// A request's objects, handed to the threads that convert them.
+    private struct SharedObjects: @unchecked Sendable {
+        let objects: [[String: Any]]
+    }
+
     /// Adds an object with `values`: defaults for the attributes left out.
     ///
     /// - Throws: ``CoreDataError`` (see ``BatchInsertRequest``).
     mutating func add(_ values: [String: Any]) throws {
-        var row = Row([Value](repeating: .null, count: columnCount))
-        row.values[0] = .int(layout.tag)
-        for index in given.indices { given[index] = false }
-        do {
-            // The dictionary is walked once, its names matched against the (few) attributes
-            // without hashing them: most dictionaries list the attributes in one order.
-            var guess = 0
-            for (name, value) in values {
-                guard let index = position(of: name, from: guess) else {
-                    // Not an attribute with a column: an error unless a stored attribute the store does not keep.
-                    _ = try BatchValues.attribute(name, of: entity)
-                    continue
-                }
-                given[index] = true
-                row.values[columns[index].column] = try storeValue(value, for: columns[index].attribute)
-                guess = index + 1
-            }
-            for (index, column) in columns.enumerated() where !given[index] {
-                row.values[column.column] = try column.defaultValue ?? BatchValues.storeValue(column.attribute.defaultValue, for: column.attribute, entity: entity)
-            }
-        } catch {
-            // A name that is no stored attribute is the error to report first.
-            try checkNames(values)
-            throw error
-        }
+        let row = try row(values)
         let key = newKey()
         guard let existing = try constraints.conflict(for: row, key: key) else {
             write(row, key: key, isNew: true)
@@ -160,6 +171,40 @@ struct BatchInsertion {
             for column in replaced { merged.values[column.column] = row.values[column.column] }
             write(merged, key: existing, isNew: current?.1 ?? false)
         }
+    }
+
+    /// The row of an object with `values`: the defaults of the attributes left out.
+    ///
+    /// - Throws: ``CoreDataError`` (see ``BatchInsertRequest``).
+    private func row(_ values: [String: Any]) throws -> Row {
+        var row = template
+        do {
+            // The dictionary is walked once, its names matched against the (few) attributes
+            // without hashing them: most dictionaries list the attributes in one order.
+            var guess = 0
+            var givenWithoutDefault = 0
+            for (name, value) in values {
+                guard let index = position(of: name, from: guess) else {
+                    // Not an attribute with a column: an error unless a stored attribute the store does not keep.
+                    _ = try BatchValues.attribute(name, of: entity)
+                    continue
+                }
+                row.values[columns[index].column] = try storeValue(value, for: columns[index].attribute)
+                if columns[index].defaultValue == nil { givenWithoutDefault += 1 }
+                guess = index + 1
+            }
+            // An attribute whose default does not convert (a required one without default) must be given.
+            if givenWithoutDefault < withoutDefault {
+                for column in columns where column.defaultValue == nil && values[column.name] == nil {
+                    row.values[column.column] = try BatchValues.storeValue(column.attribute.defaultValue, for: column.attribute, entity: entity)
+                }
+            }
+        } catch {
+            // A name that is no stored attribute is the error to report first.
+            try checkNames(values)
+            throw error
+        }
+        return row
     }
 
     /// The position in ``columns`` of the attribute named `name`, looking from `guess` on first.

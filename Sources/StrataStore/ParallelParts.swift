@@ -1,0 +1,31 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Work on a large range cut into contiguous parts that run on the machine's cores at once:
+/// encoding and compressing the rows of a bulk commit, converting a batch insert's objects.
+package enum ParallelParts {
+    /// The parts `0..<count` is cut into: at most `cores` (by default one per active core), each
+    /// at least `minimumPerPart` long (a single part, `0..<count`, when the range is too short
+    /// to share), of lengths differing by one at most.
+    package static func ranges(
+        count: Int, minimumPerPart: Int, cores: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) -> [Range<Int>] {
+        let parts = max(1, min(cores, count / max(minimumPerPart, 1)))
+        return (0..<parts).map { part in (count * part / parts)..<(count * (part + 1) / parts) }
+    }
+
+    /// Calls `body` on each part of `0..<count` (``ranges(count:minimumPerPart:)``), the parts
+    /// at once on the cores (one part runs on the calling thread), and returns the results in
+    /// the order of the parts.
+    package static func map<T: Sendable>(count: Int, minimumPerPart: Int, _ body: @Sendable (Range<Int>) -> T) -> [T] {
+        let ranges = ranges(count: count, minimumPerPart: minimumPerPart)
+        guard ranges.count > 1 else { return [body(0..<count)] }
+        let results = Mutex([T?](repeating: nil, count: ranges.count))
+        DispatchQueue.concurrentPerform(iterations: ranges.count) { part in
+            let result = body(ranges[part])
+            results.withLock { $0[part] = result }
+        }
+        return results.withLock { $0.map { $0! } }
+    }
+}
