@@ -34,10 +34,21 @@ struct FetchIndexChanges: Sendable {
         }
     }
 
-    /// Applies the recorded changes to `fetchIndexes` (per entity, per column): per pair, the
-    /// last change recorded decides whether the index holds it.
-    func apply(to fetchIndexes: inout [[Int: OrderedIndex]]) {
-        for index in indexes {
+    /// Records the fetch-index changes of a record's operations `ops`: `rows` holds the old and
+    /// new images of those on entities with fetch indexes, whose indexed columns, per entity,
+    /// are `indexedColumns`.
+    mutating func record(_ ops: [RecordOp], rows: [IndexedRowChange], indexedColumns: [[Int]]) {
+        for change in rows {
+            let entity = ops[change.op].entity
+            record(entity, ops[change.op].key, columns: indexedColumns[entity], old: change.old, new: change.new)
+        }
+    }
+
+    /// The net change of each index, in index order: per pair, the last change recorded
+    /// decides whether the index holds it. Needs no index: the work of a group's changes is
+    /// done before the store's state is locked to merge them.
+    func settled() -> SettledFetchIndexChanges {
+        SettledFetchIndexChanges(indexes: indexes.map { index in
             let order = Self.indexOrder(index.changes)
             var net: [OrderedIndexChange] = []
             net.reserveCapacity(order.count)
@@ -49,8 +60,14 @@ struct FetchIndexChanges: Sendable {
                 net.append(index.changes[order[last]])
                 position = last + 1
             }
-            fetchIndexes[index.entity][index.column]!.merge(net)
-        }
+            return (index.entity, index.column, net)
+        })
+    }
+
+    /// Applies the recorded changes to `fetchIndexes` (per entity, per column), as
+    /// ``settled()`` nets them out.
+    func apply(to fetchIndexes: inout [[Int: OrderedIndex]]) {
+        settled().apply(to: &fetchIndexes)
     }
 
     /// The positions of `changes` sorted by value, then key, then position (commit order).
@@ -105,5 +122,17 @@ struct FetchIndexChanges: Sendable {
     /// Whether two changes name the same pair: equal keys and values neither less than the other.
     private static func samePair(_ a: OrderedIndexChange, _ b: OrderedIndexChange) -> Bool {
         a.key == b.key && !(a.value < b.value) && !(b.value < a.value)
+    }
+}
+
+/// The net fetch-index changes of a group of operations (``FetchIndexChanges/settled()``), each
+/// index's in index order, ready to be merged.
+struct SettledFetchIndexChanges: Sendable {
+    /// The net changes, per index.
+    fileprivate var indexes: [(entity: Int, column: Int, net: [OrderedIndexChange])]
+
+    /// Merges the changes into `fetchIndexes` (per entity, per column).
+    func apply(to fetchIndexes: inout [[Int: OrderedIndex]]) {
+        for index in indexes { fetchIndexes[index.entity][index.column]!.merge(index.net) }
     }
 }

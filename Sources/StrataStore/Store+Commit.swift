@@ -295,6 +295,16 @@ extension Store {
             RecordHeader.seal(&buffer, at: start, sequence: sequence)
         }
         let durable = accepted.contains { batch[$0.index].durable }
+        // The group's fetch-index changes, netted out and put in index order before the state is
+        // locked to merge them: those of a large group on another core while the group is written.
+        let recordedIndexChanges = accepted.map { (ops: batch[$0.index].record.ops, rows: $0.rows) }
+        let indexedColumns = indexedColumns
+        let settle: @Sendable () -> SettledFetchIndexChanges = {
+            var changes = FetchIndexChanges()
+            for commit in recordedIndexChanges { changes.record(commit.ops, rows: commit.rows, indexedColumns: indexedColumns) }
+            return changes.settled()
+        }
+        let settling = recordedIndexChanges.reduce(0) { $0 + $1.rows.count } >= Self.indexChangesSettledAside ? BackgroundWork(settle) : nil
         do {
             let (end, segmentFull) = state.withLock { ($0.activeEnd, $0.activeEnd + Int64(buffer.count) > Int64(configuration.segmentSize)) }
             if segmentFull && end > Int64(SegmentFile.headerSize) {
@@ -332,16 +342,15 @@ extension Store {
             let interval = Int64(configuration.checkpointInterval)
             // The number the group's first block gets: blocks are numbered in the order applied.
             var firstBlockNumber = 0
+            let indexChanges = settling?.wait() ?? settle()
             let (wantsCheckpoint, wantsSpace) = state.withLock { state in
-                var indexChanges = FetchIndexChanges()
                 firstBlockNumber = state.blocks.count
                 for (position, entry) in accepted.enumerated() {
                     let record = batch[entry.index].record
                     let summary = RecordSummary(
                         kind: .transaction, sequence: firstSequence + UInt64(position), length: record.bytes.count,
                         ops: record.ops, blocks: record.blocks, cursors: record.cursors)
-                    state.apply(summary, segment: file.id, offset: start + Int64(offsets[position]), rows: entry.rows,
-                                historyTracking: configuration.historyTracking, indexChanges: &indexChanges)
+                    state.apply(summary, segment: file.id, offset: start + Int64(offsets[position]), historyTracking: configuration.historyTracking)
                 }
                 indexChanges.apply(to: &state.fetchIndexes)
                 state.activeEnd = start + Int64(buffer.count)
@@ -369,6 +378,10 @@ extension Store {
         }
         return results.map { $0! }
     }
+
+    /// The fewest fetch-index changes a commit group puts in order on another core while it is
+    /// written (fewer are put in order on the writing thread: handing them over would cost more).
+    static let indexChangesSettledAside = 4096
 
     /// Puts the decoded blocks of `records`, committed in this order with their first block
     /// numbered `firstNumber`, into the block cache's free room (as least recently used, evicting

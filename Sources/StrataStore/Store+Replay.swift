@@ -164,7 +164,7 @@ extension Store {
         let summary = RecordSummary(
             kind: record.kind, sequence: record.sequence, length: record.length, ops: record.ops, blocks: record.blocks, cursors: record.cursors)
         state.withLock { state in
-            state.apply(summary, segment: file.id, offset: recordOffset, rows: [], historyTracking: configuration.historyTracking)
+            state.apply(summary, segment: file.id, offset: recordOffset, historyTracking: configuration.historyTracking)
         }
     }
 }

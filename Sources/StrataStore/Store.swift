@@ -30,6 +30,9 @@ public final class Store: Sendable {
     let io: any FileIO
     let logger: Logger
     let codecs: [RowCodec]
+    /// Per entity, the columns with a fetch index, in order: the positions of a commit's
+    /// ``IndexedValues``.
+    let indexedColumns: [[Int]]
     /// How rows written under earlier versions of the schema are read.
     let schemaHistory: SchemaHistory
     /// The codecs of every schema version, by version then entity (the last are ``codecs``).
@@ -75,6 +78,7 @@ public final class Store: Sendable {
         self.schemaHistory = schemaHistory
         self.versionCodecs = schemaHistory.codecs(for: schema)
         self.codecs = versionCodecs[schemaHistory.version]
+        indexedColumns = schema.entities.map(\.indexedColumns)
         self.versionFormats = versionCodecs.map { $0.map(EncodedRowFormat.init) }
         self.segmentsPath = path + "/segments"
         self.checkpointsPath = path + "/checkpoints"

@@ -13,9 +13,6 @@ struct StoreState: Sendable {
     var stats: [UInt32: SegmentStats] = [:]
     /// Fetch indexes: per entity, per indexed column.
     var fetchIndexes: [[Int: OrderedIndex]]
-    /// Per entity, the columns with a fetch index, in order: the positions of a commit's
-    /// ``IndexedValues``.
-    let indexedColumns: [[Int]]
     /// Retained history transaction records, by sequence.
     var history: [HistoryEntry] = []
     /// The newest committed sequence.
@@ -37,7 +34,6 @@ struct StoreState: Sendable {
     /// Creates the empty state for `schema`.
     init(schema: Schema) {
         entities = Array(repeating: EntityIndex(), count: schema.entities.count)
-        indexedColumns = schema.entities.map(\.indexedColumns)
         fetchIndexes = schema.entities.map { entity in
             Dictionary(uniqueKeysWithValues: entity.indexedColumns.map { ($0, OrderedIndex()) })
         }
@@ -92,33 +88,12 @@ struct StoreState: Sendable {
         if location.isPresent { counts.live += Int64(size) }
     }
 
-    /// Applies a record's operations: object index, byte counts, fetch indexes and history.
-    ///
-    /// - Parameters:
-    ///   - rows: the old and new row images of the operations on entities with fetch indexes.
-    mutating func apply(
-        _ record: RecordSummary, segment: UInt32, offset: Int64, rows: [IndexedRowChange],
-        historyTracking: Bool
-    ) {
-        var changes = FetchIndexChanges()
-        apply(record, segment: segment, offset: offset, rows: rows, historyTracking: historyTracking, indexChanges: &changes)
-        changes.apply(to: &fetchIndexes)
-    }
-
-    /// Applies a record's operations as ``apply(_:segment:offset:rows:historyTracking:)`` does,
-    /// but records its fetch-index changes in `indexChanges` for the caller to apply, once for
-    /// all the records of a group.
-    mutating func apply(
-        _ record: RecordSummary, segment: UInt32, offset: Int64, rows: [IndexedRowChange],
-        historyTracking: Bool, indexChanges: inout FetchIndexChanges
-    ) {
+    /// Applies a record's operations: object index, byte counts and history (the caller applies
+    /// its fetch-index changes: see ``FetchIndexChanges``).
+    mutating func apply(_ record: RecordSummary, segment: UInt32, offset: Int64, historyTracking: Bool) {
         let numbers = registerBlocks(record.blocks, segment: segment, offset: offset)
         // Operations are read in place, field by field: a copy of one would retain its changed columns.
         let ops = record.ops
-        for change in rows {
-            let entity = ops[change.op].entity
-            indexChanges.record(entity, ops[change.op].key, columns: indexedColumns[entity], old: change.old, new: change.new)
-        }
         // The record's own segment's byte counts are summed here and added once.
         var counts = SegmentByteCounts()
         for index in ops.indices {

@@ -515,7 +515,7 @@ private struct LogReplay {
             indexedRows[id] = op.kind.removes ? nil : images[index].map { Self.indexedValues($0, columns) }
         }
         let summary = RecordSummary(kind: record.kind, sequence: record.sequence, length: record.length, ops: record.ops, blocks: record.blocks)
-        state.apply(summary, segment: segment, offset: offset, rows: [], historyTracking: historyTracking)
+        state.apply(summary, segment: segment, offset: offset, historyTracking: historyTracking)
     }
 
     /// `row` with every column but `columns` set to `nil`.
