@@ -8,12 +8,14 @@ package enum ParallelParts {
     /// The parts `0..<count` is cut into: at most `cores` (by default one per active core), each
     /// at least `minimumPerPart` long (a single part, `0..<count`, when the range is too short
     /// to share), of lengths differing by one at most.
-    package static func ranges(
-        count: Int, minimumPerPart: Int, cores: Int = ProcessInfo.processInfo.activeProcessorCount
-    ) -> [Range<Int>] {
+    package static func ranges(count: Int, minimumPerPart: Int, cores: Int = Self.cores) -> [Range<Int>] {
         let parts = max(1, min(cores, count / max(minimumPerPart, 1)))
         return (0..<parts).map { part in (count * part / parts)..<(count * (part + 1) / parts) }
     }
+
+    /// The active cores, read once: Foundation reads the process's CPU quota from its files at
+    /// every call.
+    package static let cores = ProcessInfo.processInfo.activeProcessorCount
 
     /// Calls `body` on each part of `0..<count` (``ranges(count:minimumPerPart:)``), the parts
     /// at once on the cores (one part runs on the calling thread), and returns the results in

@@ -28,9 +28,11 @@ struct StoreWriter {
         transaction.consumerCursors = changes.consumerCursors
         let columnCounts = mapping.schema.entities.map { $0.columns.count }
         var joins = JoinRowWriter(writer: self)
-        for object in changes.inserted {
+        let inserted = insertedRows(changes.inserted, mapping: mapping, columnCounts: columnCounts)
+        for (index, object) in changes.inserted.enumerated() {
             let layout = mapping.layout(of: object.entity)!
-            let row = try row(of: object, layout: layout, columnCount: columnCounts[layout.storeEntity])
+            if let failure = inserted.failure, failure.index == index { throw failure.error }
+            let row = try inserted.rows.map { $0[index] } ?? row(of: object, layout: layout, columnCount: columnCounts[layout.storeEntity])
             transaction.insert(layout.storeEntity, key: object.objectID.primaryKey, row: row)
             try joins.write(of: object, layout: layout, into: &transaction)
         }
@@ -64,6 +66,55 @@ struct StoreWriter {
         } catch let error as StoreError {
             throw CoreDataError(.persistentStoreSave, "the store could not save: \(error.message)", underlyingError: error)
         }
+    }
+
+    /// The fewest inserted objects whose rows a save makes on one core when it shares them out.
+    static let objectsPerPart = 4096
+
+    /// The rows of many inserted `objects`, made a part of them a core at once: every row up to
+    /// the first object whose row fails, and that failure. `rows` is `nil` (the caller makes
+    /// each row) for fewer objects, or when a value may go through user code (a transformable
+    /// attribute's transformer, on the context's queue only) or an object is loaded lazily.
+    private func insertedRows(
+        _ objects: [ManagedObject], mapping: StoreMapping, columnCounts: [Int]
+    ) -> (rows: [Row]?, failure: (index: Int, error: any Error)?) {
+        guard objects.count >= 2 * Self.objectsPerPart,
+              objects.allSatisfy({ $0.lazyRow == nil && !$0.runtime.loads.contains(.converted) })
+        else { return (nil, nil) }
+        // The context's queue waits while the objects are read, and nothing changes them.
+        let shared = SharedObjects(objects: objects)
+        let parts = ParallelParts.map(count: objects.count, minimumPerPart: Self.objectsPerPart) { range in
+            var rows: [Row] = []
+            rows.reserveCapacity(range.count)
+            for index in range {
+                let object = shared.objects[index]
+                let layout = mapping.layout(of: object.entity)!
+                do {
+                    rows.append(try row(of: object, layout: layout, columnCount: columnCounts[layout.storeEntity]))
+                } catch {
+                    return SharedRows(rows: rows, failure: (index, error))
+                }
+            }
+            return SharedRows(rows: rows, failure: nil)
+        }
+        var rows: [Row] = []
+        rows.reserveCapacity(objects.count)
+        for part in parts {
+            rows += part.rows
+            if let failure = part.failure { return (rows, failure) }
+        }
+        return (rows, nil)
+    }
+
+    /// Inserted objects, handed to the threads that make their rows.
+    private struct SharedObjects: @unchecked Sendable {
+        let objects: [ManagedObject]
+    }
+
+    /// The rows one thread made, up to its first failure.
+    private struct SharedRows: @unchecked Sendable {
+        var rows: [Row]
+        var failure: (index: Int, error: any Error)?
     }
 
     /// The stored row of an object: its entity tag, attributes and to-one references.
