@@ -31,3 +31,27 @@ package enum ParallelParts {
         return results.withLock { $0.map { $0! } }
     }
 }
+
+extension ParallelParts {
+    /// Releases the elements of `array`, a part a core at once, leaving it empty: the rows of a
+    /// bulk commit take about as long to free one after another as they took to make. Each
+    /// element is replaced by `filler` (which should hold no reference) before the array goes.
+    package static func release<Element: Sendable>(_ array: inout [Element], replacingWith filler: Element, minimumPerPart: Int) {
+        guard ranges(count: array.count, minimumPerPart: minimumPerPart).count > 1 else {
+            array = []
+            return
+        }
+        array.withUnsafeMutableBufferPointer { buffer in
+            let elements = SharedBuffer(buffer: buffer)
+            _ = map(count: buffer.count, minimumPerPart: minimumPerPart) { range in
+                (elements.buffer.baseAddress! + range.lowerBound).update(repeating: filler, count: range.count)
+            }
+        }
+        array = []
+    }
+
+    /// A buffer whose disjoint parts threads change at once.
+    private struct SharedBuffer<Element>: @unchecked Sendable {
+        let buffer: UnsafeMutableBufferPointer<Element>
+    }
+}

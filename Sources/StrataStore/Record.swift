@@ -194,6 +194,10 @@ struct RecordBuilder {
     /// schema version) after this builder's: the parts of a bulk commit encoded at once come
     /// together in their order. Rows added afterwards go to `other`'s open blocks.
     mutating func append(_ other: RecordBuilder) {
+        guard !ops.isEmpty || !blocks.isEmpty else {
+            self = other
+            return
+        }
         let shift = blocks.count
         blocks += other.blocks
         for (entity, index) in other.openBlock { openBlock[entity] = index + shift }

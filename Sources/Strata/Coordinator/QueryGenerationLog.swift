@@ -84,7 +84,8 @@ final class QueryGenerationLog: Sendable {
     ///
     /// - Throws: what `commit` throws; the pre-images recorded for it are dropped then.
     func committing<T>(_ operations: [StrataStore.Operation], to rows: any RowStore, _ commit: () throws -> T) throws -> T {
-        let changes = operations.map { operation -> ReplayedChange in
+        // Mapped only if a generation is pinned: a bulk commit's operations are many.
+        let changes = operations.lazy.map { operation -> ReplayedChange in
             let kind: ChangeKind = switch operation {
             case .insert: .insert
             case .update: .update
@@ -96,7 +97,7 @@ final class QueryGenerationLog: Sendable {
     }
 
     /// Runs `commit`, which makes `changes` to `rows`, recording pre-images as the overload taking operations does.
-    func committing<T>(_ changes: [ReplayedChange], to rows: any RowStore, _ commit: () throws -> T) throws -> T {
+    func committing<T>(_ changes: some Sequence<ReplayedChange>, to rows: any RowStore, _ commit: () throws -> T) throws -> T {
         let unrecorded = state.withLock { state in
             guard state.pins.isEmpty && state.pinning == 0 else { return false }
             unrecordedCommits.enter()

@@ -111,6 +111,7 @@ public final class BatchInsertRequest: PersistentStoreRequest {
             try BatchWriter(coordinator: coordinator).commit([insertion.store.identifier: try insertion.transaction()], since: since)
             count = insertion.count
             if resultType == .objectIDs { ids = try insertion.objectIDs }
+            insertion.releaseRows()
         }
         switch resultType {
         case .statusOnly: return BatchInsertResult(result: true, resultType: resultType)

@@ -148,6 +148,11 @@ struct BatchInsertion {
         let objects: [[String: Any]]
     }
 
+    /// Frees the rows of the inserts, once committed, on every core.
+    mutating func releaseRows() {
+        ParallelParts.release(&inserts.operations, replacingWith: .delete(entity: 0, key: 0), minimumPerPart: Self.objectsPerPart)
+    }
+
     /// Adds an object with `values`: defaults for the attributes left out.
     ///
     /// - Throws: ``CoreDataError`` (see ``BatchInsertRequest``).

@@ -22,7 +22,7 @@ struct BatchWriter {
             guard let store = coordinator.store(identifier: identifier) else { continue }
             var transaction = transaction
             if let since = since[identifier] {
-                transaction.condition = CommitCondition(since: since, entities: Set(transaction.operations.map(\.entity)))
+                transaction.condition = CommitCondition(since: since, entities: Set(transaction.operations.lazy.map(\.entity)))
             }
             sequences[identifier] = try coordinator.storeCall {
                 do {
