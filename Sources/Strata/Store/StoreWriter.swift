@@ -112,7 +112,7 @@ struct StoreWriter {
     }
 
     /// The rows one thread made, up to its first failure.
-    private struct SharedRows: @unchecked Sendable {
+    private struct SharedRows: Sendable {
         var rows: [Row]
         var failure: (index: Int, error: any Error)?
     }
