@@ -602,6 +602,17 @@ final class HookedObject: ManagedObject {
             view.performAndWait { view.performAndWait { view.isOnQueue } }
         }
         #expect(reentrant, "performAndWait on the main queue runs the block at once")
+        // The main-thread mark is Foundation's answer, asked once a thread and then remembered.
+        let onMain = await MainActor.run { [HeldContextQueues.isMainThread, HeldContextQueues.isMainThread, Thread.isMainThread] }
+        #expect(Set(onMain).count == 1)
+        let marks = Locked<[Bool]>([])
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            marks.withLock { $0 = [HeldContextQueues.isMainThread, HeldContextQueues.isMainThread, Thread.isMainThread] }
+            done.signal()
+        }
+        done.wait()
+        #expect(marks.current == [false, false, false])
         let background = container.newBackgroundContext()
         #expect(!background.isOnQueue)
         #expect(background.performAndWait { background.isOnQueue && !view.isOnQueue })

@@ -148,7 +148,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         case .mainQueueConcurrencyType:
             // The main queue's blocks run on another thread once the main thread has left it to
             // dispatchMain(): the queue's own mark tells.
-            if Thread.isMainThread || DispatchQueue.getSpecific(key: HeldContextQueues.mainKey) == true { return true }
+            if HeldContextQueues.isMainThread || DispatchQueue.getSpecific(key: HeldContextQueues.mainKey) == true { return true }
         case .privateQueueConcurrencyType:
             if DispatchQueue.getSpecific(key: HeldContextQueues.contextKey) == ObjectIdentifier(self) { return true }
         }
