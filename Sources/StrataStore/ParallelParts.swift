@@ -21,8 +21,13 @@ package enum ParallelParts {
     /// at once on the cores (one part runs on the calling thread), and returns the results in
     /// the order of the parts.
     package static func map<T: Sendable>(count: Int, minimumPerPart: Int, _ body: @Sendable (Range<Int>) -> T) -> [T] {
-        let ranges = ranges(count: count, minimumPerPart: minimumPerPart)
-        guard ranges.count > 1 else { return [body(0..<count)] }
+        map(ranges(count: count, minimumPerPart: minimumPerPart), body)
+    }
+
+    /// Calls `body` on each of `ranges` (made by ``ranges(count:minimumPerPart:cores:)``) at once
+    /// on the cores, and returns the results in their order.
+    package static func map<T: Sendable>(_ ranges: [Range<Int>], _ body: @Sendable (Range<Int>) -> T) -> [T] {
+        guard ranges.count > 1 else { return ranges.map(body) }
         let results = Mutex([T?](repeating: nil, count: ranges.count))
         DispatchQueue.concurrentPerform(iterations: ranges.count) { part in
             let result = body(ranges[part])
@@ -37,13 +42,14 @@ extension ParallelParts {
     /// bulk commit take about as long to free one after another as they took to make. Each
     /// element is replaced by `filler` (which should hold no reference) before the array goes.
     package static func release<Element: Sendable>(_ array: inout [Element], replacingWith filler: Element, minimumPerPart: Int) {
-        guard ranges(count: array.count, minimumPerPart: minimumPerPart).count > 1 else {
+        let parts = ranges(count: array.count, minimumPerPart: minimumPerPart)
+        guard parts.count > 1 else {
             array = []
             return
         }
         array.withUnsafeMutableBufferPointer { buffer in
             let elements = SharedBuffer(buffer: buffer)
-            _ = map(count: buffer.count, minimumPerPart: minimumPerPart) { range in
+            _ = map(parts) { range in
                 (elements.buffer.baseAddress! + range.lowerBound).update(repeating: filler, count: range.count)
             }
         }

@@ -234,7 +234,7 @@ struct RecordBuilder {
             let ranges = ParallelParts.ranges(count: blocks.count, minimumPerPart: Self.blocksPerPart)
             guard ranges.count > 1 else { return write(blocks.indices, to: &bytes, keeping: kept, decoded: &decoded) }
             // Compressed at once, a part of the blocks a core, each part into its own bytes.
-            let parts = ParallelParts.map(count: blocks.count, minimumPerPart: Self.blocksPerPart) { range in
+            let parts = ParallelParts.map(ranges) { range in
                 var part: [UInt8] = []
                 part.reserveCapacity(blocks[range].reduce(0) { $0 + $1.rawSize + BlockBuilder.headerSize })
                 var partDecoded: [DecodedBlock] = []
