@@ -8,7 +8,7 @@ struct FetchIndexChanges: Sendable {
     private struct IndexChanges: Sendable {
         var entity: Int
         var column: Int
-        var changes: [OrderedIndexChange]
+        var changes: IndexChangeList
     }
 
     /// The recorded changes, per index (a handful: found by a linear search).
@@ -22,46 +22,92 @@ struct FetchIndexChanges: Sendable {
     /// before, or after).
     mutating func record(_ entity: Int, _ key: PrimaryKey, columns: [Int], old: IndexedValues?, new: IndexedValues?) {
         for (position, column) in columns.enumerated() {
-            let before = old?.value(at: position, column: column)
-            let after = new?.value(at: position, column: column)
-            if before == after { continue }
-            let slot = indexes.firstIndex { $0.entity == entity && $0.column == column } ?? {
-                indexes.append(IndexChanges(entity: entity, column: column, changes: []))
-                return indexes.count - 1
-            }()
-            if let before { indexes[slot].changes.append(OrderedIndexChange(value: before, key: key, inserts: false)) }
-            if let after { indexes[slot].changes.append(OrderedIndexChange(value: after, key: key, inserts: true)) }
+            record(key, position: position, column: column, slot: slot(entity, column), old: old, new: new)
         }
+    }
+
+    /// Records the move of `key`'s entry in the index on `column` (at `position` among its
+    /// entity's indexed columns), whose changes are at `slot` of ``indexes``, from the value of
+    /// `old` to that of `new`.
+    private mutating func record(_ key: PrimaryKey, position: Int, column: Int, slot: Int, old: IndexedValues?, new: IndexedValues?) {
+        let before = old?.value(at: position, column: column)
+        let after = new?.value(at: position, column: column)
+        if let before {
+            if before == after { return }
+            indexes[slot].changes.append(OrderedIndexChange(value: before, key: key, inserts: false))
+        }
+        if let after { indexes[slot].changes.append(OrderedIndexChange(value: after, key: key, inserts: true)) }
     }
 
     /// Records the fetch-index changes of a record's operations `ops`: `rows` holds the old and
     /// new images of those on entities with fetch indexes, whose indexed columns, per entity,
     /// are `indexedColumns`.
     mutating func record(_ ops: [RecordOp], rows: [IndexedRowChange], indexedColumns: [[Int]]) {
+        // The changes of a run of rows of one entity go to the same indexes: found once a run.
+        var entity = -1
+        var slots: [Int] = []
         for change in rows {
-            let entity = ops[change.op].entity
-            record(entity, ops[change.op].key, columns: indexedColumns[entity], old: change.old, new: change.new)
+            let op = ops[change.op]
+            if op.entity != entity {
+                entity = op.entity
+                slots = indexedColumns[entity].map { slot(entity, $0) }
+            }
+            for (position, column) in indexedColumns[entity].enumerated() {
+                record(op.key, position: position, column: column, slot: slots[position], old: change.old, new: change.new)
+            }
         }
+    }
+
+    /// Records the changes `other` recorded, after those recorded so far: what recording them
+    /// here would have recorded (a part of a bulk insert's rows, or a commit's, recorded apart).
+    mutating func append(_ other: FetchIndexChanges) {
+        guard !indexes.isEmpty else {
+            self = other
+            return
+        }
+        for index in other.indexes {
+            indexes[slot(index.entity, index.column)].changes.append(contentsOf: index.changes)
+        }
+    }
+
+    /// The position in ``indexes`` of the changes to the index of `entity` on `column`, added
+    /// if there is none yet.
+    private mutating func slot(_ entity: Int, _ column: Int) -> Int {
+        if let slot = indexes.firstIndex(where: { $0.entity == entity && $0.column == column }) { return slot }
+        indexes.append(IndexChanges(entity: entity, column: column, changes: IndexChangeList()))
+        return indexes.count - 1
     }
 
     /// The net change of each index, in index order: per pair, the last change recorded
     /// decides whether the index holds it. Needs no index: the work of a group's changes is
-    /// done before the store's state is locked to merge them.
-    func settled() -> SettledFetchIndexChanges {
+    /// done before the store's state is locked to merge them. For the indexes `empty` names
+    /// (those empty when the group started), the index the insertions make is built too, for
+    /// ``SettledFetchIndexChanges/apply(to:)`` to take whole if the index is still empty then.
+    func settled(buildingFor empty: [(entity: Int, column: Int)] = []) -> SettledFetchIndexChanges {
         SettledFetchIndexChanges(indexes: indexes.map { index in
             let order = Self.indexOrder(index.changes)
-            var net: [OrderedIndexChange] = []
-            net.reserveCapacity(order.count)
-            var position = 0
-            while position < order.count {
-                // The run of changes to one pair, oldest first: the last one decides.
-                var last = position
-                while last + 1 < order.count, Self.samePair(index.changes[order[last + 1]], index.changes[order[position]]) { last += 1 }
-                net.append(index.changes[order[last]])
-                position = last + 1
+            // An index built ahead takes the net changes as they come, when each inserts: no
+            // list of them is kept besides.
+            if empty.contains(where: { $0.entity == index.entity && $0.column == index.column }),
+                let built = OrderedIndex(onlyInsertions: Self.netChanges(index.changes, order: order))
+            {
+                return (index.entity, index.column, [], built)
             }
-            return (index.entity, index.column, net)
+            return (index.entity, index.column, Array(Self.netChanges(index.changes, order: order)), nil)
         })
+    }
+
+    /// The net change of each pair of `changes`, taken in `order` (index order): per pair, the
+    /// last change recorded, which decides whether the index holds it.
+    private static func netChanges(_ changes: IndexChangeList, order: [Int]) -> some Sequence<OrderedIndexChange> {
+        sequence(state: 0) { position in
+            guard position < order.count else { return nil }
+            // The run of changes to one pair, oldest first.
+            var last = position
+            while last + 1 < order.count, samePair(changes[order[last + 1]], changes[order[position]]) { last += 1 }
+            position = last + 1
+            return changes[order[last]]
+        }
     }
 
     /// Applies the recorded changes to `fetchIndexes` (per entity, per column), as
@@ -71,7 +117,7 @@ struct FetchIndexChanges: Sendable {
     }
 
     /// The positions of `changes` sorted by value, then key, then position (commit order).
-    private static func indexOrder(_ changes: [OrderedIndexChange]) -> [Int] {
+    private static func indexOrder(_ changes: IndexChangeList) -> [Int] {
         if let order = integerOrder(changes) { return order }
         return changes.indices.sorted { a, b in
             if changes[a].value < changes[b].value { return true }
@@ -88,34 +134,43 @@ struct FetchIndexChanges: Sendable {
     /// integers; `nil` for any other value. The rank keeps `Value`'s order across these kinds:
     /// `null` first, then integers, then references. When the keys never fall from position to
     /// position (a bulk insert's rising keys), position order is key order: no sort by key.
-    private static func integerOrder(_ changes: [OrderedIndexChange]) -> [Int]? {
+    private static func integerOrder(_ changes: IndexChangeList) -> [Int]? {
         // Signed integers as unsigned ones of the same order.
         func unsigned(_ value: Int64) -> UInt64 { UInt64(bitPattern: value) ^ (1 << 63) }
+        // The ranks are listed only once two differ (most columns hold one kind).
         var ranks: [UInt64] = []
+        var firstRank: UInt64?
         var values: [UInt64] = []
-        ranks.reserveCapacity(changes.count)
         values.reserveCapacity(changes.count)
         var keysRise = true
         var lastKey = PrimaryKey.min
-        for change in changes {
+        for (position, change) in changes.enumerated() {
+            let rank: UInt64
             switch change.value {
-            case .null: ranks.append(0); values.append(0)
-            case .int(let value): ranks.append(1); values.append(unsigned(value))
-            case .reference(let value): ranks.append(2); values.append(unsigned(value))
+            case .null: rank = 0; values.append(0)
+            case .int(let value): rank = 1; values.append(unsigned(value))
+            case .reference(let value): rank = 2; values.append(unsigned(value))
             default: return nil
             }
+            if let firstRank, ranks.isEmpty, rank != firstRank {
+                ranks.reserveCapacity(changes.count)
+                ranks.append(contentsOf: repeatElement(firstRank, count: position))
+            }
+            if firstRank == nil { firstRank = rank }
+            if !ranks.isEmpty { ranks.append(rank) }
             if change.key < lastKey { keysRise = false }
             lastKey = change.key
         }
+        func rank(_ position: Int) -> UInt64 { ranks.isEmpty ? firstRank ?? 0 : ranks[position] }
         // A few changes (a small save's) sort faster by comparison than by radix passes, each
         // of which clears and sums 256 counts.
         if changes.count < Self.fewChanges {
-            return changes.indices.sorted { a, b in (ranks[a], values[a], changes[a].key, a) < (ranks[b], values[b], changes[b].key, b) }
+            return changes.indices.sorted { a, b in (rank(a), values[a], changes[a].key, a) < (rank(b), values[b], changes[b].key, b) }
         }
         var order = RadixOrder(count: changes.count)
         if !keysRise { order.sort(by: changes.map { unsigned($0.key) }) }
         order.sort(by: values)
-        order.sort(by: ranks)
+        if !ranks.isEmpty { order.sort(by: ranks) }
         return order.positions
     }
 
@@ -128,11 +183,24 @@ struct FetchIndexChanges: Sendable {
 /// The net fetch-index changes of a group of operations (``FetchIndexChanges/settled()``), each
 /// index's in index order, ready to be merged.
 struct SettledFetchIndexChanges: Sendable {
-    /// The net changes, per index.
-    fileprivate var indexes: [(entity: Int, column: Int, net: [OrderedIndexChange])]
+    /// The net changes, per index; or, for an index built ahead (see
+    /// ``FetchIndexChanges/settled(buildingFor:)``), none and the index they make from an empty
+    /// one, each of them an insertion.
+    fileprivate var indexes: [(entity: Int, column: Int, net: [OrderedIndexChange], built: OrderedIndex?)]
 
-    /// Merges the changes into `fetchIndexes` (per entity, per column).
+    /// Merges the changes into `fetchIndexes` (per entity, per column): an index still empty
+    /// takes the one built ahead, if any; one no longer empty merges its entries.
     func apply(to fetchIndexes: inout [[Int: OrderedIndex]]) {
-        for index in indexes { fetchIndexes[index.entity][index.column]!.merge(index.net) }
+        for index in indexes {
+            if let built = index.built {
+                if fetchIndexes[index.entity][index.column]!.count == 0 {
+                    fetchIndexes[index.entity][index.column] = built
+                } else {
+                    fetchIndexes[index.entity][index.column]!.merge(built.insertions)
+                }
+            } else {
+                fetchIndexes[index.entity][index.column]!.merge(index.net)
+            }
+        }
     }
 }

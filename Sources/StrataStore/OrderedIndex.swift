@@ -91,6 +91,38 @@ struct OrderedIndex: Sendable {
         count = pairs.count
     }
 
+    /// Creates an index holding the pairs `changes` insert, which come in index order, one a
+    /// pair (the net changes of a group, ``SettledFetchIndexChanges``, to an empty index): each
+    /// entry copied once, straight into its chunk, with no comparison. `nil` when a change
+    /// removes a pair.
+    init?(onlyInsertions changes: some Sequence<OrderedIndexChange>) {
+        let chunkSize = Self.maxChunkSize * 3 / 4
+        var chunk: [Entry] = []
+        for change in changes {
+            guard change.inserts else { return nil }
+            if chunk.isEmpty { chunk.reserveCapacity(chunkSize) }
+            let entry = Entry(value: change.value, key: change.key)
+            assert(chunk.last.map { $0.precedes(entry) } ?? chunks.last.map { $0[$0.count - 1].precedes(entry) } ?? true, "changes out of index order")
+            chunk.append(entry)
+            if chunk.count == chunkSize {
+                heads.append(chunk[0])
+                chunks.append(chunk)
+                count += chunk.count
+                chunk = []
+            }
+        }
+        if !chunk.isEmpty {
+            heads.append(chunk[0])
+            chunks.append(chunk)
+            count += chunk.count
+        }
+    }
+
+    /// The index's pairs as insertions, in index order.
+    var insertions: [OrderedIndexChange] {
+        chunks.flatMap { $0.map { OrderedIndexChange(value: $0.value, key: $0.key, inserts: true) } }
+    }
+
     /// Adds the pair (`value`, `key`); does nothing if the index already holds it.
     mutating func insert(_ value: Value, key: PrimaryKey) {
         let entry = Entry(value: value, key: key)
@@ -131,7 +163,7 @@ struct OrderedIndex: Sendable {
         guard !changes.isEmpty else { return }
         guard !chunks.isEmpty else {
             // An empty index (a bulk load) is built from the insertions, already in order.
-            self = OrderedIndex(ordered: changes.filter(\.inserts).map { ($0.value, $0.key) })
+            self = OrderedIndex(onlyInsertions: changes.lazy.filter(\.inserts))!
             return
         }
         // Sparse changes move fewer bytes one at a time than copying every chunk they touch.

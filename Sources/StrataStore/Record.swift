@@ -74,11 +74,22 @@ enum RecordHeader {
     /// Sets the sequence number and checksum of an encoded record in place.
     static func seal(_ record: inout [UInt8], at start: Int = 0, sequence: UInt64) {
         record.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: sequence.littleEndian, toByteOffset: start + sequenceOffset, as: UInt64.self)
-            let length = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
-            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[(start + 8)..<(start + length)]))
-            raw.storeBytes(of: CRC32C.mask(crc).littleEndian, toByteOffset: start + 4, as: UInt32.self)
+            let bytes = UnsafeMutableRawBufferPointer(rebasing: raw[start...])
+            seal(UnsafeRawBufferPointer(bytes), sequence: sequence, into: UnsafeMutableRawBufferPointer(rebasing: bytes[0..<size]))
         }
+    }
+
+    /// Writes into `header` (``size`` bytes) the header of the encoded `record` sealed with
+    /// `sequence`: what ``seal(_:at:sequence:)`` makes of the record's first bytes, for a record
+    /// written after its sealed header from its own bytes, uncopied. `header` may be the
+    /// record's own first bytes.
+    static func seal(_ record: UnsafeRawBufferPointer, sequence: UInt64, into header: UnsafeMutableRawBufferPointer) {
+        if UnsafeRawPointer(header.baseAddress) != record.baseAddress { header.copyMemory(from: UnsafeRawBufferPointer(rebasing: record[0..<size])) }
+        header.storeBytes(of: sequence.littleEndian, toByteOffset: sequenceOffset, as: UInt64.self)
+        let length = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 0, as: UInt32.self)))
+        let headerCRC = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[8..<size]))
+        let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: record[size..<length]), extending: headerCRC)
+        header.storeBytes(of: CRC32C.mask(crc).littleEndian, toByteOffset: 4, as: UInt32.self)
     }
 }
 

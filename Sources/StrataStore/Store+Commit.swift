@@ -7,6 +7,9 @@ struct PendingCommit: Sendable {
     var record: EncodedRecord
     /// Old and new row images of operations on entities with fetch indexes, in operation order.
     var rows: [IndexedRowChange]
+    /// The fetch-index changes of ``rows``, recorded while the commit was encoded when it only
+    /// inserts (no old image to read when it is written): what the leader would record from them.
+    var indexChanges: FetchIndexChanges?
     /// The store's newest sequence before the old images in ``rows`` were read: they are still
     /// the committed rows when no commit came after it.
     var readSequence: UInt64 = 0
@@ -110,8 +113,9 @@ extension Store {
         let operations = transaction.operations
         // A bulk insert is encoded on every core; any other transaction in one pass.
         let sharesOut = operations.count >= 2 * Self.insertsPerPart && transaction.insertsOnly
+        var indexChanges: FetchIndexChanges?
         if sharesOut {
-            try encodeInserts(operations, into: &builder, rows: &rows, highestKeys: &highestKeys)
+            indexChanges = try encodeInserts(operations, into: &builder, rows: &rows, highestKeys: &highestKeys)
             if recordsRows {
                 for case .insert(let entity, let key, let row) in operations { written[EntityKey(entity: entity, key: key)] = row }
             }
@@ -165,7 +169,7 @@ extension Store {
         }
         let durable = (transaction.durability ?? configuration.durability) == .durable
         return PendingCommit(
-            record: record, rows: rows, readSequence: readSequence, durable: durable, condition: transaction.condition, ticket: CommitTicket())
+            record: record, rows: rows, indexChanges: indexChanges, readSequence: readSequence, durable: durable, condition: transaction.condition, ticket: CommitTicket())
     }
 
     /// Moves each entity's next key above the highest key of it a commit writes (0: none).
@@ -283,48 +287,32 @@ extension Store {
         }
         guard !accepted.isEmpty else { return results.map { $0! } }
 
-        var sequence = state.withLock { $0.lastSequence }
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(accepted.reduce(0) { $0 + batch[$1.index].record.bytes.count })
-        var offsets: [Int] = []
-        for entry in accepted {
-            sequence += 1
-            offsets.append(buffer.count)
-            let start = buffer.count
-            buffer.append(contentsOf: batch[entry.index].record.bytes)
-            RecordHeader.seal(&buffer, at: start, sequence: sequence)
-        }
-        let durable = accepted.contains { batch[$0.index].durable }
         // The group's fetch-index changes, netted out and put in index order before the state is
-        // locked to merge them: those of a large group on another core while the group is written.
-        let recordedIndexChanges = accepted.map { (ops: batch[$0.index].record.ops, rows: $0.rows) }
-        let indexedColumns = indexedColumns
-        let settle: @Sendable () -> SettledFetchIndexChanges = {
-            var changes = FetchIndexChanges()
-            for commit in recordedIndexChanges { changes.record(commit.ops, rows: commit.rows, indexedColumns: indexedColumns) }
-            return changes.settled()
-        }
-        let settling = recordedIndexChanges.reduce(0) { $0 + $1.rows.count } >= Self.indexChangesSettledAside ? BackgroundWork(settle) : nil
+        // locked to merge them: those of a large group on another core while it is sealed and written.
+        let recordedIndexChanges = accepted.map { (ops: batch[$0.index].record.ops, rows: $0.rows, recorded: batch[$0.index].indexChanges) }
+        let settling = settleAside(recordedIndexChanges)
+        let firstSequence = state.withLock { $0.lastSequence } + 1
+        let sealed = SealedGroup(accepted.map { batch[$0.index].record.bytes }, firstSequence: firstSequence)
+        let groupBytes = sealed.count
+        let durable = accepted.contains { batch[$0.index].durable }
         do {
-            let (end, segmentFull) = state.withLock { ($0.activeEnd, $0.activeEnd + Int64(buffer.count) > Int64(configuration.segmentSize)) }
+            let (end, segmentFull) = state.withLock { ($0.activeEnd, $0.activeEnd + Int64(groupBytes) > Int64(configuration.segmentSize)) }
             if segmentFull && end > Int64(SegmentFile.headerSize) {
                 do { try rollSegment() } catch { throw failStop(error, "starting a new segment") }
             }
             let (file, start, allocated) = state.withLock { ($0.files[$0.activeSegment]!, $0.activeEnd, $0.preallocatedEnd) }
             do {
-                if start + Int64(buffer.count) > allocated {
-                    let length = max(Int64(buffer.count), Int64(min(Self.preallocationWindow, configuration.segmentSize)))
+                if start + Int64(groupBytes) > allocated {
+                    let length = max(Int64(groupBytes), Int64(min(Self.preallocationWindow, configuration.segmentSize)))
                     try StoreError.io("allocate segment space", path: file.path) {
                         try io.preallocate(file.fd, offset: start, length: length)
-                        let written = Int64(buffer.count)
+                        let written = Int64(groupBytes)
                         try io.writeZeros(file.fd, at: start + written, length: length - written)
                     }
                     state.withLock { $0.preallocatedEnd = start + length }
                     counters.spaceAllocations.add(1)
                 }
-                try StoreError.io("append to segment", path: file.path) {
-                    try buffer.withUnsafeBytes { try io.writeAll(file.fd, $0, at: start) }
-                }
+                try StoreError.io("append to segment", path: file.path) { try sealed.write(to: file.fd, at: start, io: io) }
             } catch {
                 do {
                     try io.ftruncate(file.fd, to: start)
@@ -338,24 +326,25 @@ extension Store {
                 } catch { throw failStop(error, "fdatasync") }
                 counters.fsyncs.add(1)
             }
-            let firstSequence = sequence - UInt64(accepted.count) + 1
             let interval = Int64(configuration.checkpointInterval)
             // The number the group's first block gets: blocks are numbered in the order applied.
             var firstBlockNumber = 0
-            let indexChanges = settling?.wait() ?? settle()
+            let indexChanges = settling?.wait() ?? Self.settle(recordedIndexChanges, indexedColumns: indexedColumns)
             let (wantsCheckpoint, wantsSpace) = state.withLock { state in
                 firstBlockNumber = state.blocks.count
+                var offset = start
                 for (position, entry) in accepted.enumerated() {
                     let record = batch[entry.index].record
                     let summary = RecordSummary(
                         kind: .transaction, sequence: firstSequence + UInt64(position), length: record.bytes.count,
                         ops: record.ops, blocks: record.blocks, cursors: record.cursors)
-                    state.apply(summary, segment: file.id, offset: start + Int64(offsets[position]), historyTracking: configuration.historyTracking)
+                    state.apply(summary, segment: file.id, offset: offset, historyTracking: configuration.historyTracking)
+                    offset += Int64(record.bytes.count)
                 }
                 indexChanges.apply(to: &state.fetchIndexes)
-                state.activeEnd = start + Int64(buffer.count)
+                state.activeEnd = start + Int64(groupBytes)
                 state.stats[file.id]?.fileBytes = state.activeEnd
-                state.bytesSinceCheckpoint += Int64(buffer.count)
+                state.bytesSinceCheckpoint += Int64(groupBytes)
                 return (state.bytesSinceCheckpoint >= interval, needsSpaceAhead(state))
             }
             cacheWrittenBlocks(accepted.lazy.map { batch[$0.index].record }, firstNumber: firstBlockNumber)
@@ -366,8 +355,8 @@ extension Store {
             }
             counters.commits.add(accepted.count)
             counters.groupWrites.add(1)
-            CommitSignal.notify(self, sequence: sequence)
-            counters.bytesWritten.add(buffer.count)
+            CommitSignal.notify(self, sequence: firstSequence + UInt64(accepted.count - 1))
+            counters.bytesWritten.add(groupBytes)
             if wantsCheckpoint || (wantsSpace && !spaceAheadRequested.exchange(true, ordering: .acquiringAndReleasing)) { maintenance.wake() }
             for (position, entry) in accepted.enumerated() {
                 results[entry.index] = .success(firstSequence + UInt64(position))
@@ -382,6 +371,39 @@ extension Store {
     /// The fewest fetch-index changes a commit group puts in order on another core while it is
     /// written (fewer are put in order on the writing thread: handing them over would cost more).
     static let indexChangesSettledAside = 4096
+
+    /// Starts settling the fetch-index changes of a group's commits on another core when they
+    /// are ``indexChangesSettledAside`` or more, building there the indexes they fill that are
+    /// empty now (a bulk load); `nil` for fewer.
+    private func settleAside(
+        _ commits: [(ops: [RecordOp], rows: [IndexedRowChange], recorded: FetchIndexChanges?)]
+    ) -> BackgroundWork<SettledFetchIndexChanges>? {
+        guard commits.reduce(0, { $0 + $1.rows.count }) >= Self.indexChangesSettledAside else { return nil }
+        let empty = state.withLock { state in
+            state.fetchIndexes.enumerated().flatMap { entity, columns in
+                columns.filter { $0.value.count == 0 }.map { (entity: entity, column: $0.key) }
+            }
+        }
+        let indexedColumns = indexedColumns
+        return BackgroundWork { Self.settle(commits, indexedColumns: indexedColumns, buildingFor: empty) }
+    }
+
+    /// The net fetch-index changes of a group's commits (their operations and old and new
+    /// indexed images, or the changes recorded when they were encoded), building the indexes `empty` names (see ``FetchIndexChanges/settled(buildingFor:)``).
+    private static func settle(
+        _ commits: [(ops: [RecordOp], rows: [IndexedRowChange], recorded: FetchIndexChanges?)], indexedColumns: [[Int]],
+        buildingFor empty: [(entity: Int, column: Int)] = []
+    ) -> SettledFetchIndexChanges {
+        var changes = FetchIndexChanges()
+        for commit in commits {
+            if let recorded = commit.recorded {
+                changes.append(recorded)
+            } else {
+                changes.record(commit.ops, rows: commit.rows, indexedColumns: indexedColumns)
+            }
+        }
+        return changes.settled(buildingFor: empty)
+    }
 
     /// Puts the decoded blocks of `records`, committed in this order with their first block
     /// numbered `firstNumber`, into the block cache's free room (as least recently used, evicting

@@ -25,31 +25,43 @@ extension Store {
 
     /// Encodes `operations`, every one an insert, into the empty `builder`: a part of them a core
     /// at once, each part into blocks of its own, then the parts in order (so the blocks and
-    /// operations are those of one pass, but for where blocks are cut).
+    /// operations are those of one pass, but for where blocks are cut). Each part records its
+    /// fetch-index changes too, which the commit's leader would otherwise record from `rows`
+    /// on one core.
     ///
+    /// - Returns: the fetch-index changes of the inserts.
     /// - Throws: what ``encodeInsert(entity:key:row:at:into:rows:highestKeys:)`` throws for the
     ///   first operation that fails, as one pass would.
     func encodeInserts(
         _ operations: [Operation], into builder: inout RecordBuilder, rows: inout [IndexedRowChange], highestKeys: inout [Int64]
-    ) throws {
+    ) throws -> FetchIndexChanges {
         let entityCount = schema.entities.count
+        let indexedColumns = indexedColumns
         let empty = builder
         let parts = ParallelParts.map(count: operations.count, minimumPerPart: Self.insertsPerPart) { range in
-            Result { () throws -> (builder: RecordBuilder, rows: [IndexedRowChange], highestKeys: [Int64]) in
-                var part = (builder: empty, rows: [IndexedRowChange](), highestKeys: [Int64](repeating: 0, count: entityCount))
+            Result { () throws -> (builder: RecordBuilder, rows: [IndexedRowChange], highestKeys: [Int64], changes: FetchIndexChanges) in
+                var part = (
+                    builder: empty, rows: [IndexedRowChange](), highestKeys: [Int64](repeating: 0, count: entityCount), changes: FetchIndexChanges()
+                )
                 for index in range {
                     guard case .insert(let entity, let key, let row) = operations[index] else { continue }
                     try checkTarget(operations[index])
                     try encodeInsert(entity: entity, key: key, row: row, at: index, into: &part.builder, rows: &part.rows, highestKeys: &part.highestKeys)
+                    if !indexedColumns[entity].isEmpty {
+                        part.changes.record(entity, key, columns: indexedColumns[entity], old: nil, new: .row(row))
+                    }
                 }
                 return part
             }
         }
+        var changes = FetchIndexChanges()
         for part in parts {
             let part = try part.get()
             builder.append(part.builder)
             rows += part.rows
+            changes.append(part.changes)
             for entity in 0..<entityCount { highestKeys[entity] = max(highestKeys[entity], part.highestKeys[entity]) }
         }
+        return changes
     }
 }

@@ -1,0 +1,54 @@
+/// The fetch-index changes recorded for one index, in commit order, kept in the segments they
+/// were recorded in: the parts of a bulk insert, recorded on several cores, are joined without
+/// being copied (copying a million changes into fresh memory took ~30 ms of a 1M-row batch
+/// insert, most of it the kernel zeroing pages).
+struct IndexChangeList: RandomAccessCollection, Sendable {
+    /// The segments, none empty, in order.
+    private var segments: [[OrderedIndexChange]] = []
+    /// The position of each segment's first change.
+    private var starts: [Int] = []
+    /// The number of changes.
+    private(set) var count = 0
+
+    /// Creates an empty list.
+    init() {}
+
+    /// The position of the first change.
+    var startIndex: Int { 0 }
+    /// The position after the last change.
+    var endIndex: Int { count }
+
+    /// The change at `position`.
+    subscript(position: Int) -> OrderedIndexChange {
+        precondition(position >= 0 && position < count, "change position out of range")
+        guard segments.count > 1 else { return segments[0][position] }
+        // The last segment starting at or before the position.
+        var low = 0
+        var high = starts.count
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if starts[middle] <= position { low = middle } else { high = middle }
+        }
+        return segments[low][position - starts[low]]
+    }
+
+    /// Adds `change` after the others.
+    mutating func append(_ change: OrderedIndexChange) {
+        if segments.isEmpty {
+            segments = [[change]]
+            starts = [0]
+        } else {
+            segments[segments.count - 1].append(change)
+        }
+        count += 1
+    }
+
+    /// Adds the changes of `other` after these, sharing its segments.
+    mutating func append(contentsOf other: IndexChangeList) {
+        for segment in other.segments {
+            starts.append(count)
+            segments.append(segment)
+            count += segment.count
+        }
+    }
+}
