@@ -111,7 +111,7 @@ struct FetchIndexChanges: Sendable {
     }
 
     /// Applies the recorded changes to `fetchIndexes` (per entity, per column), as
-    /// ``settled()`` nets them out.
+    /// ``settled(buildingFor:)`` nets them out.
     func apply(to fetchIndexes: inout [[Int: OrderedIndex]]) {
         settled().apply(to: &fetchIndexes)
     }
@@ -180,7 +180,7 @@ struct FetchIndexChanges: Sendable {
     }
 }
 
-/// The net fetch-index changes of a group of operations (``FetchIndexChanges/settled()``), each
+/// The net fetch-index changes of a group of operations (``FetchIndexChanges/settled(buildingFor:)``), each
 /// index's in index order, ready to be merged.
 struct SettledFetchIndexChanges: Sendable {
     /// The net changes, per index; or, for an index built ahead (see

@@ -80,15 +80,7 @@ struct OrderedIndex: Sendable {
                 return
             }
         }
-        self.init()
-        var start = 0
-        while start < pairs.count {
-            let end = min(start + Self.maxChunkSize * 3 / 4, pairs.count)
-            chunks.append(pairs[start..<end].map { Entry(value: $0.0, key: $0.1) })
-            heads.append(chunks[chunks.count - 1][0])
-            start = end
-        }
-        count = pairs.count
+        self.init(onlyInsertions: pairs.lazy.map { OrderedIndexChange(value: $0.0, key: $0.1, inserts: true) })!
     }
 
     /// Creates an index holding the pairs `changes` insert, which come in index order, one a
