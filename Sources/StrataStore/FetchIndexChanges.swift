@@ -85,29 +85,35 @@ struct FetchIndexChanges: Sendable {
     /// ``SettledFetchIndexChanges/apply(to:)`` to take whole if the index is still empty then.
     func settled(buildingFor empty: [(entity: Int, column: Int)] = []) -> SettledFetchIndexChanges {
         SettledFetchIndexChanges(indexes: indexes.map { index in
-            let order = Self.indexOrder(index.changes)
+            let net = Self.netPositions(index.changes, order: Self.indexOrder(index.changes))
             // An index built ahead takes the net changes as they come, when each inserts: no
             // list of them is kept besides.
             if empty.contains(where: { $0.entity == index.entity && $0.column == index.column }),
-                let built = OrderedIndex(onlyInsertions: Self.netChanges(index.changes, order: order))
+                let built = OrderedIndex(onlyInsertions: net.lazy.map { index.changes[$0] })
             {
                 return (index.entity, index.column, [], built)
             }
-            return (index.entity, index.column, Array(Self.netChanges(index.changes, order: order)), nil)
+            return (index.entity, index.column, net.map { index.changes[$0] }, nil)
         })
     }
 
-    /// The net change of each pair of `changes`, taken in `order` (index order): per pair, the
-    /// last change recorded, which decides whether the index holds it.
-    private static func netChanges(_ changes: IndexChangeList, order: [Int]) -> some Sequence<OrderedIndexChange> {
-        sequence(state: 0) { position in
-            guard position < order.count else { return nil }
+    /// The positions in `changes` of the net change of each pair, in index order: `order`
+    /// (index order) with each run of changes to one pair cut down to its last change, which
+    /// decides whether the index holds the pair.
+    private static func netPositions(_ changes: IndexChangeList, order: [Int]) -> [Int] {
+        var net = order
+        var kept = 0
+        var position = 0
+        while position < order.count {
             // The run of changes to one pair, oldest first.
             var last = position
             while last + 1 < order.count, samePair(changes[order[last + 1]], changes[order[position]]) { last += 1 }
+            net[kept] = order[last]
+            kept += 1
             position = last + 1
-            return changes[order[last]]
         }
+        net.removeLast(net.count - kept)
+        return net
     }
 
     /// Applies the recorded changes to `fetchIndexes` (per entity, per column), as
@@ -161,11 +167,12 @@ struct FetchIndexChanges: Sendable {
             if change.key < lastKey { keysRise = false }
             lastKey = change.key
         }
-        func rank(_ position: Int) -> UInt64 { ranks.isEmpty ? firstRank ?? 0 : ranks[position] }
         // A few changes (a small save's) sort faster by comparison than by radix passes, each
         // of which clears and sums 256 counts.
         if changes.count < Self.fewChanges {
-            return changes.indices.sorted { a, b in (rank(a), values[a], changes[a].key, a) < (rank(b), values[b], changes[b].key, b) }
+            let keys = changes.map(\.key)
+            guard !ranks.isEmpty else { return changes.indices.sorted { a, b in (values[a], keys[a], a) < (values[b], keys[b], b) } }
+            return changes.indices.sorted { a, b in (ranks[a], values[a], keys[a], a) < (ranks[b], values[b], keys[b], b) }
         }
         var order = RadixOrder(count: changes.count)
         if !keysRise { order.sort(by: changes.map { unsigned($0.key) }) }

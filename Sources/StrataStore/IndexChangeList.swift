@@ -18,9 +18,8 @@ struct IndexChangeList: RandomAccessCollection, Sendable {
     /// The position after the last change.
     var endIndex: Int { count }
 
-    /// The change at `position`.
+    /// The change at `position` (traps outside `0..<count`, as an array does).
     subscript(position: Int) -> OrderedIndexChange {
-        precondition(position >= 0 && position < count, "change position out of range")
         guard segments.count > 1 else { return segments[0][position] }
         // The last segment starting at or before the position.
         var low = 0
@@ -30,6 +29,11 @@ struct IndexChangeList: RandomAccessCollection, Sendable {
             if starts[middle] <= position { low = middle } else { high = middle }
         }
         return segments[low][position - starts[low]]
+    }
+
+    /// The changes in order, segment after segment (no lookup of a segment a change).
+    func makeIterator() -> FlattenSequence<[[OrderedIndexChange]]>.Iterator {
+        segments.joined().makeIterator()
     }
 
     /// Adds `change` after the others.
