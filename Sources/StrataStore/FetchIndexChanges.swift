@@ -116,12 +116,6 @@ struct FetchIndexChanges: Sendable {
         return net
     }
 
-    /// Applies the recorded changes to `fetchIndexes` (per entity, per column), as
-    /// ``settled(buildingFor:)`` nets them out.
-    func apply(to fetchIndexes: inout [[Int: OrderedIndex]]) {
-        settled().apply(to: &fetchIndexes)
-    }
-
     /// The positions of `changes` sorted by value, then key, then position (commit order).
     private static func indexOrder(_ changes: IndexChangeList) -> [Int] {
         if let order = integerOrder(changes) { return order }

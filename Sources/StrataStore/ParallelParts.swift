@@ -61,3 +61,18 @@ extension ParallelParts {
         let buffer: UnsafeMutableBufferPointer<Element>
     }
 }
+
+extension ParallelParts {
+    /// A value the parts read at once that is not `Sendable` (a request's dictionaries of `Any`,
+    /// a save's managed objects): whoever shares it vouches that nothing changes it while the
+    /// parts run, and that each part reads only its own elements.
+    package struct ReadOnly<Value>: @unchecked Sendable {
+        /// The value.
+        package let value: Value
+
+        /// Shares `value` with the parts.
+        package init(_ value: Value) {
+            self.value = value
+        }
+    }
+}

@@ -372,11 +372,15 @@ extension Store {
     /// written (fewer are put in order on the writing thread: handing them over would cost more).
     static let indexChangesSettledAside = 4096
 
+    /// What a group's commit brings to its fetch-index changes: its operations and their old
+    /// and new indexed images, or the changes recorded when it was encoded.
+    private typealias CommitIndexChanges = (ops: [RecordOp], rows: [IndexedRowChange], recorded: FetchIndexChanges?)
+
     /// Starts settling the fetch-index changes of a group's commits on another core when they
     /// are ``indexChangesSettledAside`` or more, building there the indexes they fill that are
     /// empty now (a bulk load); `nil` for fewer.
     private func settleAside(
-        _ commits: [(ops: [RecordOp], rows: [IndexedRowChange], recorded: FetchIndexChanges?)]
+        _ commits: [CommitIndexChanges]
     ) -> BackgroundWork<SettledFetchIndexChanges>? {
         guard commits.reduce(0, { $0 + $1.rows.count }) >= Self.indexChangesSettledAside else { return nil }
         let empty = state.withLock { state in
@@ -388,11 +392,10 @@ extension Store {
         return BackgroundWork { Self.settle(commits, indexedColumns: indexedColumns, buildingFor: empty) }
     }
 
-    /// The net fetch-index changes of a group's commits (their operations and old and new
-    /// indexed images, or the changes recorded when they were encoded), building the indexes `empty` names (see ``FetchIndexChanges/settled(buildingFor:)``).
+    /// The net fetch-index changes of a group's commits, building the indexes `empty` names
+    /// (see ``FetchIndexChanges/settled(buildingFor:)``).
     private static func settle(
-        _ commits: [(ops: [RecordOp], rows: [IndexedRowChange], recorded: FetchIndexChanges?)], indexedColumns: [[Int]],
-        buildingFor empty: [(entity: Int, column: Int)] = []
+        _ commits: [CommitIndexChanges], indexedColumns: [[Int]], buildingFor empty: [(entity: Int, column: Int)] = []
     ) -> SettledFetchIndexChanges {
         var changes = FetchIndexChanges()
         for commit in commits {

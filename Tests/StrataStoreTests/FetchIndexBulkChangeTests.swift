@@ -34,7 +34,7 @@ import Testing
             if let new { reference.insert(new[0], key: key) }
             if case .int(let value)? = new?[0] { current[key] = value } else { current[key] = nil }
         }
-        changes.apply(to: &fetchIndexes)
+        changes.settled().apply(to: &fetchIndexes)
         bulk = fetchIndexes[0][0]!
         #expect(bulk.count == reference.count)
         #expect(Self.pairs(bulk) == Self.pairs(reference))

@@ -48,7 +48,7 @@ import Testing
             if let new { reference.insert(new[0], key: key) }
             current[key] = new?[0]
         }
-        changes.apply(to: &fetchIndexes)
+        changes.settled().apply(to: &fetchIndexes)
         let bulk = fetchIndexes[0][0]!
         #expect(bulk.count == reference.count)
         #expect(FetchIndexBulkChangeTests.pairs(bulk) == FetchIndexBulkChangeTests.pairs(reference))

@@ -39,7 +39,7 @@ import Testing
             changes.record(0, key, columns: [0], old: nil, new: IndexedValues.list([value]))
             reference.insert(value, key: key)
         }
-        changes.apply(to: &fetchIndexes)
+        changes.settled().apply(to: &fetchIndexes)
         let bulk = fetchIndexes[0][0]!
         #expect(bulk.count == reference.count)
         #expect(FetchIndexBulkChangeTests.pairs(bulk) == FetchIndexBulkChangeTests.pairs(reference))
@@ -55,7 +55,7 @@ import Testing
         // Key 1 again (not rising): moved from 5 to 4, then key 2 removed.
         changes.record(0, 1, columns: [0], old: IndexedValues.list([.int(5)]), new: IndexedValues.list([.int(4)]))
         changes.record(0, 2, columns: [0], old: IndexedValues.list([.int(3)]), new: nil)
-        changes.apply(to: &fetchIndexes)
+        changes.settled().apply(to: &fetchIndexes)
         let index = fetchIndexes[0][0]!
         #expect(index.count == 1)
         #expect(index.keys(matching: .equal(.int(4))) == [1])

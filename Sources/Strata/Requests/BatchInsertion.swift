@@ -133,19 +133,14 @@ struct BatchInsertion {
             return
         }
         // The caller's dictionaries are only read, each by one thread.
-        let shared = SharedObjects(objects: objects)
+        let shared = ParallelParts.ReadOnly(objects)
         let converter = self
         let parts = ParallelParts.map(count: objects.count, minimumPerPart: Self.objectsPerPart) { range in
-            Result { try range.map { try converter.row(shared.objects[$0]) } }
+            Result { try range.map { try converter.row(shared.value[$0]) } }
         }
         for part in parts {
             for row in try part.get() { write(row, key: newKey(), isNew: true) }
         }
-    }
-
-    /// A request's objects, handed to the threads that convert them.
-    private struct SharedObjects: @unchecked Sendable {
-        let objects: [[String: Any]]
     }
 
     /// Frees the rows of the inserts, once committed, on every core.

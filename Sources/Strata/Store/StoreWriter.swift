@@ -82,12 +82,12 @@ struct StoreWriter {
               objects.allSatisfy({ $0.lazyRow == nil && !$0.runtime.loads.contains(.converted) })
         else { return (nil, nil) }
         // The context's queue waits while the objects are read, and nothing changes them.
-        let shared = SharedObjects(objects: objects)
+        let shared = ParallelParts.ReadOnly(objects)
         let parts = ParallelParts.map(count: objects.count, minimumPerPart: Self.objectsPerPart) { range in
             var rows: [Row] = []
             rows.reserveCapacity(range.count)
             for index in range {
-                let object = shared.objects[index]
+                let object = shared.value[index]
                 let layout = mapping.layout(of: object.entity)!
                 do {
                     rows.append(try row(of: object, layout: layout, columnCount: columnCounts[layout.storeEntity]))
@@ -104,11 +104,6 @@ struct StoreWriter {
             if let failure = part.failure { return (rows, failure) }
         }
         return (rows, nil)
-    }
-
-    /// Inserted objects, handed to the threads that make their rows.
-    private struct SharedObjects: @unchecked Sendable {
-        let objects: [ManagedObject]
     }
 
     /// The rows one thread made, up to its first failure.
