@@ -58,6 +58,27 @@ struct FetchIndexChanges: Sendable {
         }
     }
 
+    /// The number of changes recorded.
+    var count: Int { indexes.reduce(0) { $0 + $1.changes.count } }
+
+    /// The new images of the inserts `ops` whose changes these are (a bulk insert's, each of
+    /// which recorded one change in each index of its entity, in order), as the rows of an
+    /// ``IndexedRowChange`` list: entities with fetch indexes only, in operation order, each
+    /// image listing the values of its entity's `indexedColumns`.
+    func insertedRows(_ ops: [RecordOp], indexedColumns: [[Int]]) -> [IndexedRowChange] {
+        var taken = [Int](repeating: 0, count: indexes.count)
+        var rows: [IndexedRowChange] = []
+        for (position, op) in ops.enumerated() where op.kind == .insert && !indexedColumns[op.entity].isEmpty {
+            let values = indexedColumns[op.entity].map { column -> Value in
+                let slot = indexes.firstIndex { $0.entity == op.entity && $0.column == column }!
+                defer { taken[slot] += 1 }
+                return indexes[slot].changes[taken[slot]].value
+            }
+            rows.append(IndexedRowChange(op: position, old: nil, new: .list(values)))
+        }
+        return rows
+    }
+
     /// Records the changes `other` recorded, after those recorded so far: what recording them
     /// here would have recorded (a part of a bulk insert's rows, or a commit's, recorded apart).
     mutating func append(_ other: FetchIndexChanges) {

@@ -38,31 +38,6 @@ package enum ParallelParts {
 }
 
 extension ParallelParts {
-    /// Releases the elements of `array`, a part a core at once, leaving it empty: the rows of a
-    /// bulk commit take about as long to free one after another as they took to make. Each
-    /// element is replaced by `filler` (which should hold no reference) before the array goes.
-    package static func release<Element: Sendable>(_ array: inout [Element], replacingWith filler: Element, minimumPerPart: Int) {
-        let parts = ranges(count: array.count, minimumPerPart: minimumPerPart)
-        guard parts.count > 1 else {
-            array = []
-            return
-        }
-        array.withUnsafeMutableBufferPointer { buffer in
-            let elements = SharedBuffer(buffer: buffer)
-            _ = map(parts) { range in
-                (elements.buffer.baseAddress! + range.lowerBound).update(repeating: filler, count: range.count)
-            }
-        }
-        array = []
-    }
-
-    /// A buffer whose disjoint parts threads change at once.
-    private struct SharedBuffer<Element>: @unchecked Sendable {
-        let buffer: UnsafeMutableBufferPointer<Element>
-    }
-}
-
-extension ParallelParts {
     /// A value the parts read at once that is not `Sendable` (a request's dictionaries of `Any`,
     /// a save's managed objects): whoever shares it vouches that nothing changes it while the
     /// parts run, and that each part reads only its own elements.

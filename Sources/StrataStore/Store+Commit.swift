@@ -5,7 +5,8 @@ import Foundation
 struct PendingCommit: Sendable {
     /// The encoded record.
     var record: EncodedRecord
-    /// Old and new row images of operations on entities with fetch indexes, in operation order.
+    /// Old and new row images of operations on entities with fetch indexes, in operation order
+    /// (none when ``indexChanges`` were recorded).
     var rows: [IndexedRowChange]
     /// The fetch-index changes of ``rows``, recorded while the commit was encoded when it only
     /// inserts (no old image to read when it is written): what the leader would record from them.
@@ -98,7 +99,7 @@ extension Store {
     func encode(_ transaction: Transaction, written: inout [EntityKey: Row?], recordsRows: Bool = true) throws -> PendingCommit {
         waitForFetchIndexes()
         let readSequence = lastSequence
-        var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
+        var builder = newRecordBuilder()
         var rows: [IndexedRowChange] = []
         var highestKeys = [Int64](repeating: 0, count: schema.entities.count)
         let keepsPriorRows = configuration.historyTracking
@@ -115,7 +116,12 @@ extension Store {
         let sharesOut = operations.count >= 2 * Self.insertsPerPart && transaction.insertsOnly
         var indexChanges: FetchIndexChanges?
         if sharesOut {
-            indexChanges = try encodeInserts(operations, into: &builder, rows: &rows, highestKeys: &highestKeys)
+            indexChanges = try encodeInserts(count: operations.count, into: &builder, highestKeys: &highestKeys) { range, encode in
+                for index in range {
+                    guard case .insert(let entity, let key, let row) = operations[index] else { continue }
+                    try encode(entity, key, row)
+                }
+            }
             if recordsRows {
                 for case .insert(let entity, let key, let row) in operations { written[EntityKey(entity: entity, key: key)] = row }
             }
@@ -123,12 +129,13 @@ extension Store {
         for index in (sharesOut ? operations.count : 0)..<operations.count {
             let op = operations[index]
             let entity = op.entity
-            try checkTarget(op)
+            try checkTarget(entity: entity, key: op.key)
             let codec = codecs[entity]
             let indexed = !schema.entities[entity].indexedColumns.isEmpty
             switch op {
             case .insert(_, let key, let row):
-                try encodeInsert(entity: entity, key: key, row: row, at: index, into: &builder, rows: &rows, highestKeys: &highestKeys)
+                try encodeInsert(entity: entity, key: key, row: row, into: &builder, highestKeys: &highestKeys)
+                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: .row(row))) }
                 if recordsRows { written[EntityKey(entity: entity, key: key)] = row }
             case .update(_, let key, let row, let changed):
                 try codec.validate(row)
@@ -159,6 +166,23 @@ extension Store {
                 if indexed { rows.append(IndexedRowChange(op: index, old: try current.map { try indexedValues($0, entity: entity) }, new: nil)) }
             }
         }
+        return try pendingCommit(
+            transaction, builder: builder, rows: rows, indexChanges: indexChanges, readSequence: readSequence, highestKeys: highestKeys)
+    }
+
+    /// An empty builder of a transaction record.
+    func newRecordBuilder() -> RecordBuilder {
+        RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
+    }
+
+    /// The commit of `transaction` whose operations are encoded in `builder`: raises the next
+    /// keys above `highestKeys` and builds the record.
+    ///
+    /// - Throws: ``StoreError`` `invalidValue` for a record larger than 1 GiB.
+    func pendingCommit(
+        _ transaction: Transaction, builder: RecordBuilder, rows: [IndexedRowChange], indexChanges: FetchIndexChanges?, readSequence: UInt64,
+        highestKeys: [Int64]
+    ) throws -> PendingCommit {
         raiseNextKeys(highestKeys)
         let record = builder.build(
             timestamp: transaction.timestamp, author: transaction.author, contextName: transaction.contextName,
@@ -382,7 +406,7 @@ extension Store {
     private func settleAside(
         _ commits: [CommitIndexChanges]
     ) -> BackgroundWork<SettledFetchIndexChanges>? {
-        guard commits.reduce(0, { $0 + $1.rows.count }) >= Self.indexChangesSettledAside else { return nil }
+        guard commits.reduce(0, { $0 + ($1.recorded?.count ?? $1.rows.count) }) >= Self.indexChangesSettledAside else { return nil }
         let empty = state.withLock { state in
             state.fetchIndexes.enumerated().flatMap { entity, columns in
                 columns.filter { $0.value.count == 0 }.map { (entity: entity, column: $0.key) }
@@ -450,8 +474,11 @@ extension Store {
         _ item: PendingCommit, against local: inout [EntityKey: GroupImage], undo: inout [(EntityKey, GroupImage?)], imagesCurrent: Bool,
         distinctKeys: Bool
     ) -> Result<[IndexedRowChange], StoreError> {
-        var rows = item.rows
         let ops = item.record.ops
+        var rows = item.rows
+        // A bulk insert encoded in parts keeps no rows: the new images of its inserts are those
+        // its recorded changes hold, needed only when another commit of the group writes its keys.
+        if !distinctKeys, rows.isEmpty, let recorded = item.indexChanges { rows = recorded.insertedRows(ops, indexedColumns: indexedColumns) }
         func set(_ id: EntityKey, _ image: GroupImage, replacing current: GroupImage?) {
             undo.append((id, current))
             local[id] = image

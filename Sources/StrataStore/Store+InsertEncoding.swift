@@ -2,51 +2,44 @@ extension Store {
     /// The fewest inserts one core encodes when the inserts of a bulk commit are shared out.
     static let insertsPerPart = 4096
 
-    /// Throws unless `op` names an entity of the schema and a positive key.
-    func checkTarget(_ op: Operation) throws {
-        guard schema.entities.indices.contains(op.entity) else {
-            throw StoreError(.invalidValue, "no entity with id \(op.entity)")
+    /// Throws unless `entity` is an entity of the schema and `key` a positive key.
+    func checkTarget(entity: Int, key: PrimaryKey) throws {
+        guard schema.entities.indices.contains(entity) else {
+            throw StoreError(.invalidValue, "no entity with id \(entity)")
         }
-        guard op.key > 0 else { throw StoreError(.invalidValue, "primary keys are positive; got \(op.key)") }
+        guard key > 0 else { throw StoreError(.invalidValue, "primary keys are positive; got \(key)") }
     }
 
-    /// Encodes the insert at `index` of a transaction: checks `row`, adds it to `builder`, its
-    /// fetch-index change to `rows` and raises the entity's highest key in `highestKeys`.
-    func encodeInsert(
-        entity: Int, key: PrimaryKey, row: Row, at index: Int, into builder: inout RecordBuilder, rows: inout [IndexedRowChange],
-        highestKeys: inout [Int64]
-    ) throws {
+    /// Encodes an insert of `row` under `key`: checks `row`, adds it to `builder` and raises the
+    /// entity's highest key in `highestKeys`.
+    func encodeInsert(entity: Int, key: PrimaryKey, row: Row, into builder: inout RecordBuilder, highestKeys: inout [Int64]) throws {
         let codec = codecs[entity]
         try codec.validate(row)
         builder.add(.insert, entity: entity, key: key, row: row, codec: codec)
-        if !schema.entities[entity].indexedColumns.isEmpty { rows.append(IndexedRowChange(op: index, old: nil, new: .row(row))) }
         highestKeys[entity] = max(highestKeys[entity], key)
     }
 
-    /// Encodes `operations`, every one an insert, into the empty `builder`: a part of them a core
-    /// at once, each part into blocks of its own, then the parts in order (so the blocks and
-    /// operations are those of one pass, but for where blocks are cut). Each part records its
-    /// fetch-index changes too, which the commit's leader would otherwise record from `rows`
-    /// on one core.
+    /// Encodes `count` inserts into the empty `builder`: a part of them a core at once, each
+    /// part into blocks of its own, then the parts in order (so the blocks and operations are
+    /// those of one pass, but for where blocks are cut). `inserts` calls its second argument
+    /// with the entity, key and row of each insert of a range, in order. Each part records its
+    /// fetch-index changes too, which the commit's leader would otherwise record on one core.
     ///
     /// - Returns: the fetch-index changes of the inserts.
-    /// - Throws: what ``encodeInsert(entity:key:row:at:into:rows:highestKeys:)`` throws for the
-    ///   first operation that fails, as one pass would.
+    /// - Throws: what encoding the first insert that fails throws, as one pass would.
     func encodeInserts(
-        _ operations: [Operation], into builder: inout RecordBuilder, rows: inout [IndexedRowChange], highestKeys: inout [Int64]
+        count: Int, into builder: inout RecordBuilder, highestKeys: inout [Int64],
+        _ inserts: @Sendable (Range<Int>, (Int, PrimaryKey, Row) throws -> Void) throws -> Void
     ) throws -> FetchIndexChanges {
         let entityCount = schema.entities.count
         let indexedColumns = indexedColumns
         let empty = builder
-        let parts = ParallelParts.map(count: operations.count, minimumPerPart: Self.insertsPerPart) { range in
-            Result { () throws -> (builder: RecordBuilder, rows: [IndexedRowChange], highestKeys: [Int64], changes: FetchIndexChanges) in
-                var part = (
-                    builder: empty, rows: [IndexedRowChange](), highestKeys: [Int64](repeating: 0, count: entityCount), changes: FetchIndexChanges()
-                )
-                for index in range {
-                    guard case .insert(let entity, let key, let row) = operations[index] else { continue }
-                    try checkTarget(operations[index])
-                    try encodeInsert(entity: entity, key: key, row: row, at: index, into: &part.builder, rows: &part.rows, highestKeys: &part.highestKeys)
+        let parts = ParallelParts.map(count: count, minimumPerPart: Self.insertsPerPart) { range in
+            Result { () throws -> (builder: RecordBuilder, highestKeys: [Int64], changes: FetchIndexChanges) in
+                var part = (builder: empty, highestKeys: [Int64](repeating: 0, count: entityCount), changes: FetchIndexChanges())
+                try inserts(range) { entity, key, row in
+                    try checkTarget(entity: entity, key: key)
+                    try encodeInsert(entity: entity, key: key, row: row, into: &part.builder, highestKeys: &part.highestKeys)
                     if !indexedColumns[entity].isEmpty {
                         part.changes.record(entity, key, columns: indexedColumns[entity], old: nil, new: .row(row))
                     }
@@ -58,10 +51,36 @@ extension Store {
         for part in parts {
             let part = try part.get()
             builder.append(part.builder)
-            rows += part.rows
             changes.append(part.changes)
             for entity in 0..<entityCount { highestKeys[entity] = max(highestKeys[entity], part.highestKeys[entity]) }
         }
         return changes
+    }
+
+    /// Commits `transaction`, which has no operations (its author, timestamp, durability and
+    /// condition are the commit's), with the inserts of `rows`: each row is made as it is
+    /// encoded, on every core when they are many, and none is kept. Durable and isolated as
+    /// ``commit(_:)-(Transaction)`` is; the history shows the inserts as it shows any.
+    ///
+    /// - Returns: the commit's sequence number.
+    /// - Throws: what `rows.fill` throws for the first row that fails, or what
+    ///   ``commit(_:)-(Transaction)`` throws (`invalidValue` for operations in `transaction`).
+    package func commit(_ transaction: Transaction, inserting rows: InsertedRows) throws -> UInt64 {
+        guard transaction.operations.isEmpty else {
+            throw StoreError(.invalidValue, "a commit of inserted rows takes a transaction without operations")
+        }
+        guard rows.count > 0 else { return try commit(transaction) }
+        try checkOpen(writing: true)
+        waitForFetchIndexes()
+        let readSequence = lastSequence
+        var builder = newRecordBuilder()
+        var highestKeys = [Int64](repeating: 0, count: schema.entities.count)
+        let entity = rows.entity
+        let changes = try encodeInserts(count: rows.count, into: &builder, highestKeys: &highestKeys) { range, encode in
+            try rows.forEach(in: range) { key, row in try encode(entity, key, row) }
+        }
+        let commit = try pendingCommit(
+            transaction, builder: builder, rows: [], indexChanges: changes, readSequence: readSequence, highestKeys: highestKeys)
+        return try submit([commit])[0].get()
     }
 }

@@ -28,28 +28,6 @@ import Testing
         #expect(ParallelParts.map(count: 50_000, minimumPerPart: 10) { $0 }.flatMap { $0 } == Array(0..<50_000))
     }
 
-    /// An element whose release a test can see.
-    final class Tracked: Sendable {}
-
-    @Test func releasingInPartsFreesEveryElementAndEmptiesTheArray() {
-        for count in [10, 20_000] {
-            var array: [Tracked?] = (0..<count).map { _ in Tracked() }
-            let watched = [0, count / 2 - 1, count / 2, count - 1].map { index in
-                // A weak reference sees the element go.
-                Weak(array[index]!)
-            }
-            ParallelParts.release(&array, replacingWith: nil, minimumPerPart: 4)
-            #expect(array.isEmpty)
-            #expect(watched.allSatisfy { $0.object == nil }, "\(count) elements")
-        }
-    }
-
-    /// A weak reference to a ``Tracked``.
-    struct Weak {
-        weak var object: Tracked?
-        init(_ object: Tracked) { self.object = object }
-    }
-
     @Test func aBulkInsertEncodedInPartsReadsBackIndexedAndInHistoryAfterReopening() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()

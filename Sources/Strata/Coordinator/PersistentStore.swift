@@ -63,10 +63,25 @@ public final class PersistentStore: Sendable {
     /// Goes through the query-generation log, which keeps the rows it replaces while a
     /// generation is pinned.
     func commitLocally(_ transaction: Transaction) throws -> UInt64 {
-        guard let durability, transaction.durability == nil else { return try queryGenerations.commit(transaction, to: rows) }
+        try queryGenerations.commit(withDurability(transaction), to: rows)
+    }
+
+    /// Commits `transaction` (without operations) with the inserts of `inserted`, each row
+    /// made as the engine encodes it: as ``commit(_:)`` commits a transaction with those
+    /// inserts, which is what happens when a replicator publishes the store's commits.
+    func commit(_ transaction: Transaction, inserting inserted: InsertedRows) throws -> UInt64 {
+        try refuseWritesIfMarkedReadOnly()
+        guard replicatorSlot.withLock({ $0 }) == nil else { return try commit(inserted.appended(to: transaction)) }
+        let changes = inserted.keys.lazy.map { ReplayedChange(kind: .insert, entity: inserted.entity, key: $0) }
+        return try queryGenerations.committing(changes, to: rows) { try rows.commit(withDurability(transaction), inserting: inserted) }
+    }
+
+    /// `transaction` with this store's durability, unless it sets its own.
+    private func withDurability(_ transaction: Transaction) -> Transaction {
+        guard let durability, transaction.durability == nil else { return transaction }
         var transaction = transaction
         transaction.durability = durability
-        return try queryGenerations.commit(transaction, to: rows)
+        return transaction
     }
 
     /// Whether the application set ``isReadOnly`` on this store.

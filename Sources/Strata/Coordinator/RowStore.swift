@@ -26,6 +26,9 @@ protocol RowStore: AnyObject, Sendable {
     func countKeys(_ entity: Int, column: Int, matching query: IndexQuery) throws -> Int
     /// Commits a transaction; returns its sequence number.
     func commit(_ transaction: Transaction) throws -> UInt64
+    /// Commits `transaction` (without operations) with the inserts of `rows`; returns its
+    /// sequence number.
+    func commit(_ transaction: Transaction, inserting rows: InsertedRows) throws -> UInt64
     /// The newest committed sequence number.
     var lastSequence: UInt64 { get }
     /// Closes the store.
@@ -33,6 +36,14 @@ protocol RowStore: AnyObject, Sendable {
 }
 
 extension Store: RowStore {}
+
+extension RowStore {
+    /// Commits `transaction` with an insert of each of `rows` added: a store that does not
+    /// encode rows as they are made holds them all.
+    func commit(_ transaction: Transaction, inserting rows: InsertedRows) throws -> UInt64 {
+        try commit(rows.appended(to: transaction))
+    }
+}
 
 /// A store that keeps rows in memory only (Core Data's in-memory store type): nothing is
 /// written to disk and everything is gone when it is removed or the process ends.

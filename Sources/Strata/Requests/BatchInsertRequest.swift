@@ -107,11 +107,9 @@ public final class BatchInsertRequest: PersistentStoreRequest {
             var insertion = try BatchInsertion(
                 coordinator: coordinator, entity: entity, policy: context.mergePolicy.mergeType,
                 author: context.transactionAuthor, contextName: context.name, count: objects.count)
-            try insertion.add(contentsOf: objects)
-            try BatchWriter(coordinator: coordinator).commit([insertion.store.identifier: try insertion.transaction()], since: since)
+            try insertion.commit(objects, since: since)
             count = insertion.count
             if resultType == .objectIDs { ids = try insertion.objectIDs }
-            insertion.releaseRows()
         }
         switch resultType {
         case .statusOnly: return BatchInsertResult(result: true, resultType: resultType)

@@ -1,10 +1,13 @@
 import Foundation
 import StrataStore
 
-/// The transaction of a ``BatchInsertRequest``: new rows, and existing rows updated by upserts.
+/// The commit of a ``BatchInsertRequest``: new rows, and existing rows updated by upserts.
 ///
 /// Rows are made straight from the dictionaries: each stored attribute's value is looked up once
-/// and converted to its column, with the keys of the new rows allocated as one block.
+/// and converted to its column, with the keys of the new rows allocated as one block. Without
+/// uniqueness constraints (every object a new row) each row is made as the store encodes it
+/// (``InsertedRows``), on every core for a large request; with them, the rows are made first
+/// and merged into each other or into stored rows as the merge policy says.
 struct BatchInsertion {
     /// A stored attribute a dictionary may set, with its column and the stored form of its
     /// default value (`nil` when the default does not convert: a required attribute without one).
@@ -31,11 +34,8 @@ struct BatchInsertion {
     /// The rows of the request, in the order it first wrote them, with whether each is new,
     /// kept when the entity has uniqueness constraints (an upsert merges into a row written earlier).
     private var rows: [(key: PrimaryKey, row: Row, isNew: Bool)] = []
-    /// The inserts of the request, made as the rows are added when the entity has no uniqueness
-    /// constraints (every row is new and written once), with their keys in order.
-    private var inserts: Transaction
-    /// The keys of ``inserts``, in order.
-    private var insertedKeys: [PrimaryKey] = []
+    /// The keys of the rows inserted when the entity has no uniqueness constraints, in order.
+    private var insertedKeys: Range<PrimaryKey> = 0..<0
     /// The position in ``rows`` of each key, kept only when the entity has uniqueness
     /// constraints (an upsert merges into a row written earlier).
     private var positions: [PrimaryKey: Int] = [:]
@@ -69,13 +69,7 @@ struct BatchInsertion {
         self.template = template
         withoutDefault = columns.count { $0.defaultValue == nil }
         constraints = try BatchConstraints(coordinator: coordinator, store: store, entity: entity)
-        inserts = Transaction(author: author, contextName: contextName)
-        if constraints.isEmpty {
-            inserts.operations.reserveCapacity(count)
-            insertedKeys.reserveCapacity(count)
-        } else {
-            rows.reserveCapacity(count)
-        }
+        if !constraints.isEmpty { rows.reserveCapacity(count) }
         if count > 0 {
             let keys = store.rows.allocateKeys(for: layout.storeEntity, count: count)
             freeKeys = keys.lowerBound..<(keys.upperBound + 1)
@@ -98,15 +92,34 @@ struct BatchInsertion {
         }
     }
 
-    /// The transaction writing the rows: upserts update only the columns they change.
+    /// Inserts (or upserts) `objects` in order and commits them, on the condition that no
+    /// commit since `since` (each store's newest sequence before the request read it) changed
+    /// the entity.
+    ///
+    /// - Throws: ``CoreDataError`` (see ``BatchInsertRequest``) for the first object that
+    ///   fails, ``SaveConflict`` when a commit since changed the entity; nothing is written then.
+    mutating func commit(_ objects: [[String: Any]], since: [String: UInt64]) throws {
+        let writer = BatchWriter(coordinator: coordinator)
+        guard constraints.isEmpty else {
+            for object in objects { try add(object) }
+            try writer.commit([store.identifier: try transaction()], since: since)
+            return
+        }
+        insertedKeys = newKeys(objects.count)
+        // The caller's dictionaries are only read, each by one thread.
+        let shared = ParallelParts.ReadOnly(objects)
+        let converter = self
+        let inserted = InsertedRows(entity: layout.storeEntity, keys: insertedKeys, template: template) { index, row in
+            try converter.fill(&row, with: shared.value[index])
+        }
+        try writer.commit(Transaction(author: author, contextName: contextName), inserting: inserted, into: store, since: since[store.identifier])
+    }
+
+    /// The transaction writing the rows of an entity with uniqueness constraints: upserts
+    /// update only the columns they change.
     ///
     /// - Throws: ``CoreDataError`` `persistentStoreOperation` when the store fails.
-    func transaction() throws -> Transaction {
-        if constraints.isEmpty {
-            var transaction = inserts
-            transaction.timestamp = Date()
-            return transaction
-        }
+    private func transaction() throws -> Transaction {
         var transaction = Transaction(author: author, contextName: contextName)
         transaction.operations.reserveCapacity(rows.count)
         for (key, row, isNew) in rows {
@@ -120,40 +133,13 @@ struct BatchInsertion {
         return transaction
     }
 
-    /// The fewest objects one core converts to rows when a request's objects are shared out.
-    static let objectsPerPart = 4096
-
-    /// Adds `objects` in order, as ``add(_:)`` does each. Without uniqueness constraints (every
-    /// object a new row), a large request's objects are converted to rows on every core at once.
-    ///
-    /// - Throws: ``CoreDataError`` (see ``BatchInsertRequest``) for the first object that fails.
-    mutating func add(contentsOf objects: [[String: Any]]) throws {
-        guard constraints.isEmpty, objects.count >= 2 * Self.objectsPerPart else {
-            for object in objects { try add(object) }
-            return
-        }
-        // The caller's dictionaries are only read, each by one thread.
-        let shared = ParallelParts.ReadOnly(objects)
-        let converter = self
-        let parts = ParallelParts.map(count: objects.count, minimumPerPart: Self.objectsPerPart) { range in
-            Result { try range.map { try converter.row(shared.value[$0]) } }
-        }
-        for part in parts {
-            for row in try part.get() { write(row, key: newKey(), isNew: true) }
-        }
-    }
-
-    /// Frees the rows of the inserts, once committed, on every core.
-    mutating func releaseRows() {
-        ParallelParts.release(&inserts.operations, replacingWith: .delete(entity: 0, key: 0), minimumPerPart: Self.objectsPerPart)
-    }
-
     /// Adds an object with `values`: defaults for the attributes left out.
     ///
     /// - Throws: ``CoreDataError`` (see ``BatchInsertRequest``).
-    mutating func add(_ values: [String: Any]) throws {
-        let row = try row(values)
-        let key = newKey()
+    private mutating func add(_ values: [String: Any]) throws {
+        var row = Row(Self.copy(template.values))
+        try fill(&row, with: values)
+        let key = newKeys(1).lowerBound
         guard let existing = try constraints.conflict(for: row, key: key) else {
             write(row, key: key, isNew: true)
             return
@@ -173,11 +159,11 @@ struct BatchInsertion {
         }
     }
 
-    /// The row of an object with `values`: the defaults of the attributes left out.
+    /// Sets the columns of `row` (the template's defaults) to the attributes of an object with
+    /// `values`.
     ///
     /// - Throws: ``CoreDataError`` (see ``BatchInsertRequest``).
-    private func row(_ values: [String: Any]) throws -> Row {
-        var row = Row(Self.copy(template.values))
+    private func fill(_ row: inout Row, with values: [String: Any]) throws {
         do {
             // The dictionary is walked once, its names matched against the (few) attributes
             // without hashing them: most dictionaries list the attributes in one order.
@@ -204,7 +190,6 @@ struct BatchInsertion {
             try checkNames(values)
             throw error
         }
-        return row
     }
 
     /// A copy of `values` in a buffer of its own, made value by value: changing a copy of the
@@ -238,22 +223,19 @@ struct BatchInsertion {
         try ValueConversion.exactStoreValue(value, for: attribute) ?? BatchValues.storeValue(value, for: attribute, entity: entity)
     }
 
-    /// The next key of the block allocated for new rows (another block when it is used up).
-    private mutating func newKey() -> PrimaryKey {
-        if freeKeys.isEmpty {
-            let keys = store.rows.allocateKeys(for: layout.storeEntity, count: 1)
+    /// The next `count` keys of the block allocated for new rows (the block allocated again
+    /// when too few are left).
+    private mutating func newKeys(_ count: Int) -> Range<PrimaryKey> {
+        if freeKeys.count < count {
+            let keys = store.rows.allocateKeys(for: layout.storeEntity, count: count)
             freeKeys = keys.lowerBound..<(keys.upperBound + 1)
         }
-        return freeKeys.popFirst()!
+        defer { freeKeys = (freeKeys.lowerBound + PrimaryKey(count))..<freeKeys.upperBound }
+        return freeKeys.lowerBound..<(freeKeys.lowerBound + PrimaryKey(count))
     }
 
     /// Records `row` under `key`.
     private mutating func write(_ row: Row, key: PrimaryKey, isNew: Bool) {
-        if constraints.isEmpty {
-            inserts.insert(layout.storeEntity, key: key, row: row)
-            insertedKeys.append(key)
-            return
-        }
         if let position = positions[key] {
             rows[position] = (key, row, isNew)
         } else {

@@ -20,20 +20,47 @@ struct BatchWriter {
         var sequences: [String: UInt64] = [:]
         for (identifier, transaction) in transactions where !transaction.operations.isEmpty {
             guard let store = coordinator.store(identifier: identifier) else { continue }
-            var transaction = transaction
-            if let since = since[identifier] {
-                transaction.condition = CommitCondition(since: since, entities: Set(transaction.operations.lazy.map(\.entity)))
+            let entities = Set(transaction.operations.lazy.map(\.entity))
+            sequences[identifier] = try commit(transaction, of: entities, operations: transaction.operations.count, into: store, since: since[identifier]) {
+                try store.commit($0)
             }
-            sequences[identifier] = try coordinator.storeCall {
-                do {
-                    return try store.commit(transaction)
-                } catch let error as StoreError where error.code == .writeConflict {
-                    logger.debug("a concurrent commit changed what the batch request read; running it again", metadata: ["store": "\(identifier)"])
-                    throw SaveConflict(store: identifier)
-                }
-            }
-            logger.debug("committed a batch request", metadata: ["store": "\(identifier)", "operations": "\(transaction.operations.count)"])
         }
         if !sequences.isEmpty { RemoteChangeCenter.postChanges(sequences) }
+    }
+
+    /// Commits `transaction` (without operations) with the inserts of `rows` into `store`, as
+    /// ``commit(_:since:)`` commits a transaction; `since` is the store's newest sequence
+    /// before the request read it.
+    ///
+    /// - Throws: what ``commit(_:since:)`` throws, and what making a row throws.
+    func commit(_ transaction: Transaction, inserting rows: InsertedRows, into store: PersistentStore, since: UInt64?) throws {
+        guard rows.count > 0 else { return }
+        let sequence = try commit(transaction, of: [rows.entity], operations: rows.count, into: store, since: since) {
+            try store.commit($0, inserting: rows)
+        }
+        RemoteChangeCenter.postChanges([store.identifier: sequence])
+    }
+
+    /// Commits `transaction`, with `operations` changes to the store entities `entities`,
+    /// through `commit`, on the condition that no commit since `since` changed those entities.
+    ///
+    /// - Returns: the commit's sequence.
+    /// - Throws: ``SaveConflict`` when the condition fails, ``CoreDataError`` when the store fails.
+    private func commit(
+        _ transaction: Transaction, of entities: Set<Int>, operations: Int, into store: PersistentStore, since: UInt64?,
+        _ commit: (Transaction) throws -> UInt64
+    ) throws -> UInt64 {
+        var transaction = transaction
+        if let since { transaction.condition = CommitCondition(since: since, entities: entities) }
+        let sequence = try coordinator.storeCall {
+            do {
+                return try commit(transaction)
+            } catch let error as StoreError where error.code == .writeConflict {
+                logger.debug("a concurrent commit changed what the batch request read; running it again", metadata: ["store": "\(store.identifier)"])
+                throw SaveConflict(store: store.identifier)
+            }
+        }
+        logger.debug("committed a batch request", metadata: ["store": "\(store.identifier)", "operations": "\(operations)"])
+        return sequence
     }
 }
