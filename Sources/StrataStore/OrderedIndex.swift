@@ -16,9 +16,15 @@ struct OrderedIndex: Sendable {
 
         /// Whether this entry sorts before `other`: by value, then by key.
         func precedes(_ other: Entry) -> Bool {
-            // Integer columns, the common case, compare without `Value`'s general comparison.
-            if case .int(let mine) = value, case .int(let theirs) = other.value {
+            // Integer and to-one reference columns, the common cases, and nulls (a reference
+            // column of objects related to none) compare without `Value`'s general comparison.
+            switch (value, other.value) {
+            case (.int(let mine), .int(let theirs)), (.reference(let mine), .reference(let theirs)):
                 return mine != theirs ? mine < theirs : key < other.key
+            case (.null, .null):
+                return key < other.key
+            default:
+                break
             }
             if value < other.value { return true }
             if other.value < value { return false }
