@@ -75,9 +75,8 @@ extension Store {
         let readSequence = lastSequence
         var builder = newRecordBuilder()
         var highestKeys = [Int64](repeating: 0, count: schema.entities.count)
-        let entity = rows.entity
         let changes = try encodeInserts(count: rows.count, into: &builder, highestKeys: &highestKeys) { range, encode in
-            try rows.forEach(in: range) { key, row in try encode(entity, key, row) }
+            try rows.forEach(in: range, encode)
         }
         let commit = try pendingCommit(
             transaction, builder: builder, rows: [], indexChanges: changes, readSequence: readSequence, highestKeys: highestKeys)

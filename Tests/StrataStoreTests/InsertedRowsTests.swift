@@ -76,8 +76,8 @@ import Testing
         #expect(thrown == MadeUpError(index: failing[0]))
         // A row the store refuses (no salary) fails it as that row alone would.
         var bad = Self.rows(keys)
-        let made = bad.fill
-        bad.fill = { index, row in
+        let made = bad.make
+        bad.make = { index, row in
             try made(index, &row)
             if index == failing[0] { row.values[1] = .null }
         }

@@ -3,8 +3,10 @@ import Testing
 @testable import Strata
 
 /// A save of thousands of inserted objects makes their rows on every core, a part of them each
-/// (``StoreWriter``): the rows read back as one pass makes them, and the first object in order
-/// whose row fails is the error, with nothing saved.
+/// (``StoreWriter``), as the engine encodes them when the save only inserts: the rows read back
+/// as one pass makes them, related to each other, in one history transaction, unseen by a
+/// context pinned before the save; the first object in order whose row fails is the error,
+/// with nothing saved.
 @Suite struct ParallelInsertRowsTests {
     /// Items (title, rank, a to-one `tag`) in the "Catalog" configuration, tags in "Tagging".
     static func model() -> ManagedObjectModel {
@@ -70,6 +72,54 @@ import Testing
             #expect(items.map { $0.value(forKey: "title") as? String } == (0..<count).map { "Item \($0)" })
             #expect(items.map { $0.value(forKey: "rank") as? Int64 } == (0..<count).map { Int64($0 * 3) })
             #expect(items.allSatisfy { $0.value(forKey: "tag") == nil })
+        }
+    }
+
+    @Test func aSaveOfThousandsOfRelatedNewObjectsReadsBackRelatedAndInOneHistoryTransaction() throws {
+        let folder = TemporaryFolder()
+        var container = try PersistentHistoryTests.container(at: folder.store())
+        let seeded = try PersistentHistoryTests.insert(["Seed"], in: container)
+        let pinned = container.newBackgroundContext()
+        try pinned.performAndWait { try pinned.setQueryGenerationFrom(.current) }
+        let count = 3 * StoreWriter.objectsPerPart + 7
+        let context = container.newBackgroundContext()
+        context.transactionAuthor = "loader"
+        let ids = try context.performAndWait {
+            let departments = (0..<10).map { index in
+                let department = Department(context: context)
+                department.name = "Department \(index)"
+                return department
+            }
+            let employees = (0..<count).map { index in
+                let employee = Employee(context: context)
+                employee.name = "Employee \(index)"
+                employee.salary = Int64(index)
+                employee.department = departments[index % 10]
+                return employee
+            }
+            try context.save()
+            return (departments.map(\.objectID), employees.map(\.objectID))
+        }
+        let seen = try pinned.performAndWait { try pinned.count(for: Employee.fetchRequest()) }
+        #expect(seen == seeded.count)
+
+        let history = try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
+        #expect(history.count == 2 && history.last?.author == "loader")
+        #expect(history.last?.changes?.count == count + 10)
+        try container.close()
+        container = try PersistentHistoryTests.container(at: folder.store())
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait {
+            let third = try #require(try reader.existingObject(with: ids.0[3]) as? Department)
+            #expect(third.name == "Department 3" && third.employees.count == (count - 3 + 9) / 10)
+            let last = try #require(try reader.existingObject(with: ids.1[count - 1]) as? Employee)
+            #expect(last.name == "Employee \(count - 1)" && last.salary == Int64(count - 1))
+            #expect(last.department?.objectID == ids.0[(count - 1) % 10])
+            let request = Employee.fetchRequest()
+            request.predicate = FetchPredicate(andPredicateWithSubpredicates: [
+                FetchPredicate(key: "salary", .greaterThanOrEqualTo, Int64(count - 3)), FetchPredicate(key: "salary", .lessThan, Int64(count)),
+            ])
+            #expect(try reader.count(for: request) == 3)
         }
     }
 }

@@ -194,7 +194,8 @@ extension ManagedObjectContext {
 
     /// Builds one transaction per store through its ``StoreWriter``, each under its store's
     /// condition, then commits them, adding each store's sequence to `sequences` once committed.
-    /// Nothing is committed when a transaction cannot be built.
+    /// Nothing is committed when a transaction cannot be built: the rows of a save's inserted
+    /// objects are made as the engine encodes them only when the save writes to one store.
     ///
     /// - Throws: ``SaveConflict`` when a store refuses a commit because its condition failed.
     func commit(
@@ -222,16 +223,16 @@ extension ManagedObjectContext {
         add(inserted) { $0.inserted.append($1) }
         add(updated) { $0.updated.append($1) }
         add(deleted) { $0.deleted.append($1) }
-        var transactions: [(writer: StoreWriter, transaction: Transaction)] = []
+        var saves: [(writer: StoreWriter, save: StoreSave)] = []
         for (identifier, change) in changes {
             guard let store = coordinator.store(identifier: identifier) else {
                 throw CoreDataError(.persistentStoreSave, "the store \(identifier) was removed")
             }
             let writer = StoreWriter(store: store, coordinator: coordinator)
-            transactions.append((writer, try writer.transaction(for: change)))
+            saves.append((writer, try writer.save(for: change, makingRowsAsEncoded: changes.count == 1)))
         }
-        for (writer, transaction) in transactions where !transaction.operations.isEmpty {
-            sequences[writer.store.identifier] = try writer.commit(transaction)
+        for (writer, save) in saves where !save.isEmpty {
+            sequences[writer.store.identifier] = try writer.commit(save)
         }
     }
 }

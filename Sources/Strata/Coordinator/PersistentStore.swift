@@ -72,7 +72,10 @@ public final class PersistentStore: Sendable {
     func commit(_ transaction: Transaction, inserting inserted: InsertedRows) throws -> UInt64 {
         try refuseWritesIfMarkedReadOnly()
         guard replicatorSlot.withLock({ $0 }) == nil else { return try commit(inserted.appended(to: transaction)) }
-        let changes = inserted.keys.lazy.map { ReplayedChange(kind: .insert, entity: inserted.entity, key: $0) }
+        let changes = (0..<inserted.count).lazy.map { index in
+            let (entity, key) = inserted.target(index)
+            return ReplayedChange(kind: .insert, entity: entity, key: key)
+        }
         return try queryGenerations.committing(changes, to: rows) { try rows.commit(withDurability(transaction), inserting: inserted) }
     }
 

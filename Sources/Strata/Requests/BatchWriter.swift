@@ -35,7 +35,7 @@ struct BatchWriter {
     /// - Throws: what ``commit(_:since:)`` throws, and what making a row throws.
     func commit(_ transaction: Transaction, inserting rows: InsertedRows, into store: PersistentStore, since: UInt64?) throws {
         guard rows.count > 0 else { return }
-        let sequence = try commit(transaction, of: [rows.entity], operations: rows.count, into: store, since: since) {
+        let sequence = try commit(transaction, of: rows.entities, operations: rows.count, into: store, since: since) {
             try store.commit($0, inserting: rows)
         }
         RemoteChangeCenter.postChanges([store.identifier: sequence])

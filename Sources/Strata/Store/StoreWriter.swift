@@ -15,18 +15,24 @@ struct StoreWriter {
     /// The coordinator whose mapping lays out the store's rows.
     let coordinator: PersistentStoreCoordinator
 
-    /// The engine transaction that saves `changes`: the rows of the inserted objects, the changed
-    /// columns of the updated ones, deletions of the deleted ones and of their join rows, and
-    /// the join rows of changed to-many relationships kept in join entities.
+    /// What saves `changes`: an engine transaction with the rows of the inserted objects, the
+    /// changed columns of the updated ones, deletions of the deleted ones and of their join rows,
+    /// and the join rows of changed to-many relationships kept in join entities. When
+    /// `makingRowsAsEncoded` and the save only inserts many objects that write no join rows, the
+    /// transaction has no operations and the save's ``StoreSave/inserted`` rows are made as the
+    /// engine encodes them (``InsertedRows``), never held all at once.
     ///
     /// - Throws: ``CoreDataError`` `managedObjectExternalRelationship` for a relationship to an
     ///   object of another store; `persistentStoreOperation` when the store cannot be read.
-    func transaction(for changes: StoreChangeSet) throws -> Transaction {
+    func save(for changes: StoreChangeSet, makingRowsAsEncoded: Bool) throws -> StoreSave {
         let mapping = try coordinator.mapping.get()
         var transaction = Transaction(author: changes.author, contextName: changes.contextName)
         transaction.condition = changes.condition
         transaction.consumerCursors = changes.consumerCursors
         let columnCounts = mapping.schema.entities.map { $0.columns.count }
+        if makingRowsAsEncoded, let inserted = rowsMadeAsEncoded(changes, mapping: mapping, columnCounts: columnCounts) {
+            return StoreSave(transaction: transaction, inserted: inserted)
+        }
         var joins = JoinRowWriter(writer: self)
         let inserted = insertedRows(changes.inserted, mapping: mapping, columnCounts: columnCounts)
         for (index, object) in changes.inserted.enumerated() {
@@ -50,17 +56,19 @@ struct StoreWriter {
             transaction.delete(layout.storeEntity, key: object.objectID.primaryKey)
             try joins.delete(of: object, layout: layout, from: &transaction)
         }
-        return transaction
+        return StoreSave(transaction: transaction, inserted: nil)
     }
 
-    /// Commits `transaction` through the store (its replicator, its durability); returns the
-    /// sequence it committed at.
+    /// Commits `save` through the store (its replicator, its durability); returns the sequence
+    /// it committed at.
     ///
     /// - Throws: ``SaveConflict`` when the engine refuses the commit because its condition
-    ///   failed; ``CoreDataError`` `persistentStoreSave` when the store cannot save.
-    func commit(_ transaction: Transaction) throws -> UInt64 {
+    ///   failed; ``CoreDataError`` `persistentStoreSave` when the store cannot save; what making
+    ///   an inserted row throws (as ``save(for:makingRowsAsEncoded:)`` would have).
+    func commit(_ save: StoreSave) throws -> UInt64 {
         do {
-            return try store.commit(transaction)
+            guard let inserted = save.inserted else { return try store.commit(save.transaction) }
+            return try store.commit(save.transaction, inserting: inserted)
         } catch let error as StoreError where error.code == .writeConflict {
             throw SaveConflict(store: store.identifier)
         } catch let error as StoreError {
@@ -71,16 +79,46 @@ struct StoreWriter {
     /// The fewest inserted objects whose rows a save makes on one core when it shares them out.
     static let objectsPerPart = 4096
 
+    /// Whether the rows of the inserted `objects` are made on other threads than the context's:
+    /// when they are many, no value may go through user code (a transformable attribute's
+    /// transformer, on the context's queue only) and no object is loaded lazily.
+    private static func makesRowsAside(_ objects: [ManagedObject]) -> Bool {
+        objects.count >= 2 * objectsPerPart && objects.allSatisfy({ $0.lazyRow == nil && !$0.runtime.loads.contains(.converted) })
+    }
+
+    /// The rows of the inserted objects of `changes` made as the engine encodes them, when the
+    /// save only inserts objects whose rows are made aside (``makesRowsAside(_:)``) and none
+    /// writes join rows; else `nil`.
+    private func rowsMadeAsEncoded(_ changes: StoreChangeSet, mapping: StoreMapping, columnCounts: [Int]) -> InsertedRows? {
+        let objects = changes.inserted
+        guard changes.updated.isEmpty, changes.deleted.isEmpty, Self.makesRowsAside(objects) else { return nil }
+        var layouts: [ObjectIdentifier: EntityLayout] = [:]
+        for object in objects where layouts[ObjectIdentifier(object.entity)] == nil {
+            layouts[ObjectIdentifier(object.entity)] = mapping.layout(of: object.entity)!
+        }
+        guard !layouts.values.contains(where: { $0.joins.values.contains(where: \.writesPairs) }) else { return nil }
+        // The context's queue waits while the objects are read, and nothing changes them.
+        let shared = ParallelParts.ReadOnly(objects)
+        return InsertedRows(
+            count: objects.count, entities: Set(layouts.values.map(\.storeEntity)),
+            target: { index in
+                let object = shared.value[index]
+                return (mapping.layout(of: object.entity)!.storeEntity, object.objectID.primaryKey)
+            },
+            make: { index, row in
+                let object = shared.value[index]
+                let layout = mapping.layout(of: object.entity)!
+                try fill(&row, of: object, layout: layout, columnCount: columnCounts[layout.storeEntity])
+            })
+    }
+
     /// The rows of many inserted `objects`, made a part of them a core at once: every row up to
     /// the first object whose row fails, and that failure. `rows` is `nil` (the caller makes
-    /// each row) for fewer objects, or when a value may go through user code (a transformable
-    /// attribute's transformer, on the context's queue only) or an object is loaded lazily.
+    /// each row) unless ``makesRowsAside(_:)``.
     private func insertedRows(
         _ objects: [ManagedObject], mapping: StoreMapping, columnCounts: [Int]
     ) -> (rows: [Row]?, failure: (index: Int, error: any Error)?) {
-        guard objects.count >= 2 * Self.objectsPerPart,
-              objects.allSatisfy({ $0.lazyRow == nil && !$0.runtime.loads.contains(.converted) })
-        else { return (nil, nil) }
+        guard Self.makesRowsAside(objects) else { return (nil, nil) }
         // The context's queue waits while the objects are read, and nothing changes them.
         let shared = ParallelParts.ReadOnly(objects)
         let parts = ParallelParts.map(count: objects.count, minimumPerPart: Self.objectsPerPart) { range in
@@ -114,14 +152,28 @@ struct StoreWriter {
 
     /// The stored row of an object: its entity tag, attributes and to-one references.
     private func row(of object: ManagedObject, layout: EntityLayout, columnCount: Int) throws -> Row {
-        var values = [Value](unsafeUninitializedCapacity: columnCount) { buffer, count in
-            for column in 0..<columnCount { (buffer.baseAddress! + column).initialize(to: .null) }
-            count = columnCount
+        var row = Row([])
+        try fill(&row, of: object, layout: layout, columnCount: columnCount)
+        return row
+    }
+
+    /// Sets `row` to the row of `object`, reusing its buffer when it has `columnCount` columns.
+    ///
+    /// - Throws: ``CoreDataError`` `managedObjectExternalRelationship` when a related object is
+    ///   not saved in `object`'s store; what converting a value to its column throws.
+    private func fill(_ row: inout Row, of object: ManagedObject, layout: EntityLayout, columnCount: Int) throws {
+        if row.count == columnCount {
+            for column in 0..<columnCount { row.values[column] = .null }
+        } else {
+            row = Row([Value](unsafeUninitializedCapacity: columnCount) { buffer, count in
+                for column in 0..<columnCount { (buffer.baseAddress! + column).initialize(to: .null) }
+                count = columnCount
+            })
         }
         let runtime = object.runtime
         let objectValues = object.values
         // Each column is assigned through the buffer, without a uniqueness check.
-        try values.withUnsafeMutableBufferPointer { values in
+        try row.values.withUnsafeMutableBufferPointer { values in
             values[0] = .int(layout.tag)
             for (slot, column) in layout.slotColumns.enumerated() where column >= 0 {
                 // The slot's load tells attributes and to-one relationships apart without copying
@@ -138,7 +190,6 @@ struct StoreWriter {
                 }
             }
         }
-        return Row(values)
     }
 
     /// The stored reference of a to-one relationship slot's value (`.null` for no object).
