@@ -44,6 +44,23 @@ final class RowCodec: Sendable {
         self.padding = padding
     }
 
+    /// A codec like this one with a reference count of its own. Each part of a bulk commit
+    /// encodes with its own copies: a codec shared by the cores, retained for every row, made
+    /// its reference count a contended cache line (`perf` of strata-graph-bench B1).
+    func copy() -> RowCodec {
+        RowCodec(copying: self)
+    }
+
+    /// Creates a codec with the fields of `other`.
+    private init(copying other: RowCodec) {
+        types = other.types
+        nullable = other.nullable
+        entityName = other.entityName
+        columnNames = other.columnNames
+        storedColumns = other.storedColumns
+        padding = other.padding
+    }
+
     /// Checks that `row` fits the entity: one value a column, each of the column's type.
     ///
     /// - Throws: ``StoreError/Code/invalidValue`` naming the entity and column.

@@ -134,7 +134,7 @@ extension Store {
             let indexed = !schema.entities[entity].indexedColumns.isEmpty
             switch op {
             case .insert(_, let key, let row):
-                try encodeInsert(entity: entity, key: key, row: row, into: &builder, highestKeys: &highestKeys)
+                try encodeInsert(entity: entity, key: key, row: row, codec: codec, into: &builder, highestKeys: &highestKeys)
                 if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: .row(row))) }
                 if recordsRows { written[EntityKey(entity: entity, key: key)] = row }
             case .update(_, let key, let row, let changed):

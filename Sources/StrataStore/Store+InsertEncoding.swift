@@ -10,10 +10,11 @@ extension Store {
         guard key > 0 else { throw StoreError(.invalidValue, "primary keys are positive; got \(key)") }
     }
 
-    /// Encodes an insert of `row` under `key`: checks `row`, adds it to `builder` and raises the
-    /// entity's highest key in `highestKeys`.
-    func encodeInsert(entity: Int, key: PrimaryKey, row: Row, into builder: inout RecordBuilder, highestKeys: inout [Int64]) throws {
-        let codec = codecs[entity]
+    /// Encodes an insert of `row` under `key` with `codec` (the entity's): checks `row`, adds it
+    /// to `builder` and raises the entity's highest key in `highestKeys`.
+    func encodeInsert(
+        entity: Int, key: PrimaryKey, row: Row, codec: RowCodec, into builder: inout RecordBuilder, highestKeys: inout [Int64]
+    ) throws {
         try codec.validate(row)
         builder.add(.insert, entity: entity, key: key, row: row, codec: codec)
         highestKeys[entity] = max(highestKeys[entity], key)
@@ -34,14 +35,19 @@ extension Store {
         let entityCount = schema.entities.count
         let indexedColumns = indexedColumns
         let empty = builder
+        let codecs = codecs
         let parts = ParallelParts.map(count: count, minimumPerPart: Self.insertsPerPart) { range in
             Result { () throws -> (builder: RecordBuilder, highestKeys: [Int64], changes: FetchIndexChanges) in
                 var part = (builder: empty, highestKeys: [Int64](repeating: 0, count: entityCount), changes: FetchIndexChanges())
+                // What a row's encoding retains is the part's own: see RowCodec.copy().
+                let partCodecs = codecs.map { $0.copy() }
+                let partIndexedColumns = indexedColumns.map { columns in columns.map { $0 } }
                 try inserts(range) { entity, key, row in
-                    try checkTarget(entity: entity, key: key)
-                    try encodeInsert(entity: entity, key: key, row: row, into: &part.builder, highestKeys: &part.highestKeys)
-                    if !indexedColumns[entity].isEmpty {
-                        part.changes.record(entity, key, columns: indexedColumns[entity], old: nil, new: .row(row))
+                    if !(0..<entityCount).contains(entity) || key <= 0 { try checkTarget(entity: entity, key: key) }
+                    try encodeInsert(
+                        entity: entity, key: key, row: row, codec: partCodecs[entity], into: &part.builder, highestKeys: &part.highestKeys)
+                    if !partIndexedColumns[entity].isEmpty {
+                        part.changes.record(entity, key, columns: partIndexedColumns[entity], old: nil, new: .row(row))
                     }
                 }
                 return part

@@ -120,7 +120,7 @@ enum ValueConversion {
     /// - Throws: ``CoreDataError`` when a transformable value has no transformer that encodes it.
     static func storeValue(_ value: Any?, for attribute: AttributeDescription) throws -> Value {
         guard let value else { return .null }
-        if let stored = exactStoreValue(value, for: attribute) { return stored }
+        if let stored = exactStoreValue(value, type: attribute.attributeType) { return stored }
         if let composite = attribute as? CompositeAttributeDescription { return .data(try CompositeValues.encode(value, for: composite)) }
         switch value {
         case let v as Int16: return .int(Int64(v))
@@ -141,12 +141,11 @@ enum ValueConversion {
         }
     }
 
-    /// The engine value of an attribute value of exactly the Swift type the attribute's type
-    /// holds (what ``normalize(_:for:entity:)`` makes), or an `Int` that fits an integer
-    /// attribute: one comparison of the value's type, where ``storeValue(_:for:)`` casts to each
-    /// type in turn. `nil` for any other value (and for composite attributes).
-    static func exactStoreValue(_ value: Any, for attribute: AttributeDescription) -> Value? {
-        let attributeType = attribute.attributeType
+    /// The engine value of a value of an attribute of `attributeType` of exactly the Swift type
+    /// that type holds (what ``normalize(_:for:entity:)`` makes), or an `Int` that fits an
+    /// integer attribute: one comparison of the value's type, where ``storeValue(_:for:)`` casts
+    /// to each type in turn. `nil` for any other value (and for composite attributes).
+    static func exactStoreValue(_ value: Any, type attributeType: AttributeType) -> Value? {
         func open<Held>(_ held: Held) -> Value? {
             func exactly<T>(_: T.Type) -> T? { Held.self == T.self ? unsafeBitCast(held, to: T.self) : nil }
             switch attributeType {
