@@ -141,8 +141,8 @@ enum ValueConversion {
         }
     }
 
-    /// The engine value of a value of an attribute of `attributeType` of exactly the Swift type
-    /// that type holds (what ``normalize(_:for:entity:)`` makes), or an `Int` that fits an
+    /// The engine value of `value` when it is exactly of the Swift type an attribute of
+    /// `attributeType` holds (what ``normalize(_:for:entity:)`` makes), or an `Int` that fits an
     /// integer attribute: one comparison of the value's type, where ``storeValue(_:for:)`` casts
     /// to each type in turn. `nil` for any other value (and for composite attributes).
     static func exactStoreValue(_ value: Any, type attributeType: AttributeType) -> Value? {
