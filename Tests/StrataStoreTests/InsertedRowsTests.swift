@@ -5,7 +5,8 @@ import Testing
 /// ``Store/commit(_:inserting:)``: rows made as they are encoded read back, indexed and in the
 /// history as the same inserts committed as operations do, before and after reopening; a row
 /// that cannot be made or stored fails the commit as the first bad row alone would, writing
-/// nothing; the images the group's validation takes from the recorded changes are the rows'.
+/// nothing; the images the group's validation takes from the recorded changes are the rows',
+/// so an update of an inserted row in the same group moves its index entry.
 @Suite struct InsertedRowsTests {
     /// The rows of employees `keys`, made by ``ParallelEncodingTests/inserts(_:)``'s rule, with
     /// `fill` failing for the rows `failing` names with the error it gives.
@@ -120,5 +121,28 @@ import Testing
         #expect(images.map(\.op) == expected.map(\.op))
         #expect(images.map { $0.new?.value(at: 0, column: -1) } == expected.map(\.value))
         #expect(images.allSatisfy { $0.old == nil })
+    }
+
+    @Test func anUpdateInTheGroupOfABulkInsertMovesTheInsertedRowsIndexEntry() throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let keys = Array(store.allocateKeys(for: TestSchema.employee, count: 3 * Store.insertsPerPart))
+        // The bulk insert records its index changes in parts and keeps no rows; the update of
+        // one of its keys in the same group takes the row's old indexed value from them.
+        let bulk = ParallelEncodingTests.inserts(keys)
+        let moved = 2 * Store.insertsPerPart + 3
+        guard case .insert(_, let key, var row) = bulk.operations[moved], case .int(let before) = row[1] else {
+            Issue.record("no salary")
+            return
+        }
+        row.values[1] = .int(999_999)
+        var update = Transaction()
+        update.update(TestSchema.employee, key: key, row: row, changedColumns: [1])
+        try store.commit([bulk, update])
+        #expect(!(try store.keys(TestSchema.employee, column: 1, matching: .equal(.int(before))).contains(key)))
+        #expect(try store.keys(TestSchema.employee, column: 1, matching: .equal(.int(999_999))) == [key])
+        #expect(try store.keys(TestSchema.employee, column: 1, matching: .equal(.int(before))).count
+            == bulk.operations.count { if case .insert(_, _, let row) = $0 { row[1] == .int(before) } else { false } } - 1)
+        try store.close()
     }
 }
