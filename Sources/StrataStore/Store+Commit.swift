@@ -129,7 +129,7 @@ extension Store {
         for index in (sharesOut ? operations.count : 0)..<operations.count {
             let op = operations[index]
             let entity = op.entity
-            try checkTarget(entity: entity, key: op.key)
+            try Self.checkTarget(entity: entity, key: op.key, entityCount: schema.entities.count)
             let codec = codecs[entity]
             let indexed = !schema.entities[entity].indexedColumns.isEmpty
             switch op {

@@ -2,9 +2,9 @@ extension Store {
     /// The fewest inserts one core encodes when the inserts of a bulk commit are shared out.
     static let insertsPerPart = 4096
 
-    /// Throws unless `entity` is an entity of the schema and `key` a positive key.
-    func checkTarget(entity: Int, key: PrimaryKey) throws {
-        guard schema.entities.indices.contains(entity) else {
+    /// Throws unless `entity` is one of the schema's `entityCount` entities and `key` a positive key.
+    static func checkTarget(entity: Int, key: PrimaryKey, entityCount: Int) throws {
+        guard (0..<entityCount).contains(entity) else {
             throw StoreError(.invalidValue, "no entity with id \(entity)")
         }
         guard key > 0 else { throw StoreError(.invalidValue, "primary keys are positive; got \(key)") }
@@ -43,7 +43,7 @@ extension Store {
                 let partCodecs = codecs.map { $0.copy() }
                 let partIndexedColumns = indexedColumns.map { columns in columns.map { $0 } }
                 try inserts(range) { entity, key, row in
-                    if !(0..<entityCount).contains(entity) || key <= 0 { try checkTarget(entity: entity, key: key) }
+                    try Self.checkTarget(entity: entity, key: key, entityCount: entityCount)
                     try encodeInsert(
                         entity: entity, key: key, row: row, codec: partCodecs[entity], into: &part.builder, highestKeys: &part.highestKeys)
                     if !partIndexedColumns[entity].isEmpty {
@@ -69,7 +69,7 @@ extension Store {
     /// ``commit(_:)-(Transaction)`` is; the history shows the inserts as it shows any.
     ///
     /// - Returns: the commit's sequence number.
-    /// - Throws: what `rows.fill` throws for the first row that fails, or what
+    /// - Throws: what `rows.make` throws for the first row that fails, or what
     ///   ``commit(_:)-(Transaction)`` throws (`invalidValue` for operations in `transaction`).
     package func commit(_ transaction: Transaction, inserting rows: InsertedRows) throws -> UInt64 {
         guard transaction.operations.isEmpty else {

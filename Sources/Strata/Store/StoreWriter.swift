@@ -92,8 +92,11 @@ struct StoreWriter {
     private func rowsMadeAsEncoded(_ changes: StoreChangeSet, mapping: StoreMapping, columnCounts: [Int]) -> InsertedRows? {
         let objects = changes.inserted
         guard changes.updated.isEmpty, changes.deleted.isEmpty, Self.makesRowsAside(objects) else { return nil }
+        // Objects of one entity usually come in a row: each run's layout is looked up once.
         var layouts: [ObjectIdentifier: EntityLayout] = [:]
-        for object in objects where layouts[ObjectIdentifier(object.entity)] == nil {
+        var previous: EntityDescription?
+        for object in objects where object.entity !== previous {
+            previous = object.entity
             layouts[ObjectIdentifier(object.entity)] = mapping.layout(of: object.entity)!
         }
         guard !layouts.values.contains(where: { $0.joins.values.contains(where: \.writesPairs) }) else { return nil }
