@@ -17,8 +17,9 @@ struct UniquingTable: ExpressibleByDictionaryLiteral {
 
         func hash(into hasher: inout Hasher) { hasher.combine(bits) }
 
-        /// The table's hash: the bits mixed with the table's seed (``HashMixing``).
-        func _rawHashValue(seed: Int) -> Int { HashMixing.mix(bits, seed: seed) }
+        /// The table's hash: the bits grouped with the table's seed (``HashMixing/grouped(_:seed:)``),
+        /// so that objects made or fetched in a row take neighbouring buckets.
+        func _rawHashValue(seed: Int) -> Int { HashMixing.grouped(bits, seed: seed) }
     }
 
     private var entries: [StoredKey: RegisteredObject] = [:]

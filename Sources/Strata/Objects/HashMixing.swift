@@ -10,4 +10,13 @@ enum HashMixing {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return Int(truncatingIfNeeded: z ^ (z >> 31))
     }
+
+    /// `bits` hashed for a table that keeps neighbours together: the bits above the lowest
+    /// three mixed with `seed` (``mix(_:seed:)``), the lowest three kept. Bits that differ only
+    /// in those three (keys made or fetched in a row) take neighbouring buckets of one group of
+    /// eight, so that a run of them touches a few cache lines of the table, not one each; the
+    /// groups are spread as ``mix(_:seed:)`` spreads bits.
+    static func grouped(_ bits: UInt64, seed: Int) -> Int {
+        mix(bits >> 3, seed: seed) << 3 | Int(bits & 7)
+    }
 }

@@ -1,15 +1,18 @@
 extension ManagedObject {
-    /// The object's hash in a `Set`, `Dictionary` or `OrderedSet`: its identity mixed with the
-    /// table's seed, consistent with ``hash(into:)`` and `==` (identity).
+    /// The object's hash in a `Set`, `Dictionary` or `OrderedSet`: its address grouped with the
+    /// table's seed (``HashMixing/grouped(_:seed:)``), consistent with ``hash(into:)`` and `==`
+    /// (identity). The address is taken in units of 128 bytes, less than an object takes, so
+    /// objects allocated one after another take neighbouring buckets.
     public func _rawHashValue(seed: Int) -> Int {
-        HashMixing.mix(UInt64(UInt(bitPattern: ObjectIdentifier(self))), seed: seed)
+        HashMixing.grouped(UInt64(UInt(bitPattern: ObjectIdentifier(self))) >> 7, seed: seed)
     }
 }
 
 extension ManagedObjectID {
     /// The ID's hash in a `Set`, `Dictionary` or `OrderedSet`: its key (or temporary
-    /// identifier) mixed with the table's seed, consistent with ``hash(into:)`` and `==`.
+    /// identifier) grouped with the table's seed (``HashMixing/grouped(_:seed:)``), consistent
+    /// with ``hash(into:)`` and `==`: IDs of keys made in a row take neighbouring buckets.
     public func _rawHashValue(seed: Int) -> Int {
-        HashMixing.mix(hashBits, seed: seed)
+        HashMixing.grouped(hashBits, seed: seed)
     }
 }
