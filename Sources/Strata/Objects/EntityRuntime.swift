@@ -53,6 +53,11 @@ final class EntityRuntime: @unchecked Sendable {
     /// of the name's bytes (``slots`` hashes with a `Hasher`, which costs more than the search).
     /// Each entry is a slot, or -1; its size is a power of two at least twice the properties'.
     private let nameTable: [Int]
+    /// The subclass an instance was last created as with ``ManagedObject/init(entity:insertInto:)``
+    /// (its `ObjectIdentifier`'s bits; 0: none), which registered it for the entity
+    /// (``ManagedObjectClassRegistry/register(_:for:)``): creating more instances of it takes
+    /// no lock. A lock per object made saves from many threads at once queue on it.
+    let registeredClass = Atomic<UInt>(0)
 
     private init(_ entity: EntityDescription) {
         self.entity = entity

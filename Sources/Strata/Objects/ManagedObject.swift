@@ -112,7 +112,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.objectID = ManagedObjectID(temporaryFor: entity)
         self.slots = runtime.initialValues
         self.isLoaded = true
-        if type(of: self) != ManagedObject.self { ManagedObjectClassRegistry.register(type(of: self), for: entity) }
+        if type(of: self) != ManagedObject.self { ManagedObjectClassRegistry.register(type(of: self), for: entity, runtime: runtime) }
         if let context { context.insert(self) }
     }
 

@@ -41,8 +41,12 @@ enum ManagedObjectClassRegistry {
     }
 
     /// Registers `type` as the class of `entity` (and of its name, unless another class has it),
-    /// checking its `@Managed` properties against the entity the first time.
-    static func register(_ type: ManagedObject.Type, for entity: EntityDescription) {
+    /// checking its `@Managed` properties against the entity the first time: what creating an
+    /// instance of `type` does. Unless the last instance created of the entity (whose runtime is
+    /// `runtime`) was of `type` too: then one atomic read, no lock.
+    static func register(_ type: ManagedObject.Type, for entity: EntityDescription, runtime: EntityRuntime) {
+        let bits = UInt(bitPattern: ObjectIdentifier(type))
+        guard runtime.registeredClass.load(ordering: .acquiring) != bits else { return }
         let bound = registry.withLock { registry in
             guard registry.byEntity[ObjectIdentifier(entity)] != type else { return false }
             registry.byEntity[ObjectIdentifier(entity)] = type
@@ -52,6 +56,7 @@ enum ManagedObjectClassRegistry {
             return true
         }
         if bound { ManagedPropertyTable.check(type, against: entity) }
+        runtime.registeredClass.store(bits, ordering: .releasing)
     }
 
     /// Records the plain and module-qualified names of a registered class.
