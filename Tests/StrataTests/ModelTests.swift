@@ -155,6 +155,28 @@ struct ModelBuildingTests {
         #expect(title.entity === entity)
     }
 
+    @Test("references to an entity read nil once it is gone, as weak references do")
+    func referencesToAGoneEntityReadNil() {
+        let title = AttributeDescription(name: "title", type: .string)
+        let link = RelationshipDescription()
+        let index = FetchIndexDescription(name: "byTitle", elements: [])
+        let child = EntityDescription(name: "Child")
+        var entity: EntityDescription? = EntityDescription(name: "Gone", properties: [title])
+        entity!.indexes = [index]
+        entity!.subentities = [child]
+        link.destinationEntity = entity
+        #expect(title.entity === entity && index.entity === entity && child.superentity === entity && link.destinationEntity === entity)
+        // An ID of the entity keeps the entity, and so the references to it, alive.
+        var id: ManagedObjectID? = ManagedObjectID(temporaryFor: entity!)
+        weak let gone = entity
+        entity = nil
+        #expect(gone != nil && title.entity === gone && link.destinationEntity === gone)
+        withExtendedLifetime(id) {}
+        id = nil
+        #expect(gone == nil)
+        #expect(title.entity == nil && index.entity == nil && child.superentity == nil && link.destinationEntity == nil)
+    }
+
     @Test("sub-entities inherit every property, superentity's first")
     func inheritance() {
         let company = CompanyModel()

@@ -144,8 +144,13 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     }
 
     /// The entity this one inherits from, set through the superentity's ``subentities``.
-    /// Weak: a superentity owns its sub-entities.
-    public internal(set) weak var superentity: EntityDescription?
+    /// Weak (``WeakEntity``): a superentity owns its sub-entities.
+    public internal(set) var superentity: EntityDescription? {
+        get { superentityReference.entity }
+        set { superentityReference = WeakEntity(newValue) }
+    }
+    /// The storage of ``superentity``.
+    private var superentityReference = WeakEntity(nil)
 
     /// Sets of properties whose values must be unique together among the entity's objects; each
     /// inner array holds property names (`String`) or ``PropertyDescription``s. The default is
@@ -187,10 +192,19 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// The lookup tables of a frozen entity, computed once by ``prepareToFreeze()``.
     private var lookup: Lookup?
 
+    /// What the entity's properties, indexes and sub-entities, and relationships to it, refer to
+    /// it through (``WeakEntity``).
+    let anchor = EntityAnchor()
+
     /// Creates an entity with an empty name and no properties.
     public init() {
         name = ""
         managedObjectClassName = "ManagedObject"
+        anchor.entity = self
+    }
+
+    deinit {
+        anchor.entity = nil
     }
 
     /// Creates an entity.

@@ -24,8 +24,13 @@ public final class FetchIndexDescription: @unchecked Sendable, Hashable, CustomS
     }
 
     /// The entity whose ``EntityDescription/indexes`` holds the index; `nil` before it is added.
-    /// Weak: the entity owns its indexes.
-    public internal(set) weak var entity: EntityDescription?
+    /// Weak (``WeakEntity``): the entity owns its indexes.
+    public internal(set) var entity: EntityDescription? {
+        get { entityReference.entity }
+        set { entityReference = WeakEntity(newValue) }
+    }
+    /// The storage of ``entity``.
+    private var entityReference = WeakEntity(nil)
 
     /// Set when the model is frozen.
     let frozen = FreezeFlag()

@@ -13,12 +13,18 @@ import Foundation
 public final class RelationshipDescription: PropertyDescription, @unchecked Sendable {
     /// The entity of the objects the relationship refers to. The default is `nil`.
     ///
-    /// The reference is weak: the model owns its entities.
+    /// The reference is weak (``WeakEntity``): the model owns its entities.
     // The properties the save path reads per object are `@exclusivity(unchecked)`: a frozen
     // description is never written, so the run-time checks (~80 instructions a read) guard nothing.
-    @exclusivity(unchecked) public weak var destinationEntity: EntityDescription? {
-        willSet { ensureMutable("destinationEntity") }
+    public var destinationEntity: EntityDescription? {
+        get { destinationReference.entity }
+        set {
+            ensureMutable("destinationEntity")
+            destinationReference = WeakEntity(newValue)
+        }
     }
+    /// The storage of ``destinationEntity``.
+    @exclusivity(unchecked) private var destinationReference = WeakEntity(nil)
 
     /// The relationship of the destination entity that points back, if any. The default is `nil`.
     ///

@@ -14,7 +14,7 @@ import OrderedCollections
 open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's entity.
     // Read from the runtime, so that making and freeing an object count no reference to the
-    // entity, whose reference count lives in a side table (its properties refer to it weakly).
+    // entity.
     public var entity: EntityDescription { runtime.entity }
     // The object's stored state is `@exclusivity(unchecked)`: an object is used only on its
     // context's queue, and no access to it overlaps another (the suite passes with the checks
