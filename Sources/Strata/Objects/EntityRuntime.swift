@@ -55,7 +55,7 @@ final class EntityRuntime: @unchecked Sendable {
     private let nameTable: [Int]
     /// The subclass an instance was last created as with ``ManagedObject/init(entity:insertInto:)``
     /// (its `ObjectIdentifier`'s bits; 0: none), which registered it for the entity
-    /// (``ManagedObjectClassRegistry/register(_:for:)``): creating more instances of it takes
+    /// (``ManagedObjectClassRegistry/register(_:for:runtime:)``): creating more instances of it takes
     /// no lock. A lock per object made saves from many threads at once queue on it.
     let registeredClass = Atomic<UInt>(0)
 
