@@ -62,33 +62,53 @@ public struct EncodedRowHeader: Sendable {
 /// 64 KiB keeps no table and walks them). The bytes are checked when the row is made, so that
 /// reading a value never fails. Immutable, and so `Sendable`.
 public struct EncodedRow: @unchecked Sendable {
-    /// The header and bytes, in one heap block (never changed after ``make(_:format:)``, hence
+    /// The header and bytes, in one heap block (never changed after ``init(copying:offsets:format:)``, hence
     /// `Sendable`, which a `ManagedBuffer` is not declared to be).
     final class Storage: ManagedBuffer<EncodedRowHeader, UInt8> {}
 
     /// The storage.
     let storage: Storage
 
-    /// A copy of `bytes`, one row of `format`: the row in `slot` of `block` when given, whose
-    /// check is made once while the block lives (the block records the row's column offsets,
-    /// which a later copy takes instead of checking the bytes again).
+    /// Checks that `bytes` hold one row of `format` and calls `body` with the row's column
+    /// offsets (one `UInt16` a stored column; `nil` for a row of more than 64 KiB, which keeps
+    /// none): for the row in `slot` of `block`, when given, the check is made once while the
+    /// block lives (the block records the offsets, which a later call takes instead of checking
+    /// the bytes again).
     ///
-    /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold a row of `format`.
-    static func make(_ bytes: UnsafeRawBufferPointer, format: EncodedRowFormat, block: DecodedBlock? = nil, slot: Int = 0) throws -> EncodedRow {
-        let table = offsetTable(byteCount: bytes.count)
+    /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold a row of `format`; what
+    ///   `body` throws.
+    static func withCheckedOffsets<R>(
+        _ bytes: UnsafeRawBufferPointer, format: EncodedRowFormat, block: DecodedBlock?, slot: Int, _ body: (UnsafeRawPointer?) throws -> R
+    ) throws -> R {
+        guard offsetTable(byteCount: bytes.count) != nil else {
+            try format.check(bytes, offsets: nil)
+            return try body(nil)
+        }
         let columns = format.codec.storedColumns
-        let capacity = footprint(byteCount: bytes.count, storedColumns: columns)
+        return try withUnsafeTemporaryAllocation(byteCount: 2 * max(columns, 1), alignment: 2) { buffer in
+            let offsets = buffer.baseAddress!
+            if let block, block.copyCheckedOffsets(slot: slot, columns: columns, into: offsets) { return try body(offsets) }
+            try format.check(bytes, offsets: offsets)
+            block?.recordCheckedOffsets(slot: slot, columns: columns, from: offsets)
+            return try body(offsets)
+        }
+    }
+
+    /// A copy of `bytes`, one row of `format` checked by ``withCheckedOffsets(_:format:block:slot:_:)``,
+    /// with the `offsets` it gave.
+    init(copying bytes: UnsafeRawBufferPointer, offsets: UnsafeRawPointer?, format: EncodedRowFormat) {
+        let columns = format.codec.storedColumns
+        let table = Self.offsetTable(byteCount: bytes.count)
         let storage = unsafeDowncast(
-            Storage.create(minimumCapacity: capacity) { _ in EncodedRowHeader(format: format, count: bytes.count) }, to: Storage.self)
-        try storage.withUnsafeMutablePointerToElements { elements in
+            Storage.create(minimumCapacity: Self.footprint(byteCount: bytes.count, storedColumns: columns)) { _ in
+                EncodedRowHeader(format: format, count: bytes.count)
+            }, to: Storage.self)
+        storage.withUnsafeMutablePointerToElements { elements in
             let raw = UnsafeMutableRawPointer(elements)
             if let base = bytes.baseAddress { raw.copyMemory(from: base, byteCount: bytes.count) }
-            let offsets = table.map { raw + $0 }
-            if let offsets, let block, block.copyCheckedOffsets(slot: slot, columns: columns, into: offsets) { return }
-            try format.check(UnsafeRawBufferPointer(start: raw, count: bytes.count), offsets: offsets)
-            if let offsets, let block { block.recordCheckedOffsets(slot: slot, columns: columns, from: offsets) }
+            if let table, let offsets { (raw + table).copyMemory(from: offsets, byteCount: 2 * columns) }
         }
-        return EncodedRow(storage: storage)
+        self.storage = storage
     }
 
     /// Where the column offsets of a row of `byteCount` bytes start among its storage's
@@ -118,32 +138,21 @@ public struct EncodedRow: @unchecked Sendable {
 
     /// The value of the column at `column` (`0..<count`).
     public func value(_ column: Int) -> Value {
-        // The format is read once outside the closure (whole reads inside it keep the closure
-        // out of line and retain more), through the header's pointer: reading `storage.header`
-        // costs a dynamic exclusivity check.
-        let format = storage.withUnsafeMutablePointerToHeader { $0.pointee.format }
-        let stored = format.codec.storedColumns
-        guard column < stored else { return format.codec.padding[column - stored] }
-        return storage.withUnsafeMutablePointers { header, start in
+        storage.withUnsafeMutablePointers { header, start in
+            // The storage holds the format, and the format its codec, for as long as the caller
+            // holds the row: the format is borrowed, not retained (an atomic operation a read).
+            // Reading `storage.header` instead would cost a dynamic exclusivity check.
+            let format = UnsafeRawPointer(header).load(fromByteOffset: Self.formatOffset, as: Unmanaged<EncodedRowFormat>.self)
             let count = header.pointee.count
-            let bytes = UnsafeRawBufferPointer(start: start, count: count)
-            guard bytes[column >> 3] & (1 << UInt8(column & 7)) == 0 else { return .null }
-            do {
-                if let table = Self.offsetTable(byteCount: count) {
-                    let offset = UnsafeRawPointer(start + table).loadUnaligned(fromByteOffset: column << 1, as: UInt16.self)
-                    var reader = BinaryReader(bytes, position: Int(offset))
-                    return try format.codec.decodeValue(format.codec.types[column], from: &reader)
-                }
-                var reader = BinaryReader(bytes, position: (stored + 7) / 8)
-                for earlier in 0..<column where bytes[earlier >> 3] & (1 << UInt8(earlier & 7)) == 0 {
-                    try format.codec.skipValue(format.codec.types[earlier], in: &reader)
-                }
-                return try format.codec.decodeValue(format.codec.types[column], from: &reader)
-            } catch {
-                preconditionFailure("an encoded row checked when it was made does not decode: \(error)")
+            let offsets = Self.offsetTable(byteCount: count).map { UnsafeRawPointer(start + $0) }
+            return format._withUnsafeGuaranteedRef { format in
+                format.codec.checkedValue(column, of: UnsafeRawBufferPointer(start: start, count: count), offsets: offsets)
             }
         }
     }
+
+    /// Where a header keeps its format.
+    private static let formatOffset = MemoryLayout<EncodedRowHeader>.offset(of: \.format)!
 
     /// The row with only the columns `projection` marks decoded (the others `null`; one flag a
     /// column of the entity's current layout), or every column when it is `nil`: what a caller

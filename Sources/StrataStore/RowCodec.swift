@@ -246,6 +246,39 @@ final class RowCodec: Sendable {
         return .list(values)
     }
 
+    /// The value of the column at `column` of the row `bytes` hold, read straight from where it
+    /// starts when `offsets` (one `UInt16` a stored column, as ``EncodedRowFormat/check(_:offsets:)``
+    /// writes them) is given, else past the columns before it.
+    ///
+    /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold the value.
+    func value(_ column: Int, of bytes: UnsafeRawBufferPointer, offsets: UnsafeRawPointer?) throws -> Value {
+        guard column < storedColumns else { return padding[column - storedColumns] }
+        let bitmapCount = (storedColumns + 7) / 8
+        guard bitmapCount <= bytes.count else { throw BinaryReader.Malformed(offset: 0) }
+        func isNull(_ column: Int) -> Bool { bytes[column >> 3] & (1 << UInt8(column & 7)) != 0 }
+        guard !isNull(column) else { return .null }
+        var reader: BinaryReader
+        if let offsets {
+            reader = BinaryReader(bytes, position: Int(offsets.loadUnaligned(fromByteOffset: column << 1, as: UInt16.self)))
+        } else {
+            reader = BinaryReader(bytes, position: bitmapCount)
+            for earlier in 0..<column where !isNull(earlier) {
+                try skipValue(types[earlier], in: &reader)
+            }
+        }
+        return try decodeValue(types[column], from: &reader)
+    }
+
+    /// ``value(_:of:offsets:)`` of a row already checked (``EncodedRowFormat/check(_:offsets:)``),
+    /// which always decodes.
+    func checkedValue(_ column: Int, of bytes: UnsafeRawBufferPointer, offsets: UnsafeRawPointer?) -> Value {
+        do {
+            return try value(column, of: bytes, offsets: offsets)
+        } catch {
+            preconditionFailure("an encoded row checked when it was made does not decode: \(error)")
+        }
+    }
+
     /// Moves the reader past one non-nil value of `type`.
     func skipValue(_ type: ColumnType, in reader: inout BinaryReader) throws {
         switch type {

@@ -36,32 +36,38 @@ extension Store {
         return try encodedRow(block, slot: resolved.location.slot, format: format, file: resolved.file, offset: offset, recordsCheck: false)
     }
 
-    /// Calls `body` with every live row of `entity` as its encoded bytes, as ``scan(_:_:)`` calls
-    /// it with decoded rows: the rows live when the scan starts, block by block in log order.
+    /// Calls `body` with every live row of `entity` that `accept` takes, as its encoded bytes, as
+    /// ``scan(_:_:)`` calls it with decoded rows: the rows live when the scan starts, block by
+    /// block in log order. `accept` sees each row in place first; only the rows it takes are
+    /// copied.
     ///
-    /// - Throws: what `body` throws, or ``StoreError`` `corrupt`/`io` for a bad block or row.
-    public func scanEncoded(_ entity: Int, _ body: (PrimaryKey, EncodedRow) throws -> Void) throws {
+    /// - Throws: what `accept` or `body` throws, or ``StoreError`` `corrupt`/`io` for a bad block
+    ///   or row.
+    public func scanEncoded(
+        _ entity: Int, where accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ body: (PrimaryKey, EncodedRow) throws -> Void
+    ) throws {
         guard schema.entities.indices.contains(entity) else { throw StoreError(.invalidValue, "no entity with id \(entity)") }
         try forEachLiveBlock(entity) { block, slots, place, file in
             let format = try blockFormat(entity, of: block, file: file, offset: Int64(place.offset))
             for (key, slot) in slots {
-                try body(key, try encodedRow(block, slot: slot, format: format, file: file, offset: Int64(place.offset)))
+                guard let row = try acceptedRow(accept, key, block, slot: slot, format: format, file: file, offset: Int64(place.offset)) else { continue }
+                try body(key, row)
             }
         }
     }
 
-    /// Calls `body` with the live rows of `entity` at `keys` as their encoded bytes (keys without
-    /// a live row are skipped), block by block in log order, as ``forEachRow(_:keys:columns:_:)``
-    /// calls it with decoded rows: one read per block holding some of the rows.
+    /// Calls `body` with the live rows of `entity` at `keys` that `accept` takes, as their encoded
+    /// bytes (keys without a live row are skipped), block by block in log order, as
+    /// ``forEachRow(_:keys:columns:_:)`` calls it with decoded rows: one read per block holding
+    /// some of the rows. `accept` sees each row in place first; only the rows it takes are copied.
     ///
-    /// - Throws: what `body` throws; ``StoreError`` `corrupt` or `io` for a bad block or row.
-    public func forEachEncodedRow(_ entity: Int, keys: [PrimaryKey], _ body: (PrimaryKey, EncodedRow) throws -> Void) throws {
-        try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
-            let format = try blockFormat(Int(place.entity), of: block, file: file, offset: Int64(place.offset))
-            for (position, slot) in slots {
-                try body(keys[position], try encodedRow(block, slot: slot, format: format, file: file, offset: Int64(place.offset)))
-            }
-        }
+    /// - Throws: what `accept` or `body` throws; ``StoreError`` `corrupt` or `io` for a bad block
+    ///   or row.
+    public func forEachEncodedRow(
+        _ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool,
+        _ body: (PrimaryKey, EncodedRow) throws -> Void
+    ) throws {
+        try forEachAcceptedRow(entity, keys: keys, where: accept) { position, row in try body(keys[position], row) }
     }
 
     /// The rows of `entity` at `keys` as their encoded bytes, in the order of `keys` (`nil` where
@@ -69,14 +75,33 @@ extension Store {
     ///
     /// - Throws: ``StoreError`` `corrupt` or `io` for a bad block or row.
     public func readEncoded(_ entity: Int, keys: [PrimaryKey]) throws -> [EncodedRow?] {
+        try readEncoded(entity, keys: keys) { _, _ in true }
+    }
+
+    /// The rows of `entity` at `keys` that `accept` takes, as their encoded bytes, in the order
+    /// of `keys` (`nil` where no live row is or `accept` did not take it). `accept` sees each live
+    /// row in place, block by block in log order; only the rows it takes are copied.
+    ///
+    /// - Throws: what `accept` throws; ``StoreError`` `corrupt` or `io` for a bad block or row.
+    public func readEncoded(_ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool) throws -> [EncodedRow?] {
         var rows = [EncodedRow?](repeating: nil, count: keys.count)
+        try forEachAcceptedRow(entity, keys: keys, where: accept) { position, row in rows[position] = row }
+        return rows
+    }
+
+    /// Calls `body` with the position in `keys` and a copy of each live row of `entity` at `keys`
+    /// that `accept` takes, block by block in log order.
+    private func forEachAcceptedRow(
+        _ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ body: (Int, EncodedRow) throws -> Void
+    ) throws {
         try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
             let format = try blockFormat(Int(place.entity), of: block, file: file, offset: Int64(place.offset))
             for (position, slot) in slots {
-                rows[position] = try encodedRow(block, slot: slot, format: format, file: file, offset: Int64(place.offset))
+                let key = keys[position]
+                guard let row = try acceptedRow(accept, key, block, slot: slot, format: format, file: file, offset: Int64(place.offset)) else { continue }
+                try body(position, row)
             }
         }
-        return rows
     }
 
     /// The format of a block's rows, or ``StoreError`` `corrupt` naming the block.
@@ -89,16 +114,45 @@ extension Store {
     }
 
     /// A copy of the encoded row in `slot` of a decoded block, checked against `format` (once
-    /// while the block lives, with `recordsCheck`: see ``EncodedRow/make(_:format:block:slot:)``).
+    /// while the block lives, with `recordsCheck`: see ``EncodedRow/withCheckedOffsets(_:format:block:slot:_:)``).
     private func encodedRow(
         _ block: DecodedBlock, slot: Int, format: EncodedRowFormat, file: SegmentFile, offset: Int64, recordsCheck: Bool = true
     ) throws -> EncodedRow {
+        try withCheckedRow(block, slot: slot, format: format, file: file, offset: offset, recordsCheck: recordsCheck) { bytes, offsets in
+            EncodedRow(copying: bytes, offsets: offsets, format: format)
+        }
+    }
+
+    /// A copy of the encoded row in `slot` of a decoded block when `accept` takes it, seen in
+    /// place once checked as ``encodedRow(_:slot:format:file:offset:recordsCheck:)`` checks it;
+    /// else `nil`.
+    private func acceptedRow(
+        _ accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ key: PrimaryKey, _ block: DecodedBlock, slot: Int, format: EncodedRowFormat,
+        file: SegmentFile, offset: Int64
+    ) throws -> EncodedRow? {
+        try withCheckedRow(block, slot: slot, format: format, file: file, offset: offset) { bytes, offsets in
+            guard try accept(key, EncodedRowView(bytes: bytes, offsets: offsets, codec: Unmanaged.passUnretained(format.codec))) else { return nil }
+            return EncodedRow(copying: bytes, offsets: offsets, format: format)
+        }
+    }
+
+    /// Calls `body` with the bytes of the row in `slot` of a decoded block and its column
+    /// offsets, checked against `format` (once while the block lives, with `recordsCheck`).
+    ///
+    /// - Throws: ``StoreError`` `corrupt` when the slot is past the block's rows or the row does
+    ///   not decode; what `body` throws.
+    private func withCheckedRow<R>(
+        _ block: DecodedBlock, slot: Int, format: EncodedRowFormat, file: SegmentFile, offset: Int64, recordsCheck: Bool = true,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawPointer?) throws -> R
+    ) throws -> R {
         guard slot < block.rowCount else {
             throw StoreError(.corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: offset)
         }
         do {
-            return try block.withRow(at: slot) { try EncodedRow.make($0, format: format, block: recordsCheck ? block : nil, slot: slot) }
-        } catch {
+            return try block.withRow(at: slot) { bytes in
+                try EncodedRow.withCheckedOffsets(bytes, format: format, block: recordsCheck ? block : nil, slot: slot) { try body(bytes, $0) }
+            }
+        } catch is BinaryReader.Malformed {
             throw StoreError(.corrupt, "row \(slot) of a block does not decode", path: file.path, offset: offset)
         }
     }

@@ -27,19 +27,41 @@ import Testing
         for (key, row) in zip(keys, try store.readEncoded(RoundTripTests.allTypes, keys: keys.reversed()).reversed()) {
             check(row, try store.read(RoundTripTests.allTypes, key: key), "\(stage) keys \(key)")
         }
+        // The in-place views give every value too; only the rows `accept` takes are copied.
+        var seen: [PrimaryKey] = []
+        func evenKeys(_ key: PrimaryKey, _ view: EncodedRowView) throws -> Bool {
+            seen.append(key)
+            checkView(view, RoundTripTests.rows[Int(key) - 1], "\(stage) view \(key)")
+            return key % 2 == 0
+        }
+        let even = try store.readEncoded(RoundTripTests.allTypes, keys: keys, where: evenKeys)
+        for (key, row) in zip(keys, even) {
+            check(row, key % 2 == 0 ? try store.read(RoundTripTests.allTypes, key: key) : nil, "\(stage) even keys \(key)")
+        }
+        #expect(seen.sorted() == Array(keys.dropLast()), "\(stage): readEncoded(where:) sees every live row")
         var byKeys: [PrimaryKey] = []
-        try store.forEachEncodedRow(RoundTripTests.allTypes, keys: keys) { key, row in
+        seen = []
+        try store.forEachEncodedRow(RoundTripTests.allTypes, keys: keys, where: evenKeys) { key, row in
             byKeys.append(key)
             check(row, RoundTripTests.rows[Int(key) - 1], "\(stage) forEach \(key)")
         }
-        #expect(byKeys.sorted() == Array(keys.dropLast()), "\(stage): forEachEncodedRow skips the missing key only")
+        #expect(seen.sorted() == Array(keys.dropLast()), "\(stage): forEachEncodedRow skips the missing key only")
+        #expect(byKeys.sorted() == keys.dropLast().filter { $0 % 2 == 0 }, "\(stage): forEachEncodedRow passes the rows taken only")
         var scanned: [PrimaryKey] = []
-        try store.scanEncoded(RoundTripTests.allTypes) { key, row in
+        seen = []
+        try store.scanEncoded(RoundTripTests.allTypes, where: evenKeys) { key, row in
             scanned.append(key)
             check(row, RoundTripTests.rows[Int(key) - 1], "\(stage) scan \(key)")
         }
-        #expect(scanned.sorted() == Array(keys.dropLast()), "\(stage): scanEncoded")
-        #expect(throws: StoreError.self) { try store.scanEncoded(42) { _, _ in } }
+        #expect(seen.sorted() == Array(keys.dropLast()), "\(stage): scanEncoded sees every live row")
+        #expect(scanned.sorted() == keys.dropLast().filter { $0 % 2 == 0 }, "\(stage): scanEncoded passes the rows taken only")
+        #expect(throws: StoreError.self) { try store.scanEncoded(42, where: { _, _ in true }) { _, _ in } }
+    }
+
+    /// Every column of `view` equals `expected`'s.
+    static func checkView(_ view: EncodedRowView, _ expected: Row, _ stage: Comment) {
+        let columns = Row(expected.values.indices.map { view.value($0) })
+        #expect(RoundTripTests.identical(columns, expected), "\(stage): \(RoundTripTests.differences(columns, expected))")
     }
 
     @Test func encodedReadsGiveTheDecodedValuesBeforeAndAfterReopen() throws {
@@ -80,6 +102,12 @@ import Testing
         #expect(encoded.value(0) == .string("old é"))
         #expect(encoded.value(1) == .int(7))
         #expect(encoded.decoded() == Row([.string("old é"), .int(7)]))
+        var viewed: [Value] = []
+        _ = try store!.readEncoded(0, keys: [1]) { _, view in
+            viewed = [view.value(0), view.value(1)]
+            return false
+        }
+        #expect(viewed == [.string("old é"), .int(7)], "a view of the old row reads the default too")
         try store!.close()
     }
 
@@ -153,11 +181,16 @@ import Testing
         let bad = try Self.blockWithRowThatIsNotUTF8()
         for attempt in 1...2 {
             #expect(throws: BinaryReader.Malformed.self, "attempt \(attempt)") {
-                try bad.block.withRow(at: 0) { try EncodedRow.make($0, format: bad.format, block: bad.block, slot: 0) }
+                try bad.block.withRow(at: 0) { try EncodedRow.withCheckedOffsets($0, format: bad.format, block: bad.block, slot: 0) { _ in } }
             }
         }
         var none = [UInt16](repeating: 0, count: 2)
         #expect(!none.withUnsafeMutableBytes { bad.block.copyCheckedOffsets(slot: 0, columns: 2, into: $0.baseAddress!) })
+    }
+
+    /// A checked copy of `bytes`, one row of `format`, as the store makes one.
+    static func copy(_ bytes: UnsafeRawBufferPointer, format: EncodedRowFormat) throws -> EncodedRow {
+        try EncodedRow.withCheckedOffsets(bytes, format: format, block: nil, slot: 0) { EncodedRow(copying: bytes, offsets: $0, format: format) }
     }
 
     /// A block of one `Note(text, rank)` row whose text holds the byte 0xFF (its checksum made
@@ -198,17 +231,17 @@ import Testing
         }
         for length in [0, 1, 7, 8, 9, 15, 16, 17, 120] {
             let ascii = [UInt8]((0..<length).map { UInt8(0x61 + $0 % 26) })
-            let row = try encoded(ascii).withUnsafeBytes { try EncodedRow.make($0, format: format) }
+            let row = try encoded(ascii).withUnsafeBytes { try Self.copy($0, format: format) }
             #expect(row.value(0) == .string(String(decoding: ascii, as: UTF8.self)), "ASCII of \(length) bytes")
             #expect(row.value(1) == .int(7), "the column after ASCII of \(length) bytes")
             let accented = Array("é".utf8) + ascii
-            let valid = try encoded(accented).withUnsafeBytes { try EncodedRow.make($0, format: format) }
+            let valid = try encoded(accented).withUnsafeBytes { try Self.copy($0, format: format) }
             #expect(valid.value(0) == .string(String(decoding: accented, as: UTF8.self)), "UTF-8 of \(accented.count) bytes")
             for position in 0..<length {
                 var bad = ascii
                 bad[position] = 0xFF
                 #expect(throws: BinaryReader.Malformed.self, "0xFF at \(position) of \(length) bytes") {
-                    try encoded(bad).withUnsafeBytes { try EncodedRow.make($0, format: format) }
+                    try encoded(bad).withUnsafeBytes { try Self.copy($0, format: format) }
                 }
             }
         }

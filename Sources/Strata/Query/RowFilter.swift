@@ -196,10 +196,10 @@ struct ColumnTests {
 
     /// Whether the row whose column values `value` gives passes every test.
     @inline(__always)
-    private func matches(value: (Int) -> Value) -> Bool {
+    func matches(value: (Int) throws -> Value) rethrows -> Bool {
         if never { return false }
         for test in tests {
-            let stored = value(test.column)
+            let stored = try value(test.column)
             switch test.kind {
             case .integers:
                 if case .int(let value) = stored {

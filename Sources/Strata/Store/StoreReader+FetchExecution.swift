@@ -22,6 +22,18 @@ struct FetchStores {
     var sequences: [UInt64]
 }
 
+/// One batch of rows a walk read: the rows passing, in the order of their keys (`nil` where no
+/// row is or it does not pass), how many rows were read, and whether one was past the walk's
+/// boundary.
+struct WalkBatch {
+    /// The rows passing.
+    var rows: [StoredRow?]
+    /// The number of rows read.
+    var read: Int
+    /// Whether a row read had a sort key past the walk's boundary.
+    var pastBoundary: Bool
+}
+
 /// Evaluates a part of a fetch's residual predicate that no column test answers on a stored
 /// row (key paths through relationships, blocks): the context's evaluator, which sees its
 /// objects.
@@ -59,19 +71,29 @@ extension StoreReader {
         let keepsRows = walkColumns == nil
         // The engine store whose rows are read encoded.
         let engine = encodedRows && rowsNeeded && !plan.counting && (filter == nil || tests != nil) ? store.engineStore : nil
-        /// Emits the row when it is of a fetched entity, not skipped, and meets the residual
-        /// predicate; returns whether it did.
-        @discardableResult
-        func consider(_ key: PrimaryKey, _ row: StoredRow) throws -> Bool {
-            guard case .int(let tag) = row[0], plan.fetches(tag: tag), skip.isEmpty || !skip.contains(key) else { return false }
-            if let tests {
-                guard tests.matches(row) else { return false }
-            } else if let filter, let concrete = plan.concrete(tag: tag) {
-                let decoded = row.row
-                guard try filter.matches(decoded, evaluate: { part in try evaluate(part, decoded, key, concrete) }) else { return false }
-            }
+        /// Whether a row with this tag and key is of a fetched entity and not skipped.
+        func takes(_ key: PrimaryKey, tag: Value) -> Bool {
+            guard case .int(let tag) = tag else { return false }
+            return plan.fetches(tag: tag) && (skip.isEmpty || !skip.contains(key))
+        }
+        /// Whether the row whose columns `value` reads is taken and passes the column tests: what
+        /// an engine store's rows are taken by while they are read in place, so that only those
+        /// passing are copied.
+        func passesTests(_ key: PrimaryKey, _ value: (Int) throws -> Value) throws -> Bool {
+            try takes(key, tag: value(0)) && (tests?.matches(value: value) ?? true)
+        }
+        /// Whether the row is taken and meets the residual predicate.
+        func passes(_ key: PrimaryKey, _ row: StoredRow) throws -> Bool {
+            guard takes(key, tag: row[0]) else { return false }
+            if let tests { return tests.matches(row) }
+            guard let filter, case .int(let tag) = row[0], let concrete = plan.concrete(tag: tag) else { return true }
+            let decoded = row.row
+            return try filter.matches(decoded, evaluate: { part in try evaluate(part, decoded, key, concrete) })
+        }
+        /// Emits a row that passed.
+        func emitPassed(_ key: PrimaryKey, _ row: StoredRow) throws {
+            guard case .int(let tag) = row[0] else { return }
             try emit(StoredMatch(store: position, key: key, tag: tag, row: keepsRows ? row : nil))
-            return true
         }
         try coordinator.storeCall {
             switch plan.source {
@@ -79,9 +101,13 @@ extension StoreReader {
                 break
             case .scan:
                 if let engine {
-                    try engine.scanEncoded(storeEntity) { key, row in try consider(key, .encoded(row)) }
+                    try engine.scanEncoded(storeEntity, where: { key, row in try passesTests(key) { row.value($0) } }) { key, row in
+                        try emitPassed(key, .encoded(row))
+                    }
                 } else {
-                    try store.rows.scan(storeEntity, columns: projection) { key, row in try consider(key, .decoded(row)) }
+                    try store.rows.scan(storeEntity, columns: projection) { key, row in
+                        if try passes(key, .decoded(row)) { try emitPassed(key, .decoded(row)) }
+                    }
                 }
             case .index(let access):
                 let keys = try access.keys(in: store, storeEntity: storeEntity)
@@ -90,12 +116,20 @@ extension StoreReader {
                     return
                 }
                 if let engine {
-                    try engine.forEachEncodedRow(storeEntity, keys: keys) { key, row in try consider(key, .encoded(row)) }
+                    try engine.forEachEncodedRow(storeEntity, keys: keys, where: { key, row in try passesTests(key) { row.value($0) } }) { key, row in
+                        try emitPassed(key, .encoded(row))
+                    }
                 } else {
-                    try store.rows.forEachRow(storeEntity, keys: keys, columns: projection) { key, row in try consider(key, .decoded(row)) }
+                    try store.rows.forEachRow(storeEntity, keys: keys, columns: projection) { key, row in
+                        if try passes(key, .decoded(row)) { try emitPassed(key, .decoded(row)) }
+                    }
                 }
             case .walk(let walk):
-                try self.walk(walk, storeEntity: storeEntity, columns: walkColumns, engine: engine, consider: consider)
+                try self.walk(walk, storeEntity: storeEntity, emit: emitPassed) { keys, boundary in
+                    try walkBatch(
+                        keys, entity: storeEntity, sortColumn: walk.column, boundary: boundary, columns: walkColumns, engine: engine,
+                        passesTests: passesTests, passes: passes)
+                }
             }
         }
     }
@@ -110,18 +144,18 @@ extension StoreReader {
         return try access.count(in: store, storeEntity: plan.layout.storeEntity)
     }
 
-    /// Walks the index of a walk's sort key in order, calling `consider` with each row until
-    /// `walk.needed` rows were accepted and the key's value changes (rows tied with the last
-    /// accepted one may sort before it on later keys).
+    /// Walks the index of a walk's sort key in order, emitting each row `readBatch` passes until
+    /// `walk.needed` rows were emitted and the key's value changes (rows tied with the last
+    /// emitted one may sort before it on later keys).
     ///
     /// The index is read per query as far as the walk can need: at first enough keys for
-    /// `walk.needed` rows when at least one row in ``walkReach`` is accepted, then, each time
-    /// those are used, ``walkGrowth`` times as many. Rows are read in batches sized from the share of rows
-    /// accepted so far (so that few rows are decoded past the last one needed), each batch with
-    /// one read per block, with at least `columns` decoded (every column when `nil`), or encoded
-    /// when `engine` is given.
+    /// `walk.needed` rows when at least one row in ``walkReach`` passes, then, each time
+    /// those are used, ``walkGrowth`` times as many. Rows are read in batches sized from the share
+    /// of rows passing so far (so that few rows are read past the last one needed), by
+    /// `readBatch`, given the sort key's value rows must have once the walk has its rows.
     private func walk(
-        _ walk: QueryPlan.Walk, storeEntity: Int, columns: [Int]?, engine: Store?, consider: (PrimaryKey, StoredRow) throws -> Bool
+        _ walk: QueryPlan.Walk, storeEntity: Int, emit: (PrimaryKey, StoredRow) throws -> Void,
+        readBatch: (_ keys: [PrimaryKey], _ boundary: Value?) throws -> WalkBatch
     ) throws {
         var accepted = 0
         var read = 0
@@ -141,30 +175,68 @@ extension StoreReader {
                     reachedEnd = reach == Int.max || keys.count < reach
                     guard done < keys.count else { break }
                 }
-                // The rows still needed at the acceptance rate seen so far (at first, all rows),
-                // plus a margin; at most 8 times the rows read so far, and at least 16.
+                // The rows still needed at the share passing so far (at first, all rows), plus a
+                // margin; at most 8 times the rows read so far, and at least 16.
                 let remaining = Double(max(walk.needed - accepted, 1))
                 let estimate = accepted > 0 ? remaining * Double(read) / Double(accepted) : remaining
-                let batch = Int(max(16, min(estimate * 1.125 + 8, 8 * Double(max(read, walk.needed)), 1e12)))
-                let fresh = Array(keys[done..<min(keys.count, done + batch)])
+                let size = Int(max(16, min(estimate * 1.125 + 8, 8 * Double(max(read, walk.needed)), 1e12)))
+                let fresh = Array(keys[done..<min(keys.count, done + size)])
                 done += fresh.count
-                for (key, row) in zip(fresh, try rows(storeEntity, keys: fresh, columns: columns, engine: engine)) {
+                let batch = try readBatch(fresh, boundary)
+                read += batch.read
+                for (key, row) in zip(fresh, batch.rows) {
                     guard let row else { continue }
-                    read += 1
                     if let boundary, boundary < row[walk.column] || row[walk.column] < boundary { return }
-                    if try consider(key, row) {
-                        accepted += 1
-                        if accepted >= walk.needed, boundary == nil { boundary = row[walk.column] }
-                    }
+                    try emit(key, row)
+                    accepted += 1
+                    if accepted >= walk.needed, boundary == nil { boundary = row[walk.column] }
                 }
+                // Every later key sorts past the boundary too.
+                if batch.pastBoundary { return }
             }
         }
     }
 
+    /// The rows at `keys` that pass, in the order of `keys` (`nil` where none is or it does not
+    /// pass), with at least `columns` decoded (every column when `nil`), or encoded when
+    /// `engine` is given (then tested in place by `passesTests`, and only those passing copied);
+    /// each block read once. With a `boundary`, a row whose `sortColumn` has another value does
+    /// not pass, and the batch notes it was past the boundary.
+    private func walkBatch(
+        _ keys: [PrimaryKey], entity: Int, sortColumn: Int, boundary: Value?, columns: [Int]?, engine: Store?,
+        passesTests: (PrimaryKey, (Int) throws -> Value) throws -> Bool, passes: (PrimaryKey, StoredRow) throws -> Bool
+    ) throws -> WalkBatch {
+        var read = 0
+        var pastBoundary = false
+        /// Whether the row whose sort key `value` reads is past the boundary (and notes it when
+        /// it is).
+        func isPastBoundary(_ value: (Int) -> Value) -> Bool {
+            guard let boundary else { return false }
+            let key = value(sortColumn)
+            guard boundary < key || key < boundary else { return false }
+            pastBoundary = true
+            return true
+        }
+        var rows: [StoredRow?]
+        if let engine {
+            rows = try engine.readEncoded(entity, keys: keys) { key, row in
+                read += 1
+                return try !isPastBoundary { row.value($0) } && passesTests(key) { row.value($0) }
+            }.map { $0.map(StoredRow.encoded) }
+        } else {
+            rows = try self.rows(entity, keys: keys, columns: columns)
+            for (index, row) in rows.enumerated() {
+                guard let row else { continue }
+                read += 1
+                if try isPastBoundary({ row[$0] }) || !passes(keys[index], row) { rows[index] = nil }
+            }
+        }
+        return WalkBatch(rows: rows, read: read, pastBoundary: pastBoundary)
+    }
+
     /// The rows at `keys`, in that order (`nil` where none is), with at least `columns` decoded
-    /// (every column when `nil`), or encoded when `engine` is given; each block read once.
-    private func rows(_ entity: Int, keys: [PrimaryKey], columns: [Int]?, engine: Store?) throws -> [StoredRow?] {
-        if let engine { return try engine.readEncoded(entity, keys: keys).map { $0.map(StoredRow.encoded) } }
+    /// (every column when `nil`); each block read once.
+    private func rows(_ entity: Int, keys: [PrimaryKey], columns: [Int]?) throws -> [StoredRow?] {
         guard let columns else { return try store.rows.read(entity, keys: keys).map { $0.map(StoredRow.decoded) } }
         var positions: [PrimaryKey: Int] = [:]
         positions.reserveCapacity(keys.count)
