@@ -154,6 +154,17 @@ extension ManagedObjectContext {
         let references = ReferenceIDs()
         var objects: [ManagedObject] = []
         var unread: [ManagedObjectID] = []
+        if case .scan = plan.source, plan.residual == nil {
+            // Every row of the entity's table is read: room for as many objects, so that the
+            // registry does not grow step by step.
+            let entity = plan.layout.storeEntity
+            let rows = stores.stores.reduce(0) { total, store in
+                guard let engine = store.engineStore, engine.schema.entities.indices.contains(entity) else { return total }
+                return total + engine.count(entity)
+            }
+            reserveRegistrations(rows)
+            objects.reserveCapacity(rows)
+        }
         try collectStored(plan, stores: stores, encodedRows: true) { match in
             let object = try self.object(for: match, plan: plan, stores: stores, loading: true, references: references)
             if !object.isLoaded { unread.append(object.objectID) }
