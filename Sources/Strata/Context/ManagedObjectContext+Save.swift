@@ -99,11 +99,19 @@ extension ManagedObjectContext {
         guard !groups.isEmpty else { return }
         var renamed: [ManagedObjectID: ManagedObjectID] = [:]
         renamed.reserveCapacity(objects.count)
-        for group in groups.values {
-            let ids = try StoreWriter(store: group.store, coordinator: coordinator).obtainPermanentIDs(for: group.objects)
-            for (object, id) in zip(group.objects, ids) { renamed[object.objectID] = id }
+        let obtained = try groups.values.map { group in
+            (group.objects, try StoreWriter(store: group.store, coordinator: coordinator).obtainPermanentIDs(for: group.objects))
         }
-        adoptPermanentIDs(renamed)
+        for (objects, ids) in obtained {
+            // In the order the objects were made, whose temporary IDs take neighbouring buckets
+            // of the registry (``HashMixing/grouped(_:seed:)``), as their permanent IDs do: not
+            // in the random order of `renamed`.
+            for (object, id) in zip(objects, ids) {
+                renamed[object.objectID] = id
+                rekey(object, to: id)
+            }
+        }
+        renameReferences(renamed)
         shareWithAncestors(renamed)
     }
 
@@ -112,10 +120,21 @@ extension ManagedObjectContext {
     func adoptPermanentIDs(_ renamed: [ManagedObjectID: ManagedObjectID]) {
         for (temporary, permanent) in renamed {
             guard let object = registered[temporary]?.object else { continue }
-            registered[temporary] = nil
-            object.objectID = permanent
-            register(object)
+            rekey(object, to: permanent)
         }
+        renameReferences(renamed)
+    }
+
+    /// Registers `object` under `permanent` instead of its temporary ID.
+    private func rekey(_ object: ManagedObject, to permanent: ManagedObjectID) {
+        registered.remove(object)
+        object.objectID = permanent
+        register(object)
+    }
+
+    /// Replaces the temporary IDs of `renamed` by their permanent IDs in every changed object's
+    /// relationships, and in what the context remembers of its children's inserts.
+    private func renameReferences(_ renamed: [ManagedObjectID: ManagedObjectID]) {
         rememberRenames(renamed)
         // Only changed objects can point at new ones: setting a relationship changes both sides.
         for objects in [insertedSet, updatedSet, deletedSet] {
