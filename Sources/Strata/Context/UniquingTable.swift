@@ -46,7 +46,8 @@ struct UniquingTable: ExpressibleByDictionaryLiteral {
 
     /// Removes the entry of `object`'s ID when it is `object`'s, with one lookup.
     mutating func remove(_ object: ManagedObject) {
-        if let index = entries.index(forKey: StoredKey(object.objectID)), entries[index].value.object === object {
+        // `values[index]`, not `entries[index].value`, which would copy (and retain) the key too.
+        if let index = entries.index(forKey: StoredKey(object.objectID)), entries.values[index].object === object {
             entries.remove(at: index)
         }
     }
