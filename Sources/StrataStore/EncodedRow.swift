@@ -62,8 +62,9 @@ public struct EncodedRowHeader: Sendable {
 /// 64 KiB keeps no table and walks them). The bytes are checked when the row is made, so that
 /// reading a value never fails. Immutable, and so `Sendable`.
 public struct EncodedRow: @unchecked Sendable {
-    /// The header and bytes, in one heap block (never changed after ``init(copying:offsets:format:)``, hence
-    /// `Sendable`, which a `ManagedBuffer` is not declared to be).
+    /// The header and bytes, in one heap block (never changed after
+    /// ``init(copying:offsets:format:)``, hence `Sendable`, which a `ManagedBuffer` is not
+    /// declared to be).
     final class Storage: ManagedBuffer<EncodedRowHeader, UInt8> {}
 
     /// The storage.
