@@ -84,9 +84,10 @@ extension StoreReader {
         }
         /// Whether the row is taken and meets the residual predicate.
         func passes(_ key: PrimaryKey, _ row: StoredRow) throws -> Bool {
-            guard takes(key, tag: row[0]) else { return false }
+            let tag = row[0]
+            guard takes(key, tag: tag) else { return false }
             if let tests { return tests.matches(row) }
-            guard let filter, case .int(let tag) = row[0], let concrete = plan.concrete(tag: tag) else { return true }
+            guard let filter, case .int(let tag) = tag, let concrete = plan.concrete(tag: tag) else { return true }
             let decoded = row.row
             return try filter.matches(decoded, evaluate: { part in try evaluate(part, decoded, key, concrete) })
         }
