@@ -44,7 +44,7 @@ extension Store {
     /// - Throws: what `accept` or `body` throws, or ``StoreError`` `corrupt`/`io` for a bad block
     ///   or row.
     public func scanEncoded(
-        _ entity: Int, where accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ body: (PrimaryKey, EncodedRow) throws -> Void
+        _ entity: Int, where accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ body: (PrimaryKey, consuming EncodedRow) throws -> Void
     ) throws {
         guard schema.entities.indices.contains(entity) else { throw StoreError(.invalidValue, "no entity with id \(entity)") }
         try forEachLiveBlock(entity) { block, slots, place, file in
@@ -65,7 +65,7 @@ extension Store {
     ///   or row.
     public func forEachEncodedRow(
         _ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool,
-        _ body: (PrimaryKey, EncodedRow) throws -> Void
+        _ body: (PrimaryKey, consuming EncodedRow) throws -> Void
     ) throws {
         try forEachAcceptedRow(entity, keys: keys, where: accept) { position, row in try body(keys[position], row) }
     }
@@ -92,7 +92,7 @@ extension Store {
     /// Calls `body` with the position in `keys` and a copy of each live row of `entity` at `keys`
     /// that `accept` takes, block by block in log order.
     private func forEachAcceptedRow(
-        _ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ body: (Int, EncodedRow) throws -> Void
+        _ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ body: (Int, consuming EncodedRow) throws -> Void
     ) throws {
         try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
             let format = try blockFormat(Int(place.entity), of: block, file: file, offset: Int64(place.offset))

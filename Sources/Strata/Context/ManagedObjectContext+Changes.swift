@@ -111,7 +111,7 @@ extension ManagedObjectContext {
         for object in invalidated {
             object.managedObjectContext = nil
         }
-        registered = [:]
+        registered = UniquingTable()
         strongObjects = []
         insertedSet = []
         updatedSet = []

@@ -74,7 +74,7 @@ extension ManagedObjectContext {
     ) throws -> ManagedObjectID? {
         guard let store = try? coordinator.store(for: object.entity) else { return nil }
         return try StoreWriter(store: store, coordinator: coordinator).storedObject(matching: constraint, of: owner, values: values, of: object) { id in
-            guard let registered = registered[id]?.object else { return false }
+            guard let registered = registered[id] else { return false }
             return registered.isDeleted || registered.hasChanges
         }
     }

@@ -41,7 +41,7 @@ extension ManagedObjectContext {
     /// - Parameter sequence: the store's sequence read before the row, for ``ManagedObject/snapshotSequence``.
     /// - Parameter references: the IDs of referenced objects already made by the fetch loading
     ///   the object, to share.
-    func load(_ object: ManagedObject, from row: StoredRow, layout: EntityLayout, sequence: UInt64, references: ReferenceIDs? = nil) throws {
+    func load(_ object: ManagedObject, from row: consuming StoredRow, layout: EntityLayout, sequence: UInt64, references: ReferenceIDs? = nil) throws {
         try object.loadLazily(from: row, layout: layout, context: self, references: references)
         object.isLoaded = true
         object.snapshotSequence = sequence

@@ -165,7 +165,7 @@ extension ManagedObjectContext {
             reserveRegistrations(rows)
             objects.reserveCapacity(rows)
         }
-        try collectStored(plan, stores: stores, encodedRows: true) { match in
+        try collectStored(plan, stores: stores, encodedRows: true) { (match: consuming StoredMatch) in
             let object = try self.object(for: match, plan: plan, stores: stores, loading: true, references: references)
             if !object.isLoaded { unread.append(object.objectID) }
             objects.append(object)
@@ -185,7 +185,7 @@ extension ManagedObjectContext {
         case .stored(let match):
             let entity = plan.concrete(of: match)?.entity ?? plan.entity
             let id = ManagedObjectID(entity: entity, storeIdentifier: stores.stores[match.store].identifier, primaryKey: match.key)
-            return registered[id]?.object.objectID ?? id
+            return registered[id]?.objectID ?? id
         }
     }
 
@@ -205,21 +205,23 @@ extension ManagedObjectContext {
     /// The object of the stored row `match`, as ``object(for:plan:stores:loading:references:)``
     /// makes it of a candidate.
     private func object(
-        for match: StoredMatch, plan: QueryPlan, stores: FetchStores, loading: Bool, references: ReferenceIDs
+        for match: consuming StoredMatch, plan: QueryPlan, stores: FetchStores, loading: Bool, references: ReferenceIDs
     ) throws -> ManagedObject {
         let concrete = plan.concrete(of: match)
-        let entity = concrete?.entity ?? plan.entity
-        let id = ManagedObjectID(entity: entity, storeIdentifier: stores.stores[match.store].identifier, primaryKey: match.key)
-        if let existing = registered[id]?.object {
-            if loading, !existing.isLoaded, let row = match.row, let concrete {
+        let id = ManagedObjectID(
+            entity: concrete?.entity ?? plan.entity, storeIdentifier: stores.stores[match.store].identifier, primaryKey: match.key)
+        // The row is moved, not copied, into the object it loads.
+        let row = loading ? match.row.take() : nil
+        if let existing = registered[id] {
+            if let row, !existing.isLoaded, let concrete {
                 try load(existing, from: row, layout: concrete.layout, sequence: stores.sequences[match.store], references: references)
                 existing.awakeFromFetch()
             }
             return existing
         }
         guard let concrete else { return self.object(with: id) }
-        let object = concrete.type.init(faultFor: id, in: self)
-        if loading, let row = match.row {
+        let object = concrete.type.init(faultFor: consume id, in: self)
+        if let row {
             try load(object, from: row, layout: concrete.layout, sequence: stores.sequences[match.store], references: references)
             register(object)
             object.awakeFromFetch()

@@ -102,7 +102,7 @@ extension ManagedObjectContext {
     ///     ``StoreReader/executeFetch(_:position:skip:rowsNeeded:encodedRows:evaluate:emit:)``).
     ///   - encodedRows: whether the caller reads the rows only to load objects from them.
     func collectStored(
-        _ plan: QueryPlan, stores: FetchStores, rowsNeeded: Bool = true, encodedRows: Bool = false, emit: (StoredMatch) throws -> Void
+        _ plan: QueryPlan, stores: FetchStores, rowsNeeded: Bool = true, encodedRows: Bool = false, emit: (consuming StoredMatch) throws -> Void
     ) throws {
         guard let coordinator = persistentStoreCoordinator else { return }
         let changed = plan.mergesPendingChanges ? changedKeys(plan) : [:]

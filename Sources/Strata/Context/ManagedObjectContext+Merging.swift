@@ -116,12 +116,12 @@ extension ManagedObjectContext {
             if !pendingEvent.inserted.contains(object) { pendingEvent.inserted.append(object) }
         }
         for id in changes.updated.union(changes.refreshed) {
-            guard let object = registered[id]?.object, object.isLoaded, !object.isInserted else { continue }
+            guard let object = registered[id], object.isLoaded, !object.isInserted else { continue }
             // Reloading leaves unchanged to-many relationships faults, reloaded when next read.
             refresh(object, mergeChanges: true)
         }
         for id in changes.deleted {
-            guard let object = registered[id]?.object else { continue }
+            guard let object = registered[id] else { continue }
             unregister(object)
             deletesToPropagate.removeAll { $0 === object }
             pendingEvent.inserted.remove(object)

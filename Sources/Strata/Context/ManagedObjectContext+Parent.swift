@@ -132,7 +132,7 @@ extension ManagedObjectContext {
         let deleted = save.deleted.map { renamed[$0] ?? $0 }.filter(knowsObject).map { self.object(with: $0) }
         for change in save.inserted {
             let id = renamed[change.id] ?? change.id
-            let object = registered[id]?.object ?? ManagedObject.makeFault(id, context: self)
+            let object = registered[id] ?? ManagedObject.makeFault(id, context: self)
             object.values = change.slots.map { rename($0.value, renamed) }
             object.isLoaded = true
             // The child's object awoke from its insertion; this is the same object.

@@ -15,7 +15,7 @@ extension ManagedObjectContext {
         // Positions to read, by store identifier and store entity.
         var groups: [String: [Int: [Int]]] = [:]
         for (position, id) in ids.enumerated() {
-            if let existing = registered[id]?.object, existing.isLoaded {
+            if let existing = registered[id], existing.isLoaded {
                 results[position] = existing
             } else if id.isTemporaryID || id.storeIdentifier == nil {
                 results[position] = object(with: id)
@@ -40,7 +40,7 @@ extension ManagedObjectContext {
                     let entity = snapshot.entity
                     let concreteID = entity === id.entity ? id : ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: id.primaryKey)
                     let object: ManagedObject
-                    if let existing = registered[concreteID]?.object {
+                    if let existing = registered[concreteID] {
                         object = existing
                     } else {
                         object = objectClass(of: entity).init(faultFor: concreteID, in: self)

@@ -119,7 +119,7 @@ extension ManagedObjectContext {
     /// and every reference to them in changed objects.
     func adoptPermanentIDs(_ renamed: [ManagedObjectID: ManagedObjectID]) {
         for (temporary, permanent) in renamed {
-            guard let object = registered[temporary]?.object else { continue }
+            guard let object = registered[temporary] else { continue }
             rekey(object, to: permanent)
         }
         renameReferences(renamed)

@@ -193,9 +193,9 @@ extension ManagedObjectContext {
     }
 
     private func undoValue(_ value: Any?, of object: ManagedObject) -> Any? {
-        if let id = value as? ManagedObjectID, id.isTemporaryID { return registered[id]?.object ?? id }
+        if let id = value as? ManagedObjectID, id.isTemporaryID { return registered[id] ?? id }
         if let ids = value as? OrderedSet<ManagedObjectID>, ids.contains(where: \.isTemporaryID) {
-            return ids.map { id -> Any in id.isTemporaryID ? (registered[id]?.object ?? id) : id }
+            return ids.map { id -> Any in id.isTemporaryID ? (registered[id] ?? id as Any) : id }
         }
         return value
     }

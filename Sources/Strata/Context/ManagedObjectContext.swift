@@ -96,7 +96,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     let queue: DispatchQueue
 
     /// Registered objects by ID, not retained.
-    @exclusivity(unchecked) var registered: UniquingTable = [:]
+    @exclusivity(unchecked) var registered = UniquingTable()
     /// The runtime of the entity of the last fault made, for ``runtime(of:)``.
     @exclusivity(unchecked) private var recentRuntime: EntityRuntime?
     /// The class of the entity of the last fault made by ID, with the class registry's
@@ -188,7 +188,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// The objects registered with the context (Core Data's `registeredObjects`).
     public var registeredObjects: Set<ManagedObject> {
-        Set(registered.values.map(\.object))
+        Set(registered.objects)
     }
 
     /// The objects inserted and not yet saved.
@@ -203,13 +203,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// The object registered under `objectID`, if any; never fetches.
     public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? {
-        registered[objectID]?.object
+        registered[objectID]
     }
 
     /// The object with `objectID`: the registered one, or a new fault for it (Core Data's
     /// `object(with:)`). Does not check that the object exists; firing the fault does.
     public func object(with objectID: ManagedObjectID) -> ManagedObject {
-        if let existing = registered[objectID]?.object { return existing }
+        if let existing = registered[objectID] { return existing }
         var id = objectID
         if !id.isTemporaryID, !id.entity.subentities.isEmpty, let concrete = try? concreteID(for: id) { id = concrete }
         let object = ManagedObject.makeFault(id, context: self)
@@ -222,7 +222,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     ///
     /// - Throws: ``CoreDataError`` `managedObjectReferentialIntegrity` when no such object exists.
     public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
-        if let existing = registered[objectID]?.object, existing.isLoaded, !existing.isInaccessible { return existing }
+        if let existing = registered[objectID], existing.isLoaded, !existing.isInaccessible { return existing }
         let missing = CoreDataError(.managedObjectReferentialIntegrity, "no object with ID \(objectID)", objectID: objectID)
         if nesting.parent != nil { return try existingObjectFromParent(objectID, missing: missing) }
         guard !objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { throw missing }
@@ -315,7 +315,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Registers `object` under its ID.
     func register(_ object: ManagedObject) {
-        registered[object.objectID] = RegisteredObject(object)
+        registered.insert(object)
         if retainsRegisteredObjects { strongObjects.insert(object) }
     }
 
@@ -332,7 +332,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Forgets `object`.
     func unregister(_ object: ManagedObject) {
-        if registered[object.objectID]?.object === object { registered[object.objectID] = nil }
+        registered.remove(object)
         strongObjects.remove(object)
         insertedSet.remove(object)
         updatedSet.remove(object)
@@ -363,7 +363,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// then one row read.
     func resolvedID(_ id: ManagedObjectID) -> ManagedObjectID {
         guard !id.entity.subentities.isEmpty else { return id }
-        if let known = registered[id]?.object { return known.objectID }
+        if let known = registered[id] { return known.objectID }
         return (try? concreteID(for: id)) ?? id
     }
 
@@ -375,16 +375,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
         else { return nil }
         return ManagedObjectID(entity: entity, storeIdentifier: id.storeIdentifier!, primaryKey: id.primaryKey)
     }
-}
-
-/// A registered object, referenced without retaining it (Core Data's uniquing table does not
-/// retain either): the object removes its entry when it is deallocated, so the reference never
-/// dangles, and objects need no weak-reference side tables.
-struct RegisteredObject {
-    /// The object.
-    unowned(unsafe) let object: ManagedObject
-
-    init(_ object: ManagedObject) { self.object = object }
 }
 
 /// The changes of one event (between two `processPendingChanges()` calls).

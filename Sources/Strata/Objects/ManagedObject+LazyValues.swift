@@ -21,19 +21,34 @@ extension ManagedObject {
     /// ``RowDecoding/decodesEagerly(_:)`` names; the others are decoded on first access.
     ///
     /// - Throws: what decoding an eager slot throws (the object is left as it was).
-    func loadLazily(from row: StoredRow, layout: EntityLayout, context: ManagedObjectContext, references: ReferenceIDs?) throws {
+    func loadLazily(from row: consuming StoredRow, layout: EntityLayout, context: ManagedObjectContext, references: ReferenceIDs?) throws {
         var eager: [Any?] = []
         var decoded = SlotSet()
-        for slot in runtime.eagerSlots {
-            if eager.isEmpty { eager = Array(repeating: nil, count: runtime.loads.count) }
-            eager[slot] = try RowDecoding.value(
-                slot, of: runtime, from: row, layout: layout, storeIdentifier: objectID.storeIdentifier, context: context, references: references)
-            decoded.insert(slot)
+        if !runtime.eagerSlots.isEmpty {
+            (eager, decoded) = try eagerValues(of: row, layout: layout, context: context, references: references)
         }
         lazyRow = nil
         slots = eager
         committedSlots = nil
         lazyRow = LazyRow(row: row, layout: layout, decoded: decoded, references: references)
+    }
+
+    /// The values of the slots ``RowDecoding/decodesEagerly(_:)`` names, decoded from `row`, by
+    /// slot, and the set of those slots. Not inlined in ``loadLazily(from:layout:context:references:)``,
+    /// whose objects mostly have none: the decoding's references would be retained for every
+    /// object.
+    @inline(never)
+    private func eagerValues(
+        of row: borrowing StoredRow, layout: EntityLayout, context: ManagedObjectContext, references: ReferenceIDs?
+    ) throws -> ([Any?], SlotSet) {
+        var eager = [Any?](repeating: nil, count: runtime.loads.count)
+        var decoded = SlotSet()
+        for slot in runtime.eagerSlots {
+            eager[slot] = try RowDecoding.value(
+                slot, of: runtime, from: row, layout: layout, storeIdentifier: objectID.storeIdentifier, context: context, references: references)
+            decoded.insert(slot)
+        }
+        return (eager, decoded)
     }
 
     /// The value in `slot`, decoding only that slot when the object holds a lazily loaded row.

@@ -54,7 +54,7 @@ extension StoreReader {
     ///     the general evaluator needs them decoded.
     func executeFetch(
         _ plan: QueryPlan, position: Int, skip: Set<PrimaryKey>, rowsNeeded: Bool = true, encodedRows: Bool = false, evaluate: ResidualEvaluation,
-        emit: (StoredMatch) throws -> Void
+        emit: (consuming StoredMatch) throws -> Void
     ) throws {
         let storeEntity = plan.layout.storeEntity
         let columns = try coordinator.mapping.get().schema.entities[storeEntity].columns
@@ -92,7 +92,7 @@ extension StoreReader {
             return try filter.matches(decoded, evaluate: { part in try evaluate(part, decoded, key, concrete) })
         }
         /// Emits a row that passed.
-        func emitPassed(_ key: PrimaryKey, _ row: StoredRow) throws {
+        func emitPassed(_ key: PrimaryKey, _ row: consuming StoredRow) throws {
             guard case .int(let tag) = row[0] else { return }
             try emit(StoredMatch(store: position, key: key, tag: tag, row: keepsRows ? row : nil))
         }
@@ -155,7 +155,7 @@ extension StoreReader {
     /// of rows passing so far (so that few rows are read past the last one needed), by
     /// `readBatch`, given the sort key's value rows must have once the walk has its rows.
     private func walk(
-        _ walk: QueryPlan.Walk, storeEntity: Int, emit: (PrimaryKey, StoredRow) throws -> Void,
+        _ walk: QueryPlan.Walk, storeEntity: Int, emit: (PrimaryKey, consuming StoredRow) throws -> Void,
         readBatch: (_ keys: [PrimaryKey], _ boundary: Value?) throws -> WalkBatch
     ) throws {
         var accepted = 0
