@@ -98,9 +98,10 @@ final class DecodedBlock: Sendable {
     let rowCount: Int
     private let dataStart: Int
     /// The column offsets of the rows already checked as encoded rows, so that a row read again
-    /// is not checked again (``copyCheckedOffsets(slot:columns:into:)``): empty until the first
-    /// is recorded, then one entry a stored column a row, a row's first entry 0 while unchecked.
-    let checkedOffsets = Mutex<[UInt16]>([])
+    /// is not checked again (``copyCheckedOffsets(slot:columns:into:)``): the address of the
+    /// table the first row recorded allocated (0 until then), read without a lock
+    /// (``DecodedBlock+CheckedRows``).
+    let checkedOffsets = Atomic<UInt>(0)
 
     /// The block whose uncompressed bytes a ``BlockBuilder`` just laid out: the bytes a read
     /// decompresses from its on-disk form, taken without a check.
@@ -154,6 +155,10 @@ final class DecodedBlock: Sendable {
             }
             return (count, start)
         }
+    }
+
+    deinit {
+        releaseCheckedOffsets()
     }
 
     /// The key of the row in `slot`.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import StrataStore
 
@@ -186,6 +187,46 @@ import Testing
         }
         var none = [UInt16](repeating: 0, count: 2)
         #expect(!none.withUnsafeMutableBytes { bad.block.copyCheckedOffsets(slot: 0, columns: 2, into: $0.baseAddress!) })
+    }
+
+    /// Readers on several threads reading the rows of one block at once, each recording the
+    /// offsets its check computed while the others read them, all read every value, and leave
+    /// every row recorded with the offsets a check computes (the first row recorded allocates
+    /// the block's table; the readers race for it on each fresh block).
+    @Test func readersRecordingOneBlockAtOnceReadEveryValue() throws {
+        let entity = EntitySchema(id: 0, name: "Note", columns: [ColumnSchema(name: "text", type: .string), ColumnSchema(name: "rank", type: .int64)])
+        let codec = RowCodec(entity)
+        let format = EncodedRowFormat(codec)
+        let rows = (0..<200).map { Row([.string(String(repeating: "n", count: $0 % 37) + "é\($0)"), .int(Int64($0) * 1_000_003)]) }
+        var builder = BlockBuilder(entity: 0)
+        for (index, row) in rows.enumerated() { _ = builder.append(key: Int64(index + 1), row: row, codec: codec) }
+        var stored: [UInt8] = []
+        _ = builder.write(to: &stored)
+        let wrong = Mutex(0)
+        for round in 0..<20 {
+            let block = try stored.withUnsafeBytes { try DecodedBlock(onDisk: $0) }
+            try #require(block.rowCount == rows.count)
+            DispatchQueue.concurrentPerform(iterations: 4) { reader in
+                // Each reader walks the rows from another start, so that they record rows at once.
+                for step in 0..<rows.count {
+                    let slot = (step + reader * 50 + round) % rows.count
+                    let row = try? block.withRow(at: slot) { bytes in
+                        try EncodedRow.withCheckedOffsets(bytes, format: format, block: block, slot: slot) {
+                            EncodedRow(copying: bytes, offsets: $0, format: format)
+                        }
+                    }
+                    if row?.value(0) != rows[slot].values[0] || row?.value(1) != rows[slot].values[1] { wrong.withLock { $0 += 1 } }
+                }
+            }
+            for slot in 0..<rows.count {
+                var checked = [UInt16](repeating: 0, count: 2)
+                try checked.withUnsafeMutableBytes { offsets in try block.withRow(at: slot) { try format.check($0, offsets: offsets.baseAddress!) } }
+                var recorded = [UInt16](repeating: 0, count: 2)
+                let found = recorded.withUnsafeMutableBytes { block.copyCheckedOffsets(slot: slot, columns: 2, into: $0.baseAddress!) }
+                #expect(found && recorded == checked, "round \(round), slot \(slot)")
+            }
+        }
+        #expect(wrong.withLock { $0 } == 0, "rows read with wrong values")
     }
 
     /// A checked copy of `bytes`, one row of `format`, as the store makes one.

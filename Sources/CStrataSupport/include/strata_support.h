@@ -23,6 +23,29 @@ uint32_t strata_crc32c_extend_portable(uint32_t crc, const void *data, size_t le
 /// exchanged. Returns 0, or -1 with `errno` set (`ENOSYS` where the system has no exchange).
 int strata_rename_exchange(const char *first, const char *second);
 
+/// Reads the 16-bit word at `word` with acquire ordering: the writes made before the store
+/// that gave it its value (`strata_store_release_u16`) are seen after it.
+static inline uint16_t strata_load_acquire_u16(const uint16_t *word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+/// Writes `value` to the 16-bit word at `word` with release ordering.
+static inline void strata_store_release_u16(uint16_t *word, uint16_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+
+/// Copies `count` 16-bit words from `source` to `destination`, each read as a relaxed atomic
+/// load (a plain load on x86-64 and arm64), so that words another thread may write at the same
+/// time are read without a data race.
+static inline void strata_load_relaxed_u16s(uint16_t *destination, const uint16_t *source, size_t count) {
+    for (size_t index = 0; index < count; index++) destination[index] = __atomic_load_n(source + index, __ATOMIC_RELAXED);
+}
+
+/// Writes `count` 16-bit words from `source` to `destination`, each as a relaxed atomic store.
+static inline void strata_store_relaxed_u16s(uint16_t *destination, const uint16_t *source, size_t count) {
+    for (size_t index = 0; index < count; index++) __atomic_store_n(destination + index, source[index], __ATOMIC_RELAXED);
+}
+
 #ifdef __cplusplus
 }
 #endif

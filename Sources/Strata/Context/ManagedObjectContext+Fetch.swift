@@ -168,7 +168,7 @@ extension ManagedObjectContext {
         try collectStored(plan, stores: stores, encodedRows: true) { (match: consuming StoredMatch) in
             let object = try self.object(for: match, plan: plan, stores: stores, loading: true, references: references)
             if !object.isLoaded { unread.append(object.objectID) }
-            objects.append(object)
+            objects.append(consume object)
         }
         if !unread.isEmpty { _ = try realizeObjects(unread) }
         if let paths = request.relationshipKeyPathsForPrefetching, !paths.isEmpty {
@@ -211,9 +211,9 @@ extension ManagedObjectContext {
         let id = ManagedObjectID(
             entity: concrete?.entity ?? plan.entity, storeIdentifier: stores.stores[match.store].identifier, primaryKey: match.key)
         // The row is moved, not copied, into the object it loads.
-        let row = loading ? match.row.take() : nil
+        var row = loading ? match.row.take() : nil
         if let existing = registered[id] {
-            if let row, !existing.isLoaded, let concrete {
+            if !existing.isLoaded, let concrete, let row = row.take() {
                 try load(existing, from: row, layout: concrete.layout, sequence: stores.sequences[match.store], references: references)
                 existing.awakeFromFetch()
             }
@@ -221,7 +221,7 @@ extension ManagedObjectContext {
         }
         guard let concrete else { return self.object(with: id) }
         let object = concrete.type.init(faultFor: consume id, in: self)
-        if let row {
+        if let row = row.take() {
             try load(object, from: row, layout: concrete.layout, sequence: stores.sequences[match.store], references: references)
             register(object)
             object.awakeFromFetch()

@@ -94,7 +94,7 @@ extension StoreReader {
         /// Emits a row that passed.
         func emitPassed(_ key: PrimaryKey, _ row: consuming StoredRow) throws {
             guard case .int(let tag) = row[0] else { return }
-            try emit(StoredMatch(store: position, key: key, tag: tag, row: keepsRows ? row : nil))
+            try emit(StoredMatch(store: position, key: key, tag: tag, row: keepsRows ? consume row : nil))
         }
         try coordinator.storeCall {
             switch plan.source {
@@ -103,7 +103,7 @@ extension StoreReader {
             case .scan:
                 if let engine {
                     try engine.scanEncoded(storeEntity, where: { key, row in try passesTests(key) { row.value($0) } }) { key, row in
-                        try emitPassed(key, .encoded(row))
+                        try emitPassed(key, .encoded(consume row))
                     }
                 } else {
                     try store.rows.scan(storeEntity, columns: projection) { key, row in
@@ -118,7 +118,7 @@ extension StoreReader {
                 }
                 if let engine {
                     try engine.forEachEncodedRow(storeEntity, keys: keys, where: { key, row in try passesTests(key) { row.value($0) } }) { key, row in
-                        try emitPassed(key, .encoded(row))
+                        try emitPassed(key, .encoded(consume row))
                     }
                 } else {
                     try store.rows.forEachRow(storeEntity, keys: keys, columns: projection) { key, row in
