@@ -119,7 +119,8 @@ extension ManagedObjectContext {
     private func fetchObjects<T>(_ request: FetchRequest<T>) throws -> [ManagedObject] {
         let plan = try plan(request, counting: false)
         if Self.streams(request, plan: plan) { return try streamObjects(request, plan: plan) }
-        let (candidates, stores) = try candidates(request, plan: plan)
+        let (fetched, stores) = try candidates(request, plan: plan)
+        var candidates = consume fetched
         let realized = request.includesPropertyValues
             ? (request.fetchBatchSize > 0 && request.returnsObjectsAsFaults ? min(request.fetchBatchSize, candidates.count) : candidates.count)
             : 0
@@ -128,7 +129,9 @@ extension ManagedObjectContext {
         reserveRegistrations(candidates.count)
         var unread: [ManagedObjectID] = []
         let references = ReferenceIDs()
-        for (index, candidate) in candidates.enumerated() {
+        for index in candidates.indices {
+            // Moved out of the array, not copied: its row moves on into the object.
+            let candidate = candidates[index].take()
             let object = try self.object(for: candidate, plan: plan, stores: stores, loading: index < realized, references: references)
             if index < realized && !object.isLoaded { unread.append(object.objectID) }
             objects.append(object)
@@ -194,9 +197,9 @@ extension ManagedObjectContext {
     /// `loading` and the row was read, else a fault. `references` are the IDs of related objects
     /// the fetch made so far, shared by the objects it loads.
     private func object(
-        for candidate: FetchCandidate, plan: QueryPlan, stores: FetchStores, loading: Bool, references: ReferenceIDs
+        for candidate: consuming FetchCandidate, plan: QueryPlan, stores: FetchStores, loading: Bool, references: ReferenceIDs
     ) throws -> ManagedObject {
-        switch candidate {
+        switch consume candidate {
         case .object(let object): return object
         case .stored(let match): return try object(for: match, plan: plan, stores: stores, loading: loading, references: references)
         }
@@ -213,16 +216,17 @@ extension ManagedObjectContext {
         // The row is moved, not copied, into the object it loads.
         var row = loading ? match.row.take() : nil
         if let existing = registered[id] {
-            if !existing.isLoaded, let concrete, let row = row.take() {
-                try load(existing, from: row, layout: concrete.layout, sequence: stores.sequences[match.store], references: references)
+            if !existing.isLoaded, let concrete, row != nil {
+                try load(existing, from: row.take()!, layout: concrete.layout, sequence: stores.sequences[match.store], references: references)
                 existing.awakeFromFetch()
             }
             return existing
         }
         guard let concrete else { return self.object(with: id) }
         let object = concrete.type.init(faultFor: consume id, in: self)
-        if let row = row.take() {
-            try load(object, from: row, layout: concrete.layout, sequence: stores.sequences[match.store], references: references)
+        if row != nil {
+            // Unwrapped as it is taken: a binding (`if let`) would copy the row.
+            try load(object, from: row.take()!, layout: concrete.layout, sequence: stores.sequences[match.store], references: references)
             register(object)
             object.awakeFromFetch()
         } else {

@@ -7,6 +7,14 @@ enum FetchCandidate {
     case stored(StoredMatch)
     /// An object of the context, matched on its in-memory state (inserted or changed).
     case object(ManagedObject)
+
+    /// The candidate, leaving in its place a match of no row (references nothing), so that
+    /// a candidate moves out of an array without a copy.
+    mutating func take() -> FetchCandidate {
+        let taken = consume self
+        self = .stored(StoredMatch(store: 0, key: 0, tag: nil, row: nil))
+        return taken
+    }
 }
 
 extension ManagedObjectContext {
@@ -29,12 +37,16 @@ extension ManagedObjectContext {
         return (cut(results, offset: request.fetchOffset, limit: request.fetchLimit), stores)
     }
 
-    /// `items` without the first `offset`, at most `limit` of them (0: no limit).
-    func cut<C>(_ items: [C], offset: Int, limit: Int) -> [C] {
+    /// `items` without the first `offset`, at most `limit` of them (0: no limit). The items
+    /// kept are moved, not copied.
+    func cut<C>(_ items: consuming [C], offset: Int, limit: Int) -> [C] {
         guard offset > 0 || (limit > 0 && limit < items.count) else { return items }
         let start = min(max(offset, 0), items.count)
         let end = limit > 0 ? min(items.count, start + limit) : items.count
-        return Array(items[start..<end])
+        var kept = items
+        kept.removeSubrange(end...)
+        kept.removeSubrange(..<start)
+        return kept
     }
 
     /// The number of objects `plan` matches, before offset and limit: from the indexes alone

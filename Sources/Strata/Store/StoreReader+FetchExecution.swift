@@ -183,14 +183,16 @@ extension StoreReader {
                 let size = Int(max(16, min(estimate * 1.125 + 8, 8 * Double(max(read, walk.needed)), 1e12)))
                 let fresh = Array(keys[done..<min(keys.count, done + size)])
                 done += fresh.count
-                let batch = try readBatch(fresh, boundary)
+                var batch = try readBatch(fresh, boundary)
                 read += batch.read
-                for (key, row) in zip(fresh, batch.rows) {
-                    guard let row else { continue }
-                    if let boundary, boundary < row[walk.column] || row[walk.column] < boundary { return }
+                for (position, key) in fresh.enumerated() {
+                    // Moved out of the batch, not copied: the row moves on into its object.
+                    guard let row = batch.rows[position].take() else { continue }
+                    let sortKey = row[walk.column]
+                    if let boundary, boundary < sortKey || sortKey < boundary { return }
                     try emit(key, row)
                     accepted += 1
-                    if accepted >= walk.needed, boundary == nil { boundary = row[walk.column] }
+                    if accepted >= walk.needed, boundary == nil { boundary = sortKey }
                 }
                 // Every later key sorts past the boundary too.
                 if batch.pastBoundary { return }
