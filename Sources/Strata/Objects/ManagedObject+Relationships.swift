@@ -3,7 +3,7 @@ import OrderedCollections
 extension ManagedObject {
     /// Sets a relationship, keeping the inverse relationship of every object involved in step.
     func setRelationship(_ value: Any?, _ relationship: RelationshipDescription, slot: Int) throws {
-        guard managedObjectContext != nil || value == nil else {
+        guard liveContext != nil || value == nil else {
             throw CoreDataError(.managedObjectReferentialIntegrity, "insert \(entity.name) into a context before setting \(relationship.name)", objectID: objectID, key: relationship.name)
         }
         let new = try relationshipStorage(value, relationship)

@@ -323,7 +323,7 @@ extension ManagedObject {
     func noteChange(_ slot: Int) {
         changedSlots.insert(slot)
         eventChangedSlots.insert(slot)
-        managedObjectContext?.objectDidChange(self)
+        liveContext?._withUnsafeGuaranteedRef { $0.objectDidChange(self) }
     }
 
     private func values(for slots: SlotSet) -> [String: Any] {
@@ -346,7 +346,7 @@ extension ManagedObject {
             guard let destination = relationship.destinationEntity, object.entity.isKindOf(entity: destination) else {
                 throw CoreDataError(.keyValueValidation, "\(entity.name).\(relationship.name) takes \(relationship.destinationEntity?.name ?? "?") objects, not \(object.entity.name)", objectID: objectID, key: relationship.name)
             }
-            guard object.managedObjectContext === managedObjectContext else {
+            guard object.liveContext?.toOpaque() == liveContext?.toOpaque() else {
                 throw CoreDataError(.managedObjectReferentialIntegrity, "\(entity.name).\(relationship.name): the object is in another context", objectID: objectID, key: relationship.name)
             }
             return object.objectID
