@@ -242,8 +242,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Inserts a new object into the context; the next save stores it.
     public func insert(_ object: ManagedObject) {
-        guard object.managedObjectContext == nil || object.managedObjectContext === self, !object.isInserted else { return }
-        object.managedObjectContext = self
+        // The object's context compared borrowed: `managedObjectContext` returns it retained.
+        let current = object.liveContext?.toOpaque()
+        guard current == nil || current == Unmanaged.passUnretained(self).toOpaque(), !object.isInserted else { return }
+        // A deleted object of this context is already this context's; any other object is
+        // given the context by `registerInsertion(_:)`.
         if object.isDeleted, deletedSet.contains(object) {
             object.isDeleted = false
             deletedSet.remove(object)
