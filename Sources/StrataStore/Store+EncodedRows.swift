@@ -150,10 +150,7 @@ extension Store {
         }
         do {
             return try block.withRow(at: slot) { bytes in
-                // Not `recordsCheck ? block : nil`, whose optional is a copy of the block: a retain
-                // and a release for each row.
-                guard recordsCheck else { return try EncodedRow.withCheckedOffsets(bytes, format: format, block: nil, slot: slot) { try body(bytes, $0) } }
-                return try EncodedRow.withCheckedOffsets(bytes, format: format, block: block, slot: slot) { try body(bytes, $0) }
+                try EncodedRow.withCheckedOffsets(bytes, format: format, block: recordsCheck ? block : nil, slot: slot) { try body(bytes, $0) }
             }
         } catch is BinaryReader.Malformed {
             throw StoreError(.corrupt, "row \(slot) of a block does not decode", path: file.path, offset: offset)

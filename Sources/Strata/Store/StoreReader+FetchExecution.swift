@@ -188,8 +188,9 @@ extension StoreReader {
                 for (position, key) in fresh.enumerated() {
                     // Moved out of the batch, not copied: the row moves on into its object.
                     guard let row = batch.rows[position].take() else { continue }
-                    let sortKey = row[walk.column]
-                    if let boundary, boundary < sortKey || sortKey < boundary { return }
+                    // Read only where a boundary is tested or set; before `emit`, which takes the row.
+                    let sortKey = boundary != nil || accepted + 1 >= walk.needed ? row[walk.column] : nil
+                    if let boundary, let sortKey, boundary < sortKey || sortKey < boundary { return }
                     try emit(key, row)
                     accepted += 1
                     if accepted >= walk.needed, boundary == nil { boundary = sortKey }
