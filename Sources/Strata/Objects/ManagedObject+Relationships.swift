@@ -58,7 +58,7 @@ extension ManagedObject {
             try loadToMany(slot)
             var ids = values[slot] as? OrderedSet<ManagedObjectID> ?? []
             values[slot] = nil
-            let inserted = ids.append(id).inserted
+            let inserted = ids.appendKeepingTableSparse(id)
             values[slot] = ids
             guard inserted else { return }
         } else {
