@@ -177,6 +177,19 @@ struct ModelBuildingTests {
         #expect(title.entity == nil && index.entity == nil && child.superentity == nil && link.destinationEntity == nil)
     }
 
+    @Test("a relationship's inverse reads nil once the inverse is gone, as a weak reference does")
+    func inverseOfAGoneRelationshipReadsNil() {
+        let employees = RelationshipDescription()
+        var department: RelationshipDescription? = RelationshipDescription()
+        employees.inverseRelationship = department
+        department!.inverseRelationship = employees
+        #expect(employees.inverseRelationship === department && department!.inverseRelationship === employees)
+        weak let gone = department
+        department = nil
+        #expect(gone == nil)
+        #expect(employees.inverseRelationship == nil)
+    }
+
     @Test("sub-entities inherit every property, superentity's first")
     func inheritance() {
         let company = CompanyModel()

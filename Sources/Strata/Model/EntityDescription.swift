@@ -144,13 +144,13 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     }
 
     /// The entity this one inherits from, set through the superentity's ``subentities``.
-    /// Weak (``WeakEntity``): a superentity owns its sub-entities.
+    /// Weak (``AnchoredReference``): a superentity owns its sub-entities.
     public internal(set) var superentity: EntityDescription? {
-        get { superentityReference.entity }
-        set { superentityReference = WeakEntity(newValue) }
+        get { superentityReference.target }
+        set { superentityReference = AnchoredReference(newValue?.anchor) }
     }
     /// The storage of ``superentity``.
-    private var superentityReference = WeakEntity(nil)
+    private var superentityReference = AnchoredReference<EntityDescription>(nil)
 
     /// Sets of properties whose values must be unique together among the entity's objects; each
     /// inner array holds property names (`String`) or ``PropertyDescription``s. The default is
@@ -193,18 +193,18 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     private var lookup: Lookup?
 
     /// What the entity's properties, indexes and sub-entities, and relationships to it, refer to
-    /// it through (``WeakEntity``).
-    let anchor = EntityAnchor()
+    /// it through (``AnchoredReference``).
+    let anchor = ReferenceAnchor<EntityDescription>()
 
     /// Creates an entity with an empty name and no properties.
     public init() {
         name = ""
         managedObjectClassName = "ManagedObject"
-        anchor.entity = self
+        anchor.target = self
     }
 
     deinit {
-        anchor.entity = nil
+        anchor.target = nil
     }
 
     /// Creates an entity.

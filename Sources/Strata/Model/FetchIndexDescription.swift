@@ -24,13 +24,13 @@ public final class FetchIndexDescription: @unchecked Sendable, Hashable, CustomS
     }
 
     /// The entity whose ``EntityDescription/indexes`` holds the index; `nil` before it is added.
-    /// Weak (``WeakEntity``): the entity owns its indexes.
+    /// Weak (``AnchoredReference``): the entity owns its indexes.
     public internal(set) var entity: EntityDescription? {
-        get { entityReference.entity }
-        set { entityReference = WeakEntity(newValue) }
+        get { entityReference.target }
+        set { entityReference = AnchoredReference(newValue?.anchor) }
     }
     /// The storage of ``entity``.
-    private var entityReference = WeakEntity(nil)
+    private var entityReference = AnchoredReference<EntityDescription>(nil)
 
     /// Set when the model is frozen.
     let frozen = FreezeFlag()

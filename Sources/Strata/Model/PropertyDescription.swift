@@ -25,13 +25,13 @@ public class PropertyDescription: @unchecked Sendable, Hashable, CustomStringCon
     /// The entity the property belongs to, set when the property is added to an entity's
     /// ``EntityDescription/properties``; `nil` before that.
     ///
-    /// The reference is weak (``WeakEntity``): the entity owns its properties.
+    /// The reference is weak (``AnchoredReference``): the entity owns its properties.
     public internal(set) var entity: EntityDescription? {
-        get { entityReference.entity }
-        set { entityReference = WeakEntity(newValue) }
+        get { entityReference.target }
+        set { entityReference = AnchoredReference(newValue?.anchor) }
     }
     /// The storage of ``entity``.
-    private var entityReference = WeakEntity(nil)
+    private var entityReference = AnchoredReference<EntityDescription>(nil)
 
     /// Whether the property may be `nil` (for a to-many relationship: empty) when its object is
     /// saved. The default is `true`.

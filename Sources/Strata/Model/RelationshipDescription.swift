@@ -13,26 +13,32 @@ import Foundation
 public final class RelationshipDescription: PropertyDescription, @unchecked Sendable {
     /// The entity of the objects the relationship refers to. The default is `nil`.
     ///
-    /// The reference is weak (``WeakEntity``): the model owns its entities.
+    /// The reference is weak (``AnchoredReference``): the model owns its entities.
     // The properties the save path reads per object are `@exclusivity(unchecked)`: a frozen
     // description is never written, so the run-time checks (~80 instructions a read) guard nothing.
     public var destinationEntity: EntityDescription? {
-        get { destinationReference.entity }
+        get { destinationReference.target }
         set {
             ensureMutable("destinationEntity")
-            destinationReference = WeakEntity(newValue)
+            destinationReference = AnchoredReference(newValue?.anchor)
         }
     }
     /// The storage of ``destinationEntity``.
-    @exclusivity(unchecked) private var destinationReference = WeakEntity(nil)
+    @exclusivity(unchecked) private var destinationReference = AnchoredReference<EntityDescription>(nil)
 
     /// The relationship of the destination entity that points back, if any. The default is `nil`.
     ///
-    /// Setting it does not set the other side's; set both. The reference is weak: entities own
-    /// their relationships.
-    @exclusivity(unchecked) public weak var inverseRelationship: RelationshipDescription? {
-        willSet { ensureMutable("inverseRelationship") }
+    /// Setting it does not set the other side's; set both. The reference is weak
+    /// (``AnchoredReference``): entities own their relationships.
+    public var inverseRelationship: RelationshipDescription? {
+        get { inverseReference.target }
+        set {
+            ensureMutable("inverseRelationship")
+            inverseReference = AnchoredReference(newValue?.anchor)
+        }
     }
+    /// The storage of ``inverseRelationship``.
+    @exclusivity(unchecked) private var inverseReference = AnchoredReference<RelationshipDescription>(nil)
 
     /// The fewest objects the relationship may hold when it is not empty. The default is 0.
     public var minCount: Int = 0 {
@@ -60,9 +66,17 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
         willSet { ensureMutable("deleteRule") }
     }
 
+    /// What the relationship's inverse refers to it through (``AnchoredReference``).
+    let anchor = ReferenceAnchor<RelationshipDescription>()
+
     /// Creates a to-one relationship with an empty name and no destination.
     public override init() {
         super.init()
+        anchor.target = self
+    }
+
+    deinit {
+        anchor.target = nil
     }
 
     override var kindTag: String { "relationship" }
