@@ -20,10 +20,23 @@ final class LRUCache<Element: Sendable>: Sendable {
         var next: Int
     }
 
+    /// A key as the cache's table hashes it: spread by one odd multiplier with the table's
+    /// seed, not through a `Hasher`, whose setup costs more than the lookup it serves (keys are
+    /// the store's block numbers, never chosen by an attacker).
+    private struct Key: Hashable {
+        /// The key.
+        var value: UInt64
+
+        func _rawHashValue(seed: Int) -> Int {
+            let spread = (value ^ UInt64(UInt(bitPattern: seed))) &* 0x9E37_79B9_7F4A_7C15
+            return Int(truncatingIfNeeded: spread ^ (spread >> 29))
+        }
+    }
+
     /// The cache contents and statistics, guarded by ``state``.
     private struct State {
         /// The slot of each cached key.
-        var slotsByKey: [UInt64: Int] = [:]
+        var slotsByKey: [Key: Int] = [:]
         /// Every slot ever used; free ones are listed in ``freeSlots``.
         var slots: [Slot] = []
         /// Indices of unused slots in ``slots``.
@@ -75,7 +88,7 @@ final class LRUCache<Element: Sendable>: Sendable {
                 slot = slots.count
                 slots.append(entry)
             }
-            slotsByKey[key] = slot
+            slotsByKey[Key(value: key)] = slot
             totalCost += cost
             return slot
         }
@@ -83,7 +96,7 @@ final class LRUCache<Element: Sendable>: Sendable {
         /// Drops the entry in `slot` and frees the slot.
         mutating func remove(slot: Int) {
             unlink(slot)
-            slotsByKey[slots[slot].key] = nil
+            slotsByKey[Key(value: slots[slot].key)] = nil
             totalCost -= slots[slot].cost
             slots[slot].element = nil
             freeSlots.append(slot)
@@ -108,13 +121,15 @@ final class LRUCache<Element: Sendable>: Sendable {
     /// The element cached under `key`, marked most recently used; counts a hit or a miss.
     func value(forKey key: UInt64) -> Element? {
         state.withLock { state in
-            guard let slot = state.slotsByKey[key] else {
+            guard let slot = state.slotsByKey[Key(value: key)] else {
                 state.misses += 1
                 return nil
             }
             state.hits += 1
-            state.unlink(slot)
-            state.pushFront(slot)
+            if slot != state.head {
+                state.unlink(slot)
+                state.pushFront(slot)
+            }
             return state.slots[slot].element
         }
     }
@@ -125,7 +140,7 @@ final class LRUCache<Element: Sendable>: Sendable {
     func insert(_ value: Element, forKey key: UInt64, cost: Int) {
         precondition(cost >= 0, "LRUCache cost must not be negative")
         state.withLock { state in
-            if let old = state.slotsByKey[key] { state.remove(slot: old) }
+            if let old = state.slotsByKey[Key(value: key)] { state.remove(slot: old) }
             guard cost <= capacity, capacity > 0 else { return }
             state.pushFront(state.add(value, forKey: key, cost: cost))
             while state.totalCost > capacity { state.remove(slot: state.tail) }
@@ -139,7 +154,7 @@ final class LRUCache<Element: Sendable>: Sendable {
     func insertIfRoom(_ value: Element, forKey key: UInt64, cost: Int) {
         precondition(cost >= 0, "LRUCache cost must not be negative")
         state.withLock { state in
-            guard state.slotsByKey[key] == nil, state.totalCost + cost <= capacity, capacity > 0 else { return }
+            guard state.slotsByKey[Key(value: key)] == nil, state.totalCost + cost <= capacity, capacity > 0 else { return }
             state.pushBack(state.add(value, forKey: key, cost: cost))
         }
     }
@@ -152,7 +167,7 @@ final class LRUCache<Element: Sendable>: Sendable {
     /// Drops the element cached under `key`, if any.
     func removeValue(forKey key: UInt64) {
         state.withLock { state in
-            if let slot = state.slotsByKey[key] { state.remove(slot: slot) }
+            if let slot = state.slotsByKey[Key(value: key)] { state.remove(slot: slot) }
         }
     }
 
