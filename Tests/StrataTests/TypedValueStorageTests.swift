@@ -42,6 +42,40 @@ final class EveryTypeRecord: ManagedObject {
         return ModelBuilder.model([ModelBuilder.entity("Wide", attributes)])
     }
 
+    /// The validation shortcut reads a slot's type in place from its existential container
+    /// (`ManagedObject.storedType(_:)`); it must be the type `type(of:)` gives, and `nil` for
+    /// none, for every type a shortcut names. A value of another type then fails the save.
+    @Test func theTypeASlotHoldsIsReadInPlace() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store(), model: Self.everyTypeModel())
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let record = EveryTypeRecord(entity: container.managedObjectModel.entitiesByName["Record"]!, insertInto: context)
+            record.small = 1
+            record.medium = 2
+            record.large = 3
+            record.ratio = 0.5
+            record.weight = 1.5
+            record.amount = Decimal(7)
+            record.flag = true
+            record.title = "a title longer than fifteen bytes"
+            record.when = Date(timeIntervalSince1970: 1)
+            record.blob = Data([1, 2])
+            record.identifier = UUID()
+            record.link = URL(string: "https://example.com")!
+            for slot in record.slots.indices {
+                #expect(record.storedType(slot) == record.slots[slot].map { ObjectIdentifier(type(of: $0)) }, "slot \(slot)")
+            }
+            let note = try #require(record.runtime.slots["note"])
+            #expect(record.slots[note] == nil && record.storedType(note) == nil)
+            try context.save()
+            // A value of another type than the attribute's keeps the full check, which refuses it.
+            record.setPrimitiveValue(Int64(5), forKey: "title")
+            #expect(throws: CoreDataError.self) { try context.save() }
+        }
+    }
+
     @Test func everyTypedValueRoundTripsWithItsTypeThroughAReopen() throws {
         let folder = TemporaryFolder()
         let when = Date(timeIntervalSince1970: 1_700_000_000.25)
