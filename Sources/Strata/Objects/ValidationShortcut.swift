@@ -47,10 +47,11 @@ extension ManagedObject {
     /// container of an `Any?` keeps the value's type metadata in its fourth word, zero for `nil`
     /// (the Swift ABI's existential layout); for the value types a shortcut names
     /// (``ValueConversion/exactType(of:)``) that is the value's dynamic type.
-    /// `ValidationShortcutTests` checks this against `type(of:)`.
+    /// `TypedValueStorageTests.theTypeASlotHoldsIsReadInPlace` checks it against `type(of:)`.
     func storedType(_ slot: Int) -> ObjectIdentifier? {
         slots.withUnsafeBufferPointer { buffer in
-            UnsafeRawPointer(buffer.baseAddress! + slot)
+            precondition(buffer.indices.contains(slot), "slot \(slot) is not one of the object's \(buffer.count)")
+            return UnsafeRawPointer(buffer.baseAddress! + slot)
                 .load(fromByteOffset: 3 * MemoryLayout<UnsafeRawPointer>.stride, as: UnsafeRawPointer?.self)
                 .map { ObjectIdentifier(unsafeBitCast($0, to: Any.Type.self)) }
         }
