@@ -42,16 +42,26 @@ final class EveryTypeRecord: ManagedObject {
         return ModelBuilder.model([ModelBuilder.entity("Wide", attributes)])
     }
 
+    /// Calls `body` with a new record inserted into a context of a fresh store, on the
+    /// context's queue, then `then` with the store's container.
+    static func withNewRecord(
+        _ body: (EveryTypeRecord, ManagedObjectContext) throws -> Void, then: (PersistentContainer) throws -> Void = { _ in }
+    ) throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store(), model: everyTypeModel())
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            try body(EveryTypeRecord(entity: container.managedObjectModel.entitiesByName["Record"]!, insertInto: context), context)
+        }
+        try then(container)
+    }
+
     /// The validation shortcut reads a slot's type in place from its existential container
     /// (`ManagedObject.storedType(_:)`); it must be the type `type(of:)` gives, and `nil` for
     /// none, for every type a shortcut names. A value of another type then fails the save.
     @Test func theTypeASlotHoldsIsReadInPlace() throws {
-        let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store(), model: Self.everyTypeModel())
-        defer { try? container.close() }
-        let context = container.newBackgroundContext()
-        try context.performAndWait {
-            let record = EveryTypeRecord(entity: container.managedObjectModel.entitiesByName["Record"]!, insertInto: context)
+        try Self.withNewRecord { record, context in
             record.small = 1
             record.medium = 2
             record.large = 3
@@ -133,12 +143,7 @@ final class EveryTypeRecord: ManagedObject {
     }
 
     @Test func valuesOfOtherTypesAreStillConvertedOrRejected() throws {
-        let folder = TemporaryFolder()
-        let container = try GraphModel.container(at: folder.store(), model: Self.everyTypeModel())
-        defer { try? container.close() }
-        let context = container.newBackgroundContext()
-        try context.performAndWait {
-            let record = EveryTypeRecord(entity: container.managedObjectModel.entitiesByName["Record"]!, insertInto: context)
+        try Self.withNewRecord { record, context in
             record.setValue(3, forKey: "small")  // an Int, converted to Int16
             record.setValue(Int64(4), forKey: "ratio")  // converted to Double
             record.setValue(1, forKey: "flag")  // converted to Bool
@@ -165,13 +170,14 @@ final class EveryTypeRecord: ManagedObject {
             record.medium = 5
             record.large = 1
             try context.save()
-        }
-        let reader = container.newBackgroundContext()
-        try reader.performAndWait {
-            let record = try #require(try reader.fetch(FetchRequest<EveryTypeRecord>(entityName: "Record")).first)
-            #expect(record.medium == 5)
-            #expect(record.large == 1)
-            #expect(record.small == 3)
+        } then: { container in
+            let reader = container.newBackgroundContext()
+            try reader.performAndWait {
+                let record = try #require(try reader.fetch(FetchRequest<EveryTypeRecord>(entityName: "Record")).first)
+                #expect(record.medium == 5)
+                #expect(record.large == 1)
+                #expect(record.small == 3)
+            }
         }
     }
 

@@ -8,9 +8,8 @@ extension OrderedSet {
     /// fill to 3/4). A probe for a new element then rarely meets an occupied bucket, each of
     /// which costs a comparison with the element there: for a to-many relationship's
     /// `ManagedObjectID`s, a read of that ID object, rarely in cache when the relationship has
-    /// thousands. `perf` of strata-graph-bench W1 (100 departments of 1,000
-    /// employees, each employee's department set): `OrderedSet._find` 189 → 73 of ~1,800
-    /// samples, 9% less time.
+    /// thousands. `perf` of strata-graph-bench W1 (100 departments of 1,000 employees, each
+    /// employee's department set): `OrderedSet._find` 189 → 73 of ~1,800 samples, 9% less time.
     @discardableResult
     mutating func appendKeepingTableSparse(_ element: Element) -> Bool {
         if count >= 64, 2 * count >= elements.capacity { reserveCapacity(4 * count) }
