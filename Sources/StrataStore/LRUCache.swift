@@ -20,17 +20,12 @@ final class LRUCache<Element: Sendable>: Sendable {
         var next: Int
     }
 
-    /// A key as the cache's table hashes it: spread by one odd multiplier with the table's
-    /// seed, not through a `Hasher`, whose setup costs more than the lookup it serves (keys are
-    /// the store's block numbers, never chosen by an attacker).
+    /// A key as the cache's table hashes it (``TableHashing``), not through a `Hasher`.
     private struct Key: Hashable {
         /// The key.
         var value: UInt64
 
-        func _rawHashValue(seed: Int) -> Int {
-            let spread = (value ^ UInt64(UInt(bitPattern: seed))) &* 0x9E37_79B9_7F4A_7C15
-            return Int(truncatingIfNeeded: spread ^ (spread >> 29))
-        }
+        func _rawHashValue(seed: Int) -> Int { TableHashing.hash(value, seed: seed) }
     }
 
     /// The cache contents and statistics, guarded by ``state``.

@@ -118,13 +118,9 @@ struct EntityKey: Hashable, Sendable {
     /// The primary key.
     var key: Int64
 
-    /// The tables' hash, without a `Hasher` (whose setup costs more than the lookup it serves):
-    /// the key and the entity, with the table's seed, spread by two odd multipliers, the high
-    /// half folded onto the low bits the table's buckets are taken from. Keys and entities are
-    /// the store's own, never chosen by an attacker.
+    /// The tables' hash (``TableHashing``): the key with the table's seed, and the entity spread
+    /// by a second odd multiplier.
     func _rawHashValue(seed: Int) -> Int {
-        let spread = (UInt64(bitPattern: key) ^ UInt64(UInt(bitPattern: seed))) &* 0x9E37_79B9_7F4A_7C15
-            &+ UInt64(truncatingIfNeeded: entity) &* 0xC2B2_AE3D_27D4_EB4F
-        return Int(truncatingIfNeeded: spread ^ (spread >> 29))
+        TableHashing.hash(UInt64(bitPattern: key), seed: seed, adding: UInt64(truncatingIfNeeded: entity) &* 0xC2B2_AE3D_27D4_EB4F)
     }
 }
