@@ -9,18 +9,20 @@ extension ManagedObjectContext {
     public func processPendingChanges() {
         if propagatesDeletesAtEndOfEvent { propagateDeletes() }
         registerUndoForEvent()
-        guard !pendingEvent.isEmpty else { return }
+        guard !pendingEvent.isEmpty || insertedSet.hasAddedInEvent else { return }
+        let inserted = Set(eventInserted)
         let event = pendingEvent
         pendingEvent = ChangeEvent()
+        insertedSet.beginEvent()
         // Each set on its own: their union would hash every object again (a bulk insert's 100,000).
         for object in event.updated { object.eventChangedSlots = [] }
-        for object in event.inserted { object.eventChangedSlots = [] }
+        for object in inserted { object.eventChangedSlots = [] }
         NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: Self.notificationInfo(objects: [
-            .insertedObjects: Set(event.inserted), .updatedObjects: Set(event.updated), .deletedObjects: Set(event.deleted),
+            .insertedObjects: inserted, .updatedObjects: Set(event.updated), .deletedObjects: Set(event.deleted),
             .refreshedObjects: Set(event.refreshed), .invalidatedObjects: Set(event.invalidated),
         ]))
         yieldChange(ContextChange(
-            kind: .objectsDidChange, inserted: Set(event.inserted.map(\.objectID)), updated: Set(event.updated.map(\.objectID)),
+            kind: .objectsDidChange, inserted: Set(inserted.map(\.objectID)), updated: Set(event.updated.map(\.objectID)),
             deleted: Set(event.deleted.map(\.objectID)), refreshed: Set(event.refreshed.map(\.objectID)),
             invalidated: Set(event.invalidated.map(\.objectID))))
     }

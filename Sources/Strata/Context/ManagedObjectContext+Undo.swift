@@ -40,7 +40,7 @@ extension ManagedObjectContext {
     func registerUndoForEvent() {
         guard let manager = undoManager, !undoTracking.isRestoring, !undoTracking.isRegistering else { return }
         var objects = undoTracking.touched
-        objects.append(contentsOf: pendingEvent.inserted)
+        objects.append(contentsOf: eventInserted)
         objects.append(contentsOf: pendingEvent.updated)
         objects.append(contentsOf: pendingEvent.deleted)
         undoTracking.touched = []
@@ -49,7 +49,7 @@ extension ManagedObjectContext {
         for object in objects {
             let after = undoSnapshot(of: object)
             var before = undoTracking.snapshots[object]
-                ?? UndoSnapshot(exists: !pendingEvent.inserted.contains(object), values: object.committed.map { undoValues($0, of: object) })
+                ?? UndoSnapshot(exists: !isInsertedInEvent(object), values: object.committed.map { undoValues($0, of: object) })
             undoTracking.snapshots[object] = after
             let slots = object.eventChangedSlots.sorted()
             object.eventChangedSlots = []
@@ -139,6 +139,7 @@ extension ManagedObjectContext {
         } else {
             if object.isInserted {
                 object.isInserted = false
+                removeInsertion(object)
                 unregister(object)
                 object.managedObjectContext = nil
             } else {

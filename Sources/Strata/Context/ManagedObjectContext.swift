@@ -102,11 +102,16 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// The class of the entity of the last fault made by ID, with the class registry's
     /// generation it was looked up at, for ``objectClass(of:)``.
     @exclusivity(unchecked) private var recentClass: (entity: ObjectIdentifier, generation: UInt64, type: ManagedObject.Type)?
-    /// Objects held strongly: those with changes (or all, with `retainsRegisteredObjects`).
+    /// Objects held strongly besides the inserted ones, which ``insertedSet`` holds: those
+    /// updated or deleted (inserted then deleted too, until the save or rollback that forgets
+    /// them), or all registered objects with `retainsRegisteredObjects`.
     @exclusivity(unchecked) var strongObjects = Set<ManagedObject>()
-    @exclusivity(unchecked) var insertedSet = OrderedSet<ManagedObject>()
-    @exclusivity(unchecked) var updatedSet = OrderedSet<ManagedObject>()
-    @exclusivity(unchecked) var deletedSet = OrderedSet<ManagedObject>()
+    /// The objects inserted since the last save, held strongly.
+    @exclusivity(unchecked) var insertedSet = ChangedObjects()
+    /// The saved objects changed since the last save.
+    @exclusivity(unchecked) var updatedSet = ChangedObjects()
+    /// The saved objects deleted since the last save.
+    @exclusivity(unchecked) var deletedSet = ChangedObjects()
     /// Changes since the last `processPendingChanges()`, for the objects-did-change notification.
     @exclusivity(unchecked) var pendingEvent = ChangeEvent()
     /// Objects whose delete rules are still to be applied.
@@ -266,9 +271,26 @@ public final class ManagedObjectContext: @unchecked Sendable {
         object.isDeleted = false
         object.isInserted = true
         register(object)
+        // An object is in one change set at most; `insertedSet` holds it strongly, and tells
+        // the event it was inserted in it (``eventInserted``).
+        updatedSet.remove(object)
         insertedSet.append(object)
-        strongObjects.insert(object)
-        pendingEvent.inserted.append(object)
+    }
+
+    /// Takes `object` out of ``insertedSet``; an object inserted in the current event stays
+    /// reported inserted by it (and deleted, as it is taken out to be deleted).
+    func removeInsertion(_ object: ManagedObject) {
+        if insertedSet.isAddedInEvent(object) { pendingEvent.inserted.append(object) }
+        insertedSet.remove(object)
+    }
+
+    /// The objects inserted in the current event (an object inserted, deleted and inserted
+    /// again in it is listed twice).
+    var eventInserted: [ManagedObject] { pendingEvent.inserted.elements + insertedSet.addedInEvent }
+
+    /// Whether `object` was inserted in the current event.
+    func isInsertedInEvent(_ object: ManagedObject) -> Bool {
+        insertedSet.isAddedInEvent(object) || pendingEvent.inserted.contains(object)
     }
 
     /// Marks `object` deleted: the next save removes it from the store, applying the delete
@@ -277,7 +299,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
         guard object.managedObjectContext === self, !object.isDeleted else { return }
         if object.isInserted {
             object.isInserted = false
-            insertedSet.remove(object)
+            removeInsertion(object)
+            // Held until the save or rollback that forgets it (``forgetInsertedThenDeleted()``).
+            strongObjects.insert(object)
             object.isDeleted = true
             deletesToPropagate.append(object)
             pendingEvent.deleted.append(object)
@@ -349,9 +373,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         // A change of an object inserted in an earlier event is an update of this event (as
         // Core Data's objects-did-change notification reports it), not one to save.
         if object.isInserted {
-            // The object set right after its insert is the last one inserted: no hashing.
-            if pendingEvent.inserted.last === object { return }
-            if !pendingEvent.inserted.contains(object), !pendingEvent.updated.contains(object) { pendingEvent.updated.append(object) }
+            if !insertedSet.isAddedInEvent(object), !pendingEvent.updated.contains(object) { pendingEvent.updated.append(object) }
             return
         }
         if updatedSet.append(object).inserted {
@@ -382,6 +404,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
 /// The changes of one event (between two `processPendingChanges()` calls).
 struct ChangeEvent {
+    /// The objects reported inserted besides those the context's ``ManagedObjectContext/insertedSet``
+    /// gained in the event and still holds (``ManagedObjectContext/eventInserted``): objects
+    /// inserted by a merge or undeleted by undo, and objects inserted and then deleted in the event.
     var inserted = OrderedSet<ManagedObject>()
     var updated = OrderedSet<ManagedObject>()
     var deleted = OrderedSet<ManagedObject>()

@@ -41,24 +41,47 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// What tells whether ``context`` is alive (``ContextLink``: not a weak reference, which
     /// would make every retain and release of the context slow).
     @exclusivity(unchecked) private var contextLink: ContextLink?
-    // The flags and the validation slot share one 8-byte word (stored properties are laid out
-    // in order): the object then takes at most 152 bytes, one heap block of 160 (not 176).
-    /// Whether the object is inserted in its context and not saved yet.
-    @exclusivity(unchecked) public internal(set) var isInserted = false
-    /// Whether the object will be deleted from the store by the next save.
-    @exclusivity(unchecked) public internal(set) var isDeleted = false
-    /// Whether the values are loaded.
-    @exclusivity(unchecked) var isLoaded = false
-    /// Whether the object was a fault whose row was gone when it fired: the context marked it
-    /// deleted (``ManagedObjectContext/shouldDeleteInaccessibleFaults``) and the next save
-    /// discards it without writing anything.
-    @exclusivity(unchecked) var isInaccessible = false
-    /// Whether `awakeFromInsert()` was called (it is called once, at the first insert).
-    @exclusivity(unchecked) var hasAwokenFromInsert = false
+    // The flags, the validation slot and the change-set position share one 8-byte word (stored
+    // properties are laid out in order): the object then takes at most 152 bytes, one heap
+    // block of 160 (not 176).
+    /// The object's flags (``isInserted``, ``isDeleted``, ``isLoaded``, ``isInaccessible``,
+    /// ``hasAwokenFromInsert``), one bit each.
+    @exclusivity(unchecked) private var flags = ObjectFlags()
     /// The slot ``validateProperties()`` is passing to `validateValue(_:forKey:)` (-1: none,
     /// or a slot past `Int16`'s range), so that the model's checks find the property without
     /// looking its name up.
     @exclusivity(unchecked) var validatingSlot: Int16 = -1
+    /// The object's position in the change set of its context that holds it, if one does
+    /// (``ChangedObjects``): an object is in at most one of the inserted, updated and deleted
+    /// sets, so one position serves all three.
+    @exclusivity(unchecked) var changePosition: UInt32 = 0
+    /// Whether the object is inserted in its context and not saved yet.
+    public internal(set) var isInserted: Bool {
+        get { flags.contains(.inserted) }
+        set { flags.set(.inserted, newValue) }
+    }
+    /// Whether the object will be deleted from the store by the next save.
+    public internal(set) var isDeleted: Bool {
+        get { flags.contains(.deleted) }
+        set { flags.set(.deleted, newValue) }
+    }
+    /// Whether the values are loaded.
+    var isLoaded: Bool {
+        get { flags.contains(.loaded) }
+        set { flags.set(.loaded, newValue) }
+    }
+    /// Whether the object was a fault whose row was gone when it fired: the context marked it
+    /// deleted (``ManagedObjectContext/shouldDeleteInaccessibleFaults``) and the next save
+    /// discards it without writing anything.
+    var isInaccessible: Bool {
+        get { flags.contains(.inaccessible) }
+        set { flags.set(.inaccessible, newValue) }
+    }
+    /// Whether `awakeFromInsert()` was called (it is called once, at the first insert).
+    var hasAwokenFromInsert: Bool {
+        get { flags.contains(.awokenFromInsert) }
+        set { flags.set(.awokenFromInsert, newValue) }
+    }
 
     let runtime: EntityRuntime
     /// Property values by slot; empty while the object is a fault. To-one slots hold a
