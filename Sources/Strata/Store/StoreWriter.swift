@@ -34,11 +34,12 @@ struct StoreWriter {
             return StoreSave(transaction: transaction, inserted: inserted)
         }
         var joins = JoinRowWriter(writer: self)
+        var fills = RowFills(mapping: mapping, columnCounts: columnCounts)
         let inserted = insertedRows(changes.inserted, mapping: mapping, columnCounts: columnCounts)
         for (index, object) in changes.inserted.enumerated() {
             let layout = mapping.layout(of: object.entity)!
             if let failure = inserted.failure, failure.index == index { throw failure.error }
-            let row = try inserted.rows.map { $0[index] } ?? row(of: object, layout: layout, columnCount: columnCounts[layout.storeEntity])
+            let row = try inserted.rows.map { $0[index] } ?? fills.row(of: object)
             transaction.insert(layout.storeEntity, key: object.objectID.primaryKey, row: row)
             try joins.write(of: object, layout: layout, into: &transaction)
         }
@@ -46,8 +47,7 @@ struct StoreWriter {
             let layout = mapping.layout(of: object.entity)!
             let columns = Set(object.changedSlots.lazy.map { layout.slotColumns[$0] }.filter { $0 >= 0 }).sorted()
             if !columns.isEmpty {
-                let row = try row(of: object, layout: layout, columnCount: columnCounts[layout.storeEntity])
-                transaction.update(layout.storeEntity, key: object.objectID.primaryKey, row: row, changedColumns: columns)
+                transaction.update(layout.storeEntity, key: object.objectID.primaryKey, row: try fills.row(of: object), changedColumns: columns)
             }
             try joins.write(of: object, layout: layout, into: &transaction)
         }
@@ -92,26 +92,19 @@ struct StoreWriter {
     private func rowsMadeAsEncoded(_ changes: StoreChangeSet, mapping: StoreMapping, columnCounts: [Int]) -> InsertedRows? {
         let objects = changes.inserted
         guard changes.updated.isEmpty, changes.deleted.isEmpty, Self.makesRowsAside(objects) else { return nil }
-        // Objects of one entity usually come in a row: each run's layout is looked up once.
-        var layouts: [ObjectIdentifier: EntityLayout] = [:]
-        var previous: EntityDescription?
-        for object in objects where object.entity !== previous {
-            previous = object.entity
-            layouts[ObjectIdentifier(object.entity)] = mapping.layout(of: object.entity)!
-        }
-        guard !layouts.values.contains(where: { $0.joins.values.contains(where: \.writesPairs) }) else { return nil }
+        let fills = RowFills(for: objects, mapping: mapping, columnCounts: columnCounts)
+        guard !fills.entities.contains(where: \.writesJoinRows) else { return nil }
         // The context's queue waits while the objects are read, and nothing changes them.
         let shared = ParallelParts.ReadOnly(objects)
         return InsertedRows(
-            count: objects.count, entities: Set(layouts.values.map(\.storeEntity)),
+            count: objects.count, entities: Set(fills.entities.map(\.storeEntity)),
             target: { index in
                 let object = shared.value[index]
-                return (mapping.layout(of: object.entity)!.storeEntity, object.objectID.primaryKey)
+                return (fills.entities[fills.existingIndex(of: object)!].storeEntity, object.objectID.primaryKey)
             },
             make: { index, row in
                 let object = shared.value[index]
-                let layout = mapping.layout(of: object.entity)!
-                try fill(&row, of: object, layout: layout, columnCount: columnCounts[layout.storeEntity])
+                try fills.fill(&row, of: object, entity: fills.existingIndex(of: object)!)
             })
     }
 
@@ -122,6 +115,7 @@ struct StoreWriter {
         _ objects: [ManagedObject], mapping: StoreMapping, columnCounts: [Int]
     ) -> (rows: [Row]?, failure: (index: Int, error: any Error)?) {
         guard Self.makesRowsAside(objects) else { return (nil, nil) }
+        let fills = RowFills(for: objects, mapping: mapping, columnCounts: columnCounts)
         // The context's queue waits while the objects are read, and nothing changes them.
         let shared = ParallelParts.ReadOnly(objects)
         let parts = ParallelParts.map(count: objects.count, minimumPerPart: Self.objectsPerPart) { range in
@@ -129,9 +123,10 @@ struct StoreWriter {
             rows.reserveCapacity(range.count)
             for index in range {
                 let object = shared.value[index]
-                let layout = mapping.layout(of: object.entity)!
                 do {
-                    rows.append(try row(of: object, layout: layout, columnCount: columnCounts[layout.storeEntity]))
+                    var row = Row([])
+                    try fills.fill(&row, of: object, entity: fills.existingIndex(of: object)!)
+                    rows.append(row)
                 } catch {
                     return SharedRows(rows: rows, failure: (index, error))
                 }
@@ -151,60 +146,5 @@ struct StoreWriter {
     private struct SharedRows: Sendable {
         var rows: [Row]
         var failure: (index: Int, error: any Error)?
-    }
-
-    /// The stored row of an object: its entity tag, attributes and to-one references.
-    private func row(of object: ManagedObject, layout: EntityLayout, columnCount: Int) throws -> Row {
-        var row = Row([])
-        try fill(&row, of: object, layout: layout, columnCount: columnCount)
-        return row
-    }
-
-    /// Sets `row` to the row of `object`, reusing its buffer when it has `columnCount` columns.
-    ///
-    /// - Throws: ``CoreDataError`` `managedObjectExternalRelationship` when a related object is
-    ///   not saved in `object`'s store; what converting a value to its column throws.
-    private func fill(_ row: inout Row, of object: ManagedObject, layout: EntityLayout, columnCount: Int) throws {
-        if row.count == columnCount {
-            for column in 0..<columnCount { row.values[column] = .null }
-        } else {
-            row = Row([Value](unsafeUninitializedCapacity: columnCount) { buffer, count in
-                for column in 0..<columnCount { (buffer.baseAddress! + column).initialize(to: .null) }
-                count = columnCount
-            })
-        }
-        let runtime = object.runtime
-        let objectValues = object.values
-        // Each column is assigned through the buffer, without a uniqueness check.
-        try row.values.withUnsafeMutableBufferPointer { values in
-            values[0] = .int(layout.tag)
-            for (slot, column) in layout.slotColumns.enumerated() where column >= 0 {
-                // The slot's load tells attributes and to-one relationships apart without copying
-                // the property out of its kind.
-                switch runtime.loads[slot] {
-                case .plain, .integer16, .integer32, .converted:
-                    let attribute = unsafeDowncast(runtime.properties[slot], to: AttributeDescription.self)
-                    values[column] = try ValueConversion.storeValue(objectValues[slot], for: attribute)
-                case .toOne, .toOneOfHierarchy:
-                    values[column] = try reference(objectValues[slot], slot: slot, of: object)
-                case .none:
-                    guard case .toOne = runtime.kinds[slot] else { continue }
-                    values[column] = try reference(objectValues[slot], slot: slot, of: object)
-                }
-            }
-        }
-    }
-
-    /// The stored reference of a to-one relationship slot's value (`.null` for no object).
-    ///
-    /// - Throws: ``CoreDataError`` `managedObjectExternalRelationship` when the related object is
-    ///   not saved in `object`'s store.
-    private func reference(_ value: Any?, slot: Int, of object: ManagedObject) throws -> Value {
-        guard let id = value as? ManagedObjectID else { return .null }
-        guard !id.isTemporaryID, id.storeIdentifier == object.objectID.storeIdentifier else {
-            let name = object.runtime.names[slot]
-            throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.name).\(name) points at an object that is not saved in the same store", objectID: object.objectID, key: name)
-        }
-        return .reference(id.primaryKey)
     }
 }
