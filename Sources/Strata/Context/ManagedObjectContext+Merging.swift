@@ -108,7 +108,7 @@ extension ManagedObjectContext {
     func merge(_ changes: MergedChanges) {
         advanceQueryGeneration()
         let adopted = changes.renamed.filter { registered[$0.key] != nil }
-        if !adopted.isEmpty { adoptPermanentIDs(adopted) }
+        if !adopted.isEmpty { adoptPermanentIDs(TemporaryIDRenames(adopted)) }
         let known = Set(adopted.values)
         // A temporary ID names an object only up a chain of contexts (a parent's save into its own parent).
         for id in changes.inserted where (!id.isTemporaryID || nesting.parent != nil) && !known.contains(id) {

@@ -133,7 +133,7 @@ extension ManagedObjectContext {
         for change in save.inserted {
             let id = renamed[change.id] ?? change.id
             let object = registered[id] ?? ManagedObject.makeFault(id, context: self)
-            object.values = change.slots.map { rename($0.value, renamed) }
+            object.values = change.slots.map { rename($0.value) { renamed[$0] } }
             object.isLoaded = true
             // The child's object awoke from its insertion; this is the same object.
             object.hasAwokenFromInsert = true
@@ -142,7 +142,7 @@ extension ManagedObjectContext {
         }
         for (object, change) in updated {
             for (slot, value) in change.slots {
-                object.values[slot] = rename(value, renamed)
+                object.values[slot] = rename(value) { renamed[$0] }
                 object.noteChange(slot)
             }
         }
@@ -156,16 +156,16 @@ extension ManagedObjectContext {
 
     /// Records the permanent IDs of objects a child inserted, for the children that still know
     /// them by their temporary IDs.
-    func rememberRenames(_ renamed: [ManagedObjectID: ManagedObjectID]) {
+    func rememberRenames(_ renamed: TemporaryIDRenames) {
         guard !nesting.insertedByChildren.isEmpty else { return }
-        for (temporary, permanent) in renamed where nesting.insertedByChildren.remove(temporary) != nil {
+        for (temporary, permanent) in renamed.pairs where nesting.insertedByChildren.remove(temporary) != nil {
             nesting.permanentIDs[temporary] = permanent
         }
     }
 
     /// Gives the ancestors' objects the permanent IDs this context obtained for them, so that
     /// the parent uses them.
-    func shareWithAncestors(_ renamed: [ManagedObjectID: ManagedObjectID]) {
+    func shareWithAncestors(_ renamed: TemporaryIDRenames) {
         guard !renamed.isEmpty else { return }
         var ancestor = nesting.parent
         while let context = ancestor {

@@ -97,28 +97,28 @@ extension ManagedObjectContext {
             groups[ObjectIdentifier(recent!.store), default: (recent!.store, [])].objects.append(object)
         }
         guard !groups.isEmpty else { return }
-        var renamed: [ManagedObjectID: ManagedObjectID] = [:]
-        renamed.reserveCapacity(objects.count)
+        var pairs: [(temporary: ManagedObjectID, permanent: ManagedObjectID)] = []
+        pairs.reserveCapacity(objects.count)
         let obtained = try groups.values.map { group in
             (group.objects, try StoreWriter(store: group.store, coordinator: coordinator).obtainPermanentIDs(for: group.objects))
         }
         for (objects, ids) in obtained {
             // In the order the objects were made, whose temporary IDs take neighbouring buckets
-            // of the registry (``HashMixing/grouped(_:seed:)``), as their permanent IDs do: not
-            // in the random order of `renamed`.
+            // of the registry (``HashMixing/grouped(_:seed:)``), as their permanent IDs do.
             for (object, id) in zip(objects, ids) {
-                renamed[object.objectID] = id
+                pairs.append((object.objectID, id))
                 rekey(object, to: id)
             }
         }
+        let renamed = TemporaryIDRenames(pairs)
         renameReferences(renamed)
         shareWithAncestors(renamed)
     }
 
     /// Gives the registered objects named by the temporary IDs of `renamed` their permanent IDs,
     /// and every reference to them in changed objects.
-    func adoptPermanentIDs(_ renamed: [ManagedObjectID: ManagedObjectID]) {
-        for (temporary, permanent) in renamed {
+    func adoptPermanentIDs(_ renamed: TemporaryIDRenames) {
+        for (temporary, permanent) in renamed.pairs {
             guard let object = registered[temporary] else { continue }
             rekey(object, to: permanent)
         }
@@ -134,7 +134,7 @@ extension ManagedObjectContext {
 
     /// Replaces the temporary IDs of `renamed` by their permanent IDs in every changed object's
     /// relationships, and in what the context remembers of its children's inserts.
-    private func renameReferences(_ renamed: [ManagedObjectID: ManagedObjectID]) {
+    private func renameReferences(_ renamed: TemporaryIDRenames) {
         rememberRenames(renamed)
         // Only changed objects can point at new ones: setting a relationship changes both sides.
         for objects in [insertedSet, updatedSet, deletedSet] {
@@ -146,17 +146,19 @@ extension ManagedObjectContext {
                         guard let id = object.values[slot] as? ManagedObjectID, id.isTemporaryID, let permanent = renamed[id] else { continue }
                         object.values[slot] = permanent
                     default:
-                        object.values[slot] = rename(object.values[slot], renamed)
+                        object.values[slot] = rename(object.values[slot]) { renamed[$0] }
                     }
                 }
             }
         }
     }
 
-    func rename(_ value: Any?, _ renamed: [ManagedObjectID: ManagedObjectID]) -> Any? {
-        if let id = value as? ManagedObjectID, id.isTemporaryID { return renamed[id] ?? id }
+    /// `value` (a relationship slot's: an ID, a set of IDs or `nil`) with each temporary ID
+    /// that `permanent` gives a permanent ID for replaced by it.
+    func rename(_ value: Any?, _ permanent: (ManagedObjectID) -> ManagedObjectID?) -> Any? {
+        if let id = value as? ManagedObjectID, id.isTemporaryID { return permanent(id) ?? id }
         if let ids = value as? OrderedSet<ManagedObjectID>, ids.contains(where: \.isTemporaryID) {
-            return OrderedSet(ids.map { renamed[$0] ?? $0 })
+            return OrderedSet(ids.map { $0.isTemporaryID ? permanent($0) ?? $0 : $0 })
         }
         return value
     }
