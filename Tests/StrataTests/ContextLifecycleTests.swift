@@ -661,6 +661,41 @@ final class HookedObject: ManagedObject {
         }
     }
 
+    /// A save renames its objects' temporary IDs whether they are consecutive (kept in an
+    /// array by identifier: ``TemporaryIDRenames``) or far apart (kept in a dictionary): here
+    /// thousands of temporary IDs made between the objects' leave them far apart, and a
+    /// department's employees made in a row are consecutive.
+    @Test(arguments: [0, 5000]) func aSaveRenamesTemporaryIDsDenseOrFarApart(madeBetween: Int) throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let ops = Department(context: context)
+            ops.name = "Ops"
+            let entity = try #require(container.managedObjectModel.entitiesByName["Employee"])
+            // Objects never inserted, each taking a temporary identifier.
+            let unsaved = (0..<madeBetween).map { _ in Employee(entity: entity, insertInto: nil) }
+            #expect(unsaved.count == madeBetween)
+            for index in 0..<3 {
+                let employee = Employee(context: context)
+                employee.name = "e\(index)"
+                employee.department = ops
+            }
+            try context.save()
+            #expect(!ops.objectID.isTemporaryID)
+            #expect(ops.employees.allSatisfy { !$0.objectID.isTemporaryID && $0.department === ops })
+        }
+        try container.close()
+        let reopened = try GraphModel.container(at: folder.store())
+        let reader = reopened.newBackgroundContext()
+        try reader.performAndWait {
+            let departments = try reader.fetch(FetchRequest<Department>(entityName: "Department"))
+            #expect(departments.count == 1)
+            #expect(Set(departments.first?.employees.map(\.name) ?? []) == ["e0", "e1", "e2"])
+        }
+        try reopened.close()
+    }
+
     /// Two contexts change the same object; the second save conflicts.
     @Test func obtainPermanentIDsRefusesAnotherContextsObjects() throws {
         let folder = TemporaryFolder()
