@@ -143,7 +143,7 @@ extension ManagedObjectContext {
                     switch object.runtime.loads[slot] {
                     case .toOne, .toOneOfHierarchy:
                         // A to-one slot holds an ID or nil: one cast, and a write only for a new ID.
-                        guard let id = object.values[slot] as? ManagedObjectID, id.isTemporaryID, let permanent = renamed[id] else { continue }
+                        guard let id = SlotValueCast.cast(object.values[slot], to: ManagedObjectID.self), id.isTemporaryID, let permanent = renamed[id] else { continue }
                         object.values[slot] = permanent
                     default:
                         object.values[slot] = rename(object.values[slot]) { renamed[$0] }
@@ -156,10 +156,11 @@ extension ManagedObjectContext {
     /// `value` (a relationship slot's: an ID, a set of IDs or `nil`) with each temporary ID
     /// that `permanent` gives a permanent ID for replaced by it.
     func rename(_ value: Any?, _ permanent: (ManagedObjectID) -> ManagedObjectID?) -> Any? {
-        if let id = value as? ManagedObjectID, id.isTemporaryID { return permanent(id) ?? id }
-        if let ids = value as? OrderedSet<ManagedObjectID>, ids.contains(where: \.isTemporaryID) {
+        if let ids = SlotValueCast.cast(value, to: OrderedSet<ManagedObjectID>.self) {
+            guard ids.contains(where: \.isTemporaryID) else { return value }
             return OrderedSet(ids.map { $0.isTemporaryID ? permanent($0) ?? $0 : $0 })
         }
+        if let id = SlotValueCast.cast(value, to: ManagedObjectID.self), id.isTemporaryID { return permanent(id) ?? id }
         return value
     }
 

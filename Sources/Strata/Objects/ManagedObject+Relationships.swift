@@ -12,14 +12,14 @@ extension ManagedObject {
         willChangeValue(forKey: relationship.name)
         defer { didChangeValue(forKey: relationship.name) }
         if relationship.isToMany {
-            let old = values[slot] as? OrderedSet<ManagedObjectID> ?? []
+            let old = SlotValueCast.cast(values[slot], to: OrderedSet<ManagedObjectID>.self) ?? []
             let updated = new as! OrderedSet<ManagedObjectID>
             for id in old where !updated.contains(id) { try unlinkInverse(of: relationship, slot: slot, at: id) }
             for id in updated where !old.contains(id) { try linkInverse(of: relationship, slot: slot, at: id) }
             values[slot] = updated
         } else {
-            let old = values[slot] as? ManagedObjectID
-            let updated = new as? ManagedObjectID
+            let old = SlotValueCast.cast(values[slot], to: ManagedObjectID.self)
+            let updated = SlotValueCast.cast(new, to: ManagedObjectID.self)
             guard old != updated else { return }
             if let old { try unlinkInverse(of: relationship, slot: slot, at: old) }
             if let updated { try linkInverse(of: relationship, slot: slot, at: updated) }
@@ -34,7 +34,7 @@ extension ManagedObject {
         let other = context.object(with: id)
         try other.fireFault()
         let inverseSlot = try other.runtime.slot(of: inverse, hint: runtime.inverseSlots[slot])
-        if !inverse.isToMany, let previous = other.values[inverseSlot] as? ManagedObjectID, previous != objectID {
+        if !inverse.isToMany, let previous = SlotValueCast.cast(other.values[inverseSlot], to: ManagedObjectID.self), previous != objectID {
             // The other object leaves its previous partner, whose side of `relationship` drops it.
             let partner = context.object(with: previous)
             try partner.fireFault()
@@ -56,13 +56,13 @@ extension ManagedObject {
         let relationship = runtime.properties[slot] as! RelationshipDescription
         if relationship.isToMany {
             try loadToMany(slot)
-            var ids = values[slot] as? OrderedSet<ManagedObjectID> ?? []
+            var ids = SlotValueCast.cast(values[slot], to: OrderedSet<ManagedObjectID>.self) ?? []
             values[slot] = nil
             let inserted = ids.appendKeepingTableSparse(id)
             values[slot] = ids
             guard inserted else { return }
         } else {
-            guard values[slot] as? ManagedObjectID != id else { return }
+            guard SlotValueCast.cast(values[slot], to: ManagedObjectID.self) != id else { return }
             values[slot] = id
         }
         willChangeValue(forKey: relationship.name)
@@ -76,13 +76,13 @@ extension ManagedObject {
         let relationship = runtime.properties[slot] as! RelationshipDescription
         if relationship.isToMany {
             try loadToMany(slot)
-            var ids = values[slot] as? OrderedSet<ManagedObjectID> ?? []
+            var ids = SlotValueCast.cast(values[slot], to: OrderedSet<ManagedObjectID>.self) ?? []
             values[slot] = nil
             let removed = ids.remove(id) != nil
             values[slot] = ids
             guard removed else { return }
         } else {
-            guard values[slot] as? ManagedObjectID == id else { return }
+            guard SlotValueCast.cast(values[slot], to: ManagedObjectID.self) == id else { return }
             values[slot] = nil
         }
         willChangeValue(forKey: relationship.name)

@@ -148,7 +148,7 @@ struct RowFills: Sendable {
     /// - Throws: ``CoreDataError`` `managedObjectExternalRelationship` when the related object is
     ///   not saved in `object`'s store.
     private static func reference(_ value: Any, slot: Int, of object: ManagedObject) throws -> Value {
-        guard let id = value as? ManagedObjectID else { return .null }
+        guard let id = SlotValueCast.cast(value, to: ManagedObjectID.self) else { return .null }
         guard !id.isTemporaryID, id.storeIdentifier == object.objectID.storeIdentifier else {
             let name = object.runtime.names[slot]
             throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.name).\(name) points at an object that is not saved in the same store", objectID: object.objectID, key: name)
