@@ -51,13 +51,13 @@ struct ChangedObjects: Sequence, ExpressibleByArrayLiteral {
     /// Adds `object` at the end, unless it is in the set; it must be in no other change set of
     /// its context (it takes that set's position). Returns whether it was added.
     @discardableResult
-    mutating func append(_ object: ManagedObject) -> (inserted: Bool, position: Int) {
-        if contains(object) { return (false, Int(object.changePosition)) }
+    mutating func append(_ object: ManagedObject) -> Bool {
+        if contains(object) { return false }
         precondition(entries.count < Int(UInt32.max), "a change set holds at most \(UInt32.max) objects")
         object.changePosition = UInt32(entries.count)
         entries.append(object)
         count += 1
-        return (true, entries.count - 1)
+        return true
     }
 
     /// Removes `object` when the set holds it; returns it then, else `nil`.

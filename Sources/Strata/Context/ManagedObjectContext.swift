@@ -376,7 +376,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
             if !insertedSet.isAddedInEvent(object), !pendingEvent.updated.contains(object) { pendingEvent.updated.append(object) }
             return
         }
-        if updatedSet.append(object).inserted {
+        if updatedSet.append(object) {
             strongObjects.insert(object)
         }
         if !pendingEvent.updated.contains(object) { pendingEvent.updated.append(object) }

@@ -279,10 +279,10 @@ extension ManagedObject {
 
     /// Loads a to-many relationship that is still a fault.
     func loadToMany(_ slot: Int) throws {
+        guard case .toMany(let relationship) = runtime.kinds[slot] else { return }
         if lazyRow != nil { decodeLazyRow() }
         // The slot's value looked at in place (a copy of it, to compare with nil, retained it).
-        guard storedType(slot) == nil, case .toMany(let relationship) = runtime.kinds[slot], let context = managedObjectContext
-        else { return }
+        guard storedType(slot) == nil, let context = managedObjectContext else { return }
         values[slot] = try context.relatedIDs(of: self, relationship)
         if var committed, committed[slot] == nil {
             committed[slot] = values[slot]

@@ -54,7 +54,7 @@ struct RowFills: Sendable {
     }
 
     /// The entities of `objects` added, on this thread, so that threads sharing out the objects
-    /// only look them up (``existingIndex(of:)``).
+    /// only look them up (``existingIndex(of:)``); others are added by ``row(of:)``.
     init(for objects: [ManagedObject], mapping: StoreMapping, columnCounts: [Int]) {
         self.init(mapping: mapping, columnCounts: columnCounts)
         var previous: ObjectIdentifier?

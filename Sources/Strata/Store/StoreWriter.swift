@@ -29,13 +29,14 @@ struct StoreWriter {
         var transaction = Transaction(author: changes.author, contextName: changes.contextName)
         transaction.condition = changes.condition
         transaction.consumerCursors = changes.consumerCursors
-        let columnCounts = mapping.schema.entities.map { $0.columns.count }
-        if makingRowsAsEncoded, let inserted = rowsMadeAsEncoded(changes, mapping: mapping, columnCounts: columnCounts) {
+        // The inserted objects' entities added here, on the context's queue: the threads that
+        // share out the rows only look them up.
+        var fills = RowFills(for: changes.inserted, mapping: mapping, columnCounts: mapping.schema.entities.map { $0.columns.count })
+        if makingRowsAsEncoded, let inserted = rowsMadeAsEncoded(changes, fills: fills) {
             return StoreSave(transaction: transaction, inserted: inserted)
         }
         var joins = JoinRowWriter(writer: self)
-        var fills = RowFills(mapping: mapping, columnCounts: columnCounts)
-        let inserted = insertedRows(changes.inserted, mapping: mapping, columnCounts: columnCounts)
+        let inserted = insertedRows(changes.inserted, fills: fills)
         for (index, object) in changes.inserted.enumerated() {
             let layout = mapping.layout(of: object.entity)!
             if let failure = inserted.failure, failure.index == index { throw failure.error }
@@ -89,10 +90,9 @@ struct StoreWriter {
     /// The rows of the inserted objects of `changes` made as the engine encodes them, when the
     /// save only inserts objects whose rows are made aside (``makesRowsAside(_:)``) and none
     /// writes join rows; else `nil`.
-    private func rowsMadeAsEncoded(_ changes: StoreChangeSet, mapping: StoreMapping, columnCounts: [Int]) -> InsertedRows? {
+    private func rowsMadeAsEncoded(_ changes: StoreChangeSet, fills: RowFills) -> InsertedRows? {
         let objects = changes.inserted
         guard changes.updated.isEmpty, changes.deleted.isEmpty, Self.makesRowsAside(objects) else { return nil }
-        let fills = RowFills(for: objects, mapping: mapping, columnCounts: columnCounts)
         guard !fills.entities.contains(where: \.writesJoinRows) else { return nil }
         // The context's queue waits while the objects are read, and nothing changes them.
         let shared = ParallelParts.ReadOnly(objects)
@@ -112,10 +112,9 @@ struct StoreWriter {
     /// the first object whose row fails, and that failure. `rows` is `nil` (the caller makes
     /// each row) unless ``makesRowsAside(_:)``.
     private func insertedRows(
-        _ objects: [ManagedObject], mapping: StoreMapping, columnCounts: [Int]
+        _ objects: [ManagedObject], fills: RowFills
     ) -> (rows: [Row]?, failure: (index: Int, error: any Error)?) {
         guard Self.makesRowsAside(objects) else { return (nil, nil) }
-        let fills = RowFills(for: objects, mapping: mapping, columnCounts: columnCounts)
         // The context's queue waits while the objects are read, and nothing changes them.
         let shared = ParallelParts.ReadOnly(objects)
         let parts = ParallelParts.map(count: objects.count, minimumPerPart: Self.objectsPerPart) { range in
