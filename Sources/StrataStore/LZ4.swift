@@ -15,8 +15,8 @@ enum LZ4 {
     static func compress(_ source: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) -> Int? {
         guard source.count > 64, source.count <= Int(LZ4_MAX_INPUT_SIZE) else { return nil }
         let limit = source.count - source.count / 16
-        let state = states.withLock { $0.popLast() } ?? CompressionState()
-        defer { states.withLock { if $0.count < CompressionState.pooled { $0.append(state) } } }
+        let state = states.take() ?? CompressionState()
+        defer { states.put(state) }
         guard let produced = state.compress(source), produced <= limit else { return nil }
         output.append(contentsOf: UnsafeRawBufferPointer(start: state.scratch, count: produced))
         return produced
@@ -40,13 +40,56 @@ enum LZ4 {
     }
 
     /// Compression states not in use, shared by every thread that compresses.
-    private static let states = Mutex<[CompressionState]>([])
+    private static let states = StatePool()
+
+    /// A few compression states not in use, each in a slot of its own taken and filled with one
+    /// atomic exchange: no lock, so that many threads compressing at once (contexts saving
+    /// concurrently, each encoding its record) never wait in the kernel for one another, as
+    /// they did on a `Mutex` (a priority-inheritance futex on Linux) around an array of states.
+    private final class StatePool: @unchecked Sendable {
+        /// How many slots there are: states returned when every slot is full are freed.
+        static let slotCount = 8
+        /// The slots: each an unmanaged, retained state's address, or 0 when empty.
+        private let slots: UnsafeMutablePointer<Atomic<UInt>>
+
+        init() {
+            slots = .allocate(capacity: Self.slotCount)
+            for slot in 0..<Self.slotCount { (slots + slot).initialize(to: Atomic(0)) }
+        }
+
+        deinit {
+            for slot in 0..<Self.slotCount {
+                let address = slots[slot].exchange(0, ordering: .acquiring)
+                if let pointer = UnsafeRawPointer(bitPattern: address) { Unmanaged<CompressionState>.fromOpaque(pointer).release() }
+            }
+            slots.deinitialize(count: Self.slotCount)
+            slots.deallocate()
+        }
+
+        /// A state taken out of a slot, or `nil` when every slot is empty.
+        func take() -> CompressionState? {
+            for slot in 0..<Self.slotCount {
+                let address = slots[slot].exchange(0, ordering: .acquiring)
+                if let pointer = UnsafeRawPointer(bitPattern: address) {
+                    return Unmanaged<CompressionState>.fromOpaque(pointer).takeRetainedValue()
+                }
+            }
+            return nil
+        }
+
+        /// Puts `state` in an empty slot, or lets it go when there is none.
+        func put(_ state: CompressionState) {
+            let address = UInt(bitPattern: Unmanaged.passRetained(state).toOpaque())
+            for slot in 0..<Self.slotCount where slots[slot].compareExchange(expected: 0, desired: address, ordering: .releasing).exchanged {
+                return
+            }
+            Unmanaged<CompressionState>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
+        }
+    }
 
     /// One liblz4 compression state and the scratch buffer it compresses into, used by one
     /// thread at a time (it is taken out of ``states`` while in use).
     private final class CompressionState: @unchecked Sendable {
-        /// How many unused states ``states`` keeps.
-        static let pooled = 8
         /// The liblz4 stream state, initialized once.
         private let stream: UnsafeMutablePointer<LZ4_stream_t>
         /// Where a block is compressed to before it is copied out.
