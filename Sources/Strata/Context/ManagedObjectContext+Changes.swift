@@ -115,7 +115,7 @@ extension ManagedObjectContext {
         for object in invalidated {
             object.managedObjectContext = nil
         }
-        registered = UniquingTable()
+        registered.removeAll()
         strongObjects = []
         insertedSet = []
         updatedSet = []

@@ -126,7 +126,6 @@ extension ManagedObjectContext {
             : 0
         var objects: [ManagedObject] = []
         objects.reserveCapacity(candidates.count)
-        reserveRegistrations(candidates.count)
         var unread: [ManagedObjectID] = []
         let references = ReferenceIDs()
         for index in candidates.indices {
@@ -158,14 +157,12 @@ extension ManagedObjectContext {
         var objects: [ManagedObject] = []
         var unread: [ManagedObjectID] = []
         if case .scan = plan.source, plan.residual == nil {
-            // Every row of the entity's table is read: room for as many objects, so that the
-            // registry does not grow step by step.
+            // Every row of the entity's table is read: room for as many objects.
             let entity = plan.layout.storeEntity
             let rows = stores.stores.reduce(0) { total, store in
                 guard let engine = store.engineStore, engine.schema.entities.indices.contains(entity) else { return total }
                 return total + engine.count(entity)
             }
-            reserveRegistrations(rows)
             objects.reserveCapacity(rows)
         }
         try collectStored(plan, stores: stores, encodedRows: true) { (match: consuming StoredMatch) in

@@ -96,7 +96,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     let queue: DispatchQueue
 
     /// Registered objects by ID, not retained.
-    @exclusivity(unchecked) var registered = UniquingTable()
+    let registered = UniquingTable()
     /// The runtime of the entity of the last fault made, for ``runtime(of:)``.
     @exclusivity(unchecked) private var recentRuntime: EntityRuntime?
     /// The class of the entity of the last fault made by ID, with the class registry's
@@ -344,12 +344,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
     func register(_ object: ManagedObject) {
         registered.insert(object)
         if retainsRegisteredObjects { strongObjects.insert(object) }
-    }
-
-    /// Makes room in the registry for `count` more objects, so that registering the objects of a
-    /// large fetch does not grow the table step by step.
-    func reserveRegistrations(_ count: Int) {
-        registered.reserveCapacity(registered.count + count)
     }
 
     /// Removes a deallocating object's entry from the registry (one lookup).
