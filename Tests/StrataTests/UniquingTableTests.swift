@@ -23,7 +23,7 @@ import Testing
         let entities = [try #require(container.managedObjectModel.entitiesByName["Employee"]),
                         try #require(container.managedObjectModel.entitiesByName["Department"])]
         var random = SeededGenerator(seed: seed)
-        let far = Int64(UniquingTable.pageLimit * UniquingTable.pageSize)
+        let far = Int64(UniquingTable.groupLimit * UniquingTable.groupSize * UniquingTable.pageSize)
         // Keys that fill pages, keys on both sides of the pages' reach, and one key in two stores.
         var ids: [ManagedObjectID] = []
         for key in Int64(1)...300 {

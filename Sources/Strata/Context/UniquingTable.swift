@@ -2,21 +2,25 @@
 ///
 /// Most objects are found by the bits their ID hashes on (the primary key, or the temporary
 /// identifier), which a store hands out from 1 up and a process from one counter: so the table
-/// is an array of those bits, in pages of ``pageSize`` slots made when first used, each slot the
-/// address of the object registered there, unretained. Registering, finding and removing an
-/// object is one slot's read or write, with no hashing and no probing; objects fetched or made
-/// in a row fill neighbouring slots. Only a lookup that finds an object in its slot reads it, to
-/// compare its ID. An object whose bits are past the pages' reach, or whose slot holds another
-/// ID's object (one key in two stores or entity hierarchies), is kept in ``overflow``, hashed.
-/// An object is registered under the ID it has: it is removed before its ID changes
-/// (``ManagedObjectContext`` re-keys it) and when it is deallocated.
+/// is an array of those bits, in pages of ``pageSize`` slots made when first used (see
+/// ``groups``), each slot the address of the object registered there, unretained. Registering,
+/// finding and removing an object is one slot's read or write, with no hashing and no probing;
+/// objects fetched or made in a row fill neighbouring slots. Only a lookup that finds an object
+/// in its slot reads it, to compare its ID. An object whose bits are past the pages' reach, or
+/// whose slot holds another ID's object (one key in two stores or entity hierarchies), is kept
+/// in ``overflow``, hashed. An object is registered under the ID it has: it is removed before
+/// its ID changes (``ManagedObjectContext`` re-keys it) and when it is deallocated.
 final class UniquingTable {
     /// The bits below this are an object's slot within its page.
     static let pageShift = 7
     /// The number of slots in a page.
     static let pageSize = 1 << pageShift
-    /// The number of pages the table can have: bits past `pageLimit * pageSize` are hashed.
-    static let pageLimit = 1 << 17
+    /// The bits below this in a page number are the page's place in its group.
+    static let groupShift = 9
+    /// The number of pages in a group.
+    static let groupSize = 1 << groupShift
+    /// The number of groups: bits past `groupLimit * groupSize * pageSize` (2^24) are hashed.
+    static let groupLimit = 1 << 8
     /// How many emptied pages are kept for reuse rather than freed.
     static let sparePageLimit = 256
 
@@ -59,11 +63,13 @@ final class UniquingTable {
         }
     }
 
-    /// The pages by number (bits >> ``pageShift``), `nil` where none is made: each page
-    /// ``pageSize`` slots (an object's address, or 0) and then the number of its slots in use.
-    @exclusivity(unchecked) private var pages: UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>
-    /// The number of entries of ``pages``.
-    private var pageCapacity = 0
+    /// The pages, in groups of ``groupSize`` by page number (bits >> ``pageShift``): `nil` until
+    /// the first page is made, then ``groupLimit`` groups, each `nil` until one of its pages is
+    /// made, then ``groupSize`` pages, each `nil` where none is made. A page is ``pageSize``
+    /// slots (an object's address, or 0) and then the number of its slots in use. Two levels, so
+    /// that one object with a large key costs a group and a page (5 KiB), not an array of every
+    /// page below it.
+    @exclusivity(unchecked) private var groups: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>?>?
     /// Emptied pages (every slot 0) kept for reuse.
     @exclusivity(unchecked) private var sparePages: [UnsafeMutablePointer<UInt>] = []
     /// The objects not in a page's slot.
@@ -73,20 +79,23 @@ final class UniquingTable {
     private(set) var count = 0
 
     /// An empty table.
-    init() {
-        pages = .allocate(capacity: 0)
-    }
+    init() {}
 
     deinit {
         removeAll()
-        pages.deallocate()
     }
 
     /// Forgets every object.
     func removeAll() {
-        for number in 0..<pageCapacity { pages[number]?.deallocate() }
-        pages.deinitialize(count: pageCapacity)
-        pageCapacity = 0
+        if let groups {
+            for group in 0..<Self.groupLimit {
+                guard let pages = groups[group] else { continue }
+                for page in 0..<Self.groupSize { pages[page]?.deallocate() }
+                pages.deallocate()
+            }
+            groups.deallocate()
+            self.groups = nil
+        }
         for page in sparePages { page.deallocate() }
         sparePages = []
         overflow = []
@@ -102,7 +111,10 @@ final class UniquingTable {
     @inline(__always)
     private func slot(_ bits: UInt64) -> UnsafeMutablePointer<UInt>? {
         let number = bits >> UInt64(Self.pageShift)
-        guard number < UInt64(pageCapacity), let page = pages[Int(number)] else { return nil }
+        let group = number >> UInt64(Self.groupShift)
+        guard group < UInt64(Self.groupLimit), let groups, let pages = groups[Int(group)],
+            let page = pages[Int(number & UInt64(Self.groupSize - 1))]
+        else { return nil }
         return page + Int(bits & UInt64(Self.pageSize - 1))
     }
 
@@ -130,7 +142,7 @@ final class UniquingTable {
         }
         if slot.pointee == 0 {
             slot.pointee = address
-            pageUse(of: bits).pointee += 1
+            Self.pageUse(of: slot, bits: bits).pointee += 1
             count += 1
             // An object registered under the ID while the slot held another ID's is replaced.
             if !overflow.isEmpty, overflow.remove(Entry(object)) != nil { count -= 1 }
@@ -148,7 +160,7 @@ final class UniquingTable {
         if let slot = slot(bits), slot.pointee == address {
             slot.pointee = 0
             count -= 1
-            let use = pageUse(of: bits)
+            let use = Self.pageUse(of: slot, bits: bits)
             use.pointee -= 1
             if use.pointee == 0 { retirePage(bits) }
             return
@@ -165,47 +177,62 @@ final class UniquingTable {
     var objects: [ManagedObject] {
         var objects: [ManagedObject] = []
         objects.reserveCapacity(count)
-        for number in 0..<pageCapacity {
-            guard let page = pages[number] else { continue }
-            for slot in 0..<Self.pageSize where page[slot] != 0 { objects.append(Self.object(at: page[slot])) }
+        if let groups {
+            for group in 0..<Self.groupLimit {
+                guard let pages = groups[group] else { continue }
+                for number in 0..<Self.groupSize {
+                    guard let page = pages[number] else { continue }
+                    for slot in 0..<Self.pageSize where page[slot] != 0 { objects.append(Self.object(at: page[slot])) }
+                }
+            }
         }
         objects.append(contentsOf: overflow.lazy.map(\.object))
         return objects
     }
 
-    /// The count of used slots of the page of `bits` (which is made).
-    private func pageUse(of bits: UInt64) -> UnsafeMutablePointer<UInt> {
-        pages[Int(bits >> UInt64(Self.pageShift))]! + Self.pageSize
+    /// The entry of ``groups`` holding the page of `bits`, made (with its group) when missing;
+    /// `nil` when the bits are past the pages' reach.
+    private func pageEntry(for bits: UInt64) -> UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>? {
+        let number = bits >> UInt64(Self.pageShift)
+        let group = Int(truncatingIfNeeded: number >> UInt64(Self.groupShift))
+        guard number >> UInt64(Self.groupShift) < UInt64(Self.groupLimit) else { return nil }
+        let groups = self.groups ?? {
+            let groups = UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>?>.allocate(capacity: Self.groupLimit)
+            groups.initialize(repeating: nil, count: Self.groupLimit)
+            self.groups = groups
+            return groups
+        }()
+        let pages = groups[group] ?? {
+            let pages = UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>.allocate(capacity: Self.groupSize)
+            pages.initialize(repeating: nil, count: Self.groupSize)
+            groups[group] = pages
+            return pages
+        }()
+        return pages + Int(number & UInt64(Self.groupSize - 1))
     }
 
-    /// Makes the page of `bits` (growing ``pages`` when needed) and returns their slot, or
-    /// returns `nil` when the bits are past the pages' reach.
+    /// The count of used slots of the page whose slot for `bits` is `slot`.
+    private static func pageUse(of slot: UnsafeMutablePointer<UInt>, bits: UInt64) -> UnsafeMutablePointer<UInt> {
+        slot - Int(bits & UInt64(pageSize - 1)) + pageSize
+    }
+
+    /// Makes the page of `bits` and returns their slot, or returns `nil` when the bits are past
+    /// the pages' reach.
     private func makePage(for bits: UInt64) -> UnsafeMutablePointer<UInt>? {
-        let number = bits >> UInt64(Self.pageShift)
-        guard number < UInt64(Self.pageLimit) else { return nil }
-        if Int(number) >= pageCapacity {
-            let capacity = min(Self.pageLimit, max(Int(number) + 1, pageCapacity * 2, 64))
-            let grown = UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>.allocate(capacity: capacity)
-            grown.moveInitialize(from: pages, count: pageCapacity)
-            (grown + pageCapacity).initialize(repeating: nil, count: capacity - pageCapacity)
-            pages.deallocate()
-            pages = grown
-            pageCapacity = capacity
-        }
+        guard let entry = pageEntry(for: bits) else { return nil }
         let page = sparePages.popLast() ?? {
             let page = UnsafeMutablePointer<UInt>.allocate(capacity: Self.pageSize + 1)
             page.initialize(repeating: 0, count: Self.pageSize + 1)
             return page
         }()
-        pages[Int(number)] = page
+        entry.pointee = page
         return page + Int(bits & UInt64(Self.pageSize - 1))
     }
 
-    /// Takes the emptied page of `bits` out of ``pages``: kept for reuse, or freed.
+    /// Takes the emptied page of `bits` out of its group: kept for reuse, or freed.
     private func retirePage(_ bits: UInt64) {
-        let number = Int(bits >> UInt64(Self.pageShift))
-        guard let page = pages[number] else { return }
-        pages[number] = nil
+        guard let entry = pageEntry(for: bits), let page = entry.pointee else { return }
+        entry.pointee = nil
         if sparePages.count < Self.sparePageLimit { sparePages.append(page) } else { page.deallocate() }
     }
 }
