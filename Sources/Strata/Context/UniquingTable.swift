@@ -55,6 +55,10 @@ final class UniquingTable {
 
         func hash(into hasher: inout Hasher) { hasher.combine(bits) }
 
+        /// The table's hash: the bits grouped with the table's seed (``HashMixing/grouped(_:seed:)``),
+        /// so that objects made or fetched in a row take neighbouring buckets.
+        func _rawHashValue(seed: Int) -> Int { HashMixing.grouped(bits, seed: seed) }
+
         /// Calls `body` with the ID the entry names, borrowed (no reference counted).
         private func withID<Result>(_ body: (ManagedObjectID) -> Result) -> Result {
             let address = UnsafeRawPointer(bitPattern: reference & ~1)!
@@ -76,7 +80,7 @@ final class UniquingTable {
     @exclusivity(unchecked) private var overflow: Set<Entry> = []
 
     /// The number of registered objects.
-    private(set) var count = 0
+    @exclusivity(unchecked) private(set) var count = 0
 
     /// An empty table.
     init() {}
