@@ -103,8 +103,8 @@ extension ManagedObjectContext {
             (group.objects, try StoreWriter(store: group.store, coordinator: coordinator).obtainPermanentIDs(for: group.objects))
         }
         for (objects, ids) in obtained {
-            // In the order the objects were made, whose temporary IDs take neighbouring buckets
-            // of the registry (``HashMixing/grouped(_:seed:)``), as their permanent IDs do.
+            // In the order the objects were made, whose temporary IDs take neighbouring slots of
+            // the registry (``UniquingTable``), as their permanent IDs do.
             for (object, id) in zip(objects, ids) {
                 pairs.append((object.objectID, id))
                 rekey(object, to: id)

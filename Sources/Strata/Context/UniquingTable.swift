@@ -198,8 +198,8 @@ final class UniquingTable {
     /// `nil` when the bits are past the pages' reach.
     private func pageEntry(for bits: UInt64) -> UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>? {
         let number = bits >> UInt64(Self.pageShift)
-        let group = Int(truncatingIfNeeded: number >> UInt64(Self.groupShift))
         guard number >> UInt64(Self.groupShift) < UInt64(Self.groupLimit) else { return nil }
+        let group = Int(number >> UInt64(Self.groupShift))
         let groups = self.groups ?? {
             let groups = UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>?>.allocate(capacity: Self.groupLimit)
             groups.initialize(repeating: nil, count: Self.groupLimit)
