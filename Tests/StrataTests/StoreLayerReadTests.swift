@@ -188,4 +188,53 @@ struct StoreLayerReadTests {
         }
         try container.close()
     }
+
+    @Test func aRepeatedOrderedWalkReadsTheRowCacheAndSeesEverySaveAfterIt() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        let uris = try Self.seed(container, count: 300, activeEvery: 3)
+        /// The names and salaries of the 20 best-paid active employees, fetched by a new context
+        /// (so that no object of an earlier fetch is reused).
+        func topEarners() throws -> [String] {
+            let context = container.newBackgroundContext()
+            return try context.performAndWait {
+                let request = Employee.fetchRequest()
+                request.predicate = try FetchPredicate(format: "salary > %@ AND active == YES", argumentArray: [50_000])
+                request.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: false)]
+                request.fetchLimit = 20
+                return try context.fetch(request).map { "\($0.name)=\($0.salary)" }
+            }
+        }
+        let expected = stride(from: 297, through: 0, by: -3).prefix(20).map { "e\($0)=\($0 * 1_000)" }
+        #expect(try topEarners() == expected)
+        // The same walk again reads no block: its rows come from the coordinator's row cache.
+        let readsBefore = try Self.engineReads(container)
+        #expect(try topEarners() == expected)
+        #expect(try Self.engineReads(container) == readsBefore)
+        // A save through another coordinator on the same store makes the cached rows stale: the
+        // top earner is no longer active, another takes a top salary, and a third is renamed.
+        let other = try GraphModel.container(at: folder.store())
+        let writer = other.newBackgroundContext()
+        try writer.performAndWait {
+            for (index, change) in [(297, "inactive"), (3, "raise"), (294, "rename")] {
+                let id = try #require(other.persistentStoreCoordinator.managedObjectID(forURIRepresentation: uris[index]))
+                let employee = try writer.existingObject(with: id) as! Employee
+                switch change {
+                case "inactive": employee.active = false
+                case "raise": employee.salary = 1_000_000
+                default: employee.name = "renamed"
+                }
+            }
+            try writer.save()
+        }
+        var changed = ["e3=1000000"] + expected.dropFirst().prefix(19)
+        changed[1] = "renamed=294000"
+        #expect(try topEarners() == changed)
+        // And once read again, they are cached again.
+        let readsAfterSave = try Self.engineReads(container)
+        #expect(try topEarners() == changed)
+        #expect(try Self.engineReads(container) == readsAfterSave)
+        try other.close()
+        try container.close()
+    }
 }

@@ -55,31 +55,51 @@ final class RowCache: Sendable {
     /// store's newest sequence read just before.
     func row(_ store: PersistentStore, entity: Int, key: PrimaryKey, sequence: UInt64) -> StoredRow? {
         let identity = ObjectIdentifier(store)
-        let position = position(entity, key)
         return tables.withLock { tables in
-            for table in tables.indices where tables[table].store == identity {
-                guard let entry = tables[table].entries[position], entry.key == key, entry.entity == entity, entry.sequence == sequence
-                else { return nil }
-                return entry.row
-            }
-            return nil
+            tables.firstIndex { $0.store == identity }.flatMap { row(in: tables[$0], entity: entity, key: key, sequence: sequence) }
         }
+    }
+
+    /// The rows of `store` at `entity` and each of `keys` the cache holds as of `sequence`, the
+    /// store's newest sequence read just before, in the order of `keys` (`nil` for a row it
+    /// does not hold); looked up under one lock.
+    func rows(_ store: PersistentStore, entity: Int, keys: [PrimaryKey], sequence: UInt64) -> [StoredRow?] {
+        let identity = ObjectIdentifier(store)
+        return tables.withLock { tables in
+            guard let table = tables.firstIndex(where: { $0.store == identity }) else { return Array(repeating: nil, count: keys.count) }
+            return keys.map { row(in: tables[table], entity: entity, key: $0, sequence: sequence) }
+        }
+    }
+
+    /// The row of `table` at (`entity`, `key`) when it holds it as of `sequence`.
+    private func row(in table: borrowing StoreRows, entity: Int, key: PrimaryKey, sequence: UInt64) -> StoredRow? {
+        guard let entry = table.entries[position(entity, key)], entry.key == key, entry.entity == entity, entry.sequence == sequence
+        else { return nil }
+        return entry.row
     }
 
     /// Keeps `row`, read from `store` at (`entity`, `key`) with the store at `sequence` just
     /// before the read.
     func keep(_ row: StoredRow, _ store: PersistentStore, entity: Int, key: PrimaryKey, sequence: UInt64) {
+        keep(CollectionOfOne((key: key, row: row)), store, entity: entity, sequence: sequence)
+    }
+
+    /// Keeps `rows` (each with its primary key), read from `store` at `entity` with the store at
+    /// `sequence` just before the read, under one lock.
+    func keep(_ rows: some Collection<(key: PrimaryKey, row: StoredRow)>, _ store: PersistentStore, entity: Int, sequence: UInt64) {
+        guard !rows.isEmpty else { return }
         let identity = ObjectIdentifier(store)
-        let entry = Entry(entity: entity, key: key, sequence: sequence, row: row)
-        let position = position(entity, key)
         tables.withLock { tables in
-            for table in tables.indices where tables[table].store == identity {
-                tables[table].entries[position] = entry
-                return
+            let table: Int
+            if let found = tables.firstIndex(where: { $0.store == identity }) {
+                table = found
+            } else {
+                table = tables.count
+                tables.append(StoreRows(store: identity, entries: [Entry?](repeating: nil, count: capacity)))
             }
-            var entries = [Entry?](repeating: nil, count: capacity)
-            entries[position] = entry
-            tables.append(StoreRows(store: identity, entries: entries))
+            for (key, row) in rows {
+                tables[table].entries[position(entity, key)] = Entry(entity: entity, key: key, sequence: sequence, row: row)
+            }
         }
     }
 

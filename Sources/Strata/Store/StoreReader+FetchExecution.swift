@@ -203,9 +203,10 @@ extension StoreReader {
 
     /// The rows at `keys` that pass, in the order of `keys` (`nil` where none is or it does not
     /// pass), with at least `columns` decoded (every column when `nil`), or encoded when
-    /// `engine` is given (then tested in place by `passesTests`, and only those passing copied);
-    /// each block read once. With a `boundary`, a row whose `sortColumn` has another value does
-    /// not pass, and the batch notes it was past the boundary.
+    /// `engine` is given: a small batch of a current store through the row cache
+    /// (``cachedRows(_:keys:engine:)``), a larger one tested in place by `passesTests` and only
+    /// the rows passing copied; each block read once. With a `boundary`, a row whose
+    /// `sortColumn` has another value does not pass, and the batch notes it was past the boundary.
     private func walkBatch(
         _ keys: [PrimaryKey], entity: Int, sortColumn: Int, boundary: Value?, columns: [Int]?, engine: Store?,
         passesTests: (PrimaryKey, (Int) throws -> Value) throws -> Bool, passes: (PrimaryKey, StoredRow) throws -> Bool
@@ -222,20 +223,45 @@ extension StoreReader {
             return true
         }
         var rows: [StoredRow?]
-        if let engine {
+        if let engine, isCurrent, keys.count <= Self.cachedWalkBatch {
+            // Through the row cache, as faults read: a walk's rows are the same from one query to
+            // the next while the store does not change.
+            rows = try cachedRows(entity, keys: keys, engine: engine)
+        } else if let engine {
             rows = try engine.readEncoded(entity, keys: keys) { key, row in
                 read += 1
                 return try !isPastBoundary { row.value($0) } && passesTests(key) { row.value($0) }
             }.map { $0.map(StoredRow.encoded) }
+            return WalkBatch(rows: rows, read: read, pastBoundary: pastBoundary)
         } else {
             rows = try self.rows(entity, keys: keys, columns: columns)
-            for (index, row) in rows.enumerated() {
-                guard let row else { continue }
-                read += 1
-                if try isPastBoundary({ row[$0] }) || !passes(keys[index], row) { rows[index] = nil }
-            }
+        }
+        for index in rows.indices {
+            guard let row = rows[index] else { continue }
+            read += 1
+            if try isPastBoundary({ row[$0] }) || !passes(keys[index], row) { rows[index] = nil }
         }
         return WalkBatch(rows: rows, read: read, pastBoundary: pastBoundary)
+    }
+
+    /// The rows of the engine entity `entity` at `keys`, in that order (`nil` where none is), as
+    /// their encoded bytes: those the coordinator's row cache holds as of the store's newest
+    /// sequence from it, the others read from `engine` (each block once) and kept there.
+    private func cachedRows(_ entity: Int, keys: [PrimaryKey], engine: Store) throws -> [StoredRow?] {
+        let sequence = store.rows.lastSequence
+        var rows = coordinator.rowCache.rows(store, entity: entity, keys: keys, sequence: sequence)
+        let missing = rows.indices.filter { rows[$0] == nil }
+        guard !missing.isEmpty else { return rows }
+        let read = try engine.readEncoded(entity, keys: missing.map { keys[$0] })
+        var kept: [(key: PrimaryKey, row: StoredRow)] = []
+        kept.reserveCapacity(missing.count)
+        for (position, row) in zip(missing, read) {
+            guard let row else { continue }
+            rows[position] = .encoded(row)
+            kept.append((keys[position], .encoded(row)))
+        }
+        coordinator.rowCache.keep(kept, store, entity: entity, sequence: sequence)
+        return rows
     }
 
     /// The rows at `keys`, in that order (`nil` where none is), with at least `columns` decoded
@@ -251,6 +277,11 @@ extension StoreReader {
         }
         return rows
     }
+
+    /// The most keys a walk's batch reads through the row cache (``cachedRows(_:keys:engine:)``,
+    /// every row copied and kept); larger batches, mostly of rows a selective predicate rejects,
+    /// test the rows in place and copy only those passing.
+    static let cachedWalkBatch = 1024
 
     /// How many keys per row needed a walk reads from the index at first: enough when at least
     /// one row in this many is accepted (a walk whose rows are all accepted uses half of them).
