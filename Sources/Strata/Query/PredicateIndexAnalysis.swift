@@ -65,6 +65,21 @@ enum PredicateIndexAnalysis {
         return analyse(predicate)
     }
 
+    /// `predicate` without the parts of its top-level conjunction that a fetch index answers
+    /// exactly (`nil` when nothing is left): what the rows an exact lookup found still have to
+    /// meet, for a conjunction whose index access is that one lookup.
+    static func unanswered(_ predicate: FetchPredicate, entity: EntityDescription, layout: EntityLayout, schema: Schema) -> FetchPredicate? {
+        let parts: [FetchPredicate]
+        if case .and(let conjuncts) = predicate.node { parts = conjuncts } else { parts = [predicate] }
+        let left = parts.filter { part in
+            guard case .access(.lookup(let lookup), complete: true) = analyse(part, entity: entity, layout: layout, schema: schema) else { return true }
+            return !lookup.isExact
+        }
+        if left.count == parts.count { return predicate }
+        if left.count <= 1 { return left.first }
+        return FetchPredicate(andPredicateWithSubpredicates: left)
+    }
+
     /// The analysis of one comparison: a lookup in the column's fetch index (or, without
     /// `requiresIndex`, the same test made on the column's value in a row), or `nil` when the
     /// comparison is not one of a column with a constant.

@@ -196,7 +196,12 @@ extension ManagedObjectContext {
             case .access(let access, let complete):
                 let (chosen, droppedParts) = try Self.choose(access, stores: stores, storeEntity: layout.storeEntity)
                 source = .index(chosen)
-                if complete && chosen.isExact && !droppedParts { residual = nil }
+                if complete && chosen.isExact && !droppedParts {
+                    residual = nil
+                } else if case .lookup(let lookup) = access, lookup.isExact, !droppedParts {
+                    // The rows the one exact lookup finds meet its comparison: the rest is tested.
+                    residual = PredicateIndexAnalysis.unanswered(predicate, entity: entity, layout: layout, schema: mapping.schema)
+                }
             }
         }
 
