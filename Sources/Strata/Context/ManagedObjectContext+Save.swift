@@ -21,7 +21,7 @@ extension ManagedObjectContext {
         propagateDeletes()
         processPendingChanges()
         guard hasChanges else { return }
-        NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
+        NotificationPosting.post(Self.willSaveObjectsNotification, object: self)
         yieldChange(ContextChange(kind: .willSave))
         for object in Array(insertedSet) + Array(updatedSet) + Array(deletedSet) { object.willSave() }
         propagateDeletes()
@@ -68,9 +68,9 @@ extension ManagedObjectContext {
         let savedIDs: KeyValuePairs<NotificationKey, Set<ManagedObjectID>> = [
             .insertedObjectIDs: change.inserted, .updatedObjectIDs: change.updated, .deletedObjectIDs: change.deleted,
         ]
-        NotificationCenter.default.post(name: Self.didSaveObjectsNotification, object: self, userInfo: Self.notificationInfo(
+        NotificationPosting.post(Self.didSaveObjectsNotification, object: self, userInfo: Self.notificationInfo(
             objects: [.insertedObjects: Set(inserted), .updatedObjects: Set(updated), .deletedObjects: Set(deleted)], objectIDs: savedIDs))
-        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: Self.notificationInfo(objectIDs: savedIDs))
+        NotificationPosting.post(Self.didSaveObjectIDsNotification, object: self, userInfo: Self.notificationInfo(objectIDs: savedIDs))
         yieldChange(change)
         RemoteChangeCenter.postChanges(committedSequences)
     }
