@@ -24,7 +24,8 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Whether ``adoptLayout(ofStoreAt:configuration:)`` took a store's layout (then in ``layout``).
     private let hasAdoptedLayout = Atomic<Bool>(false)
     private let layout: Mutex<Result<StoreMapping, CoreDataError>>
-    private let stores = Mutex<[PersistentStore]>([])
+    /// The stores added, in order: read by every save, changed only by adding or removing one.
+    private let stores = ReadMostly<[PersistentStore]>([])
     /// Advanced after every change of the stores, so that a context may keep a store it looked
     /// up while the generation stays the same (``ManagedObjectContext/currentStore(identifier:coordinator:)``).
     let storesGeneration = Atomic<UInt64>(0)
@@ -57,7 +58,7 @@ public final class PersistentStoreCoordinator: Sendable {
         guard let stored = try? Store.storedSchema(at: url, configuration: configuration), stored != mapping.schema,
             let evolved = try? mapping.evolved(onto: stored), evolved.schema == stored
         else { return mapping }
-        return stores.withLock { stores in
+        return stores.write { stores in
             guard stores.isEmpty else { return mapping }
             layout.withLock { $0 = .success(evolved) }
             hasAdoptedLayout.store(true, ordering: .releasing)
@@ -67,7 +68,7 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// The stores added, in order.
     public var persistentStores: [PersistentStore] {
-        stores.withLock { $0 }
+        stores.read { $0 }
     }
 
     /// Opens (creating if needed) a store and adds it (Core Data's
@@ -181,7 +182,7 @@ public final class PersistentStoreCoordinator: Sendable {
             configurationName: description.configuration, options: description.options, rows: rows,
             durability: type == SQLiteStoreType ? description.durability : nil, saveLock: saveLock,
             queryGenerations: queryGenerations)
-        stores.withLock { $0.append(store) }
+        stores.write { $0.append(store) }
         storesGeneration.add(1, ordering: .releasing)
         if PersistentStoreDescription.flag(description.options[PersistentStoreRemoteChangeNotificationPostOptionKey]) == true {
             RemoteChangeCenter.register(self)
@@ -194,7 +195,7 @@ public final class PersistentStoreCoordinator: Sendable {
     ///
     /// - Throws: what closing the store throws (its log stays intact).
     public func remove(_ store: PersistentStore) throws {
-        stores.withLock { $0.removeAll { $0 === store } }
+        stores.write { $0.removeAll { $0 === store } }
         storesGeneration.add(1, ordering: .releasing)
         rowCache.remove(store)
         try store.close()
@@ -202,7 +203,7 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// The store at `url`, if one was added.
     public func persistentStore(for url: URL) -> PersistentStore? {
-        stores.withLock { $0.first { $0.url?.standardizedFileURL == url.standardizedFileURL } }
+        stores.read { $0.first { $0.url?.standardizedFileURL == url.standardizedFileURL } }
     }
 
     /// The ID an object's URI names, or `nil` when the URI is not one of this coordinator's
@@ -221,13 +222,13 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// The store with `identifier`.
     func store(identifier: String) -> PersistentStore? {
-        stores.withLock { $0.first { $0.identifier == identifier } }
+        stores.read { $0.first { $0.identifier == identifier } }
     }
 
     /// The store new objects of `entity` are saved to: the first whose configuration holds it.
     func store(for entity: EntityDescription) throws -> PersistentStore {
         let configurations = managedObjectModel.configurations
-        let store = stores.withLock { stores in
+        let store = stores.read { stores in
             stores.first { store in
                 guard let name = store.configurationName, configurations.contains(name) else { return true }
                 return managedObjectModel.entities(forConfigurationName: name)?.contains { $0 === entity } ?? false
