@@ -11,6 +11,14 @@ import Testing
         return try context.performAndWait { try context.count(for: FetchRequest<Employee>(entityName: entityName)) }
     }
 
+    /// Inserts an employee named `name` into `context` and saves it, on the context's queue.
+    private func insertAndSave(_ name: String, in context: ManagedObjectContext) throws {
+        try context.performAndWait {
+            Employee(context: context).name = name
+            try context.save()
+        }
+    }
+
     @Test func anObserverWaitingForASaveOnAnotherThreadDoesNotWaitForever() throws {
         let folder = TemporaryFolder()
         let container = try GraphModel.container(at: folder.store())
@@ -23,22 +31,14 @@ import Testing
         let token = NotificationCenter.default.addObserver(forName: .ManagedObjectContextDidSave, object: first, queue: nil) { _ in
             let done = DispatchSemaphore(value: 0)
             Thread {
-                do {
-                    try second.performAndWait {
-                        Employee(context: second).name = "Grace"
-                        try second.save()
-                    }
-                } catch { secondError.set(error) }
+                do { try insertAndSave("Grace", in: second) } catch { secondError.set(error) }
                 done.signal()
             }.start()
             let result = done.wait(timeout: .now() + 60)
             waited.withLock { $0 = result }
         }
         defer { NotificationCenter.default.removeObserver(token) }
-        try first.performAndWait {
-            Employee(context: first).name = "Ada"
-            try first.save()
-        }
+        try insertAndSave("Ada", in: first)
         #expect(waited.current == .success)
         #expect(secondError.get() == nil)
         #expect(try count(container) == 2)
@@ -55,20 +55,14 @@ import Testing
         }
         let outer = NotificationCenter.default.addObserver(forName: .ManagedObjectContextDidSave, object: first, queue: nil) { _ in
             events.withLock { $0.append("first saved") }
-            try? second.performAndWait {
-                Employee(context: second).name = "Grace"
-                try second.save()
-            }
+            try? insertAndSave("Grace", in: second)
             events.withLock { $0.append("observer returned") }
         }
         defer {
             NotificationCenter.default.removeObserver(outer)
             NotificationCenter.default.removeObserver(nested)
         }
-        try first.performAndWait {
-            Employee(context: first).name = "Ada"
-            try first.save()
-        }
+        try insertAndSave("Ada", in: first)
         #expect(events.current == ["first saved", "second saved", "observer returned"])
         #expect(try count(container) == 2)
     }
@@ -103,12 +97,7 @@ import Testing
             Thread {
                 savers.withLock { $0[ObjectIdentifier(context)] = pthread_self() }
                 do {
-                    for save in 0..<saves {
-                        try context.performAndWait {
-                            Employee(context: context).name = "writer \(writer) save \(save)"
-                            try context.save()
-                        }
-                    }
+                    for save in 0..<saves { try insertAndSave("writer \(writer) save \(save)", in: context) }
                 } catch { failures.set(error) }
                 group.leave()
             }.start()

@@ -29,7 +29,7 @@ enum NotificationPosting {
     private static let heldSince = Atomic<UInt64>(0)
 
     /// How long a holder keeps other threads' posts waiting before they post without the gate.
-    static let patience: UInt64 = 2_000_000
+    private static let patience: UInt64 = 2_000_000
 
     /// Posts `name` from `object` with `userInfo` to `NotificationCenter.default`, its observers
     /// called on this thread before it returns.
