@@ -40,21 +40,24 @@ struct BlockBuilder {
     /// The uncompressed size of the block so far.
     var rawSize: Int { 4 + 4 * (keys.count + 1) + 8 * keys.count + data.count }
 
-    /// Appends a row and returns its slot and encoded size.
-    mutating func append(key: Int64, row: Row, codec: RowCodec) -> (slot: Int, size: Int) {
+    /// Appends a row and returns its slot, where it starts among the block's row data, and its
+    /// encoded size.
+    mutating func append(key: Int64, row: Row, codec: RowCodec) -> (slot: Int, start: Int, size: Int) {
         let start = data.count
         codec.encode(row, into: &data)
         keys.append(key)
         offsets.append(UInt32(data.count))
-        return (keys.count - 1, data.count - start)
+        return (keys.count - 1, start, data.count - start)
     }
 
-    /// Appends already-encoded row bytes (a row copied by compaction) and returns its slot.
-    mutating func append(key: Int64, encodedRow: UnsafeRawBufferPointer) -> Int {
+    /// Appends already-encoded row bytes (a row copied by compaction) and returns its slot and
+    /// where it starts among the block's row data.
+    mutating func append(key: Int64, encodedRow: UnsafeRawBufferPointer) -> (slot: Int, start: Int) {
+        let start = data.count
         data.raw(encodedRow)
         keys.append(key)
         offsets.append(UInt32(data.count))
-        return keys.count - 1
+        return (keys.count - 1, start)
     }
 
     /// Appends the on-disk form of the block (header and stored bytes) to `output`; returns the
@@ -97,6 +100,9 @@ final class DecodedBlock: Sendable {
     /// The number of rows.
     let rowCount: Int
     private let dataStart: Int
+    /// The number of uncompressed bytes, kept beside the other fields so that a read bounds a
+    /// row without touching the array's header (a cache miss of its own).
+    private let byteCount: Int
     /// The column offsets of the rows already checked as encoded rows, so that a row read again
     /// is not checked again (``copyCheckedOffsets(slot:columns:into:)``): the address of the
     /// table the first row recorded allocated (0 until then), read without a lock
@@ -111,6 +117,7 @@ final class DecodedBlock: Sendable {
         self.schemaVersion = schemaVersion
         self.rowCount = rowCount
         dataStart = 4 + 4 * (rowCount + 1) + 8 * rowCount
+        byteCount = bytes.count
     }
 
     /// Decodes a block from its on-disk form (header and stored bytes).
@@ -155,6 +162,7 @@ final class DecodedBlock: Sendable {
             }
             return (count, start)
         }
+        byteCount = bytes.count
     }
 
     deinit {
@@ -172,6 +180,15 @@ final class DecodedBlock: Sendable {
             let start = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 + 4 * slot, as: UInt32.self)))
             let end = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 8 + 4 * slot, as: UInt32.self)))
             return try body(UnsafeRawBufferPointer(rebasing: raw[(dataStart + start)..<(dataStart + end)]))
+        }
+    }
+
+    /// Calls `body` with the block's row data from `start` (an offset into it) to its end, or
+    /// with no bytes when `start` is past it.
+    func withRowData<R>(from start: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let from = Swift.min(dataStart + Swift.max(start, 0), byteCount)
+        return try bytes.withUnsafeBytes { raw in
+            try body(UnsafeRawBufferPointer(start: raw.baseAddress.map { $0 + from }, count: byteCount - from))
         }
     }
 

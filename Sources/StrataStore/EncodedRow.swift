@@ -17,8 +17,10 @@ public final class EncodedRowFormat: Sendable {
     /// `offsets` (room for one `UInt16` per stored column), writes where each stored column's
     /// value starts (a `nil` column's entry is where the next value starts).
     ///
+    /// - Returns: the number of bytes the row takes from the start of `bytes`.
     /// - Throws: ``BinaryReader/Malformed`` when they do not.
-    func check(_ bytes: UnsafeRawBufferPointer, offsets: UnsafeMutableRawPointer?) throws {
+    @discardableResult
+    func check(_ bytes: UnsafeRawBufferPointer, offsets: UnsafeMutableRawPointer?) throws -> Int {
         var reader = BinaryReader(bytes)
         let bitmap = try reader.bytes((codec.storedColumns + 7) / 8)
         for column in 0..<codec.storedColumns {
@@ -39,6 +41,7 @@ public final class EncodedRowFormat: Sendable {
                 try codec.skipValue(type, in: &reader)
             }
         }
+        return reader.position
     }
 }
 
@@ -92,6 +95,18 @@ public struct EncodedRow: @unchecked Sendable {
             try format.check(bytes, offsets: offsets)
             block?.recordCheckedOffsets(slot: slot, columns: columns, from: offsets)
             return try body(offsets)
+        }
+    }
+
+    /// A copy of the row of `format` at the start of `bytes` (which may go on past it: at most
+    /// 64 KiB - 1 of them are looked at), checked as ``withCheckedOffsets(_:format:block:slot:_:)``
+    /// checks a row, its end found by the check; `nil` when they do not start with a row of
+    /// `format` that ends within that bound.
+    static func checkedPrefix(of bytes: UnsafeRawBufferPointer, format: EncodedRowFormat) -> EncodedRow? {
+        let bytes = UnsafeRawBufferPointer(rebasing: bytes.prefix(Int(UInt16.max)))
+        return withUnsafeTemporaryAllocation(byteCount: 2 * max(format.codec.storedColumns, 1), alignment: 2) { buffer in
+            guard let count = try? format.check(bytes, offsets: buffer.baseAddress!) else { return nil }
+            return EncodedRow(copying: UnsafeRawBufferPointer(rebasing: bytes.prefix(count)), offsets: buffer.baseAddress!, format: format)
         }
     }
 

@@ -10,25 +10,60 @@ struct BlockLocation: Sendable, Hashable {
     var entity: UInt16
 }
 
-/// A row's place in the log, packed in 8 bytes: `(blockNumber + 1) << 16 | slot`; 0 means absent.
+/// A row's place in the log, packed in 8 bytes: `(blockNumber + 1) << 16 | slot`, 0 meaning
+/// absent, and in the top 16 bits, when known, where the row starts among its block's row data
+/// plus one (``rowStart``).
+///
+/// The start lets a read go straight to the row's bytes instead of reading the block's offset
+/// table first (one cache miss fewer a fault). It is known for rows this process wrote or
+/// moved, and kept by checkpoints; a row known from replaying the log, or starting 64 KiB or
+/// more into its block's data, has none (0), and is found through the offset table. It is not
+/// part of the place: two locations are equal when their block and slot are, and ``place``
+/// orders them.
 struct RowLocation: Hashable, Sendable {
-    /// The packed value.
+    /// The packed value, start included (what checkpoints keep: a reader without starts
+    /// truncates the block number to 32 bits, dropping it).
     var raw: UInt64
 
     /// The absent location.
     static let absent = RowLocation(raw: 0)
 
-    /// Packs a block number and slot.
-    init(block: UInt32, slot: Int) { raw = (UInt64(block) + 1) << 16 | UInt64(slot) }
+    /// The bits of ``raw`` that hold the block and slot.
+    private static let placeMask: UInt64 = 0xFFFF_FFFF_FFFF
+
+    /// Packs a block number and slot, with the row's start among the block's row data when
+    /// known (`nil`, or 65,535 or more, keeps none).
+    init(block: UInt32, slot: Int, start: Int? = nil) {
+        raw = (UInt64(block) + 1) << 16 | UInt64(slot)
+        if let start, start >= 0, start < 0xFFFF { raw |= UInt64(start + 1) << 48 }
+    }
     /// Wraps a packed value.
     init(raw: UInt64) { self.raw = raw }
 
     /// Whether a row is there.
     var isPresent: Bool { raw != 0 }
     /// The global block number.
-    var block: UInt32 { UInt32(truncatingIfNeeded: (raw >> 16) - 1) }
+    var block: UInt32 { UInt32(truncatingIfNeeded: (place >> 16) - 1) }
     /// The slot within the block.
     var slot: Int { Int(raw & 0xFFFF) }
+    /// The block and slot packed as `(blockNumber + 1) << 16 | slot`, without the start: the
+    /// order of rows in the log.
+    var place: UInt64 { raw & Self.placeMask }
+    /// Where the row starts among its block's row data, when known.
+    var rowStart: Int? {
+        let stored = Int(raw >> 48)
+        return stored == 0 ? nil : stored - 1
+    }
+
+    /// The same place, with the start of `other` when this one has none: for a row copied
+    /// with its whole block.
+    func keepingStart(of other: RowLocation) -> RowLocation {
+        raw >> 48 == 0 ? RowLocation(raw: raw | other.raw & ~Self.placeMask) : self
+    }
+
+    static func == (lhs: RowLocation, rhs: RowLocation) -> Bool { lhs.place == rhs.place }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(place) }
 }
 
 /// The object index of one entity: a dense array from primary key to row location, and the

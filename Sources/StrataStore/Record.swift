@@ -39,6 +39,9 @@ struct RecordOp: Sendable {
     var slot: Int
     /// The encoded size of the row image.
     var size: Int
+    /// Where the row image starts among its block's row data, when this process built the
+    /// record (-1 in a record read from the log, which does not say): see ``RowLocation/rowStart``.
+    var start: Int = -1
     /// The columns an update changed.
     var changedColumns: [Int]
     /// The record's block holding the row as it was before an update or delete (history), or -1.
@@ -156,10 +159,10 @@ struct RecordBuilder {
     /// the row straight into its block.
     mutating func add(_ kind: OpKind, entity: Int, key: Int64, row: Row, codec: RowCodec, changedColumns: [Int] = []) {
         let index = blockIndex(for: entity, adding: 0)
-        let (slot, size) = blocks[index].append(key: key, row: row, codec: codec)
+        let (slot, start, size) = blocks[index].append(key: key, row: row, codec: codec)
         rowBytes += size
         ops.append(RecordOp(
-            kind: kind, entity: entity, key: key, block: index, slot: slot, size: size, changedColumns: changedColumns))
+            kind: kind, entity: entity, key: key, block: index, slot: slot, size: size, start: start, changedColumns: changedColumns))
     }
 
     /// Adds an operation with an already-encoded row image.
@@ -167,10 +170,10 @@ struct RecordBuilder {
         _ kind: OpKind, entity: Int, key: Int64, encodedRow: UnsafeRawBufferPointer, changedColumns: [Int] = []
     ) {
         let index = blockIndex(for: entity, adding: encodedRow.count)
-        let slot = blocks[index].append(key: key, encodedRow: encodedRow)
+        let (slot, start) = blocks[index].append(key: key, encodedRow: encodedRow)
         rowBytes += encodedRow.count
         ops.append(RecordOp(
-            kind: kind, entity: entity, key: key, block: index, slot: slot, size: encodedRow.count,
+            kind: kind, entity: entity, key: key, block: index, slot: slot, size: encodedRow.count, start: start,
             changedColumns: changedColumns))
     }
 
@@ -178,7 +181,7 @@ struct RecordBuilder {
     mutating func addPrior(_ row: Row, codec: RowCodec) {
         let op = ops.count - 1
         let index = blockIndex(for: ops[op].entity, adding: 0)
-        let (slot, size) = blocks[index].append(key: ops[op].key, row: row, codec: codec)
+        let (slot, _, size) = blocks[index].append(key: ops[op].key, row: row, codec: codec)
         rowBytes += size
         ops[op].priorBlock = index
         ops[op].priorSlot = slot
@@ -189,7 +192,7 @@ struct RecordBuilder {
     mutating func addPrior(encodedRow: UnsafeRawBufferPointer) {
         let op = ops.count - 1
         let index = blockIndex(for: ops[op].entity, adding: encodedRow.count)
-        let slot = blocks[index].append(key: ops[op].key, encodedRow: encodedRow)
+        let slot = blocks[index].append(key: ops[op].key, encodedRow: encodedRow).slot
         rowBytes += encodedRow.count
         ops[op].priorBlock = index
         ops[op].priorSlot = slot

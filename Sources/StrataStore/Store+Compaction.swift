@@ -248,16 +248,21 @@ extension Store {
                     state.stats[segment]!.maxSequence = max(state.stats[segment]!.maxSequence, record.summary.sequence)
                     state.stats[segment]!.deadBytes += Int64(record.summary.ops.reduce(0) { $0 + $1.size })
                 }
+                // A row copied with its whole record keeps its start in the block (the block's
+                // bytes are the same); a moved row's is the one the builder gave it.
                 func install(_ entity: Int, _ key: Int64, old: RowLocation, new: RowLocation, size: Int, segment: UInt32) {
-                    guard state.entities[entity].location(of: key) == old else { return }
-                    state.entities[entity].set(key, to: new, size: size)
+                    let current = state.entities[entity].location(of: key)
+                    guard current == old else { return }
+                    state.entities[entity].set(key, to: new.keepingStart(of: current), size: size)
                     state.stats[segment]!.liveBytes += Int64(size)
                     state.stats[segment]!.deadBytes -= Int64(size)
                 }
                 for move in moved {
                     let record = written[move.record]
                     let op = record.summary.ops[move.op]
-                    install(move.entity, move.key, old: move.old, new: RowLocation(block: numbers[move.record][op.block], slot: op.slot), size: op.size, segment: outputs[record.output].id)
+                    install(
+                        move.entity, move.key, old: move.old, new: RowLocation(block: numbers[move.record][op.block], slot: op.slot, start: op.start),
+                        size: op.size, segment: outputs[record.output].id)
                 }
                 let historyIndex = Dictionary(state.history.enumerated().map { ($1.sequence, $0) }, uniquingKeysWith: { first, _ in first })
                 for (index, record) in written.enumerated() {

@@ -42,7 +42,8 @@ extension Store {
             slots.removeAll(keepingCapacity: true)
             for slot in 0..<block.rowCount {
                 let key = block.key(at: slot)
-                guard key > 0, key < locations.count, locations[Int(key)] == RowLocation(block: UInt32(number), slot: slot).raw else { continue }
+                guard key > 0, key < locations.count else { continue }
+                guard RowLocation(raw: locations[Int(key)]) == RowLocation(block: UInt32(number), slot: slot) else { continue }
                 slots.append((key, slot))
             }
             try body(block, slots, location, file)
@@ -100,13 +101,13 @@ extension Store {
     ) throws {
         try checkOpen()
         let (located, blocks, files) = state.withLock { state in
-            // Positions in `keys` with their rows' packed locations, which order blocks and slots.
+            // Positions in `keys` with their rows' places, which order blocks and slots.
             var located: [(location: UInt64, position: Int)] = []
             if entity >= 0, entity < state.entities.count {
                 located.reserveCapacity(keys.count)
                 for (position, key) in keys.enumerated() {
                     let location = state.entities[entity].location(of: key)
-                    if location.isPresent { located.append((location.raw, position)) }
+                    if location.isPresent { located.append((location.place, position)) }
                 }
             }
             return (located, state.blocks, state.files)

@@ -104,7 +104,8 @@ struct StoreState: Sendable {
                 place(entity, key, at: .absent, size: 0, segment: segment, counting: &counts)
                 if block >= 0 { counts.dead += Int64(size) }
             } else {
-                place(entity, key, at: RowLocation(block: numbers[block], slot: ops[index].slot), size: size, segment: segment, counting: &counts)
+                let location = RowLocation(block: numbers[block], slot: ops[index].slot, start: ops[index].start)
+                place(entity, key, at: location, size: size, segment: segment, counting: &counts)
             }
         }
         counts.add(to: &stats[segment])

@@ -166,7 +166,7 @@ import Testing
         let first = try store.readEncoded(RoundTripTests.allTypes, keys: keys)
         for slot in 0..<block.rowCount {
             var checked = [UInt16](repeating: 0, count: columns)
-            try checked.withUnsafeMutableBytes { offsets in
+            _ = try checked.withUnsafeMutableBytes { offsets in
                 try block.withRow(at: slot) { try format.check($0, offsets: offsets.baseAddress!) }
             }
             // A row longer than 64 KiB keeps no offsets (``EncodedRow``): it is checked each time.
@@ -220,7 +220,7 @@ import Testing
             }
             for slot in 0..<rows.count {
                 var checked = [UInt16](repeating: 0, count: 2)
-                try checked.withUnsafeMutableBytes { offsets in try block.withRow(at: slot) { try format.check($0, offsets: offsets.baseAddress!) } }
+                _ = try checked.withUnsafeMutableBytes { offsets in try block.withRow(at: slot) { try format.check($0, offsets: offsets.baseAddress!) } }
                 var recorded = [UInt16](repeating: 0, count: 2)
                 let found = recorded.withUnsafeMutableBytes { block.copyCheckedOffsets(slot: slot, columns: 2, into: $0.baseAddress!) }
                 #expect(found && recorded == checked, "round \(round), slot \(slot)")
