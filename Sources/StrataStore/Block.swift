@@ -183,6 +183,10 @@ final class DecodedBlock: Sendable {
         }
     }
 
+    /// Where the block's row data starts in memory, for the block cache to prefetch a row from
+    /// (``LRUCache/value(forKey:prefetching:)``); never read through.
+    var rowDataAddress: UnsafeRawPointer? { withRowData(from: 0) { $0.baseAddress } }
+
     /// Calls `body` with the block's row data from `start` (an offset into it) to its end, or
     /// with no bytes when `start` is past it.
     func withRowData<R>(from start: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {

@@ -1,3 +1,4 @@
+internal import CStrataSupport
 import Synchronization
 
 /// A thread-safe cache keyed by `UInt64` that keeps at most `capacity` bytes of elements and
@@ -5,6 +6,11 @@ import Synchronization
 ///
 /// Entries live in an array of slots linked into a doubly linked list, most recently used first,
 /// with a dictionary from key to slot, so every operation is O(1) without allocating per entry.
+///
+/// An element may be cached with an address its readers read from next (``insert(_:forKey:cost:readAt:)``):
+/// a lookup naming an offset from it starts loading that memory before it takes its reference
+/// to the element, so that the two cache misses (the element's reference count, the bytes) are
+/// waited for at once rather than one after the other.
 final class LRUCache<Element: Sendable>: Sendable {
     /// One slot of the recency list.
     private struct Slot {
@@ -18,6 +24,9 @@ final class LRUCache<Element: Sendable>: Sendable {
         var previous: Int
         /// The less recently used neighbour, or `none`.
         var next: Int
+        /// The address the element's readers read from (0 when none), for prefetching only:
+        /// never read through, so kept as a number.
+        var readAt: UInt
     }
 
     /// A key as the cache's table hashes it (``TableHashing``), not through a `Hasher`.
@@ -73,8 +82,8 @@ final class LRUCache<Element: Sendable>: Sendable {
 
         /// Keeps `value` under `key` in a free (or new) slot, not yet linked into the recency
         /// list; returns the slot.
-        mutating func add(_ value: Element, forKey key: UInt64, cost: Int) -> Int {
-            let entry = Slot(key: key, element: value, cost: cost, previous: LRUCache.none, next: LRUCache.none)
+        mutating func add(_ value: Element, forKey key: UInt64, cost: Int, readAt: UInt) -> Int {
+            let entry = Slot(key: key, element: value, cost: cost, previous: LRUCache.none, next: LRUCache.none, readAt: readAt)
             let slot: Int
             if let free = freeSlots.popLast() {
                 slot = free
@@ -113,13 +122,16 @@ final class LRUCache<Element: Sendable>: Sendable {
         self.capacity = capacity
     }
 
-    /// The element cached under `key`, marked most recently used; counts a hit or a miss.
-    func value(forKey key: UInt64) -> Element? {
+    /// The element cached under `key`, marked most recently used; counts a hit or a miss. With
+    /// `prefetching`, the memory that far past the element's read address (when it was cached
+    /// with one) starts loading first.
+    func value(forKey key: UInt64, prefetching offset: Int? = nil) -> Element? {
         state.withLock { state in
             guard let slot = state.slotsByKey[Key(value: key)] else {
                 state.misses += 1
                 return nil
             }
+            if let offset, let address = UnsafeRawPointer(bitPattern: state.slots[slot].readAt) { strata_prefetch(address + offset) }
             state.hits += 1
             if slot != state.head {
                 state.unlink(slot)
@@ -131,13 +143,15 @@ final class LRUCache<Element: Sendable>: Sendable {
 
     /// Caches `value` under `key` as the most recently used element, replacing any element
     /// already there, then evicts least recently used elements until the total cost fits the
-    /// capacity. An element costing more than the capacity is not kept.
-    func insert(_ value: Element, forKey key: UInt64, cost: Int) {
+    /// capacity. An element costing more than the capacity is not kept. `readAt` is where its
+    /// readers read from (see ``value(forKey:prefetching:)``).
+    func insert(_ value: Element, forKey key: UInt64, cost: Int, readAt: UnsafeRawPointer? = nil) {
         precondition(cost >= 0, "LRUCache cost must not be negative")
+        let readAt = UInt(bitPattern: readAt)
         state.withLock { state in
             if let old = state.slotsByKey[Key(value: key)] { state.remove(slot: old) }
             guard cost <= capacity, capacity > 0 else { return }
-            state.pushFront(state.add(value, forKey: key, cost: cost))
+            state.pushFront(state.add(value, forKey: key, cost: cost, readAt: readAt))
             while state.totalCost > capacity { state.remove(slot: state.tail) }
         }
     }
@@ -145,12 +159,14 @@ final class LRUCache<Element: Sendable>: Sendable {
     /// Caches `value` under `key` when the cache has room for it without evicting anything and
     /// holds nothing under `key`, as the least recently used element: blocks a scan reads, and
     /// the blocks a commit just wrote, fill free room, and are the first evicted when elements
-    /// inserted with ``insert(_:forKey:cost:)`` need it, unless they are looked up again first.
-    func insertIfRoom(_ value: Element, forKey key: UInt64, cost: Int) {
+    /// inserted with ``insert(_:forKey:cost:readAt:)`` need it, unless they are looked up again
+    /// first. `readAt` is as ``insert(_:forKey:cost:readAt:)`` takes it.
+    func insertIfRoom(_ value: Element, forKey key: UInt64, cost: Int, readAt: UnsafeRawPointer? = nil) {
         precondition(cost >= 0, "LRUCache cost must not be negative")
+        let readAt = UInt(bitPattern: readAt)
         state.withLock { state in
             guard state.slotsByKey[Key(value: key)] == nil, state.totalCost + cost <= capacity, capacity > 0 else { return }
-            state.pushBack(state.add(value, forKey: key, cost: cost))
+            state.pushBack(state.add(value, forKey: key, cost: cost, readAt: readAt))
         }
     }
 

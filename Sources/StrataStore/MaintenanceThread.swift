@@ -54,6 +54,9 @@ extension Store {
                 try writeCheckpoint()
             }
             try compactSegments(onDemand: false)
+        } catch let error as StoreError where error.code == .closed {
+            // The store was closed while the round ran: routine, not a failure.
+            logger.debug("background maintenance stopped by close", metadata: ["error": "\(error)"])
         } catch {
             logger.error("background maintenance failed", metadata: ["error": "\(error)"])
         }

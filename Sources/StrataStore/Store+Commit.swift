@@ -441,7 +441,7 @@ extension Store {
         for record in records {
             for index in record.blocks.indices {
                 if index < record.decodedBlocks.count, let block = record.decodedBlocks[index] {
-                    cache.insertIfRoom(block, forKey: UInt64(number), cost: block.cost)
+                    cache.insertIfRoom(block, forKey: UInt64(number), cost: block.cost, readAt: block.rowDataAddress)
                 }
                 number += 1
             }

@@ -28,7 +28,8 @@ extension Store {
     ///   decode, `io` when the read fails.
     public func readEncoded(_ located: LocatedRow) throws -> EncodedRow {
         let resolved = located.resolved
-        let block = try loadBlock(resolved.location.block, resolved.block, file: resolved.file)
+        // A cached block starts loading the row's bytes before the block itself is touched.
+        let block = try loadBlock(resolved.location.block, resolved.block, file: resolved.file, prefetchingRowAt: resolved.location.rowStart)
         let offset = Int64(resolved.block.offset)
         let format = try blockFormat(Int(resolved.block.entity), of: block, file: resolved.file, offset: offset)
         // Where the location says the row starts, it is read from there, without the block's

@@ -210,16 +210,18 @@ public final class Store: Sendable {
     }
 
     /// The block numbered `number` if the cache holds it, decoded (a hit counts as a use).
-    func cachedBlock(_ number: UInt32) -> DecodedBlock? {
-        cache.value(forKey: UInt64(number))
+    func cachedBlock(_ number: UInt32, prefetchingRowAt start: Int? = nil) -> DecodedBlock? {
+        cache.value(forKey: UInt64(number), prefetching: start)
     }
 
     /// Returns a decoded block, from the cache or with one `pread` and one decompression.
     ///
     /// - Parameter caching: cache the block as recently used (evicting others if need be);
     ///   otherwise it is cached only into room the cache has free, as least recently used.
-    func loadBlock(_ number: UInt32, _ location: BlockLocation, file: SegmentFile, caching: Bool = true) throws -> DecodedBlock {
-        if let cached = cachedBlock(number) { return cached }
+    func loadBlock(
+        _ number: UInt32, _ location: BlockLocation, file: SegmentFile, caching: Bool = true, prefetchingRowAt start: Int? = nil
+    ) throws -> DecodedBlock {
+        if let cached = cachedBlock(number, prefetchingRowAt: start) { return cached }
         let bytes = try file.read(at: Int64(location.offset), count: Int(location.length))
         guard bytes.count == Int(location.length) else {
             throw StoreError(.corrupt, "block is cut short", path: file.path, offset: Int64(location.offset))
@@ -231,9 +233,9 @@ public final class Store: Sendable {
             throw StoreError(.corrupt, "block fails its checksum or does not decode", path: file.path, offset: Int64(location.offset) + Int64(error.offset))
         }
         if caching {
-            cache.insert(block, forKey: UInt64(number), cost: block.cost)
+            cache.insert(block, forKey: UInt64(number), cost: block.cost, readAt: block.rowDataAddress)
         } else {
-            cache.insertIfRoom(block, forKey: UInt64(number), cost: block.cost)
+            cache.insertIfRoom(block, forKey: UInt64(number), cost: block.cost, readAt: block.rowDataAddress)
         }
         return block
     }

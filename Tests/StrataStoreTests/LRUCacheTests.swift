@@ -26,6 +26,23 @@ import Testing
         #expect(cache.totalCost == 3)
     }
 
+    /// A lookup that prefetches from an element's read address only hints the CPU: an address
+    /// that no longer holds anything (here one that never did, and one freed) is never read, and
+    /// the lookup finds the element and counts its hit as any lookup does.
+    @Test func prefetchingLookupsNeverReadThroughTheAddress() {
+        let cache = LRUCache<String>(capacity: 4)
+        cache.insert("never", forKey: 1, cost: 1, readAt: UnsafeRawPointer(bitPattern: 0x10))
+        let freed = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 8)
+        cache.insertIfRoom("freed", forKey: 2, cost: 1, readAt: UnsafeRawPointer(freed))
+        freed.deallocate()
+        cache.insert("none", forKey: 3, cost: 1)
+        #expect(cache.value(forKey: 1, prefetching: 1 << 20) == "never")
+        #expect(cache.value(forKey: 2, prefetching: 8) == "freed")
+        #expect(cache.value(forKey: 3, prefetching: 0) == "none")
+        #expect(cache.value(forKey: 4, prefetching: 0) == nil)
+        #expect(cache.hits == 3 && cache.misses == 1)
+    }
+
     /// `insertIfRoom` fills free room only, never evicting nor replacing, and what it inserts
     /// goes first when a regular insert needs room, unless it was looked up since.
     @Test func insertIfRoomNeverEvicts() {

@@ -46,6 +46,12 @@ static inline void strata_store_relaxed_u16s(uint16_t *destination, const uint16
     for (size_t index = 0; index < count; index++) __atomic_store_n(destination + index, source[index], __ATOMIC_RELAXED);
 }
 
+/// Asks the CPU to start loading the cache line at `address` for a read soon, without waiting
+/// for it: never faults, whatever the address.
+static inline void strata_prefetch(const void *address) {
+    __builtin_prefetch(address, 0, 3);
+}
+
 #ifdef __cplusplus
 }
 #endif
