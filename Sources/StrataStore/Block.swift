@@ -198,7 +198,7 @@ final class DecodedBlock: Sendable {
 
     /// The bytes the block holds in memory, for the cache's bound (its checked rows' offsets,
     /// 2 bytes a column of a row read as an encoded row, are not counted: a fraction of the bytes).
-    var cost: Int { bytes.count + Self.overhead }
+    var cost: Int { byteCount + Self.overhead }
 
     /// What the cache counts for a block beyond its bytes.
     static let overhead = 64
