@@ -152,6 +152,8 @@ struct GraphBench: ParsableCommand {
         W2 is 2,000 saves of 10 new employees from one background context, durable and relaxed, then the same saves
         from 16 background contexts on 16 threads, durable (SQLite: one write transaction of records per save, on a
         DatabaseQueue, and from 16 threads on one DatabasePool). Each on a fresh store, whatever --durability says.
+        Details: each run's save latency (saveP50Ms, saveP99Ms), commits per log write (commitsPerGroup), and the process's
+        CPU time during it (cpuUserSeconds, cpuSystemSeconds) over its wall time (coresBusy: how many cores it kept busy).
         B1-B3 on a fresh store: BatchInsertRequest of N dictionaries, BatchUpdateRequest active = NO where active == YES,
         BatchDeleteRequest of active == NO (SQLite: one prepared INSERT in one transaction, one UPDATE ... WHERE, one
         DELETE ... WHERE). B1 times the insert from ready input on both sides: the dictionaries (Strata) and the statement
