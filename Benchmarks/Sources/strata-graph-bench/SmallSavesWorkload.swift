@@ -55,19 +55,20 @@ extension GraphRunner {
                 let cpuBefore = ProcessCPU.now()
                 let timed = try measure { try engine.save(saves, writers: run.writers) }
                 let cpu = ProcessCPU.now().since(cpuBefore)
+                let coresBusy = cpu.totalSeconds / timed.seconds
                 try Self.check(E.name, "\(run.id) saved", try engine.employeeCount(), expected: employees.count)
                 results.figures[run.metric] = Double(saves.count) / timed.seconds
                 results.details["\(run.id).seconds"] = timed.seconds
                 results.details["\(run.id).cpuUserSeconds"] = cpu.userSeconds
                 results.details["\(run.id).cpuSystemSeconds"] = cpu.systemSeconds
-                results.details["\(run.id).coresBusy"] = cpu.totalSeconds / timed.seconds
+                results.details["\(run.id).coresBusy"] = coresBusy
                 results.details["\(run.id).saveP50Ms"] = timed.result.percentile(0.5).map { Double($0) / 1e6 }
                 results.details["\(run.id).saveP99Ms"] = timed.result.percentile(0.99).map { Double($0) / 1e6 }
                 results.checksums["\(run.id).employees"] = Int64(employees.count)
                 WorkloadSteps.log(
                     "\(E.name) \(run.id): \(saves.count) saves from \(run.writers) writer(s) in \(formatFigure(timed.seconds)) s, "
                         + "CPU \(formatFigure(cpu.userSeconds)) s user + \(formatFigure(cpu.systemSeconds)) s system "
-                        + "(\(formatFigure(cpu.totalSeconds / timed.seconds)) cores busy)")
+                        + "(\(formatFigure(coresBusy)) cores busy)")
                 if let counts = try engine.commitGroups(), counts.groups > 0 {
                     results.details["\(run.id).commitsPerGroup"] = Double(counts.commits) / Double(counts.groups)
                     WorkloadSteps.log("\(E.name) \(run.id): \(counts.commits) commits in \(counts.groups) log writes")
