@@ -137,7 +137,7 @@ struct Recovery {
     /// Opens the segments, loads the checkpoint, replays the log and builds the store.
     private func openStore(manifest: Manifest, lockFD: Int32, lockHandedOver: inout Bool) throws -> Store {
         let segmentsPath = path + "/segments"
-        var files: [UInt32: SegmentFile] = [:]
+        var files = SegmentFiles()
         for id in manifest.segments {
             files[id] = try SegmentFile.open(
                 id: id, directory: segmentsPath, storeID: manifest.storeID, writable: !configuration.readOnly, io: io)

@@ -8,7 +8,7 @@ struct StoreState: Sendable {
     /// Live segments in log order; the last is the active one.
     var segmentOrder: [UInt32] = []
     /// Open segment files by id.
-    var files: [UInt32: SegmentFile] = [:]
+    var files = SegmentFiles()
     /// Byte counts by segment id.
     var stats: [UInt32: SegmentStats] = [:]
     /// Fetch indexes: per entity, per indexed column.

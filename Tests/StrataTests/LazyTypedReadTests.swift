@@ -73,6 +73,30 @@ final class LoggedReading: ManagedObject {
         }
     }
 
+    /// A fault's first `@Managed` read fires it between the hooks and reads the row it loaded,
+    /// as a fetched object's read does; a hook that sets the value first is still what it reads.
+    @Test func aFaultsFirstReadFiresItAndReadsItsRow() throws {
+        let folder = TemporaryFolder()
+        let container = try Self.container(folder)
+        let writer = container.newBackgroundContext()
+        let (readingID, hookedID) = try writer.performAndWait {
+            (try #require(try writer.fetch(FetchRequest<LoggedReading>(entityName: "Reading")).first).objectID,
+             try #require(try writer.fetch(FetchRequest<HookedReading>(entityName: "Hooked")).first).objectID)
+        }
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let reading = try #require(context.object(with: readingID) as? LoggedReading)
+            #expect(reading.isFault)
+            #expect(reading.count == 1 << 40)
+            #expect(!reading.isFault && reading.lazyRow != nil, "the read fired the fault and decoded nothing into the object")
+            #expect(reading.title == "first")
+            #expect(reading.accesses == ["will count", "did count", "will title", "did title"])
+            let hooked = try #require(context.object(with: hookedID) as? HookedReading)
+            #expect(hooked.isFault)
+            #expect(hooked.title == "set in the hook")
+        }
+    }
+
     @Test func aReadReturnsTheChangeMadeSinceTheLoadAndInTheHooks() throws {
         let folder = TemporaryFolder()
         let container = try Self.container(folder)

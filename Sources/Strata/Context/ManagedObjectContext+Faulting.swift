@@ -11,11 +11,12 @@ extension ManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator, !object.objectID.isTemporaryID else {
             throw CoreDataError(.coreData, "could not fulfill a fault for \(object.objectID): it names no stored object", objectID: object.objectID)
         }
-        let (row, sequence) = try storedSnapshot(for: object.objectID)
+        let layout = try coordinator.layout(object.entity)
+        let (row, sequence) = try storedSnapshot(for: object.objectID, layout: layout)
         guard let row else {
             return try markInaccessible(object)
         }
-        try load(object, from: row, layout: try coordinator.layout(object.entity), sequence: sequence)
+        try load(object, from: row, layout: layout, sequence: sequence)
         object.awakeFromFetch()
     }
 

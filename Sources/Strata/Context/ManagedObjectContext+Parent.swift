@@ -236,9 +236,10 @@ extension ManagedObjectContext {
             return true
         }
         guard let coordinator = persistentStoreCoordinator else { return false }
-        let (row, sequence) = try storedSnapshot(for: object.objectID)
+        let layout = try coordinator.layout(object.entity)
+        let (row, sequence) = try storedSnapshot(for: object.objectID, layout: layout)
         guard let row else { return false }
-        try load(object, from: row, layout: try coordinator.layout(object.entity), sequence: sequence)
+        try load(object, from: row, layout: layout, sequence: sequence)
         return true
     }
 

@@ -67,15 +67,16 @@ extension ManagedObjectContext {
     }
 
     /// The stored row of an object as the context reads it, with the sequence it is as of (the
-    /// coordinator's `snapshot(for:)` at the context's generation).
-    func storedSnapshot(for id: ManagedObjectID) throws -> (row: StoredRow?, sequence: UInt64) {
+    /// coordinator's `snapshot(for:)` at the context's generation). `layout` is the layout of
+    /// `id`'s entity, which the caller decodes the row with.
+    func storedSnapshot(for id: ManagedObjectID, layout: EntityLayout) throws -> (row: StoredRow?, sequence: UInt64) {
         guard let coordinator = persistentStoreCoordinator else { return (nil, 0) }
         guard !id.isTemporaryID, let identifier = id.storeIdentifier else { return (nil, 0) }
         if let store = queryGeneration?.pins?[identifier]?.store {
-            return try StoreReader(store: store, coordinator: coordinator, isCurrent: false).snapshot(for: id)
+            return try StoreReader(store: store, coordinator: coordinator, isCurrent: false).snapshot(for: id, layout: layout)
         }
         guard let store = currentStore(identifier: identifier, coordinator: coordinator) else { return (nil, 0) }
-        return try StoreReader(store: store, coordinator: coordinator, isCurrent: true).snapshot(for: id)
+        return try StoreReader(store: store, coordinator: coordinator, isCurrent: true).snapshot(for: id, layout: layout)
     }
 
     /// The coordinator's store with `identifier`: the one the last call found while the

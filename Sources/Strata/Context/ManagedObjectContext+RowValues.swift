@@ -25,7 +25,8 @@ extension ManagedObjectContext {
             guard let id = object as? ManagedObjectID else { return try FetchPredicate.value(of: object, forKey: key) }
             if rows[id] == nil {
                 guard storedState, let coordinator = persistentStoreCoordinator else { return try self.object(with: id).value(forCheckedKey: key) }
-                rows[id] = try storedSnapshot(for: id).row.map { ($0.row, try coordinator.layout(id.entity)) }
+                let layout = try coordinator.layout(id.entity)
+                rows[id] = try storedSnapshot(for: id, layout: layout).row.map { ($0.row, layout) }
             }
             guard let stored = rows[id]! else { throw CoreDataError(.coreData, "no stored row for \(id)") }
             return try storedValue(key, of: id, row: stored.row, layout: stored.layout, storedState: storedState)

@@ -233,12 +233,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
         guard !objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { throw missing }
         let object = self.object(with: objectID)
         if !object.isLoaded {
-            let (row, sequence) = try storedSnapshot(for: object.objectID)
+            let layout = try coordinator.layout(object.entity)
+            let (row, sequence) = try storedSnapshot(for: object.objectID, layout: layout)
             guard let row else {
                 if !object.hasChanges { unregister(object) }
                 throw missing
             }
-            try load(object, from: row, layout: try coordinator.layout(object.entity), sequence: sequence)
+            try load(object, from: row, layout: layout, sequence: sequence)
             object.awakeFromFetch()
         }
         guard !object.isInaccessible else { throw missing }

@@ -54,11 +54,12 @@ extension ManagedObject {
         let value: Any?
         do {
             let slot = try hint?.slot(of: key, in: runtime) ?? runtime.slot(key)
-            if lazyRow != nil, runtime.loads[slot] == .plain {
+            if runtime.loads[slot] == .plain {
                 willAccessValue(forKey: key)
                 defer { didAccessValue(forKey: key) }
                 // An attribute read straight from the row the object was loaded from is typed
-                // without going through `Any`.
+                // without going through `Any`, the first read of a fault too.
+                try fireFault()
                 if let stored = lazyPlainValue(slot) { return ManagedValueCast.cast(stored: stored, to: Value.self, key: key) }
                 value = try publicValue(slot)
             } else {

@@ -24,8 +24,10 @@ struct StoreReader {
     /// An engine store's row is read as its encoded bytes (``EncodedRow``), its sequence and
     /// place taken under one engine lock (``Store/locate(_:key:)``): a fault takes that lock and
     /// the row cache's, and on a miss the block cache's and the row cache's again.
-    func snapshot(for id: ManagedObjectID) throws -> (row: StoredRow?, sequence: UInt64) {
-        let storeEntity = try coordinator.layout(id.entity).storeEntity
+    ///
+    /// - Parameter layout: the layout of `id`'s entity, which the caller decodes the row with.
+    func snapshot(for id: ManagedObjectID, layout: EntityLayout) throws -> (row: StoredRow?, sequence: UInt64) {
+        let storeEntity = layout.storeEntity
         if let engine = store.engineStore {
             let (sequence, located) = try coordinator.storeCall { try engine.locate(storeEntity, key: id.primaryKey) }
             guard let located else { return (nil, sequence) }
