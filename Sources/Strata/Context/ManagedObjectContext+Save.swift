@@ -89,17 +89,31 @@ extension ManagedObjectContext {
         if let foreign = objects.first(where: { $0.managedObjectContext !== self }) {
             throw CoreDataError(.coreData, "\(foreign.objectID) is not registered with this context", objectID: foreign.objectID)
         }
-        var groups: OrderedDictionary<ObjectIdentifier, (store: PersistentStore, objects: [ManagedObject])> = [:]
-        // The store of the previous object's entity: objects of one entity usually come in a row.
-        var recent: (entity: EntityDescription, store: PersistentStore)?
+        // The objects by store, in the order of the stores' first objects (a save has one store,
+        // most often).
+        var groups: [(store: PersistentStore, objects: [ManagedObject])] = []
+        // The previous object's entity and the index of its store's group: objects of one
+        // entity usually come in a row.
+        var recentEntity: EntityDescription?
+        var recentGroup = 0
         for object in objects where object.objectID.isTemporaryID {
-            if recent?.entity !== object.entity { recent = (object.entity, try coordinator.store(for: object.entity)) }
-            groups[ObjectIdentifier(recent!.store), default: (recent!.store, [])].objects.append(object)
+            let entity = object.entity
+            if entity !== recentEntity {
+                recentEntity = entity
+                let store = try coordinator.store(for: entity)
+                if let index = groups.firstIndex(where: { $0.store === store }) {
+                    recentGroup = index
+                } else {
+                    recentGroup = groups.count
+                    groups.append((store, []))
+                }
+            }
+            groups[recentGroup].objects.append(object)
         }
         guard !groups.isEmpty else { return }
         var pairs: [(temporary: ManagedObjectID, permanent: ManagedObjectID)] = []
         pairs.reserveCapacity(objects.count)
-        let obtained = try groups.values.map { group in
+        let obtained = try groups.map { group in
             (group.objects, try StoreWriter(store: group.store, coordinator: coordinator).obtainPermanentIDs(for: group.objects))
         }
         for (objects, ids) in obtained {
