@@ -1,6 +1,6 @@
 /// The open segment files of a store, by segment id: a dictionary whose keys are hashed by
-/// ``TableHashing`` rather than `Hasher`, whose setup cost more than the rest of the lookup
-/// that every fault makes for its row's file (``StoreState/resolve(_:)``).
+/// ``TableHashing`` rather than by a `Hasher`, which took more instructions than the rest of
+/// the lookup every fault makes for its row's file (``StoreState/resolve(_:)``).
 struct SegmentFiles: Sendable {
     /// A segment id as the table hashes it.
     private struct ID: Hashable {
