@@ -58,8 +58,9 @@ extension ManagedObject {
                 willAccessValue(forKey: key)
                 defer { didAccessValue(forKey: key) }
                 // An attribute read straight from the row the object was loaded from is typed
-                // without going through `Any`, the first read of a fault too.
-                try fireFault()
+                // without going through `Any`, the first read of a fault too (an object holding
+                // a row is loaded: no call to find that out).
+                if lazyRow == nil { try fireFault() }
                 if let stored = lazyPlainValue(slot) { return ManagedValueCast.cast(stored: stored, to: Value.self, key: key) }
                 value = try publicValue(slot)
             } else {
