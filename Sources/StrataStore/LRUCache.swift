@@ -29,18 +29,10 @@ final class LRUCache<Element: Sendable>: Sendable {
         var readAt: UInt
     }
 
-    /// A key as the cache's table hashes it (``TableHashing``), not through a `Hasher`.
-    private struct Key: Hashable {
-        /// The key.
-        var value: UInt64
-
-        func _rawHashValue(seed: Int) -> Int { TableHashing.hash(value, seed: seed) }
-    }
-
     /// The cache contents and statistics, guarded by ``state``.
     private struct State {
         /// The slot of each cached key.
-        var slotsByKey: [Key: Int] = [:]
+        var slotsByKey: [TableKey: Int] = [:]
         /// Every slot ever used; free ones are listed in ``freeSlots``.
         var slots: [Slot] = []
         /// Indices of unused slots in ``slots``.
@@ -92,7 +84,7 @@ final class LRUCache<Element: Sendable>: Sendable {
                 slot = slots.count
                 slots.append(entry)
             }
-            slotsByKey[Key(value: key)] = slot
+            slotsByKey[TableKey(value: key)] = slot
             totalCost += cost
             return slot
         }
@@ -100,7 +92,7 @@ final class LRUCache<Element: Sendable>: Sendable {
         /// Drops the entry in `slot` and frees the slot.
         mutating func remove(slot: Int) {
             unlink(slot)
-            slotsByKey[Key(value: slots[slot].key)] = nil
+            slotsByKey[TableKey(value: slots[slot].key)] = nil
             totalCost -= slots[slot].cost
             slots[slot].element = nil
             freeSlots.append(slot)
@@ -127,7 +119,7 @@ final class LRUCache<Element: Sendable>: Sendable {
     /// with one) starts loading first.
     func value(forKey key: UInt64, prefetching offset: Int? = nil) -> Element? {
         state.withLock { state in
-            guard let slot = state.slotsByKey[Key(value: key)] else {
+            guard let slot = state.slotsByKey[TableKey(value: key)] else {
                 state.misses += 1
                 return nil
             }
@@ -149,7 +141,7 @@ final class LRUCache<Element: Sendable>: Sendable {
         precondition(cost >= 0, "LRUCache cost must not be negative")
         let readAt = UInt(bitPattern: readAt)
         state.withLock { state in
-            if let old = state.slotsByKey[Key(value: key)] { state.remove(slot: old) }
+            if let old = state.slotsByKey[TableKey(value: key)] { state.remove(slot: old) }
             guard cost <= capacity, capacity > 0 else { return }
             state.pushFront(state.add(value, forKey: key, cost: cost, readAt: readAt))
             while state.totalCost > capacity { state.remove(slot: state.tail) }
@@ -165,7 +157,7 @@ final class LRUCache<Element: Sendable>: Sendable {
         precondition(cost >= 0, "LRUCache cost must not be negative")
         let readAt = UInt(bitPattern: readAt)
         state.withLock { state in
-            guard state.slotsByKey[Key(value: key)] == nil, state.totalCost + cost <= capacity, capacity > 0 else { return }
+            guard state.slotsByKey[TableKey(value: key)] == nil, state.totalCost + cost <= capacity, capacity > 0 else { return }
             state.pushBack(state.add(value, forKey: key, cost: cost, readAt: readAt))
         }
     }
@@ -178,7 +170,7 @@ final class LRUCache<Element: Sendable>: Sendable {
     /// Drops the element cached under `key`, if any.
     func removeValue(forKey key: UInt64) {
         state.withLock { state in
-            if let slot = state.slotsByKey[Key(value: key)] { state.remove(slot: slot) }
+            if let slot = state.slotsByKey[TableKey(value: key)] { state.remove(slot: slot) }
         }
     }
 

@@ -10,3 +10,12 @@ enum TableHashing {
         return Int(truncatingIfNeeded: spread ^ (spread >> 29))
     }
 }
+
+/// An integer key of one of the store's own tables (a block number, a segment id), hashed by
+/// ``TableHashing`` rather than by a `Hasher`.
+struct TableKey: Hashable, Sendable {
+    /// The key.
+    var value: UInt64
+
+    func _rawHashValue(seed: Int) -> Int { TableHashing.hash(value, seed: seed) }
+}
