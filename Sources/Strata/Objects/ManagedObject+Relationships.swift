@@ -3,29 +3,50 @@ import OrderedCollections
 extension ManagedObject {
     /// Sets a relationship, keeping the inverse relationship of every object involved in step.
     func setRelationship(_ value: Any?, _ relationship: RelationshipDescription, slot: Int) throws {
-        guard liveContext != nil || value == nil else {
-            throw CoreDataError(.managedObjectReferentialIntegrity, "insert \(entity.name) into a context before setting \(relationship.name)", objectID: objectID, key: relationship.name)
-        }
+        if value != nil { try requireContext(toSet: relationship) }
         let new = try relationshipStorage(value, relationship)
+        guard relationship.isToMany else {
+            return try setToOne(id: SlotValueCast.cast(new, to: ManagedObjectID.self), relationship, slot: slot)
+        }
         try fireFault()
         try loadToMany(slot)
         willChangeValue(forKey: relationship.name)
         defer { didChangeValue(forKey: relationship.name) }
-        if relationship.isToMany {
-            let old = SlotValueCast.cast(values[slot], to: OrderedSet<ManagedObjectID>.self) ?? []
-            let updated = new as! OrderedSet<ManagedObjectID>
-            for id in old where !updated.contains(id) { try unlinkInverse(of: relationship, slot: slot, at: id) }
-            for id in updated where !old.contains(id) { try linkInverse(of: relationship, slot: slot, at: id) }
-            values[slot] = updated
-        } else {
-            let old = SlotValueCast.cast(values[slot], to: ManagedObjectID.self)
-            let updated = SlotValueCast.cast(new, to: ManagedObjectID.self)
-            guard old != updated else { return }
-            if let old { try unlinkInverse(of: relationship, slot: slot, at: old) }
-            if let updated { try linkInverse(of: relationship, slot: slot, at: updated) }
-            values[slot] = updated
-        }
+        let old = SlotValueCast.cast(values[slot], to: OrderedSet<ManagedObjectID>.self) ?? []
+        let updated = new as! OrderedSet<ManagedObjectID>
+        for id in old where !updated.contains(id) { try unlinkInverse(of: relationship, slot: slot, at: id) }
+        for id in updated where !old.contains(id) { try linkInverse(of: relationship, slot: slot, at: id) }
+        values[slot] = updated
         noteChange(slot)
+    }
+
+    /// Sets the to-one relationship in `slot` to `object` (`nil` clears it), as
+    /// ``setRelationship(_:_:slot:)`` does, without making an `Any` of the object or casting
+    /// one back: the path of a typed setter (`@Managed`).
+    func setToOne(_ object: ManagedObject?, _ relationship: RelationshipDescription, slot: Int) throws {
+        guard let object else { return try setToOne(id: nil, relationship, slot: slot) }
+        try requireContext(toSet: relationship)
+        try setToOne(id: try checkedID(of: object, for: relationship), relationship, slot: slot)
+    }
+
+    /// Sets the to-one relationship in `slot` to the object `updated` names (`nil` clears it),
+    /// keeping the inverse relationships of the objects involved in step.
+    private func setToOne(id updated: ManagedObjectID?, _ relationship: RelationshipDescription, slot: Int) throws {
+        try fireFault()
+        willChangeValue(forKey: relationship.name)
+        defer { didChangeValue(forKey: relationship.name) }
+        let old = SlotValueCast.cast(values[slot], to: ManagedObjectID.self)
+        guard old != updated else { return }
+        if let old { try unlinkInverse(of: relationship, slot: slot, at: old) }
+        if let updated { try linkInverse(of: relationship, slot: slot, at: updated) }
+        values[slot] = updated
+        noteChange(slot)
+    }
+
+    /// Throws unless the object is in a context: a relationship is set to objects only there.
+    private func requireContext(toSet relationship: RelationshipDescription) throws {
+        guard liveContext == nil else { return }
+        throw CoreDataError(.managedObjectReferentialIntegrity, "insert \(entity.name) into a context before setting \(relationship.name)", objectID: objectID, key: relationship.name)
     }
 
     /// Makes the inverse of `relationship` (at `slot` here) on the object `id` include this object.

@@ -235,12 +235,13 @@ extension ManagedObject {
     }
 
     /// Sets the attribute in `slot` to `value`, already converted to the attribute's type, with
-    /// change notifications.
-    func setAttributeValue(_ value: Any?, slot: Int) throws {
+    /// change notifications. The value is taken, not copied: a typed setter's `Any` is moved into
+    /// the slot instead of copied and then destroyed (~230 instructions a set, callgrind, W1).
+    func setAttributeValue(_ value: consuming Any?, slot: Int) throws {
         let key = runtime.names[slot]
         try fireFault()
         willChangeValue(forKey: key)
-        values[slot] = value
+        values[slot] = consume value
         noteChange(slot)
         didChangeValue(forKey: key)
     }
@@ -342,17 +343,20 @@ extension ManagedObject {
         return value
     }
 
+    /// The ID of `object` as `relationship` stores it, checking its entity and context.
+    func checkedID(of object: ManagedObject, for relationship: RelationshipDescription) throws -> ManagedObjectID {
+        guard let destination = relationship.destinationEntity, object.entity.isKindOf(entity: destination) else {
+            throw CoreDataError(.keyValueValidation, "\(entity.name).\(relationship.name) takes \(relationship.destinationEntity?.name ?? "?") objects, not \(object.entity.name)", objectID: objectID, key: relationship.name)
+        }
+        guard object.liveContext?.toOpaque() == liveContext?.toOpaque() else {
+            throw CoreDataError(.managedObjectReferentialIntegrity, "\(entity.name).\(relationship.name): the object is in another context", objectID: objectID, key: relationship.name)
+        }
+        return object.objectID
+    }
+
     /// The stored form of a relationship value, checking entity and context.
     func relationshipStorage(_ value: Any?, _ relationship: RelationshipDescription) throws -> Any? {
-        func check(_ object: ManagedObject) throws -> ManagedObjectID {
-            guard let destination = relationship.destinationEntity, object.entity.isKindOf(entity: destination) else {
-                throw CoreDataError(.keyValueValidation, "\(entity.name).\(relationship.name) takes \(relationship.destinationEntity?.name ?? "?") objects, not \(object.entity.name)", objectID: objectID, key: relationship.name)
-            }
-            guard object.liveContext?.toOpaque() == liveContext?.toOpaque() else {
-                throw CoreDataError(.managedObjectReferentialIntegrity, "\(entity.name).\(relationship.name): the object is in another context", objectID: objectID, key: relationship.name)
-            }
-            return object.objectID
-        }
+        func check(_ object: ManagedObject) throws -> ManagedObjectID { try checkedID(of: object, for: relationship) }
         guard let value else {
             return relationship.isToMany ? OrderedSet<ManagedObjectID>() : nil
         }
