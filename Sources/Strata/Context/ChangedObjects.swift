@@ -40,7 +40,15 @@ struct ChangedObjects: Sequence, ExpressibleByArrayLiteral {
     }
 
     /// The objects added in the current event and still in the set, in the order they were added.
-    var addedInEvent: some Sequence<ManagedObject> { entries[eventStart...].lazy.compactMap { $0 } }
+    ///
+    /// An array made at once, in room reserved for all of them: appending a lazy sequence of
+    /// them to another array took ~440 instructions an object (callgrind, W2's saves of 10).
+    var addedInEvent: [ManagedObject] {
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(entries.count - eventStart)
+        for case let object? in entries[eventStart...] { objects.append(object) }
+        return objects
+    }
 
     /// Whether an object added in the current event is still in the set.
     var hasAddedInEvent: Bool { entries[eventStart...].contains { $0 != nil } }
