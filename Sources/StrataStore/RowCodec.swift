@@ -259,46 +259,30 @@ final class RowCodec: Sendable {
         guard !isNull(column) else { return .null }
         var reader: BinaryReader
         if let offsets {
-            let position = Int(offsets.loadUnaligned(fromByteOffset: column << 1, as: UInt16.self))
-            if let value = Self.scalarValue(types[column], of: bytes, at: position) { return value }
-            reader = BinaryReader(bytes, position: position)
+            reader = BinaryReader(bytes, position: Int(offsets.loadUnaligned(fromByteOffset: column << 1, as: UInt16.self)))
         } else {
             reader = BinaryReader(bytes, position: bitmapCount)
             for earlier in 0..<column where !isNull(earlier) {
                 try skipValue(types[earlier], in: &reader)
             }
         }
+        if let value = try Self.scalarValue(types[column], from: &reader) { return value }
         return try decodeValue(types[column], from: &reader)
     }
 
-    /// The value of an integer, to-one reference or Boolean column (the columns fetches most
-    /// often test and sort on, and every row's entity tag) that starts at `position` of `bytes`,
-    /// read in place; `nil` for a column of another type, or bytes that do not hold the value
-    /// (which ``decodeValue(_:from:)`` then reports). Through ``decodeValue(_:from:)`` such a
-    /// read cost ~50 instructions more (callgrind, W5's fetch).
+    /// The non-nil value of an integer, to-one reference or Boolean column at the reader's
+    /// position (the columns fetches most often test and sort on, and every row's entity tag);
+    /// `nil` for a column of another type, read by ``decodeValue(_:from:)``. Inlined in
+    /// ``value(_:of:offsets:)``, whose reads of such a column then skip the general decoder's
+    /// call (~50 instructions a read, callgrind, W5's fetch).
     @inline(__always)
-    private static func scalarValue(_ type: ColumnType, of bytes: UnsafeRawBufferPointer, at position: Int) -> Value? {
-        let isReference: Bool
+    private static func scalarValue(_ type: ColumnType, from reader: inout BinaryReader) throws -> Value? {
         switch type {
-        case .int16, .int32, .int64: isReference = false
-        case .reference: isReference = true
-        case .bool: return position < bytes.count ? .bool(bytes[position] != 0) : nil
+        case .int16, .int32, .int64: return .int(try reader.zigzag())
+        case .reference: return .reference(try reader.zigzag())
+        case .bool: return .bool(try reader.u8() != 0)
         default: return nil
         }
-        var raw: UInt64 = 0
-        var shift: UInt64 = 0
-        var offset = position
-        while offset < bytes.count && shift < 64 {
-            let byte = bytes[offset]
-            raw |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 {
-                let decoded = Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
-                return isReference ? .reference(decoded) : .int(decoded)
-            }
-            offset += 1
-            shift += 7
-        }
-        return nil
     }
 
     /// ``value(_:of:offsets:)`` of a row already checked (``EncodedRowFormat/check(_:offsets:)``),
@@ -349,18 +333,14 @@ final class RowCodec: Sendable {
     /// Decodes one non-nil value of `type` at the reader's position.
     func decodeValue(_ type: ColumnType, from reader: inout BinaryReader) throws -> Value {
         switch type {
-        case .int16, .int32, .int64:
-            return .int(try reader.zigzag())
-        case .reference:
-            return .reference(try reader.zigzag())
+        case .int16, .int32, .int64, .reference, .bool:
+            return try Self.scalarValue(type, from: &reader)!
         case .float:
             return .float(Float(bitPattern: try reader.u32()))
         case .double:
             return .double(Double(bitPattern: try reader.u64()))
         case .date:
             return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.u64())))
-        case .bool:
-            return .bool(try reader.u8() != 0)
         case .string:
             return .string(try Self.string(from: &reader))
         case .binary, .transformable:
