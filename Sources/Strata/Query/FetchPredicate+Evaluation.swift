@@ -44,7 +44,7 @@ extension FetchPredicate {
     /// operators included).
     static func value(atKeyPath path: String, of object: ManagedObject) throws -> Any? {
         let evaluation = PredicateEvaluation(valueForKey: value(of:forKey:), substitutionVariables: nil)
-        return try evaluation.walk(object, path.keyPathComponents[...])
+        return try evaluation.walk(object, path.dottedKeys[...])
     }
 
     /// The value of `key` of a managed object or dictionary, as `evaluate(with:)` reads it.
@@ -143,7 +143,7 @@ struct PredicateEvaluation {
                 guard let base = FetchValue.unwrap(base) else { return nil }
                 return try step(base, path)
             }
-            return try walk(base, path.keyPathComponents[...])
+            return try walk(base, path.dottedKeys[...])
         case .subquery(let collection, let variable, let predicate):
             guard let source = try value(collection, object: object, bindings: bindings) else { return [Any?]() }
             guard let elements = FetchValue.elements(of: source) else { throw Failure() }

@@ -70,7 +70,7 @@ private struct PredicateValidation {
             return .unknown
         case .keyPath(let path, on: let operand):
             var current = try shape(operand, evaluated: evaluated, variables: variables)
-            for key in path.keyPathComponents {
+            for key in path.dottedKeys {
                 if key == "@count" { return .unknown }
                 if key.hasPrefix("@") || key == "self" || key == "SELF" { continue }
                 switch current {
