@@ -75,14 +75,15 @@ public struct EncodedRow: @unchecked Sendable {
 
     /// Checks that `bytes` hold one row of `format` and calls `body` with the row's column
     /// offsets (one `UInt16` a stored column; `nil` for a row of more than 64 KiB, which keeps
-    /// none): for the row in `slot` of `block`, when given, the check is made once while the
-    /// block lives (the block records the offsets, which a later call takes instead of checking
-    /// the bytes again).
+    /// none): for the row in `slot` of `block`, when given, the offsets the block recorded are
+    /// taken instead of checking the bytes again, and with `recordsCheck` a check made is
+    /// recorded there, so that it is made once while the block lives.
     ///
     /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold a row of `format`; what
     ///   `body` throws.
     static func withCheckedOffsets<R>(
-        _ bytes: UnsafeRawBufferPointer, format: EncodedRowFormat, block: DecodedBlock?, slot: Int, _ body: (UnsafeRawPointer?) throws -> R
+        _ bytes: UnsafeRawBufferPointer, format: EncodedRowFormat, block: DecodedBlock?, slot: Int, recordsCheck: Bool = true,
+        _ body: (UnsafeRawPointer?) throws -> R
     ) throws -> R {
         guard offsetTable(byteCount: bytes.count) != nil else {
             try format.check(bytes, offsets: nil)
@@ -93,13 +94,13 @@ public struct EncodedRow: @unchecked Sendable {
             let offsets = buffer.baseAddress!
             if let block, block.copyCheckedOffsets(slot: slot, columns: columns, into: offsets) { return try body(offsets) }
             try format.check(bytes, offsets: offsets)
-            block?.recordCheckedOffsets(slot: slot, columns: columns, from: offsets)
+            if recordsCheck { block?.recordCheckedOffsets(slot: slot, columns: columns, from: offsets) }
             return try body(offsets)
         }
     }
 
     /// A copy of the row of `format` at the start of `bytes` (which may go on past it: at most
-    /// 64 KiB - 1 of them are looked at), checked as ``withCheckedOffsets(_:format:block:slot:_:)``
+    /// 64 KiB - 1 of them are looked at), checked as ``withCheckedOffsets(_:format:block:slot:recordsCheck:_:)``
     /// checks a row, its end found by the check; `nil` when they do not start with a row of
     /// `format` that ends within that bound.
     static func checkedPrefix(of bytes: UnsafeRawBufferPointer, format: EncodedRowFormat) -> EncodedRow? {
@@ -110,7 +111,7 @@ public struct EncodedRow: @unchecked Sendable {
         }
     }
 
-    /// A copy of `bytes`, one row of `format` checked by ``withCheckedOffsets(_:format:block:slot:_:)``,
+    /// A copy of `bytes`, one row of `format` checked by ``withCheckedOffsets(_:format:block:slot:recordsCheck:_:)``,
     /// with the `offsets` it gave.
     init(copying bytes: UnsafeRawBufferPointer, offsets: UnsafeRawPointer?, format: EncodedRowFormat) {
         let columns = format.codec.storedColumns

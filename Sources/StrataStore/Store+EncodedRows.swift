@@ -82,9 +82,17 @@ extension Store {
     /// The rows of `entity` at `keys` as their encoded bytes, in the order of `keys` (`nil` where
     /// no live row is), as ``read(_:keys:)`` reads them decoded.
     ///
+    /// The rows are read as a fault reads its row (``readEncoded(_:)``): each is checked, but the
+    /// check is not recorded in its block. The caller keeps the copies (a coordinator's row
+    /// cache), so the block seldom serves those rows again, and a batch of rows spread over the
+    /// store (W5's first query) would otherwise allocate and zero a block's table of offsets for
+    /// each row it reads.
+    ///
     /// - Throws: ``StoreError`` `corrupt` or `io` for a bad block or row.
     public func readEncoded(_ entity: Int, keys: [PrimaryKey]) throws -> [EncodedRow?] {
-        try readEncoded(entity, keys: keys) { _, _ in true }
+        var rows = [EncodedRow?](repeating: nil, count: keys.count)
+        try forEachAcceptedRow(entity, keys: keys, where: { _, _ in true }, recordsChecks: false) { position, row in rows[position] = row }
+        return rows
     }
 
     /// The rows of `entity` at `keys` that `accept` takes, as their encoded bytes, in the order
@@ -99,15 +107,20 @@ extension Store {
     }
 
     /// Calls `body` with the position in `keys` and a copy of each live row of `entity` at `keys`
-    /// that `accept` takes, block by block in log order.
+    /// that `accept` takes, block by block in log order; each row's check recorded in its block
+    /// when `recordsChecks`.
     private func forEachAcceptedRow(
-        _ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ body: (Int, consuming EncodedRow) throws -> Void
+        _ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool, recordsChecks: Bool = true,
+        _ body: (Int, consuming EncodedRow) throws -> Void
     ) throws {
         try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
             let format = try blockFormat(Int(place.entity), of: block, file: file, offset: Int64(place.offset))
             for (position, slot) in slots {
                 let key = keys[position]
-                guard let row = try acceptedRow(accept, key, block, slot: slot, format: format, file: file, offset: Int64(place.offset)) else { continue }
+                guard
+                    let row = try acceptedRow(
+                        accept, key, block, slot: slot, format: format, file: file, offset: Int64(place.offset), recordsCheck: recordsChecks)
+                else { continue }
                 try body(position, row)
             }
         }
@@ -123,7 +136,7 @@ extension Store {
     }
 
     /// A copy of the encoded row in `slot` of a decoded block, checked against `format` (once
-    /// while the block lives, with `recordsCheck`: see ``EncodedRow/withCheckedOffsets(_:format:block:slot:_:)``).
+    /// while the block lives, with `recordsCheck`: see ``EncodedRow/withCheckedOffsets(_:format:block:slot:recordsCheck:_:)``).
     private func encodedRow(
         _ block: DecodedBlock, slot: Int, format: EncodedRowFormat, file: SegmentFile, offset: Int64, recordsCheck: Bool = true
     ) throws -> EncodedRow {
@@ -137,9 +150,9 @@ extension Store {
     /// else `nil`.
     private func acceptedRow(
         _ accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ key: PrimaryKey, _ block: DecodedBlock, slot: Int, format: EncodedRowFormat,
-        file: SegmentFile, offset: Int64
+        file: SegmentFile, offset: Int64, recordsCheck: Bool = true
     ) throws -> EncodedRow? {
-        try withCheckedRow(block, slot: slot, format: format, file: file, offset: offset) { bytes, offsets in
+        try withCheckedRow(block, slot: slot, format: format, file: file, offset: offset, recordsCheck: recordsCheck) { bytes, offsets in
             guard try accept(key, EncodedRowView(bytes: bytes, offsets: offsets, codec: Unmanaged.passUnretained(format.codec))) else { return nil }
             return EncodedRow(copying: bytes, offsets: offsets, format: format)
         }
@@ -159,7 +172,7 @@ extension Store {
         }
         do {
             return try block.withRow(at: slot) { bytes in
-                try EncodedRow.withCheckedOffsets(bytes, format: format, block: recordsCheck ? block : nil, slot: slot) { try body(bytes, $0) }
+                try EncodedRow.withCheckedOffsets(bytes, format: format, block: block, slot: slot, recordsCheck: recordsCheck) { try body(bytes, $0) }
             }
         } catch is BinaryReader.Malformed {
             throw StoreError(.corrupt, "row \(slot) of a block does not decode", path: file.path, offset: offset)
