@@ -356,7 +356,6 @@ extension ManagedObject {
 
     /// The stored form of a relationship value, checking entity and context.
     func relationshipStorage(_ value: Any?, _ relationship: RelationshipDescription) throws -> Any? {
-        func check(_ object: ManagedObject) throws -> ManagedObjectID { try checkedID(of: object, for: relationship) }
         guard let value else {
             return relationship.isToMany ? OrderedSet<ManagedObjectID>() : nil
         }
@@ -364,7 +363,7 @@ extension ManagedObject {
             guard let object = value as? ManagedObject else {
                 throw CoreDataError(.keyValueValidation, "\(entity.name).\(relationship.name) takes a managed object, not \(type(of: value))", objectID: objectID, key: relationship.name)
             }
-            return try check(object)
+            return try checkedID(of: object, for: relationship)
         }
         let objects: [ManagedObject]
         if let array = value as? [ManagedObject] {
@@ -374,6 +373,6 @@ extension ManagedObject {
         } else {
             throw CoreDataError(.keyValueValidation, "\(entity.name).\(relationship.name) takes a set or array of managed objects, not \(type(of: value))", objectID: objectID, key: relationship.name)
         }
-        return OrderedSet(try objects.map(check))
+        return OrderedSet(try objects.map { try checkedID(of: $0, for: relationship) })
     }
 }
