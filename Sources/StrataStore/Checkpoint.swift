@@ -39,6 +39,10 @@ struct Checkpoint: Sendable {
 
     /// The checkpoint's bytes.
     func encode(schema: Schema) -> [UInt8] {
+        // The captured state's indexes with its pending changes merged (none, when it was
+        // captured by ``Store/captureCheckpoint(_:)``: then nothing is copied).
+        var captured = state
+        let fetchIndexes = captured.fetchIndexes
         var sections: [[UInt8]] = []
         var header = BinaryWriter()
         header.u32(segment)
@@ -80,10 +84,10 @@ struct Checkpoint: Sendable {
             entity.sizes.withUnsafeBytes { index.raw($0) }
             sections.append(index.bytes)
             var fetch = BinaryWriter()
-            let columns = state.fetchIndexes[entityID].keys.sorted()
+            let columns = fetchIndexes[entityID].keys.sorted()
             fetch.varint(columns.count)
             for column in columns {
-                let ordered = state.fetchIndexes[entityID][column]!
+                let ordered = fetchIndexes[entityID][column]!
                 let codec = Self.valueCodec(schema.entities[entityID].columns[column])
                 fetch.varint(column)
                 fetch.varint(ordered.count)
@@ -210,7 +214,7 @@ extension Checkpoint {
     ///
     /// - Throws: ``BinaryReader/Malformed`` when a section does not parse.
     static func decodeFetchIndexes(_ sections: [ArraySlice<UInt8>], schema: Schema) throws -> [[Int: OrderedIndex]] {
-        var indexes = StoreState(schema: schema).fetchIndexes
+        var indexes = StoreState.emptyFetchIndexes(schema)
         for (entityID, section) in sections.enumerated() {
             try section.withUnsafeBytes { raw in
                 var fetch = BinaryReader(raw)
@@ -250,10 +254,17 @@ extension Store {
             try syncActiveSegment()
             let snapshot = state.withLock { state in
                 defer { state.bytesSinceCheckpoint = 0 }
-                return Checkpoint(segment: state.activeSegment, offset: state.activeEnd, state: state, nextKeys: [])
+                return Self.captureCheckpoint(&state)
             }
             try publishCheckpoint(snapshot, status: &status)
         }
+    }
+
+    /// A checkpoint of `state` at the end of the log, its pending fetch-index changes merged in
+    /// `state` first (the caller holds its lock), so that the copy shares the merged indexes.
+    static func captureCheckpoint(_ state: inout StoreState) -> Checkpoint {
+        state.mergePendingIndexChanges()
+        return Checkpoint(segment: state.activeSegment, offset: state.activeEnd, state: state, nextKeys: [])
     }
 
     /// Writes `snapshot` as a new checkpoint file and a manifest naming it. Call with the manifest lock held.

@@ -61,6 +61,9 @@ struct FetchIndexChanges: Sendable {
     /// The number of changes recorded.
     var count: Int { indexes.reduce(0) { $0 + $1.changes.count } }
 
+    /// Whether no change is recorded.
+    var isEmpty: Bool { indexes.allSatisfy { $0.changes.isEmpty } }
+
     /// The new images of the inserts `ops` whose changes these are (a bulk insert's, each of
     /// which recorded one change in each index of its entity, in order), as the rows of an
     /// ``IndexedRowChange`` list: entities with fetch indexes only, in operation order, each

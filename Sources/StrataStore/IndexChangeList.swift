@@ -47,8 +47,18 @@ struct IndexChangeList: RandomAccessCollection, Sendable {
         count += 1
     }
 
-    /// Adds the changes of `other` after these, sharing its segments.
+    /// Fewer changes than this, appended to a list, are copied into its last segment rather than
+    /// joined as segments of their own: a list that gathers many small commit groups' changes
+    /// (``StoreState/pendingIndexChanges``) keeps few segments, and a change is found in one step.
+    static let copiedAppend = 1024
+
+    /// Adds the changes of `other` after these: copied when they are few, else sharing its segments.
     mutating func append(contentsOf other: IndexChangeList) {
+        if !segments.isEmpty && other.count < Self.copiedAppend {
+            segments[segments.count - 1].append(contentsOf: other)
+            count += other.count
+            return
+        }
         for segment in other.segments {
             starts.append(count)
             segments.append(segment)

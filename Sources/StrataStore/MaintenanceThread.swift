@@ -43,13 +43,14 @@ extension Store {
         maintenance.start { [weak self] in self?.runMaintenance() }
     }
 
-    /// One round of background work: segment space ahead of the log when a commit asked for it,
-    /// a checkpoint when enough log was written, then compaction of sealed segments past the
-    /// dead-fraction threshold.
+    /// One round of background work: segment space ahead of the log and a merge of the pending
+    /// fetch-index changes when a commit asked for them, a checkpoint when enough log was
+    /// written, then compaction of sealed segments past the dead-fraction threshold.
     func runMaintenance() {
         do {
             try checkOpen(writing: true)
             if spaceAheadRequested.exchange(false, ordering: .acquiringAndReleasing) { try allocateSpaceAhead() }
+            if indexMergeRequested.exchange(false, ordering: .acquiringAndReleasing) { mergePendingIndexChanges() }
             if state.withLock({ $0.bytesSinceCheckpoint }) >= Int64(configuration.checkpointInterval) {
                 try writeCheckpoint()
             }
@@ -60,5 +61,14 @@ extension Store {
         } catch {
             logger.error("background maintenance failed", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Merges the pending fetch-index changes into a copy of the indexes outside the state's
+    /// lock, which commits and reads take meanwhile, and puts the copy in place.
+    func mergePendingIndexChanges() {
+        guard let merge = state.withLock({ $0.beginIndexMerge() }) else { return }
+        var indexes = merge.indexes
+        merge.changes.settled().apply(to: &indexes)
+        state.withLock { $0.finishIndexMerge((indexes, merge.merges)) }
     }
 }

@@ -115,6 +115,9 @@ extension Store {
         // A bulk insert is encoded on every core; any other transaction in one pass.
         let sharesOut = operations.count >= 2 * Self.insertsPerPart && transaction.insertsOnly
         var indexChanges: FetchIndexChanges?
+        // An insert-only transaction's changes are recorded here, on the writer's thread, rather
+        // than by the group's leader: its inserts have no old image for the leader to check.
+        if transaction.insertsOnly { indexChanges = FetchIndexChanges() }
         if sharesOut {
             indexChanges = try encodeInserts(count: operations.count, into: &builder, highestKeys: &highestKeys) { range, encode in
                 for index in range {
@@ -135,7 +138,11 @@ extension Store {
             switch op {
             case .insert(_, let key, let row):
                 try encodeInsert(entity: entity, key: key, row: row, codec: codec, into: &builder, highestKeys: &highestKeys)
-                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: .row(row))) }
+                if indexed && indexChanges != nil {
+                    indexChanges!.record(entity, key, columns: indexedColumns[entity], old: nil, new: .row(row))
+                } else if indexed {
+                    rows.append(IndexedRowChange(op: index, old: nil, new: .row(row)))
+                }
                 if recordsRows { written[EntityKey(entity: entity, key: key)] = row }
             case .update(_, let key, let row, let changed):
                 try codec.validate(row)
@@ -353,7 +360,11 @@ extension Store {
             let interval = Int64(configuration.checkpointInterval)
             // The number the group's first block gets: blocks are numbered in the order applied.
             var firstBlockNumber = 0
-            let indexChanges = settling?.wait() ?? Self.settle(recordedIndexChanges, indexedColumns: indexedColumns)
+            // A large group's changes, put in order while it was written, are merged now; a small
+            // group's wait with those of the groups before it (``StoreState/pendingIndexChanges``).
+            let settled = settling?.wait()
+            let deferred = settled == nil ? Self.gather(recordedIndexChanges, indexedColumns: indexedColumns) : nil
+            var pendingIndexChanges = 0
             let (wantsCheckpoint, wantsSpace) = state.withLock { state in
                 firstBlockNumber = state.blocks.count
                 var offset = start
@@ -365,7 +376,13 @@ extension Store {
                     state.apply(summary, segment: file.id, offset: offset, historyTracking: configuration.historyTracking)
                     offset += Int64(record.bytes.count)
                 }
-                indexChanges.apply(to: &state.fetchIndexes)
+                if let settled {
+                    settled.apply(to: &state.fetchIndexes)
+                } else if let deferred {
+                    state.deferIndexChanges(deferred)
+                    pendingIndexChanges = state.pendingIndexChanges.count
+                    if pendingIndexChanges >= Self.pendingIndexChangesMergedInline { state.mergePendingIndexChanges() }
+                }
                 state.activeEnd = start + Int64(groupBytes)
                 state.stats[file.id]?.fileBytes = state.activeEnd
                 state.bytesSinceCheckpoint += Int64(groupBytes)
@@ -381,7 +398,11 @@ extension Store {
             counters.groupWrites.add(1)
             CommitSignal.notify(self, sequence: firstSequence + UInt64(accepted.count - 1))
             counters.bytesWritten.add(groupBytes)
-            if wantsCheckpoint || (wantsSpace && !spaceAheadRequested.exchange(true, ordering: .acquiringAndReleasing)) { maintenance.wake() }
+            let wantsIndexMerge = pendingIndexChanges >= Self.pendingIndexChangesMerged
+                && !indexMergeRequested.exchange(true, ordering: .acquiringAndReleasing)
+            if wantsCheckpoint || wantsIndexMerge || (wantsSpace && !spaceAheadRequested.exchange(true, ordering: .acquiringAndReleasing)) {
+                maintenance.wake()
+            }
             for (position, entry) in accepted.enumerated() {
                 results[entry.index] = .success(firstSequence + UInt64(position))
             }
@@ -393,8 +414,15 @@ extension Store {
     }
 
     /// The fewest fetch-index changes a commit group puts in order on another core while it is
-    /// written (fewer are put in order on the writing thread: handing them over would cost more).
+    /// written, and merges as it is applied (fewer wait in ``StoreState/pendingIndexChanges``).
     static let indexChangesSettledAside = 4096
+
+    /// The fewest pending fetch-index changes the maintenance thread is woken to merge.
+    static let pendingIndexChangesMerged = 4096
+
+    /// The fewest pending fetch-index changes a commit group merges as it is applied, when the
+    /// maintenance thread has not merged them.
+    static let pendingIndexChangesMergedInline = 16 * pendingIndexChangesMerged
 
     /// What a group's commit brings to its fetch-index changes: its operations and their old
     /// and new indexed images, or the changes recorded when it was encoded.
@@ -413,14 +441,11 @@ extension Store {
             }
         }
         let indexedColumns = indexedColumns
-        return BackgroundWork { Self.settle(commits, indexedColumns: indexedColumns, buildingFor: empty) }
+        return BackgroundWork { Self.gather(commits, indexedColumns: indexedColumns).settled(buildingFor: empty) }
     }
 
-    /// The net fetch-index changes of a group's commits, building the indexes `empty` names
-    /// (see ``FetchIndexChanges/settled(buildingFor:)``).
-    private static func settle(
-        _ commits: [CommitIndexChanges], indexedColumns: [[Int]], buildingFor empty: [(entity: Int, column: Int)] = []
-    ) -> SettledFetchIndexChanges {
+    /// The fetch-index changes of a group's commits, in commit order.
+    private static func gather(_ commits: [CommitIndexChanges], indexedColumns: [[Int]]) -> FetchIndexChanges {
         var changes = FetchIndexChanges()
         for commit in commits {
             if let recorded = commit.recorded {
@@ -429,7 +454,7 @@ extension Store {
                 changes.record(commit.ops, rows: commit.rows, indexedColumns: indexedColumns)
             }
         }
-        return changes.settled(buildingFor: empty)
+        return changes
     }
 
     /// Puts the decoded blocks of `records`, committed in this order with their first block

@@ -285,7 +285,7 @@ extension Store {
                     state.files[id] = nil
                     state.stats[id] = nil
                 }
-                return Checkpoint(segment: state.activeSegment, offset: state.activeEnd, state: state, nextKeys: [])
+                return Self.captureCheckpoint(&state)
             }
             try publishCheckpoint(snapshot, status: &status)
             state.withLock { $0.bytesSinceCheckpoint = 0 }

@@ -34,7 +34,7 @@ extension Store {
 
     /// Rebuilds every fetch index by scanning the live rows of its entity.
     private func rebuildFetchIndexes() {
-        var indexes = StoreState(schema: schema).fetchIndexes
+        var indexes = StoreState.emptyFetchIndexes(schema)
         for entity in schema.entities where !entity.indexedColumns.isEmpty {
             var pairs: [Int: [(Value, PrimaryKey)]] = [:]
             do {

@@ -63,6 +63,8 @@ public final class Store: Sendable {
     /// Whether a commit asked the maintenance thread to allocate segment space ahead of the log
     /// (``allocateSpaceAhead()``) and it has not started yet.
     let spaceAheadRequested = Atomic<Bool>(false)
+    /// Whether a commit asked the maintenance thread to merge the pending fetch-index changes.
+    let indexMergeRequested = Atomic<Bool>(false)
     let maintenance: MaintenanceThread
 
     init(

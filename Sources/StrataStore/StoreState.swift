@@ -11,8 +11,20 @@ struct StoreState: Sendable {
     var files = SegmentFiles()
     /// Byte counts by segment id.
     var stats: [UInt32: SegmentStats] = [:]
-    /// Fetch indexes: per entity, per indexed column.
-    var fetchIndexes: [[Int: OrderedIndex]]
+    /// The fetch indexes as last merged, per entity, per indexed column: without
+    /// ``handedOverIndexChanges`` and ``pendingIndexChanges``. Read through ``fetchIndexes``.
+    private var mergedFetchIndexes: [[Int: OrderedIndex]]
+    /// The fetch-index changes the maintenance thread is merging outside the lock
+    /// (``beginIndexMerge()``), older than ``pendingIndexChanges``; `nil` when none is.
+    private var handedOverIndexChanges: FetchIndexChanges?
+    /// The fetch-index changes of the small commit groups applied since the indexes were last
+    /// merged, in commit order. They wait here, off the commit path, until an index is read or
+    /// changed, a checkpoint copies the state, or enough of them gather for the maintenance thread
+    /// to merge them (``Store/pendingIndexChangesMerged``).
+    private(set) var pendingIndexChanges = FetchIndexChanges()
+    /// How many times changes were merged into ``mergedFetchIndexes``: a merge begun outside the
+    /// lock is dropped when another merged meanwhile.
+    private var indexMerges = 0
     /// Retained history transaction records, by sequence.
     var history: [HistoryEntry] = []
     /// The newest committed sequence.
@@ -34,7 +46,12 @@ struct StoreState: Sendable {
     /// Creates the empty state for `schema`.
     init(schema: Schema) {
         entities = Array(repeating: EntityIndex(), count: schema.entities.count)
-        fetchIndexes = schema.entities.map { entity in
+        mergedFetchIndexes = Self.emptyFetchIndexes(schema)
+    }
+
+    /// An empty fetch index for each indexed column of each entity of `schema`.
+    static func emptyFetchIndexes(_ schema: Schema) -> [[Int: OrderedIndex]] {
+        schema.entities.map { entity in
             Dictionary(uniqueKeysWithValues: entity.indexedColumns.map { ($0, OrderedIndex()) })
         }
     }
@@ -118,6 +135,56 @@ struct StoreState: Sendable {
                     sequence: record.sequence, segment: segment, offset: offset, length: record.length, firstBlock: numbers.first))
             }
         }
+    }
+
+    /// Fetch indexes: per entity, per indexed column, holding the changes of every commit applied
+    /// (those not merged yet are merged first).
+    var fetchIndexes: [[Int: OrderedIndex]] {
+        mutating get {
+            mergePendingIndexChanges()
+            return mergedFetchIndexes
+        }
+        _modify {
+            mergePendingIndexChanges()
+            yield &mergedFetchIndexes
+        }
+    }
+
+    /// Leaves `changes` (a commit group's, after those applied before it) pending until the
+    /// indexes are next read or merged.
+    mutating func deferIndexChanges(_ changes: FetchIndexChanges) {
+        pendingIndexChanges.append(changes)
+    }
+
+    /// Merges the changes handed over and ``pendingIndexChanges`` into the indexes, in that
+    /// order: each index takes its net changes, in index order, in one ``OrderedIndex/merge(_:)``.
+    mutating func mergePendingIndexChanges() {
+        guard handedOverIndexChanges != nil || !pendingIndexChanges.isEmpty else { return }
+        if let handedOver = handedOverIndexChanges { handedOver.settled().apply(to: &mergedFetchIndexes) }
+        if !pendingIndexChanges.isEmpty { pendingIndexChanges.settled().apply(to: &mergedFetchIndexes) }
+        handedOverIndexChanges = nil
+        pendingIndexChanges = FetchIndexChanges()
+        indexMerges += 1
+    }
+
+    /// Hands ``pendingIndexChanges`` over to be merged outside the lock, into a copy of the
+    /// indexes (which share their untouched chunks with these): the indexes to merge them into,
+    /// the changes and the merge count to give back to ``finishIndexMerge(_:)``. Until then, a
+    /// read of the indexes merges them itself. `nil` when nothing is pending or a merge is under way.
+    mutating func beginIndexMerge() -> (indexes: [[Int: OrderedIndex]], changes: FetchIndexChanges, merges: Int)? {
+        guard handedOverIndexChanges == nil, !pendingIndexChanges.isEmpty else { return nil }
+        handedOverIndexChanges = pendingIndexChanges
+        pendingIndexChanges = FetchIndexChanges()
+        return (mergedFetchIndexes, handedOverIndexChanges!, indexMerges)
+    }
+
+    /// Takes the indexes a merge begun by ``beginIndexMerge()`` made, unless a read merged the
+    /// changes handed over meanwhile.
+    mutating func finishIndexMerge(_ merged: (indexes: [[Int: OrderedIndex]], merges: Int)) {
+        guard handedOverIndexChanges != nil, indexMerges == merged.merges else { return }
+        mergedFetchIndexes = merged.indexes
+        handedOverIndexChanges = nil
+        indexMerges += 1
     }
 
     /// Moves `key`'s fetch-index entries from the values of `old` to those of `new`.

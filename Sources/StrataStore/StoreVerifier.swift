@@ -587,10 +587,13 @@ private struct IndexDifference {
     private static func fetchIndexDifferences(
         _ entity: Int, _ left: StoreState, _ leftName: String, _ right: StoreState, _ rightName: String, schema: Schema
     ) -> [IndexDifference] {
-        let columns = Set(left.fetchIndexes[entity].keys).union(right.fetchIndexes[entity].keys).sorted()
+        // Copies whose reads merge their pending changes (a live store's may have some).
+        var (left, right) = (left, right)
+        let (leftIndexes, rightIndexes) = (left.fetchIndexes[entity], right.fetchIndexes[entity])
+        let columns = Set(leftIndexes.keys).union(rightIndexes.keys).sorted()
         return columns.compactMap { column -> IndexDifference? in
-            let leftEntries = entries(left.fetchIndexes[entity][column])
-            let rightEntries = entries(right.fetchIndexes[entity][column])
+            let leftEntries = entries(leftIndexes[column])
+            let rightEntries = entries(rightIndexes[column])
             guard leftEntries != rightEntries else { return nil }
             let first = zip(leftEntries, rightEntries).enumerated().first { $1.0 != $1.1 }?.offset ?? min(leftEntries.count, rightEntries.count)
             let describe = { (entries: [FetchEntry]) in

@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+@testable import StrataStore
+
+/// A small commit group's fetch-index changes wait in ``StoreState/pendingIndexChanges``, off
+/// the commit path; every read of an index, every checkpoint and the maintenance thread (outside
+/// the state's lock) merge them, and the indexes always answer as if each change had been merged
+/// as it was committed.
+@Suite struct FetchIndexPendingChangesTests {
+    /// Commits `count` small transactions on employees (inserts, salary changes and deletes),
+    /// mirrored in `model` (salary by key).
+    static func churn(_ store: Store, _ model: inout [PrimaryKey: Int64], count: Int, _ random: inout SplitMix64) throws {
+        for _ in 0..<count {
+            var transaction = Transaction()
+            var touched = Set<PrimaryKey>()
+            for _ in 0..<Int.random(in: 1...6, using: &random) {
+                let live = model.keys.filter { !touched.contains($0) }
+                let choice = Int.random(in: 0..<10, using: &random)
+                if choice < 5 || live.isEmpty {
+                    let key = store.allocateKeys(for: TestSchema.employee).lowerBound
+                    let salary = Int64.random(in: 0...50, using: &random)
+                    transaction.insert(TestSchema.employee, key: key, row: row(key, salary))
+                    model[key] = salary
+                    touched.insert(key)
+                } else if choice < 8 {
+                    let key = live.min()!
+                    let salary = Int64.random(in: 0...50, using: &random)
+                    transaction.update(TestSchema.employee, key: key, row: row(key, salary), changedColumns: [1])
+                    model[key] = salary
+                    touched.insert(key)
+                } else {
+                    let key = live.randomElement(using: &random)!
+                    transaction.delete(TestSchema.employee, key: key)
+                    model[key] = nil
+                    touched.insert(key)
+                }
+            }
+            try store.commit(transaction)
+        }
+    }
+
+    /// An employee row with `salary`.
+    static func row(_ key: PrimaryKey, _ salary: Int64) -> Row {
+        Row([.string("Employee \(key)"), .int(salary), .null, .null])
+    }
+
+    /// The keys of `model` in the salary index's order.
+    static func indexOrder(_ model: [PrimaryKey: Int64]) -> [PrimaryKey] {
+        model.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key)
+    }
+
+    /// Whether the salary index of `store` lists `model`, in order, and counts a range of it.
+    static func expectIndexMatches(_ store: Store, _ model: [PrimaryKey: Int64]) throws {
+        #expect(try store.keys(TestSchema.employee, column: 1, matching: .range(lower: nil, upper: nil)) == indexOrder(model))
+        let upper = IndexQuery.range(lower: nil, upper: IndexBound(.int(20), inclusive: true))
+        #expect(try store.countKeys(TestSchema.employee, column: 1, matching: upper) == model.values.filter { $0 <= 20 }.count)
+    }
+
+    static func pendingCount(_ store: Store) -> Int { store.state.withLock { $0.pendingIndexChanges.count } }
+
+    @Test func smallCommitsWaitPendingUntilAnIndexIsRead() throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        var random = SplitMix64(seed: 7)
+        var model: [PrimaryKey: Int64] = [:]
+        for _ in 0..<20 {
+            try Self.churn(store, &model, count: 15, &random)
+            #expect(Self.pendingCount(store) > 0)
+            try Self.expectIndexMatches(store, model)
+            #expect(Self.pendingCount(store) == 0)
+        }
+        try store.close()
+    }
+
+    @Test func aCheckpointWritesThePendingChanges() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        var store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        var random = SplitMix64(seed: 11)
+        var model: [PrimaryKey: Int64] = [:]
+        try Self.churn(store, &model, count: 200, &random)
+        #expect(Self.pendingCount(store) > 0)
+        try store.checkpoint()
+        #expect(Self.pendingCount(store) == 0)
+        // Nothing was committed after the checkpoint: reopening takes the indexes from it alone.
+        try store.close()
+        store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        try Self.expectIndexMatches(store, model)
+        try Self.churn(store, &model, count: 50, &random)
+        try store.close()
+        store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        try Self.expectIndexMatches(store, model)
+        try store.close()
+    }
+
+    @Test func aBackgroundMergeKeepsTheChangesCommittedMeanwhile() throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        var random = SplitMix64(seed: 13)
+        var model: [PrimaryKey: Int64] = [:]
+        try Self.churn(store, &model, count: 100, &random)
+        // The maintenance thread's merge, its steps apart, with commits between them.
+        let merge = try #require(store.state.withLock { $0.beginIndexMerge() })
+        #expect(Self.pendingCount(store) == 0)
+        try Self.churn(store, &model, count: 40, &random)
+        var indexes = merge.indexes
+        merge.changes.settled().apply(to: &indexes)
+        store.state.withLock { $0.finishIndexMerge((indexes, merge.merges)) }
+        #expect(Self.pendingCount(store) > 0)
+        try Self.expectIndexMatches(store, model)
+        try store.close()
+    }
+
+    @Test func aReadDuringABackgroundMergeMergesTheChangesHandedOver() throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        var random = SplitMix64(seed: 17)
+        var model: [PrimaryKey: Int64] = [:]
+        try Self.churn(store, &model, count: 100, &random)
+        let merge = try #require(store.state.withLock { $0.beginIndexMerge() })
+        try Self.churn(store, &model, count: 40, &random)
+        try Self.expectIndexMatches(store, model)
+        // The merge ends after the read merged its changes and the later ones: it is dropped.
+        var indexes = merge.indexes
+        merge.changes.settled().apply(to: &indexes)
+        store.state.withLock { $0.finishIndexMerge((indexes, merge.merges)) }
+        try Self.expectIndexMatches(store, model)
+        try store.close()
+    }
+
+    @Test func pendingChangesStayBoundedWithoutReads() throws {
+        let directory = TemporaryDirectory()
+        // Without the maintenance thread, commits merge the changes once they reach the bound.
+        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        var model: [PrimaryKey: Int64] = [:]
+        var random = SplitMix64(seed: 3)
+        var highest = 0
+        while model.count < Store.pendingIndexChangesMergedInline + 1_000 {
+            var transaction = Transaction()
+            for key in store.allocateKeys(for: TestSchema.employee, count: 50) {
+                let salary = Int64.random(in: 0...1_000, using: &random)
+                transaction.insert(TestSchema.employee, key: key, row: Self.row(key, salary))
+                model[key] = salary
+            }
+            try store.commit(transaction)
+            highest = max(highest, Self.pendingCount(store))
+        }
+        #expect(highest < Store.pendingIndexChangesMergedInline)
+        #expect(highest >= Store.pendingIndexChangesMergedInline - 50)
+        try Self.expectIndexMatches(store, model)
+        try store.close()
+    }
+
+    @Test func theMaintenanceThreadMergesPendingChanges() throws {
+        let directory = TemporaryDirectory()
+        var configuration = TestSchema.configuration()
+        configuration.backgroundMaintenance = true
+        // No checkpoint (which merges them too) during the test.
+        configuration.checkpointInterval = 1 << 40
+        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: configuration)
+        var model: [PrimaryKey: Int64] = [:]
+        var random = SplitMix64(seed: 5)
+        while model.count < 2 * Store.pendingIndexChangesMerged {
+            var transaction = Transaction()
+            for key in store.allocateKeys(for: TestSchema.employee, count: 20) {
+                let salary = Int64.random(in: 0...1_000, using: &random)
+                transaction.insert(TestSchema.employee, key: key, row: Self.row(key, salary))
+                model[key] = salary
+            }
+            try store.commit(transaction)
+        }
+        // Each commit that brought the pending changes to the threshold woke the thread; no index
+        // is read meanwhile, so without it all of them would still be pending.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while Self.pendingCount(store) >= Store.pendingIndexChangesMerged && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(Self.pendingCount(store) < Store.pendingIndexChangesMerged)
+        try Self.expectIndexMatches(store, model)
+        try store.close()
+    }
+}
