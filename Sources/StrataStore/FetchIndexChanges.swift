@@ -13,9 +13,17 @@ struct FetchIndexChanges: Sendable {
 
     /// The recorded changes, per index (a handful: found by a linear search).
     private var indexes: [IndexChanges] = []
+    /// The room each index's list of changes gets when its first change is recorded.
+    private var reservedPerIndex = 0
 
     /// Creates an empty set of changes.
     init() {}
+
+    /// Creates an empty set of changes whose lists make room for `count` changes each as they are
+    /// started (a transaction's inserts: no list grows by reallocating as they are recorded).
+    init(reservingPerIndex count: Int) {
+        reservedPerIndex = count
+    }
 
     /// Records the move of `key`'s entries in the fetch indexes of `entity` on `columns` (its
     /// indexed columns) from the values of `old` to those of `new` (`nil`: the row is absent
@@ -98,7 +106,7 @@ struct FetchIndexChanges: Sendable {
     /// if there is none yet.
     private mutating func slot(_ entity: Int, _ column: Int) -> Int {
         if let slot = indexes.firstIndex(where: { $0.entity == entity && $0.column == column }) { return slot }
-        indexes.append(IndexChanges(entity: entity, column: column, changes: IndexChangeList()))
+        indexes.append(IndexChanges(entity: entity, column: column, changes: IndexChangeList(reservingCapacity: reservedPerIndex)))
         return indexes.count - 1
     }
 

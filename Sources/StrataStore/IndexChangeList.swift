@@ -3,7 +3,8 @@
 /// being copied (copying a million changes into fresh memory took ~30 ms of a 1M-row batch
 /// insert, most of it the kernel zeroing pages).
 struct IndexChangeList: RandomAccessCollection, Sendable {
-    /// The segments, none empty, in order.
+    /// The segments, in order; none empty but the one of a list made with room reserved, until
+    /// its first change.
     private var segments: [[OrderedIndexChange]] = []
     /// The position of each segment's first change.
     private var starts: [Int] = []
@@ -12,6 +13,13 @@ struct IndexChangeList: RandomAccessCollection, Sendable {
 
     /// Creates an empty list.
     init() {}
+
+    /// Creates an empty list with room for `capacity` changes in its first segment.
+    init(reservingCapacity capacity: Int) {
+        segments = [[]]
+        segments[0].reserveCapacity(capacity)
+        starts = [0]
+    }
 
     /// The position of the first change.
     var startIndex: Int { 0 }

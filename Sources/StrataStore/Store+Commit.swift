@@ -117,7 +117,7 @@ extension Store {
         var indexChanges: FetchIndexChanges?
         // An insert-only transaction's changes are recorded here, on the writer's thread, rather
         // than by the group's leader: its inserts have no old image for the leader to check.
-        if transaction.insertsOnly { indexChanges = FetchIndexChanges() }
+        if transaction.insertsOnly { indexChanges = FetchIndexChanges(reservingPerIndex: operations.count) }
         if sharesOut {
             indexChanges = try encodeInserts(count: operations.count, into: &builder, highestKeys: &highestKeys) { range, encode in
                 for index in range {
