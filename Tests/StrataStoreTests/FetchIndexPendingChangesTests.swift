@@ -39,6 +39,17 @@ import Testing
         }
     }
 
+    /// Commits one transaction inserting `count` employees, mirrored in `model`.
+    static func insert(_ count: Int, into store: Store, _ model: inout [PrimaryKey: Int64], _ random: inout SplitMix64) throws {
+        var transaction = Transaction()
+        for key in store.allocateKeys(for: TestSchema.employee, count: count) {
+            let salary = Int64.random(in: 0...1_000, using: &random)
+            transaction.insert(TestSchema.employee, key: key, row: row(key, salary))
+            model[key] = salary
+        }
+        try store.commit(transaction)
+    }
+
     /// An employee row with `salary`.
     static func row(_ key: PrimaryKey, _ salary: Int64) -> Row {
         Row([.string("Employee \(key)"), .int(salary), .null, .null])
@@ -93,19 +104,29 @@ import Testing
         try store.close()
     }
 
-    @Test func aBackgroundMergeKeepsTheChangesCommittedMeanwhile() throws {
-        let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
-        var random = SplitMix64(seed: 13)
+    /// Runs the maintenance thread's merge (``Store/mergePendingIndexChanges()``) with its steps
+    /// apart: 100 small commits, the hand-over, 40 more commits, `meanwhile`, then the end of the
+    /// merge; returns the model of the rows committed.
+    static func mergeWithCommitsBetweenItsSteps(
+        _ store: Store, seed: UInt64, meanwhile: (Store, [PrimaryKey: Int64]) throws -> Void
+    ) throws -> [PrimaryKey: Int64] {
+        var random = SplitMix64(seed: seed)
         var model: [PrimaryKey: Int64] = [:]
-        try Self.churn(store, &model, count: 100, &random)
-        // The maintenance thread's merge, its steps apart, with commits between them.
+        try churn(store, &model, count: 100, &random)
         let merge = try #require(store.state.withLock { $0.beginIndexMerge() })
-        #expect(Self.pendingCount(store) == 0)
-        try Self.churn(store, &model, count: 40, &random)
+        #expect(pendingCount(store) == 0)
+        try churn(store, &model, count: 40, &random)
+        try meanwhile(store, model)
         var indexes = merge.indexes
         merge.changes.settled().apply(to: &indexes)
         store.state.withLock { $0.finishIndexMerge((indexes, merge.merges)) }
+        return model
+    }
+
+    @Test func aBackgroundMergeKeepsTheChangesCommittedMeanwhile() throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let model = try Self.mergeWithCommitsBetweenItsSteps(store, seed: 13) { _, _ in }
         #expect(Self.pendingCount(store) > 0)
         try Self.expectIndexMatches(store, model)
         try store.close()
@@ -114,16 +135,10 @@ import Testing
     @Test func aReadDuringABackgroundMergeMergesTheChangesHandedOver() throws {
         let directory = TemporaryDirectory()
         let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
-        var random = SplitMix64(seed: 17)
-        var model: [PrimaryKey: Int64] = [:]
-        try Self.churn(store, &model, count: 100, &random)
-        let merge = try #require(store.state.withLock { $0.beginIndexMerge() })
-        try Self.churn(store, &model, count: 40, &random)
-        try Self.expectIndexMatches(store, model)
-        // The merge ends after the read merged its changes and the later ones: it is dropped.
-        var indexes = merge.indexes
-        merge.changes.settled().apply(to: &indexes)
-        store.state.withLock { $0.finishIndexMerge((indexes, merge.merges)) }
+        // The merge ends after a read merged its changes and the later ones: it is dropped.
+        let model = try Self.mergeWithCommitsBetweenItsSteps(store, seed: 17) { store, model in
+            try Self.expectIndexMatches(store, model)
+        }
         try Self.expectIndexMatches(store, model)
         try store.close()
     }
@@ -136,13 +151,7 @@ import Testing
         var random = SplitMix64(seed: 3)
         var highest = 0
         while model.count < Store.pendingIndexChangesMergedInline + 1_000 {
-            var transaction = Transaction()
-            for key in store.allocateKeys(for: TestSchema.employee, count: 50) {
-                let salary = Int64.random(in: 0...1_000, using: &random)
-                transaction.insert(TestSchema.employee, key: key, row: Self.row(key, salary))
-                model[key] = salary
-            }
-            try store.commit(transaction)
+            try Self.insert(50, into: store, &model, &random)
             highest = max(highest, Self.pendingCount(store))
         }
         #expect(highest < Store.pendingIndexChangesMergedInline)
@@ -161,13 +170,7 @@ import Testing
         var model: [PrimaryKey: Int64] = [:]
         var random = SplitMix64(seed: 5)
         while model.count < 2 * Store.pendingIndexChangesMerged {
-            var transaction = Transaction()
-            for key in store.allocateKeys(for: TestSchema.employee, count: 20) {
-                let salary = Int64.random(in: 0...1_000, using: &random)
-                transaction.insert(TestSchema.employee, key: key, row: Self.row(key, salary))
-                model[key] = salary
-            }
-            try store.commit(transaction)
+            try Self.insert(20, into: store, &model, &random)
         }
         // Each commit that brought the pending changes to the threshold woke the thread; no index
         // is read meanwhile, so without it all of them would still be pending.
