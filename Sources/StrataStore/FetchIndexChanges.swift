@@ -69,6 +69,9 @@ struct FetchIndexChanges: Sendable {
     /// The number of changes recorded.
     var count: Int { indexes.reduce(0) { $0 + $1.changes.count } }
 
+    /// The number of changes recorded for each index.
+    var countsByIndex: [(entity: Int, column: Int, count: Int)] { indexes.map { ($0.entity, $0.column, $0.changes.count) } }
+
     /// Whether no change is recorded.
     var isEmpty: Bool { indexes.allSatisfy { $0.changes.isEmpty } }
 

@@ -64,7 +64,9 @@ extension Store {
     }
 
     /// Merges the pending fetch-index changes into a copy of the indexes outside the state's
-    /// lock, which commits and reads take meanwhile, and puts the copy in place.
+    /// lock, which commits and reads take meanwhile, and puts the copy in place (or, when some
+    /// index takes them one at a time, merges them in place under the lock: see
+    /// ``StoreState/beginIndexMerge()``).
     func mergePendingIndexChanges() {
         guard let merge = state.withLock({ $0.beginIndexMerge() }) else { return }
         var indexes = merge.indexes

@@ -165,7 +165,7 @@ struct OrderedIndex: Sendable {
             return
         }
         // Sparse changes move fewer bytes one at a time than copying every chunk they touch.
-        guard changes.count >= max(chunks.count * Self.mergeDensity, 8) else {
+        guard mergesInOnePass(changes.count) else {
             for change in changes {
                 if change.inserts { insert(change.value, key: change.key) } else { remove(change.value, key: change.key) }
             }
@@ -228,6 +228,12 @@ struct OrderedIndex: Sendable {
         merged.append(contentsOf: chunks[next...])
         chunks = merged
         heads = chunks.map { $0[0] }
+    }
+
+    /// Whether ``merge(_:)`` takes `count` changes in its one pass, copying every chunk they
+    /// touch (or builds an empty index from them), rather than one at a time.
+    func mergesInOnePass(_ count: Int) -> Bool {
+        chunks.isEmpty || count >= max(chunks.count * Self.mergeDensity, 8)
     }
 
     /// Removes the pair (`value`, `key`); does nothing if the index does not hold it.

@@ -170,9 +170,18 @@ struct StoreState: Sendable {
     /// Hands ``pendingIndexChanges`` over to be merged outside the lock, into a copy of the
     /// indexes (which share their untouched chunks with these): the indexes to merge them into,
     /// the changes and the merge count to give back to ``finishIndexMerge(_:)``. Until then, a
-    /// read of the indexes merges them itself. `nil` when nothing is pending or a merge is under way.
+    /// read of the indexes merges them itself. `nil` when nothing is pending or a merge is under
+    /// way, and when some index takes its changes one at a time (``OrderedIndex/mergesInOnePass(_:)``):
+    /// in a copy, each would copy the chunk it lands in, so they are merged here, in place.
     mutating func beginIndexMerge() -> (indexes: [[Int: OrderedIndex]], changes: FetchIndexChanges, merges: Int)? {
         guard handedOverIndexChanges == nil, !pendingIndexChanges.isEmpty else { return nil }
+        let inOnePass = pendingIndexChanges.countsByIndex.allSatisfy { index in
+            mergedFetchIndexes[index.entity][index.column]?.mergesInOnePass(index.count) ?? true
+        }
+        guard inOnePass else {
+            mergePendingIndexChanges()
+            return nil
+        }
         handedOverIndexChanges = pendingIndexChanges
         pendingIndexChanges = FetchIndexChanges()
         return (mergedFetchIndexes, handedOverIndexChanges!, indexMerges)

@@ -143,6 +143,23 @@ import Testing
         try store.close()
     }
 
+    @Test func fewChangesToALargeIndexAreMergedInPlaceNotHandedOver() throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        var random = SplitMix64(seed: 19)
+        var model: [PrimaryKey: Int64] = [:]
+        // One large group: merged as it is applied, into ~80 chunks an index.
+        try Self.insert(40_000, into: store, &model, &random)
+        #expect(Self.pendingCount(store) == 0)
+        try Self.churn(store, &model, count: 30, &random)
+        #expect(Self.pendingCount(store) > 0)
+        let handedOver = store.state.withLock { $0.beginIndexMerge() }
+        #expect(handedOver == nil)
+        #expect(Self.pendingCount(store) == 0)
+        try Self.expectIndexMatches(store, model)
+        try store.close()
+    }
+
     @Test func pendingChangesStayBoundedWithoutReads() throws {
         let directory = TemporaryDirectory()
         // Without the maintenance thread, commits merge the changes once they reach the bound.
