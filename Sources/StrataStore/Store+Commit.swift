@@ -138,10 +138,12 @@ extension Store {
             switch op {
             case .insert(_, let key, let row):
                 try encodeInsert(entity: entity, key: key, row: row, codec: codec, into: &builder, highestKeys: &highestKeys)
-                if indexed && indexChanges != nil {
-                    indexChanges!.record(entity, key, columns: indexedColumns[entity], old: nil, new: .row(row))
-                } else if indexed {
-                    rows.append(IndexedRowChange(op: index, old: nil, new: .row(row)))
+                if indexed {
+                    if indexChanges != nil {
+                        indexChanges!.record(entity, key, columns: indexedColumns[entity], old: nil, new: .row(row))
+                    } else {
+                        rows.append(IndexedRowChange(op: index, old: nil, new: .row(row)))
+                    }
                 }
                 if recordsRows { written[EntityKey(entity: entity, key: key)] = row }
             case .update(_, let key, let row, let changed):

@@ -160,6 +160,53 @@ import Testing
         try store.close()
     }
 
+    @Test func readersSeeEveryAcknowledgedCommitWhileWritersCommitAndTheThreadMerges() throws {
+        let directory = TemporaryDirectory()
+        var configuration = TestSchema.configuration()
+        configuration.backgroundMaintenance = true
+        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: configuration)
+        // Rows acknowledged so far, and the first few things the reader found missing or the
+        // threads threw.
+        let acknowledged = LockedBox(0)
+        let failures = LockedBox<[String]>([])
+        let fail: @Sendable (String) -> Void = { failure in failures.withLock { if $0.count < 3 { $0.append(failure) } } }
+        let models = LockedBox<[PrimaryKey: Int64]>([:])
+        let writersDone = LockedBox(0)
+        let writers = 4
+        var bodies: [@Sendable () -> Void] = (0..<writers).map { writer in
+            {
+                var random = SplitMix64(seed: UInt64(writer) + 100)
+                var model: [PrimaryKey: Int64] = [:]
+                do {
+                    for _ in 0..<300 {
+                        try Self.insert(10, into: store, &model, &random)
+                        acknowledged.withLock { $0 += 10 }
+                    }
+                } catch {
+                    fail("writer: \(error)")
+                }
+                models.withLock { $0.merge(model) { $1 } }
+                writersDone.withLock { $0 += 1 }
+            }
+        }
+        bodies.append {
+            while writersDone.withLock({ $0 }) < writers {
+                let before = acknowledged.withLock { $0 }
+                do {
+                    let seen = try store.countKeys(TestSchema.employee, column: 1, matching: .range(lower: nil, upper: nil))
+                    if seen < before { fail("read \(seen) rows after \(before) were acknowledged") }
+                } catch {
+                    fail("reader: \(error)")
+                }
+            }
+        }
+        runThreads(bodies)
+        #expect(failures.withLock { $0 } == [])
+        #expect(store.statistics.commits == writers * 300)
+        try Self.expectIndexMatches(store, models.withLock { $0 })
+        try store.close()
+    }
+
     @Test func pendingChangesStayBoundedWithoutReads() throws {
         let directory = TemporaryDirectory()
         // Without the maintenance thread, commits merge the changes once they reach the bound.
