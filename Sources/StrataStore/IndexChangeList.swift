@@ -63,7 +63,8 @@ struct IndexChangeList: RandomAccessCollection, Sendable {
     /// Adds the changes of `other` after these: copied when they are few, else sharing its segments.
     mutating func append(contentsOf other: IndexChangeList) {
         if !segments.isEmpty && other.count < Self.copiedAppend {
-            segments[segments.count - 1].append(contentsOf: other)
+            // Array by array: appending `other` as a collection copied it change by change.
+            for segment in other.segments { segments[segments.count - 1].append(contentsOf: segment) }
             count += other.count
             return
         }

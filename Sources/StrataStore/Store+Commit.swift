@@ -283,7 +283,8 @@ extension Store {
         // The keys written by the commits of the group accepted so far (only a condition reads them).
         var groupWritten: [Int: [PrimaryKey]] = [:]
         let checksConditions = batch.contains { $0.condition != nil }
-        // When no key is written twice in the group (a bulk insert), no image is kept per key.
+        // When no key is written twice in the group (a bulk insert, concurrent saves of new objects),
+        // no image is kept per key.
         let distinctKeys = Self.writesDistinctKeys(batch, entityCount: schema.entities.count)
         // A commit, or a batch of them, is accepted whole or refused whole.
         var unitStart = 0
@@ -475,15 +476,28 @@ extension Store {
         }
     }
 
-    /// Whether every operation of `batch` writes a different key: per entity, the keys rise from
-    /// operation to operation across the group (a bulk insert of newly allocated keys does).
+    /// Whether every operation of `batch` writes a different key (all keys positive).
+    ///
+    /// Each commit's operations are cut into spans of rising keys of one entity; the keys are
+    /// distinct when no two spans of an entity overlap. A bulk insert of newly allocated keys
+    /// is one span; the inserts of concurrent saves, each of a range of keys reserved before it
+    /// was encoded, are a span each, queued in any order.
     private static func writesDistinctKeys(_ batch: [PendingCommit], entityCount: Int) -> Bool {
-        var last = [Int64](repeating: 0, count: entityCount)
+        var spans: [(entity: Int, first: Int64, last: Int64)] = []
         for item in batch {
             for op in item.record.ops {
-                guard op.entity < entityCount, op.key > last[op.entity] else { return false }
-                last[op.entity] = op.key
+                guard op.entity < entityCount, op.key > 0 else { return false }
+                if let span = spans.last, span.entity == op.entity, op.key > span.last {
+                    spans[spans.count - 1].last = op.key
+                } else {
+                    spans.append((op.entity, op.key, op.key))
+                }
             }
+        }
+        guard spans.count > 1 else { return true }
+        spans.sort { ($0.entity, $0.first) < ($1.entity, $1.first) }
+        for (earlier, later) in zip(spans, spans.dropFirst()) where earlier.entity == later.entity && later.first <= earlier.last {
+            return false
         }
         return true
     }

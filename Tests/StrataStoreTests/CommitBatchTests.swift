@@ -63,6 +63,55 @@ import Testing
         try store.close()
     }
 
+    /// Concurrent saves queue their commits in any order, each inserting keys reserved before it
+    /// was encoded: a group whose commits insert key ranges out of order takes them all.
+    @Test func aGroupOfCommitsInsertingKeyRangesOutOfOrderTakesThemAll() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        var store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let ranges: [ClosedRange<Int64>] = [11...15, 1...5, 6...8]
+        var batch = ranges.map { range in
+            var transaction = Transaction()
+            for key in range { transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(Int(key))) }
+            return transaction
+        }
+        batch[2].insert(TestSchema.department, key: 1, row: Row([.string("Sales"), .double(1)]))
+        #expect(try store.commit(batch) == [1, 2, 3])
+        for reopened in [false, true] {
+            if reopened {
+                try store.close()
+                store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+            }
+            #expect(store.count(TestSchema.employee) == 13)
+            for key in ranges.joined() {
+                #expect(try store.read(TestSchema.employee, key: key) == TestSchema.employee(Int(key)))
+                #expect(try store.keys(TestSchema.employee, column: 1, matching: .equal(TestSchema.employee(Int(key))[1])).contains(key))
+            }
+            #expect(try store.keys(TestSchema.department, column: 0, matching: .equal(.string("Sales"))) == [1])
+        }
+        try store.close()
+    }
+
+    /// A group whose commits insert overlapping key ranges, out of order, refuses the commit that
+    /// inserts a key an earlier one of the group inserted, and writes none of its batch.
+    @Test func aGroupOfCommitsInsertingOverlappingKeyRangesRefusesTheDuplicate() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        for (first, second) in [([10, 11, 12], [1, 11]), ([5], [5]), ([7, 9], [8, 9])] as [([Int64], [Int64])] {
+            let batch = [first, second].map { keys in
+                var transaction = Transaction()
+                for key in keys { transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(Int(key))) }
+                return transaction
+            }
+            let error = #expect(throws: StoreError.self) { try store.commit(batch) }
+            #expect(error?.code == .keyConflict, "\(first) then \(second)")
+            #expect(store.count(TestSchema.employee) == 0)
+        }
+        #expect(store.lastSequence == 0)
+        try store.close()
+    }
+
     @Test func batchesAndSingleCommitsFromManyThreadsAllLand() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
