@@ -476,20 +476,29 @@ extension Store {
         }
     }
 
+    /// The most spans of rising keys ``writesDistinctKeys(_:entityCount:)`` sorts and compares.
+    private static let distinctKeySpansChecked = 1024
+
     /// Whether every operation of `batch` writes a different key (all keys positive).
     ///
-    /// Each commit's operations are cut into spans of rising keys of one entity; the keys are
+    /// The group's operations on each entity are cut into spans of rising keys; the keys are
     /// distinct when no two spans of an entity overlap. A bulk insert of newly allocated keys
     /// is one span; the inserts of concurrent saves, each of a range of keys reserved before it
     /// was encoded, are a span each, queued in any order.
     private static func writesDistinctKeys(_ batch: [PendingCommit], entityCount: Int) -> Bool {
         var spans: [(entity: Int, first: Int64, last: Int64)] = []
+        // Each entity's newest span: operations on other entities in between do not cut it.
+        var open = [Int](repeating: -1, count: entityCount)
         for item in batch {
             for op in item.record.ops {
                 guard op.entity < entityCount, op.key > 0 else { return false }
-                if let span = spans.last, span.entity == op.entity, op.key > span.last {
-                    spans[spans.count - 1].last = op.key
+                let newest = open[op.entity]
+                if newest >= 0, op.key > spans[newest].last {
+                    spans[newest].last = op.key
                 } else {
+                    // Keys in no order (a large update or delete in random order): keep images.
+                    guard spans.count < Self.distinctKeySpansChecked else { return false }
+                    open[op.entity] = spans.count
                     spans.append((op.entity, op.key, op.key))
                 }
             }
