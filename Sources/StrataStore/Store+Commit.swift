@@ -496,7 +496,8 @@ extension Store {
                 if newest >= 0, op.key > spans[newest].last {
                     spans[newest].last = op.key
                 } else {
-                    // Keys in no order (a large update or delete in random order): keep images.
+                    // A new span; past the bound (keys in no order, as a large update or delete
+                    // in random order writes them) the group keeps its per-key images.
                     guard spans.count < Self.distinctKeySpansChecked else { return false }
                     open[op.entity] = spans.count
                     spans.append((op.entity, op.key, op.key))
