@@ -158,8 +158,9 @@ public struct EncodedRow: @unchecked Sendable {
         storage.withUnsafeMutablePointers { header, start in
             // The storage holds the format, and the format its codec, for as long as the caller
             // holds the row: the format is borrowed, not retained (an atomic operation a read).
-            // Reading `storage.header` instead would cost a dynamic exclusivity check.
-            let format = UnsafeRawPointer(header).load(fromByteOffset: Self.formatOffset, as: Unmanaged<EncodedRowFormat>.self)
+            // Reading `storage.header` instead would cost a dynamic exclusivity check; its offset
+            // is the compiler's (kept in a `static let`, it cost a `swift_once` call a read).
+            let format = UnsafeRawPointer(header.pointer(to: \.format)!).load(as: Unmanaged<EncodedRowFormat>.self)
             let count = header.pointee.count
             let offsets = Self.offsetTable(byteCount: count).map { UnsafeRawPointer(start + $0) }
             return format._withUnsafeGuaranteedRef { format in
@@ -167,9 +168,6 @@ public struct EncodedRow: @unchecked Sendable {
             }
         }
     }
-
-    /// Where a header keeps its format.
-    private static let formatOffset = MemoryLayout<EncodedRowHeader>.offset(of: \.format)!
 
     /// The row with only the columns `projection` marks decoded (the others `null`; one flag a
     /// column of the entity's current layout), or every column when it is `nil`: what a caller

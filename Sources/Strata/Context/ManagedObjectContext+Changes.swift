@@ -116,6 +116,7 @@ extension ManagedObjectContext {
             object.managedObjectContext = nil
         }
         registered.removeAll()
+        recentIDs.removeAll()
         strongObjects = []
         insertedSet = []
         updatedSet = []

@@ -220,8 +220,10 @@ extension ManagedObjectContext {
         for match: consuming StoredMatch, plan: QueryPlan, stores: FetchStores, loading: Bool, references: ReferenceIDs
     ) throws -> ManagedObject {
         let concrete = plan.concrete(of: match)
-        let id = ManagedObjectID(
-            entity: concrete?.entity ?? plan.entity, storeIdentifier: stores.stores[match.store].identifier, primaryKey: match.key)
+        let entity = concrete?.entity ?? plan.entity
+        let storeIdentifier = stores.stores[match.store].identifier
+        let id = recentIDs.id(entity: entity, storeIdentifier: storeIdentifier, primaryKey: match.key)
+            ?? ManagedObjectID(entity: entity, storeIdentifier: storeIdentifier, primaryKey: match.key)
         // The row is moved, not copied, into the object it loads.
         var row = loading ? match.row.take() : nil
         if let existing = registered[id] {

@@ -97,6 +97,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Registered objects by ID, not retained.
     let registered = UniquingTable()
+    /// The IDs of objects freed most recently, for fetches to make their objects again with.
+    @exclusivity(unchecked) var recentIDs = RecentObjectIDs()
     /// The runtime of the entity of the last fault made, for ``runtime(of:)``.
     @exclusivity(unchecked) private var recentRuntime: EntityRuntime?
     /// The class of the entity of the last fault made by ID, with the class registry's
@@ -350,6 +352,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Removes a deallocating object's entry from the registry (one lookup).
     func objectWillDeallocate(_ object: ManagedObject) {
         registered.remove(object)
+        recentIDs.keep(object.objectID)
     }
 
     /// Forgets `object`.
