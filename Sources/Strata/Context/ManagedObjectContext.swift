@@ -352,7 +352,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Removes a deallocating object's entry from the registry (one lookup).
     func objectWillDeallocate(_ object: ManagedObject) {
         registered.remove(object)
-        recentIDs.keep(object.objectID)
+        // Only an ID nothing else holds is freed with its object: one a caller holds (faults made
+        // by `object(with:)`) is left alone, and with it the slot's earlier ID, which is cold.
+        if isKnownUniquelyReferenced(&object.objectID) { recentIDs.keep(object.objectID) }
     }
 
     /// Forgets `object`.

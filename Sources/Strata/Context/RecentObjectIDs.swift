@@ -16,7 +16,8 @@ struct RecentObjectIDs {
     /// The IDs by key; empty until the first is kept.
     private var slots: [ManagedObjectID?] = []
 
-    /// Keeps `id`, the ID of an object being freed, unless it is temporary (no row has it).
+    /// Keeps `id`, the ID of an object being freed that nothing else holds, unless it is
+    /// temporary (no row has it).
     mutating func keep(_ id: ManagedObjectID) {
         guard !id.isTemporaryID else { return }
         if slots.isEmpty { slots = Array(repeating: nil, count: Self.capacity) }
