@@ -349,7 +349,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if retainsRegisteredObjects { strongObjects.insert(object) }
     }
 
-    /// Removes a deallocating object's entry from the registry (one lookup).
+    /// Removes a deallocating object's entry from the registry (one lookup), and keeps its ID
+    /// for fetches to make its object again with (``RecentObjectIDs``).
     func objectWillDeallocate(_ object: ManagedObject) {
         registered.remove(object)
         // Only an ID nothing else holds is freed with its object: one a caller holds (faults made

@@ -4,7 +4,7 @@
 ///
 /// An ID made for a fetched object costs an allocation and two retains, and freeing it two
 /// releases and a free, ~500 instructions an object (callgrind, strata-graph-bench W5's fetch of
-/// the same 100 objects 50 times, ~9% of each fetch); a lookup here is one slot's read and three
+/// the same 100 objects 50 times, 8% of each fetch); a lookup here is one slot's read and three
 /// comparisons. IDs are immutable and name the same object in every context of a coordinator,
 /// so handing one out again is what Core Data does with its own IDs.
 ///
