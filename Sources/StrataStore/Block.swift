@@ -90,9 +90,12 @@ struct BlockBuilder {
 }
 
 /// A decompressed, validated block, shared read-only by every reader through the block cache.
-final class DecodedBlock: Sendable {
-    /// The uncompressed bytes.
-    let bytes: [UInt8]
+final class DecodedBlock: @unchecked Sendable {
+    // @unchecked: `bytes` is written only before the block is shared, and freed in `deinit`.
+
+    /// The uncompressed bytes, in memory of ``BlockMemory`` (a huge page's slot for a block of
+    /// the default size), freed with the block.
+    private let bytes: UnsafeMutableRawBufferPointer
     /// The entity of the rows.
     let entity: Int
     /// The version of the schema the rows are encoded under.
@@ -100,8 +103,7 @@ final class DecodedBlock: Sendable {
     /// The number of rows.
     let rowCount: Int
     private let dataStart: Int
-    /// The number of uncompressed bytes, kept beside the other fields so that a read bounds a
-    /// row without touching the array's header (a cache miss of its own).
+    /// The number of uncompressed bytes.
     private let byteCount: Int
     /// The column offsets of the rows already checked as encoded rows, so that a row read again
     /// is not checked again (``copyCheckedOffsets(slot:columns:into:)``): the address of the
@@ -112,7 +114,9 @@ final class DecodedBlock: Sendable {
     /// The block whose uncompressed bytes a ``BlockBuilder`` just laid out: the bytes a read
     /// decompresses from its on-disk form, taken without a check.
     fileprivate init(built bytes: [UInt8], entity: Int, schemaVersion: UInt8, rowCount: Int) {
-        self.bytes = bytes
+        let memory = BlockMemory.shared.allocate(bytes.count)
+        bytes.withUnsafeBytes { if let source = $0.baseAddress { memory.baseAddress!.copyMemory(from: source, byteCount: $0.count) } }
+        self.bytes = memory
         self.entity = entity
         self.schemaVersion = schemaVersion
         self.rowCount = rowCount
@@ -136,51 +140,68 @@ final class DecodedBlock: Sendable {
             CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: stored[4...]))) == maskedCRC
         else { throw BinaryReader.Malformed(offset: 0) }
         let payload = try reader.bytes(storedLength)
+        let memory: UnsafeMutableRawBufferPointer
         switch BlockCodec(rawValue: codec) {
         case .raw?:
             guard rawLength == storedLength else { throw BinaryReader.Malformed(offset: 8) }
-            bytes = [UInt8](payload)
+            memory = BlockMemory.shared.allocate(rawLength)
+            if let source = payload.baseAddress { memory.baseAddress!.copyMemory(from: source, byteCount: rawLength) }
         case .lz4?:
-            guard let decompressed = LZ4.decompress(payload, rawCount: rawLength) else {
+            guard rawLength >= 0 else { throw BinaryReader.Malformed(offset: 8) }
+            memory = BlockMemory.shared.allocate(rawLength)
+            guard LZ4.decompress(payload, into: memory.baseAddress!, rawCount: rawLength) else {
+                BlockMemory.shared.release(memory)
                 throw BinaryReader.Malformed(offset: BlockBuilder.headerSize)
             }
-            bytes = decompressed
         case nil:
             throw BinaryReader.Malformed(offset: 12)
         }
-        (rowCount, dataStart) = try bytes.withUnsafeBytes { raw in
-            var inner = BinaryReader(raw)
-            let count = Int(try inner.u32())
-            guard count <= BlockBuilder.maxRows else { throw BinaryReader.Malformed(offset: 0) }
-            let start = 4 + 4 * (count + 1) + 8 * count
-            guard start <= raw.count else { throw BinaryReader.Malformed(offset: 0) }
-            var previous: UInt32 = 0
-            for _ in 0...count {
-                let offset = try inner.u32()
-                guard offset >= previous, Int(offset) <= raw.count - start else { throw BinaryReader.Malformed(offset: 0) }
-                previous = offset
-            }
-            return (count, start)
+        do {
+            (rowCount, dataStart) = try Self.layout(of: UnsafeRawBufferPointer(start: memory.baseAddress, count: rawLength))
+        } catch {
+            BlockMemory.shared.release(memory)
+            throw error
         }
-        byteCount = bytes.count
+        bytes = memory
+        byteCount = rawLength
+    }
+
+    /// The row count and where the row data starts of the uncompressed block `raw`, its offsets
+    /// checked to be in order and inside it.
+    private static func layout(of raw: UnsafeRawBufferPointer) throws -> (rowCount: Int, dataStart: Int) {
+        var inner = BinaryReader(raw)
+        let count = Int(try inner.u32())
+        guard count <= BlockBuilder.maxRows else { throw BinaryReader.Malformed(offset: 0) }
+        let start = 4 + 4 * (count + 1) + 8 * count
+        guard start <= raw.count else { throw BinaryReader.Malformed(offset: 0) }
+        var previous: UInt32 = 0
+        for _ in 0...count {
+            let offset = try inner.u32()
+            guard offset >= previous, Int(offset) <= raw.count - start else { throw BinaryReader.Malformed(offset: 0) }
+            previous = offset
+        }
+        return (count, start)
     }
 
     deinit {
         releaseCheckedOffsets()
+        BlockMemory.shared.release(bytes)
     }
+
+    /// The uncompressed bytes.
+    private var raw: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: bytes.baseAddress, count: byteCount) }
 
     /// The key of the row in `slot`.
     func key(at slot: Int) -> Int64 {
-        bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(fromByteOffset: 4 + 4 * (rowCount + 1) + 8 * slot, as: Int64.self)) }
+        Int64(littleEndian: raw.loadUnaligned(fromByteOffset: 4 + 4 * (rowCount + 1) + 8 * slot, as: Int64.self))
     }
 
     /// Calls `body` with the encoded bytes of the row in `slot`.
     func withRow<R>(at slot: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try bytes.withUnsafeBytes { raw in
-            let start = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 + 4 * slot, as: UInt32.self)))
-            let end = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 8 + 4 * slot, as: UInt32.self)))
-            return try body(UnsafeRawBufferPointer(rebasing: raw[(dataStart + start)..<(dataStart + end)]))
-        }
+        let raw = raw
+        let start = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 + 4 * slot, as: UInt32.self)))
+        let end = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 8 + 4 * slot, as: UInt32.self)))
+        return try body(UnsafeRawBufferPointer(rebasing: raw[(dataStart + start)..<(dataStart + end)]))
     }
 
     /// Where the block's row data starts in memory, for the block cache to prefetch a row from
@@ -191,14 +212,12 @@ final class DecodedBlock: Sendable {
     /// with no bytes when `start` is past it.
     func withRowData<R>(from start: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let from = Swift.min(dataStart + Swift.max(start, 0), byteCount)
-        return try bytes.withUnsafeBytes { raw in
-            try body(UnsafeRawBufferPointer(start: raw.baseAddress.map { $0 + from }, count: byteCount - from))
-        }
+        return try body(UnsafeRawBufferPointer(start: bytes.baseAddress.map { $0 + from }, count: byteCount - from))
     }
 
     /// The bytes the block holds in memory, for the cache's bound (its checked rows' offsets,
     /// 2 bytes a column of a row read as an encoded row, are not counted: a fraction of the bytes).
-    var cost: Int { byteCount + Self.overhead }
+    var cost: Int { BlockMemory.footprint(ofBlockBytes: byteCount) + Self.overhead }
 
     /// What the cache counts for a block beyond its bytes.
     static let overhead = 64

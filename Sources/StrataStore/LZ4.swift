@@ -26,17 +26,23 @@ enum LZ4 {
     ///
     /// - Returns: the bytes, or `nil` when `source` is not an LZ4 block of that size.
     static func decompress(_ source: UnsafeRawBufferPointer, rawCount: Int) -> [UInt8]? {
-        guard rawCount >= 0, source.count <= Int(Int32.max) else { return nil }
+        guard rawCount >= 0 else { return nil }
         var ok = false
         let bytes = [UInt8](unsafeUninitializedCapacity: rawCount) { buffer, initialized in
-            let produced = LZ4_decompress_safe(
-                source.baseAddress?.assumingMemoryBound(to: CChar.self),
-                UnsafeMutableRawPointer(buffer.baseAddress)?.assumingMemoryBound(to: CChar.self),
-                Int32(source.count), Int32(rawCount))
-            ok = Int(produced) == rawCount
+            ok = decompress(source, into: UnsafeMutableRawPointer(buffer.baseAddress), rawCount: rawCount)
             initialized = ok ? rawCount : 0
         }
         return ok ? bytes : nil
+    }
+
+    /// Decompresses `source` into exactly the `rawCount` bytes at `target`; returns whether
+    /// `source` is an LZ4 block of that size.
+    static func decompress(_ source: UnsafeRawBufferPointer, into target: UnsafeMutableRawPointer?, rawCount: Int) -> Bool {
+        guard rawCount >= 0, source.count <= Int(Int32.max), rawCount <= Int(Int32.max) else { return false }
+        let produced = LZ4_decompress_safe(
+            source.baseAddress?.assumingMemoryBound(to: CChar.self), target?.assumingMemoryBound(to: CChar.self),
+            Int32(source.count), Int32(rawCount))
+        return Int(produced) == rawCount
     }
 
     /// Compression states not in use, shared by every thread that compresses.
