@@ -90,9 +90,16 @@ final class BlockMemory: Sendable {
     /// Frees `memory`, which ``allocate(_:)`` returned.
     func release(_ memory: UnsafeMutableRawBufferPointer) {
         guard let address = memory.baseAddress else { return }
+        // A block of another size (a small commit's, most often) never took a slot: freed
+        // without taking the lock.
+        guard memory.count > Self.slotSize / 2, memory.count <= Self.slotSize else {
+            memory.deallocate()
+            return
+        }
         let base = UInt(bitPattern: address) & ~UInt(Self.chunkSize - 1)
         let outcome = state.withLock { state -> Release in
-            // Heap memory never lies in a chunk: the chunks are mapped apart from the heap.
+            // Heap memory (a slot-sized block when no chunk could be mapped) never lies in a
+            // chunk: the chunks are mapped apart from the heap.
             guard var chunk = state.chunks[base] else { return .heap }
             let slot = Int(UInt(bitPattern: address) - base) / Self.slotSize
             if slot < 64 { chunk.free.0 |= 1 << UInt64(slot) } else { chunk.free.1 |= 1 << UInt64(slot - 64) }
