@@ -114,9 +114,7 @@ final class DecodedBlock: @unchecked Sendable {
     /// The block whose uncompressed bytes a ``BlockBuilder`` just laid out: the bytes a read
     /// decompresses from its on-disk form, taken without a check.
     fileprivate init(built bytes: [UInt8], entity: Int, schemaVersion: UInt8, rowCount: Int) {
-        let memory = BlockMemory.shared.allocate(bytes.count)
-        bytes.withUnsafeBytes { if let source = $0.baseAddress { memory.baseAddress!.copyMemory(from: source, byteCount: $0.count) } }
-        self.bytes = memory
+        self.bytes = bytes.withUnsafeBytes { BlockMemory.shared.copy(of: $0) }
         self.entity = entity
         self.schemaVersion = schemaVersion
         self.rowCount = rowCount
@@ -144,8 +142,7 @@ final class DecodedBlock: @unchecked Sendable {
         switch BlockCodec(rawValue: codec) {
         case .raw?:
             guard rawLength == storedLength else { throw BinaryReader.Malformed(offset: 8) }
-            memory = BlockMemory.shared.allocate(rawLength)
-            if let source = payload.baseAddress { memory.baseAddress!.copyMemory(from: source, byteCount: rawLength) }
+            memory = BlockMemory.shared.copy(of: payload)
         case .lz4?:
             guard rawLength >= 0 else { throw BinaryReader.Malformed(offset: 8) }
             memory = BlockMemory.shared.allocate(rawLength)

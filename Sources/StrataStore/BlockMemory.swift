@@ -17,7 +17,7 @@ import Darwin
 /// with 4 KiB pages nearly every such read also missed the TLB, and under a hypervisor (nested
 /// paging) the page walk is a long one. `strata-graph-bench` at 1M rows (the cache holding ~180
 /// MB of blocks), four alternating runs each way: W5 fetch 14.5k → 17.0k queries/s (medians),
-/// W1, W4 and W6 within their spread; at 100k rows no change.
+/// W1 +2%, W4 and W6 within their spread; at 100k rows no change.
 ///
 /// A chunk all of whose slots are free is kept for the next blocks while the free chunks kept
 /// hold at most ``retainedEmptyChunks`` (by default 256 MiB, a cache of the default size), and
@@ -80,6 +80,13 @@ final class BlockMemory: Sendable {
             return UnsafeMutableRawBufferPointer(start: slot, count: count)
         }
         return .allocate(byteCount: Swift.max(count, 1), alignment: 16)
+    }
+
+    /// Memory from ``allocate(_:)`` holding a copy of `source`.
+    func copy(of source: UnsafeRawBufferPointer) -> UnsafeMutableRawBufferPointer {
+        let memory = allocate(source.count)
+        if let start = source.baseAddress { memory.baseAddress!.copyMemory(from: start, byteCount: source.count) }
+        return memory
     }
 
     /// The bytes a block of `count` bytes takes: a slot's size when it takes one, else its own.
