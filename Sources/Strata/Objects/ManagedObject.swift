@@ -138,7 +138,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         // The context keeps the runtime it used last: no lock for objects of one entity in a row.
         self.runtime = context?.runtime(of: entity) ?? EntityRuntime.of(entity)
         self.objectID = ManagedObjectID(temporaryFor: entity)
-        self.slots = runtime.initialValues
+        self.slots = runtime.newObjectValues()
         self.isLoaded = true
         if type(of: self) != ManagedObject.self { ManagedObjectClassRegistry.register(type(of: self), for: entity, runtime: runtime) }
         if let context { context.insert(self) }
