@@ -195,6 +195,19 @@ final class EntityRuntime: @unchecked Sendable {
         }
         return slot
     }
+
+    /// The values of a new object, by slot (``initialValues``, `nil` elsewhere), in an array of
+    /// its own: the object's first change writes in place. Sharing one array of initial values
+    /// made that change copy every slot through `Optional<Any>`'s generic value witnesses
+    /// (~350 instructions a new object: callgrind of strata-graph-bench, 1% of W1's and of a
+    /// W2.relaxed save's).
+    func newObjectValues() -> [Any?] {
+        var values: [Any?] = []
+        values.reserveCapacity(properties.count)
+        for _ in properties.indices { values.append(nil) }
+        for (slot, value) in initialValues { values[slot] = value }
+        return values
+    }
 }
 
 /// What one slot of an object holds.
@@ -225,19 +238,4 @@ enum SlotLoad {
     case toOneOfHierarchy
     /// Always `nil` when loading (to-many relationships, other properties).
     case none
-}
-
-extension EntityRuntime {
-    /// The values of a new object, by slot (``initialValues``, `nil` elsewhere), in an array of
-    /// its own: the object's first change writes in place. Sharing one array of initial values
-    /// made that change copy every slot through `Optional<Any>`'s generic value witnesses
-    /// (~350 instructions a new object: callgrind of strata-graph-bench, 1% of W1's and of a
-    /// W2.relaxed save's).
-    func newObjectValues() -> [Any?] {
-        var values: [Any?] = []
-        values.reserveCapacity(properties.count)
-        for _ in properties.indices { values.append(nil) }
-        for (slot, value) in initialValues { values[slot] = value }
-        return values
-    }
 }
