@@ -76,7 +76,7 @@ final class BlockMemory: Sendable {
     /// Uninitialized memory for `count` bytes of a block: a slot when `count` fits one and fills
     /// more than half of it, else heap memory. Free it with ``release(_:)``.
     func allocate(_ count: Int) -> UnsafeMutableRawBufferPointer {
-        if count > Self.slotSize / 2, count <= Self.slotSize, let slot = takeSlot() {
+        if Self.takesSlot(count), let slot = takeSlot() {
             return UnsafeMutableRawBufferPointer(start: slot, count: count)
         }
         return .allocate(byteCount: Swift.max(count, 1), alignment: 16)
@@ -89,9 +89,14 @@ final class BlockMemory: Sendable {
         return memory
     }
 
+    /// Whether a block of `count` bytes takes a slot: it fits one and fills more than half of it.
+    static func takesSlot(_ count: Int) -> Bool {
+        count > slotSize / 2 && count <= slotSize
+    }
+
     /// The bytes a block of `count` bytes takes: a slot's size when it takes one, else its own.
     static func footprint(ofBlockBytes count: Int) -> Int {
-        count > slotSize / 2 && count <= slotSize ? slotSize : count
+        takesSlot(count) ? slotSize : count
     }
 
     /// Frees `memory`, which ``allocate(_:)`` returned.
@@ -99,7 +104,7 @@ final class BlockMemory: Sendable {
         guard let address = memory.baseAddress else { return }
         // A block of another size (a small commit's, most often) never took a slot: freed
         // without taking the lock.
-        guard memory.count > Self.slotSize / 2, memory.count <= Self.slotSize else {
+        guard Self.takesSlot(memory.count) else {
             memory.deallocate()
             return
         }
