@@ -45,16 +45,8 @@ public final class EncodedRowFormat: Sendable {
     }
 }
 
-/// The header of an ``EncodedRow``: its format and length.
-public struct EncodedRowHeader: Sendable {
-    /// How the row's bytes are read.
-    let format: EncodedRowFormat
-    /// The number of bytes.
-    let count: Int
-}
-
 /// One stored row kept as its encoded bytes (the null bitmap and the non-nil values, as the
-/// log holds them) in one heap block, with its format: what an object or a cache keeps of a row
+/// log holds them) in a heap block, with its format: what an object or a cache keeps of a row
 /// read from the store instead of a ``Row`` of decoded values.
 ///
 /// A row of short strings and numbers takes a few dozen bytes, strings included, where a
@@ -64,14 +56,27 @@ public struct EncodedRowHeader: Sendable {
 /// the bytes (2 bytes a column), so that a read walks no column before it (a row of more than
 /// 64 KiB keeps no table and walks them). The bytes are checked when the row is made, so that
 /// reading a value never fails. Immutable, and so `Sendable`.
+///
+/// A row read on its own (a fault, a row the coordinator caches) has a heap block of its own; the
+/// rows a scan takes share blocks of about 4 KiB (``EncodedRowArena``), which live as long as
+/// one of their rows does.
 public struct EncodedRow: @unchecked Sendable {
-    /// The header and bytes, in one heap block (never changed after
-    /// ``init(copying:offsets:format:)``, hence `Sendable`, which a `ManagedBuffer` is not
-    /// declared to be).
-    final class Storage: ManagedBuffer<EncodedRowHeader, UInt8> {}
+    /// Heap blocks of rows of one format, the format their header: at each row's start (a
+    /// multiple of 4) its byte count (`UInt32`), then its bytes, then its column offsets. A
+    /// row's bytes are never changed once the row is made (hence `Sendable`, which a
+    /// `ManagedBuffer` is not declared to be); an arena writes later rows after them.
+    final class Storage: ManagedBuffer<EncodedRowFormat, UInt8> {}
 
     /// The storage.
     let storage: Storage
+    /// Where the row starts among the storage's elements.
+    let start: UInt32
+
+    /// The row at `start` of `storage`.
+    init(storage: Storage, start: Int) {
+        self.storage = storage
+        self.start = UInt32(start)
+    }
 
     /// Checks that `bytes` hold one row of `format` and calls `body` with the row's column
     /// offsets (one `UInt16` a stored column; `nil` for a row of more than 64 KiB, which keeps
@@ -112,61 +117,76 @@ public struct EncodedRow: @unchecked Sendable {
     }
 
     /// A copy of `bytes`, one row of `format` checked by ``withCheckedOffsets(_:format:block:slot:recordsCheck:_:)``,
-    /// with the `offsets` it gave.
+    /// with the `offsets` it gave, in a heap block of its own.
     init(copying bytes: UnsafeRawBufferPointer, offsets: UnsafeRawPointer?, format: EncodedRowFormat) {
-        let columns = format.codec.storedColumns
-        let table = Self.offsetTable(byteCount: bytes.count)
-        let storage = unsafeDowncast(
-            Storage.create(minimumCapacity: Self.footprint(byteCount: bytes.count, storedColumns: columns)) { _ in
-                EncodedRowHeader(format: format, count: bytes.count)
-            }, to: Storage.self)
-        storage.withUnsafeMutablePointerToElements { elements in
-            let raw = UnsafeMutableRawPointer(elements)
-            if let base = bytes.baseAddress { raw.copyMemory(from: base, byteCount: bytes.count) }
-            if let table, let offsets { (raw + table).copyMemory(from: offsets, byteCount: 2 * columns) }
-        }
-        self.storage = storage
+        let storage = Self.storage(format: format, capacity: Self.size(byteCount: bytes.count, storedColumns: format.codec.storedColumns))
+        Self.write(bytes, offsets: offsets, storedColumns: format.codec.storedColumns, into: storage, at: 0)
+        self.init(storage: storage, start: 0)
     }
 
-    /// Where the column offsets of a row of `byteCount` bytes start among its storage's
-    /// elements (after the bytes, 2-byte aligned), or `nil` when the row is too long for
-    /// `UInt16` offsets and keeps none.
+    /// A heap block for rows of `format` with room for at least `capacity` bytes.
+    static func storage(format: EncodedRowFormat, capacity: Int) -> Storage {
+        unsafeDowncast(Storage.create(minimumCapacity: capacity) { _ in format }, to: Storage.self)
+    }
+
+    /// Writes a row of `bytes` with its column `offsets` (from a check) at `start` of
+    /// `storage`, which has room for ``size(byteCount:storedColumns:)`` bytes there.
+    static func write(_ bytes: UnsafeRawBufferPointer, offsets: UnsafeRawPointer?, storedColumns: Int, into storage: Storage, at start: Int) {
+        storage.withUnsafeMutablePointerToElements { elements in
+            let row = UnsafeMutableRawPointer(elements) + start
+            row.storeBytes(of: UInt32(bytes.count), as: UInt32.self)
+            if let base = bytes.baseAddress { (row + 4).copyMemory(from: base, byteCount: bytes.count) }
+            if let table = offsetTable(byteCount: bytes.count), let offsets { (row + 4 + table).copyMemory(from: offsets, byteCount: 2 * storedColumns) }
+        }
+    }
+
+    /// Where the column offsets of a row of `byteCount` bytes start after its bytes (2-byte
+    /// aligned), or `nil` when the row is too long for `UInt16` offsets and keeps none.
     private static func offsetTable(byteCount: Int) -> Int? {
         byteCount <= Int(UInt16.max) ? (byteCount + 1) & ~1 : nil
     }
 
     /// The bytes a row of `byteCount` bytes and `storedColumns` stored columns keeps after its
-    /// header: the bytes and, unless the row keeps none, its column offsets.
+    /// byte count: the bytes and, unless the row keeps none, its column offsets.
     private static func footprint(byteCount: Int, storedColumns: Int) -> Int {
         offsetTable(byteCount: byteCount).map { $0 + 2 * storedColumns } ?? byteCount
     }
 
+    /// The bytes such a row takes in a heap block of rows, its byte count included, rounded up
+    /// to a multiple of 4 (where the next row starts).
+    static func size(byteCount: Int, storedColumns: Int) -> Int {
+        (4 + footprint(byteCount: byteCount, storedColumns: storedColumns) + 3) & ~3
+    }
+
+    /// Calls `body` with the row's format (borrowed: the storage holds it, and the format its
+    /// codec, for as long as the caller holds the row, so reading a value retains nothing), its
+    /// bytes and its column offsets (`nil` for a row of more than 64 KiB).
+    private func withBytes<R>(_ body: (EncodedRowFormat, UnsafeRawBufferPointer, UnsafeRawPointer?) -> R) -> R {
+        storage.withUnsafeMutablePointers { header, elements in
+            // Reading `storage.header` instead would cost a dynamic exclusivity check.
+            let format = UnsafeRawPointer(header).load(as: Unmanaged<EncodedRowFormat>.self)
+            let row = UnsafeRawPointer(elements) + Int(start)
+            let count = Int(row.load(as: UInt32.self))
+            let offsets = Self.offsetTable(byteCount: count).map { row + 4 + $0 }
+            return format._withUnsafeGuaranteedRef { body($0, UnsafeRawBufferPointer(start: row + 4, count: count), offsets) }
+        }
+    }
+
     /// The number of columns, as a ``Row`` of the entity has.
-    public var count: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.format.columnCount } }
+    public var count: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.columnCount } }
 
     /// The number of encoded bytes.
-    public var byteCount: Int { storage.header.count }
+    public var byteCount: Int { withBytes { _, bytes, _ in bytes.count } }
 
-    /// The number of bytes the row keeps after its header: the encoded bytes and, unless the row
-    /// is longer than 64 KiB, its column offsets (2 bytes a stored column, 2-byte aligned).
+    /// The number of bytes the row keeps after its byte count: the encoded bytes and, unless the
+    /// row is longer than 64 KiB, its column offsets (2 bytes a stored column, 2-byte aligned).
     public var footprint: Int {
-        storage.withUnsafeMutablePointerToHeader { Self.footprint(byteCount: $0.pointee.count, storedColumns: $0.pointee.format.codec.storedColumns) }
+        withBytes { format, bytes, _ in Self.footprint(byteCount: bytes.count, storedColumns: format.codec.storedColumns) }
     }
 
     /// The value of the column at `column` (`0..<count`).
     public func value(_ column: Int) -> Value {
-        storage.withUnsafeMutablePointers { header, start in
-            // The storage holds the format, and the format its codec, for as long as the caller
-            // holds the row: the format is borrowed, not retained (an atomic operation a read).
-            // Reading `storage.header` instead would cost a dynamic exclusivity check; its offset
-            // is the compiler's (kept in a `static let`, it cost a `swift_once` call a read).
-            let format = UnsafeRawPointer(header.pointer(to: \.format)!).load(as: Unmanaged<EncodedRowFormat>.self)
-            let count = header.pointee.count
-            let offsets = Self.offsetTable(byteCount: count).map { UnsafeRawPointer(start + $0) }
-            return format._withUnsafeGuaranteedRef { format in
-                format.codec.checkedValue(column, of: UnsafeRawBufferPointer(start: start, count: count), offsets: offsets)
-            }
-        }
+        withBytes { format, bytes, offsets in format.codec.checkedValue(column, of: bytes, offsets: offsets) }
     }
 
     /// The row with only the columns `projection` marks decoded (the others `null`; one flag a
@@ -174,10 +194,9 @@ public struct EncodedRow: @unchecked Sendable {
     /// that needs a few columns of many rows takes, without making the strings and data of the
     /// others.
     package func decoded(projection: [Bool]?) -> Row {
-        storage.withUnsafeMutablePointers { header, start in
-            let format = header.pointee.format
+        withBytes { format, bytes, _ in
             do {
-                return try format.codec.decode(UnsafeRawBufferPointer(start: start, count: header.pointee.count), projection: projection)
+                return try format.codec.decode(bytes, projection: projection)
             } catch {
                 preconditionFailure("an encoded row checked when it was made does not decode: \(error)")
             }

@@ -48,7 +48,7 @@ extension Store {
     /// Calls `body` with every live row of `entity` that `accept` takes, as its encoded bytes, as
     /// ``scan(_:_:)`` calls it with decoded rows: the rows live when the scan starts, block by
     /// block in log order. `accept` sees each row in place first; only the rows it takes are
-    /// copied.
+    /// copied, into heap blocks they share (``EncodedRowArena``).
     ///
     /// - Throws: what `accept` or `body` throws, or ``StoreError`` `corrupt`/`io` for a bad block
     ///   or row.
@@ -56,10 +56,15 @@ extension Store {
         _ entity: Int, where accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ body: (PrimaryKey, consuming EncodedRow) throws -> Void
     ) throws {
         guard schema.entities.indices.contains(entity) else { throw StoreError(.invalidValue, "no entity with id \(entity)") }
+        var arena = EncodedRowArena()
         try forEachLiveBlock(entity) { block, slots, place, file in
             let format = try blockFormat(entity, of: block, file: file, offset: Int64(place.offset))
             for (key, slot) in slots {
-                guard let row = try acceptedRow(accept, key, block, slot: slot, format: format, file: file, offset: Int64(place.offset)) else { continue }
+                guard
+                    let row = try acceptedRow(
+                        accept, key, block, slot: slot, format: format, file: file, offset: Int64(place.offset),
+                        copy: { arena.copy($0, offsets: $1, format: format) })
+                else { continue }
                 try body(key, row)
             }
         }
@@ -68,7 +73,8 @@ extension Store {
     /// Calls `body` with the live rows of `entity` at `keys` that `accept` takes, as their encoded
     /// bytes (keys without a live row are skipped), block by block in log order, as
     /// ``forEachRow(_:keys:columns:_:)`` calls it with decoded rows: one read per block holding
-    /// some of the rows. `accept` sees each row in place first; only the rows it takes are copied.
+    /// some of the rows. `accept` sees each row in place first; only the rows it takes are
+    /// copied, into heap blocks they share (``EncodedRowArena``).
     ///
     /// - Throws: what `accept` or `body` throws; ``StoreError`` `corrupt` or `io` for a bad block
     ///   or row.
@@ -83,21 +89,25 @@ extension Store {
     /// no live row is), as ``read(_:keys:)`` reads them decoded.
     ///
     /// The rows are read as a fault reads its row (``readEncoded(_:)``): each is checked, but the
-    /// check is not recorded in its block. The caller keeps the copies (a coordinator's row
-    /// cache), so the block seldom serves those rows again, and a batch of rows spread over the
-    /// store (W5's first query) would otherwise allocate and zero a block's table of offsets for
-    /// each row it reads.
+    /// check is not recorded in its block, and each is copied into a heap block of its own. The
+    /// caller keeps the copies (a coordinator's row cache, which lets each go on its own), so the
+    /// block seldom serves those rows again, and a batch of rows spread over the store (W5's
+    /// first query) would otherwise allocate and zero a block's table of offsets for each row it
+    /// reads.
     ///
     /// - Throws: ``StoreError`` `corrupt` or `io` for a bad block or row.
     public func readEncoded(_ entity: Int, keys: [PrimaryKey]) throws -> [EncodedRow?] {
         var rows = [EncodedRow?](repeating: nil, count: keys.count)
-        try forEachAcceptedRow(entity, keys: keys, where: { _, _ in true }, recordsChecks: false) { position, row in rows[position] = row }
+        try forEachAcceptedRow(entity, keys: keys, where: { _, _ in true }, recordsChecks: false, sharesBlocks: false) { position, row in
+            rows[position] = row
+        }
         return rows
     }
 
     /// The rows of `entity` at `keys` that `accept` takes, as their encoded bytes, in the order
     /// of `keys` (`nil` where no live row is or `accept` did not take it). `accept` sees each live
-    /// row in place, block by block in log order; only the rows it takes are copied.
+    /// row in place, block by block in log order; only the rows it takes are copied, into heap
+    /// blocks they share (``EncodedRowArena``).
     ///
     /// - Throws: what `accept` throws; ``StoreError`` `corrupt` or `io` for a bad block or row.
     public func readEncoded(_ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool) throws -> [EncodedRow?] {
@@ -108,18 +118,20 @@ extension Store {
 
     /// Calls `body` with the position in `keys` and a copy of each live row of `entity` at `keys`
     /// that `accept` takes, block by block in log order; each row's check recorded in its block
-    /// when `recordsChecks`.
+    /// when `recordsChecks`, the copies sharing heap blocks when `sharesBlocks`.
     private func forEachAcceptedRow(
         _ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool, recordsChecks: Bool = true,
-        _ body: (Int, consuming EncodedRow) throws -> Void
+        sharesBlocks: Bool = true, _ body: (Int, consuming EncodedRow) throws -> Void
     ) throws {
+        var arena = EncodedRowArena()
         try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
             let format = try blockFormat(Int(place.entity), of: block, file: file, offset: Int64(place.offset))
             for (position, slot) in slots {
                 let key = keys[position]
                 guard
                     let row = try acceptedRow(
-                        accept, key, block, slot: slot, format: format, file: file, offset: Int64(place.offset), recordsCheck: recordsChecks)
+                        accept, key, block, slot: slot, format: format, file: file, offset: Int64(place.offset), recordsCheck: recordsChecks,
+                        copy: { sharesBlocks ? arena.copy($0, offsets: $1, format: format) : EncodedRow(copying: $0, offsets: $1, format: format) })
                 else { continue }
                 try body(position, row)
             }
@@ -147,14 +159,14 @@ extension Store {
 
     /// A copy of the encoded row in `slot` of a decoded block when `accept` takes it, seen in
     /// place once checked as ``encodedRow(_:slot:format:file:offset:recordsCheck:)`` checks it;
-    /// else `nil`.
+    /// else `nil`. `copy` makes the copy of the row's bytes and column offsets.
     private func acceptedRow(
         _ accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ key: PrimaryKey, _ block: DecodedBlock, slot: Int, format: EncodedRowFormat,
-        file: SegmentFile, offset: Int64, recordsCheck: Bool = true
+        file: SegmentFile, offset: Int64, recordsCheck: Bool = true, copy: (UnsafeRawBufferPointer, UnsafeRawPointer?) -> EncodedRow
     ) throws -> EncodedRow? {
         try withCheckedRow(block, slot: slot, format: format, file: file, offset: offset, recordsCheck: recordsCheck) { bytes, offsets in
             guard try accept(key, EncodedRowView(bytes: bytes, offsets: offsets, codec: Unmanaged.passUnretained(format.codec))) else { return nil }
-            return EncodedRow(copying: bytes, offsets: offsets, format: format)
+            return copy(bytes, offsets)
         }
     }
 

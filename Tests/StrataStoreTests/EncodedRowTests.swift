@@ -141,6 +141,68 @@ import Testing
         try store.close()
     }
 
+    /// The rows a scan or a read by keys copies share heap blocks of about 4 KiB, small rows
+    /// one after the other and a row of another format (written before the schema evolved) or
+    /// too large in a block of its own; each reads every value it was written with after the
+    /// scan returned and after the rows around it are gone. Rows read for a cache (by keys,
+    /// without a filter) and a row read on its own keep a block each.
+    @Test func rowsAFetchCopiesShareBlocksAndOutliveTheirNeighbours() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        let old = try Schema(entities: [
+            EntitySchema(id: 0, name: "Item", columns: [ColumnSchema(name: "name", type: .string), ColumnSchema(name: "data", type: .binary)])
+        ])
+        var store: Store? = try Store.open(at: url, schema: old, configuration: TestSchema.configuration())
+        func row(_ key: PrimaryKey) -> Row {
+            // Every tenth row is larger than a quarter of a shared block; one is past 64 KiB.
+            let size = key == 25 ? 70_000 : key % 10 == 0 ? 1_500 : Int(key % 7) * 20
+            return Row([.string("item \(key) é"), .data(Data(repeating: UInt8(key & 0xFF), count: size))])
+        }
+        var transaction = Transaction()
+        for key in store!.allocateKeys(for: 0, count: 60) { transaction.insert(0, key: key, row: row(key)) }
+        try store!.commit(transaction)
+        try store!.close()
+        store = nil
+        let new = try Schema(entities: [
+            EntitySchema(id: 0, name: "Item", columns: [
+                ColumnSchema(name: "name", type: .string), ColumnSchema(name: "data", type: .binary), ColumnSchema(name: "rank", type: .int64),
+            ])
+        ])
+        #expect(try Store.evolveSchema(at: url, to: new, defaults: [0: [2: .int(7)]], configuration: TestSchema.configuration()))
+        store = try Store.open(at: url, schema: new, configuration: TestSchema.configuration())
+        var later = Transaction()
+        for key in store!.allocateKeys(for: 0, count: 40) { later.insert(0, key: key, row: Row(row(key).values + [.int(key)])) }
+        try store!.commit(later)
+        func expected(_ key: PrimaryKey) -> Row { Row(row(key).values + [.int(key <= 60 ? 7 : key)]) }
+
+        var scanned: [(PrimaryKey, EncodedRow)] = []
+        try store!.scanEncoded(0, where: { key, _ in key % 3 != 0 }) { key, row in scanned.append((key, row)) }
+        var byKeys: [(PrimaryKey, EncodedRow)] = []
+        try store!.forEachEncodedRow(0, keys: Array(1...100), where: { _, _ in true }) { key, row in byKeys.append((key, row)) }
+        #expect(scanned.count == 67 && byKeys.count == 100)
+        for (rows, stage) in [(scanned, "scan"), (byKeys, "by keys")] {
+            let blocks = Dictionary(grouping: rows) { ObjectIdentifier($0.1.storage) }
+            for (key, row) in rows {
+                let size = EncodedRow.size(byteCount: row.byteCount, storedColumns: row.storage.header.codec.storedColumns)
+                let shared = blocks[ObjectIdentifier(row.storage)]!.count > 1
+                #expect(shared == (size <= EncodedRowArena.blockCapacity / 4), "\(stage) \(key): \(size) bytes, shared \(shared)")
+                let formats = Set(blocks[ObjectIdentifier(row.storage)]!.map { ObjectIdentifier($0.1.storage.header) })
+                #expect(formats.count == 1, "\(stage) \(key): one format a block")
+            }
+            #expect(blocks.count < rows.count / 3, "\(stage): \(blocks.count) blocks for \(rows.count) rows")
+            // The rows read back after the scan, then with every other row of the scan gone.
+            for (key, row) in rows { Self.check(row, expected(key), "\(stage) \(key)") }
+        }
+        let kept = scanned.filter { $0.0 % 10 == 1 }
+        scanned = []
+        byKeys = []
+        for (key, row) in kept { Self.check(row, expected(key), "kept \(key)") }
+        let cached = try store!.readEncoded(0, keys: Array(1...100))
+        #expect(Set(cached.map { ObjectIdentifier($0!.storage) }).count == 100, "rows read for a cache keep a block each")
+        for (key, row) in zip(1...100, cached) { Self.check(row, expected(PrimaryKey(key)), "cached \(key)") }
+        try store!.close()
+    }
+
     /// Reading rows of a block in place (the rows a walk tests) records each row's column
     /// offsets in the block (unless the row is longer than 64 KiB), as its check computed them;
     /// the next read of those rows copies them instead of checking the bytes again and reads the

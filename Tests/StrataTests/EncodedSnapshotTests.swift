@@ -7,8 +7,9 @@ import Testing
 import Glibc
 
 /// Objects loaded from an engine store, and the row cache, keep the row as its encoded bytes
-/// (one heap block of a few dozen bytes, strings included), whichever way they were loaded: a
-/// fetch that scans, a fetch through a fetch index with a residual test, a fault, a prefetch.
+/// (a few dozen bytes, strings included: in a heap block of its own, or sharing one of about
+/// 4 KiB with the other rows of a scan), whichever way they were loaded: a fetch that scans, a
+/// fetch through a fetch index with a residual test, a fault, a prefetch.
 /// The values read from them are those saved, also after the row changed and the object was
 /// refreshed; an in-memory store's objects keep the rows it holds.
 @Suite struct EncodedSnapshotTests {
@@ -50,19 +51,27 @@ import Glibc
         let usableSize = try Self.usableSize()
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            // A scan.
+            // A scan: its rows share heap blocks of about 4 KiB, one after the other.
             let all = try context.fetch(FetchRequest<Employee>(entityName: "Employee"))
             #expect(all.count == 40)
-            for employee in all {
-                let row = try #require(Self.encodedRow(of: employee))
-                // The object header (16 bytes), the format and length (16), the bytes and the
-                // column offsets, in one block. malloc rounds a block up to 16 bytes and may hand
-                // out a free block up to 31 bytes larger than that (it splits off no smaller rest),
-                // so the block may be up to 46 bytes larger than asked for: far less than a row
-                // reserved with room to grow would take.
-                let block = usableSize(Unmanaged.passUnretained(row.storage).toOpaque())
+            let rows = try all.map { try #require(Self.encodedRow(of: $0)) }
+            let blocks = Dictionary(grouping: rows) { ObjectIdentifier($0.storage) }
+            var taken = 0
+            for rowsOfBlock in blocks.values {
+                // Each row: its length (4 bytes), its bytes and its column offsets, rounded up to
+                // 4 bytes; the block: the object header and the format (24 bytes), then the rows.
+                // malloc may hand out up to 46 bytes more than asked for.
+                let storage = rowsOfBlock[0].storage
+                let sizes = rowsOfBlock.map { EncodedRow.size(byteCount: $0.byteCount, storedColumns: storage.header.codec.storedColumns) }
+                let block = usableSize(Unmanaged.passUnretained(storage).toOpaque())
+                #expect(sizes.reduce(0, +) <= EncodedRowArena.blockCapacity)
+                #expect(block >= 24 + EncodedRowArena.blockCapacity && block <= 32 + EncodedRowArena.blockCapacity + 46)
+                #expect(Set(rowsOfBlock.map(\.start)).count == rowsOfBlock.count, "each row at its own place")
+                taken += sizes.reduce(0, +)
+            }
+            #expect(blocks.count <= 1 + taken / (EncodedRowArena.blockCapacity - 256), "blocks filled before the next is made")
+            for (employee, row) in zip(all, rows) {
                 #expect(row.footprint <= row.byteCount + 1 + 2 * row.count)
-                #expect(block >= 32 + row.footprint && block <= 32 + row.footprint + 46)
                 #expect(row.byteCount < 160, "bitmap, tag, name, salary, flag, 120 bytes of notes, reference")
                 let index = Int(employee.salary / 1000)
                 #expect(employee.name == "e\(index)")
