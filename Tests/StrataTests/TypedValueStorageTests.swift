@@ -223,6 +223,68 @@ final class EveryTypeRecord: ManagedObject {
         }
     }
 
+    /// An entity of a to-one `early` (slot 0), 70 Integer 64 attributes and a to-one `late`
+    /// (slot 71), both to `Tag`.
+    static func wideModelWithReferences() -> ManagedObjectModel {
+        let tag = ModelBuilder.entity("Tag", [ModelBuilder.attribute("label", .string)])
+        let wide = ModelBuilder.entity("Wide")
+        ModelBuilder.relationship("early", from: wide, to: tag)
+        wide.properties += (0..<70).map { ModelBuilder.attribute("a\($0)", .integer64) }
+        ModelBuilder.relationship("late", from: wide, to: tag)
+        return ModelBuilder.model([wide, tag])
+    }
+
+    /// A fetched object holds its row and decodes slots as they are read, noting the to-one
+    /// references it made in one word for slots 0-63; a to-one reference past slot 63 is decoded
+    /// when the row is loaded. Both read the related object, the same one each time, and a
+    /// change to either is saved.
+    @Test func toOneReferencesOnEitherSideOfSlot64OfALazilyLoadedObjectRead() throws {
+        let folder = TemporaryFolder()
+        do {
+            let container = try GraphModel.container(at: folder.store(), model: Self.wideModelWithReferences())
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                let model = container.managedObjectModel
+                let first = ManagedObject(entity: model.entitiesByName["Tag"]!, insertInto: context)
+                first.setValue("first", forKey: "label")
+                let second = ManagedObject(entity: model.entitiesByName["Tag"]!, insertInto: context)
+                second.setValue("second", forKey: "label")
+                let object = ManagedObject(entity: model.entitiesByName["Wide"]!, insertInto: context)
+                for index in 0..<70 { object.setValue(Int64(index * 3), forKey: "a\(index)") }
+                object.setValue(first, forKey: "early")
+                object.setValue(second, forKey: "late")
+                try context.save()
+            }
+            try container.close()
+        }
+        let container = try GraphModel.container(at: folder.store(), model: Self.wideModelWithReferences())
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let object = try #require(try context.fetch(FetchRequest<ManagedObject>(entityName: "Wide")).first)
+            #expect(object.runtime.slots["early"] == 0 && object.runtime.slots["late"] == 71)
+            #expect(object.lazyRow != nil, "a fetched object holds its row")
+            let late = try #require(object.value(forKey: "late") as? ManagedObject)
+            let early = try #require(object.value(forKey: "early") as? ManagedObject)
+            #expect(late.value(forKey: "label") as? String == "second")
+            #expect(early.value(forKey: "label") as? String == "first")
+            #expect(object.value(forKey: "late") as? ManagedObject === late && object.value(forKey: "early") as? ManagedObject === early)
+            #expect((0..<70).map { object.value(forKey: "a\($0)") as? Int64 } == (0..<70).map { Int64($0 * 3) })
+            #expect(object.lazyRow != nil, "reads keep the row")
+            object.setValue(early, forKey: "late")
+            object.setValue(late, forKey: "early")
+            #expect(Set(object.changedValues().keys) == ["early", "late"])
+            try context.save()
+        }
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait {
+            let object = try #require(try reader.fetch(FetchRequest<ManagedObject>(entityName: "Wide")).first)
+            #expect((object.value(forKey: "late") as? ManagedObject)?.value(forKey: "label") as? String == "first")
+            #expect((object.value(forKey: "early") as? ManagedObject)?.value(forKey: "label") as? String == "second")
+            #expect(object.value(forKey: "a69") as? Int64 == 207)
+        }
+    }
+
     @Test func slotSetsKeepEverySlotInOrder() {
         var slots: SlotSet = [130, 2, 64, 0, 63]
         slots.insert(2)

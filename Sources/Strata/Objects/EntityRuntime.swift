@@ -21,8 +21,9 @@ final class EntityRuntime: @unchecked Sendable {
     /// How each slot's value is made from its column, with no reference to count: what loading
     /// a row reads for each property.
     let loads: [SlotLoad]
-    /// The slots a row load decodes at once (``RowDecoding/decodesEagerly(_:)``); the others
-    /// are decoded when read.
+    /// The slots a row load decodes at once (``RowDecoding/decodesEagerly(_:)``, and past
+    /// ``LazyRow/trackedSlots`` those whose value is kept, ``RowDecoding/keepsDecodedValue(_:)``);
+    /// the others are decoded when read.
     let eagerSlots: [Int]
     /// The destination of each to-one relationship slot (`nil` for other slots), held strongly
     /// so that loading a row reads no weak reference.
@@ -89,7 +90,9 @@ final class EntityRuntime: @unchecked Sendable {
             return .none
         }
         let slotLoads = loads
-        eagerSlots = slotLoads.indices.filter { RowDecoding.decodesEagerly(slotLoads[$0]) }
+        eagerSlots = slotLoads.indices.filter { slot in
+            RowDecoding.decodesEagerly(slotLoads[slot]) || (slot >= LazyRow.trackedSlots && RowDecoding.keepsDecodedValue(slotLoads[slot]))
+        }
         toOneDestinations = properties.map { property in
             guard let relationship = property as? RelationshipDescription, !relationship.isToMany else { return nil }
             return relationship.destinationEntity

@@ -9,11 +9,28 @@ struct LazyRow {
     var row: StoredRow
     /// How the row's columns map to the object's slots.
     var layout: EntityLayout
-    /// The slots already decoded into ``ManagedObject/slots``.
-    var decoded = SlotSet()
+    /// Which of the slots below ``trackedSlots`` are decoded into ``ManagedObject/slots``, one
+    /// bit each. One word, not a ``SlotSet`` (two), so that the object fits glibc's 160-byte
+    /// heap block with a row that is a place in a shared block (``EncodedRowArena``).
+    var decoded: UInt64 = 0
     /// The IDs of the to-one references the fetch that loaded the row made, shared with the
     /// other objects it loaded.
     var references: ReferenceIDs?
+
+    /// The slots ``decoded`` tracks. A slot past them whose value is kept once decoded
+    /// (``RowDecoding/keepsDecodedValue(_:)``) is decoded when the row is loaded
+    /// (``EntityRuntime/eagerSlots``); the others past them are decoded on every read.
+    static let trackedSlots = 64
+
+    /// The bit of `slot` (one of ``trackedSlots``) in ``decoded``.
+    static func bit(_ slot: Int) -> UInt64 {
+        1 << UInt64(slot)
+    }
+
+    /// Whether `slot`, loaded as `load`, holds its decoded value in the object's slots.
+    func isDecoded(_ slot: Int, load: SlotLoad) -> Bool {
+        slot < Self.trackedSlots ? decoded & Self.bit(slot) != 0 : RowDecoding.keepsDecodedValue(load)
+    }
 }
 
 extension ManagedObject {
@@ -23,7 +40,7 @@ extension ManagedObject {
     /// - Throws: what decoding an eager slot throws (the object is left as it was).
     func loadLazily(from row: consuming StoredRow, layout: EntityLayout, context: ManagedObjectContext, references: ReferenceIDs?) throws {
         var eager: [Any?] = []
-        var decoded = SlotSet()
+        var decoded: UInt64 = 0
         if !runtime.eagerSlots.isEmpty {
             (eager, decoded) = try eagerValues(of: row, layout: layout, context: context, references: references)
         }
@@ -33,20 +50,20 @@ extension ManagedObject {
         lazyRow = LazyRow(row: row, layout: layout, decoded: decoded, references: references)
     }
 
-    /// The values of the slots ``RowDecoding/decodesEagerly(_:)`` names, decoded from `row`, by
-    /// slot, and the set of those slots. Not inlined in ``loadLazily(from:layout:context:references:)``,
+    /// The values of the ``EntityRuntime/eagerSlots``, decoded from `row`, by slot, and the
+    /// ``LazyRow/decoded`` bits of those among ``LazyRow/trackedSlots``. Not inlined in ``loadLazily(from:layout:context:references:)``,
     /// whose objects mostly have none: the decoding's references would be retained for every
     /// object.
     @inline(never)
     private func eagerValues(
         of row: borrowing StoredRow, layout: EntityLayout, context: ManagedObjectContext, references: ReferenceIDs?
-    ) throws -> ([Any?], SlotSet) {
+    ) throws -> ([Any?], UInt64) {
         var eager = [Any?](repeating: nil, count: runtime.loads.count)
-        var decoded = SlotSet()
+        var decoded: UInt64 = 0
         for slot in runtime.eagerSlots {
             eager[slot] = try RowDecoding.value(
                 slot, of: runtime, from: row, layout: layout, storeIdentifier: objectID.storeIdentifier, context: context, references: references)
-            decoded.insert(slot)
+            if slot < LazyRow.trackedSlots { decoded |= LazyRow.bit(slot) }
         }
         return (eager, decoded)
     }
@@ -68,9 +85,9 @@ extension ManagedObject {
         return Self.plainValue(slot, of: &lazyRow!)
     }
 
-    /// The stored value of `slot` from `lazy`, unless the slot was decoded.
+    /// The stored value of the plain attribute in `slot` from `lazy`, unless the slot was decoded.
     private static func plainValue(_ slot: Int, of lazy: inout LazyRow) -> StrataStore.Value? {
-        guard !lazy.decoded.contains(slot) else { return nil }
+        guard !lazy.isDecoded(slot, load: .plain) else { return nil }
         let column = lazy.layout.slotColumns[slot]
         return column >= 0 ? lazy.row[column] : nil
     }
@@ -80,8 +97,8 @@ extension ManagedObject {
     /// once costs no slot storage); a to-one reference's ID is made once and kept.
     private func decodeLazySlot(_ slot: Int) throws -> Any? {
         guard let lazy = lazyRow else { return slots[slot] }
-        if lazy.decoded.contains(slot) { return slots[slot] }
         let load = runtime.loads[slot]
+        if lazy.isDecoded(slot, load: load) { return slots[slot] }
         guard load == .toOne || load == .toOneOfHierarchy else {
             // An attribute: no store identifier or context to read.
             return RowDecoding.plainValue(slot, load: load, of: runtime, from: lazy.row, layout: lazy.layout, storeIdentifier: nil, context: nil)
@@ -92,7 +109,7 @@ extension ManagedObject {
         guard load == .toOne else { return value }
         if slots.isEmpty { slots = Array(repeating: nil, count: runtime.loads.count) }
         slots[slot] = value
-        lazyRow!.decoded.insert(slot)
+        lazyRow!.decoded |= LazyRow.bit(slot)
         return value
     }
 
@@ -105,7 +122,7 @@ extension ManagedObject {
         if slots.isEmpty { slots = Array(repeating: nil, count: loads.count) }
         let context = managedObjectContext
         let storeIdentifier = objectID.storeIdentifier
-        for slot in loads.indices where !lazy.decoded.contains(slot) {
+        for slot in loads.indices where !lazy.isDecoded(slot, load: loads[slot]) {
             slots[slot] = RowDecoding.plainValue(
                 slot, load: loads[slot], of: runtime, from: lazy.row, layout: lazy.layout, storeIdentifier: storeIdentifier, context: context,
                 references: lazy.references)

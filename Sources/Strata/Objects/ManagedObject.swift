@@ -42,8 +42,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// would make every retain and release of the context slow).
     @exclusivity(unchecked) private var contextLink: ContextLink?
     // The flags, the validation slot and the change-set position share one 8-byte word (stored
-    // properties are laid out in order): the object then takes at most 168 bytes, one heap
-    // block of 176 (not 192).
+    // properties are laid out in order): the object then takes at most 152 bytes, one heap
+    // block of 160 (not 176).
     /// The object's flags (``isInserted``, ``isDeleted``, ``isLoaded``, ``isInaccessible``,
     /// ``hasAwokenFromInsert``), one bit each.
     @exclusivity(unchecked) private var flags = ObjectFlags()

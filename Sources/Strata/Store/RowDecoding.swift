@@ -83,6 +83,13 @@ enum RowDecoding {
     static func decodesEagerly(_ load: SlotLoad) -> Bool {
         load == .converted || load == .toOneOfHierarchy
     }
+
+    /// Whether an object loaded lazily keeps a slot's value once decoded (in its slots, instead
+    /// of decoding it from the row on every read): those decoded eagerly, and a to-one
+    /// reference's ID, made once.
+    static func keepsDecodedValue(_ load: SlotLoad) -> Bool {
+        decodesEagerly(load) || load == .toOne
+    }
 }
 
 /// The IDs of the objects the to-one references of one fetch's rows name, made once and shared
