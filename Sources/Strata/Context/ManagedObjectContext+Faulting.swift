@@ -11,7 +11,7 @@ extension ManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator, !object.objectID.isTemporaryID else {
             throw CoreDataError(.coreData, "could not fulfill a fault for \(object.objectID): it names no stored object", objectID: object.objectID)
         }
-        let layout = try coordinator.layout(object.entity)
+        let layout = try faultLayout(object.entity, coordinator: coordinator)
         let (row, sequence) = try storedSnapshot(for: object.objectID, layout: layout)
         guard let row else {
             return try markInaccessible(object)

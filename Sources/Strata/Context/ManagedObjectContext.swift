@@ -88,6 +88,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// The store the last fault read, with the coordinator's store generation it was looked up
     /// at, for ``currentStore(identifier:coordinator:)``.
     @exclusivity(unchecked) var recentStore: (generation: UInt64, store: PersistentStore)?
+    /// The layout of the entity of the last fault's object, with the coordinator's store
+    /// generation it was looked up at, for ``faultLayout(_:coordinator:)``.
+    @exclusivity(unchecked) var recentLayout: (generation: UInt64, entity: EntityDescription, layout: EntityLayout)?
     /// The coordinator set on this context itself.
     @exclusivity(unchecked) var ownCoordinator: PersistentStoreCoordinator?
     /// The parent context and what nested contexts need (ManagedObjectContext+Parent.swift).
