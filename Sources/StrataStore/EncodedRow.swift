@@ -58,8 +58,8 @@ public final class EncodedRowFormat: Sendable {
 /// reading a value never fails. Immutable, and so `Sendable`.
 ///
 /// A row read on its own (a fault, a row the coordinator caches) has a heap block of its own; the
-/// rows a scan takes share blocks of about 4 KiB (``EncodedRowArena``), which live as long as
-/// one of their rows does.
+/// rows a fetch reads for its objects share blocks of about 4 KiB (``EncodedRowArena``), which
+/// live as long as one of their rows does.
 public struct EncodedRow: @unchecked Sendable {
     /// Heap blocks of rows of one format, the format their header: at each row's start (a
     /// multiple of 4) its byte count (`UInt32`), then its bytes, then its column offsets. A
