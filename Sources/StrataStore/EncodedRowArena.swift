@@ -25,14 +25,13 @@ struct EncodedRowArena {
         let columns = format.codec.storedColumns
         let size = EncodedRow.size(byteCount: bytes.count, storedColumns: columns)
         guard size <= Self.blockCapacity / 4 else { return EncodedRow(copying: bytes, offsets: offsets, format: format) }
-        if let block = current, block.used + size <= Self.blockCapacity, block.format === format {
-            EncodedRow.write(bytes, offsets: offsets, storedColumns: columns, into: block.storage, at: block.used)
-            current!.used += size
-            return EncodedRow(storage: block.storage, start: block.used)
+        guard let block = current, block.used + size <= Self.blockCapacity, block.format === format else {
+            let storage = EncodedRow.storage(format: format, capacity: Self.blockCapacity)
+            current = (storage, format, 0)
+            return copy(bytes, offsets: offsets, format: format)
         }
-        let storage = EncodedRow.storage(format: format, capacity: Self.blockCapacity)
-        EncodedRow.write(bytes, offsets: offsets, storedColumns: columns, into: storage, at: 0)
-        current = (storage, format, size)
-        return EncodedRow(storage: storage, start: 0)
+        EncodedRow.write(bytes, offsets: offsets, storedColumns: columns, into: block.storage, at: block.used)
+        current!.used += size
+        return EncodedRow(storage: block.storage, start: block.used)
     }
 }
