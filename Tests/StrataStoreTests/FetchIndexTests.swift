@@ -202,4 +202,29 @@ import Testing
         try Self.check(store!, model, &random, "after compaction and full replay")
         try store!.close()
     }
+
+    /// A store closed while its checkpoint's fetch indexes are still parsing on their thread
+    /// leaves nothing running: `close()` returns once the parse is done, so a reopen does not
+    /// race it for the cores, and the store reopened answers index queries as before.
+    @Test func closeWaitsForTheCheckpointsFetchIndexesToLoad() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        var store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        var transaction = Transaction()
+        let keys = store.allocateKeys(for: TestSchema.employee, count: 40_000)
+        for (index, key) in keys.enumerated() { transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(index)) }
+        try store.commit(transaction)
+        try store.close()  // writes a checkpoint holding the salary index
+
+        store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        try store.close()
+        #expect(store.fetchIndexLoading.wait(timeout: .now()) == .success, "the fetch indexes were still loading after close()")
+
+        store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let salary = 1
+        let everyone = IndexQuery.range(lower: IndexBound(.int(30_000), inclusive: true), upper: nil)
+        #expect(try store.countKeys(TestSchema.employee, column: salary, matching: everyone) == 40_000)
+        #expect(try store.countKeys(TestSchema.employee, column: salary, matching: .equal(.int(30_007))) == 1)
+        try store.close()
+    }
 }
