@@ -153,13 +153,24 @@ final class LRUCache<Element: Sendable>: Sendable {
     /// the blocks a commit just wrote, fill free room, and are the first evicted when elements
     /// inserted with ``insert(_:forKey:cost:readAt:)`` need it, unless they are looked up again
     /// first. `readAt` is as ``insert(_:forKey:cost:readAt:)`` takes it.
-    func insertIfRoom(_ value: Element, forKey key: UInt64, cost: Int, readAt: UnsafeRawPointer? = nil) {
+    ///
+    /// - Returns: `false` when the cache had no room for `value` (whether or not it holds an
+    ///   element under `key`).
+    @discardableResult
+    func insertIfRoom(_ value: Element, forKey key: UInt64, cost: Int, readAt: UnsafeRawPointer? = nil) -> Bool {
         precondition(cost >= 0, "LRUCache cost must not be negative")
         let readAt = UInt(bitPattern: readAt)
-        state.withLock { state in
-            guard state.slotsByKey[TableKey(value: key)] == nil, state.totalCost + cost <= capacity, capacity > 0 else { return }
+        return state.withLock { state in
+            guard state.totalCost + cost <= capacity, capacity > 0 else { return false }
+            guard state.slotsByKey[TableKey(value: key)] == nil else { return true }
             state.pushBack(state.add(value, forKey: key, cost: cost, readAt: readAt))
+            return true
         }
+    }
+
+    /// Whether an element is cached under `key`; neither a use nor a lookup the statistics count.
+    func contains(_ key: UInt64) -> Bool {
+        state.withLock { $0.slotsByKey[TableKey(value: key)] != nil }
     }
 
     /// The cost the cache can still take without evicting anything.

@@ -177,6 +177,7 @@ struct Recovery {
         // Only once the manifest proved to match the segments: a wrong manifest must not delete them.
         if !effective.readOnly { removeOrphans(manifest) }
         try store.evictLaggingHistoryConsumers()
+        if configuration.backgroundMaintenance && configuration.warmsCacheAfterOpening { store.warmBlockCacheInBackground() }
         if !effective.readOnly && configuration.backgroundMaintenance { store.startMaintenance() }
         return store
     }

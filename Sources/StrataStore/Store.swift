@@ -56,6 +56,8 @@ public final class Store: Sendable {
     let recentCommits = Mutex(RecentCommits())
     /// Entered while the fetch indexes are still being loaded from a checkpoint.
     let fetchIndexLoading = DispatchGroup()
+    /// Entered while the block cache is being warmed after opening (``warmBlockCacheInBackground()``).
+    let blockCacheWarming = DispatchGroup()
     let lifecycle = Mutex(Lifecycle())
     let counters = StoreCounters()
     let lockFD: Atomic<Int32>
@@ -224,22 +226,29 @@ public final class Store: Sendable {
         _ number: UInt32, _ location: BlockLocation, file: SegmentFile, caching: Bool = true, prefetchingRowAt start: Int? = nil
     ) throws -> DecodedBlock {
         if let cached = cachedBlock(number, prefetchingRowAt: start) { return cached }
-        let bytes = try file.read(at: Int64(location.offset), count: Int(location.length))
-        guard bytes.count == Int(location.length) else {
-            throw StoreError(.corrupt, "block is cut short", path: file.path, offset: Int64(location.offset))
-        }
-        let block: DecodedBlock
-        do {
-            block = try bytes.withUnsafeBytes { try DecodedBlock(onDisk: $0) }
-        } catch let error as BinaryReader.Malformed {
-            throw StoreError(.corrupt, "block fails its checksum or does not decode", path: file.path, offset: Int64(location.offset) + Int64(error.offset))
-        }
+        let block = try readBlock(location, file: file)
         if caching {
             cache.insert(block, forKey: UInt64(number), cost: block.cost, readAt: block.rowDataAddress)
         } else {
             cache.insertIfRoom(block, forKey: UInt64(number), cost: block.cost, readAt: block.rowDataAddress)
         }
         return block
+    }
+
+    /// Reads the block at `location` of `file` with one `pread` and decodes it, bypassing the cache.
+    ///
+    /// - Throws: ``StoreError`` `corrupt` when the block is cut short, fails its checksum or does
+    ///   not decode, `io` when the read fails.
+    func readBlock(_ location: BlockLocation, file: SegmentFile) throws -> DecodedBlock {
+        let bytes = try file.read(at: Int64(location.offset), count: Int(location.length))
+        guard bytes.count == Int(location.length) else {
+            throw StoreError(.corrupt, "block is cut short", path: file.path, offset: Int64(location.offset))
+        }
+        do {
+            return try bytes.withUnsafeBytes { try DecodedBlock(onDisk: $0) }
+        } catch let error as BinaryReader.Malformed {
+            throw StoreError(.corrupt, "block fails its checksum or does not decode", path: file.path, offset: Int64(location.offset) + Int64(error.offset))
+        }
     }
 
     /// Checks the store is open (and writable when `writing`).
@@ -255,7 +264,8 @@ public final class Store: Sendable {
     }
 
     /// Closes the store: stops maintenance, waits for the checkpoint's fetch indexes to finish
-    /// loading, syncs the log, writes a checkpoint and releases the lock.
+    /// loading and for the block cache's warm-up to stop, syncs the log, writes a checkpoint and
+    /// releases the lock.
     ///
     /// Calling it twice is harmless. A store that is not closed is recovered on the next open.
     ///
@@ -263,10 +273,12 @@ public final class Store: Sendable {
     public func close() throws {
         if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
         maintenance.stop()
-        // The checkpoint's fetch indexes may still be parsing on their thread: a closed store
-        // leaves no work running (reopening at once would otherwise race the earlier opens'
-        // parses for the cores: W3 at 1M rows took 12, 16, 27, 51 and 79 ms to open in turn).
+        // The checkpoint's fetch indexes may still be parsing, and the block cache warming, on
+        // their threads: a closed store leaves no work running (reopening at once would otherwise
+        // race the earlier opens' parses for the cores: W3 at 1M rows took 12, 16, 27, 51 and 79
+        // ms to open in turn). The warm-up stops at its next block once `closed` is set.
         waitForFetchIndexes()
+        blockCacheWarming.wait()
         CommitSignal.close(self)
         while commitQueue.withLock({ $0.leaderActive }) { usleep(100) }
         defer {

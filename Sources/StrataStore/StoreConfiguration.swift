@@ -30,6 +30,11 @@ public struct StoreConfiguration: Sendable {
     public var compactionThreshold: Double = 0.5
     /// Whether checkpoints and compaction run on a background thread. The default is `true`.
     public var backgroundMaintenance: Bool = true
+    /// Whether, once the store is open, a background thread loads the newest blocks of the log
+    /// into the free room of the block cache (as a database warms its buffer pool when it
+    /// starts), so that the first reads find their blocks decoded. Needs
+    /// ``backgroundMaintenance``. The default is `true`.
+    public var warmsCacheAfterOpening: Bool = true
     /// Whether commits keep their history (author, context, changes). The default is `true`.
     public var historyTracking: Bool = true
     /// Whether an existing store follows ``historyTracking`` as Core Data's

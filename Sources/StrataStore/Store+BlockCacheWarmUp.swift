@@ -1,0 +1,52 @@
+import Foundation
+
+/// A block the warm-up loads: its number, place and file.
+private struct WarmUpBlock: Sendable {
+    var number: UInt32
+    var location: BlockLocation
+    var file: SegmentFile
+}
+
+extension Store {
+    /// Loads the newest blocks of the log into the block cache on a background thread once the
+    /// store is open, as a database warms its buffer pool when it starts: the first reads after
+    /// opening (faults, fetches) find their blocks decoded instead of each paying a `pread` and
+    /// an LZ4 decompression on the reading thread.
+    ///
+    /// Blocks go in newest first, into the room the cache has free (never evicting what reads
+    /// cached), until the cache is full or the blocks whose stored bytes add up to its capacity
+    /// are loaded; a block a read cached first is skipped. The thread stops at its next block
+    /// once the store closes (``close()`` waits for it) or is dropped, and at the first block
+    /// that does not read: the read that needs it reports the error.
+    func warmBlockCacheInBackground() {
+        guard cache.capacity > 0 else { return }
+        let blocks = state.withLock { state -> [WarmUpBlock] in
+            var blocks: [WarmUpBlock] = []
+            var bytes = 0
+            for number in state.blocks.indices.reversed() where bytes < cache.capacity {
+                let location = state.blocks[number]
+                guard let file = state.files[location.segment] else { continue }
+                blocks.append(WarmUpBlock(number: UInt32(number), location: location, file: file))
+                bytes += Int(location.length)
+            }
+            return blocks
+        }
+        guard !blocks.isEmpty else { return }
+        let group = blockCacheWarming
+        group.enter()
+        // Holds the store only while it loads a block, so that dropping the store (as a crash
+        // does) ends the warm-up at the next block.
+        let thread = Thread { [weak self] in
+            defer { group.leave() }
+            for block in blocks {
+                guard let store = self, !store.closed.load(ordering: .acquiring) else { return }
+                guard !store.cache.contains(UInt64(block.number)) else { continue }
+                guard let decoded = try? store.readBlock(block.location, file: block.file),
+                    store.cache.insertIfRoom(decoded, forKey: UInt64(block.number), cost: decoded.cost, readAt: decoded.rowDataAddress)
+                else { return }
+            }
+        }
+        thread.name = "strata-block-cache-warm-up"
+        thread.start()
+    }
+}
