@@ -94,6 +94,29 @@ import Testing
         try container.close()
     }
 
+    /// Strata's engine options (durability, cache size, the cache's warm-up) reach the engine
+    /// store the container opens; without them it takes the engine's defaults.
+    @Test func engineOptionsReachTheEngineStore() throws {
+        let folder = TemporaryFolder()
+        for options in [false, true] {
+            let container = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
+            let description = PersistentStoreDescription(url: folder.store(options ? "Tuned" : "Default"))
+            if options {
+                description.durability = .relaxed
+                description.cacheSize = 1 << 20
+                description.warmsCacheAfterOpening = false
+                #expect(description.options[PersistentStoreOptionKey.warmsCacheAfterOpening] as? Bool == false)
+            }
+            container.persistentStoreDescriptions = [description]
+            try Self.load(container)
+            let engine = try #require(container.persistentStoreCoordinator.persistentStores.first?.engineStore)
+            #expect(engine.configuration.durability == (options ? .relaxed : .durable))
+            #expect(engine.configuration.cacheSize == (options ? 1 << 20 : StoreConfiguration().cacheSize))
+            #expect(engine.configuration.warmsCacheAfterOpening == !options)
+            try container.close()
+        }
+    }
+
     @Test func historyIsOffWithoutTheOption() throws {
         let folder = TemporaryFolder()
         let container = try GraphModel.container(at: folder.store())

@@ -141,6 +141,14 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
         set { setOption(newValue, forKey: PersistentStoreOptionKey.cacheSize) }
     }
 
+    /// Whether the store loads its newest blocks into its cache in the background once opened,
+    /// so that the first faults and fetches find them decoded
+    /// (``PersistentStoreOptionKey/warmsCacheAfterOpening``). The default is `true`.
+    public var warmsCacheAfterOpening: Bool {
+        get { Self.flag(options[PersistentStoreOptionKey.warmsCacheAfterOpening]) ?? true }
+        set { setOption(newValue, forKey: PersistentStoreOptionKey.warmsCacheAfterOpening) }
+    }
+
     /// The type of store to open: ``type``, except that a store at `/dev/null` (Core Data's
     /// idiom for a throwaway SQLite store in tests) is held in memory.
     var typeToOpen: String {
@@ -156,6 +164,7 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
         configuration.historyTrackingFollowsConfiguration = true
         configuration.readOnly = isReadOnly
         if let cacheSize { configuration.cacheSize = cacheSize }
+        configuration.warmsCacheAfterOpening = warmsCacheAfterOpening
         configuration.historyConsumerLagLimit = Self.number(options[HistoryConsumerLagLimitKey])?.intValue
         configuration.historyConsumerAgeLimit = Self.number(options[HistoryConsumerAgeLimitKey])?.doubleValue
         return configuration

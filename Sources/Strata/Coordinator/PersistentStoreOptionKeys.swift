@@ -41,4 +41,7 @@ public enum PersistentStoreOptionKey {
     public static let durability = "StrataDurabilityOption"
     /// `Int`: bytes of decompressed blocks the store caches (the engine's default when absent).
     public static let cacheSize = "StrataCacheSizeOption"
+    /// `Bool`: whether the store loads its newest blocks into its cache in the background once
+    /// opened (`true` when absent).
+    public static let warmsCacheAfterOpening = "StrataWarmsCacheAfterOpeningOption"
 }
