@@ -19,25 +19,14 @@ extension Store {
     /// once the store closes (``close()`` waits for it) or is dropped, and at the first block
     /// that does not read: the read that needs it reports the error.
     func warmBlockCacheInBackground() {
-        guard cache.capacity > 0 else { return }
-        let blocks = state.withLock { state -> [WarmUpBlock] in
-            var blocks: [WarmUpBlock] = []
-            var bytes = 0
-            for number in state.blocks.indices.reversed() where bytes < cache.capacity {
-                let location = state.blocks[number]
-                guard let file = state.files[location.segment] else { continue }
-                blocks.append(WarmUpBlock(number: UInt32(number), location: location, file: file))
-                bytes += Int(location.length)
-            }
-            return blocks
-        }
-        guard !blocks.isEmpty else { return }
+        guard cache.capacity > 0, state.withLock({ !$0.blocks.isEmpty }) else { return }
         let group = blockCacheWarming
         group.enter()
-        // Holds the store only while it loads a block, so that dropping the store (as a crash
-        // does) ends the warm-up at the next block.
+        // Holds the store only while it lists the blocks or loads one, so that dropping the store
+        // (as a crash does) ends the warm-up at the next block.
         let thread = Thread { [weak self] in
             defer { group.leave() }
+            guard let blocks = self?.blocksToWarm() else { return }
             for block in blocks {
                 guard let store = self, !store.closed.load(ordering: .acquiring) else { return }
                 guard !store.cache.contains(UInt64(block.number)) else { continue }
@@ -48,5 +37,21 @@ extension Store {
         }
         thread.name = "strata-block-cache-warm-up"
         thread.start()
+    }
+
+    /// The newest blocks whose stored bytes add up to the cache's capacity, newest first, with
+    /// their places and files (taken on the warm-up's thread, not the opening one).
+    private func blocksToWarm() -> [WarmUpBlock] {
+        state.withLock { state in
+            var blocks: [WarmUpBlock] = []
+            var bytes = 0
+            for number in state.blocks.indices.reversed() where bytes < cache.capacity {
+                let location = state.blocks[number]
+                guard let file = state.files[location.segment] else { continue }
+                blocks.append(WarmUpBlock(number: UInt32(number), location: location, file: file))
+                bytes += Int(location.length)
+            }
+            return blocks
+        }
     }
 }
