@@ -284,6 +284,9 @@ struct RecordBuilder {
         }
     }
 
+    /// The fewest metadata bytes a record compresses.
+    static let smallestCompressedMeta = 256
+
     /// Encodes a record of `kind` holding `ops`, whose blocks `writeBlocks` appends in on-disk
     /// form (about `blockBytes` bytes) and returns the places of: a builder's blocks, or blocks
     /// copied whole from another record whose operations refer to them as `ops` do.
@@ -336,7 +339,9 @@ struct RecordBuilder {
         }
         var bytes = [UInt8](repeating: 0, count: RecordHeader.size)
         bytes.reserveCapacity(RecordHeader.size + meta.count + blockBytes)
-        let compressedMeta = meta.bytes.withUnsafeBytes { LZ4.compress($0, appendingTo: &bytes) }
+        // A few operations' metadata is stored as it is: LZ4 seldom saves a sixteenth of so few
+        // bytes, and readying its state for them took longer than encoding them.
+        let compressedMeta = meta.count < Self.smallestCompressedMeta ? nil : meta.bytes.withUnsafeBytes { LZ4.compress($0, appendingTo: &bytes) }
         if compressedMeta == nil { bytes.append(contentsOf: meta.bytes) }
         let spans = writeBlocks(&bytes)
         var header = BinaryWriter(capacity: RecordHeader.size)

@@ -42,7 +42,7 @@ extension ManagedObjectContext {
         objects: KeyValuePairs<NotificationKey, Set<ManagedObject>> = [:],
         objectIDs: KeyValuePairs<NotificationKey, Set<ManagedObjectID>> = [:]
     ) -> [AnyHashable: Any] {
-        var info: [AnyHashable: Any] = [:]
+        var info = [AnyHashable: Any](minimumCapacity: objects.count + objectIDs.count)
         for (key, set) in objects where !set.isEmpty { info[key.rawValue] = set }
         for (key, set) in objectIDs where !set.isEmpty { info[key.rawValue] = set }
         return info
