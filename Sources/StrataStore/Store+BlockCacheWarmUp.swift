@@ -45,7 +45,8 @@ extension Store {
         state.withLock { state in
             var blocks: [WarmUpBlock] = []
             var bytes = 0
-            for number in state.blocks.indices.reversed() where bytes < cache.capacity {
+            for number in state.blocks.indices.reversed() {
+                guard bytes < cache.capacity else { break }
                 let location = state.blocks[number]
                 guard let file = state.files[location.segment] else { continue }
                 blocks.append(WarmUpBlock(number: UInt32(number), location: location, file: file))
