@@ -4,8 +4,9 @@ import Testing
 
 /// Once a store opens, a background thread loads the newest blocks into the block cache's free
 /// room: reads after reopening find every block decoded, a small cache takes the newest blocks
-/// without evicting what reads cached, closing stops the warm-up, and a damaged block stops it
-/// without hiding the damage from the read that needs the block.
+/// without evicting what reads cached, closing stops the warm-up, commits and compaction during
+/// it read their rows, and a damaged block stops it without hiding the damage from the read
+/// that needs the block.
 @Suite struct BlockCacheWarmUpTests {
     /// Relaxed commits, blocks of about 1 KiB (so a few hundred rows make many blocks), the
     /// warm-up on or off, the given cache size.
@@ -89,6 +90,37 @@ import Testing
         store = try Self.openWarmed(url)
         for index in 1...300 { #expect(try store!.read(TestSchema.employee, key: Int64(index)) == TestSchema.employee(index)) }
         try store!.close()
+    }
+
+    /// Commits and a compaction while the warm-up runs: rows moved to new blocks read their new
+    /// values, whatever the warm-up cached under the blocks they left.
+    @Test func commitsAndCompactionDuringTheWarmUpReadTheirRows() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        try Self.fill(url)
+        var configuration = Self.configuration()
+        configuration.segmentSize = 4 << 10
+        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: configuration)
+        for key in stride(from: 1, through: 300, by: 3) {
+            var update = Transaction()
+            update.update(TestSchema.employee, key: Int64(key), row: TestSchema.employee(key + 10_000), changedColumns: [0, 1, 2])
+            try store.commit(update)
+        }
+        try store.deleteHistory(before: store.lastSequence + 1)
+        let report = try store.compact()
+        #expect(report.segmentsCompacted > 0, "\(report)")
+        store.blockCacheWarming.wait()
+        for key in 1...300 {
+            let expected = TestSchema.employee(key % 3 == 1 ? key + 10_000 : key)
+            #expect(try store.read(TestSchema.employee, key: Int64(key)) == expected)
+        }
+        try store.close()
+        let reopened = try Self.openWarmed(url)
+        for key in 1...300 {
+            let expected = TestSchema.employee(key % 3 == 1 ? key + 10_000 : key)
+            #expect(try reopened.read(TestSchema.employee, key: Int64(key)) == expected)
+        }
+        try reopened.close()
     }
 
     @Test func aDamagedBlockStopsTheWarmUpAndItsReadSaysCorrupt() throws {
