@@ -38,9 +38,12 @@ final class MaintenanceThread: Sendable {
 }
 
 extension Store {
-    /// Starts background checkpoints and compaction.
+    /// Starts background checkpoints and compaction, and has the thread allocate the active
+    /// segment's space ahead of the log at once when it has too little, so that the first
+    /// commits do not write its zeros themselves.
     func startMaintenance() {
         maintenance.start { [weak self] in self?.runMaintenance() }
+        if state.withLock({ requestSpaceAhead($0) }) { maintenance.wake() }
     }
 
     /// One round of background work: segment space ahead of the log and a merge of the pending

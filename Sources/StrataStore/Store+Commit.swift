@@ -334,7 +334,13 @@ extension Store {
             if segmentFull && end > Int64(SegmentFile.headerSize) {
                 do { try rollSegment() } catch { throw failStop(error, "starting a new segment") }
             }
-            let (file, start, allocated) = state.withLock { ($0.files[$0.activeSegment]!, $0.activeEnd, $0.preallocatedEnd) }
+            let (file, start, known) = state.withLock { ($0.files[$0.activeSegment]!, $0.activeEnd, $0.preallocatedEnd) }
+            var allocated = known
+            if start + Int64(groupBytes) > allocated {
+                // The window the maintenance thread may be allocating ends first.
+                spaceAllocating.wait()
+                allocated = state.withLock { $0.preallocatedEnd }
+            }
             do {
                 if start + Int64(groupBytes) > allocated {
                     let length = max(Int64(groupBytes), Int64(min(Self.preallocationWindow, configuration.segmentSize)))
@@ -349,6 +355,7 @@ extension Store {
                 try StoreError.io("append to segment", path: file.path) { try sealed.write(to: file.fd, at: start, io: io) }
             } catch {
                 do {
+                    spaceAllocating.wait()
                     try io.ftruncate(file.fd, to: start)
                     state.withLock { $0.preallocatedEnd = start }
                 } catch { throw failStop(error, "undoing a failed append") }
@@ -389,7 +396,7 @@ extension Store {
                 state.activeEnd = start + Int64(groupBytes)
                 state.stats[file.id]?.fileBytes = state.activeEnd
                 state.bytesSinceCheckpoint += Int64(groupBytes)
-                return (state.bytesSinceCheckpoint >= interval, needsSpaceAhead(state))
+                return (state.bytesSinceCheckpoint >= interval, requestSpaceAhead(state))
             }
             cacheWrittenBlocks(accepted.lazy.map { batch[$0.index].record }, firstNumber: firstBlockNumber)
             recentCommits.withLock { recent in
@@ -403,7 +410,7 @@ extension Store {
             counters.bytesWritten.add(groupBytes)
             let wantsIndexMerge = pendingIndexChanges >= Self.pendingIndexChangesMerged
                 && !indexMergeRequested.exchange(true, ordering: .acquiringAndReleasing)
-            if wantsCheckpoint || wantsIndexMerge || (wantsSpace && !spaceAheadRequested.exchange(true, ordering: .acquiringAndReleasing)) {
+            if wantsCheckpoint || wantsIndexMerge || wantsSpace {
                 maintenance.wake()
             }
             for (position, entry) in accepted.enumerated() {

@@ -8,33 +8,44 @@ extension Store {
             && state.preallocatedEnd < Int64(configuration.segmentSize)
     }
 
+    /// Asks the maintenance thread for the active segment's next window when it needs one and
+    /// nobody asked yet; returns whether this call asked (the caller wakes the thread).
+    func requestSpaceAhead(_ state: StoreState) -> Bool {
+        needsSpaceAhead(state) && !spaceAheadRequested.exchange(true, ordering: .acquiringAndReleasing)
+    }
+
     /// Allocates the active segment's next window of space past what is allocated (up to the
-    /// segment size) and writes it with zeros, as a commit group does when it finds too little
-    /// room (see ``preallocationWindow``), then syncs them outside the append lock: the later
-    /// groups that overwrite them sync only their own bytes. Run by the maintenance thread.
+    /// segment size), writes it with zeros and syncs them, then makes it the room commits write
+    /// into. Run by the maintenance thread. Only the window's claim takes the append lock: the
+    /// commit groups meanwhile write and sync the log before the window, and a group that needs
+    /// the window, a roll to a new segment or an undone append waits for it (``spaceAllocating``).
+    /// The window is synced before commits write into it, so that their syncs have no zeros to
+    /// flush and no extents to convert.
     ///
     /// - Throws: ``StoreError`` `io` or `diskFull` when the space cannot be allocated or written
     ///   (nothing is lost: the log ends where it did, and a commit allocates what it needs);
     ///   when the sync fails the store stops accepting writes, as after a commit's failed sync.
     func allocateSpaceAhead() throws {
-        let allocated = try appendLock.withLock { _ -> SegmentFile? in
-            let (file, start, wanted) = state.withLock { state in
-                (state.files[state.activeSegment]!, state.preallocatedEnd, needsSpaceAhead(state))
+        let claim = appendLock.withLock { _ -> (file: SegmentFile, start: Int64, length: Int64)? in
+            state.withLock { state in
+                // Past the log: a store opened on a log without allocated space knows none.
+                let start = max(state.preallocatedEnd, state.activeEnd)
+                guard needsSpaceAhead(state), start < Int64(configuration.segmentSize) else { return nil }
+                spaceAllocating.enter()
+                return (state.files[state.activeSegment]!, start, min(Int64(Self.preallocationWindow), Int64(configuration.segmentSize) - start))
             }
-            guard wanted else { return nil }
-            let length = min(Int64(Self.preallocationWindow), Int64(configuration.segmentSize) - start)
-            try StoreError.io("allocate segment space", path: file.path) {
-                try io.preallocate(file.fd, offset: start, length: length)
-                try io.writeZeros(file.fd, at: start, length: length)
-            }
-            state.withLock { $0.preallocatedEnd = start + length }
-            counters.spaceAllocationsAhead.add(1)
-            return file
         }
-        guard let allocated else { return }
+        guard let claim else { return }
+        defer { spaceAllocating.leave() }
+        try StoreError.io("allocate segment space", path: claim.file.path) {
+            try io.preallocate(claim.file.fd, offset: claim.start, length: claim.length)
+            try io.writeZeros(claim.file.fd, at: claim.start, length: claim.length)
+        }
         do {
-            try StoreError.io("sync segment", path: allocated.path) { try io.fdatasync(allocated.fd) }
+            try StoreError.io("sync segment", path: claim.file.path) { try io.fdatasync(claim.file.fd) }
         } catch { throw failStop(error, "fdatasync") }
-        logger.debug("allocated segment space ahead of the log", metadata: ["segment": "\(allocated.id)"])
+        state.withLock { $0.preallocatedEnd = claim.start + claim.length }
+        counters.spaceAllocationsAhead.add(1)
+        logger.debug("allocated segment space ahead of the log", metadata: ["segment": "\(claim.file.id)"])
     }
 }

@@ -65,6 +65,10 @@ public final class Store: Sendable {
     /// Whether a commit asked the maintenance thread to allocate segment space ahead of the log
     /// (``allocateSpaceAhead()``) and it has not started yet.
     let spaceAheadRequested = Atomic<Bool>(false)
+    /// Entered while the maintenance thread allocates segment space ahead of the log outside the
+    /// append lock (``allocateSpaceAhead()``): what changes the active segment's size or starts a
+    /// new one waits for it first.
+    let spaceAllocating = DispatchGroup()
     /// Whether a commit asked the maintenance thread to merge the pending fetch-index changes.
     let indexMergeRequested = Atomic<Bool>(false)
     let maintenance: MaintenanceThread

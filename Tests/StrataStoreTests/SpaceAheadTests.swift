@@ -1,14 +1,16 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import StrataStore
 
 #if canImport(Glibc)
 import Glibc
 
-/// Once the log has used half of the active segment's allocated window, the maintenance thread
-/// allocates the next one and writes and syncs its zeros, so that no commit group waits for
-/// them; when it cannot, commits allocate what they need themselves and nothing is lost, and a
-/// failed sync of its zeros stops writes as a commit's failed sync does.
+/// When a store opens, and once the log has used half of the active segment's allocated window,
+/// the maintenance thread allocates the next one and writes and syncs its zeros, outside the
+/// append lock, so that no commit group waits for them; a group that needs the window meanwhile
+/// waits for it; when the thread cannot allocate, commits allocate what they need themselves and
+/// nothing is lost, and a failed sync of its zeros stops writes as a commit's failed sync does.
 @Suite struct SpaceAheadTests {
     /// Durable (or relaxed) commits with the maintenance thread, the given seam, quiet logs.
     static func configuration(_ io: any FileIO = SystemFileIO(), durability: Durability = .durable) -> StoreConfiguration {
@@ -62,12 +64,12 @@ import Glibc
         let window = Store.preallocationWindow
         var generator = SplitMix64(seed: 11)
         let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
+        #expect(Self.wait { store.statistics.spaceAllocationsAhead == 1 }, "the first window is allocated once the store opens")
         var count = try Self.commit(until: window / 2 + (64 << 10), from: 0, to: store, generator: &generator)
-        #expect(store.statistics.spaceAllocations == 1, "the first commit allocated the first window")
-        #expect(Self.wait { store.statistics.spaceAllocationsAhead >= 1 }, "past half the window, the next is allocated ahead")
+        #expect(Self.wait { store.statistics.spaceAllocationsAhead >= 2 }, "past half the window, the next is allocated ahead")
         count = try Self.commit(until: window + window / 4, from: count, to: store, generator: &generator)
         let statistics = store.statistics
-        #expect(statistics.spaceAllocations == 1, "no commit past the first window allocated space itself")
+        #expect(statistics.spaceAllocations == 0, "no commit allocated space itself")
         #expect(statistics.bytesWritten > window)
         // What a kill leaves now (the files as they stand, the store still open): the log, then
         // the zeros written ahead, which recovery reads as its end.
@@ -80,6 +82,79 @@ import Glibc
         #expect(try Self.employees(at: image) == count + 50, "and takes commits after it")
         try store.close()
         #expect(try Self.employees(at: url) == count)
+    }
+
+    @Test func commitsGoOnWhileTheMaintenanceThreadWritesTheNextWindow() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        let io = HeldAllocationIO()
+        var generator = SplitMix64(seed: 14)
+        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration(io))
+        #expect(Self.wait { store.statistics.spaceAllocationsAhead == 1 })
+        io.holdNextAllocation()
+        var count = try Self.commit(until: Store.preallocationWindow / 2 + (64 << 10), from: 0, to: store, generator: &generator)
+        #expect(io.allocationStarted.wait(timeout: .now() + 30) == .success, "the maintenance thread allocates the next window")
+        // The thread is inside its allocation now: commits that fit the room left go on.
+        let before = store.statistics.commits
+        let committing = DispatchSemaphore(value: 0)
+        let work = HandedOver((store, generator, count))
+        let thread = Thread {
+            var (store, generator, count) = work.value
+            count = (try? Self.commit(until: store.statistics.bytesWritten + (512 << 10), from: count, to: store, generator: &generator)) ?? -1
+            work.value = (store, generator, count)
+            committing.signal()
+        }
+        thread.start()
+        let wentOn = committing.wait(timeout: .now() + 30) == .success
+        #expect(wentOn, "commits made while the window is written do not wait for it")
+        #expect(store.statistics.spaceAllocationsAhead == 1, "the allocation was still under way")
+        io.releaseAllocation()
+        if !wentOn { committing.wait() }
+        (_, generator, count) = work.value
+        #expect(count > 0 && store.statistics.commits > before)
+        #expect(Self.wait { store.statistics.spaceAllocationsAhead == 2 })
+        count = try Self.commit(until: Store.preallocationWindow + Store.preallocationWindow / 4, from: count, to: store, generator: &generator)
+        #expect(store.statistics.spaceAllocations == 0, "no commit allocated space itself")
+        try store.close()
+        #expect(try Self.employees(at: url) == count)
+    }
+
+    @Test func aCommitThatNeedsTheWindowBeingWrittenWaitsForItAndLosesNothing() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        let io = HeldAllocationIO()
+        var generator = SplitMix64(seed: 15)
+        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration(io))
+        #expect(Self.wait { store.statistics.spaceAllocationsAhead == 1 })
+        io.holdNextAllocation()
+        let count = try Self.commit(until: Store.preallocationWindow / 2 + (64 << 10), from: 0, to: store, generator: &generator)
+        #expect(io.allocationStarted.wait(timeout: .now() + 30) == .success, "the maintenance thread allocates the next window")
+        // One transaction larger than the room left before the window being written.
+        var transaction = Transaction()
+        let keys = store.allocateKeys(for: TestSchema.employee, count: 1_200)
+        for (offset, key) in keys.enumerated() {
+            let notes = (0..<128).map { _ in String(generator.next(), radix: 16) }.joined()
+            transaction.insert(TestSchema.employee, key: key, row: Row([.string("Employee \(count + offset)"), .int(Int64(count + offset)), .string(notes), .null]))
+        }
+        let committed = DispatchSemaphore(value: 0)
+        let outcome = HandedOver<Result<UInt64, any Error>?>(nil)
+        let work = HandedOver((store, transaction))
+        let thread = Thread {
+            let (store, transaction) = work.value
+            outcome.value = Result { try store.commit(transaction) }
+            committed.signal()
+        }
+        thread.start()
+        let waited = committed.wait(timeout: .now() + 0.2) == .timedOut
+        #expect(waited, "the commit waits for the window")
+        io.releaseAllocation()
+        if waited { committed.wait() }
+        #expect(throws: Never.self) { try outcome.value?.get() }
+        let statistics = store.statistics
+        #expect(statistics.bytesWritten > Store.preallocationWindow / 2 + (2 << 20), "the transaction went past the room there was")
+        #expect(statistics.spaceAllocations == 0, "it wrote into the window allocated ahead")
+        try store.close()
+        #expect(try Self.employees(at: url) == count + 1_200, "every commit reads back after reopening")
     }
 
     @Test func whenTheMaintenanceThreadCannotAllocateCommitsDoAndLoseNothing() throws {
@@ -107,6 +182,7 @@ import Glibc
         var generator = SplitMix64(seed: 13)
         // Relaxed commits do not sync: the maintenance thread's sync of the zeros is the first.
         let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration(io, durability: .relaxed))
+        #expect(Self.wait { store.statistics.spaceAllocationsAhead == 1 }, "the first window is allocated once the store opens")
         io.arm([.dataSync(EIO)])
         var count = try Self.commit(until: Store.preallocationWindow / 2 + (64 << 10), from: 0, to: store, generator: &generator)
         #expect(Self.wait { io.armedFaults == 0 }, "the maintenance thread synced the zeros")
@@ -126,5 +202,53 @@ import Glibc
         try? store.close()
         #expect(try Self.employees(at: url) == count, "every commit acknowledged before the failure reads back")
     }
+}
+
+/// A value one thread hands to another, ordered by the semaphore the receiver waits on.
+final class HandedOver<Value>: @unchecked Sendable {
+    /// The value; read only after the semaphore that orders the hand-over.
+    var value: Value
+
+    /// Holds `value`.
+    init(_ value: Value) { self.value = value }
+}
+
+/// The system's calls, except that a `preallocate` can be made to wait: the next one after
+/// ``holdNextAllocation()`` signals ``allocationStarted`` and waits for ``releaseAllocation()``.
+final class HeldAllocationIO: FileIO {
+    private let base = SystemFileIO()
+    private let holds = Mutex(false)
+    private let released = DispatchSemaphore(value: 0)
+    /// Signalled when a held `preallocate` starts waiting.
+    let allocationStarted = DispatchSemaphore(value: 0)
+
+    /// Makes the next `preallocate` wait.
+    func holdNextAllocation() { holds.withLock { $0 = true } }
+
+    /// Lets the held `preallocate` go on.
+    func releaseAllocation() { released.signal() }
+
+    func preallocate(_ fd: Int32, offset: Int64, length: Int64) throws {
+        if holds.withLock({ held in defer { held = false }; return held }) {
+            allocationStarted.signal()
+            released.wait()
+        }
+        try base.preallocate(fd, offset: offset, length: length)
+    }
+
+    func open(_ path: String, flags: Int32, mode: UInt32) throws -> Int32 { try base.open(path, flags: flags, mode: mode) }
+    func close(_ fd: Int32) { base.close(fd) }
+    func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int { try base.pread(fd, into: buffer, at: offset) }
+    func pwrite(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws -> Int { try base.pwrite(fd, bytes, at: offset) }
+    func fsync(_ fd: Int32) throws { try base.fsync(fd) }
+    func fdatasync(_ fd: Int32) throws { try base.fdatasync(fd) }
+    func ftruncate(_ fd: Int32, to size: Int64) throws { try base.ftruncate(fd, to: size) }
+    func size(_ fd: Int32) throws -> Int64 { try base.size(fd) }
+    func rename(_ from: String, to: String) throws { try base.rename(from, to: to) }
+    func unlink(_ path: String) throws { try base.unlink(path) }
+    func makeDirectory(_ path: String) throws { try base.makeDirectory(path) }
+    func contentsOfDirectory(_ path: String) throws -> [String] { try base.contentsOfDirectory(path) }
+    func lockExclusively(_ fd: Int32) throws -> Bool { try base.lockExclusively(fd) }
+    func unlock(_ fd: Int32) { base.unlock(fd) }
 }
 #endif
