@@ -38,12 +38,16 @@ final class MaintenanceThread: Sendable {
 }
 
 extension Store {
-    /// Starts background checkpoints and compaction, and has the thread allocate the active
-    /// segment's space ahead of the log at once when it has too little, so that the first
-    /// commits do not write its zeros themselves.
+    /// Starts background checkpoints and compaction. When the active segment holds no record
+    /// yet (a new store), the thread first allocates its space ahead of the log, so that the
+    /// first commits do not write its zeros themselves; a store reopened with a log is not
+    /// written to until it commits (it may only be read), so its first commit asks for it.
     func startMaintenance() {
         maintenance.start { [weak self] in self?.runMaintenance() }
-        if state.withLock({ requestSpaceAhead($0) }) { maintenance.wake() }
+        let wantsSpace = state.withLock { state in
+            state.activeEnd == Int64(SegmentFile.headerSize) && requestSpaceAhead(state)
+        }
+        if wantsSpace { maintenance.wake() }
     }
 
     /// One round of background work: segment space ahead of the log and a merge of the pending

@@ -84,6 +84,24 @@ import Glibc
         #expect(try Self.employees(at: url) == count)
     }
 
+    @Test func aReopenedStoreWritesNoWindowUntilItCommits() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        var generator = SplitMix64(seed: 16)
+        var store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
+        let count = try Self.commit(until: 1, from: 0, to: store, generator: &generator)
+        try store.close()
+        let closedSize = StoreFiles.segmentFileBytes(url)
+        store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
+        usleep(200_000)
+        #expect(store.statistics.spaceAllocationsAhead == 0, "opening to read writes no zeros")
+        #expect(StoreFiles.segmentFileBytes(url) == closedSize, "nor grows the segment")
+        try Self.commit(until: 1, from: count, to: store, generator: &generator)
+        #expect(store.statistics.spaceAllocations == 1, "the first commit allocates the window")
+        try store.close()
+        #expect(try Self.employees(at: url) == count + 50)
+    }
+
     @Test func commitsGoOnWhileTheMaintenanceThreadWritesTheNextWindow() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
