@@ -289,6 +289,9 @@ final class FaultyIO: FileIO {
         case pass(Int)
         /// The next `preallocate` fails with this `errno`.
         case preallocate(Int32)
+        /// The next `preallocate` signals ``preallocationHeld`` and waits for
+        /// ``releasePreallocation()`` before it runs.
+        case holdPreallocate
         /// The next `fdatasync` fails with this `errno`.
         case dataSync(Int32)
         /// The next segment `ftruncate` fails with this `errno`.
@@ -305,12 +308,18 @@ final class FaultyIO: FileIO {
     private let state = Mutex(State())
     /// Whether `fsync` and `fdatasync` reach the disk.
     let syncs: Bool
+    /// Signalled when a `preallocate` armed with ``Fault/holdPreallocate`` starts waiting.
+    let preallocationHeld = DispatchSemaphore(value: 0)
+    private let preallocationReleased = DispatchSemaphore(value: 0)
 
     /// Creates the seam; with `syncs: false` every sync succeeds without doing anything.
     init(syncs: Bool = true) { self.syncs = syncs }
 
     /// Arms `faults`, after those still armed.
     func arm(_ faults: [Fault]) { state.withLock { $0.faults += faults } }
+
+    /// Lets the `preallocate` held by ``Fault/holdPreallocate`` go on.
+    func releasePreallocation() { preallocationReleased.signal() }
 
     /// The number of armed faults that have not fired yet.
     var armedFaults: Int { state.withLock { $0.faults.count } }
@@ -395,8 +404,20 @@ final class FaultyIO: FileIO {
     }
 
     func preallocate(_ fd: Int32, offset: Int64, length: Int64) throws {
-        if case .preallocate(let code)? = take({ if case .preallocate = $0 { return true } else { return false } }) {
+        let fault = take {
+            switch $0 {
+            case .preallocate, .holdPreallocate: return true
+            default: return false
+            }
+        }
+        switch fault {
+        case .preallocate(let code)?:
             throw SystemCallError("posix_fallocate", errno: code)
+        case .holdPreallocate?:
+            preallocationHeld.signal()
+            preallocationReleased.wait()
+        default:
+            break
         }
         try base.preallocate(fd, offset: offset, length: length)
     }

@@ -49,6 +49,18 @@ import Glibc
         return true
     }
 
+    /// A new store at `url` over `io` whose maintenance thread is held inside the allocation of
+    /// its second window (`io` armed to hold it), and the employees committed until then, past
+    /// half the first window.
+    static func storeAllocatingItsSecondWindow(_ url: URL, io: FaultyIO, generator: inout SplitMix64) throws -> (store: Store, count: Int) {
+        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: configuration(io))
+        #expect(wait { store.statistics.spaceAllocationsAhead == 1 }, "the first window is allocated once the store opens")
+        io.arm([.holdPreallocate])
+        let count = try commit(until: Store.preallocationWindow / 2 + (64 << 10), from: 0, to: store, generator: &generator)
+        #expect(io.preallocationHeld.wait(timeout: .now() + 30) == .success, "the maintenance thread allocates the next window")
+        return (store, count)
+    }
+
     /// The number of employees in the store at `url`, reopened.
     static func employees(at url: URL) throws -> Int {
         let store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
@@ -105,13 +117,10 @@ import Glibc
     @Test func commitsGoOnWhileTheMaintenanceThreadWritesTheNextWindow() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
-        let io = HeldAllocationIO()
+        let io = FaultyIO()
         var generator = SplitMix64(seed: 14)
-        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration(io))
-        #expect(Self.wait { store.statistics.spaceAllocationsAhead == 1 })
-        io.holdNextAllocation()
-        var count = try Self.commit(until: Store.preallocationWindow / 2 + (64 << 10), from: 0, to: store, generator: &generator)
-        #expect(io.allocationStarted.wait(timeout: .now() + 30) == .success, "the maintenance thread allocates the next window")
+        let (store, committed) = try Self.storeAllocatingItsSecondWindow(url, io: io, generator: &generator)
+        var count = committed
         // The thread is inside its allocation now: commits that fit the room left go on.
         let before = store.statistics.commits
         let committing = DispatchSemaphore(value: 0)
@@ -126,7 +135,7 @@ import Glibc
         let wentOn = committing.wait(timeout: .now() + 30) == .success
         #expect(wentOn, "commits made while the window is written do not wait for it")
         #expect(store.statistics.spaceAllocationsAhead == 1, "the allocation was still under way")
-        io.releaseAllocation()
+        io.releasePreallocation()
         if !wentOn { committing.wait() }
         (_, generator, count) = work.value
         #expect(count > 0 && store.statistics.commits > before)
@@ -140,13 +149,9 @@ import Glibc
     @Test func aCommitThatNeedsTheWindowBeingWrittenWaitsForItAndLosesNothing() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
-        let io = HeldAllocationIO()
+        let io = FaultyIO()
         var generator = SplitMix64(seed: 15)
-        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration(io))
-        #expect(Self.wait { store.statistics.spaceAllocationsAhead == 1 })
-        io.holdNextAllocation()
-        let count = try Self.commit(until: Store.preallocationWindow / 2 + (64 << 10), from: 0, to: store, generator: &generator)
-        #expect(io.allocationStarted.wait(timeout: .now() + 30) == .success, "the maintenance thread allocates the next window")
+        let (store, count) = try Self.storeAllocatingItsSecondWindow(url, io: io, generator: &generator)
         // One transaction larger than the room left before the window being written.
         var transaction = Transaction()
         let keys = store.allocateKeys(for: TestSchema.employee, count: 1_200)
@@ -165,7 +170,7 @@ import Glibc
         thread.start()
         let waited = committed.wait(timeout: .now() + 0.2) == .timedOut
         #expect(waited, "the commit waits for the window")
-        io.releaseAllocation()
+        io.releasePreallocation()
         if waited { committed.wait() }
         #expect(throws: Never.self) { try outcome.value?.get() }
         let statistics = store.statistics
@@ -231,42 +236,4 @@ final class HandedOver<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
 }
 
-/// The system's calls, except that a `preallocate` can be made to wait: the next one after
-/// ``holdNextAllocation()`` signals ``allocationStarted`` and waits for ``releaseAllocation()``.
-final class HeldAllocationIO: FileIO {
-    private let base = SystemFileIO()
-    private let holds = Mutex(false)
-    private let released = DispatchSemaphore(value: 0)
-    /// Signalled when a held `preallocate` starts waiting.
-    let allocationStarted = DispatchSemaphore(value: 0)
-
-    /// Makes the next `preallocate` wait.
-    func holdNextAllocation() { holds.withLock { $0 = true } }
-
-    /// Lets the held `preallocate` go on.
-    func releaseAllocation() { released.signal() }
-
-    func preallocate(_ fd: Int32, offset: Int64, length: Int64) throws {
-        if holds.withLock({ held in defer { held = false }; return held }) {
-            allocationStarted.signal()
-            released.wait()
-        }
-        try base.preallocate(fd, offset: offset, length: length)
-    }
-
-    func open(_ path: String, flags: Int32, mode: UInt32) throws -> Int32 { try base.open(path, flags: flags, mode: mode) }
-    func close(_ fd: Int32) { base.close(fd) }
-    func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int { try base.pread(fd, into: buffer, at: offset) }
-    func pwrite(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws -> Int { try base.pwrite(fd, bytes, at: offset) }
-    func fsync(_ fd: Int32) throws { try base.fsync(fd) }
-    func fdatasync(_ fd: Int32) throws { try base.fdatasync(fd) }
-    func ftruncate(_ fd: Int32, to size: Int64) throws { try base.ftruncate(fd, to: size) }
-    func size(_ fd: Int32) throws -> Int64 { try base.size(fd) }
-    func rename(_ from: String, to: String) throws { try base.rename(from, to: to) }
-    func unlink(_ path: String) throws { try base.unlink(path) }
-    func makeDirectory(_ path: String) throws { try base.makeDirectory(path) }
-    func contentsOfDirectory(_ path: String) throws -> [String] { try base.contentsOfDirectory(path) }
-    func lockExclusively(_ fd: Int32) throws -> Bool { try base.lockExclusively(fd) }
-    func unlock(_ fd: Int32) { base.unlock(fd) }
-}
 #endif
