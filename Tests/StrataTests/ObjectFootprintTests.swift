@@ -8,27 +8,35 @@ import Glibc
 /// What each object a fetch registers keeps on the heap besides its row: one block for the
 /// object and one for its ID, the smallest glibc blocks their stored properties fit in. A
 /// stored property added or moved that grows either block shows here, and in W6's peak memory.
+///
+/// glibc may hand a request a larger free block when splitting it would leave a remainder too
+/// small to keep, so one object's block can be larger than its request; the smallest block of
+/// many fetched objects is the one the request itself needs.
 @Suite struct ObjectFootprintTests {
     @Test func aFetchedObjectAndItsIDEachTakeOneSmallHeapBlock() throws {
         let folder = TemporaryFolder()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            let employee = Employee(context: context)
-            employee.name = "Ada"
-            employee.salary = 120_000
+            for index in 0..<64 {
+                let employee = Employee(context: context)
+                employee.name = "Ada \(index)"
+                employee.salary = 120_000
+            }
             try context.save()
         }
         let reader = container.newBackgroundContext()
         try reader.performAndWait {
             let fetched = try reader.fetch(FetchRequest<Employee>(entityName: "Employee"))
-            let employee = try #require(fetched.first)
-            #expect(employee.name == "Ada")
-            #expect(!employee.objectID.isTemporaryID)
+            #expect(fetched.count == 64)
+            #expect(fetched.allSatisfy { $0.name.hasPrefix("Ada") })
+            #expect(fetched.allSatisfy { !$0.objectID.isTemporaryID })
             // Usable sizes of glibc's 160- and 64-byte blocks.
             let usableSize = try Self.usableSize()
-            #expect(usableSize(Unmanaged.passUnretained(employee).toOpaque()) <= 152)
-            #expect(usableSize(Unmanaged.passUnretained(employee.objectID).toOpaque()) <= 56)
+            let objectBlock = fetched.map { usableSize(Unmanaged.passUnretained($0).toOpaque()) }.min()
+            let idBlock = fetched.map { usableSize(Unmanaged.passUnretained($0.objectID).toOpaque()) }.min()
+            #expect(try #require(objectBlock) <= 152)
+            #expect(try #require(idBlock) <= 56)
         }
         try container.close()
     }
