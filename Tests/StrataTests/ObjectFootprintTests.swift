@@ -32,19 +32,13 @@ import Glibc
             #expect(fetched.allSatisfy { $0.name.hasPrefix("Ada") })
             #expect(fetched.allSatisfy { !$0.objectID.isTemporaryID })
             // Usable sizes of glibc's 160- and 64-byte blocks.
-            let usableSize = try Self.usableSize()
+            let usableSize = try EncodedSnapshotTests.usableSize()
             let objectBlock = fetched.map { usableSize(Unmanaged.passUnretained($0).toOpaque()) }.min()
             let idBlock = fetched.map { usableSize(Unmanaged.passUnretained($0.objectID).toOpaque()) }.min()
             #expect(try #require(objectBlock) <= 152)
             #expect(try #require(idBlock) <= 56)
         }
         try container.close()
-    }
-
-    /// glibc's `malloc_usable_size`, looked up at run time (it is not in the `Glibc` module).
-    private static func usableSize() throws -> @convention(c) (UnsafeMutableRawPointer?) -> Int {
-        let symbol = try #require(dlsym(dlopen(nil, RTLD_NOW), "malloc_usable_size"))
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutableRawPointer?) -> Int).self)
     }
 }
 #endif
