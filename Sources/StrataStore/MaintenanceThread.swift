@@ -41,7 +41,7 @@ extension Store {
     /// Starts background checkpoints and compaction. When the active segment holds no record
     /// yet (a new store), the thread first allocates its space ahead of the log, so that the
     /// first commits do not write its zeros themselves; a store reopened with a log is not
-    /// written to until it commits (it may only be read), so its first commit asks for it.
+    /// written to until it commits (it may only be read), so its first commit allocates it.
     func startMaintenance() {
         maintenance.start { [weak self] in self?.runMaintenance() }
         let wantsSpace = state.withLock { state in
