@@ -170,9 +170,10 @@ public final class Store: Sendable {
         state.withLock { $0.entities[entity].liveCount }
     }
 
-    /// The newest committed sequence number (0 for an empty store).
+    /// The newest committed sequence number (0 for an empty store). Read without the state's
+    /// lock (``LockedState/lastSequence``).
     public var lastSequence: UInt64 {
-        state.withLock { $0.lastSequence }
+        state.lastSequence
     }
 
     /// Decodes the row at a resolved location.
@@ -321,12 +322,35 @@ struct Lifecycle: Sendable {
 /// work can hold the state without holding the store (whose release closes the store's files).
 final class LockedState: Sendable {
     private let mutex: Mutex<StoreState>
+    /// ``StoreState/lastSequence`` as the last holder of the lock left it, stored before the lock
+    /// is released.
+    private let publishedSequence: Atomic<UInt64>
 
     /// Wraps `state`.
-    init(_ state: StoreState) { mutex = Mutex(state) }
+    init(_ state: StoreState) {
+        mutex = Mutex(state)
+        publishedSequence = Atomic(state.lastSequence)
+    }
+
+    /// The newest committed sequence, read without the lock. Every save reads it before its
+    /// checks (twice: the context's ``CommitCondition`` and the engine's encoding), while the
+    /// group-commit leader takes the lock several times a group; a writer waiting for the lock
+    /// there kept the leader waiting in turn. The value is never newer than the state a later
+    /// `withLock` sees: it is stored inside the lock, and loaded with acquiring ordering.
+    var lastSequence: UInt64 {
+        publishedSequence.load(ordering: .acquiring)
+    }
 
     /// Runs `body` with the state locked.
     func withLock<R>(_ body: (inout StoreState) throws -> R) rethrows -> R {
-        try mutex.withLock { try body(&$0) }
+        try mutex.withLock { state in
+            defer {
+                // Written only when it moved: readers' lock sections leave the line shared.
+                if publishedSequence.load(ordering: .relaxed) != state.lastSequence {
+                    publishedSequence.store(state.lastSequence, ordering: .releasing)
+                }
+            }
+            return try body(&state)
+        }
     }
 }

@@ -272,6 +272,50 @@ import Testing
         try check(store!, "after reopen")
         try store!.close()
     }
+
+    /// `lastSequence` is read without the state's lock: a reader must never see a sequence whose
+    /// commit is not applied yet (a save's checks read the rows after it), nor see it go back.
+    @Test func lastSequenceNeverRunsAheadOfTheCommitsApplied() throws {
+        let directory = TemporaryDirectory()
+        let store = try Store.open(at: directory.store(), schema: Self.schema, configuration: Self.configuration())
+        let writers = 4
+        let commitsPerWriter = 150
+        let finished = ConcurrencyCounter()
+        let problems = LockedBox<[String]>([])
+        var bodies: [@Sendable () -> Void] = (0..<writers).map { writer in
+            {
+                // One row a commit into an empty store: after commit `n`, `n` rows are live.
+                for _ in 0..<commitsPerWriter {
+                    let key = store.allocateKeys(for: Self.counter).lowerBound
+                    var transaction = Transaction()
+                    transaction.insert(Self.counter, key: key, row: Self.row(key, Int64(writer)))
+                    do { try store.commit(transaction) } catch { problems.withLock { $0.append("writer \(writer): \(error)") } }
+                }
+                finished.add(1)
+            }
+        }
+        bodies.append {
+            var previous: UInt64 = 0
+            // Until the writers are done, and once after; stops at the first problem.
+            repeat {
+                let sequence = store.lastSequence
+                let live = store.count(Self.counter)
+                if sequence < previous {
+                    problems.withLock { $0.append("lastSequence went back from \(previous) to \(sequence)") }
+                    return
+                }
+                if live < Int(sequence) {
+                    problems.withLock { $0.append("lastSequence \(sequence) with \(live) rows applied") }
+                    return
+                }
+                previous = sequence
+            } while finished.value < writers
+        }
+        runThreads(bodies)
+        #expect(problems.withLock { $0 } == [])
+        #expect(store.lastSequence == UInt64(writers * commitsPerWriter))
+        try store.close()
+    }
 }
 
 /// A committed transaction's sequence and the key it inserted.
