@@ -276,10 +276,10 @@ extension Store {
         var accepted: [(index: Int, rows: [IndexedRowChange])] = []
         var images: [EntityKey: GroupImage] = [:]
         let recent = recentCommits.withLock { recent in
-            if recent.floor == nil { recent.floor = state.withLock { $0.lastSequence } }
+            if recent.floor == nil { recent.floor = state.lastSequence }
             return recent
         }
-        let groupBase = state.withLock { $0.lastSequence }
+        let groupBase = state.lastSequence
         // The keys written by the commits of the group accepted so far (only a condition reads them).
         var groupWritten: [Int: [PrimaryKey]] = [:]
         let checksConditions = batch.contains { $0.condition != nil }
@@ -325,7 +325,7 @@ extension Store {
         // locked to merge them: those of a large group on another core while it is sealed and written.
         let recordedIndexChanges = accepted.map { (ops: batch[$0.index].record.ops, rows: $0.rows, recorded: batch[$0.index].indexChanges) }
         let settling = settleAside(recordedIndexChanges)
-        let firstSequence = state.withLock { $0.lastSequence } + 1
+        let firstSequence = state.lastSequence + 1
         let sealed = SealedGroup(accepted.map { batch[$0.index].record.bytes }, firstSequence: firstSequence)
         let groupBytes = sealed.count
         let durable = accepted.contains { batch[$0.index].durable }

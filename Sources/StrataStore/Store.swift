@@ -333,10 +333,11 @@ final class LockedState: Sendable {
     }
 
     /// The newest committed sequence, read without the lock. Every save reads it before its
-    /// checks (twice: the context's ``CommitCondition`` and the engine's encoding), while the
-    /// group-commit leader takes the lock several times a group; a writer waiting for the lock
-    /// there kept the leader waiting in turn. The value is never newer than the state a later
-    /// `withLock` sees: it is stored inside the lock, and loaded with acquiring ordering.
+    /// checks (twice: the context's ``CommitCondition`` and the engine's encoding) while the
+    /// group-commit leader takes the lock several times a group: with the lock, those reads
+    /// were most of the lock's contended waits (`perf` of W2 with two writers). The value is
+    /// never newer than the state a later `withLock` sees: it is stored inside the lock, and
+    /// loaded with acquiring ordering.
     var lastSequence: UInt64 {
         publishedSequence.load(ordering: .acquiring)
     }
