@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// A commit waiting for the group-commit leader.
 struct PendingCommit: Sendable {
@@ -26,13 +27,34 @@ struct PendingCommit: Sendable {
 }
 
 /// Where the group-commit leader leaves a waiting commit's result, or hands it leadership.
-// @unchecked: `result` is written by the leader before `semaphore.signal()` and read by the
-// waiter only after `semaphore.wait()`, which orders the two.
+// @unchecked: `result` is written by the leader before `signal()` and read by the waiter only
+// after `awaitSignal`, whose semaphore wait orders the two.
 final class CommitTicket: @unchecked Sendable {
     /// The commit's sequence number or error; `nil` when woken to lead.
     var result: Result<UInt64, StoreError>?
     /// Signalled when `result` is set or leadership is handed over.
-    let semaphore = DispatchSemaphore(value: 0)
+    private let semaphore = DispatchSemaphore(value: 0)
+    /// How many times the ticket was signalled: what a waiter that has not slept watches.
+    private let signals = Atomic<UInt32>(0)
+
+    /// Signals the ticket's thread: its result is set, or it is to lead.
+    func signal() {
+        signals.add(1, ordering: .releasing)
+        semaphore.signal()
+    }
+
+    /// Waits for the ticket's next signal, after the `seen` ones: first on the CPU for up to
+    /// `spin`, giving it up to any other thread that can run between looks, then asleep.
+    func awaitSignal(after seen: inout UInt32, spin: Duration) {
+        if spin > .zero, signals.load(ordering: .acquiring) == seen {
+            let clock = ContinuousClock()
+            let deadline = clock.now.advanced(by: spin)
+            repeat { sched_yield() } while signals.load(ordering: .acquiring) == seen && clock.now < deadline
+        }
+        seen &+= 1
+        // Returns at once when the signal came while the thread looked.
+        semaphore.wait()
+    }
 }
 
 /// Commits waiting to be written, and whether a leader is writing.
@@ -227,8 +249,9 @@ extension Store {
         // Each ticket is signalled once for its result, or to hand this thread leadership of
         // the commits after the groups written so far.
         return commits.map { commit in
+            var signalsSeen: UInt32 = 0
             repeat {
-                commit.ticket.semaphore.wait()
+                commit.ticket.awaitSignal(after: &signalsSeen, spin: configuration.commitWaitSpin)
                 if commit.ticket.result == nil { lead() }
             } while commit.ticket.result == nil
             return commit.ticket.result!
@@ -252,7 +275,7 @@ extension Store {
         let results = appendLock.withLock { _ in writeGroup(batch) }
         for (item, result) in zip(batch, results) {
             item.ticket.result = result
-            item.ticket.semaphore.signal()
+            item.ticket.signal()
         }
         let next = commitQueue.withLock { queue -> CommitTicket? in
             guard let first = queue.pending.first else {
@@ -261,7 +284,7 @@ extension Store {
             }
             return first.ticket
         }
-        next?.semaphore.signal()
+        next?.signal()
     }
 
     /// Validates, writes, syncs and applies a group of commits; returns each one's result.

@@ -149,6 +149,18 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
         set { setOption(newValue, forKey: PersistentStoreOptionKey.warmsCacheAfterOpening) }
     }
 
+    /// How long a thread whose save waits for a group commit keeps its CPU before it sleeps
+    /// (``PersistentStoreOptionKey/commitWaitSpin``, in seconds); `nil` for the engine's default.
+    public var commitWaitSpin: Duration? {
+        get {
+            Self.number(options[PersistentStoreOptionKey.commitWaitSpin]).map { .nanoseconds(Int64(($0.doubleValue * 1e9).rounded())) }
+        }
+        set {
+            let seconds = newValue.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+            setOption(seconds, forKey: PersistentStoreOptionKey.commitWaitSpin)
+        }
+    }
+
     /// The type of store to open: ``type``, except that a store at `/dev/null` (Core Data's
     /// idiom for a throwaway SQLite store in tests) is held in memory.
     var typeToOpen: String {
@@ -165,6 +177,7 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
         configuration.readOnly = isReadOnly
         if let cacheSize { configuration.cacheSize = cacheSize }
         configuration.warmsCacheAfterOpening = warmsCacheAfterOpening
+        if let commitWaitSpin { configuration.commitWaitSpin = commitWaitSpin }
         configuration.historyConsumerLagLimit = Self.number(options[HistoryConsumerLagLimitKey])?.intValue
         configuration.historyConsumerAgeLimit = Self.number(options[HistoryConsumerAgeLimitKey])?.doubleValue
         return configuration
