@@ -54,7 +54,7 @@ public struct StoreConfiguration: Sendable {
     /// (`sched_yield`), before it sleeps. A commit whose group is written within it is never
     /// put to sleep and woken, and its CPU does not fall idle: on the reference virtual machine
     /// a CPU that fell idle runs its next work ~40 µs slower, and sixteen concurrent durable
-    /// writers saved ~10% faster with it than with threads that sleep at once. `.zero` makes
+    /// writers saved 10-18% faster with it than with threads that sleep at once. `.zero` makes
     /// the thread sleep at once. The default is 2 ms, longer than such a writer's usual wait
     /// there (0.6-1.3 ms).
     public var commitWaitSpin: Duration = .milliseconds(2)
