@@ -107,6 +107,8 @@ import Testing
                 description.cacheSize = 1 << 20
                 description.warmsCacheAfterOpening = false
                 #expect(description.options[PersistentStoreOptionKey.warmsCacheAfterOpening] as? Bool == false)
+                description.setOption(Double.nan, forKey: PersistentStoreOptionKey.commitWaitSpin)
+                #expect(description.commitWaitSpin == nil, "not a number of seconds: the engine's default")
                 description.commitWaitSpin = .microseconds(250)
                 #expect(description.options[PersistentStoreOptionKey.commitWaitSpin] as? Double == 0.000_25)
             }

@@ -150,10 +150,13 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
     }
 
     /// How long a thread whose save waits for a group commit keeps its CPU before it sleeps
-    /// (``PersistentStoreOptionKey/commitWaitSpin``, in seconds); `nil` for the engine's default.
+    /// (``PersistentStoreOptionKey/commitWaitSpin``, in seconds); `nil` for the engine's default,
+    /// also when the option is not a finite number of seconds.
     public var commitWaitSpin: Duration? {
         get {
-            Self.number(options[PersistentStoreOptionKey.commitWaitSpin]).map { .nanoseconds(Int64(($0.doubleValue * 1e9).rounded())) }
+            Self.number(options[PersistentStoreOptionKey.commitWaitSpin])
+                .flatMap { Int64(exactly: ($0.doubleValue * 1e9).rounded()) }
+                .map { .nanoseconds($0) }
         }
         set {
             let seconds = newValue.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
