@@ -158,10 +158,7 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
                 .flatMap { Int64(exactly: ($0.doubleValue * 1e9).rounded()) }
                 .map { .nanoseconds($0) }
         }
-        set {
-            let seconds = newValue.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
-            setOption(seconds, forKey: PersistentStoreOptionKey.commitWaitSpin)
-        }
+        set { setOption(newValue.map { $0 / .seconds(1) }, forKey: PersistentStoreOptionKey.commitWaitSpin) }
     }
 
     /// The type of store to open: ``type``, except that a store at `/dev/null` (Core Data's
