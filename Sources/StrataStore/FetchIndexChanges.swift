@@ -120,7 +120,10 @@ struct FetchIndexChanges: Sendable {
     /// ``SettledFetchIndexChanges/apply(to:)`` to take whole if the index is still empty then.
     func settled(buildingFor empty: [(entity: Int, column: Int)] = []) -> SettledFetchIndexChanges {
         SettledFetchIndexChanges(indexes: indexes.map { index in
-            let net = Self.netPositions(index.changes, order: Self.indexOrder(index.changes))
+            let order = Self.indexOrder(index.changes)
+            // Changes to distinct keys (a bulk insert's) change distinct pairs: each is the last
+            // change of its pair, and no run needs cutting down.
+            let net = Self.keysStrictlyRise(index.changes) ? order : Self.netPositions(index.changes, order: order)
             // An index built ahead takes the net changes as they come, when each inserts: no
             // list of them is kept besides.
             if empty.contains(where: { $0.entity == index.entity && $0.column == index.column }),
@@ -149,6 +152,17 @@ struct FetchIndexChanges: Sendable {
         }
         net.removeLast(net.count - kept)
         return net
+    }
+
+    /// Whether each change's key is greater than the key of the change before it: then no two
+    /// changes name the same pair.
+    private static func keysStrictlyRise(_ changes: IndexChangeList) -> Bool {
+        var lastKey = PrimaryKey.min
+        for change in changes {
+            guard change.key > lastKey else { return false }
+            lastKey = change.key
+        }
+        return true
     }
 
     /// The positions of `changes` sorted by value, then key, then position (commit order).

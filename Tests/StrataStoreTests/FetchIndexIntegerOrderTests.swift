@@ -55,4 +55,39 @@ import Testing
         #expect(bulk.keys(matching: .equal(.null)) == reference.keys(matching: .equal(.null)))
         #expect(bulk.keys(matching: .equal(.reference(7))) == reference.keys(matching: .equal(.reference(7))))
     }
+
+    /// Changes to keys in rising order, as a bulk insert or a delete of rows in key order records
+    /// them: each key changed once (no two changes name one pair, and none is cut from the net
+    /// changes) or, with `repeatsKeys`, now and then changed again at once (a pair inserted and
+    /// removed in one group), leave the index as applying them one at a time does.
+    @Test(arguments: Kinds.allCases, [false, true])
+    func risingKeyChangesMatchOneAtATime(kinds: Kinds, repeatsKeys: Bool) {
+        var generator = SystemRandomNumberGenerator()
+        var reference = OrderedIndex()
+        var current: [PrimaryKey: Value] = [:]
+        for key in stride(from: Int64(2), through: 2_000, by: 2) {
+            let value = Self.value(kinds, using: &generator)
+            reference.insert(value, key: key)
+            current[key] = value
+        }
+        var fetchIndexes = [[0: reference]]
+        var changes = FetchIndexChanges()
+        // Removes the key's value when it has one, else inserts one.
+        func change(_ key: PrimaryKey) {
+            let old = current[key]
+            let new = old == nil ? Self.value(kinds, using: &generator) : nil
+            changes.record(0, key, columns: [0], old: old.map { .row(Row([$0])) }, new: new.map { .row(Row([$0])) })
+            if let old { reference.remove(old, key: key) }
+            if let new { reference.insert(new, key: key) }
+            current[key] = new
+        }
+        for key in Int64(1)...3_000 {
+            change(key)
+            if repeatsKeys && Int.random(in: 0..<4, using: &generator) == 0 { change(key) }
+        }
+        changes.settled().apply(to: &fetchIndexes)
+        let bulk = fetchIndexes[0][0]!
+        #expect(bulk.count == reference.count)
+        #expect(FetchIndexBulkChangeTests.pairs(bulk) == FetchIndexBulkChangeTests.pairs(reference))
+    }
 }
