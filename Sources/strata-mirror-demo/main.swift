@@ -91,7 +91,7 @@ func runInstance(_ arguments: [String]) async throws {
     container.loadPersistentStores { _, error in
         if let error { fatalError("\(name): \(error)") }
     }
-    let services = Task { try await ServiceGroup(services: container.services, logger: logger).run() }
+    let services = Task { [logger] in try await ServiceGroup(services: container.services, logger: logger).run() }
 
     // Saves block their thread while PostgreSQL answers: run them off the cooperative pool.
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
