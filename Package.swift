@@ -10,8 +10,6 @@ let package = Package(
         .library(name: "StrataStore", targets: ["StrataStore"]),
         .executable(name: "strata", targets: ["strata"]),
         .library(name: "StrataMirror", targets: ["StrataMirror"]),
-        // Built in release through the benchmarks package: `swift build -c release --product strata-migration-probe`.
-        .executable(name: "strata-migration-probe", targets: ["strata-migration-probe"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
@@ -81,7 +79,6 @@ let package = Package(
         .executableTarget(name: "strata-torture", dependencies: ["StrataStore"]),
         .executableTarget(name: "strata-quickstart", dependencies: ["Strata"]),
         .executableTarget(name: "strata-graph-probe", dependencies: ["Strata"]),
-        .executableTarget(name: "strata-migration-probe", dependencies: ["Strata"]),
         .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport", "Strata"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata"], resources: [.copy("Models")]),
         .testTarget(

@@ -5,6 +5,7 @@ import PackageDescription
 // GRDB or package-benchmark. Run from this directory:
 //   swift run -c release strata-bench --rows 100000
 //   swift run -c release strata-graph-bench --rows 100000
+//   swift run -c release strata-migration-probe 100000 /tmp/probe
 //   swift package benchmark
 let package = Package(
     name: "StrataBenchmarks",
@@ -80,6 +81,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
+        ),
+        // Lightweight migration on a store of N objects: the method each kind of model change takes,
+        // its seconds and the bytes it writes (`swift run -c release strata-migration-probe 1000000 /tmp/probe`).
+        .executableTarget(
+            name: "strata-migration-probe",
+            dependencies: [.product(name: "Strata", package: "Strata")]
         ),
         // package-benchmark suites: `swift package benchmark`.
         .executableTarget(
