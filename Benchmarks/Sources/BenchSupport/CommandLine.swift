@@ -47,6 +47,25 @@ public enum BenchCommand {
     }
 }
 
+/// The `--rounds` option both benchmark commands take.
+public struct RoundOptions: ParsableArguments {
+    /// The `--rounds` default: 5.
+    public static let defaultRounds = 5
+
+    @Option(
+        help: """
+            Rounds of each workload for each engine, the engines alternating round by round; each figure \
+            is the median of its rounds. At least 1; the default is 5.
+            """)
+    public var rounds: Int = RoundOptions.defaultRounds
+
+    public init() {}
+
+    public func validate() throws {
+        guard rounds >= 1 else { throw ValidationError("--rounds must be at least 1") }
+    }
+}
+
 /// The options both benchmark commands end with: where else the JSON object goes, and where the
 /// stores go.
 public struct OutputOptions: ParsableArguments {

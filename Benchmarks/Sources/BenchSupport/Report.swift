@@ -6,7 +6,8 @@ public enum Better: String, Codable, Sendable { case higher, lower }
 /// One figure of a report, measured for each engine: an enum whose raw value is the figure's id
 /// in the JSON object.
 ///
-/// Every benchmark reports W1, W4, W5 and W6, which the shared steps of ``WorkloadSteps`` record.
+/// Every benchmark reports W1, W3, W4, W5 and W6, which the shared steps of ``WorkloadSteps``
+/// record.
 public protocol BenchMetric: RawRepresentable<String>, CaseIterable, Hashable, Sendable {
     /// The figure's name in the table and the JSON object.
     var title: String { get }
@@ -14,9 +15,13 @@ public protocol BenchMetric: RawRepresentable<String>, CaseIterable, Hashable, S
     var unit: String { get }
     /// Which way is better.
     var better: Better { get }
+    /// How the figure is made from its rounds. The default is ``RoundSummary/median``.
+    var summary: RoundSummary { get }
 
     /// W1, bulk insert.
     static var bulkInsert: Self { get }
+    /// W3, cold open.
+    static var coldOpen: Self { get }
     /// W4, random faults.
     static var randomFaults: Self { get }
     /// W5, the predicate fetch: top earners sorted and limited.
@@ -27,12 +32,21 @@ public protocol BenchMetric: RawRepresentable<String>, CaseIterable, Hashable, S
     static var fullScan: Self { get }
 }
 
-/// What one engine measured: the figures, details behind them, and checksums both must share.
+extension BenchMetric {
+    public var summary: RoundSummary { .median }
+}
+
+/// What one engine measured in one round: the figures, details behind them, and checksums both
+/// engines must share. ``SideBySideRounds`` gathers the rounds.
 public struct EngineResults<Metric: BenchMetric>: Sendable {
+    /// Each figure's value in this round.
     public var figures: [Metric: Double] = [:]
+    /// What lies behind the figures (seconds, latencies, bytes), by name.
     public var details: [String: Double] = [:]
+    /// Values the other engine must have measured too, by name.
     public var checksums: [String: Int64] = [:]
 
+    /// Creates the empty results of a round.
     public init() {}
 
     /// Throws when a checksum of either engine is missing from, or different in, the other.
@@ -64,6 +78,10 @@ public func formatFigure(_ value: Double) -> String {
 }
 
 /// The side-by-side report: a table for people and one JSON object for tools.
+///
+/// Each figure is the summary of its rounds (``FigureRounds/value``: the median, the maximum for
+/// peak memory), shown with the smallest and largest round; the ratio is Strata's figure over
+/// SQLite's; a figure whose rounds spread more than 2× for either engine is flagged.
 public struct SideBySideReport<Metric: BenchMetric> {
     /// The JSON object's `benchmark`: the name of the tool.
     public var benchmark: String
@@ -75,12 +93,12 @@ public struct SideBySideReport<Metric: BenchMetric> {
     public var sqliteVersion: String
     /// How SQLite was set up, for the JSON object.
     public var sqliteSettings: String
-    public var strata: EngineResults<Metric>
-    public var sqlite: EngineResults<Metric>
+    /// Both engines' rounds.
+    public var results: SideBySideRounds<Metric>
 
     public init(
         benchmark: String, labels: [String: String] = [:], rows: Int, departments: Int, seed: UInt64,
-        sqliteVersion: String, sqliteSettings: String, strata: EngineResults<Metric>, sqlite: EngineResults<Metric>
+        sqliteVersion: String, sqliteSettings: String, results: SideBySideRounds<Metric>
     ) {
         self.benchmark = benchmark
         self.labels = labels
@@ -89,15 +107,15 @@ public struct SideBySideReport<Metric: BenchMetric> {
         self.seed = seed
         self.sqliteVersion = sqliteVersion
         self.sqliteSettings = sqliteSettings
-        self.strata = strata
-        self.sqlite = sqlite
+        self.results = results
     }
 
-    /// Prints `headline`, the table, `notes` and the JSON object to standard output, and writes
-    /// the JSON object (pretty) to `jsonPath` too when it is given.
+    /// Prints `headline`, the table, its legend, `notes` and the JSON object to standard output,
+    /// and writes the JSON object (pretty) to `jsonPath` too when it is given.
     public func print(headline: String, notes: String, jsonPath: String?) throws {
         Swift.print(headline)
         Swift.print(table())
+        Swift.print(legend)
         Swift.print(notes)
         if let jsonPath {
             try Data((try json(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: jsonPath))
@@ -105,17 +123,36 @@ public struct SideBySideReport<Metric: BenchMetric> {
         Swift.print(try json(pretty: false))
     }
 
+    /// What the table's columns mean.
+    public var legend: String {
+        let alternation = results.engines.count > 1 ? ", the engines alternating round by round" : ""
+        let limit = formatFigure(FigureRounds.flaggedSpread)
+        return """
+            Each figure is the median of \(results.rounds) round(s) per engine\(alternation)
+            (peak memory: the largest round); min–max: its smallest and largest rounds; Strata/SQLite: the ratio
+            of the figures; spread: the larger engine's max/min; ! marks a spread above \(limit)x (measure it again).
+
+            """
+    }
+
     /// One line a figure either engine measured ("-" for the engine that did not).
     public func table() -> String {
-        let header = ["workload", "unit", "Strata", "SQLite", "Strata/SQLite", "better"]
+        let header = [
+            "workload", "unit", "Strata", "min–max", "SQLite", "min–max", "Strata/SQLite", "spread", "better",
+        ]
+        let leftAligned: Set = [0, 1, header.count - 1]
         var lines: [[String]] = [header]
         for metric in Metric.allCases {
-            let s = strata.figures[metric]
-            let q = sqlite.figures[metric]
+            let s = results.strata.figures[metric]
+            let q = results.sqlite.figures[metric]
             guard s != nil || q != nil else { continue }
+            let spread = Self.spread(s, q)
             lines.append([
-                metric.title, metric.unit, s.map(formatFigure) ?? "-", q.map(formatFigure) ?? "-",
-                s.flatMap { s in q.map { formatFigure(ratio(s, $0)) } } ?? "-",
+                metric.title, metric.unit,
+                s?.value.map(formatFigure) ?? "-", Self.range(s),
+                q?.value.map(formatFigure) ?? "-", Self.range(q),
+                Self.ratio(s, q).map(formatFigure) ?? "-",
+                spread.map { formatFigure($0) + "x" + (Self.isFlagged(s, q) ? " !" : "  ") } ?? "-",
                 metric.better == .higher ? "higher (>1 = Strata ahead)" : "lower (<1 = Strata ahead)",
             ])
         }
@@ -123,7 +160,7 @@ public struct SideBySideReport<Metric: BenchMetric> {
         var out = ""
         for (number, line) in lines.enumerated() {
             let cells = line.enumerated().map { column, cell in
-                column < 2 || column == 5
+                leftAligned.contains(column)
                     ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
                     : String(repeating: " ", count: widths[column] - cell.count) + cell
             }
@@ -135,8 +172,48 @@ public struct SideBySideReport<Metric: BenchMetric> {
         return out
     }
 
-    private func ratio(_ strata: Double, _ sqlite: Double) -> Double {
-        sqlite == 0 ? .nan : strata / sqlite
+    /// The smallest and largest rounds, as the table shows them.
+    private static func range(_ rounds: FigureRounds?) -> String {
+        guard let min = rounds?.min, let max = rounds?.max else { return "-" }
+        return "\(formatFigure(min))–\(formatFigure(max))"
+    }
+
+    /// Strata's figure over SQLite's; `nil` unless both are finite and SQLite's is not 0.
+    private static func ratio(_ strata: FigureRounds?, _ sqlite: FigureRounds?) -> Double? {
+        guard let s = strata?.value, let q = sqlite?.value, q != 0 else { return nil }
+        let ratio = s / q
+        return ratio.isFinite ? ratio : nil
+    }
+
+    /// The larger of the two engines' spreads.
+    private static func spread(_ strata: FigureRounds?, _ sqlite: FigureRounds?) -> Double? {
+        [strata?.spread, sqlite?.spread].compactMap { $0 }.max()
+    }
+
+    /// Whether either engine's rounds spread more than 2×.
+    private static func isFlagged(_ strata: FigureRounds?, _ sqlite: FigureRounds?) -> Bool {
+        strata?.isFlagged == true || sqlite?.isFlagged == true
+    }
+
+    /// One engine's rounds of a figure in the JSON object.
+    private struct JSONRounds: Encodable {
+        /// How the figure is made from the rounds: `median` or `maximum`.
+        var summary: RoundSummary
+        var min: Double?
+        var max: Double?
+        /// Every round's value, in the order they ran (`null` for a round that measured nothing).
+        var rounds: [Double?]
+        var spread: Double?
+        var flagged: Bool
+
+        init(_ rounds: FigureRounds) {
+            summary = rounds.summary
+            min = rounds.min
+            max = rounds.max
+            self.rounds = rounds.values.map { $0.isFinite ? $0 : nil }
+            spread = rounds.spread
+            flagged = rounds.isFlagged
+        }
     }
 
     private struct JSONFigure: Encodable {
@@ -147,6 +224,12 @@ public struct SideBySideReport<Metric: BenchMetric> {
         var strata: Double?
         var sqlite: Double?
         var ratio: Double?
+        var strataRounds: JSONRounds?
+        var sqliteRounds: JSONRounds?
+        /// The larger of the two engines' spreads.
+        var spread: Double?
+        /// Whether either engine's rounds spread more than 2×.
+        var flagged: Bool
     }
 
     private struct JSONKey: CodingKey {
@@ -164,6 +247,7 @@ public struct SideBySideReport<Metric: BenchMetric> {
         var departments: Int
         var seed: UInt64
         var build: String
+        var rounds: Int
         var sqliteVersion: String
         var sqliteSettings: String
         var figures: [JSONFigure]
@@ -180,6 +264,7 @@ public struct SideBySideReport<Metric: BenchMetric> {
             try container.encode(departments, forKey: JSONKey("departments"))
             try container.encode(seed, forKey: JSONKey("seed"))
             try container.encode(build, forKey: JSONKey("build"))
+            try container.encode(rounds, forKey: JSONKey("rounds"))
             try container.encode(sqliteVersion, forKey: JSONKey("sqliteVersion"))
             try container.encode(sqliteSettings, forKey: JSONKey("sqliteSettings"))
             try container.encode(figures, forKey: JSONKey("figures"))
@@ -188,17 +273,21 @@ public struct SideBySideReport<Metric: BenchMetric> {
         }
     }
 
-    /// The report as one JSON object, its keys sorted.
+    /// The report as one JSON object, its keys sorted: `rounds` is the rounds each engine ran of
+    /// each workload; each figure has the engines' figures (`strata`, `sqlite`), their `ratio`,
+    /// each engine's rounds (`strataRounds`, `sqliteRounds`: `min`, `max`, every round's value in
+    /// `rounds`, `spread`, `flagged`), and the figure's `spread` and `flagged`; `details` are
+    /// each detail's median over the rounds; `checksums` are the last round's.
     public func json(pretty: Bool) throws -> String {
-        func finite(_ value: Double?) -> Double? { value.flatMap { $0.isFinite ? $0 : nil } }
         let figures = Metric.allCases.compactMap { metric -> JSONFigure? in
-            let s = strata.figures[metric]
-            let q = sqlite.figures[metric]
+            let s = results.strata.figures[metric]
+            let q = results.sqlite.figures[metric]
             guard s != nil || q != nil else { return nil }
             return JSONFigure(
                 id: metric.rawValue, name: metric.title, unit: metric.unit, better: metric.better,
-                strata: finite(s), sqlite: finite(q),
-                ratio: finite(s.flatMap { s in q.map { ratio(s, $0) } }))
+                strata: s?.value, sqlite: q?.value, ratio: Self.ratio(s, q),
+                strataRounds: s.map(JSONRounds.init), sqliteRounds: q.map(JSONRounds.init),
+                spread: Self.spread(s, q), flagged: Self.isFlagged(s, q))
         }
         #if DEBUG
             let build = "debug"
@@ -207,10 +296,9 @@ public struct SideBySideReport<Metric: BenchMetric> {
         #endif
         let report = JSONReport(
             benchmark: benchmark, labels: labels, rows: rows, departments: departments, seed: seed, build: build,
-            sqliteVersion: sqliteVersion, sqliteSettings: sqliteSettings, figures: figures,
-            details: ["Strata": strata.details.filter { $0.value.isFinite },
-                      "SQLite": sqlite.details.filter { $0.value.isFinite }],
-            checksums: ["Strata": strata.checksums, "SQLite": sqlite.checksums])
+            rounds: results.rounds, sqliteVersion: sqliteVersion, sqliteSettings: sqliteSettings, figures: figures,
+            details: ["Strata": results.strata.detailMedians, "SQLite": results.sqlite.detailMedians],
+            checksums: ["Strata": results.strata.checksums, "SQLite": results.sqlite.checksums])
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
         return String(decoding: try encoder.encode(report), as: UTF8.self)

@@ -75,13 +75,11 @@ extension WorkloadEngine where Reference == Int64 {
 }
 
 /// The workload steps both benchmarks run the same way, and their settings.
+///
+/// Each step measures one round of one engine; ``SideBySideRounds/alternate(_:_:)`` repeats it.
 public enum WorkloadSteps {
-    /// W3 is repeated this many times; the median is reported.
-    public static let coldOpenRepetitions = 5
     /// W4's number of lookups.
     public static let lookupCount = 100_000
-    /// W4 and W6 (which change nothing) are repeated this many times; the median is reported.
-    public static let readRepetitions = 3
     /// W5's predicate: `salary > predicateMinimumSalary AND active == true`.
     public static let predicateMinimumSalary: Int64 = 150_000
     /// W5's fetch limit.
@@ -109,9 +107,43 @@ public enum WorkloadSteps {
         try body(engine)
     }
 
+    /// Runs `body` with one engine open for each of `engines`, each opened by `withEngine` (which
+    /// calls what it is given with the engine, then closes it), and all closed after `body`.
+    ///
+    /// For workloads that read one store loaded once per engine: both engines' stores stay open
+    /// so that their rounds can alternate.
+    public static func withEngines<Engine>(
+        _ engines: [EngineID],
+        _ withEngine: (EngineID, (Engine) throws -> Void) throws -> Void,
+        _ body: ([EngineID: Engine]) throws -> Void
+    ) throws {
+        // Each engine opens inside the previous one's `withEngine`; the closures do not escape.
+        try withoutActuallyEscaping(withEngine) { withEngine in
+            func open(_ remaining: ArraySlice<EngineID>, _ opened: [EngineID: Engine]) throws {
+                guard let engine = remaining.first else { return try body(opened) }
+                try withEngine(engine) { try open(remaining.dropFirst(), opened.merging([engine: $0]) { $1 }) }
+            }
+            try open(engines[...], [:])
+        }
+    }
+
+    /// Untimed: loads `dataset` into the open `engine` (W1's insert), then checks it holds every
+    /// employee. The setup of the workloads that read a loaded store.
+    public static func load<E: WorkloadEngine>(_ engine: E, _ dataset: Dataset) throws {
+        let insert = try measure {
+            try engine.insertAll(dataset)
+            try engine.didInsertAll()
+        }
+        let count = try engine.employeeCount()
+        guard count == dataset.employees.count else {
+            throw BenchError("\(E.name): \(count) employees after the load, expected \(dataset.employees.count)")
+        }
+        log("\(E.name) loaded \(count) employees in \(formatFigure(insert.seconds)) s (untimed)")
+    }
+
     /// W1: every department and employee, one save, then the engine's untimed
-    /// ``WorkloadEngine/didInsertAll()``. Always run: the rest needs the data; the figures are
-    /// recorded when `record`.
+    /// ``WorkloadEngine/didInsertAll()``, on an open, empty store. The figures are recorded when
+    /// `record` (the insert may be the setup of the workloads after it).
     public static func bulkInsert<E: WorkloadEngine, Metric: BenchMetric>(
         _ engine: E, _ dataset: Dataset, record: Bool, into results: inout EngineResults<Metric>
     ) throws {
@@ -125,22 +157,41 @@ public enum WorkloadSteps {
         log("\(E.name) W1 \(objectCount) objects in \(formatFigure(insert.seconds)) s")
     }
 
-    /// W4: random lookups of `keys`, each repetition on a freshly opened store, references
-    /// resolved before the clock starts.
+    /// W3: closes the store, then opens it and reads the employee `key`, timed together; the
+    /// open and the first read go to the details too (`W3.openMs`, `W3.firstReadMs`).
+    public static func coldOpen<E: WorkloadEngine, Metric: BenchMetric>(
+        _ engine: E, key: Int64, into results: inout EngineResults<Metric>
+    ) throws {
+        try engine.close()
+        let start = monotonicNanoseconds()
+        try engine.open()
+        let opened = monotonicNanoseconds()
+        let first = try engine.readNameAndSalary(key)
+        let end = monotonicNanoseconds()
+        guard let first else { throw BenchError("\(E.name) W3: employee \(key) is missing") }
+        results.checksums["W3"] = first.salary &+ Int64(first.name.utf8.count)
+        let total = Double(end - start) / 1e6
+        let open = Double(opened - start) / 1e6
+        let read = Double(end - opened) / 1e6
+        results.figures[.coldOpen] = total
+        results.details["W3.openMs"] = open
+        results.details["W3.firstReadMs"] = read
+        log("\(E.name) W3 cold open \(formatFigure(total)) ms = open \(formatFigure(open)) "
+            + "+ first read \(formatFigure(read))")
+    }
+
+    /// W4: random lookups of `keys` on a freshly opened store, references resolved before the
+    /// clock starts.
     public static func randomFaults<E: WorkloadEngine, Metric: BenchMetric>(
         _ engine: E, keys: [Int64], into results: inout EngineResults<Metric>
     ) throws {
-        var rates: [Double] = []
-        for _ in 0..<readRepetitions {
-            try engine.close()
-            try engine.open()
-            let references = try engine.references(for: keys)
-            let lookups = try measure { try engine.lookUp(references) }
-            rates.append(Double(keys.count) / lookups.seconds)
-            results.checksums["W4"] = lookups.result
-        }
-        results.figures[.randomFaults] = rates.median
-        log("\(E.name) W4 \(keys.count) lookups (/s): \(rates.map(formatFigure).joined(separator: ", "))")
+        try engine.close()
+        try engine.open()
+        let references = try engine.references(for: keys)
+        let lookups = try measure { try engine.lookUp(references) }
+        results.figures[.randomFaults] = Double(keys.count) / lookups.seconds
+        results.checksums["W4"] = lookups.result
+        log("\(E.name) W4 \(keys.count) lookups in \(formatFigure(lookups.seconds)) s")
     }
 
     /// W6: every one of the `employeeCount` employees, reading notes; `verb` says how in the
@@ -148,17 +199,13 @@ public enum WorkloadSteps {
     public static func scanNotes<E: WorkloadEngine, Metric: BenchMetric>(
         _ engine: E, employeeCount n: Int, verb: String, into results: inout EngineResults<Metric>
     ) throws {
-        var rates: [Double] = []
-        for _ in 0..<readRepetitions {
-            let scan = try measure { try engine.scanNotes() }
-            guard scan.result.count == n else {
-                throw BenchError("\(E.name) W6: \(verb) \(scan.result.count) employees, expected \(n)")
-            }
-            rates.append(Double(scan.result.count) / scan.seconds)
-            results.checksums["W6"] = scan.result.notesBytes
+        let scan = try measure { try engine.scanNotes() }
+        guard scan.result.count == n else {
+            throw BenchError("\(E.name) W6: \(verb) \(scan.result.count) employees, expected \(n)")
         }
-        results.figures[.fullScan] = rates.median
-        log("\(E.name) W6 \(verb) \(n) (/s): \(rates.map(formatFigure).joined(separator: ", "))")
+        results.figures[.fullScan] = Double(scan.result.count) / scan.seconds
+        results.checksums["W6"] = scan.result.notesBytes
+        log("\(E.name) W6 \(verb) \(n) in \(formatFigure(scan.seconds)) s")
     }
 
     /// W5: the predicate fetch (`salary > 150_000 AND active == true`, salary descending, limit

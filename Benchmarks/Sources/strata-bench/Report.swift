@@ -21,7 +21,7 @@ enum Metric: String, CaseIterable, BenchMetric {
         case .bulkInsert: "W1 bulk insert"
         case .smallSavesDurable: "W2 small saves, durable"
         case .smallSavesRelaxed: "W2 small saves, relaxed"
-        case .coldOpen: "W3 cold open (median of 5)"
+        case .coldOpen: "W3 cold open"
         case .randomFaults: "W4 random faults"
         case .predicateFetch: "W5 top 100 by salary index, active (x50)"
         case .predicateCount: "W5 count salary > 150k, active (x50)"

@@ -7,9 +7,10 @@ enum Workload: String, CaseIterable, Sendable {
     case w1 = "W1", w2 = "W2", w3 = "W3", w4 = "W4", w5 = "W5", w6 = "W6", w7 = "W7", w8 = "W8", w10 = "W10"
 }
 
-/// Runs the workloads against one engine and records its figures.
+/// Runs the workloads, each for a number of rounds with the engines alternating
+/// (``SideBySideRounds``), and records the figures.
 ///
-/// Every group of workloads gets a fresh directory under `root`, removed when the group ends.
+/// Every store gets a fresh directory under `root`, removed when its workloads end.
 struct WorkloadRunner {
     let dataset: Dataset
     let plan: WorkloadPlan
@@ -19,10 +20,10 @@ struct WorkloadRunner {
     /// W2: 2,000 saves of 10 new employees each.
     static let smallSaveCount = 2_000
     static let smallSaveSize = 10
-    /// The workloads that run on the store W1 filled, in this order.
-    private static let mainGroup: [Workload] = [.w1, .w10, .w3, .w4, .w5, .w6, .w7, .w8]
-
-    var runsMainGroup: Bool { !workloads.isDisjoint(with: Self.mainGroup) }
+    /// The workloads that write: each round on a fresh store, in this order.
+    static let writeGroup: [Workload] = [.w1, .w10, .w7, .w8]
+    /// The workloads that only read: on one store per engine, loaded once.
+    static let readGroup: [Workload] = [.w3, .w4, .w5, .w6]
 
     private var objectCount: Int { dataset.departments.count + dataset.employees.count }
 
@@ -30,90 +31,113 @@ struct WorkloadRunner {
         WorkloadSteps.log(message)
     }
 
+    /// The engine type under test for `engine`.
+    private static func engineType(_ engine: EngineID) -> any BenchEngine.Type {
+        switch engine {
+        case .strata: StrataEngine.self
+        case .sqlite: SQLiteEngine.self
+        }
+    }
+
+    /// Makes an engine of type `E` on a fresh directory named after `store`, opens it, runs `body`
+    /// and closes it.
     private func withFreshEngine<E: BenchEngine>(
-        _: E.Type, group: String, durability: BenchDurability, _ body: (E) throws -> Void
+        _: E.Type, store: String, durability: BenchDurability, _ body: (E) throws -> Void
     ) throws {
         try WorkloadSteps.withFreshEngine(
-            at: root.appendingPathComponent("\(E.name.lowercased())-\(group)"),
+            at: root.appendingPathComponent("\(E.name.lowercased())-\(store)"),
             { E(directory: $0, durability: durability) }, body)
     }
 
-    /// W1, W10, W3, W4, W5, W6, W7 and W8, in that order, on one durable store.
-    func runMainGroup<E: BenchEngine>(_ type: E.Type, into results: inout EngineResults<Metric>) throws {
-        try withFreshEngine(type, group: "main", durability: .durable) { engine in
-            try runMainGroup(engine, into: &results)
+    /// W1, W10, W7 and W8, in that order: each round on a fresh durable store of each engine,
+    /// since W1 needs an empty store and W7 and W8 change what they find.
+    func runWrites(into results: inout SideBySideRounds<Metric>) throws {
+        let selected = Self.writeGroup.filter(workloads.contains)
+        guard !selected.isEmpty else { return }
+        try results.alternate(selected.map(\.rawValue).joined(separator: ", ")) { engine, _, measured in
+            try runWriteRound(Self.engineType(engine), into: &measured)
         }
     }
 
-    private func runMainGroup<E: BenchEngine>(_ engine: E, into results: inout EngineResults<Metric>) throws {
-        // W1: every department and employee, one save. Always run: the rest needs the data.
-        try WorkloadSteps.bulkInsert(engine, dataset, record: workloads.contains(.w1), into: &results)
+    /// One round of W1, W10, W7 and W8 (those selected; W1's insert always runs) on a fresh store.
+    private func runWriteRound<E: BenchEngine>(_ type: E.Type, into results: inout EngineResults<Metric>) throws {
+        try withFreshEngine(type, store: "writes", durability: .durable) { engine in
+            // W1: every department and employee, one save. Always run: the rest needs the data.
+            try WorkloadSteps.bulkInsert(engine, dataset, record: workloads.contains(.w1), into: &results)
 
-        // W10: the store's files after W1.
-        if workloads.contains(.w10) {
-            let bytes = try engine.settledBytesOnDisk()
-            results.figures[.size] = Double(bytes) / Double(objectCount)
-            results.details["W10.bytes"] = Double(bytes)
-        }
-
-        // The engine's own storage figures, and an open that replays the whole log.
-        if workloads.contains(.w3) {
-            for (name, value) in try engine.storageDetails(readKey: plan.coldOpenKey()) {
-                results.details[name] = value
-                log("\(E.name) \(name): \(formatFigure(value))")
+            // W10: the store's files after W1.
+            if workloads.contains(.w10) {
+                let bytes = try engine.settledBytesOnDisk()
+                results.figures[.size] = Double(bytes) / Double(objectCount)
+                results.details["W10.bytes"] = Double(bytes)
             }
-        }
 
-        // W3: close, then open and read one key, timed together.
-        if workloads.contains(.w3) {
-            let key = plan.coldOpenKey()
-            var samples: [Double] = []
-            for _ in 0..<WorkloadSteps.coldOpenRepetitions {
-                try engine.close()
-                let open = try measure {
-                    try engine.open()
-                    return try engine.readNameAndSalary(key)
+            // W7: new salaries for 10% of the employees, one save.
+            if workloads.contains(.w7) {
+                let changes = plan.salaryChanges()
+                let update = try measure { try engine.updateSalaries(changes) }
+                let probe = changes[changes.count / 2]
+                guard try engine.readNameAndSalary(probe.key)?.salary == probe.salary else {
+                    throw BenchError("\(E.name) W7: employee \(probe.key) does not have its new salary")
                 }
-                guard let first = open.result else { throw BenchError("\(E.name) W3: employee \(key) is missing") }
-                results.checksums["W3"] = first.salary
-                samples.append(open.seconds * 1000)
+                results.figures[.update] = Double(changes.count) / update.seconds
+                log("\(E.name) W7 \(changes.count) updates in \(formatFigure(update.seconds)) s")
             }
-            results.figures[.coldOpen] = samples.median
-            results.details["W3.minMs"] = samples.min()
-            results.details["W3.maxMs"] = samples.max()
-            log("\(E.name) W3 cold opens (ms): \(samples.map(formatFigure).joined(separator: ", "))")
-        }
 
-        // W4: random lookups on a freshly opened store.
-        if workloads.contains(.w4) {
-            let keys = plan.lookupKeys(count: WorkloadSteps.lookupCount)
-            try WorkloadSteps.randomFaults(engine, keys: keys, into: &results)
-        }
-
-        // W5: the predicate fetch and count, before W7 changes salaries.
-        if workloads.contains(.w5) {
-            try WorkloadSteps.predicateQueries(engine, dataset, into: &results)
-        }
-
-        // W6: every employee, reading notes.
-        if workloads.contains(.w6) {
-            try WorkloadSteps.scanNotes(engine, employeeCount: dataset.employees.count, verb: "scanned", into: &results)
-        }
-
-        // W7: new salaries for 10% of the employees, one save.
-        if workloads.contains(.w7) {
-            let changes = plan.salaryChanges()
-            let update = try measure { try engine.updateSalaries(changes) }
-            let probe = changes[changes.count / 2]
-            guard try engine.readNameAndSalary(probe.key)?.salary == probe.salary else {
-                throw BenchError("\(E.name) W7: employee \(probe.key) does not have its new salary")
+            if workloads.contains(.w8) {
+                try runDeleteAndCompact(engine, into: &results)
             }
-            results.figures[.update] = Double(changes.count) / update.seconds
-            log("\(E.name) W7 \(changes.count) updates in \(formatFigure(update.seconds)) s")
         }
+    }
 
-        if workloads.contains(.w8) {
-            try runDeleteAndCompact(engine, into: &results)
+    /// W3, W4, W5 and W6 (those selected), in that order, each for every round before the next.
+    ///
+    /// They change nothing, and loading the data set is their expensive setup: each engine's
+    /// store is loaded once (untimed) and stays open while the timed parts repeat on it.
+    func runReads(into results: inout SideBySideRounds<Metric>) throws {
+        guard !workloads.isDisjoint(with: Self.readGroup) else { return }
+        let open = { (engine: EngineID, body: (any BenchEngine) throws -> Void) throws in
+            try self.withLoadedEngine(Self.engineType(engine), body)
+        }
+        try WorkloadSteps.withEngines(results.engines, open) { engines in
+            if workloads.contains(.w3) {
+                let key = plan.coldOpenKey()
+                try results.alternate("W3") { engine, round, measured in
+                    // The engine's own storage figures, and an open that replays the whole log: once.
+                    if round == 0 {
+                        for (name, value) in try engines[engine]!.storageDetails(readKey: key) {
+                            measured.details[name] = value
+                            log("\(engine.rawValue) \(name): \(formatFigure(value))")
+                        }
+                    }
+                    try WorkloadSteps.coldOpen(engines[engine]!, key: key, into: &measured)
+                }
+            }
+            if workloads.contains(.w4) {
+                let keys = plan.lookupKeys(count: WorkloadSteps.lookupCount)
+                try results.alternate("W4") { engine, _, measured in
+                    try WorkloadSteps.randomFaults(engines[engine]!, keys: keys, into: &measured)
+                }
+            }
+            if workloads.contains(.w5) {
+                try results.alternate("W5") { engine, _, measured in
+                    try WorkloadSteps.predicateQueries(engines[engine]!, dataset, into: &measured)
+                }
+            }
+            if workloads.contains(.w6) {
+                let n = dataset.employees.count
+                try results.alternate("W6") { engine, _, measured in
+                    try WorkloadSteps.scanNotes(engines[engine]!, employeeCount: n, verb: "scanned", into: &measured)
+                }
+            }
+        }
+    }
+
+    /// Opens a fresh durable store of `E`, loads the data set into it (untimed), and runs `body`.
+    private func withLoadedEngine<E: BenchEngine>(_ type: E.Type, _ body: (any BenchEngine) throws -> Void) throws {
+        try withFreshEngine(type, store: "reads", durability: .durable) { engine in
+            try WorkloadSteps.load(engine, dataset)
+            try body(engine)
         }
     }
 
@@ -166,12 +190,23 @@ struct WorkloadRunner {
                 + "\(during.count) reads during compaction")
     }
 
-    /// W2: 2,000 saves of 10 new employees each, on a store that holds only the departments.
-    func runSmallSaves<E: BenchEngine>(
-        _ type: E.Type, durability: BenchDurability, into results: inout EngineResults<Metric>
-    ) throws {
+    /// W2, durable and then relaxed: 2,000 saves of 10 new employees each, each round on a fresh
+    /// store that holds only the departments.
+    func runSmallSaves(into results: inout SideBySideRounds<Metric>) throws {
+        guard workloads.contains(.w2) else { return }
         let employees = dataset.additionalEmployees(count: Self.smallSaveCount * Self.smallSaveSize)
-        try withFreshEngine(type, group: "w2-\(durability)", durability: durability) { engine in
+        for durability in BenchDurability.allCases {
+            try results.alternate("W2 \(durability)") { engine, _, measured in
+                try runSmallSaves(Self.engineType(engine), employees, durability: durability, into: &measured)
+            }
+        }
+    }
+
+    /// One round of W2 with `durability`: `employees` saved 10 at a time on a fresh store.
+    private func runSmallSaves<E: BenchEngine>(
+        _ type: E.Type, _ employees: [Employee], durability: BenchDurability, into results: inout EngineResults<Metric>
+    ) throws {
+        try withFreshEngine(type, store: "w2-\(durability)", durability: durability) { engine in
             try engine.insertDepartments(dataset.departments)
             var latencies: [UInt64] = []
             latencies.reserveCapacity(Self.smallSaveCount)

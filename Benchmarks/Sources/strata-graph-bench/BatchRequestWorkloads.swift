@@ -30,13 +30,19 @@ protocol BatchRequestEngine: GraphEngine {
 }
 
 extension GraphRunner {
-    /// Runs B1, B2 and B3 (when one of them is selected) on a fresh store of `E`.
-    func runBatchRequests<E: BatchRequestEngine>(_: E.Type, into results: inout EngineResults<GraphMetric>) throws {
+    /// Runs B1, B2 and B3 (when one of them is selected): each round on a fresh store.
+    func runBatchRequests(into results: inout SideBySideRounds<GraphMetric>) throws {
         guard !workloads.isDisjoint(with: [.b1, .b2, .b3]) else { return }
-        try WorkloadSteps.withFreshEngine(
-            at: root.appendingPathComponent(E.name.lowercased() + "-batch"),
-            { E(directory: $0, durability: durability, access: access, predicateStyle: predicateStyle) }
-        ) { engine in
+        try results.alternate("B1, B2, B3") { engine, _, measured in
+            try runBatchRequests(Self.engineType(engine), into: &measured)
+        }
+    }
+
+    /// One round of B1, B2 and B3 on a fresh store of `E`.
+    private func runBatchRequests<E: BatchRequestEngine>(
+        _ type: E.Type, into results: inout EngineResults<GraphMetric>
+    ) throws {
+        try withFreshEngine(type, store: "batch") { engine in
             let n = dataset.employees.count
             let active = dataset.employees.filter(\.active).count
             let input = engine.batchInput(dataset.employees)

@@ -27,8 +27,9 @@ struct ChangeTrackingRun {
 }
 
 /// F1: the cost of change tracking per save. On a store loaded with the data set (W1's insert,
-/// untimed), saves of a few changes each (``TrackedChange``) are timed without tracking, then
-/// with every employee tracked, sorted by salary descending.
+/// untimed, once per engine: the rounds repeat on it), saves of a few changes each
+/// (``TrackedChange``) are timed without tracking, then with every employee tracked, sorted by
+/// salary descending; each round makes changes of its own.
 ///
 /// Strata: the saves come from one background context holding every employee (fetched before the
 /// clock starts, in both phases); tracking is a `FetchedResultsController` on that context with a
@@ -42,14 +43,24 @@ protocol ChangeTrackingEngine: GraphEngine {
 }
 
 extension GraphRunner {
-    /// F1's number of saves of each phase, fewer when N is small (each save touches 3 employees).
-    static func changeTrackingSaves(employees n: Int) -> Int { max(1, min(50, n / 6)) }
+    /// The employees each F1 save touches that no other save touches: 2 raised, 1 deleted.
+    static let employeesPerTrackedChange = 3
 
-    /// The saves of both F1 phases, drawn from their own seeded stream: distinct existing
-    /// employees, new ones keyed after the data set.
-    func trackedChanges() -> [TrackedChange] {
+    /// F1's number of saves of each phase of each of `rounds` rounds: 50, fewer when N is small,
+    /// since every save of every round touches employees of its own.
+    static func changeTrackingSaves(employees n: Int, rounds: Int) -> Int {
+        max(1, min(50, n / (2 * employeesPerTrackedChange * rounds)))
+    }
+
+    /// The fewest employees F1 needs for `rounds` rounds.
+    static func changeTrackingMinimumEmployees(rounds: Int) -> Int { 2 * employeesPerTrackedChange * rounds }
+
+    /// The saves of both F1 phases of each of `rounds` rounds, round after round, drawn from their
+    /// own seeded stream: distinct existing employees, new ones keyed after the data set.
+    func trackedChanges(rounds: Int) -> [TrackedChange] {
         let n = dataset.employees.count
-        let count = 2 * Self.changeTrackingSaves(employees: n)
+        let count = 2 * Self.changeTrackingSaves(employees: n, rounds: rounds) * rounds
+        precondition(count * Self.employeesPerTrackedChange <= n, "F1 needs more employees for \(rounds) rounds")
         var random = SplitMix64(seed: SplitMix64.referenceSeed &+ 0xF1)
         var keys = (0..<n).map(Dataset.employeeKey)
         random.shuffle(&keys)
@@ -62,39 +73,47 @@ extension GraphRunner {
         }
     }
 
-    /// Runs F1 (when selected) on a fresh store of `E`.
-    func runChangeTracking<E: ChangeTrackingEngine>(_: E.Type, into results: inout EngineResults<GraphMetric>) throws {
+    /// Runs F1 (when selected): one store per engine, loaded once; each round saves changes of its
+    /// own on it.
+    func runChangeTracking(into results: inout SideBySideRounds<GraphMetric>) throws {
         guard workloads.contains(.f1) else { return }
-        let changes = trackedChanges()
-        let half = changes.count / 2
-        try WorkloadSteps.withFreshEngine(
-            at: root.appendingPathComponent(E.name.lowercased() + "-frc"),
-            { E(directory: $0, durability: durability, access: access, predicateStyle: predicateStyle) }
-        ) { engine in
-            try engine.insertAll(dataset)
-            try engine.didInsertAll()
-            let without = try engine.runChangeTracking(Array(changes[..<half]), tracking: false)
-            let with = try engine.runChangeTracking(Array(changes[half...]), tracking: true)
-            let n = dataset.employees.count
-            try Self.check(E.name, "F1 counted", without.trackedCount, expected: n)
-            try Self.check(E.name, "F1 tracked", with.trackedCount, expected: n)
-            try Self.check(E.name, "F1 reported changes of", with.notifications, expected: half)
-            let census = try engine.census()
-            results.checksums["F1.salarySum"] = census.salarySum
-            results.checksums["F1.department1Employees"] = Int64(census.firstDepartmentEmployees)
-            results.checksums["F1.trackedObjects"] = Int64(with.trackedCount)
-
-            func medianMs(_ run: ChangeTrackingRun) -> Double { run.saves.map { Double($0) / 1e6 }.median ?? .nan }
-            results.figures[.changeTracking] = medianMs(with)
-            results.details["F1.saves"] = Double(half)
-            results.details["F1.withoutTrackingMedianMs"] = medianMs(without)
-            results.details["F1.withTrackingMedianMs"] = medianMs(with)
-            results.details["F1.trackingOverheadMs"] = medianMs(with) - medianMs(without)
-            results.details["F1.firstFetchMs"] = with.fetchSeconds * 1000
-            WorkloadSteps.log(
-                "\(E.name) F1 \(half) saves over \(n): \(formatFigure(medianMs(without))) ms without tracking, "
-                    + "\(formatFigure(medianMs(with))) ms with (first fetch \(formatFigure(with.fetchSeconds * 1000)) ms)")
+        let rounds = results.rounds
+        let changes = trackedChanges(rounds: rounds)
+        let perRound = changes.count / rounds
+        try withLoadedEngines(results.engines, store: "frc") { engines in
+            try results.alternate("F1") { engine, round, measured in
+                let mine = Array(changes[round * perRound..<(round + 1) * perRound])
+                try runChangeTracking(engines[engine]!, mine, into: &measured)
+            }
         }
+    }
+
+    /// One round of F1 on `engine`: the first half of `changes` without tracking, the second with.
+    private func runChangeTracking<E: ChangeTrackingEngine>(
+        _ engine: E, _ changes: [TrackedChange], into results: inout EngineResults<GraphMetric>
+    ) throws {
+        let half = changes.count / 2
+        let without = try engine.runChangeTracking(Array(changes[..<half]), tracking: false)
+        let with = try engine.runChangeTracking(Array(changes[half...]), tracking: true)
+        let n = dataset.employees.count
+        try Self.check(E.name, "F1 counted", without.trackedCount, expected: n)
+        try Self.check(E.name, "F1 tracked", with.trackedCount, expected: n)
+        try Self.check(E.name, "F1 reported changes of", with.notifications, expected: half)
+        let census = try engine.census()
+        results.checksums["F1.salarySum"] = census.salarySum
+        results.checksums["F1.department1Employees"] = Int64(census.firstDepartmentEmployees)
+        results.checksums["F1.trackedObjects"] = Int64(with.trackedCount)
+
+        func medianMs(_ run: ChangeTrackingRun) -> Double { run.saves.map { Double($0) / 1e6 }.median ?? .nan }
+        results.figures[.changeTracking] = medianMs(with)
+        results.details["F1.saves"] = Double(half)
+        results.details["F1.withoutTrackingMedianMs"] = medianMs(without)
+        results.details["F1.withTrackingMedianMs"] = medianMs(with)
+        results.details["F1.trackingOverheadMs"] = medianMs(with) - medianMs(without)
+        results.details["F1.firstFetchMs"] = with.fetchSeconds * 1000
+        WorkloadSteps.log(
+            "\(E.name) F1 \(half) saves over \(n): \(formatFigure(medianMs(without))) ms without tracking, "
+                + "\(formatFigure(medianMs(with))) ms with (first fetch \(formatFigure(with.fetchSeconds * 1000)) ms)")
     }
 }
 

@@ -3,32 +3,34 @@ import Foundation
 
 extension GraphBench {
     /// W6's peak memory of each engine measured in a process of its own: this tool run again
-    /// with `--only` that engine and `--workloads W6` (plus W1, which loads the data), so that no
-    /// heap the other engine left behind hides or inflates the figure. Replaces the in-process
-    /// `W6.peakMemory` figures of `strata` and `sqlite` (kept as the `W6.inProcessGrowthMB`
-    /// detail) with the child runs' figures and details.
-    func isolateW6Memory(strata: inout EngineResults<GraphMetric>, sqlite: inout EngineResults<GraphMetric>) throws {
-        for engine in ["strata", "sqlite"] {
-            BenchCommand.progress("strata-graph-bench", "W6 peak memory of \(engine) in a process of its own")
+    /// with `--only` that engine, `--workloads W6` and the same `--rounds`, so that no heap the
+    /// other engine left behind hides or inflates the figure. Replaces the in-process
+    /// `W6.peakMemory` rounds of each engine (whose largest is kept as the `W6.inProcessGrowthMB`
+    /// detail) with the child run's rounds, and its W6 memory details.
+    func isolateW6Memory(into results: inout SideBySideRounds<GraphMetric>) throws {
+        let metric = GraphMetric.fullScanPeakMemory
+        for engine in results.engines {
+            let option = engine.rawValue.lowercased()
+            BenchCommand.progress("strata-graph-bench", "W6 peak memory of \(engine.rawValue) in a process of its own")
             var arguments = [
                 "--rows", String(rows), "--durability", durability, "--access", access, "--predicate", predicate,
-                "--workloads", "W6", "--only", engine,
+                "--workloads", "W6", "--only", option, "--rounds", String(rounds.rounds),
             ]
             if let dir = output.dir { arguments += ["--dir", dir] }
             let child = try Self.runChild(arguments)
-            let key = engine == "strata" ? "Strata" : "SQLite"
             let figures = child["figures"] as? [[String: Any]] ?? []
-            let figure = figures.first { $0["id"] as? String == GraphMetric.fullScanPeakMemory.rawValue }?[engine] as? Double
-            let details = (child["details"] as? [String: [String: Double]])?[key] ?? [:]
-            guard let figure else { throw BenchError("the \(engine) W6 run reported no \(GraphMetric.fullScanPeakMemory.rawValue)") }
-            func update(_ results: inout EngineResults<GraphMetric>) {
-                results.details["W6.inProcessGrowthMB"] = results.figures[.fullScanPeakMemory]
-                results.figures[.fullScanPeakMemory] = figure
-                for (name, value) in details where (name.hasPrefix("W6.") && name.hasSuffix("MB")) || name == "W6.peakWasReset" {
-                    results.details[name] = value
-                }
+            let figure = figures.first { $0["id"] as? String == metric.rawValue }
+            let values = (figure?["\(option)Rounds"] as? [String: Any])?["rounds"] as? [Any]
+            guard let values, !values.isEmpty else {
+                throw BenchError("the \(option) W6 run reported no rounds of \(metric.rawValue)")
             }
-            if engine == "strata" { update(&strata) } else { update(&sqlite) }
+            let details = (child["details"] as? [String: [String: Double]])?[engine.rawValue] ?? [:]
+            results[engine].setDetail("W6.inProcessGrowthMB", to: results[engine].figures[metric]?.max)
+            results[engine].replace(metric, with: values.map { $0 as? Double ?? .nan })
+            for (detail, value) in details
+            where (detail.hasPrefix("W6.") && detail.hasSuffix("MB")) || detail == "W6.peakWasReset" {
+                results[engine].setDetail(detail, to: value)
+            }
         }
     }
 

@@ -19,6 +19,8 @@ struct GraphBench: ParsableCommand {
             on fresh stores: W2 2,000 saves of 10 new objects (durable, relaxed, and from 16 concurrent \
             writers), B1-B3 batch insert, update and delete, F1 change tracking per save over N objects, \
             W9 persistent history (fetch and replay after W1 + W2 + W7, and what tracking costs them). \
+            Each workload runs --rounds rounds for each engine, the engines alternating round by round; each \
+            figure is the median of its rounds (W6's peak memory: the largest), shown with their min and max. \
             Progress goes to standard error; the table and then one JSON object go to standard output.
             """
     )
@@ -35,7 +37,7 @@ struct GraphBench: ParsableCommand {
     @Option(help: "How Strata builds W5's predicate: code (FetchPredicate(key:_:_:) and FetchPredicate(andPredicateWithSubpredicates:), the default) or format (FetchPredicate(format:argumentArray:)).")
     var predicate: String = PredicateStyle.code.rawValue
 
-    @Option(help: "Comma-separated workloads to run, e.g. W1,W4 (W1 always runs: it loads the data). The default is all.")
+    @Option(help: "Comma-separated workloads to run, e.g. W1,W4. The default is all.")
     var workloads: String?
 
     @Option(help: "Run only this engine (strata or sqlite), e.g. under a profiler; no ratios then.")
@@ -44,10 +46,13 @@ struct GraphBench: ParsableCommand {
     @Option(help: "Measure W6's peak memory of each engine in a process of its own (true, the default, when both engines run) or only in this process (false).")
     var isolatedMemory = true
 
+    @OptionGroup var rounds: RoundOptions
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         try BenchCommand.validate(rows: rows)
+        try rounds.validate()
         guard BenchDurability(rawValue: durability) != nil else {
             throw ValidationError("--durability must be durable or relaxed")
         }
@@ -60,7 +65,10 @@ struct GraphBench: ParsableCommand {
         if let only, !["strata", "sqlite"].contains(only.lowercased()) {
             throw ValidationError("--only must be strata or sqlite")
         }
-        _ = try selectedWorkloads()
+        let minimum = GraphRunner.changeTrackingMinimumEmployees(rounds: rounds.rounds)
+        if try selectedWorkloads().contains(.f1), rows < minimum {
+            throw ValidationError("F1 needs --rows of at least \(minimum) for \(rounds.rounds) rounds")
+        }
     }
 
     private func selectedWorkloads() throws -> Set<GraphWorkload> {
@@ -88,25 +96,21 @@ struct GraphBench: ParsableCommand {
             dataset: dataset, plan: WorkloadPlan(employeeCount: rows), workloads: try selectedWorkloads(),
             durability: durability, access: access, predicateStyle: predicateStyle, root: root)
 
-        var strata = EngineResults<GraphMetric>()
-        var sqlite = EngineResults<GraphMetric>()
-        let only = only?.lowercased()
-        if only != "sqlite" {
-            progress("Strata object graph (\(durability), \(access) property access)")
-            try runner.run(StrataGraphEngine.self, into: &strata)
-            try runner.runSeparateStores(StrataGraphEngine.self, into: &strata)
-        }
-        if only != "strata" {
-            progress("SQLite, GRDB records (\(durability))")
-            try runner.run(SQLiteRecordEngine.self, into: &sqlite)
-            try runner.runSeparateStores(SQLiteRecordEngine.self, into: &sqlite)
-        }
+        let only = only.flatMap { only in EngineID.allCases.first { $0.rawValue.lowercased() == only.lowercased() } }
+        var results = SideBySideRounds<GraphMetric>(
+            rounds: rounds.rounds, engines: only.map { [$0] } ?? EngineID.allCases)
+        let engines = results.engines.map(\.rawValue).joined(separator: " and ")
+        progress(
+            "\(engines): \(rounds.rounds) rounds of each workload (\(durability), Strata \(access) property access)")
+        try runner.runWrites(into: &results)
+        try runner.runReads(into: &results)
+        try runner.runSeparateStores(into: &results)
         if only == nil && isolatedMemory && runner.workloads.contains(.w6) {
-            try isolateW6Memory(strata: &strata, sqlite: &sqlite)
+            try isolateW6Memory(into: &results)
         }
         if only == nil {
-            try strata.checkChecksums(agreeWith: sqlite)
-            progress("checksums agree: \(strata.checksums.keys.sorted().joined(separator: ", "))")
+            let checksums = results.strata.checksums.keys.sorted().joined(separator: ", ")
+            progress("checksums agree in every round: \(checksums)")
         }
 
         let report = SideBySideReport(
@@ -121,18 +125,20 @@ struct GraphBench: ParsableCommand {
             sqliteVersion: try SQLiteSetup.version(),
             sqliteSettings: "GRDB 7.10 records on a DatabaseQueue, journal_mode=WAL, synchronous="
                 + (durability == .durable ? "FULL" : "OFF"),
-            strata: strata, sqlite: sqlite)
+            results: results)
         try report.print(
             headline: "strata-graph-bench: N = \(rows) employees, \(dataset.departments.count) departments; "
                 + "\(durability) saves; Strata properties \(access == .typed ? "typed (@Managed)" : "by key-value coding"); "
                 + "W5 predicate \(predicateStyle == .code ? "built in code" : "parsed from a format string"); "
-                + "ratio = Strata/SQLite",
+                + "\(rounds.rounds) rounds per engine, alternating; ratio = Strata/SQLite",
             notes: Self.notes, jsonPath: output.json)
     }
 
     static let notes = """
         Notes: Strata = PersistentContainer + newBackgroundContext().performAndWait + @Managed subclasses;
         SQLite = GRDB 7.10 FetchableRecord/PersistableRecord structs (SELECT * by key through one cached statement).
+        W1 and W7 run each round on a fresh store (W1 fills it); W3, W4, W5, W6 and F1 run on one store per engine,
+        loaded once, untimed, and kept open while their rounds repeat; W2, B1-B3 and W9 run each round on fresh stores.
         W1 times object creation, relating each employee to its department, and the one save.
         W3 is a new container (or DatabaseQueue) on the closed store + the first existingObject(with:) by an ID
         rebuilt from its archived URI (SQLite: fetchOne by key). W4 runs on a freshly opened store:
@@ -145,10 +151,11 @@ struct GraphBench: ParsableCommand {
         ORDER BY salary DESC LIMIT 100, and SELECT COUNT(*) with the same WHERE, through cached statements).
         W6 is one fetch of every employee (SQLite: fetchAll), reading notes.
         W7 is existingObject(with:) + set salary for 10% of employees, one save (SQLite: fetchOne + update(columns:)).
-        W6.peakMemory is the growth of the resident size during W6's fetches: malloc_trim(0), the kernel's peak reset
-        (5 > /proc/self/clear_refs), then VmHWM - VmRSS before (details: W6.peakRSSMB). When both engines run, it is
-        measured again for each in a process of its own (--only, --workloads W6), and that figure is reported: in one
-        process the second engine reuses heap the first left resident (detail W6.inProcessGrowthMB).
+        W6.peakMemory is the growth of the resident size during W6's fetch, the largest of the rounds:
+        malloc_trim(0), the kernel's peak reset (5 > /proc/self/clear_refs), then VmHWM - VmRSS before (details:
+        W6.peakRSSMB). When both engines run, it is measured again for each in a process of its own (--only,
+        --workloads W6, the same --rounds), and that figure is reported: in one process one engine reuses heap the
+        other left resident (detail W6.inProcessGrowthMB).
         W2 is 2,000 saves of 10 new employees from one background context, durable and relaxed, then the same saves
         from 16 background contexts on 16 threads, durable (SQLite: one write transaction of records per save, on a
         DatabaseQueue, and from 16 threads on one DatabasePool). Each on a fresh store, whatever --durability says.
@@ -169,10 +176,10 @@ struct GraphBench: ParsableCommand {
         SQLite: AFTER INSERT/UPDATE/DELETE triggers logging the transaction, table, rowid, kind, and old and new row as JSON to a
         change table; the fetch reads the rows after a change id, decodes the JSON and groups them by transaction; the replay
         applies each transaction in one write transaction of the replica (set up the same way), moving its cursor in it.
-        W9.trackingCost.W1/W2/W7 = time with tracking / time without (1.15: tracking adds 15%), the same workloads run on
-        other fresh stores without tracking (Strata: no PersistentHistoryTrackingKey; SQLite: no triggers): the median of the
-        ratios of three rounds, without then with, with then without, without then with (the last tracked store is fetched
-        and replayed), so that a drift of the machine over the runs falls on both sides.
+        W9.trackingCost.W1/W2/W7 = time with tracking / time without (1.15: tracking adds 15%), the same workloads
+        run on other fresh stores without tracking (Strata: no PersistentHistoryTrackingKey; SQLite: no triggers):
+        each round runs both stores, without then with in even rounds, with then without in odd ones, so that a
+        drift of the machine over a round falls on both sides, and fetches and replays the tracked one.
         --access kvc (a diagnostic) reads and writes through value(forKey:)/setValue(_:forKey:) instead of @Managed.
 
         """

@@ -8,8 +8,8 @@ import Workloads
 /// a replica of the same model (`W9.replay`, `W9.replayChanges`). The same W1, W2 and W7 on
 /// other fresh stores that do not track history give what tracking costs
 /// (`W9.trackingCost.W1`, `.W2`, `.W7`: the time with tracking over the time without, so 1.15
-/// means tracking adds 15%; the median of three rounds of a store without and one with, in
-/// alternating order).
+/// means tracking adds 15%). Each round runs a store without tracking and one with it, in
+/// alternating order from round to round, and fetches and replays the tracked one.
 ///
 /// The replica starts empty; the history through the position (W1) is applied to it first,
 /// untimed, because W7 updates employees W1 inserted; the timed replay applies the transactions
@@ -43,9 +43,9 @@ extension GraphRunner {
         var w1 = 0.0, w2 = 0.0, w7 = 0.0
     }
 
-    /// Runs W9 (when selected) against `E`: a store without history tracking, one with it, and a
-    /// replica.
-    func runHistory<E: HistoryEngine>(_: E.Type, into results: inout EngineResults<GraphMetric>) throws {
+    /// Runs W9 (when selected): each round, for each engine, a store without history tracking,
+    /// one with it (in alternating order), and a replica.
+    func runHistory(into results: inout SideBySideRounds<GraphMetric>) throws {
         guard workloads.contains(.w9) else { return }
         let n = dataset.employees.count
         // W2's employees, keyed after W1's.
@@ -54,42 +54,38 @@ extension GraphRunner {
             (first..<first + Self.smallSaveSize).map { (key: Dataset.employeeKey(n + $0), employee: employees[$0]) }
         }
         let changes = plan.salaryChanges()
-        let makeEngine = { (directory: URL) in
-            E(directory: directory, durability: durability, access: access, predicateStyle: predicateStyle)
+        try results.alternate("W9") { engine, round, measured in
+            try runHistory(Self.engineType(engine), round: round, saves: saves, changes: changes, into: &measured)
         }
-        let directory = { (suffix: String) in root.appendingPathComponent(E.name.lowercased() + "-w9-" + suffix) }
+    }
 
-        // Rounds of one store without tracking and one with it, in alternating order (without,
-        // with; with, without; without, with): a drift of the machine over the runs (the page
-        // cache, writeback, the disk's own state) falls on both sides, and each cost is the
-        // median of the rounds' ratios. The last store, which tracks history, is fetched from
-        // and replayed.
-        var untracked: [WriteTimes] = []
-        var tracked: [WriteTimes] = []
+    /// One round of W9 against `E`: the stores without and with tracking, in an order that
+    /// alternates from round to round (without, with; with, without; …) so that a drift of the
+    /// machine over the round (the page cache, writeback, the disk's own state) falls on both
+    /// sides; then the tracked store's history fetched and replayed.
+    private func runHistory<E: HistoryEngine>(
+        _: E.Type, round: Int, saves: [[(key: Int64, employee: Employee)]], changes: [WorkloadPlan.SalaryChange],
+        into results: inout EngineResults<GraphMetric>
+    ) throws {
+        var untracked = WriteTimes()
+        var tracked = WriteTimes()
         var fetched = (transactions: 0, changes: 0)
         var fetchSeconds = 0.0
         var replaySeconds = 0.0
-        for round in 0..<Self.trackingCostRounds {
-            let last = round == Self.trackingCostRounds - 1
-            for tracks in round % 2 == 0 ? [false, true] : [true, false] {
-                let name = "\(tracks ? "tracked" : "untracked")-\(round)"
+        for tracks in round % 2 == 0 ? [false, true] : [true, false] {
+            try withFreshEngine(E.self, store: "w9-\(tracks ? "tracked" : "untracked")") { engine in
                 guard tracks else {
-                    try WorkloadSteps.withFreshEngine(at: directory(name), makeEngine) { engine in
-                        untracked.append(try writeWorkloads(engine, saves: saves, changes: changes) {})
-                    }
-                    continue
+                    untracked = try writeWorkloads(engine, saves: saves, changes: changes) {}
+                    return
                 }
-                try WorkloadSteps.withFreshEngine(at: directory(name), makeEngine) { source in
-                    try source.startTrackingHistory()
-                    var position: E.HistoryPosition?
-                    tracked.append(try writeWorkloads(source, saves: saves, changes: changes) {
-                        position = try source.currentHistoryPosition()
-                    })
-                    guard last else { return }
-                    let after = try position.orThrow("\(E.name) W9: no history position after W1")
-                    (fetched, fetchSeconds, replaySeconds) = try fetchAndReplay(
-                        source, after: after, saves: saves.count, replica: directory("replica"), makeEngine, into: &results)
+                try engine.startTrackingHistory()
+                var position: E.HistoryPosition?
+                tracked = try writeWorkloads(engine, saves: saves, changes: changes) {
+                    position = try engine.currentHistoryPosition()
                 }
+                let after = try position.orThrow("\(E.name) W9: no history position after W1")
+                (fetched, fetchSeconds, replaySeconds) = try fetchAndReplay(
+                    engine, after: after, saves: saves.count, into: &results)
             }
         }
 
@@ -102,37 +98,30 @@ extension GraphRunner {
             (GraphMetric.historyTrackingCostW1, "W1", \WriteTimes.w1), (.historyTrackingCostW2, "W2", \WriteTimes.w2),
             (.historyTrackingCostW7, "W7", \WriteTimes.w7),
         ] {
-            let on = tracked.map { $0[keyPath: time] }
-            let off = untracked.map { $0[keyPath: time] }
-            costs[step] = zip(on, off).map { $0 / $1 }.median
+            costs[step] = tracked[keyPath: time] / untracked[keyPath: time]
             results.figures[metric] = costs[step]
-            results.details["W9.\(step).trackedSeconds"] = on.median
-            results.details["W9.\(step).untrackedSeconds"] = off.median
+            results.details["W9.\(step).trackedSeconds"] = tracked[keyPath: time]
+            results.details["W9.\(step).untrackedSeconds"] = untracked[keyPath: time]
         }
         results.details["W9.fetchSeconds"] = fetchSeconds
         results.details["W9.replaySeconds"] = replaySeconds
         results.checksums["W9.transactions"] = Int64(fetched.transactions)
         results.checksums["W9.changes"] = Int64(fetched.changes)
-        WorkloadSteps.log("\(E.name) W9 time with tracking / without (median of \(Self.trackingCostRounds) rounds): "
+        WorkloadSteps.log("\(E.name) W9 time with tracking / without: "
             + ["W1", "W2", "W7"].map { "\($0) \(formatFigure(costs[$0] ?? 0))" }.joined(separator: ", "))
     }
 
-    /// W9: the rounds of a store without history tracking and one with it.
-    static let trackingCostRounds = 3
-
     /// Fetches the history of `source` after `after` (W9) and replays it into a fresh replica
-    /// at `replica` (made by `makeEngine`) seeded through `after`, checking both; returns what
-    /// was fetched and the two times.
+    /// seeded through `after`, checking both; returns what was fetched and the two times.
     private func fetchAndReplay<E: HistoryEngine>(
-        _ source: E, after: E.HistoryPosition, saves: Int, replica directory: URL, _ makeEngine: (URL) -> E,
-        into results: inout EngineResults<GraphMetric>
+        _ source: E, after: E.HistoryPosition, saves: Int, into results: inout EngineResults<GraphMetric>
     ) throws -> (fetched: (transactions: Int, changes: Int), fetchSeconds: Double, replaySeconds: Double) {
         let fetch = try measure { try source.fetchHistory(after: after) }
         let fetched = fetch.result
         try Self.check(E.name, "W9 fetched transactions of", fetched.transactions, expected: saves + 1)
         WorkloadSteps.log("\(E.name) W9 fetched \(fetched.transactions) transactions, \(fetched.changes) changes in \(formatFigure(fetch.seconds)) s")
         var replaySeconds = 0.0
-        try WorkloadSteps.withFreshEngine(at: directory, makeEngine) { replica in
+        try withFreshEngine(E.self, store: "w9-replica") { replica in
             try replica.startTrackingHistory()
             try source.seedReplica(replica, through: after)
             let replay = try measure { try source.replayHistory(into: replica) }

@@ -35,44 +35,56 @@ extension GraphRunner {
     /// W2.concurrent16: the number of concurrent writers.
     static let concurrentWriters = 16
 
-    /// Runs W2 (when selected) against `E`: three fresh stores.
-    func runSmallSaves<E: SmallSavesEngine>(_: E.Type, into results: inout EngineResults<GraphMetric>) throws {
+    /// W2's three runs: which figure, its id, the saves' durability and the number of writers.
+    private static let smallSaveRuns: [(metric: GraphMetric, id: String, durability: BenchDurability, writers: Int)] = [
+        (.smallSavesDurable, "W2.durable", .durable, 1),
+        (.smallSavesRelaxed, "W2.relaxed", .relaxed, 1),
+        (.smallSavesConcurrent, "W2.concurrent16", .durable, concurrentWriters),
+    ]
+
+    /// Runs W2 (when selected): each of its three runs, each round on a fresh store.
+    func runSmallSaves(into results: inout SideBySideRounds<GraphMetric>) throws {
         guard workloads.contains(.w2) else { return }
         let employees = dataset.additionalEmployees(count: Self.smallSaveCount * Self.smallSaveSize)
         let saves = stride(from: 0, to: employees.count, by: Self.smallSaveSize).map { first in
             (first..<first + Self.smallSaveSize).map { (key: Dataset.employeeKey($0), employee: employees[$0]) }
         }
-        let runs: [(metric: GraphMetric, id: String, durability: BenchDurability, writers: Int)] = [
-            (.smallSavesDurable, "W2.durable", .durable, 1),
-            (.smallSavesRelaxed, "W2.relaxed", .relaxed, 1),
-            (.smallSavesConcurrent, "W2.concurrent16", .durable, Self.concurrentWriters),
-        ]
-        for run in runs {
-            try WorkloadSteps.withFreshEngine(
-                at: root.appendingPathComponent(E.name.lowercased() + "-" + run.id.lowercased()),
-                { E(directory: $0, durability: run.durability, access: access, predicateStyle: predicateStyle) }
-            ) { engine in
-                let cpuBefore = ProcessCPU.now()
-                let timed = try measure { try engine.save(saves, writers: run.writers) }
-                let cpu = ProcessCPU.now().since(cpuBefore)
-                let coresBusy = cpu.totalSeconds / timed.seconds
-                try Self.check(E.name, "\(run.id) saved", try engine.employeeCount(), expected: employees.count)
-                results.figures[run.metric] = Double(saves.count) / timed.seconds
-                results.details["\(run.id).seconds"] = timed.seconds
-                results.details["\(run.id).cpuUserSeconds"] = cpu.userSeconds
-                results.details["\(run.id).cpuSystemSeconds"] = cpu.systemSeconds
-                results.details["\(run.id).coresBusy"] = coresBusy
-                results.details["\(run.id).saveP50Ms"] = timed.result.percentile(0.5).map { Double($0) / 1e6 }
-                results.details["\(run.id).saveP99Ms"] = timed.result.percentile(0.99).map { Double($0) / 1e6 }
-                results.checksums["\(run.id).employees"] = Int64(employees.count)
-                WorkloadSteps.log(
-                    "\(E.name) \(run.id): \(saves.count) saves from \(run.writers) writer(s) in \(formatFigure(timed.seconds)) s, "
-                        + "CPU \(formatFigure(cpu.userSeconds)) s user + \(formatFigure(cpu.systemSeconds)) s system "
-                        + "(\(formatFigure(coresBusy)) cores busy)")
-                if let counts = try engine.commitGroups(), counts.groups > 0 {
-                    results.details["\(run.id).commitsPerGroup"] = Double(counts.commits) / Double(counts.groups)
-                    WorkloadSteps.log("\(E.name) \(run.id): \(counts.commits) commits in \(counts.groups) log writes")
-                }
+        for run in Self.smallSaveRuns {
+            try results.alternate(run.id) { engine, _, measured in
+                try runSmallSaves(
+                    Self.engineType(engine), saves, metric: run.metric, id: run.id, durability: run.durability,
+                    writers: run.writers, into: &measured)
+            }
+        }
+    }
+
+    /// One round of one W2 run: `saves` from `writers` writers on a fresh store.
+    private func runSmallSaves<E: SmallSavesEngine>(
+        _ type: E.Type, _ saves: [[(key: Int64, employee: Employee)]], metric: GraphMetric, id: String,
+        durability: BenchDurability, writers: Int, into results: inout EngineResults<GraphMetric>
+    ) throws {
+        let employeeCount = saves.count * Self.smallSaveSize
+        try withFreshEngine(type, store: id.lowercased(), durability: durability) { engine in
+            let cpuBefore = ProcessCPU.now()
+            let timed = try measure { try engine.save(saves, writers: writers) }
+            let cpu = ProcessCPU.now().since(cpuBefore)
+            let coresBusy = cpu.totalSeconds / timed.seconds
+            try Self.check(E.name, "\(id) saved", try engine.employeeCount(), expected: employeeCount)
+            results.figures[metric] = Double(saves.count) / timed.seconds
+            results.details["\(id).seconds"] = timed.seconds
+            results.details["\(id).cpuUserSeconds"] = cpu.userSeconds
+            results.details["\(id).cpuSystemSeconds"] = cpu.systemSeconds
+            results.details["\(id).coresBusy"] = coresBusy
+            results.details["\(id).saveP50Ms"] = timed.result.percentile(0.5).map { Double($0) / 1e6 }
+            results.details["\(id).saveP99Ms"] = timed.result.percentile(0.99).map { Double($0) / 1e6 }
+            results.checksums["\(id).employees"] = Int64(employeeCount)
+            WorkloadSteps.log(
+                "\(E.name) \(id): \(saves.count) saves from \(writers) writer(s) in \(formatFigure(timed.seconds)) s, "
+                    + "CPU \(formatFigure(cpu.userSeconds)) s user + \(formatFigure(cpu.systemSeconds)) s system "
+                    + "(\(formatFigure(coresBusy)) cores busy)")
+            if let counts = try engine.commitGroups(), counts.groups > 0 {
+                results.details["\(id).commitsPerGroup"] = Double(counts.commits) / Double(counts.groups)
+                WorkloadSteps.log("\(E.name) \(id): \(counts.commits) commits in \(counts.groups) log writes")
             }
         }
     }
