@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.1"..<"604.0.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // Resolved through postgres-nio; named for the NIO modules StrataMirror and its tests import.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
@@ -36,17 +38,34 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        // The @Managed macro's expansion, a plain library so that its tests need not depend on
+        // the macro target: a test target that does makes SwiftPM build every test target, and
+        // all their dependencies, a second time for the host.
+        .target(
+            name: "StrataMacroImplementations",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+            ]
+        ),
         .macro(
             name: "StrataMacros",
             dependencies: [
+                "StrataMacroImplementations",
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
         .target(
             name: "Strata",
-            dependencies: ["StrataStore", "StrataMacros", "CStrataSupport", .product(name: "OrderedCollections", package: "swift-collections")]
+            dependencies: [
+                "StrataStore", "StrataMacros", "CStrataSupport",
+                .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
+        // The command-line tool; its folder is not a case variant of the library's.
         .executableTarget(
             name: "strata",
             dependencies: [
@@ -54,12 +73,15 @@ let package = Package(
                 "StrataStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Sources/StrataCLI"
         ),
         .target(
             name: "StrataMirror",
             dependencies: [
                 "Strata",
+                "StrataStore",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -80,17 +102,27 @@ let package = Package(
         .executableTarget(name: "strata-quickstart", dependencies: ["Strata"]),
         .executableTarget(name: "strata-graph-probe", dependencies: ["Strata"]),
         .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport", "Strata"]),
-        .testTarget(name: "StrataTests", dependencies: ["Strata"], resources: [.copy("Models")]),
+        .testTarget(
+            name: "StrataTests",
+            dependencies: ["Strata", "StrataStore", .product(name: "OrderedCollections", package: "swift-collections")],
+            resources: [.copy("Models")]
+        ),
         .testTarget(
             name: "StrataMacrosTests",
             dependencies: [
-                "StrataMacros",
+                "StrataMacroImplementations",
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]
         ),
         .testTarget(
             name: "StrataMirrorTests",
-            dependencies: ["StrataMirror", "Strata", .product(name: "PostgresNIO", package: "postgres-nio")]
+            dependencies: [
+                "StrataMirror", "Strata", "StrataStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

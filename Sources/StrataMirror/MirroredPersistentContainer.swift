@@ -46,7 +46,7 @@ open class MirroredPersistentContainer: PersistentContainer, @unchecked Sendable
     /// In asynchronous mode the stores track persistent history (the export reads it). A store
     /// whose mirror state an older build wrote is upgraded first, whether or not the
     /// description migrates automatically (``MirrorState/upgradeStore(at:logger:)``).
-    open override func loadPersistentStores(completionHandler block: @escaping @Sendable (PersistentStoreDescription, (any Error)?) -> Void) {
+    open override func loadPersistentStores(completionHandler block: @escaping (PersistentStoreDescription, (any Error)?) -> Void) {
         if mirrorConfiguration.mode == .asynchronous {
             for description in persistentStoreDescriptions { description.isHistoryTrackingEnabled = true }
         }

@@ -93,8 +93,7 @@ struct BlockBuilder {
 final class DecodedBlock: @unchecked Sendable {
     // @unchecked: `bytes` is written only before the block is shared, and freed in `deinit`.
 
-    /// The uncompressed bytes, in memory of ``BlockMemory`` (a huge page's slot for a block of
-    /// the default size), freed with the block.
+    /// The uncompressed bytes, on the heap, freed with the block.
     private let bytes: UnsafeMutableRawBufferPointer
     /// The entity of the rows.
     let entity: Int
@@ -114,7 +113,7 @@ final class DecodedBlock: @unchecked Sendable {
     /// The block whose uncompressed bytes a ``BlockBuilder`` just laid out: the bytes a read
     /// decompresses from its on-disk form, taken without a check.
     fileprivate init(built bytes: [UInt8], entity: Int, schemaVersion: UInt8, rowCount: Int) {
-        self.bytes = bytes.withUnsafeBytes { BlockMemory.shared.copy(of: $0) }
+        self.bytes = bytes.withUnsafeBytes { Self.copy(of: $0) }
         self.entity = entity
         self.schemaVersion = schemaVersion
         self.rowCount = rowCount
@@ -142,12 +141,12 @@ final class DecodedBlock: @unchecked Sendable {
         switch BlockCodec(rawValue: codec) {
         case .raw?:
             guard rawLength == storedLength else { throw BinaryReader.Malformed(offset: 8) }
-            memory = BlockMemory.shared.copy(of: payload)
+            memory = Self.copy(of: payload)
         case .lz4?:
             guard rawLength >= 0 else { throw BinaryReader.Malformed(offset: 8) }
-            memory = BlockMemory.shared.allocate(rawLength)
+            memory = Self.allocate(rawLength)
             guard LZ4.decompress(payload, into: memory.baseAddress!, rawCount: rawLength) else {
-                BlockMemory.shared.release(memory)
+                memory.deallocate()
                 throw BinaryReader.Malformed(offset: BlockBuilder.headerSize)
             }
         case nil:
@@ -156,7 +155,7 @@ final class DecodedBlock: @unchecked Sendable {
         do {
             (rowCount, dataStart) = try Self.layout(of: UnsafeRawBufferPointer(start: memory.baseAddress, count: rawLength))
         } catch {
-            BlockMemory.shared.release(memory)
+            memory.deallocate()
             throw error
         }
         bytes = memory
@@ -180,9 +179,21 @@ final class DecodedBlock: @unchecked Sendable {
         return (count, start)
     }
 
+    /// Uninitialized heap memory for `count` bytes of a block (at least one byte).
+    private static func allocate(_ count: Int) -> UnsafeMutableRawBufferPointer {
+        .allocate(byteCount: Swift.max(count, 1), alignment: 16)
+    }
+
+    /// Heap memory holding a copy of `source`.
+    private static func copy(of source: UnsafeRawBufferPointer) -> UnsafeMutableRawBufferPointer {
+        let memory = allocate(source.count)
+        if let start = source.baseAddress { memory.baseAddress!.copyMemory(from: start, byteCount: source.count) }
+        return memory
+    }
+
     deinit {
         releaseCheckedOffsets()
-        BlockMemory.shared.release(bytes)
+        bytes.deallocate()
     }
 
     /// The uncompressed bytes.
@@ -214,7 +225,7 @@ final class DecodedBlock: @unchecked Sendable {
 
     /// The bytes the block holds in memory, for the cache's bound (its checked rows' offsets,
     /// 2 bytes a column of a row read as an encoded row, are not counted: a fraction of the bytes).
-    var cost: Int { BlockMemory.footprint(ofBlockBytes: byteCount) + Self.overhead }
+    var cost: Int { byteCount + Self.overhead }
 
     /// What the cache counts for a block beyond its bytes.
     static let overhead = 64

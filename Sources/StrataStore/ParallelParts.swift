@@ -13,6 +13,10 @@ package enum ParallelParts {
         return (0..<parts).map { part in (count * part / parts)..<(count * (part + 1) / parts) }
     }
 
+    /// The fewest rows one thread makes or encodes when the rows of a bulk commit are shared
+    /// out: a commit of fewer than twice as many rows is made on the committing thread alone.
+    package static let rowsPerPart = 4096
+
     /// The active cores, read once: Foundation reads the process's CPU quota from its files at
     /// every call.
     package static let cores = ProcessInfo.processInfo.activeProcessorCount

@@ -28,31 +28,20 @@ struct PendingCommit: Sendable {
 
 /// Where the group-commit leader leaves a waiting commit's result, or hands it leadership.
 // @unchecked: `result` is written by the leader before `signal()` and read by the waiter only
-// after `awaitSignal`, whose semaphore wait orders the two.
+// after `wait()` returns, and the semaphore orders the two.
 final class CommitTicket: @unchecked Sendable {
     /// The commit's sequence number or error; `nil` when woken to lead.
     var result: Result<UInt64, StoreError>?
     /// Signalled when `result` is set or leadership is handed over.
     private let semaphore = DispatchSemaphore(value: 0)
-    /// How many times the ticket was signalled: what a waiter that has not slept watches.
-    private let signals = Atomic<UInt32>(0)
 
-    /// Signals the ticket's thread: its result is set, or it is to lead.
+    /// Wakes the ticket's thread: its result is set, or it is to lead.
     func signal() {
-        signals.add(1, ordering: .releasing)
         semaphore.signal()
     }
 
-    /// Waits for the ticket's next signal, after the `seen` ones: first on the CPU for up to
-    /// `spin`, giving it up to any other thread that can run between looks, then asleep.
-    func awaitSignal(after seen: inout UInt32, spin: Duration) {
-        if spin > .zero, signals.load(ordering: .acquiring) == seen {
-            let clock = ContinuousClock()
-            let deadline = clock.now.advanced(by: spin)
-            repeat { sched_yield() } while signals.load(ordering: .acquiring) == seen && clock.now < deadline
-        }
-        seen &+= 1
-        // Returns at once when the signal came while the thread looked.
+    /// Sleeps until the ticket's next signal (at once when it came already).
+    func wait() {
         semaphore.wait()
     }
 }
@@ -135,7 +124,7 @@ extension Store {
         }
         let operations = transaction.operations
         // A bulk insert is encoded on every core; any other transaction in one pass.
-        let sharesOut = operations.count >= 2 * Self.insertsPerPart && transaction.insertsOnly
+        let sharesOut = operations.count >= 2 * ParallelParts.rowsPerPart && transaction.insertsOnly
         var indexChanges: FetchIndexChanges?
         // An insert-only transaction's changes are recorded here, on the writer's thread, rather
         // than by the group's leader: its inserts have no old image for the leader to check.
@@ -249,9 +238,8 @@ extension Store {
         // Each ticket is signalled once for its result, or to hand this thread leadership of
         // the commits after the groups written so far.
         return commits.map { commit in
-            var signalsSeen: UInt32 = 0
             repeat {
-                commit.ticket.awaitSignal(after: &signalsSeen, spin: configuration.commitWaitSpin)
+                commit.ticket.wait()
                 if commit.ticket.result == nil { lead() }
             } while commit.ticket.result == nil
             return commit.ticket.result!

@@ -1,7 +1,4 @@
 extension Store {
-    /// The fewest inserts one core encodes when the inserts of a bulk commit are shared out.
-    static let insertsPerPart = 4096
-
     /// Throws unless `entity` is one of the schema's `entityCount` entities and `key` a positive key.
     static func checkTarget(entity: Int, key: PrimaryKey, entityCount: Int) throws {
         guard (0..<entityCount).contains(entity) else {
@@ -36,7 +33,7 @@ extension Store {
         let indexedColumns = indexedColumns
         let empty = builder
         let codecs = codecs
-        let parts = ParallelParts.map(count: count, minimumPerPart: Self.insertsPerPart) { range in
+        let parts = ParallelParts.map(count: count, minimumPerPart: ParallelParts.rowsPerPart) { range in
             Result { () throws -> (builder: RecordBuilder, highestKeys: [Int64], changes: FetchIndexChanges) in
                 var part = (builder: empty, highestKeys: [Int64](repeating: 0, count: entityCount), changes: FetchIndexChanges())
                 // What a row's encoding retains is the part's own: see RowCodec.copy().

@@ -49,15 +49,6 @@ public struct StoreConfiguration: Sendable {
     /// The longest a history consumer that holds back a `deleteHistory(before:)` may go without
     /// advancing before it is evicted, in seconds. The default is `nil` (no bound).
     public var historyConsumerAgeLimit: Double? = nil
-    /// How long a thread whose commit waits for a group commit (written by another thread, or
-    /// to be led by it) keeps its CPU, giving it up to any other thread that can run
-    /// (`sched_yield`), before it sleeps. A commit whose group is written within it is never
-    /// put to sleep and woken, and its CPU does not fall idle: on the reference virtual machine
-    /// a CPU that fell idle runs its next work ~40 µs slower, and sixteen concurrent durable
-    /// writers saved 10-18% faster with it than with threads that sleep at once. `.zero` makes
-    /// the thread sleep at once. The default is 2 ms, longer than such a writer's usual wait
-    /// there (0.6-1.3 ms).
-    public var commitWaitSpin: Duration = .milliseconds(2)
     /// Where events are logged: routine ones (open, create, close, log replay, checkpoint) at
     /// `debug`; what an operator must see (a torn tail truncated, an unusable checkpoint,
     /// orphan files removed, compaction, errors) at `info` and above. The default is a logger

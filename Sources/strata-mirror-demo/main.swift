@@ -105,7 +105,7 @@ func runInstance(_ arguments: [String]) async throws {
                         if index % 4 == 3 {
                             let request = FetchRequest<ManagedObject>(entityName: "Item")
                             request.fetchLimit = 1
-                            request.predicate = try FetchPredicate(format: "name ENDSWITH %@", "-\(prefix)\(index / 8)")
+                            request.predicate = FetchPredicate(format: "name ENDSWITH %@", "-\(prefix)\(index / 8)")
                             if let other = try context.fetch(request).first {
                                 other.setValue((other.value(forKey: "count") as? Int64 ?? 0) + 1, forKey: "count")
                             }

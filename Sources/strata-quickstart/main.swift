@@ -57,16 +57,10 @@ func loadContainer(_ model: ManagedObjectModel) throws -> PersistentContainer {
     let description = PersistentStoreDescription(url: storeURL())
     description.isHistoryTrackingEnabled = true
     container.persistentStoreDescriptions = [description]
-    let failure = Failure()
-    container.loadPersistentStores { _, error in failure.error = error.map { "\($0)" } }
-    if let error = failure.error { throw CoreDataError(.persistentStoreOpen, error) }
+    var loadError: Error?
+    container.loadPersistentStores { _, error in loadError = error }
+    if let loadError { throw loadError }
     return container
-}
-
-/// Carries a store-loading error out of the completion handler.
-final class Failure: @unchecked Sendable {
-    // Written once, synchronously, by `loadPersistentStores` before it returns.
-    var error: String?
 }
 
 let model = makeModel()
@@ -97,7 +91,7 @@ context = container.newBackgroundContext()
 context.transactionAuthor = "quickstart"
 try context.performAndWait {
     let request = Employee.fetchRequest()
-    request.predicate = try FetchPredicate(format: "salary > %@ AND department.name == %@", 130_000, "Engineering")
+    request.predicate = FetchPredicate(format: "salary > %@ AND department.name == %@", 130_000, "Engineering")
     request.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: false)]
     request.fetchLimit = 3
     let top = try context.fetch(request)

@@ -2,7 +2,7 @@ import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacrosGenericTestSupport
 import Testing
 
-@testable import StrataMacros
+@testable import StrataMacroImplementations
 
 /// The `@Managed` macro's expansion: accessors by model name, the declaration of the key path,
 /// and the errors it reports for properties it cannot manage.

@@ -29,7 +29,7 @@ struct MirrorExportBatchTests {
         let context = a.container.newBackgroundContext()
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Item")
-            request.predicate = try FetchPredicate(format: "name == %@", "z")
+            request.predicate = try FetchPredicate(checkedFormat: "name == %@", "z")
             context.delete(try context.fetch(request)[0])
             try context.save()
         }

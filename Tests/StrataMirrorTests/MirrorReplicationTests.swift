@@ -121,7 +121,7 @@ struct MirrorReplicationTests {
         let context = a.container.newBackgroundContext()
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Item")
-            request.predicate = try FetchPredicate(format: "name == %@", "item0")
+            request.predicate = try FetchPredicate(checkedFormat: "name == %@", "item0")
             context.delete(try context.fetch(request)[0])
             try context.save()
         }

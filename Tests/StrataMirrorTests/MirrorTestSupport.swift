@@ -165,7 +165,7 @@ final class MirrorInstance: @unchecked Sendable {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Item")
-            request.predicate = try FetchPredicate(format: "name == %@", name)
+            request.predicate = try FetchPredicate(checkedFormat: "name == %@", name)
             try context.fetch(request)[0].setValue(count, forKey: "count")
             try context.save()
         }

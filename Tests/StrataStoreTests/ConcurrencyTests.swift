@@ -214,16 +214,11 @@ import Testing
         try store!.close()
     }
 
-    /// With every way a waiting commit can wait: asleep at once (no spin), on the CPU for a
-    /// while that its group mostly outlasts (1 µs: the signal comes once it sleeps), and on the
-    /// CPU for the default 2 ms (the signal comes while it looks).
-    @Test(arguments: [Duration.zero, .microseconds(1), StoreConfiguration().commitWaitSpin])
-    func concurrentCommitsGetDistinctContiguousSequencesAndShareSyncs(commitWaitSpin: Duration) throws {
+    @Test func concurrentCommitsGetDistinctContiguousSequencesAndShareSyncs() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
         var configuration = Self.configuration(durability: .durable)
         configuration.historyTracking = true
-        configuration.commitWaitSpin = commitWaitSpin
         var store: Store? = try Store.open(at: url, schema: Self.schema, configuration: configuration)
         let shared = store!
         let threads = 8

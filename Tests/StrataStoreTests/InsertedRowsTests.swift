@@ -28,7 +28,7 @@ import Testing
         return row
     }
 
-    @Test(arguments: [5, 3 * Store.insertsPerPart + 5])
+    @Test(arguments: [5, 3 * ParallelParts.rowsPerPart + 5])
     func insertedRowsReadBackIndexedAndInHistoryAfterReopening(count: Int) throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
@@ -66,11 +66,11 @@ import Testing
     @Test func theFirstRowThatFailsFailsTheCommitAndNothingIsWritten() throws {
         let directory = TemporaryDirectory()
         let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
-        let count = 3 * Store.insertsPerPart
+        let count = 3 * ParallelParts.rowsPerPart
         let allocated = store.allocateKeys(for: TestSchema.employee, count: count)
         let keys = allocated.lowerBound..<(allocated.upperBound + 1)
         // Two failing rows in different parts: the first in row order is the one reported.
-        let failing = [2 * Store.insertsPerPart + 17, count - 1]
+        let failing = [2 * ParallelParts.rowsPerPart + 17, count - 1]
         let thrown = #expect(throws: MadeUpError.self) {
             try store.commit(Transaction(), inserting: Self.rows(keys) { failing.contains($0) ? MadeUpError(index: $0) : nil })
         }
@@ -126,11 +126,11 @@ import Testing
     @Test func anUpdateInTheGroupOfABulkInsertMovesTheInsertedRowsIndexEntry() throws {
         let directory = TemporaryDirectory()
         let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
-        let keys = Array(store.allocateKeys(for: TestSchema.employee, count: 3 * Store.insertsPerPart))
+        let keys = Array(store.allocateKeys(for: TestSchema.employee, count: 3 * ParallelParts.rowsPerPart))
         // The bulk insert records its index changes in parts and keeps no rows; the update of
         // one of its keys in the same group takes the row's old indexed value from them.
         let bulk = ParallelEncodingTests.inserts(keys)
-        let moved = 2 * Store.insertsPerPart + 3
+        let moved = 2 * ParallelParts.rowsPerPart + 3
         guard case .insert(_, let key, var row) = bulk.operations[moved], case .int(let before) = row[1] else {
             Issue.record("no salary")
             return

@@ -50,7 +50,7 @@ import Testing
         #expect(!dryOutput.contains("Migrated"), "a dry run migrates nothing")
         #expect(dryOutput.contains("Method: rewrite in place"), "\(dryOutput)")
         let pristineMetadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: pristine)
-        #expect(try ManagedObjectModel(contentsOf: models[0]).isConfiguration(withName: nil, compatibleWithStoreMetadata: pristineMetadata))
+        #expect(try ManagedObjectModel(checkedContentsOf: models[0]).isConfiguration(withName: nil, compatibleWithStoreMetadata: pristineMetadata))
 
         let output = try MigrationKillHarness.migrateThenKillLeavingOldOrNew(pristine, to: models[1], in: directory) { url in
             try Self.check(url, models: models, uris: uris)

@@ -22,7 +22,7 @@ enum MigrationKillHarness {
         of model: URL, in directory: TemporaryDirectory, fill: (ManagedObjectContext) throws -> [ManagedObject]
     ) throws -> (url: URL, uris: [URL]) {
         let url = directory.store("Pristine")
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: model))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(checkedContentsOf: model))
         let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
         let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
@@ -95,7 +95,7 @@ enum MigrationKillHarness {
     /// Whether the store at `url` holds the second of `models` (its metadata names exactly one).
     static func holdsNewModel(_ url: URL, models: [URL]) throws -> Bool {
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
-        let old = try ManagedObjectModel(contentsOf: models[0]), new = try ManagedObjectModel(contentsOf: models[1])
+        let old = try ManagedObjectModel(checkedContentsOf: models[0]), new = try ManagedObjectModel(checkedContentsOf: models[1])
         let isNew = new.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
         #expect(isNew != old.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata), "the metadata names one model")
         return isNew
@@ -105,7 +105,7 @@ enum MigrationKillHarness {
     /// migrating, and runs `body` with a context on each (and whether that one migrated).
     static func openBothWays(_ url: URL, models: [URL], isNew: Bool, _ body: (ManagedObjectContext, PersistentStoreCoordinator, Bool) throws -> Void) throws {
         for (model, migrating) in [(models[isNew ? 1 : 0], false), (models[1], true)] {
-            let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: model))
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(checkedContentsOf: model))
             let store = try coordinator.addPersistentStore(
                 ofType: SQLiteStoreType, configurationName: nil, at: url,
                 options: [MigratePersistentStoresAutomaticallyOption: migrating, InferMappingModelAutomaticallyOption: migrating])

@@ -76,7 +76,7 @@ import Testing
         #expect(end != .exited(0), "\(output)")
         #expect(errors.contains("134111") && errors.contains("name = \"item 0\""), "\(errors)")
         #expect(try !MigrationKillHarness.holdsNewModel(pristine, models: models))
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: models[0]))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(checkedContentsOf: models[0]))
         let store = try coordinator.addPersistentStore(type: .sqlite, at: pristine)
         let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator

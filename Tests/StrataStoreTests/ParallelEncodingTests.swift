@@ -34,7 +34,7 @@ import Testing
         var configuration = TestSchema.configuration()
         configuration.historyTracking = true
         var store = try Store.open(at: url, schema: TestSchema.schema, configuration: configuration)
-        let count = 3 * Store.insertsPerPart + 5
+        let count = 3 * ParallelParts.rowsPerPart + 5
         let keys = Array(store.allocateKeys(for: TestSchema.employee, count: count))
         let transaction = Self.inserts(keys)
         let sequence = try store.commit(transaction)
@@ -66,10 +66,10 @@ import Testing
     @Test func aBadRowInALaterPartFailsTheCommitAsOnePassWouldAndWritesNothing() throws {
         let directory = TemporaryDirectory()
         let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
-        let keys = Array(store.allocateKeys(for: TestSchema.employee, count: 3 * Store.insertsPerPart))
+        let keys = Array(store.allocateKeys(for: TestSchema.employee, count: 3 * ParallelParts.rowsPerPart))
         var transaction = Self.inserts(keys)
         // Two bad rows in different parts: the first in operation order is the one reported.
-        let first = 2 * Store.insertsPerPart + 17
+        let first = 2 * ParallelParts.rowsPerPart + 17
         transaction.operations[first] = .insert(entity: TestSchema.employee, key: keys[first], row: Row([.string("x"), .string("no salary"), .null, .null]))
         transaction.operations[keys.count - 1] = .insert(entity: TestSchema.employee, key: keys[keys.count - 1], row: Row([.null, .int(1), .null, .null]))
         var alone = Transaction()

@@ -66,7 +66,7 @@ final class AwakeningItem: ManagedObject {
             pending.salary = 30_005
         }
         let request = Employee.fetchRequest()
-        request.predicate = try FetchPredicate(format: "salary >= %@", 5_000)
+        request.predicate = try FetchPredicate(checkedFormat: "salary >= %@", 5_000)
         request.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: false)]
 
         let (result, completions) = try Self.run(request, in: context)
@@ -92,7 +92,7 @@ final class AwakeningItem: ManagedObject {
         let parent = container.newBackgroundContext()
         try parent.performAndWait {
             let request = Employee.fetchRequest()
-            request.predicate = try FetchPredicate(format: "salary < %@", 100)
+            request.predicate = try FetchPredicate(checkedFormat: "salary < %@", 100)
             for employee in try parent.fetch(request) { parent.delete(employee) }
             let added = Employee(context: parent)
             added.name = "Added in the parent"

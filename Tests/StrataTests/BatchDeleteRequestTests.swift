@@ -46,7 +46,7 @@ import Testing
         var container = try PersistentHistoryTests.container(at: folder.store())
         let ids = try Self.seed(container)
         let fetch = FetchRequest<FetchRequestResult>(entityName: "Employee")
-        fetch.predicate = try FetchPredicate(format: "salary >= 200")
+        fetch.predicate = try FetchPredicate(checkedFormat: "salary >= 200")
         let request = BatchDeleteRequest(fetchRequest: fetch)
         request.resultType = .resultTypeObjectIDs
         let result = try #require(try Self.execute(request, in: container) as? BatchDeleteResult)
@@ -76,13 +76,13 @@ import Testing
         var container = try open()
         let ids = try Self.seed(container)
         let fetch = FetchRequest<FetchRequestResult>(entityName: "Employee")
-        fetch.predicate = try FetchPredicate(format: "salary >= 200")
+        fetch.predicate = try FetchPredicate(checkedFormat: "salary >= 200")
         _ = try Self.execute(BatchDeleteRequest(fetchRequest: fetch), in: container)
         let paid = { (container: PersistentContainer) throws -> Int in
             let context = container.newBackgroundContext()
             return try context.performAndWait {
                 let request = FetchRequest<Employee>(entityName: "Employee")
-                request.predicate = try FetchPredicate(format: "salary >= 100")
+                request.predicate = try FetchPredicate(checkedFormat: "salary >= 100")
                 return try context.count(for: request)
             }
         }
@@ -178,7 +178,7 @@ import Testing
         #expect(view.performAndWait { sales.employees.count } == 2)
 
         let fetch = FetchRequest<FetchRequestResult>(entityName: "Employee")
-        fetch.predicate = try FetchPredicate(format: "name == %@", "Bob")
+        fetch.predicate = try FetchPredicate(checkedFormat: "name == %@", "Bob")
         let request = BatchDeleteRequest(fetchRequest: fetch)
         request.resultType = .resultTypeObjectIDs
         let result = try #require(try Self.execute(request, in: container) as? BatchDeleteResult)

@@ -57,20 +57,20 @@ import Testing
         let container = try GraphModel.container(at: folder.store())
         // Converted a part of the objects a core: the first bad object in order is reported,
         // whichever part finds its error first.
-        var objects = Self.employees(0..<(3 * Store.insertsPerPart))
-        objects[2 * Store.insertsPerPart + 5] = ["name": "Bob", "salary": "much"]
+        var objects = Self.employees(0..<(3 * ParallelParts.rowsPerPart))
+        objects[2 * ParallelParts.rowsPerPart + 5] = ["name": "Bob", "salary": "much"]
         objects[objects.count - 1] = ["salary": 5]
         let error = #expect(throws: CoreDataError.self) {
             try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
         }
         #expect(error?.code == .keyValueValidation)
-        objects[2 * Store.insertsPerPart + 5] = ["name": "Bob", "salary": 5, "wage": 5]
+        objects[2 * ParallelParts.rowsPerPart + 5] = ["name": "Bob", "salary": 5, "wage": 5]
         let unknown = #expect(throws: CoreDataError.self) {
             try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
         }
         #expect(unknown?.code == .keyValueValidation && unknown?.key == "wage")
         #expect(try Self.stored(in: container).isEmpty)
-        objects[2 * Store.insertsPerPart + 5] = ["name": "Bob", "salary": 5]
+        objects[2 * ParallelParts.rowsPerPart + 5] = ["name": "Bob", "salary": 5]
         let missing = #expect(throws: CoreDataError.self) {
             try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
         }

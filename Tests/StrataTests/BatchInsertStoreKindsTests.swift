@@ -33,7 +33,7 @@ import Testing
         let store = try #require(container.persistentStoreCoordinator.persistentStores.first)
         let replicator = PersistentStoreCoordinatorReplicatedReplayTests.RecordingReplicator()
         store.replicator = replicator
-        let count = 3 * Store.insertsPerPart + 1
+        let count = 3 * ParallelParts.rowsPerPart + 1
         let ids = try Self.insert(count, into: container)
         #expect(replicator.calls.current == ["will", "commit", "end"])
         let committed = replicator.committed.current
@@ -48,7 +48,7 @@ import Testing
         let seeded = try Self.insert(2, into: container)
         let pinned = container.newBackgroundContext()
         try pinned.performAndWait { try pinned.setQueryGenerationFrom(.current) }
-        let ids = try Self.insert(3 * Store.insertsPerPart, into: container)
+        let ids = try Self.insert(3 * ParallelParts.rowsPerPart, into: container)
         let count = try pinned.performAndWait { try pinned.count(for: Employee.fetchRequest()) }
         #expect(count == seeded.count)
         let missing = pinned.performAndWait { Result { try pinned.existingObject(with: ids[5]) } }

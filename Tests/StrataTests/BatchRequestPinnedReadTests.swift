@@ -11,7 +11,7 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let request = Employee.fetchRequest()
-            request.predicate = try FetchPredicate(format: "name == %@", "Bob")
+            request.predicate = try FetchPredicate(checkedFormat: "name == %@", "Bob")
             try #require(try context.fetch(request).first).notes = notes
             try context.save()
         }
@@ -26,7 +26,7 @@ import Testing
         try Self.setBobsNotes("promoted", in: container)
 
         let request = BatchUpdateRequest(entityName: "Employee")
-        request.predicate = try FetchPredicate(format: "salary >= 100")
+        request.predicate = try FetchPredicate(checkedFormat: "salary >= 100")
         request.propertiesToUpdate = ["salary": 500]
         request.resultType = .updatedObjectIDsResultType
         let result = try #require(try pinned.performAndWait { try pinned.execute(request) } as? BatchUpdateResult)
@@ -53,7 +53,7 @@ import Testing
         }
 
         let fetch = FetchRequest<FetchRequestResult>(entityName: "Employee")
-        fetch.predicate = try FetchPredicate(format: "salary <= 200")
+        fetch.predicate = try FetchPredicate(checkedFormat: "salary <= 200")
         let request = BatchDeleteRequest(fetchRequest: fetch)
         request.resultType = .resultTypeObjectIDs
         let result = try #require(try pinned.performAndWait { try pinned.execute(request) } as? BatchDeleteResult)

@@ -18,7 +18,7 @@ import Testing
         var container = try PersistentHistoryTests.container(at: folder.store())
         let ids = try BatchDeleteRequestTests.seed(container)
         let request = BatchUpdateRequest(entityName: "Employee")
-        request.predicate = try FetchPredicate(format: "salary < 250")
+        request.predicate = try FetchPredicate(checkedFormat: "salary < 250")
         request.propertiesToUpdate = ["salary": 1000, "notes": FetchExpression.constant("raised")]
         request.resultType = .updatedObjectIDsResultType
         let result = try #require(try BatchDeleteRequestTests.execute(request, in: container) as? BatchUpdateResult)
@@ -95,7 +95,7 @@ import Testing
         let container = try GraphModel.container(at: folder.store(), model: model)
         _ = try BatchDeleteRequestTests.seed(container)
         let request = BatchUpdateRequest(entityName: "Employee")
-        request.predicate = try FetchPredicate(format: "name == %@", "Bob")
+        request.predicate = try FetchPredicate(checkedFormat: "name == %@", "Bob")
         request.propertiesToUpdate = ["name": "Ann"]
         let error = #expect(throws: CoreDataError.self) { try BatchDeleteRequestTests.execute(request, in: container) }
         #expect(error?.code == .managedObjectConstraintMerge)

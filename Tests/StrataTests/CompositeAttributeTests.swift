@@ -32,7 +32,7 @@ import Testing
         let url = try #require(RealWorldModelTests.models["Commerce"])
         var uris: [URL] = []
         do {
-            let container = try GraphModel.container(at: folder.store(), model: try ManagedObjectModel(contentsOf: url))
+            let container = try GraphModel.container(at: folder.store(), model: try ManagedObjectModel(checkedContentsOf: url))
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 let supplier = EntityDescription.insertNewObject(forEntityName: "Supplier", into: context)
@@ -50,7 +50,7 @@ import Testing
             }
             try container.close()
         }
-        let container = try GraphModel.container(at: folder.store(), model: try ManagedObjectModel(contentsOf: url))
+        let container = try GraphModel.container(at: folder.store(), model: try ManagedObjectModel(checkedContentsOf: url))
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let supplier = try DerivedAttributeTests.object(uris[0], in: container, context)
@@ -81,7 +81,7 @@ import Testing
             context.reset()
             func names(_ format: String) throws -> [String] {
                 let request = FetchRequest<ManagedObject>(entityName: "Supplier")
-                request.predicate = try FetchPredicate(format: format)
+                request.predicate = try FetchPredicate(checkedFormat: format)
                 return try context.fetch(request).map { $0.value(forKey: "name") as! String }.sorted()
             }
             #expect(try names("address.city == 'Paris'") == ["Paris"])
@@ -136,7 +136,7 @@ import Testing
             try context.save()
             context.reset()
             let request = FetchRequest<ManagedObject>(entityName: "Quake")
-            request.predicate = try FetchPredicate(format: "magnitude.richter >= 6 AND magnitude.source.network == 'JMA'")
+            request.predicate = try FetchPredicate(checkedFormat: "magnitude.richter >= 6 AND magnitude.source.network == 'JMA'")
             let found = try context.fetch(request)
             #expect(found.count == 1)
             #expect(SampleModelTests.same(found.first?.value(forKey: "magnitude"), held))

@@ -572,7 +572,7 @@ final class HookedObject: ManagedObject {
             }
         }
         #expect(ranOnQueue)
-        let inserted = try await context.perform { context.insertedObjects.count }
+        let inserted = await context.perform { context.insertedObjects.count }
         #expect(inserted == 1)
         #expect(observer.posts.current.contains { $0[ManagedObjectContext.NotificationKey.insertedObjects.rawValue]?.count == 1 },
                 "perform ends the event after the block")

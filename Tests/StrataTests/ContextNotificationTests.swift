@@ -108,12 +108,12 @@ import Testing
         let folder = TemporaryFolder()
         let container = try GraphModel.container(at: folder.store())
         let background = container.newBackgroundContext()
-        let onQueue = try await background.perform(schedule: .enqueued) { background.isOnQueue }
+        let onQueue = await background.perform(schedule: .enqueued) { background.isOnQueue }
         #expect(onQueue)
         let view = container.viewContext
         let changed = Recorder(.ManagedObjectContextObjectsDidChange, view)
-        let immediate = try await Task { @MainActor in
-            try await view.perform(schedule: .immediate) { () -> Int in
+        let immediate = await Task { @MainActor in
+            await view.perform(schedule: .immediate) { () -> Int in
                 let ada = Employee(context: view)
                 ada.name = "Ada"
                 return changed.posts.count

@@ -89,7 +89,7 @@ final class PortedStack {
             employee.setValue(salary, forKey: "salary")
 
             let request = FetchRequest<FetchRequestResult>(entityName: "PortedDepartment")
-            request.predicate = try FetchPredicate(format: "name == %@", departmentName)
+            request.predicate = try FetchPredicate(checkedFormat: "name == %@", departmentName)
             let department = try context.fetch(request).first as? ManagedObject
                 ?? EntityDescription.insertNewObject(forEntityName: "PortedDepartment", into: context)
             department.setValue(departmentName, forKey: "name")
@@ -102,7 +102,7 @@ final class PortedStack {
         var names: [String] = []
         try context.performAndWait {
             let request: FetchRequest<PortedEmployee> = PortedEmployee.fetchRequest()
-            request.predicate = try FetchPredicate(format: "salary > %d", salary)
+            request.predicate = try FetchPredicate(checkedFormat: "salary > %d", salary)
             request.sortDescriptors = [FetchSortDescriptor(key: "name", ascending: true)]
             names = try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }
         }
@@ -182,7 +182,7 @@ final class PortedStack {
         let reopened = try PortedStack(url: folder.store("Port"))
         try reopened.context.performAndWait {
             let request: FetchRequest<PortedDepartment> = FetchRequest(entityName: "PortedDepartment")
-            request.predicate = try FetchPredicate(format: "name == %@", "Research")
+            request.predicate = try FetchPredicate(checkedFormat: "name == %@", "Research")
             let research = try #require(try reopened.context.fetch(request).first)
             #expect(research.headcount == 2)
         }
@@ -210,7 +210,7 @@ final class PortedStack {
             untyped.resultType = .countResultType
             #expect(try context.fetch(untyped) as! [Int] == [2])
             let typed = Employee.fetchRequest()
-            typed.predicate = try FetchPredicate(format: "name == %@", "Ada")
+            typed.predicate = try FetchPredicate(checkedFormat: "name == %@", "Ada")
             #expect(try context.fetch(typed).map(\.name) == ["Ada"])
             let wrong = FetchRequest<ManagedObjectID>(entityName: "Employee")
             #expect(throws: CoreDataError.self) { try context.fetch(wrong) }

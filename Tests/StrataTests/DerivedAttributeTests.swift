@@ -63,7 +63,7 @@ import Testing
             }
             // Stored values answer fetches like any attribute.
             let request = FetchRequest<ManagedObject>(entityName: "Notebook")
-            request.predicate = try FetchPredicate(format: "entryCount == 3 AND searchTitle BEGINSWITH 'cafe'")
+            request.predicate = try FetchPredicate(checkedFormat: "entryCount == 3 AND searchTitle BEGINSWITH 'cafe'")
             #expect(try context.fetch(request) == [notebook])
         }
         try container.close()
@@ -123,7 +123,7 @@ import Testing
             let titles = (try #require(second.value(forKey: "entries") as? Set<ManagedObject>)).map { $0.value(forKey: "notebookTitle") as? String }
             #expect(titles == ["Recipes", "Recipes"])
             let request = FetchRequest<ManagedObject>(entityName: "Entry")
-            request.predicate = try FetchPredicate(format: "notebookTitle == 'Travel' OR notebookTitle == 'Journeys'")
+            request.predicate = try FetchPredicate(checkedFormat: "notebookTitle == 'Travel' OR notebookTitle == 'Journeys'")
             #expect(try context.count(for: request) == 0, "no entry keeps its old notebook's title")
         }
         try container.close()
@@ -171,7 +171,7 @@ import Testing
 
             context.reset()
             let request = FetchRequest<ManagedObject>(entityName: "Order")
-            request.predicate = try FetchPredicate(format: "total == %@ AND customerName == 'Grace'", argumentArray: [Decimal(string: "5.51")!])
+            request.predicate = try FetchPredicate(checkedFormat: "total == %@ AND customerName == 'Grace'", argumentArray: [Decimal(string: "5.51")!])
             #expect(try context.count(for: request) == 1, "the stored derived values answer fetches")
         }
         try container.close()
@@ -208,7 +208,7 @@ import Testing
                 <relationship name="entries" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Folder"/>
             </entity>
             """, in: folder)
-        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
+        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(checkedContentsOf: url) }
         #expect(error?.code == .invalidModel)
         #expect(error?.entityName == "Folder")
         #expect(error?.propertyName == "summary")
@@ -224,7 +224,7 @@ import Testing
                 <attribute name="stamp" optional="YES" attributeType="String" derived="YES" derivationExpression="now()"/>
             </entity>
             """, in: folder)
-        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
+        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(checkedContentsOf: url) }
         #expect(error?.code == .invalidModel)
         #expect(error?.message.contains("Folder.stamp") == true)
         #expect(error?.message.contains("Date") == true)

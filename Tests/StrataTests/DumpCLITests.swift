@@ -8,7 +8,7 @@ import Testing
     @Test func dumpWritesObjectsAndHistoryWithOldAndNewValues() throws {
         let folder = TemporaryFolder()
         let store = folder.store()
-        let model = try ManagedObjectModel(contentsOf: ExplainCLITests.modelURL)
+        let model = try ManagedObjectModel(checkedContentsOf: ExplainCLITests.modelURL)
         do {
             let container = try PersistentHistoryTests.container(at: store, model: model)
             let context = container.newBackgroundContext()

@@ -50,7 +50,7 @@ import Testing
         let folder = TemporaryFolder()
         let store = folder.store()
         do {
-            let container = try GraphModel.container(at: store, model: try ManagedObjectModel(contentsOf: Self.modelURL))
+            let container = try GraphModel.container(at: store, model: try ManagedObjectModel(checkedContentsOf: Self.modelURL))
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 for index in 0..<20 {
@@ -80,7 +80,7 @@ import Testing
 
         let scan = try Self.strata(["explain", store.path, "--model", Self.modelURL.path, "--entity", "Department", "--predicate", "budget > 10"], in: folder)
         #expect(scan.status == 0, "\(scan.errors)")
-        #expect(scan.output == "fetch Department\n  scan every row\n  filter rows: \(try FetchPredicate(format: "budget > 10", argumentArray: []).predicateFormat)\n")
+        #expect(scan.output == "fetch Department\n  scan every row\n  filter rows: \(try FetchPredicate(checkedFormat: "budget > 10", argumentArray: []).predicateFormat)\n")
 
         let unknown = try Self.strata(["explain", store.path, "--model", Self.modelURL.path, "--entity", "Nope"], in: folder)
         #expect(unknown.status == 1)

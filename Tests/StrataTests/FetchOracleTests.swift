@@ -253,7 +253,7 @@ struct OracleFetch: CustomStringConvertible {
     func run(in context: ManagedObjectContext) throws -> Outcome {
         let (format, arguments) = formatAndArguments
         func configure<T>(_ request: FetchRequest<T>) throws -> FetchRequest<T> {
-            request.predicate = try FetchPredicate(format: format, argumentArray: arguments)
+            request.predicate = try FetchPredicate(checkedFormat: format, argumentArray: arguments)
             request.sortDescriptors = sort.map { FetchSortDescriptor(key: $0.key, ascending: $0.ascending) } + [FetchSortDescriptor(key: "serial")]
             request.fetchLimit = limit
             request.fetchOffset = offset

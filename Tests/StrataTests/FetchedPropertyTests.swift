@@ -96,7 +96,7 @@ import Testing
             let entity = ModelBuilder.entity("Note", [title])
             if withFetchedProperty {
                 let request = FetchRequest<ManagedObject>(entityName: "Note")
-                request.predicate = try! FetchPredicate(format: "title BEGINSWITH 'a' AND SELF != $FETCH_SOURCE")
+                request.predicate = FetchPredicate(format: "title BEGINSWITH 'a' AND SELF != $FETCH_SOURCE")
                 entity.properties.append(FetchedPropertyDescription(name: "others", fetchRequest: request))
             }
             return ModelBuilder.model([entity])
@@ -119,7 +119,7 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Note")
-            request.predicate = try FetchPredicate(format: "title == 'apple'")
+            request.predicate = try FetchPredicate(checkedFormat: "title == 'apple'")
             let apple = try #require(try context.fetch(request).first)
             #expect(try Self.titles(apple.value(forKey: "others")) == ["avocado"])
         }
@@ -132,7 +132,7 @@ import Testing
         let title = ModelBuilder.attribute("title", .string)
         let entity = ModelBuilder.entity("FetchedNote", [title], className: "FetchedNote")
         let request = FetchRequest<ManagedObject>(entityName: "FetchedNote")
-        request.predicate = try FetchPredicate(format: "title BEGINSWITH $FETCH_SOURCE.title AND SELF != $FETCH_SOURCE")
+        request.predicate = try FetchPredicate(checkedFormat: "title BEGINSWITH $FETCH_SOURCE.title AND SELF != $FETCH_SOURCE")
         request.sortDescriptors = [FetchSortDescriptor(key: "title", ascending: true)]
         entity.properties.append(FetchedPropertyDescription(name: "longer", fetchRequest: request))
         FetchedNote.register(for: "FetchedNote")
@@ -162,7 +162,7 @@ import Testing
                 <fetchedProperty name="related" optional="YES"/>
             </entity>
             """, in: folder)
-        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
+        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(checkedContentsOf: url) }
         #expect(error?.code == .invalidModel)
         #expect(error?.entityName == "Note")
         #expect(error?.propertyName == "related")
@@ -175,7 +175,7 @@ import Testing
                 </fetchedProperty>
             </entity>
             """, in: folder, name: "Missing")
-        let second = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: missing) }
+        let second = #expect(throws: ModelError.self) { try ManagedObjectModel(checkedContentsOf: missing) }
         #expect(second?.code == .missingEntity)
         #expect(second?.message.contains("Nothing") == true)
     }
@@ -185,7 +185,7 @@ import Testing
         let title = ModelBuilder.attribute("title", .string)
         let entity = ModelBuilder.entity("Note", [title])
         let request = FetchRequest<ManagedObject>(entityName: "Note")
-        request.predicate = try FetchPredicate(format: "missing == $FETCH_SOURCE")
+        request.predicate = try FetchPredicate(checkedFormat: "missing == $FETCH_SOURCE")
         entity.properties.append(FetchedPropertyDescription(name: "broken", fetchRequest: request))
         let folder = TemporaryFolder()
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([entity]))

@@ -258,7 +258,7 @@ extension Employee {
     /// fetches the same objects.
     @Test(arguments: formatCases)
     func translatedPredicatesEqualFormatPredicates(_ predicate: Predicate<Employee>, _ format: String) throws {
-        let parsed = try FetchPredicate(format: format)
+        let parsed = try FetchPredicate(checkedFormat: format)
         let translated = FetchPredicate(predicate)
         #expect(translated.predicateFormat == parsed.predicateFormat)
         let folder = TemporaryFolder()

@@ -23,7 +23,7 @@ import Testing
     static func matches(_ format: String, _ arguments: Any..., in context: ManagedObjectContext) throws -> (count: Int, fetched: Int) {
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Employee")
-            request.predicate = try FetchPredicate(format: format, argumentArray: arguments)
+            request.predicate = try FetchPredicate(checkedFormat: format, argumentArray: arguments)
             return (try context.count(for: request), try context.fetch(request).count)
         }
     }
@@ -103,7 +103,7 @@ import Testing
                 "\(object.value(forKey: "name") as? String ?? "-") \((object.value(forKey: "rank") as? Int32).map(String.init) ?? "nil")"
             }.sorted()
             let request = FetchRequest<ManagedObject>(entityName: entity)
-            request.predicate = try FetchPredicate(format: predicate)
+            request.predicate = try FetchPredicate(checkedFormat: predicate)
             return (rows, try context.count(for: request))
         }
     }

@@ -116,7 +116,7 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Employee")
-            request.predicate = try FetchPredicate(format: "name == %@", "E7")
+            request.predicate = try FetchPredicate(checkedFormat: "name == %@", "E7")
             let found = try context.fetch(request)
             #expect(found.count == 1)
             #expect(found.first?.value(forKey: "title") == nil)
@@ -129,7 +129,7 @@ import Testing
         try Self.expectEmployees(in: reopened, filled, hasNotes: true, level: nil)
         let names = try reopened.viewContext.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Employee")
-            request.predicate = try FetchPredicate(format: "title == %@", "Engineer")
+            request.predicate = try FetchPredicate(checkedFormat: "title == %@", "Engineer")
             return try reopened.viewContext.fetch(request).map { $0.value(forKey: "name") as? String }
         }
         #expect(names == ["E7"])

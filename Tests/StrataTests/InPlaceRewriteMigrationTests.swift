@@ -82,7 +82,7 @@ import Testing
             employee.setValue(1.5, forKey: "salary")
             try context.save()
             let request = FetchRequest<ManagedObject>(entityName: "Employee")
-            request.predicate = try FetchPredicate(format: "salary > 585.0")
+            request.predicate = try FetchPredicate(checkedFormat: "salary > 585.0")
             #expect(try context.fetch(request).compactMap { $0.value(forKey: "name") as? String }.sorted() == ["E59"])
             return employee.objectID.uriRepresentation()
         }
@@ -113,7 +113,7 @@ import Testing
         try Self.expectRetyped(in: container, filled)
         try container.viewContext.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Employee")
-            request.predicate = try FetchPredicate(format: "title != nil")
+            request.predicate = try FetchPredicate(checkedFormat: "title != nil")
             #expect(try container.viewContext.fetch(request).map { $0.objectID.uriRepresentation() } == [filled.uris["E3"]!])
         }
         #expect(try PersistentHistoryTests.transactions(.fetchHistory(after: filled.token), in: container).count == 2)

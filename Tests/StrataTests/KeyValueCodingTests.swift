@@ -51,7 +51,7 @@ import Testing
             let ada = try context.existingObject(with: adaID)
             #expect(ada.value(forKey: "salary") as? Int64 == 150)
             let request = FetchRequest<ManagedObject>(entityName: "Employee")
-            request.predicate = try FetchPredicate(format: "name == %@", "Grace")
+            request.predicate = try FetchPredicate(checkedFormat: "name == %@", "Grace")
             #expect(try context.fetch(request).first?.value(forKey: "active") as? Bool == false)
         }
     }

@@ -34,7 +34,7 @@ import Testing
                     }
                 }
                 let byMail = FetchRequest<ManagedObject>(entityName: "Customer")
-                byMail.predicate = try FetchPredicate(format: "mail == %@", "c4@example.com")
+                byMail.predicate = try FetchPredicate(checkedFormat: "mail == %@", "c4@example.com")
                 #expect(try context.fetch(byMail).map { $0.value(forKey: "name") as? String } == ["Customer 4"], "\(pass): the new fetch index answers")
             }
             let store = try #require(container.persistentStoreCoordinator.persistentStores.first)
@@ -105,7 +105,7 @@ import Testing
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         for pass in ["migrated", "reopened"] {
-            let container = try GraphModel.container(at: url, model: ManagedObjectModel(contentsOf: ShopModels.bundle))
+            let container = try GraphModel.container(at: url, model: ManagedObjectModel(checkedContentsOf: ShopModels.bundle))
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 let customers = try ShopModels.customers(in: context)
@@ -172,6 +172,39 @@ import Testing
         #expect(error?.code == .validationMultipleErrors || error?.code == .validationMissingMandatoryProperty)
         #expect(!FileManager.default.fileExists(atPath: PersistentStoreCoordinator.migrationStagingURL(for: url).path))
         try expectVersion1(at: url)
+    }
+
+    /// A lightweight migration does not validate the objects it migrates, as Core Data's does
+    /// not: a new required to-many relationship (which no migrated customer has an object for)
+    /// migrates, and a migrated customer fails validation only when it is saved again.
+    @Test func migratedObjectsAreNotValidated() throws {
+        let folder = TemporaryFolder()
+        let url = folder.store("Shop")
+        try ShopModels.fillVersion1(at: url)
+        let model = try ShopModels.version("Shop 3")
+        let customer = try #require(model.entitiesByName["Customer"])
+        let favorites = RelationshipDescription()
+        favorites.name = "favorites"
+        favorites.destinationEntity = model.entitiesByName["Tag"]
+        favorites.maxCount = 0
+        favorites.minCount = 1
+        favorites.isOptional = false
+        customer.properties.append(favorites)
+        for pass in ["migrated", "reopened"] {
+            let container = try GraphModel.container(at: url, model: model)
+            let context = container.newBackgroundContext()
+            try context.performAndWait {
+                let customers = try ShopModels.customers(in: context)
+                #expect(customers.count == ShopModels.customerCount, "\(pass)")
+                let first = try #require(customers["Customer 0"])
+                #expect(ShopModels.related(first, "favorites").isEmpty, "\(pass)")
+                first.setValue("Customer zero", forKey: "name")
+                let error = #expect(throws: CoreDataError.self, "\(pass): saved again, it validates") { try context.save() }
+                #expect(error?.code == .validationRelationshipLacksMinimumCount || error?.code == .validationMultipleErrors, "\(pass)")
+                context.rollback()
+            }
+            try container.close()
+        }
     }
 
     /// A change that leaves every row as it is (an attribute made optional) rewrites only the

@@ -9,7 +9,7 @@ enum ShopModels {
 
     /// The version named `name` (`Shop`, `Shop 2`, `Shop 3`).
     static func version(_ name: String) throws -> ManagedObjectModel {
-        try ManagedObjectModel(contentsOf: bundle.appendingPathComponent("\(name).xcdatamodel"))
+        try ManagedObjectModel(checkedContentsOf: bundle.appendingPathComponent("\(name).xcdatamodel"))
     }
 
     /// The options that ask `addPersistentStore(ofType:…)` for an inferred migration.

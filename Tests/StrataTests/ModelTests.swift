@@ -118,7 +118,7 @@ struct AttributeTypeTests {
         #expect(!attribute.preservesValueInHistoryOnDeletion)
         #expect(attribute.minValue == nil && attribute.maxValue == nil && attribute.regularExpressionString == nil)
         #expect(attribute.entity == nil)
-        #expect(attribute.userInfo.isEmpty)
+        #expect(attribute.userInfo?.isEmpty == true)
 
         let relationship = RelationshipDescription()
         #expect(relationship.deleteRule == .nullifyDeleteRule)
@@ -359,18 +359,15 @@ struct ModelBuildingTests {
         #expect(error?.message.contains("Manager.reports") == true)
         company.department.properties.removeLast()
 
-        // Two sides that disagree.
+        // Two sides that disagree: accepted, as Core Data accepts them.
         let alumni = RelationshipDescription()
         alumni.name = "alumni"
         alumni.destinationEntity = company.employee
         alumni.maxCount = 0
         alumni.inverseRelationship = company.employeeDepartment
         company.department.properties.append(alumni)
-        error = #expect(throws: ModelError.self) { try company.model.validate() }
-        #expect(error?.code == .invalidModel)
-        #expect(error?.message.contains("disagree") == true)
-        company.department.properties.removeLast()
         try company.model.validate()
+        company.department.properties.removeLast()
 
         // Two entities of one name.
         company.model.entities.append(EntityDescription(name: "Department"))

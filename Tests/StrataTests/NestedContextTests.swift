@@ -100,7 +100,7 @@ final class CodedItem: ManagedObject {
             cy.department = research
         }
         let rich = Employee.fetchRequest()
-        rich.predicate = try FetchPredicate(format: "salary > %@", 2000)
+        rich.predicate = try FetchPredicate(checkedFormat: "salary > %@", 2000)
         rich.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: true)]
         try child.performAndWait {
             #expect(try child.fetch(Employee.fetchRequest()).map(\.name).sorted() == ["Ann", "Cy"], "the parent's delete hides Bob")
@@ -111,7 +111,7 @@ final class CodedItem: ManagedObject {
             dee.salary = 4000
             #expect(try child.fetch(rich).map(\.name) == ["Ann", "Dee", "Cy"])
             let research = Department.fetchRequest()
-            research.predicate = try FetchPredicate(format: "ANY employees.name == %@", "Cy")
+            research.predicate = try FetchPredicate(checkedFormat: "ANY employees.name == %@", "Cy")
             #expect(try child.fetch(research).map(\.name) == ["Research"], "relationships see the parent's insert")
             try child.save()
         }
@@ -393,7 +393,7 @@ final class CodedItem: ManagedObject {
             background.delete(try background.existingObject(with: ids["Bob"]!))
             try background.save()
         }
-        try await view.perform {}
+        await view.perform {}
         try view.performAndWait {
             let research = try #require(view.registeredObject(for: ids["Research"]!) as? Department)
             #expect(research.budget == 400, "the view context merged the background save")
@@ -500,7 +500,7 @@ final class CodedItem: ManagedObject {
         }
         try child.performAndWait {
             let departments = Department.fetchRequest()
-            departments.predicate = try FetchPredicate(format: "name == %@", "Research")
+            departments.predicate = try FetchPredicate(checkedFormat: "name == %@", "Research")
             departments.relationshipKeyPathsForPrefetching = ["employees"]
             let research = try #require(try child.fetch(departments).first)
             #expect(Set(research.employees.map(\.name)) == ["Ann P", "Bob"], "prefetched objects have the parent's state")

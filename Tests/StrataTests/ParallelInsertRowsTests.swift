@@ -37,8 +37,8 @@ import Testing
     @Test func thousandsOfInsertedObjectsAreSavedAsOnePassWouldAndTheFirstBadOneFailsTheSave() throws {
         let folder = TemporaryFolder()
         let model = Self.model()
-        let count = 3 * StoreWriter.objectsPerPart
-        let bad = 2 * StoreWriter.objectsPerPart + 11
+        let count = 3 * ParallelParts.rowsPerPart
+        let bad = 2 * ParallelParts.rowsPerPart + 11
         do {
             let context = ManagedObjectContext(.privateQueue)
             context.persistentStoreCoordinator = try Self.coordinator(model, in: folder)
@@ -81,7 +81,7 @@ import Testing
         let seeded = try PersistentHistoryTests.insert(["Seed"], in: container)
         let pinned = container.newBackgroundContext()
         try pinned.performAndWait { try pinned.setQueryGenerationFrom(.current) }
-        let count = 3 * StoreWriter.objectsPerPart + 7
+        let count = 3 * ParallelParts.rowsPerPart + 7
         let context = container.newBackgroundContext()
         context.transactionAuthor = "loader"
         let ids = try context.performAndWait {

@@ -20,7 +20,7 @@ import Testing
         #expect(!transaction.bundleID.isEmpty)
 
         let byProcess = try #require(PersistentHistoryTransaction.fetchRequest)
-        byProcess.predicate = try FetchPredicate(format: "processID == %@", "0")
+        byProcess.predicate = try FetchPredicate(checkedFormat: "processID == %@", "0")
         let request = PersistentHistoryChangeRequest.fetchHistory(withFetch: byProcess)
         #expect(try History.transactions(request, in: container).isEmpty)
     }

@@ -116,7 +116,7 @@ import Testing
         try Self.insert(["Barbara"], author: "app", in: container)
 
         let fetchRequest = try #require(PersistentHistoryTransaction.fetchRequest)
-        fetchRequest.predicate = try FetchPredicate(format: "author != %@", "app")
+        fetchRequest.predicate = try FetchPredicate(checkedFormat: "author != %@", "app")
         let request = PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)
         request.fetchRequest = fetchRequest
         let others = try Self.transactions(request, in: container)
@@ -124,13 +124,13 @@ import Testing
         #expect(others.first?.changes?.count == 2)
 
         let byContext = try #require(PersistentHistoryTransaction.fetchRequest)
-        byContext.predicate = try FetchPredicate(format: "contextName == %@ AND author == %@", "importer", "app")
+        byContext.predicate = try FetchPredicate(checkedFormat: "contextName == %@ AND author == %@", "importer", "app")
         byContext.fetchLimit = 1
         #expect(try Self.transactions(.fetchHistory(withFetch: byContext), in: container).count == 1)
 
         let all = try Self.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
         let since = try #require(PersistentHistoryTransaction.fetchRequest)
-        since.predicate = try FetchPredicate(format: "timestamp >= %@ AND transactionNumber > %@", argumentArray: [all[1].timestamp, 1])
+        since.predicate = try FetchPredicate(checkedFormat: "timestamp >= %@ AND transactionNumber > %@", argumentArray: [all[1].timestamp, 1])
         since.fetchOffset = 1
         #expect(try Self.transactions(.fetchHistory(withFetch: since), in: container).map(\.transactionNumber) == [all[2].transactionNumber])
         #expect(PersistentHistoryTransaction.entityDescription?.name == "PersistentHistoryTransaction")
@@ -151,7 +151,7 @@ import Testing
         let employee = try #require(container.managedObjectModel.entitiesByName["Employee"])
 
         let deletes = try #require(PersistentHistoryChange.fetchRequest)
-        deletes.predicate = try FetchPredicate(format: "changeType == %d", PersistentHistoryChangeType.delete.rawValue)
+        deletes.predicate = try FetchPredicate(checkedFormat: "changeType == %d", PersistentHistoryChangeType.delete.rawValue)
         let request = PersistentHistoryChangeRequest.fetchHistory(withFetch: deletes)
         request.resultType = .changesOnly
         let deleted = try #require(try Self.run(request, in: container) as? [PersistentHistoryChange])
@@ -159,13 +159,13 @@ import Testing
         #expect(deleted.first?.transaction?.transactionNumber == 2)
 
         let ofEmployees = try #require(PersistentHistoryChange.fetchRequest)
-        ofEmployees.predicate = try FetchPredicate(format: "changedEntity == %@ AND changeType == 0", argumentArray: [employee])
+        ofEmployees.predicate = try FetchPredicate(checkedFormat: "changedEntity == %@ AND changeType == 0", argumentArray: [employee])
         let inserts = try Self.transactions(.fetchHistory(withFetch: ofEmployees), in: container)
         #expect(inserts.count == 1, "only the first transaction inserted employees")
         #expect(inserts.first?.changes?.count == 2)
 
         let byName = try #require(PersistentHistoryChange.fetchRequest)
-        byName.predicate = try FetchPredicate(format: "changedEntity.name == 'Department' AND transaction.author == nil")
+        byName.predicate = try FetchPredicate(checkedFormat: "changedEntity.name == 'Department' AND transaction.author == nil")
         let departments = try Self.transactions(.fetchHistory(withFetch: byName), in: container)
         #expect(departments.flatMap { $0.changes ?? [] }.map(\.changedObjectID.entity.name) == ["Department"])
     }
@@ -312,7 +312,7 @@ import Testing
             try context.save()
         }
         let deletes = try #require(PersistentHistoryChange.fetchRequest)
-        deletes.predicate = try FetchPredicate(format: "changeType == 2")
+        deletes.predicate = try FetchPredicate(checkedFormat: "changeType == 2")
         let request = PersistentHistoryChangeRequest.fetchHistory(withFetch: deletes)
         request.resultType = .changesOnly
         let change = try #require((try Self.run(request, in: container) as? [PersistentHistoryChange])?.first)

@@ -94,8 +94,7 @@ import Testing
         try container.close()
     }
 
-    /// Strata's engine options (durability, cache size, the cache's warm-up, a waiting save's
-    /// spin) reach the engine store the container opens; without them it takes the engine's
+    /// Strata's engine options (durability, cache size, the cache's warm-up) reach the engine store the container opens; without them it takes the engine's
     /// defaults.
     @Test func engineOptionsReachTheEngineStore() throws {
         let folder = TemporaryFolder()
@@ -107,10 +106,6 @@ import Testing
                 description.cacheSize = 1 << 20
                 description.warmsCacheAfterOpening = false
                 #expect(description.options[PersistentStoreOptionKey.warmsCacheAfterOpening] as? Bool == false)
-                description.setOption(Double.nan, forKey: PersistentStoreOptionKey.commitWaitSpin)
-                #expect(description.commitWaitSpin == nil, "not a number of seconds: the engine's default")
-                description.commitWaitSpin = .microseconds(250)
-                #expect(description.options[PersistentStoreOptionKey.commitWaitSpin] as? Double == 0.000_25)
             }
             container.persistentStoreDescriptions = [description]
             try Self.load(container)
@@ -118,7 +113,6 @@ import Testing
             #expect(engine.configuration.durability == (options ? .relaxed : .durable))
             #expect(engine.configuration.cacheSize == (options ? 1 << 20 : StoreConfiguration().cacheSize))
             #expect(engine.configuration.warmsCacheAfterOpening == !options)
-            #expect(engine.configuration.commitWaitSpin == (options ? .microseconds(250) : StoreConfiguration().commitWaitSpin))
             try container.close()
         }
     }

@@ -84,33 +84,33 @@ import Testing
 
     @Test(arguments: cases.indices) func onDictionaries(index: Int) throws {
         let (format, arguments, expected) = Self.cases[index]
-        let predicate = try FetchPredicate(format: format, argumentArray: arguments)
+        let predicate = try FetchPredicate(checkedFormat: format, argumentArray: arguments)
         #expect(predicate.evaluate(with: Self.record) == expected, "\(format)")
-        let reparsed = try FetchPredicate(format: predicate.predicateFormat)
+        let reparsed = try FetchPredicate(checkedFormat: predicate.predicateFormat)
         #expect(reparsed.evaluate(with: Self.record) == expected, "\(format) printed as \(predicate.predicateFormat)")
     }
 
     @Test func onPlainValues() throws {
-        #expect(try FetchPredicate(format: "SELF > 3").evaluate(with: 5))
-        #expect(try !FetchPredicate(format: "SELF > 3").evaluate(with: 2))
-        #expect(try FetchPredicate(format: "SELF IN {1, 2}").evaluate(with: 2.0))
-        #expect(try FetchPredicate(format: "SELF BEGINSWITH[c] 'a'").evaluate(with: "Ada"))
-        #expect(try FetchPredicate(format: "SELF == nil").evaluate(with: nil))
-        #expect(try FetchPredicate(format: "@count == 3 AND @sum == 6 AND @max == 3").evaluate(with: [1, 2, 3]))
-        #expect(try FetchPredicate(format: "ANY SELF == 'b'").evaluate(with: Set(["a", "b"])))
-        #expect(try FetchPredicate(format: "SELF.@avg == 2").evaluate(with: [1, 2, 3]))
-        #expect(try !FetchPredicate(format: "name == 'x'").evaluate(with: 3), "a value without keys meets no comparison on a key")
+        #expect(try FetchPredicate(checkedFormat: "SELF > 3").evaluate(with: 5))
+        #expect(!FetchPredicate(format: "SELF > 3").evaluate(with: 2))
+        #expect(try FetchPredicate(checkedFormat: "SELF IN {1, 2}").evaluate(with: 2.0))
+        #expect(try FetchPredicate(checkedFormat: "SELF BEGINSWITH[c] 'a'").evaluate(with: "Ada"))
+        #expect(try FetchPredicate(checkedFormat: "SELF == nil").evaluate(with: nil))
+        #expect(try FetchPredicate(checkedFormat: "@count == 3 AND @sum == 6 AND @max == 3").evaluate(with: [1, 2, 3]))
+        #expect(try FetchPredicate(checkedFormat: "ANY SELF == 'b'").evaluate(with: Set(["a", "b"])))
+        #expect(try FetchPredicate(checkedFormat: "SELF.@avg == 2").evaluate(with: [1, 2, 3]))
+        #expect(!FetchPredicate(format: "name == 'x'").evaluate(with: 3), "a value without keys meets no comparison on a key")
     }
 
     @Test func substitutionVariables() throws {
-        let predicate = try FetchPredicate(format: "int > $MIN AND lower IN $NAMES")
+        let predicate = try FetchPredicate(checkedFormat: "int > $MIN AND lower IN $NAMES")
         #expect(predicate.evaluate(with: Self.record, substitutionVariables: ["MIN": 4, "NAMES": ["alice"]]))
         #expect(!predicate.evaluate(with: Self.record, substitutionVariables: ["MIN": 5, "NAMES": ["alice"]]))
         #expect(!predicate.evaluate(with: Self.record), "an unbound variable makes its comparison false")
-        #expect(try FetchPredicate(format: "NOT int > $MIN").evaluate(with: Self.record))
-        #expect(try FetchPredicate(format: "lower MATCHES $P").evaluate(with: Self.record, substitutionVariables: ["P": "a.*"]))
-        #expect(try !FetchPredicate(format: "lower MATCHES $P").evaluate(with: Self.record, substitutionVariables: ["P": "(a"]), "a bad pattern matches nothing")
-        #expect(try FetchPredicate(format: "missing == $V").evaluate(with: Self.record, substitutionVariables: ["V": NSNull()]))
+        #expect(try FetchPredicate(checkedFormat: "NOT int > $MIN").evaluate(with: Self.record))
+        #expect(try FetchPredicate(checkedFormat: "lower MATCHES $P").evaluate(with: Self.record, substitutionVariables: ["P": "a.*"]))
+        #expect(!FetchPredicate(format: "lower MATCHES $P").evaluate(with: Self.record, substitutionVariables: ["P": "(a"]), "a bad pattern matches nothing")
+        #expect(try FetchPredicate(checkedFormat: "missing == $V").evaluate(with: Self.record, substitutionVariables: ["V": NSNull()]))
         let filled = try predicate.withSubstitutionVariables(["MIN": 4, "NAMES": Set(["alice", "bob"])])
         #expect(filled.evaluate(with: Self.record))
     }
@@ -121,7 +121,7 @@ import Testing
         }
         #expect(block.evaluate(with: Self.record, substitutionVariables: ["want": 5]))
         #expect(!block.evaluate(with: Self.record, substitutionVariables: ["want": 6]))
-        let combined = FetchPredicate(andPredicateWithSubpredicates: [try FetchPredicate(format: "flag == YES"), block])
+        let combined = FetchPredicate(andPredicateWithSubpredicates: [try FetchPredicate(checkedFormat: "flag == YES"), block])
         #expect(combined.evaluate(with: Self.record, substitutionVariables: ["want": 5]))
     }
 
@@ -136,7 +136,7 @@ import Testing
         struct Unreadable: Error {}
         var reads: [String] = []
         func evaluate(_ format: String, on id: String) throws -> Bool {
-            try FetchPredicate(format: format).evaluate(with: id) { object, key in
+            try FetchPredicate(checkedFormat: format).evaluate(with: id) { object, key in
                 guard let id = object as? String, let row = rows[id], row.keys.contains(key) else { throw Unreadable() }
                 reads.append("\(id).\(key)")
                 return row[key]
@@ -152,7 +152,7 @@ import Testing
         #expect(FetchExpression(forKeyPath: "staff.@max.salary").expressionValue(with: values) as? Int == 30)
         #expect(FetchExpression(forKeyPath: "department.name").expressionValue(with: values) == nil, "a dotted key is not a path")
         #expect(FetchExpression(forKeyPath: "@count").expressionValue(with: [1, 2]) as? Int == 2)
-        let predicate = try FetchPredicate(format: "department.name == 'x' AND (ANY staff.salary > 1 OR SUBQUERY(reports, $r, $r.x == 1).@count > 0) AND SELF == $me")
+        let predicate = try FetchPredicate(checkedFormat: "department.name == 'x' AND (ANY staff.salary > 1 OR SUBQUERY(reports, $r, $r.x == 1).@count > 0) AND SELF == $me")
         #expect(predicate.keyPaths == ["department.name", "staff.salary", "reports"])
     }
 
@@ -166,19 +166,19 @@ import Testing
             let alice = context.object(with: ids["alice"]!) as! Employee
             let erin = context.object(with: ids["erin"]!) as! Employee
             let employees: [(FetchPredicate, Employee, Bool)] = [
-                (try FetchPredicate(format: "department.name == 'Research'"), alice, true),
-                (try FetchPredicate(format: "department == %@", argumentArray: [research]), alice, true),
-                (try FetchPredicate(format: "department == %@", argumentArray: [research.objectID]), alice, true),
-                (try FetchPredicate(format: "department IN %@", argumentArray: [Set([sales, research])]), alice, true),
-                (try FetchPredicate(format: "department IN %@", argumentArray: [[sales.objectID]]), alice, false),
-                (try FetchPredicate(format: "department == nil"), erin, true),
-                (try FetchPredicate(format: "department.name == nil"), erin, true),
-                (try FetchPredicate(format: "department.employees.@count == 2"), alice, true),
-                (try FetchPredicate(format: "SELF == %@", argumentArray: [alice.objectID]), alice, true),
-                (try FetchPredicate(format: "SELF IN %@", argumentArray: [[erin]]), alice, false),
-                (try FetchPredicate(format: "notes == nil AND salary > 40000.5 AND active == 1"), alice, true),
-                (try FetchPredicate(format: "name LIKE[c] 'AL*' AND name MATCHES 'a.*'"), alice, true),
-                (try FetchPredicate(format: "nickname == nil"), alice, false),
+                (try FetchPredicate(checkedFormat: "department.name == 'Research'"), alice, true),
+                (try FetchPredicate(checkedFormat: "department == %@", argumentArray: [research]), alice, true),
+                (try FetchPredicate(checkedFormat: "department == %@", argumentArray: [research.objectID]), alice, true),
+                (try FetchPredicate(checkedFormat: "department IN %@", argumentArray: [Set([sales, research])]), alice, true),
+                (try FetchPredicate(checkedFormat: "department IN %@", argumentArray: [[sales.objectID]]), alice, false),
+                (try FetchPredicate(checkedFormat: "department == nil"), erin, true),
+                (try FetchPredicate(checkedFormat: "department.name == nil"), erin, true),
+                (try FetchPredicate(checkedFormat: "department.employees.@count == 2"), alice, true),
+                (try FetchPredicate(checkedFormat: "SELF == %@", argumentArray: [alice.objectID]), alice, true),
+                (try FetchPredicate(checkedFormat: "SELF IN %@", argumentArray: [[erin]]), alice, false),
+                (try FetchPredicate(checkedFormat: "notes == nil AND salary > 40000.5 AND active == 1"), alice, true),
+                (try FetchPredicate(checkedFormat: "name LIKE[c] 'AL*' AND name MATCHES 'a.*'"), alice, true),
+                (try FetchPredicate(checkedFormat: "nickname == nil"), alice, false),
             ]
             for (predicate, employee, expected) in employees {
                 #expect(predicate.evaluate(with: employee) == expected, "\(predicate)")
@@ -191,10 +191,10 @@ import Testing
                 ("ANY employees.department.name == 'Research'", true),
             ]
             for (format, expected) in departments {
-                let predicate = try FetchPredicate(format: format, argumentArray: format.contains("%@") ? [alice] : [])
+                let predicate = try FetchPredicate(checkedFormat: format, argumentArray: format.contains("%@") ? [alice] : [])
                 #expect(predicate.evaluate(with: research) == expected, "\(format)")
             }
-            #expect(try FetchPredicate(format: "ALL employees.salary > 60000").evaluate(with: sales))
+            #expect(try FetchPredicate(checkedFormat: "ALL employees.salary > 60000").evaluate(with: sales))
             #expect(try FetchPredicate.value(atKeyPath: "employees.@count", of: research) as? Int == 2)
             #expect(try FetchPredicate.value(atKeyPath: "department.name", of: alice) as? String == "Research")
         }
@@ -210,7 +210,7 @@ import Testing
         }
         func names(_ format: String, _ arguments: Any...) throws -> [String] {
             let context = inMemory ? warm : container.newBackgroundContext()
-            let predicate = try FetchPredicate(format: format, argumentArray: arguments)
+            let predicate = try FetchPredicate(checkedFormat: format, argumentArray: arguments)
             return try context.performAndWait { try FetchRuleTests.names(FetchRuleTests.request(predicate), in: context) }
         }
         #expect(try names("salary > %d AND active == YES", 60_000) == ["carol", "Dave"])

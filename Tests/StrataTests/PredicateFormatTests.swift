@@ -8,7 +8,7 @@ import Testing
 @Suite struct PredicateFormatTests {
     /// The comparison a one-comparison format parses to.
     static func comparison(_ format: String, _ arguments: [Any] = []) throws -> FetchPredicate.Comparison {
-        let predicate = try FetchPredicate(format: format, argumentArray: arguments)
+        let predicate = try FetchPredicate(checkedFormat: format, argumentArray: arguments)
         guard case .comparison(let comparison) = predicate.node else {
             Issue.record("\(format) is not a comparison: \(predicate)")
             throw FetchPredicateError(.malformedFormat, "not a comparison")
@@ -19,7 +19,7 @@ import Testing
     /// The error parsing `format` throws.
     static func failure(_ format: String, _ arguments: [Any] = []) -> FetchPredicateError? {
         do {
-            let predicate = try FetchPredicate(format: format, argumentArray: arguments)
+            let predicate = try FetchPredicate(checkedFormat: format, argumentArray: arguments)
             Issue.record("\(format) parsed as \(predicate)")
             return nil
         } catch {
@@ -51,19 +51,19 @@ import Testing
     }
 
     @Test func precedence() throws {
-        let predicate = try FetchPredicate(format: "a == 1 OR b == 2 AND NOT c == 3")
+        let predicate = try FetchPredicate(checkedFormat: "a == 1 OR b == 2 AND NOT c == 3")
         #expect(predicate.compoundPredicateType == .or)
         #expect(predicate.subpredicates.count == 2)
         #expect(predicate.subpredicates[1].compoundPredicateType == .and)
         #expect(predicate.subpredicates[1].subpredicates[1].compoundPredicateType == .not)
         #expect(predicate.predicateFormat == "a == 1 OR (b == 2 AND NOT c == 3)")
 
-        let symbols = try FetchPredicate(format: "a == 1 && b == 2 || !(c == 3)")
+        let symbols = try FetchPredicate(checkedFormat: "a == 1 && b == 2 || !(c == 3)")
         #expect(symbols.predicateFormat == "(a == 1 AND b == 2) OR NOT c == 3")
-        let grouped = try FetchPredicate(format: "a == 1 and (b == 2 or c == 3) and d == 4")
+        let grouped = try FetchPredicate(checkedFormat: "a == 1 and (b == 2 or c == 3) and d == 4")
         #expect(grouped.predicateFormat == "a == 1 AND (b == 2 OR c == 3) AND d == 4")
-        #expect(try FetchPredicate(format: "TRUEPREDICATE").predicateFormat == "TRUEPREDICATE")
-        #expect(try FetchPredicate(format: "falsepredicate OR NOT TRUEPREDICATE").predicateFormat == "FALSEPREDICATE OR NOT TRUEPREDICATE")
+        #expect(try FetchPredicate(checkedFormat: "TRUEPREDICATE").predicateFormat == "TRUEPREDICATE")
+        #expect(try FetchPredicate(checkedFormat: "falsepredicate OR NOT TRUEPREDICATE").predicateFormat == "FALSEPREDICATE OR NOT TRUEPREDICATE")
     }
 
     @Test func literals() throws {
@@ -113,9 +113,9 @@ import Testing
         #expect(try Self.comparison("a IN %@", [[1, 2, 3]]).right.isEquivalent(to: .constant([1, 2, 3])))
         #expect(try Self.comparison("%K == 1", ["department.name"]).left.keyPath == "department.name")
         #expect(try Self.comparison("%K.@count == 1", ["employees"]).left.keyPath == "employees.@count")
-        let variadic = try FetchPredicate(format: "a == %d AND b == %i AND c == %ld AND d == %lld AND e == %u AND f == %f AND g == %lf AND h == %@ AND i == %@", 1, 2, Int64(3), 4, UInt(5), 1.5, 2.5, "s", true)
+        let variadic = try FetchPredicate(checkedFormat: "a == %d AND b == %i AND c == %ld AND d == %lld AND e == %u AND f == %f AND g == %lf AND h == %@ AND i == %@", 1, 2, Int64(3), 4, UInt(5), 1.5, 2.5, "s", true)
         #expect(variadic.predicateFormat == #"a == 1 AND b == 2 AND c == 3 AND d == 4 AND e == 5 AND f == 1.5 AND g == 2.5 AND h == "s" AND i == YES"#)
-        #expect(try FetchPredicate(format: "a > %f", 2).predicateFormat == "a > 2.0")
+        #expect(try FetchPredicate(checkedFormat: "a > %f", 2).predicateFormat == "a > 2.0")
     }
 
     @Test func keyPathsAndModifiers() throws {
@@ -131,7 +131,7 @@ import Testing
         #expect(try Self.comparison("ANY employees.salary > 3").modifier == .any)
         #expect(try Self.comparison("some employees.salary > 3").modifier == .any)
         #expect(try Self.comparison("ALL employees.salary > 3").modifier == .all)
-        let none = try FetchPredicate(format: "NONE employees.salary > 3")
+        let none = try FetchPredicate(checkedFormat: "NONE employees.salary > 3")
         #expect(none.compoundPredicateType == .not)
         #expect(none.subpredicates[0].comparisonPredicateModifier == .any)
 
@@ -143,11 +143,11 @@ import Testing
         #expect(collection.keyPath == "employees")
         #expect(variable == "e")
         #expect(inner.subpredicates.first?.leftExpression?.isEquivalent(to: .keyPath("salary", on: .variable("e"))) == true)
-        #expect(try FetchPredicate(format: "SUBQUERY(employees, $e, $e.salary > 10).@count > 0 AND department.name == 'x'").keyPaths == ["employees", "department.name"])
+        #expect(try FetchPredicate(checkedFormat: "SUBQUERY(employees, $e, $e.salary > 10).@count > 0 AND department.name == 'x'").keyPaths == ["employees", "department.name"])
     }
 
     @Test func substitutionVariables() throws {
-        let template = try FetchPredicate(format: "salary > $MIN AND name IN $NAMES AND SUBQUERY(e, $x, $x.a == $MIN).@count > 0")
+        let template = try FetchPredicate(checkedFormat: "salary > $MIN AND name IN $NAMES AND SUBQUERY(e, $x, $x.a == $MIN).@count > 0")
         let filled = try template.withSubstitutionVariables(["MIN": 10, "NAMES": ["a", "b"]])
         #expect(filled.predicateFormat == #"salary > 10 AND name IN {"a", "b"} AND SUBQUERY(e, $x, $x.a == 10).@count > 0"#)
         #expect(throws: FetchPredicateError.self) { try template.withSubstitutionVariables(["MIN": 10]) }
@@ -158,7 +158,7 @@ import Testing
             #expect(error.code == .missingVariable)
             #expect(error.message.contains("$MIN"))
         }
-        let nilled = try FetchPredicate(format: "notes == $N").withSubstitutionVariables(["N": NSNull()])
+        let nilled = try FetchPredicate(checkedFormat: "notes == $N").withSubstitutionVariables(["N": NSNull()])
         #expect(nilled.predicateFormat == "notes == nil")
     }
 
@@ -203,7 +203,7 @@ import Testing
             #expect(Self.failure(format)?.code == .tooDeeplyNested)
         }
         let nested = String(repeating: "(", count: 50) + "a == 1" + String(repeating: ")", count: 50)
-        #expect((try? FetchPredicate(format: nested))?.predicateFormat == "a == 1")
+        #expect((try? FetchPredicate(checkedFormat: nested))?.predicateFormat == "a == 1")
     }
 
     /// Formats whose printed form parses back to an equivalent predicate and prints the same.
@@ -225,9 +225,9 @@ import Testing
     ]
 
     @Test(arguments: roundTrips) func roundTrip(format: String) throws {
-        let parsed = try FetchPredicate(format: format)
+        let parsed = try FetchPredicate(checkedFormat: format)
         let printed = parsed.predicateFormat
-        let reparsed = try FetchPredicate(format: printed)
+        let reparsed = try FetchPredicate(checkedFormat: printed)
         #expect(reparsed.isEquivalent(to: parsed), "\(format) printed as \(printed), which parses to \(reparsed)")
         #expect(reparsed.predicateFormat == printed)
     }
@@ -240,9 +240,9 @@ import Testing
             ["a", 1, 2.5] as [Any], Set([1, 2, 3]), "",
         ]
         for value in values {
-            let predicate = try FetchPredicate(format: "a == %@", argumentArray: [value])
+            let predicate = try FetchPredicate(checkedFormat: "a == %@", argumentArray: [value])
             let printed = predicate.predicateFormat
-            let reparsed = try FetchPredicate(format: printed)
+            let reparsed = try FetchPredicate(checkedFormat: printed)
             #expect(reparsed.predicateFormat == printed, "\(value)")
             if let number = value as? Double, number.isNaN {
                 #expect((reparsed.rightExpression?.constantValue as? Double)?.isNaN == true)
@@ -250,7 +250,7 @@ import Testing
                 #expect(reparsed.isEquivalent(to: predicate), "\(value) printed as \(printed)")
             }
         }
-        #expect(try FetchPredicate(format: "a == %@", argumentArray: [Date(timeIntervalSinceReferenceDate: 10)]).predicateFormat == #"a == CAST(10.0, "NSDate")"#)
+        #expect(try FetchPredicate(checkedFormat: "a == %@", argumentArray: [Date(timeIntervalSinceReferenceDate: 10)]).predicateFormat == #"a == CAST(10.0, "NSDate")"#)
     }
 
     @Test func codeBuiltPredicates() throws {
@@ -274,8 +274,8 @@ import Testing
         #expect(FetchExpression.expressionForEvaluatedObject().expressionFormat == "SELF")
         #expect(FetchPredicate(key: "name", .beginsWith, "b", options: .caseInsensitive).predicateFormat == #"name BEGINSWITH[c] "b""#)
         #expect(FetchPredicate(block: { _, _ in true }).predicateFormat == "BLOCKPREDICATE")
-        #expect(try FetchPredicate(format: #"a == "x""#).isEquivalent(to: FetchPredicate(key: "a", .equalTo, "x")))
-        #expect(!(try FetchPredicate(format: #"a == "1""#).isEquivalent(to: FetchPredicate(key: "a", .equalTo, 1))))
+        #expect(try FetchPredicate(checkedFormat: #"a == "x""#).isEquivalent(to: FetchPredicate(key: "a", .equalTo, "x")))
+        #expect(!(try FetchPredicate(checkedFormat: #"a == "1""#).isEquivalent(to: FetchPredicate(key: "a", .equalTo, 1))))
     }
 
     @Test func objectsPrintTheirURIAndParseBackAsArguments() throws {
@@ -286,14 +286,14 @@ import Testing
             let department = Department(context: context)
             department.name = "Research"
             try context.save()
-            let predicate = try FetchPredicate(format: "department == %@ OR department IN %@", argumentArray: [department, [department.objectID]])
+            let predicate = try FetchPredicate(checkedFormat: "department == %@ OR department IN %@", argumentArray: [department, [department.objectID]])
             let printed = predicate.predicateFormat
             let uri = department.objectID.uriRepresentation().absoluteString
             #expect(printed == #"department == CAST("\#(uri)", "NSManagedObjectID") OR department IN {CAST("\#(uri)", "NSManagedObjectID")}"#)
             let error = Self.failure(printed)
             #expect(error?.offset == 14)
             let template = printed.replacingOccurrences(of: #"CAST("\#(uri)", "NSManagedObjectID")"#, with: "%@")
-            let reparsed = try FetchPredicate(format: template, argumentArray: [department.objectID, department])
+            let reparsed = try FetchPredicate(checkedFormat: template, argumentArray: [department.objectID, department])
             #expect(reparsed.isEquivalent(to: predicate), "objects and their IDs compare by identity")
         }
     }
@@ -306,9 +306,9 @@ import Testing
             "department.employees.@avg.salary > 10", "ANY department.employees.name == 'a'",
             "SUBQUERY(department.employees, $e, $e.department.budget > 1).@count > 0", "$x.anything == 1",
         ] {
-            #expect(throws: Never.self, "\(valid)") { try FetchPredicate(format: valid).validate(for: employee) }
+            #expect(throws: Never.self, "\(valid)") { try FetchPredicate(checkedFormat: valid).validate(for: employee) }
         }
-        #expect(throws: Never.self) { try FetchPredicate(format: "ANY employees.salary > 1 AND @count > 0").validate(for: department) }
+        #expect(throws: Never.self) { try FetchPredicate(checkedFormat: "ANY employees.salary > 1 AND @count > 0").validate(for: department) }
         for (format, entity, keyPath, offset) in [
             ("salary > 1 AND nickname == 'x'", employee, "nickname", 15),
             ("department.nam == 'x'", employee, "department.nam", 0),
@@ -319,7 +319,7 @@ import Testing
             ("budget > 1 OR NOT 'x' IN employees.tags", department, "employees.tags", 25),
         ] {
             do {
-                try FetchPredicate(format: format).validate(for: entity)
+                try FetchPredicate(checkedFormat: format).validate(for: entity)
                 Issue.record("\(format) validated")
             } catch {
                 #expect(error.code == .unknownKey)

@@ -42,11 +42,11 @@ import Testing
 
         /// One version on its own (no later versions to chain through).
         func version(_ number: Int) throws -> ManagedObjectModel {
-            try ManagedObjectModel(contentsOf: url.appendingPathComponent(Self.versionName(url.deletingPathExtension().lastPathComponent, number)))
+            try ManagedObjectModel(checkedContentsOf: url.appendingPathComponent(Self.versionName(url.deletingPathExtension().lastPathComponent, number)))
         }
 
         /// The bundle: its current version, reached from older stores through each version.
-        func chained() throws -> ManagedObjectModel { try ManagedObjectModel(contentsOf: url) }
+        func chained() throws -> ManagedObjectModel { try ManagedObjectModel(checkedContentsOf: url) }
     }
 
     /// The `Notes` model: version 1 has notes with a `body`, a `rank` and a `tag`; version 2
@@ -103,7 +103,7 @@ import Testing
     static func matches(_ format: String, _ arguments: Any..., in context: ManagedObjectContext) throws -> (count: Int, fetched: Int) {
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Note")
-            request.predicate = try FetchPredicate(format: format, argumentArray: arguments)
+            request.predicate = try FetchPredicate(checkedFormat: format, argumentArray: arguments)
             return (try context.count(for: request), try context.fetch(request).count)
         }
     }

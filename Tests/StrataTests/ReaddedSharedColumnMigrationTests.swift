@@ -76,7 +76,7 @@ import Testing
     static func matches(_ entity: String, _ format: String, _ arguments: Any..., in context: ManagedObjectContext) throws -> (count: Int, fetched: Int) {
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: entity)
-            request.predicate = try FetchPredicate(format: format, argumentArray: arguments)
+            request.predicate = try FetchPredicate(checkedFormat: format, argumentArray: arguments)
             return (try context.count(for: request), try context.fetch(request).count)
         }
     }

@@ -23,7 +23,7 @@ import Testing
 
     /// A loaded model.
     static func model(_ name: String) throws -> ManagedObjectModel {
-        try ManagedObjectModel(contentsOf: try #require(models[name]))
+        try ManagedObjectModel(checkedContentsOf: try #require(models[name]))
     }
 
     @Test(arguments: ["Journal", "Journal 1", "Commerce", "Podcasts"])
@@ -61,8 +61,8 @@ import Testing
         #expect(model.configurations == ["Cloud", "Local"])
         #expect(model.entities(forConfigurationName: "Cloud")?.map(\.name) == ["Tag"])
         let entry = try #require(model.entitiesByName["Entry"])
-        #expect(entry.userInfo["kind"] as? String == "abstract")
-        #expect(entry.attributesByName["title"]?.userInfo["searchable"] as? String == "YES")
+        #expect(entry.userInfo?["kind"] as? String == "abstract")
+        #expect(entry.attributesByName["title"]?.userInfo?["searchable"] as? String == "YES")
         let exif = try #require(model.entitiesByName["PhotoEntry"]?.attributesByName["exif"])
         #expect(exif.valueTransformerName == "JournalEXIFTransformer")
         #expect(exif.attributeValueClassName == "[String: String]")
@@ -93,7 +93,9 @@ import Testing
         #expect(commerce.entitiesByName["Product"]?.attributesByName["price"]?.defaultValue as? Decimal == 0)
     }
 
-    @Test func aFractionalIntegerDefaultIsRefusedNamingTheAttribute() throws {
+    /// A default that is not a value of the attribute's type loads as no default, as Core Data
+    /// loads it (``ModelQuirkTests`` has the other types).
+    @Test func aFractionalIntegerDefaultGivesNoDefault() throws {
         let folder = TemporaryFolder()
         let url = try ModelFileFixture.write(
             """
@@ -101,12 +103,9 @@ import Testing
                 <attribute name="copies" attributeType="Integer 32" defaultValueString="2.5" usesScalarValueType="YES"/>
             </entity>
             """, in: folder)
-        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
-        #expect(error?.code == .invalidValue)
-        #expect(error?.entityName == "Invoice")
-        #expect(error?.propertyName == "copies")
-        #expect(error?.message.contains("2.5") == true)
-        #expect(error?.line == 4)
+        let model = try ManagedObjectModel(checkedContentsOf: url)
+        let copies = try #require(model.entitiesByName["Invoice"]?.attributesByName["copies"])
+        #expect(copies.defaultValue == nil)
     }
 
     /// Broken compound indexes and composite definitions are refused with the element's line.
@@ -135,16 +134,11 @@ import Testing
             <attribute name="inner" optional="YES" attributeType="Composite" composite="Loop"/>
         </composite>
         """, "invalidModel", "within itself"),
-        ("""
-        <entity name="Item" representedClassName="Item" syncable="YES">
-            <attribute name="place" optional="YES" attributeType="Composite"/>
-        </entity>
-        """, "invalidModel", "no elements"),
     ])
     func brokenIndexesAndCompositesAreRefused(_ body: String, _ code: String, _ mention: String) throws {
         let folder = TemporaryFolder()
         let url = try ModelFileFixture.write(body, in: folder)
-        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(contentsOf: url) }
+        let error = #expect(throws: ModelError.self) { try ManagedObjectModel(checkedContentsOf: url) }
         #expect(error?.code.name == code)
         #expect(error?.entityName == "Item")
         #expect(error?.message.contains(mention) == true, "\(error?.message ?? "")")
@@ -174,7 +168,7 @@ import Testing
             }
             try context.save()
             let request = FetchRequest<ManagedObject>(entityName: "Entry")
-            request.predicate = try FetchPredicate(format: "isPinned == YES")
+            request.predicate = try FetchPredicate(checkedFormat: "isPinned == YES")
             #expect(try context.fetch(request).count == 4)
             #expect(try context.explain(request).description.contains("isPinned"), "the compound index on isPinned answers")
         }
@@ -268,7 +262,7 @@ import Testing
         await #expect(processExitsWith: .failure) {
             let model = ManagedObjectModel()
             let request = FetchRequest<ManagedObject>(entityName: "Item")
-            request.predicate = try! FetchPredicate(format: "name == $NAME")
+            request.predicate = FetchPredicate(format: "name == $NAME")
             model.setFetchRequestTemplate(request, forName: "ByName")
             _ = model.fetchRequestFromTemplate(withName: "ByName", substitutionVariables: [:])
         }

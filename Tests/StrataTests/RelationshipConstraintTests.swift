@@ -56,7 +56,7 @@ import Testing
     /// The unit named `name`, fetched in `context`.
     static func unit(_ name: String, in context: ManagedObjectContext) throws -> ManagedObject {
         let request = FetchRequest<ManagedObject>(entityName: "Unit")
-        request.predicate = try FetchPredicate(format: "name == %@", name)
+        request.predicate = try FetchPredicate(checkedFormat: "name == %@", name)
         return try #require(try context.fetch(request).first)
     }
 

@@ -263,7 +263,7 @@ private final class ContractStore {
         try store.reopen()
         try store.withContext { context throws in
             let request = FetchRequest<ManagedObject>(entityName: "Author")
-            request.predicate = try FetchPredicate(format: "age >= 3")
+            request.predicate = try FetchPredicate(checkedFormat: "age >= 3")
             request.sortDescriptors = [FetchSortDescriptor(key: "age", ascending: false), FetchSortDescriptor(key: "name")]
             // Ages 6: a06 a13; 5: a05 a12 a19; 4: a04 a11 a18; 3: a03 a10 a17.
             #expect(try context.count(for: request) == 11)
@@ -278,13 +278,13 @@ private final class ContractStore {
 
             let counting = FetchRequest<Int>(entityName: "Author")
             counting.resultType = .countResultType
-            counting.predicate = try FetchPredicate(format: "name BEGINSWITH 'a1'")
+            counting.predicate = try FetchPredicate(checkedFormat: "name BEGINSWITH 'a1'")
             #expect(try context.fetch(counting) == [10])
 
             let dictionaries = FetchRequest<[String: Any]>(entityName: "Author")
             dictionaries.resultType = .dictionaryResultType
             dictionaries.propertiesToFetch = ["name", "age"]
-            dictionaries.predicate = try FetchPredicate(format: "age == 0")
+            dictionaries.predicate = try FetchPredicate(checkedFormat: "age == 0")
             dictionaries.sortDescriptors = [FetchSortDescriptor(key: "name", ascending: false)]
             let rows = try context.fetch(dictionaries)
             #expect(rows.map { $0["name"] as? String } == ["a14", "a07", "a00"])

@@ -202,9 +202,9 @@ struct SamplePointTransformer: AttributeValueTransformer {
     func everyEntityAndAttributeRoundTrips(_ name: String) throws {
         let url = try #require(Self.models[name])
         let folder = TemporaryFolder()
-        let model = try ManagedObjectModel(contentsOf: url)
+        let model = try ManagedObjectModel(checkedContentsOf: url)
         #expect(!model.entities.isEmpty)
-        let (container, _) = try Self.storeEverything(model, reload: { try ManagedObjectModel(contentsOf: url) }, at: folder.store(name))
+        let (container, _) = try Self.storeEverything(model, reload: { try ManagedObjectModel(checkedContentsOf: url) }, at: folder.store(name))
         try container.close()
     }
 
@@ -217,7 +217,7 @@ struct SamplePointTransformer: AttributeValueTransformer {
         var bookID: ManagedObjectID?
         var authorIDs: [ManagedObjectID] = []
         do {
-            let container = try GraphModel.container(at: folder.store(), model: try ManagedObjectModel(contentsOf: url))
+            let container = try GraphModel.container(at: folder.store(), model: try ManagedObjectModel(checkedContentsOf: url))
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 let authors = ["Ursula", "Italo"].map { name in
@@ -244,7 +244,7 @@ struct SamplePointTransformer: AttributeValueTransformer {
             }
             try container.close()
         }
-        let container = try GraphModel.container(at: folder.store(), model: try ManagedObjectModel(contentsOf: url))
+        let container = try GraphModel.container(at: folder.store(), model: try ManagedObjectModel(checkedContentsOf: url))
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let book = try context.existingObject(with: try #require(bookID))
@@ -270,7 +270,7 @@ struct SamplePointTransformer: AttributeValueTransformer {
         let url = try #require(Self.models["Library"])
         let folder = TemporaryFolder()
         func open() throws -> (PersistentStoreCoordinator, catalog: PersistentStore, tagging: PersistentStore) {
-            let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(contentsOf: url))
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(checkedContentsOf: url))
             let catalog = try coordinator.addPersistentStore(type: .strata, configuration: "Catalog", at: folder.store("Catalog"))
             let tagging = try coordinator.addPersistentStore(type: .strata, configuration: "Tagging", at: folder.store("Tagging"))
             return (coordinator, catalog, tagging)
@@ -324,7 +324,7 @@ struct SamplePointTransformer: AttributeValueTransformer {
         let transformer = SamplePointTransformer()
         ValueTransformers.register(transformer, forName: transformerName)
         func model() throws -> ManagedObjectModel {
-            let model = try ManagedObjectModel(contentsOf: url)
+            let model = try ManagedObjectModel(checkedContentsOf: url)
             let point = ModelBuilder.attribute("point", .transformable)
             point.valueTransformerName = transformerName
             let missing = ModelBuilder.attribute("unregistered", .transformable)

@@ -49,7 +49,7 @@ import Testing
 
     /// Adds the store at `url` with the bundle's current model (Shop 4) through `manager`.
     static func open(_ url: URL, model: ManagedObjectModel? = nil, manager: StagedMigrationManager?) throws -> PersistentStoreCoordinator {
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try model ?? ManagedObjectModel(contentsOf: ShopModels.bundle))
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try model ?? ManagedObjectModel(checkedContentsOf: ShopModels.bundle))
         var options = ShopModels.migrating
         options[PersistentStoreStagedMigrationManagerOptionKey] = manager
         _ = try coordinator.addPersistentStore(ofType: SQLiteStoreType, configurationName: nil, at: url, options: options)

@@ -166,7 +166,7 @@ struct StoreLayerReadTests {
         try context.performAndWait {
             for (limit, descending) in [(10, true), (30, false), (60, true)] {
                 let request = Employee.fetchRequest()
-                request.predicate = try FetchPredicate(format: "salary >= %@ AND active == YES", argumentArray: [100_000])
+                request.predicate = try FetchPredicate(checkedFormat: "salary >= %@ AND active == YES", argumentArray: [100_000])
                 request.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: !descending)]
                 request.fetchLimit = limit
                 let objects = try context.fetch(request)
@@ -199,7 +199,7 @@ struct StoreLayerReadTests {
             let context = container.newBackgroundContext()
             return try context.performAndWait {
                 let request = Employee.fetchRequest()
-                request.predicate = try FetchPredicate(format: "salary > %@ AND active == YES", argumentArray: [50_000])
+                request.predicate = try FetchPredicate(checkedFormat: "salary > %@ AND active == YES", argumentArray: [50_000])
                 request.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: false)]
                 request.fetchLimit = 20
                 return try context.fetch(request).map { "\($0.name)=\($0.salary)" }

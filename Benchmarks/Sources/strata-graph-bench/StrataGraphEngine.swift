@@ -223,7 +223,7 @@ final class StrataGraphEngine: GraphEngine {
                 FetchPredicate(key: "active", .equalTo, true),
             ])
         case .format:
-            return try FetchPredicate(format: "salary > %@ AND active == YES", argumentArray: [minimumSalary])
+            return try FetchPredicate(checkedFormat: "salary > %@ AND active == YES", argumentArray: [minimumSalary])
         }
     }
 

@@ -46,7 +46,7 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let format = String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     let predicate: FetchPredicate
     do {
-        predicate = try FetchPredicate(format: format, argumentArray: arguments)
+        predicate = try FetchPredicate(checkedFormat: format, argumentArray: arguments)
     } catch {
         precondition(error.offset.map { $0 >= 0 && $0 <= format.unicodeScalars.count } ?? false, "error without a valid offset: \(error)")
         return 0
@@ -54,7 +54,7 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let printed = predicate.predicateFormat
     let reparsed: FetchPredicate
     do {
-        reparsed = try FetchPredicate(format: printed)
+        reparsed = try FetchPredicate(checkedFormat: printed)
     } catch {
         fatalError("\(format) printed as \(printed), which does not parse: \(error)")
     }

@@ -17,7 +17,7 @@ extension ManagedObjectContext {
         // Each set on its own: their union would hash every object again (a bulk insert's 100,000).
         for object in event.updated { object.eventChangedSlots = [] }
         for object in inserted { object.eventChangedSlots = [] }
-        NotificationPosting.post(Self.didChangeObjectsNotification, object: self, userInfo: Self.notificationInfo(objects: [
+        NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: Self.notificationInfo(objects: [
             .insertedObjects: inserted, .updatedObjects: Set(event.updated), .deletedObjects: Set(event.deleted),
             .refreshedObjects: Set(event.refreshed), .invalidatedObjects: Set(event.invalidated),
         ]))

@@ -133,7 +133,7 @@ extension ManagedObjectContext {
             if !pendingEvent.deleted.contains(object) { pendingEvent.deleted.append(object) }
         }
         processPendingChanges()
-        NotificationPosting.post(Self.didMergeChangesObjectIDsNotification, object: self, userInfo: [
+        NotificationCenter.default.post(name: Self.didMergeChangesObjectIDsNotification, object: self, userInfo: [
             NotificationKey.insertedObjectIDs.rawValue: changes.inserted, NotificationKey.updatedObjectIDs.rawValue: changes.updated,
             NotificationKey.deletedObjectIDs.rawValue: changes.deleted, NotificationKey.refreshedObjectIDs.rawValue: changes.refreshed,
         ])

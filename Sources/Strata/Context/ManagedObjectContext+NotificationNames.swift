@@ -51,7 +51,7 @@ extension ManagedObjectContext {
     /// Posts the objects-did-change notification `reset()` posts: every object the context held,
     /// by ID, under ``InvalidatedAllObjectsKey``.
     func postInvalidatedAll(_ objectIDs: [ManagedObjectID]) {
-        NotificationPosting.post(Self.didChangeObjectsNotification, object: self, userInfo: [
+        NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: [
             NotificationKey.invalidatedAllObjects.rawValue: objectIDs
         ])
         yieldChange(ContextChange(kind: .objectsDidChange, invalidated: Set(objectIDs)))

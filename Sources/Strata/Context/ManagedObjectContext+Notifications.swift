@@ -38,6 +38,9 @@ extension ManagedObjectContext {
         case queryGeneration = "managedObjectContextQueryGeneration"
         /// The context that posted the notification.
         case sourceContext = "managedObjectContext"
+        /// In a did-save notification of a save that wrote to a store keeping persistent
+        /// history: the ``PersistentHistoryToken`` after the save's transaction.
+        case newChangeToken = "newChangeToken"
     }
 
     /// The context's change events as an asynchronous sequence: objects-did-change, will-save

@@ -13,15 +13,18 @@ extension ManagedObjectContext {
     ///   the `.error` policy, `managedObjectExternalRelationship` for a
     ///   relationship to an object saved in another store, `persistentStoreSave` when the store
     ///   fails. After a failed save the context keeps its changes, so they can be fixed and saved again.
+    ///
+    /// A save with nothing to save writes nothing and, as in Core Data, still posts the will-save
+    /// and did-save notifications (with no objects).
     public func save() throws {
-        guard hasChanges || !deletesToPropagate.isEmpty else { return }
+        guard hasChanges || !deletesToPropagate.isEmpty else { return postEmptySave() }
         guard let coordinator = persistentStoreCoordinator else {
             throw CoreDataError(.coreData, "the context has no persistent store coordinator")
         }
         propagateDeletes()
         processPendingChanges()
-        guard hasChanges else { return }
-        NotificationPosting.post(Self.willSaveObjectsNotification, object: self)
+        guard hasChanges else { return postEmptySave() }
+        NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
         yieldChange(ContextChange(kind: .willSave))
         for object in Array(insertedSet) + Array(updatedSet) + Array(deletedSet) { object.willSave() }
         propagateDeletes()
@@ -68,11 +71,31 @@ extension ManagedObjectContext {
         let savedIDs: KeyValuePairs<NotificationKey, Set<ManagedObjectID>> = [
             .insertedObjectIDs: change.inserted, .updatedObjectIDs: change.updated, .deletedObjectIDs: change.deleted,
         ]
-        NotificationPosting.post(Self.didSaveObjectsNotification, object: self, userInfo: Self.notificationInfo(
-            objects: [.insertedObjects: Set(inserted), .updatedObjects: Set(updated), .deletedObjects: Set(deleted)], objectIDs: savedIDs))
-        NotificationPosting.post(Self.didSaveObjectIDsNotification, object: self, userInfo: Self.notificationInfo(objectIDs: savedIDs))
+        var info = Self.notificationInfo(
+            objects: [.insertedObjects: Set(inserted), .updatedObjects: Set(updated), .deletedObjects: Set(deleted)], objectIDs: savedIDs)
+        if let token = newChangeToken(committedSequences, coordinator: coordinator) { info[NotificationKey.newChangeToken.rawValue] = token }
+        NotificationCenter.default.post(name: Self.didSaveObjectsNotification, object: self, userInfo: info)
+        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: Self.notificationInfo(objectIDs: savedIDs))
         yieldChange(change)
         RemoteChangeCenter.postChanges(committedSequences)
+    }
+
+    /// Posts the notifications of a save that had nothing to save, as Core Data does, when the
+    /// context has somewhere to save to.
+    private func postEmptySave() {
+        guard persistentStoreCoordinator != nil || nesting.parent != nil else { return }
+        NotificationCenter.default.post(name: Self.willSaveObjectsNotification, object: self)
+        NotificationCenter.default.post(name: Self.didSaveObjectsNotification, object: self, userInfo: [:])
+        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: [:])
+    }
+
+    /// The history token after a save's transaction (`committedSequences` by store), when it
+    /// went to one store that keeps persistent history (with several, the one whose identifier
+    /// sorts first: a token names one store).
+    private func newChangeToken(_ committedSequences: [String: UInt64], coordinator: PersistentStoreCoordinator) -> PersistentHistoryToken? {
+        let tracked = committedSequences.filter { coordinator.store(identifier: $0.key)?.engineStore?.configuration.historyTracking == true }
+        guard let (store, sequence) = tracked.min(by: { $0.key < $1.key }) else { return nil }
+        return PersistentHistoryToken(storeIdentifier: store, sequence: sequence)
     }
 
     /// Gives `objects` permanent IDs now, before they are saved (Core Data's

@@ -167,8 +167,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Runs `block` on the context's queue, asynchronously, then ends the event
     /// (``processPendingChanges()``).
-    public func perform(_ block: @escaping @Sendable () -> Void) {
-        queue.async { self.runEvent(block) }
+    ///
+    /// As in Core Data, `block` is not `@Sendable`: it may capture the context's managed objects,
+    /// and runs on the context's queue, which is where they may be touched.
+    public func perform(_ block: @escaping () -> Void) {
+        let bound = QueueBound(value: block)
+        queue.async { self.runEvent(bound.value) }
     }
 
     /// Runs `block` on the context's queue and waits for it; runs it at once when already on
@@ -183,15 +187,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return try withoutActuallyEscaping(block) { escapable in
             try queue.sync { try runEvent { try holdingQueues(caller, escapable) } }
         }
-    }
-
-    /// Runs `block` on the context's queue and returns its result to the awaiting task: at once
-    /// when the caller already runs on the queue (the view context from the main actor), else
-    /// enqueued (Core Data's `perform(schedule: .immediate)`).
-    ///
-    /// - Throws: what `block` throws.
-    public func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
-        try await perform(schedule: .immediate, block)
     }
 
     // MARK: Registered objects

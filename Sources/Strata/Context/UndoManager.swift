@@ -94,7 +94,7 @@ open class UndoManager {
     open func beginUndoGrouping() {
         postCheckpoint()
         openGroups.append(Group())
-        NotificationPosting.post(Self.didOpenUndoGroupNotification, object: self)
+        NotificationCenter.default.post(name: Self.didOpenUndoGroupNotification, object: self)
     }
 
     /// Closes the innermost open group. An empty group is dropped.
@@ -103,7 +103,7 @@ open class UndoManager {
     open func endUndoGrouping() {
         precondition(!openGroups.isEmpty, "endUndoGrouping called without a matching beginUndoGrouping")
         postCheckpoint()
-        NotificationPosting.post(Self.willCloseUndoGroupNotification, object: self)
+        NotificationCenter.default.post(name: Self.willCloseUndoGroupNotification, object: self)
         let group = openGroups.removeLast()
         if openGroups.isEmpty { eventGroupIsOpen = false }
         if !group.isEmpty {
@@ -114,7 +114,7 @@ open class UndoManager {
                 trim()
             }
         }
-        NotificationPosting.post(Self.didCloseUndoGroupNotification, object: self)
+        NotificationCenter.default.post(name: Self.didCloseUndoGroupNotification, object: self)
     }
 
     /// Closes the group that ``groupsByEvent`` opened, at the end of an event.
@@ -135,7 +135,7 @@ open class UndoManager {
             precondition(groupsByEvent, "registerUndo called outside a group with groupsByEvent off; call beginUndoGrouping first")
             openGroups.append(Group())
             eventGroupIsOpen = true
-            NotificationPosting.post(Self.didOpenUndoGroupNotification, object: self)
+            NotificationCenter.default.post(name: Self.didOpenUndoGroupNotification, object: self)
         }
         if !isUndoing && !isRedoing { redoStack = [] }
         openGroups.last!.entries.append(.action(target: ObjectIdentifier(target)) { handler(target) })
@@ -183,11 +183,11 @@ open class UndoManager {
         if groupsByEvent { endEventGroup() }
         precondition(openGroups.isEmpty, "undo called with an open undo group; call endUndoGrouping first")
         guard let group = undoStack.popLast() else { return }
-        NotificationPosting.post(Self.willUndoChangeNotification, object: self)
+        NotificationCenter.default.post(name: Self.willUndoChangeNotification, object: self)
         isUndoing = true
         run(group, into: &redoStack)
         isUndoing = false
-        NotificationPosting.post(Self.didUndoChangeNotification, object: self)
+        NotificationCenter.default.post(name: Self.didUndoChangeNotification, object: self)
     }
 
     /// Undoes the newest group, nested or not, without closing open groups (Foundation's
@@ -209,11 +209,11 @@ open class UndoManager {
         } else {
             return
         }
-        NotificationPosting.post(Self.willUndoChangeNotification, object: self)
+        NotificationCenter.default.post(name: Self.willUndoChangeNotification, object: self)
         isUndoing = true
         run(group, into: &redoStack)
         isUndoing = false
-        NotificationPosting.post(Self.didUndoChangeNotification, object: self)
+        NotificationCenter.default.post(name: Self.didUndoChangeNotification, object: self)
     }
 
     /// Redoes the newest undone group; what its actions register becomes undoable again.
@@ -224,12 +224,12 @@ open class UndoManager {
         if groupsByEvent { endEventGroup() }
         precondition(openGroups.isEmpty, "redo called with an open undo group; call endUndoGrouping first")
         guard let group = redoStack.popLast() else { return }
-        NotificationPosting.post(Self.willRedoChangeNotification, object: self)
+        NotificationCenter.default.post(name: Self.willRedoChangeNotification, object: self)
         isRedoing = true
         run(group, into: &undoStack)
         trim()
         isRedoing = false
-        NotificationPosting.post(Self.didRedoChangeNotification, object: self)
+        NotificationCenter.default.post(name: Self.didRedoChangeNotification, object: self)
     }
 
     /// Runs `group`'s actions newest first, collecting what they register in a new group pushed
@@ -259,7 +259,7 @@ open class UndoManager {
     /// Lets the contexts using the manager end their event, then posts the checkpoint notification.
     private func postCheckpoint() {
         for observer in checkpointObservers { observer.handler() }
-        NotificationPosting.post(Self.checkpointNotification, object: self)
+        NotificationCenter.default.post(name: Self.checkpointNotification, object: self)
     }
 }
 

@@ -39,7 +39,7 @@ extension PersistentContainer {
         for bundle in bundles {
             if let url = modelURL(named: name, in: bundle) {
                 logger.debug("Loading model \(name) from \(url.path)")
-                return try ManagedObjectModel(contentsOf: url)
+                return try ManagedObjectModel(checkedContentsOf: url)
             }
         }
         throw ModelError(

@@ -32,13 +32,17 @@ open class PersistentContainer: @unchecked Sendable {
     }
 
     /// Where stores go when no URL is given: `$XDG_DATA_HOME/strata`, else
-    /// `~/.local/share/strata` on Linux and `~/Library/Application Support/strata` on macOS.
+    /// `$HOME/.local/share/strata` on Linux (the password database's home directory when `HOME`
+    /// is unset) and `~/Library/Application Support/strata` on macOS.
     open class func defaultDirectoryURL() -> URL {
         #if os(Linux)
-        if let data = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], !data.isEmpty {
+        let environment = ProcessInfo.processInfo.environment
+        if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
             return URL(fileURLWithPath: data).appendingPathComponent("strata")
         }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share/strata")
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser
+        return home.appendingPathComponent(".local/share/strata")
         #else
         return FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0].appendingPathComponent("strata")
         #endif
@@ -52,12 +56,16 @@ open class PersistentContainer: @unchecked Sendable {
 
     /// Adds every described store, calling `block` once per store with its description and
     /// error, if any. A description with ``PersistentStoreDescription/shouldAddStoreAsynchronously``
-    /// is added on a background queue, and `block` is called there.
-    open func loadPersistentStores(completionHandler block: @escaping @Sendable (PersistentStoreDescription, (any Error)?) -> Void) {
+    /// is added on a background queue, and `block` is called there; every other one is added,
+    /// and `block` called, before this returns (so `block` may set the caller's variables, as
+    /// Core Data's loading code does).
+    open func loadPersistentStores(completionHandler block: @escaping (PersistentStoreDescription, (any Error)?) -> Void) {
         for description in persistentStoreDescriptions {
             let coordinator = persistentStoreCoordinator
             if description.shouldAddStoreAsynchronously {
-                DispatchQueue.global().async { coordinator.addPersistentStore(with: description, completionHandler: block) }
+                // The caller asked for `block` on another thread: what it captures is its to guard.
+                let bound = QueueBound(value: block)
+                DispatchQueue.global().async { coordinator.addPersistentStore(with: description, completionHandler: bound.value) }
             } else {
                 coordinator.addPersistentStore(with: description, completionHandler: block)
             }
@@ -74,17 +82,18 @@ open class PersistentContainer: @unchecked Sendable {
         return context
     }
 
-    /// Runs `block` on a new private-queue context.
-    open func performBackgroundTask(_ block: @escaping @Sendable (ManagedObjectContext) -> Void) {
+    /// Runs `block` on a new private-queue context, asynchronously.
+    open func performBackgroundTask(_ block: @escaping (ManagedObjectContext) -> Void) {
         let context = newBackgroundContext()
         context.perform { block(context) }
     }
 
-    /// Runs `block` on a new private-queue context and returns its result.
+    /// Runs `block` on a new private-queue context and returns its result (Core Data's
+    /// `async rethrows` form, with the block's own error type).
     ///
     /// - Throws: what `block` throws.
-    public func performBackgroundTask<T: Sendable>(_ block: @escaping @Sendable (ManagedObjectContext) throws -> T) async throws -> T {
+    nonisolated(nonsending) public func performBackgroundTask<T, E: Error>(_ block: @escaping (ManagedObjectContext) throws(E) -> T) async throws(E) -> T {
         let context = newBackgroundContext()
-        return try await context.perform { try block(context) }
+        return try await context.perform { () throws(E) -> T in try block(context) }
     }
 }

@@ -1,15 +1,16 @@
 import Foundation
 import StrataStore
 
-/// Takes part in every save to a store, so that the store stays a replica of a shared dataset
-/// (StrataMirror's PostgreSQL mirror is one). Core Data has no public counterpart: CloudKit
-/// mirroring is built in.
+/// Takes part in every save to a store, so that the store stays a replica of a shared dataset:
+/// StrataMirror's PostgreSQL mirror implements it. Package API, in the engine's terms
+/// (transactions, rows): applications use StrataMirror, as Core Data's CloudKit mirroring is
+/// built in and has no public hook.
 ///
 /// Each save and batch request that writes to the store calls, holding the store's save lock:
 /// ``storeWillSave(_:)`` before it checks for conflicts and assigns keys,
 /// ``store(_:commit:locally:)`` for the transaction it commits (if any), and
 /// ``storeDidEndSave(_:)`` once it is over, whether it committed, failed or had nothing to write.
-public protocol PersistentStoreReplicator: AnyObject, Sendable {
+package protocol PersistentStoreReplicator: AnyObject, Sendable {
     /// Called before a save checks for conflicts: bring the store up to date with the shared
     /// dataset here, so the merge policy sees what others saved.
     ///
@@ -28,39 +29,39 @@ public protocol PersistentStoreReplicator: AnyObject, Sendable {
 }
 
 /// The object IDs a replicated transaction changed in a store, and the sequence it committed at.
-public struct ReplicatedChanges: Sendable {
+package struct ReplicatedChanges: Sendable {
     /// The sequence number of the local commit.
-    public var sequence: UInt64
+    package var sequence: UInt64
     /// The objects the transaction inserted.
-    public var inserted: Set<ManagedObjectID> = []
+    package var inserted: Set<ManagedObjectID> = []
     /// The objects the transaction updated.
-    public var updated: Set<ManagedObjectID> = []
+    package var updated: Set<ManagedObjectID> = []
     /// The objects the transaction deleted.
-    public var deleted: Set<ManagedObjectID> = []
+    package var deleted: Set<ManagedObjectID> = []
 
     /// The changes in the form ``ManagedObjectContext/mergeChanges(fromRemoteContextSave:into:)`` takes.
-    public var remoteContextSaveData: [AnyHashable: Any] {
+    package var remoteContextSaveData: [AnyHashable: Any] {
         ["inserted_objectIDs": inserted, "updated_objectIDs": updated, "deleted_objectIDs": deleted]
     }
 }
 
 /// Where the rows of an entity live in the engine store, for a replicator writing its own rows.
-public struct ReplicationLayout: Sendable {
+package struct ReplicationLayout: Sendable {
     /// The engine entity of the entity's hierarchy.
-    public var storeEntity: Int
+    package var storeEntity: Int
     /// The value of column 0 (the entity tag) in rows of exactly this entity.
-    public var tag: Int64
+    package var tag: Int64
     /// The column of each persistent attribute and to-one relationship, by name.
-    public var columns: [String: Int]
+    package var columns: [String: Int]
     /// The number of columns of the engine entity.
-    public var columnCount: Int
+    package var columnCount: Int
 }
 
 extension PersistentStore {
     /// The replicator every save to this store goes through (`nil`: saves commit locally only).
     /// Set it before the first save; a coordinator sharing the engine store without it saves
     /// locally only.
-    public var replicator: (any PersistentStoreReplicator)? {
+    package var replicator: (any PersistentStoreReplicator)? {
         get { replicatorSlot.withLock { $0 } }
         set { replicatorSlot.withLock { $0 = newValue } }
     }
@@ -82,7 +83,7 @@ extension PersistentStore {
     ///
     /// - Returns: what `body` returns.
     /// - Throws: what `body` throws.
-    public func withReplicationLock<T>(_ body: () throws -> T) throws -> T {
+    package func withReplicationLock<T>(_ body: () throws -> T) throws -> T {
         var result: T?
         try StoreSaveLock.withLocks([saveLock]) { result = try body() }
         return result!
@@ -93,7 +94,7 @@ extension PersistentStoreCoordinator {
     /// The engine layout of the entity named `name`.
     ///
     /// - Throws: ``CoreDataError`` when the model has no such entity or no store is added.
-    public func replicationLayout(forEntityNamed name: String) throws -> ReplicationLayout {
+    package func replicationLayout(forEntityNamed name: String) throws -> ReplicationLayout {
         let mapping = try mapping.get()
         guard let layout = mapping.layouts[name] else { throw CoreDataError(.coreData, "the model has no entity \(name)") }
         return ReplicationLayout(
@@ -107,7 +108,7 @@ extension PersistentStoreCoordinator {
     ///
     /// - Returns: the local sequence and the objects the transaction changed.
     /// - Throws: ``CoreDataError`` `persistentStoreSave` when the store refuses it (nothing is written).
-    public func applyReplicatedTransaction(_ transaction: Transaction, to store: PersistentStore) throws -> ReplicatedChanges {
+    package func applyReplicatedTransaction(_ transaction: Transaction, to store: PersistentStore) throws -> ReplicatedChanges {
         var inserted: Set<ManagedObjectID> = [], updated: Set<ManagedObjectID> = [], deleted: Set<ManagedObjectID> = []
         for operation in transaction.operations {
             switch operation {

@@ -127,7 +127,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// (Core Data's `addPersistentStore(with:completionHandler:)`).
     public func addPersistentStore(
         with description: PersistentStoreDescription,
-        completionHandler: @escaping @Sendable (PersistentStoreDescription, (any Error)?) -> Void
+        completionHandler: @escaping (PersistentStoreDescription, (any Error)?) -> Void
     ) {
         do {
             _ = try addPersistentStore(description)

@@ -149,18 +149,6 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
         set { setOption(newValue, forKey: PersistentStoreOptionKey.warmsCacheAfterOpening) }
     }
 
-    /// How long a thread whose save waits for a group commit keeps its CPU before it sleeps
-    /// (``PersistentStoreOptionKey/commitWaitSpin``, in seconds); `nil` for the engine's default,
-    /// also when the option is not a finite number of seconds.
-    public var commitWaitSpin: Duration? {
-        get {
-            Self.number(options[PersistentStoreOptionKey.commitWaitSpin])
-                .flatMap { Int64(exactly: ($0.doubleValue * 1e9).rounded()) }
-                .map { .nanoseconds($0) }
-        }
-        set { setOption(newValue.map { $0 / .seconds(1) }, forKey: PersistentStoreOptionKey.commitWaitSpin) }
-    }
-
     /// The type of store to open: ``type``, except that a store at `/dev/null` (Core Data's
     /// idiom for a throwaway SQLite store in tests) is held in memory.
     var typeToOpen: String {
@@ -177,7 +165,6 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
         configuration.readOnly = isReadOnly
         if let cacheSize { configuration.cacheSize = cacheSize }
         configuration.warmsCacheAfterOpening = warmsCacheAfterOpening
-        if let commitWaitSpin { configuration.commitWaitSpin = commitWaitSpin }
         configuration.historyConsumerLagLimit = Self.number(options[HistoryConsumerLagLimitKey])?.intValue
         configuration.historyConsumerAgeLimit = Self.number(options[HistoryConsumerAgeLimitKey])?.doubleValue
         return configuration

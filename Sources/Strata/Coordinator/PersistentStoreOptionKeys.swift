@@ -44,8 +44,4 @@ public enum PersistentStoreOptionKey {
     /// `Bool`: whether the store loads its newest blocks into its cache in the background once
     /// opened (`true` when absent).
     public static let warmsCacheAfterOpening = "StrataWarmsCacheAfterOpeningOption"
-    /// `Double` (or `NSNumber`): the seconds a thread whose save waits for a group commit keeps
-    /// its CPU before it sleeps (the engine's `StoreConfiguration.commitWaitSpin`, 2 ms, when
-    /// absent; 0 sleeps at once).
-    public static let commitWaitSpin = "StrataCommitWaitSpinOption"
 }

@@ -148,7 +148,9 @@ extension FetchedResultsController where ResultType: FetchRequestResult {
 
     /// Runs `request` in `context` for a controller.
     private static func query(_ request: FetchRequest<ResultType>, in context: ManagedObjectContext) throws -> FetchedResultsQuery {
-        guard let descriptors = request.sortDescriptors, !descriptors.isEmpty else {
+        // As in Core Data, an empty array is accepted (the objects keep the fetch's order); only
+        // a request without sort descriptors is refused.
+        guard let descriptors = request.sortDescriptors else {
             throw CoreDataError(.coreData, "a fetched results controller requires a fetch request with sort descriptors")
         }
         guard request.resultType == .managedObjectResultType else {

@@ -65,7 +65,7 @@ enum RemoteChangeCenter {
                     info[PersistentHistoryTokenKey] = PersistentHistoryToken(storeIdentifier: identifier, sequence: sequence)
                 }
                 logger.debug("posting a remote change notification", metadata: ["store": "\(identifier)", "sequence": "\(sequence)"])
-                NotificationPosting.post(.PersistentStoreRemoteChange, object: coordinator, userInfo: info)
+                NotificationCenter.default.post(name: .PersistentStoreRemoteChange, object: coordinator, userInfo: info)
             }
         }
     }

@@ -24,7 +24,7 @@ public final class ManagedObjectModelReference {
     public init(fileURL: URL, versionChecksum: String) {
         self.versionChecksum = versionChecksum
         do {
-            let model = try ManagedObjectModel(contentsOf: fileURL)
+            let model = try ManagedObjectModel(checkedContentsOf: fileURL)
             resolvedModel = model
             problem = Self.check(model, versionChecksum)
         } catch {
@@ -50,7 +50,7 @@ public final class ManagedObjectModelReference {
             return
         }
         let versions = (try? ManagedObjectModel.versions(in: url)) ?? []
-        let model = versions.lazy.compactMap { try? ManagedObjectModel(contentsOf: $0) }.first { $0.versionChecksum == versionChecksum }
+        let model = versions.lazy.compactMap { try? ManagedObjectModel(checkedContentsOf: $0) }.first { $0.versionChecksum == versionChecksum }
         if let model {
             self.init(model: model, versionChecksum: versionChecksum)
         } else {
@@ -74,7 +74,7 @@ public final class ManagedObjectModelReference {
         }
         let bundles = bundle.map { [$0] } ?? [Bundle.main] + PersistentContainer.packageResourceBundles()
         let model = bundles.lazy.flatMap(PersistentContainer.modelURLs(in:))
-            .compactMap { try? ManagedObjectModel(contentsOf: $0) }
+            .compactMap { try? ManagedObjectModel(checkedContentsOf: $0) }
             .first { !wanted.isEmpty && wanted.count == versionHash.count && $0.entityVersionHashesByName == wanted }
         if let model {
             self.init(model: model, versionChecksum: versionChecksum)

@@ -31,6 +31,11 @@ open class MigrationManager {
     public var userInfo: [AnyHashable: Any]?
     /// How many objects are migrated between two saves of the destination. The default is 10,000.
     public var batchSize = 10_000
+    /// Whether the third stage validates the destination objects (`validateForUpdate()`), as
+    /// Core Data's migration manager does with a mapping model; `false` for a lightweight
+    /// migration, which Core Data does not validate (a migrated object fails validation only when
+    /// it is saved again), where only a required attribute left without a value stops it.
+    var validatesMigratedObjects = true
 
     private var cancellation: (any Error)?
     /// Destination objects created and not yet saved, with their mapping and source object.
@@ -244,7 +249,12 @@ open class MigrationManager {
             var errors: [CoreDataError] = []
             try forEachBatch(of: destinationsByMapping[mapping.name] ?? [], stage: "validate", mapping: mapping) { id in
                 do {
-                    try destinationContext.object(with: id).validateForUpdate()
+                    let object = destinationContext.object(with: id)
+                    if validatesMigratedObjects {
+                        try object.validateForUpdate()
+                    } else {
+                        try Self.checkRequiredAttributes(of: object)
+                    }
                 } catch let error as CoreDataError where error.code == .validationMultipleErrors {
                     errors += error.detailedErrors
                 } catch let error as CoreDataError {
@@ -257,6 +267,21 @@ open class MigrationManager {
         }
         currentEntityMapping = nil
         migrationProgress = 1
+    }
+
+    /// Throws when a required attribute of `object` has no value: what a lightweight migration
+    /// cannot leave behind (Core Data's "missing attribute values on mandatory destination
+    /// attribute").
+    ///
+    /// - Throws: ``CoreDataError`` `validationMissingMandatoryProperty` naming the object and key.
+    private static func checkRequiredAttributes(of object: ManagedObject) throws {
+        for attribute in object.entity.attributesByName.values where !attribute.isOptional && !attribute.isTransient {
+            guard object.value(forKey: attribute.name) == nil else { continue }
+            throw CoreDataError(
+                .validationMissingMandatoryProperty,
+                "\(object.entity.name).\(attribute.name) is required and has no default value, and the migrated object \(object.objectID) has no value for it",
+                key: attribute.name)
+        }
     }
 
     /// Runs `body` for each of `ids`, saving the destination and resetting both contexts after

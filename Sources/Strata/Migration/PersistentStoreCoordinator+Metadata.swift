@@ -92,7 +92,7 @@ extension PersistentStoreCoordinator {
     }
 
     /// Writes `metadata` with the keys the store owns taken from its current metadata.
-    private static func replaceMetadata(_ metadata: [String: Any], at url: URL) throws {
+    static func replaceMetadata(_ metadata: [String: Any], at url: URL) throws {
         let current = try StoreMetadataFile.read(at: url) ?? [:]
         var updated = metadata
         for key in [

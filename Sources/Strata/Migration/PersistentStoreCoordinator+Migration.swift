@@ -103,7 +103,7 @@ extension PersistentStoreCoordinator {
     /// - Throws: ``ModelError`` when a version does not load.
     private func versionSteps(after metadata: [String: Any]) throws -> [ManagedObjectModel] {
         guard let bundle = managedObjectModel.versionBundleURL else { return [managedObjectModel] }
-        let versions = try ManagedObjectModel.versions(in: bundle).map(ManagedObjectModel.init(contentsOf:))
+        let versions = try ManagedObjectModel.versions(in: bundle).map(ManagedObjectModel.init(checkedContentsOf:))
         let target = managedObjectModel.entityVersionHashesByName
         guard let start = versions.firstIndex(where: { $0.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) }),
             let end = versions.lastIndex(where: { $0.entityVersionHashesByName == target }), start < end
@@ -153,6 +153,7 @@ extension PersistentStoreCoordinator {
         }
         if lock == nil { lock = try StoreDirectoryLock(url) }
         let manager = MigrationManager(sourceModel: source, destinationModel: destination)
+        manager.validatesMigratedObjects = false
         var destinationOptions: [AnyHashable: Any] = [PersistentStoreOptionKey.durability: Durability.relaxed]
         destinationOptions[PersistentHistoryTrackingKey] = description.options[PersistentHistoryTrackingKey]
         do {
@@ -177,7 +178,7 @@ extension PersistentStoreCoordinator {
     /// Exchanges two directories atomically and syncs their parent.
     ///
     /// - Throws: ``CoreDataError`` `migration` when the system cannot exchange them.
-    private static func exchange(_ first: URL, _ second: URL) throws {
+    static func exchange(_ first: URL, _ second: URL) throws {
         guard strata_rename_exchange(first.path, second.path) == 0 else {
             throw CoreDataError(.migration, "cannot exchange \(first.path) with the migrated store: \(String(cString: strerror(errno)))")
         }

@@ -16,7 +16,7 @@ extension PersistentStoreCoordinator {
     func migrateStaged(_ manager: StagedMigrationManager, at url: URL, metadata: [String: Any], description: PersistentStoreDescription) throws {
         var known = [managedObjectModel]
         if let bundle = managedObjectModel.versionBundleURL {
-            known += try ManagedObjectModel.versions(in: bundle).map(ManagedObjectModel.init(contentsOf:))
+            known += try ManagedObjectModel.versions(in: bundle).map(ManagedObjectModel.init(checkedContentsOf:))
         }
         let steps = try manager.steps(from: metadata, to: managedObjectModel, known: known)
         let mappings = try steps.map { try MappingModel.inferredMappingModel(forSourceModel: $0.source, destinationModel: $0.destination) }

@@ -169,8 +169,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         }
     }
 
-    /// Application data about the entity. Strata does not read it. The default is empty.
-    public var userInfo: [AnyHashable: Any] = [:] {
+    /// Application data about the entity (optional, as Core Data's). Strata does not read it.
+    /// The default is empty.
+    public var userInfo: [AnyHashable: Any]? = [:] {
         willSet { ensureMutable("userInfo") }
     }
 

@@ -22,6 +22,8 @@ extension ManagedObjectModel {
     ///
     /// Reads the file and at most one property list; costs one parse of the XML.
     ///
+    /// This is ``init(contentsOf:)``'s throwing form: use it to learn why a model does not load.
+    ///
     /// - Parameter url: a file URL of the model.
     /// - Throws: ``ModelError``: ``ModelError/Code/fileNotFound`` when the file (or the version
     ///   `.xccurrentversion` names) does not exist, ``ModelError/Code/unreadableFile``,
@@ -31,7 +33,7 @@ extension ManagedObjectModel {
     ///   ``ModelError/Code/inheritanceCycle``, ``ModelError/Code/duplicateName``,
     ///   ``ModelError/Code/invalidValue`` and ``ModelError/Code/invalidModel``. Each message names
     ///   the entity and property concerned and the line.
-    public convenience init(contentsOf url: URL) throws {
+    public convenience init(checkedContentsOf url: URL) throws {
         self.init()
         let contents = try Self.contentsFile(of: url)
         let data: Data
@@ -45,6 +47,20 @@ extension ManagedObjectModel {
         let root = try ModelXMLDocument.parse(data, path: contents.path)
         try ModelFileReader(path: contents.path).read(root, into: self)
         if url.pathExtension == "xcdatamodeld" { versionBundleURL = url }
+    }
+
+    /// Loads a model that Xcode's data model editor wrote, as ``init(checkedContentsOf:)`` does;
+    /// `nil` when it cannot be loaded, as Core Data's `NSManagedObjectModel(contentsOf:)`, with
+    /// the reason logged at error level (`strata.model`).
+    ///
+    /// - Parameter url: a file URL of the model (`.xcdatamodeld`, `.xcdatamodel` or `contents`).
+    public convenience init?(contentsOf url: URL) {
+        do {
+            try self.init(checkedContentsOf: url)
+        } catch {
+            modelLogger.error("cannot load the model at \(url.path): \(error)")
+            return nil
+        }
     }
 
     /// The `contents` file a model URL stands for.
@@ -89,10 +105,16 @@ extension ManagedObjectModel {
                     .malformedXML, "\(marker.path) is not a property list: \(error.localizedDescription)",
                     path: marker.path, cause: error)
             }
-            guard let dictionary = plist as? [String: Any], let name = dictionary["_XCCurrentVersionName"] as? String else {
-                throw ModelError(
-                    .invalidModel, "\(marker.path) has no _XCCurrentVersionName string",
-                    path: marker.path)
+            guard let dictionary = plist as? [String: Any] else {
+                throw ModelError(.invalidModel, "\(marker.path) is not a dictionary", path: marker.path)
+            }
+            // An empty dictionary (Xcode writes one when no version was chosen) names no
+            // version: the bundle's last version is the current one, as without the file.
+            guard let name = dictionary["_XCCurrentVersionName"] as? String, !name.isEmpty else {
+                let version = try lastVersion(in: bundle)
+                modelLogger.warning(
+                    "\(marker.path) names no current version (_XCCurrentVersionName): loading \(version.lastPathComponent)")
+                return version
             }
             let version = bundle.appendingPathComponent(name)
             guard fileManager.fileExists(atPath: version.path) else {
@@ -102,6 +124,13 @@ extension ManagedObjectModel {
             }
             return version
         }
+        return try lastVersion(in: bundle)
+    }
+
+    /// The last version of a versioned model bundle by name (``versions(in:)``).
+    ///
+    /// - Throws: ``ModelError`` `fileNotFound` when the bundle holds no `.xcdatamodel`.
+    private static func lastVersion(in bundle: URL) throws -> URL {
         guard let last = try versions(in: bundle).last else {
             throw ModelError(
                 .fileNotFound, "the versioned model \(bundle.path) holds no .xcdatamodel",

@@ -312,10 +312,9 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
                         entityName: entity.name, propertyName: relationship.name)
                 }
                 if let other = inverse.inverseRelationship, other !== relationship {
-                    throw ModelError(
-                        .invalidModel,
-                        "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName): the two sides disagree",
-                        entityName: entity.name, propertyName: relationship.name)
+                    // Accepted, as Core Data accepts it: each side maintains its own inverse.
+                    modelLogger.warning(
+                        "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName): the two sides disagree; each keeps its own")
                 }
             }
         }

@@ -15,8 +15,7 @@ extension ModelFileReader {
     /// Sets the elements of the entity's composite attributes that name a model-level
     /// definition, and the default value made of the elements' defaults.
     ///
-    /// - Throws: ``ModelError`` when the definition does not exist, is recursive, or the
-    ///   composite has no elements.
+    /// - Throws: ``ModelError`` when the definition does not exist or is recursive.
     func linkCompositeAttributes(of element: ModelXMLElement, entity: EntityDescription, root: ModelXMLElement) throws {
         for child in element.children(named: "attribute") {
             guard let composite = entity.ownProperties.first(where: { $0.name == child["name"] }) as? CompositeAttributeDescription
@@ -51,10 +50,10 @@ extension ModelFileReader {
                 try resolve(nested, from: child, owner: "\(owner).\(nested.name)", entity: entity, root: root, seen: seen)
             }
         }
-        guard !composite.elements.isEmpty else {
-            throw error(
-                .invalidModel, "composite attribute \(owner) has no elements",
-                at: element, entity: entity, property: composite.name)
+        if composite.elements.isEmpty {
+            // Xcode 15's beta wrote composites with no elements; Core Data loads them, and
+            // their value is an empty dictionary.
+            modelLogger.warning("composite attribute \(owner) has no elements (line \(element.line))")
         }
         if composite.defaultValue == nil {
             var defaults: [String: Any] = [:]

@@ -57,7 +57,7 @@ extension ModelFileReader {
         request.entity = entity
         if let format = element["predicateString"], !format.isEmpty {
             do {
-                request.predicate = try FetchPredicate(format: format, argumentArray: [])
+                request.predicate = try FetchPredicate(checkedFormat: format, argumentArray: [])
             } catch {
                 throw self.error(
                     .invalidValue, "\(what) has a predicate that does not parse: \(error.message) (\(format))",

@@ -224,10 +224,15 @@ struct ModelFileReader {
             attribute.regularExpressionString = pattern
         }
 
-        if type == .dateAttributeType, let interval = element["defaultDateTimeInterval"] {
-            attribute.defaultValue = try convert(interval, to: type, what: "default value", of: element, entity: entity, property: name)
-        } else if let text = element["defaultValueString"] {
-            attribute.defaultValue = try convert(text, to: type, what: "default value", of: element, entity: entity, property: name)
+        let defaultText = type == .dateAttributeType ? element["defaultDateTimeInterval"] ?? element["defaultValueString"] : element["defaultValueString"]
+        if let defaultText {
+            // Core Data loads a default value that is not one of the attribute's type (a UUID
+            // attribute's "abc") as no default value at all.
+            do {
+                attribute.defaultValue = try convert(defaultText, to: type, what: "default value", of: element, entity: entity, property: name)
+            } catch let refused as ModelError {
+                modelLogger.warning("\(refused.message); the attribute has no default value, as in Core Data")
+            }
         }
         attribute.minValue = try limit("min", of: element, type: type, entity: entity, property: name)
         attribute.maxValue = try limit("max", of: element, type: type, entity: entity, property: name)
@@ -415,10 +420,10 @@ struct ModelFileReader {
                     at: element, entity: entity.name, property: relationship.name)
             }
             if let other = inverse.inverseRelationship, other !== relationship {
-                throw error(
-                    .invalidModel,
-                    "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName): the two sides disagree",
-                    at: element, entity: entity.name, property: relationship.name)
+                // Core Data loads such a model: each relationship keeps the inverse its own
+                // element names, and a change maintains that inverse only.
+                modelLogger.warning(
+                    "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName) (line \(element.line)): the two sides disagree; each keeps its own")
             }
         }
     }

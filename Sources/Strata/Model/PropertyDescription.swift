@@ -45,8 +45,9 @@ public class PropertyDescription: @unchecked Sendable, Hashable, CustomStringCon
         willSet { ensureMutable("isTransient") }
     }
 
-    /// Application data about the property. Strata does not read it. The default is empty.
-    public var userInfo: [AnyHashable: Any] = [:] {
+    /// Application data about the property (optional, as Core Data's). Strata does not read it.
+    /// The default is empty.
+    public var userInfo: [AnyHashable: Any]? = [:] {
         willSet { ensureMutable("userInfo") }
     }
 

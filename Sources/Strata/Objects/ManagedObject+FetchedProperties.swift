@@ -15,7 +15,7 @@ extension ManagedObject {
         let request = template.copied()
         if let predicate = template.predicate {
             let source: [AnyHashable: Any] = [
-                "name": property.name, "userInfo": property.userInfo, "entity": entity.name,
+                "name": property.name, "userInfo": property.userInfo ?? [:], "entity": entity.name,
             ]
             do {
                 request.predicate = try predicate

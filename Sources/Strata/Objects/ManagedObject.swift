@@ -148,7 +148,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// `context` (Core Data's `init(context:)`).
     ///
     /// The entity is the one whose `managedObjectClassName` (or name) is this class's name.
-    public convenience init(context: ManagedObjectContext) {
+    /// Required, so generic code creates objects of a type it is given (`T(context: context)`
+    /// for a `T: ManagedObject`), as with Core Data's classes.
+    public required convenience init(context: ManagedObjectContext) {
         guard let entity = context.entity(for: Self.self) else {
             preconditionFailure("no entity of the context's model has the class \(Self.self)")
         }
@@ -213,9 +215,19 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     open func willTurnIntoFault() {}
     /// Called after the object is turned into a fault.
     open func didTurnIntoFault() {}
-    /// Called before a property is read; the default does nothing (the read fires the fault
-    /// after it).
-    open func willAccessValue(forKey key: String?) {}
+    /// Called before a property is read; with a `nil` key it fires the fault, as Core Data's
+    /// does (`willAccessValue(forKey: nil)` makes sure an object's values are loaded). With a key
+    /// it does nothing: the read fires the fault after it.
+    ///
+    /// - Important: a fault that cannot be fulfilled stops the program, as reading a value does.
+    open func willAccessValue(forKey key: String?) {
+        guard key == nil, isFault, managedObjectContext != nil else { return }
+        do {
+            try fireFault()
+        } catch {
+            preconditionFailure("firing the fault of \(objectID): \(error)")
+        }
+    }
     /// Called after a property is read.
     open func didAccessValue(forKey key: String?) {}
     /// Called before a property changes.

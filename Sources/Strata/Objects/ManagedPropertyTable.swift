@@ -2,8 +2,6 @@
 import Logging
 import Synchronization
 
-private let logger = Logger(label: "strata.model")
-
 /// The `@Managed` properties of a `ManagedObject` subclass (inherited ones included): the model
 /// name of each property's key path, read from the class's field metadata with no instance.
 ///
@@ -71,7 +69,7 @@ final class ManagedPropertyTable: @unchecked Sendable {
     /// naming the class, the property and the entity.
     static func check(_ type: ManagedObject.Type, against entity: EntityDescription) {
         for name in missingProperties(of: type, in: entity) {
-            logger.warning(
+            modelLogger.warning(
                 "@Managed property has no model property",
                 metadata: ["class": "\(type)", "property": "\(name)", "entity": "\(entity.name)"])
         }

@@ -42,6 +42,45 @@ public final class ExpressionDescription: PropertyDescription, @unchecked Sendab
         self.name = name
     }
 
+    /// Creates a description with no name and the plain value of no key path (Core Data's
+    /// `NSExpressionDescription()`): set ``PropertyDescription/name``, ``expression`` and
+    /// ``expressionResultType``.
+    public override init() {
+        function = nil
+        keyPath = ""
+        expressionResultType = .undefinedAttributeType
+        super.init()
+    }
+
+    /// The expression computed (Core Data's `expression`): `FetchExpression(forKeyPath:)` for a
+    /// key path's value, or `FetchExpression(forFunction: "sum:", arguments:
+    /// [FetchExpression(forKeyPath: "salary")])` for one of the ``Function``s over a key path.
+    ///
+    /// - Important: setting another kind of expression stops the program, as Core Data raises
+    ///   when such a fetch runs.
+    public var expression: FetchExpression? {
+        get {
+            guard !keyPath.isEmpty else { return nil }
+            let path = FetchExpression(forKeyPath: keyPath)
+            return function.map { FetchExpression(forFunction: $0.rawValue, arguments: [path]) } ?? path
+        }
+        set {
+            switch newValue {
+            case nil:
+                (function, keyPath) = (nil, "")
+            case .keyPath(let path, .evaluatedObject)?:
+                (function, keyPath) = (nil, path)
+            case .function(let name, let arguments)?:
+                guard let function = Function(rawValue: name), arguments.count == 1,
+                    case .keyPath(let path, .evaluatedObject) = arguments[0]
+                else { preconditionFailure("ExpressionDescription.expression: \(name) of \(arguments) is not a function of one key path") }
+                (self.function, keyPath) = (function, path)
+            case let other?:
+                preconditionFailure("ExpressionDescription.expression: \(other) is not a key path or a function of one")
+            }
+        }
+    }
+
     /// How it prints: `total = sum:(salary)`.
     public override var description: String {
         "\(name) = " + (function.map { "\($0.rawValue)(\(keyPath))" } ?? keyPath)

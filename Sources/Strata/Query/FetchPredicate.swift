@@ -60,7 +60,7 @@ public struct ComparisonOptions: OptionSet, Sendable, Hashable {
 /// `Predicate`).
 ///
 /// ```swift
-/// let rich = try FetchPredicate(format: "salary > %d AND department.name BEGINSWITH[c] %@", 100_000, "r")
+/// let rich = try FetchPredicate(checkedFormat: "salary > %d AND department.name BEGINSWITH[c] %@", 100_000, "r")
 /// ```
 ///
 /// Key paths go through to-one relationships (`department.name`), over to-many ones with `ANY`,
@@ -110,24 +110,42 @@ public final class FetchPredicate: CustomStringConvertible {
     /// Parses a predicate format string (Core Data's `NSPredicate(format:_:)`), taking the
     /// values of `%@`, `%K`, `%d`, `%f`, … from `arguments` in order.
     ///
-    /// On Linux, `String`, `Bool` and the integer and floating-point types are `CVarArg`; pass
-    /// dates, UUIDs, objects, IDs, arrays and `nil` with ``init(format:argumentArray:)``.
+    /// `%@` takes any value: strings, numbers, dates, UUIDs, URLs, data, managed objects and
+    /// IDs, arrays and sets (for `IN`, `BETWEEN`), and `NSNull()` for `nil`. `%K` takes a key path.
     ///
-    /// - Throws: ``FetchPredicateError`` with the offset in `format` when the format is malformed
-    ///   or an argument is missing or of the wrong kind (Core Data raises an exception instead).
-    public convenience init(format: String, _ arguments: any CVarArg...) throws(FetchPredicateError) {
-        try self.init(format: format, argumentArray: arguments)
+    /// - Important: A malformed format, or an argument that is missing or of the wrong kind,
+    ///   stops the process with the parse error, where Core Data raises an exception. Parse
+    ///   formats that come from outside the program (a user, a file, the network) with
+    ///   ``init(checkedFormat:_:)``, which throws instead.
+    public convenience init(format: String, _ arguments: Any...) {
+        self.init(format: format, argumentArray: arguments)
     }
 
     /// Parses a predicate format string, taking the values of format specifiers from
-    /// `argumentArray` (Core Data's `NSPredicate(format:argumentArray:)`).
+    /// `argumentArray` (Core Data's `NSPredicate(format:argumentArray:)`); as
+    /// ``init(format:_:)``, a malformed format stops the process.
+    public convenience init(format: String, argumentArray: [Any]?) {
+        do {
+            try self.init(checkedFormat: format, argumentArray: argumentArray)
+        } catch {
+            fatalError("FetchPredicate(format:): \(error)")
+        }
+    }
+
+    /// Parses a predicate format string as ``init(format:_:)`` does, throwing on a malformed one:
+    /// for formats from outside the program.
     ///
-    /// `%@` takes any value: strings, numbers, dates, UUIDs, URLs, data, managed objects and IDs,
-    /// arrays and sets (for `IN`, `BETWEEN`), and `nil` as `NSNull()` or an optional. `%K` takes
-    /// a key path string.
+    /// - Throws: ``FetchPredicateError`` with the offset in `format` when the format is malformed
+    ///   or an argument is missing or of the wrong kind.
+    public convenience init(checkedFormat format: String, _ arguments: Any...) throws(FetchPredicateError) {
+        try self.init(checkedFormat: format, argumentArray: arguments)
+    }
+
+    /// Parses a predicate format string as ``init(format:argumentArray:)`` does, throwing on a
+    /// malformed one: for formats from outside the program.
     ///
-    /// - Throws: ``FetchPredicateError`` as ``init(format:_:)``.
-    public convenience init(format: String, argumentArray: [Any]?) throws(FetchPredicateError) {
+    /// - Throws: ``FetchPredicateError`` as ``init(checkedFormat:_:)``.
+    public convenience init(checkedFormat format: String, argumentArray: [Any]?) throws(FetchPredicateError) {
         let parsed = try PredicateParser.parse(format, arguments: argumentArray ?? [])
         self.init(parsed.node)
         source = parsed.source

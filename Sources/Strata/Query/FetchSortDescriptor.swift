@@ -42,6 +42,19 @@ public struct FetchSortDescriptor: Sendable, Hashable, CustomStringConvertible {
         self.init(key: key, ascending: ascending, comparison: caseInsensitive ? .caseInsensitiveCompare : .compare)
     }
 
+    /// Creates a sort descriptor on the property a key path of a `@Managed` property names
+    /// (Core Data's `NSSortDescriptor(keyPath:ascending:)`): `\Employee.name`, or a path
+    /// through to-one relationships, `\Employee.department?.name`.
+    ///
+    /// - Important: a key path that does not name `@Managed` properties stops the program, as
+    ///   Core Data raises for a key path that is not key-value coding compliant.
+    public init<Root: ManagedObject, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool) {
+        guard let key = ManagedKeyPathNames.name(of: keyPath) else {
+            preconditionFailure("FetchSortDescriptor(keyPath: \(keyPath)): not a key path of @Managed properties")
+        }
+        self.init(key: key, ascending: ascending)
+    }
+
     /// Whether strings compare without case.
     public var caseInsensitive: Bool {
         get { comparison == .caseInsensitiveCompare || comparison == .localizedCaseInsensitiveCompare }

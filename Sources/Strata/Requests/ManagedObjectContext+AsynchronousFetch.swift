@@ -3,12 +3,6 @@ import Logging
 
 private let logger = Logger(label: "strata.fetch")
 
-/// A value handed to a block of the context's queue. `@unchecked Sendable`: the value is only
-/// touched on that queue, by the block, as Core Data's rule for contexts and their objects says.
-private struct QueueBound<Value>: @unchecked Sendable {
-    let value: Value
-}
-
 extension ManagedObjectContext {
     /// Enqueues the fetch of `result` on the context's queue: it runs as one event after the
     /// blocks already given to the context, then calls the request's completion block.

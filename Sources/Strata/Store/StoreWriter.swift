@@ -77,14 +77,11 @@ struct StoreWriter {
         }
     }
 
-    /// The fewest inserted objects whose rows a save makes on one core when it shares them out.
-    static let objectsPerPart = 4096
-
     /// Whether the rows of the inserted `objects` are made on other threads than the context's:
     /// when they are many, no value may go through user code (a transformable attribute's
     /// transformer, on the context's queue only) and no object is loaded lazily.
     private static func makesRowsAside(_ objects: [ManagedObject]) -> Bool {
-        objects.count >= 2 * objectsPerPart && objects.allSatisfy({ $0.lazyRow == nil && !$0.runtime.loads.contains(.converted) })
+        objects.count >= 2 * ParallelParts.rowsPerPart && objects.allSatisfy({ $0.lazyRow == nil && !$0.runtime.loads.contains(.converted) })
     }
 
     /// The rows of the inserted objects of `changes` made as the engine encodes them, when the
@@ -117,7 +114,7 @@ struct StoreWriter {
         guard Self.makesRowsAside(objects) else { return (nil, nil) }
         // The context's queue waits while the objects are read, and nothing changes them.
         let shared = ParallelParts.ReadOnly(objects)
-        let parts = ParallelParts.map(count: objects.count, minimumPerPart: Self.objectsPerPart) { range in
+        let parts = ParallelParts.map(count: objects.count, minimumPerPart: ParallelParts.rowsPerPart) { range in
             var rows: [Row] = []
             rows.reserveCapacity(range.count)
             for index in range {

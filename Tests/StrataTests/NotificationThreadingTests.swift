@@ -2,9 +2,10 @@ import Foundation
 import Testing
 @testable import Strata
 
-/// Notifications posted one thread at a time (`NotificationPosting`): observers still run on the
-/// saving thread, before `save()` returns, and no observer can make a post wait forever.
-@Suite struct NotificationPostingTests {
+/// Notifications are posted to `NotificationCenter.default` as Foundation posts them: observers
+/// run on the saving thread before `save()` returns, and an observer that waits for a save on
+/// another thread does not deadlock it.
+@Suite struct NotificationThreadingTests {
     /// The number of objects of `entityName` in the store, read by a new context.
     private func count(_ container: PersistentContainer, _ entityName: String = "Employee") throws -> Int {
         let context = container.newBackgroundContext()

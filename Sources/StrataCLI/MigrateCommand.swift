@@ -33,7 +33,7 @@ struct MigrateCommand: StrataSubcommand {
         guard FileManager.default.fileExists(atPath: store.url.appendingPathComponent("manifest").path) else {
             throw StoreError(.notFound, "no store at this path", path: store.path)
         }
-        let destination = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: model))
+        let destination = try ManagedObjectModel(checkedContentsOf: URL(fileURLWithPath: model))
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: store.url)
         if destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) {
             print("The store already matches the model: nothing to migrate.")

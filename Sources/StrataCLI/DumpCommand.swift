@@ -45,7 +45,7 @@ struct DumpCommand: StrataSubcommand {
     static func write(store: StoreArguments, model: String, after: UInt64?, limit: Int?, snapshot: Bool) throws {
         StoreArguments.logWarningsOnly()
         try store.checkDirectoryExists()
-        let objectModel = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: model))
+        let objectModel = try ManagedObjectModel(checkedContentsOf: URL(fileURLWithPath: model))
         let coordinator = PersistentStoreCoordinator(managedObjectModel: objectModel)
         let opened = try coordinator.addPersistentStore(
             type: .strata, at: store.url, options: [PersistentStoreOptionKey.readOnly: true, PersistentHistoryTrackingKey: true])
