@@ -4,5 +4,5 @@ import SwiftSyntaxMacros
 /// The compiler plug-in that provides Strata's macros.
 @main
 struct StrataMacrosPlugin: CompilerPlugin {
-    let providingMacros: [any Macro.Type] = [ManagedMacro.self]
+    let providingMacros: [any Macro.Type] = [ManagedMacro.self, ManagedAccessorMacro.self]
 }
