@@ -3,7 +3,7 @@ import SwiftSyntax
 import SwiftSyntaxMacros
 
 /// `@Managed var name: String` and `@Managed("title") var name: String`: Core Data's
-/// `@NSManaged`.
+/// `@NSManaged`, on properties in a class body or in an extension of the class.
 ///
 /// The accessors read and write through the object by the literal model name, with the slot
 /// found last time as a hint (checked against the name, so no name is hashed while it holds).
@@ -20,6 +20,9 @@ import SwiftSyntaxMacros
 /// }
 /// private let __strataManaged_name = __StrataManaged_name()
 /// ```
+///
+/// In an extension, which cannot hold stored properties, the nested type is declared alone (and
+/// keeps no slot hint); the library finds it among the images' type records.
 public struct ManagedMacro: AccessorMacro, PeerMacro {
     public static func expansion(
         of node: AttributeSyntax,
@@ -43,6 +46,8 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
         let owner = try ownerType(of: declaration, in: context)
         let declarationType = "__StrataManaged_\(property.name)"
         let slotHint = holdsSlotHint(context) ? "\n    static let slotHint = _ManagedSlotHint()" : ""
+        let inExtension = context.lexicalContext.first?.is(ExtensionDeclSyntax.self) == true
+        let holder: [DeclSyntax] = inExtension ? [] : ["private let __strataManaged_\(raw: property.name) = \(raw: declarationType)()"]
         return [
             """
             private struct \(raw: declarationType): _ManagedPropertyDeclaration {
@@ -53,10 +58,10 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
                 private static func keyPath<Root: \(raw: owner)>(of _: Root.Type) -> AnyKeyPath { \\Root.\(raw: property.spelling) }
                 static var modelName: String { \(literal: property.modelName) }\(raw: slotHint)
             }
-            """,
-            "private let __strataManaged_\(raw: property.name) = \(raw: declarationType)()",
-        ]
+            """
+        ] + holder
     }
+
 
     /// Whether the declaration type can hold a slot hint: a static stored property, which a type
     /// nested in a generic type cannot have (the accessors then pass no hint), nor one outside a
@@ -75,12 +80,15 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
     /// The name of the class the property is declared in (`Outer.Employee` when nested), from
     /// the macro's lexical context.
     ///
-    /// - Throws: ``ManagedMacroError/notInClass`` outside a class body (an extension cannot
-    ///   hold the stored peer).
+    /// - Throws: ``ManagedMacroError/notInClass`` outside a class body or an extension.
     static func ownerType(of declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext) throws -> String {
         var names: [String] = []
         for enclosing in context.lexicalContext {
-            if let type = enclosing.as(ClassDeclSyntax.self) {
+            if names.isEmpty, let type = enclosing.as(ExtensionDeclSyntax.self) {
+                // The extended type as written: `Employee`, or `Outer.Employee`.
+                names.insert(type.extendedType.trimmedDescription, at: 0)
+                break
+            } else if let type = enclosing.as(ClassDeclSyntax.self) {
                 names.insert(type.name.text, at: 0)
             } else if names.isEmpty {
                 throw DiagnosticsError(diagnostics: [Diagnostic(node: declaration, message: ManagedMacroError.notInClass)])
@@ -156,6 +164,8 @@ enum ManagedMacroError: String, DiagnosticMessage {
     case hasAccessors
     case keyNotLiteral
     case notInClass
+    case notAccessorMethod
+    case accessorMethodHasBody
 
     var message: String {
         switch self {
@@ -166,7 +176,10 @@ enum ManagedMacroError: String, DiagnosticMessage {
         case .initialValue: "@Managed properties take their default value from the model, not from an initial value"
         case .hasAccessors: "@Managed properties have no accessors of their own"
         case .keyNotLiteral: "the model name of a @Managed property is a non-empty string literal"
-        case .notInClass: "@Managed properties are declared in the body of a ManagedObject subclass"
+        case .notInClass: "@Managed properties are declared in a ManagedObject subclass or an extension of one"
+        case .notAccessorMethod:
+            "@ManagedAccessor methods are Core Data's generated to-many accessors: addToX(_:), removeFromX(_:), insertIntoX(_:at:), removeFromX(at:), replaceX(at:with:)"
+        case .accessorMethodHasBody: "@ManagedAccessor methods have no body: the macro supplies it"
         }
     }
 

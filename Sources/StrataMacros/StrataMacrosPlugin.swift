@@ -6,13 +6,14 @@ import SwiftSyntaxMacros
 /// The compiler plug-in that provides Strata's macros.
 @main
 struct StrataMacrosPlugin: CompilerPlugin {
-    let providingMacros: [any Macro.Type] = [ManagedMacro.self]
+    let providingMacros: [any Macro.Type] = [ManagedMacro.self, ManagedAccessorMacro.self]
 }
 
-/// `@Managed`, as `#externalMacro(module: "StrataMacros", type: "ManagedMacro")` names it: the
-/// compiler finds a macro by the module its type is declared in, so the plug-in declares the
-/// type and ``StrataMacroImplementations/ManagedMacro`` (a plain library, tested without the
-/// plug-in) expands it.
+// The compiler finds a macro by the module its type is declared in (`#externalMacro(module:
+// "StrataMacros", type: "ManagedMacro")`), so the plug-in declares the types and forwards to
+// StrataMacroImplementations, a plain library that the macro tests use without the plug-in.
+
+/// `@Managed`: ``StrataMacroImplementations/ManagedMacro`` expands it.
 struct ManagedMacro: AccessorMacro, PeerMacro {
     static func expansion(
         of node: AttributeSyntax,
@@ -28,5 +29,16 @@ struct ManagedMacro: AccessorMacro, PeerMacro {
         in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
         try StrataMacroImplementations.ManagedMacro.expansion(of: node, providingPeersOf: declaration, in: context)
+    }
+}
+
+/// `@ManagedAccessor`: ``StrataMacroImplementations/ManagedAccessorMacro`` expands it.
+struct ManagedAccessorMacro: BodyMacro {
+    static func expansion(
+        of node: AttributeSyntax,
+        providingBodyFor declaration: some DeclSyntaxProtocol & WithOptionalCodeBlockSyntax,
+        in context: some MacroExpansionContext
+    ) throws -> [CodeBlockItemSyntax] {
+        try StrataMacroImplementations.ManagedAccessorMacro.expansion(of: node, providingBodyFor: declaration, in: context)
     }
 }

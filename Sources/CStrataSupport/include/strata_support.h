@@ -1,6 +1,7 @@
 #ifndef STRATA_SUPPORT_H
 #define STRATA_SUPPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,22 @@ static inline void strata_store_relaxed_u16s(uint16_t *destination, const uint16
 static inline void strata_prefetch(const void *address) {
     __builtin_prefetch(address, 0, 3);
 }
+
+/// Finds the Swift nominal types of the loaded images (the type metadata records of their
+/// `swift5_types` sections, through the runtime's `swift_enumerateAllMetadataSections`) whose
+/// context descriptor has the kind `kind` (16: class, 17: struct, 18: enum), no generic
+/// parameters, and the name `name` (or a name starting with `name` when `prefix`); with
+/// `top_level`, only types declared at a module's top level. Calls each one's metadata accessor
+/// and stores the metadata of the first `capacity` in `metadata`, in image and record order.
+/// Returns how many types were found (more than `capacity` when some were not stored). Linux
+/// only: elsewhere it finds none. Thread-safe; costs a pass over every type record of every
+/// image.
+size_t strata_swift_types(
+    const char *name, bool prefix, uint32_t kind, bool top_level, const void **metadata, size_t capacity);
+
+/// The number of images whose Swift metadata sections the runtime has registered (0 where
+/// ``strata_swift_types`` finds nothing).
+size_t strata_swift_image_count(void);
 
 #ifdef __cplusplus
 }

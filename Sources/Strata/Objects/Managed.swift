@@ -17,15 +17,20 @@ import StrataStore
 /// The property's name is the model property's name (or pass it: `@Managed("title") var name`).
 /// Reading fires the fault; setting records the change and maintains the inverse relationship.
 /// Attributes use the model's Swift types (`Int16`/`Int32`/`Int64`, `Double`, `Float`, `Decimal`,
-/// `Bool`, `String`, `Date`, `Data`, `UUID`, `URL`), to-one relationships the subclass
-/// (optional), to-many relationships `Set<Subclass>`, ordered ones `[Subclass]`.
+/// `Bool`, `String`, `Date`, `Data`, `UUID`, `URL`), or the types Xcode's code generation picks
+/// (`Int` for any integer attribute, `NSNumber`, `NSDecimalNumber`); to-one relationships the
+/// subclass (optional), to-many relationships `Set<Subclass>` or `NSSet`, ordered ones
+/// `[Subclass]` or `NSOrderedSet` (reading gives the related objects, setting replaces them).
+///
+/// Properties may be declared in the class body or, as Xcode's `+CoreDataProperties.swift`
+/// does, in an extension. The to-many accessor methods Xcode generates take
+/// ``ManagedAccessor()`` instead.
 ///
 /// `@Managed` is a macro: it turns the property into accessors that read and write the model
 /// property by name (through the slot found last time, with no name lookup), and declares the
 /// property's key path and model name (in a nested type held by a zero-size stored property),
 /// which names the key path in `#Predicate`s and `SortDescriptor`s without creating an
-/// instance. Declare `@Managed` properties in the class body, not in an extension, with a type
-/// annotation and no initial value.
+/// instance. Declare `@Managed` properties with a type annotation and no initial value.
 ///
 /// - Important: Declare a property optional when it can be `nil`; reading `nil` into a
 ///   non-optional number or `Bool` gives 0 or `false` (as Core Data's scalar accessors do, for
@@ -43,6 +48,38 @@ public macro Managed() = #externalMacro(module: "StrataMacros", type: "ManagedMa
 @attached(accessor)
 @attached(peer, names: prefixed(__StrataManaged_), prefixed(__strataManaged_))
 public macro Managed(_ key: String) = #externalMacro(module: "StrataMacros", type: "ManagedMacro")
+
+/// One of the to-many accessor methods Xcode generates, given its body: Core Data's
+/// `@NSManaged` on a method.
+///
+/// ```swift
+/// extension Department {
+///     @Managed public var employees: NSSet?
+///     @ManagedAccessor public func addToEmployees(_ value: Employee)
+///     @ManagedAccessor public func removeFromEmployees(_ values: NSSet)
+///     @ManagedAccessor public func insertIntoProjects(_ value: Project, at idx: Int)
+/// }
+/// ```
+///
+/// Each method works on the relationship named after it, with the first letter lowercased
+/// (`addToEmployees` → `employees`, as Core Data derives the key from the selector), through
+/// ``ManagedObject/mutableSetValue(forKey:)`` or ``ManagedObject/mutableOrderedSetValue(forKey:)``:
+/// `addToX(_:)` and `removeFromX(_:)` with one object, an `NSSet` or an `NSOrderedSet`;
+/// `insertIntoX(_:at:)`, `removeFromX(at:)` and `replaceX(at:with:)` with an index or an
+/// `NSIndexSet`. A method of another name or shape, or with a body, is an error.
+///
+/// It is not spelled `@Managed` because Swift gives a function its body only through a body
+/// macro, which cannot be attached to a property, and one attribute name resolves to one macro
+/// whatever it is attached to.
+@attached(body)
+public macro ManagedAccessor() = #externalMacro(module: "StrataMacros", type: "ManagedAccessorMacro")
+
+/// A generated to-many accessor method whose relationship has another name than the method's
+/// (`@ManagedAccessor("staff") func addToEmployees(_ value: Employee)`).
+///
+/// - Parameter key: the relationship's name, a string literal.
+@attached(body)
+public macro ManagedAccessor(_ key: String) = #externalMacro(module: "StrataMacros", type: "ManagedAccessorMacro")
 
 extension ManagedObject {
     /// The value of the model property `key` as `Value`: the getter `@Managed` generates, with
@@ -159,6 +196,7 @@ enum ManagedValueCast {
     /// that the common case makes no `Optional<T>` metadata.
     @inline(never)
     private static func converted<T>(_ value: Any?, to _: T.Type, key: String) -> T {
+        if let bridged = FoundationValueBridging.value(value, as: T.self) { return bridged }
         if let typed = value as? T { return typed }
         if value == nil, let zero = ScalarZero.zero(of: T.self) { return zero }
         preconditionFailure("\(key) holds \(value.map { "\(type(of: $0))" } ?? "nil"), which is not \(T.self)")

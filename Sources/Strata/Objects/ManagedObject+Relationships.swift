@@ -120,8 +120,8 @@ extension ManagedObject {
 /// Use it on the owner's context queue only. Adding an object of another entity or context
 /// stops the program, as Core Data raises an exception.
 public final class MutableRelationshipSet: Sequence {
-    private let owner: ManagedObject
-    private let key: String
+    let owner: ManagedObject
+    let key: String
 
     init(owner: ManagedObject, key: String) {
         self.owner = owner

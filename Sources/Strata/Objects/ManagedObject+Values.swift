@@ -370,8 +370,12 @@ extension ManagedObject {
             objects = array
         } else if let set = value as? Set<ManagedObject> {
             objects = Array(set)
+        } else if let set = value as? NSSet, let members = FoundationValueBridging.managedObjects(set.allObjects) {
+            objects = members
+        } else if let ordered = value as? NSOrderedSet, let members = FoundationValueBridging.managedObjects(ordered.array) {
+            objects = members
         } else {
-            throw CoreDataError(.keyValueValidation, "\(entity.name).\(relationship.name) takes a set or array of managed objects, not \(type(of: value))", objectID: objectID, key: relationship.name)
+            throw CoreDataError(.keyValueValidation, "\(entity.name).\(relationship.name) takes a set, array, NSSet or NSOrderedSet of managed objects, not \(type(of: value))", objectID: objectID, key: relationship.name)
         }
         return OrderedSet(try objects.map { try checkedID(of: $0, for: relationship) })
     }

@@ -1,4 +1,7 @@
+import Logging
 import Synchronization
+
+private let logger = Logger(label: "strata.model")
 
 /// The subclass of `ManagedObject` to instantiate for each entity.
 ///
@@ -6,8 +9,11 @@ import Synchronization
 /// ``ManagedObject/init(entity:insertInto:)`` or ``ManagedObject/init(context:)``, or explicitly
 /// with ``ManagedObject/register(for:)``. The entity's `managedObjectClassName` is looked up by
 /// name first, as Core Data does through the Objective-C runtime: a module-qualified name
-/// (`App.Employee`, what `NSStringFromClass` gives) directly, a plain name among the registered
-/// classes and in the modules registered with ``ManagedObject/registerClasses(inModule:)``.
+/// (`App.Employee`, what `NSStringFromClass` gives) directly, a plain name (`Employee`, what
+/// Xcode writes for "Current Product Module") among the registered classes, in the modules
+/// registered with ``ManagedObject/registerClasses(inModule:)``, and on Linux among every
+/// top-level class of the loaded images (``SwiftTypeRecords``), so that no registration is
+/// needed.
 enum ManagedObjectClassRegistry {
     private struct Registry {
         /// Classes registered for one entity description (one model).
@@ -94,14 +100,40 @@ enum ManagedObjectClassRegistry {
     }
 
     /// The subclass a class name names: module-qualified (`App.Employee`), or plain (`Employee`,
-    /// also Xcode's `.Employee`) in a registered module. `nil` for `ManagedObject` itself.
+    /// also Xcode's `.Employee`) in a registered module, else (on Linux) the top-level subclass
+    /// of that name in the loaded images. `nil` for `ManagedObject` itself.
     private static func resolve(_ className: String, in registry: inout Registry) -> ManagedObject.Type? {
         if let known = registry.byClassName[className] { return known }
         let plain = className.hasPrefix(".") ? String(className.dropFirst()) : className
         let names = plain.contains(".") ? [plain] : registry.modules.map { "\($0).\(plain)" }
-        let found = names.lazy.compactMap { _typeByName($0) as? ManagedObject.Type }.first { $0 != ManagedObject.self }
+        var found = names.lazy.compactMap { _typeByName($0) as? ManagedObject.Type }.first { $0 != ManagedObject.self }
+        #if os(Linux)
+        if found == nil, !plain.contains("."), !["ManagedObject", "NSManagedObject"].contains(plain) {
+            found = recordedClass(named: plain)
+        }
+        #endif
         registry.byClassName[className] = .some(found)
         return found
+    }
+
+    /// The `ManagedObject` subclass declared at the top level of a module of the loaded images
+    /// with the plain name `name`, found from the images' type metadata records. When several
+    /// modules declare one, the first by module-qualified name is taken and a warning names them
+    /// all (register the class, or qualify the model's class name, to choose another).
+    static func recordedClass(named name: String) -> ManagedObject.Type? {
+        let classes = SwiftTypeRecords.types(named: name, kind: .class, topLevel: true)
+            .compactMap { $0 as? ManagedObject.Type }
+            .filter { $0 != ManagedObject.self }
+            .sorted { String(reflecting: $0) < String(reflecting: $1) }
+        if classes.count > 1 {
+            logger.warning(
+                "several ManagedObject subclasses have the model's class name; using the first",
+                metadata: [
+                    "className": "\(name)", "using": "\(String(reflecting: classes[0]))",
+                    "candidates": "\(classes.map { String(reflecting: $0) })",
+                ])
+        }
+        return classes.first
     }
 }
 
@@ -113,8 +145,10 @@ extension ManagedObject {
     }
 
     /// Lets a model's plain class names (`Employee`, as Xcode writes `representedClassName`
-    /// for the current module) name the subclasses of the module `moduleName`. Module-qualified
-    /// names (`App.Employee`) need no registration.
+    /// for the current module) name the subclasses of the module `moduleName` first.
+    /// Module-qualified names (`App.Employee`) need no registration, and on Linux neither do
+    /// plain names: they are found among the loaded images' classes; register the module to
+    /// choose it when several modules have a subclass of the same name.
     public static func registerClasses(inModule moduleName: String) {
         ManagedObjectClassRegistry.register(module: moduleName)
     }

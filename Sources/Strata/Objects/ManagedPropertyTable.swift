@@ -5,11 +5,13 @@ import Synchronization
 /// The `@Managed` properties of a `ManagedObject` subclass (inherited ones included): the model
 /// name of each property's key path, read from the class's field metadata with no instance.
 ///
-/// The `@Managed` macro gives each property a zero-size stored property whose type is an
-/// ``_ManagedPropertyDeclaration`` naming the key path and the model property; the table
-/// collects those types from the class's fields (the reflection metadata the compiler emits
-/// for every class, superclasses' fields first) and roots each key path at the class, so an
-/// inherited property is found through the subclass too. Built once per class.
+/// The `@Managed` macro gives each property a nested type, an ``_ManagedPropertyDeclaration``
+/// naming the key path and the model property, and in a class body a zero-size stored property
+/// of that type. The table collects those types from the class's fields (the reflection
+/// metadata the compiler emits for every class, superclasses' fields first) and, for the
+/// properties declared in extensions (which cannot hold stored properties), from the loaded
+/// images' type records (``SwiftTypeRecords``, Linux), and roots each key path at the class,
+/// so an inherited property is found through the subclass too. Built once per class.
 // @unchecked: every property is immutable after init; key paths are immutable.
 final class ManagedPropertyTable: @unchecked Sendable {
     /// A `@Managed` property.
@@ -31,17 +33,23 @@ final class ManagedPropertyTable: @unchecked Sendable {
 
     private init(_ type: ManagedObject.Type) {
         var properties: [Property] = []
-        _ = _forEachField(of: type, options: Self.classFields) { _, _, fieldType, _ in
-            guard let declaration = fieldType as? any _ManagedPropertyDeclaration.Type,
-                let keyPath = declaration.keyPath(rootedAt: type)
-            else { return true }
+        var seen: Set<ObjectIdentifier> = []
+        func add(_ declaration: any _ManagedPropertyDeclaration.Type) {
+            guard seen.insert(ObjectIdentifier(declaration)).inserted, let keyPath = declaration.keyPath(rootedAt: type) else { return }
             let declared = declaration.keyPath
             let prefix = ManagedKeyPathNames.rootPrefix(of: declared)
             let description = String(describing: declared)
             let component = description.hasPrefix(prefix) ? description.dropFirst(prefix.count) : ""
             properties.append(Property(name: declaration.modelName, keyPath: keyPath, component: component))
+        }
+        _ = _forEachField(of: type, options: Self.classFields) { _, _, fieldType, _ in
+            if let declaration = fieldType as? any _ManagedPropertyDeclaration.Type { add(declaration) }
             return true
         }
+        // Declarations made in extensions have no stored field: they are found among the
+        // images' types (those of the class body again, skipped), rooted at the class or a
+        // superclass.
+        for declaration in Self.recordedDeclarations() { add(declaration) }
         self.properties = properties
         names = Dictionary(properties.map { ($0.keyPath, $0.name) }, uniquingKeysWith: { first, _ in first })
     }
@@ -51,6 +59,30 @@ final class ManagedPropertyTable: @unchecked Sendable {
     private static let classFields = _EachFieldOptions(rawValue: 1 << 0 | 1 << 1)
 
     private static let tables = Mutex<[ObjectIdentifier: ManagedPropertyTable]>([:])
+
+    /// Every `@Managed` declaration type of the loaded images, with the number of images they
+    /// were read from.
+    private static let declarations = Mutex<RecordedDeclarations?>(nil)
+
+    /// The declaration types read from the images, and how many images they were read from.
+    // @unchecked: metatypes are immutable; the existential metatype is not `Sendable` only
+    // because the protocol does not require `SendableMetatype`.
+    private struct RecordedDeclarations: @unchecked Sendable {
+        let images: Int
+        let types: [any _ManagedPropertyDeclaration.Type]
+    }
+
+    /// Every `@Managed` declaration type of the loaded images (the nested types the macro
+    /// declares, found by their name's prefix among the images' type records; none outside
+    /// Linux), read again when an image has been loaded since.
+    private static func recordedDeclarations() -> [any _ManagedPropertyDeclaration.Type] {
+        let images = SwiftTypeRecords.imageCount
+        if let known = declarations.withLock({ $0 }), known.images == images { return known.types }
+        let types = SwiftTypeRecords.types(named: "__StrataManaged_", prefix: true, kind: .struct, topLevel: false)
+            .compactMap { $0 as? any _ManagedPropertyDeclaration.Type }
+        declarations.withLock { $0 = RecordedDeclarations(images: images, types: types) }
+        return types
+    }
 
     /// The table of `type`, built once.
     static func of(_ type: ManagedObject.Type) -> ManagedPropertyTable {

@@ -3,8 +3,8 @@ import StrataStore
 
 /// Converts attribute values between what users set, what objects hold and what the engine stores.
 enum ValueConversion {
-    /// The value an object holds for `value` set on `attribute`: numbers converted exactly to the
-    /// attribute's type, `[UInt8]` to `Data`.
+    /// The value an object holds for `value` set on `attribute`: numbers (`NSNumber` and
+    /// `NSDecimalNumber` too) converted exactly to the attribute's type, `[UInt8]` to `Data`.
     ///
     /// - Throws: ``CoreDataError`` `keyValueValidation` naming the entity, attribute and value type.
     static func normalize(_ value: Any?, for attribute: AttributeDescription, entity: EntityDescription) throws -> Any? {
@@ -33,6 +33,7 @@ enum ValueConversion {
             return Float(number)
         case .decimalAttributeType:
             if let decimal = value as? Decimal { return decimal }
+            if type(of: value) is NSDecimalNumber.Type, let decimal = value as? NSDecimalNumber { return decimal.decimalValue }
             if let number = integer(value) { return Decimal(number) }
             if let number = floating(value) { return Decimal(number) }
             throw mismatch()
@@ -102,7 +103,11 @@ enum ValueConversion {
         case let v as UInt8: return Int64(v)
         case let v as Double: return Int64(exactly: v)
         case let v as Float: return Int64(exactly: v)
-        default: return nil
+        default:
+            // An `NSNumber` object (checked by its class: a Swift number never reaches here).
+            guard type(of: value) is NSNumber.Type, let v = value as? NSNumber else { return nil }
+            if type(of: value) is NSDecimalNumber.Type { return Int64(exactly: v.doubleValue) }
+            return Double(v.int64Value) == v.doubleValue ? v.int64Value : nil
         }
     }
 
@@ -111,6 +116,7 @@ enum ValueConversion {
         case let v as Double: return v
         case let v as Float: return Double(v)
         case let v as Decimal: return NSDecimalNumber(decimal: v).doubleValue
+        case let v as NSNumber where type(of: value) is NSNumber.Type: return v.doubleValue
         default: return integer(value).map(Double.init)
         }
     }
