@@ -21,7 +21,7 @@ final class UnregisteredCodegenGadget: ManagedObject {
     }
 
     static func container(_ url: URL) throws -> PersistentContainer {
-        try GraphModel.container(at: url, model: try ManagedObjectModel(contentsOf: modelURL))
+        try GraphModel.container(at: url, model: try ManagedObjectModel(checkedContentsOf: modelURL))
     }
 
     static let founded = Date(timeIntervalSinceReferenceDate: 86_400)
