@@ -156,6 +156,74 @@ import Testing
         }
     }
 
+    /// Numbers compared with a String attribute match its text, as Core Data's SQLite store
+    /// matches them (text affinity); saved rows and unsaved objects alike.
+    @Test func numbersMatchTheTextOfStringAttributes() throws {
+        let folder = TemporaryFolder()
+        let container = try GraphModel.container(at: folder.store())
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            for name in ["9", "10", "12", "x"] { Employee(context: context).name = name }
+            try context.save()
+            Employee(context: context).name = "11"
+            let request = Employee.fetchRequest()
+            request.predicate = FetchPredicate(format: "name IN {9, 10, 11}")
+            #expect(Set(try context.fetch(request).map(\.name)) == ["9", "10", "11"])
+            request.predicate = FetchPredicate(format: "name == %@", 12)
+            #expect(try context.fetch(request).map(\.name) == ["12"])
+            request.predicate = FetchPredicate(format: "salary IN {0}")
+            #expect(try context.count(for: request) == 5, "other attributes compare as before")
+        }
+        try container.close()
+    }
+
+    /// With two stores, `assign(_:to:)` picks the store an inserted object is saved to, and
+    /// `affectedStores` limits a fetch to some of them; both survive a reopen.
+    @Test func assignedObjectsAndAffectedStores() throws {
+        let folder = TemporaryFolder()
+        let first = folder.store("First"), second = folder.store("Second")
+        do {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: GraphModel.make())
+            let firstStore = try coordinator.addPersistentStore(type: .sqlite, at: first)
+            let secondStore = try coordinator.addPersistentStore(type: .sqlite, at: second)
+            let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+            context.persistentStoreCoordinator = coordinator
+            try context.performAndWait {
+                Employee(context: context).name = "Ada"
+                let grace = Employee(context: context)
+                grace.name = "Grace"
+                context.assign(grace, to: secondStore)
+                #expect(grace.objectID.storeIdentifier == secondStore.identifier)
+                try context.save()
+                let request = Employee.fetchRequest()
+                request.affectedStores = [secondStore]
+                #expect(try context.fetch(request).map(\.name) == ["Grace"])
+                request.affectedStores = [firstStore]
+                #expect(try context.fetch(request).map(\.name) == ["Ada"])
+                request.affectedStores = nil
+                #expect(try context.count(for: request) == 2)
+            }
+            try coordinator.remove(firstStore)
+            try coordinator.remove(secondStore)
+        }
+        for (url, name) in [(first, "Ada"), (second, "Grace")] {
+            let container = try GraphModel.container(at: url)
+            let context = container.newBackgroundContext()
+            #expect(try context.performAndWait { try context.fetch(Employee.fetchRequest()).map(\.name) } == [name])
+            try container.close()
+        }
+    }
+
+    /// `%K` after a variable's dot names keys of the variable's value, as in a fetched
+    /// property's `%K == $FETCH_SOURCE.%K`.
+    @Test func keyPathArgumentsFollowAVariable() throws {
+        let predicate = FetchPredicate(format: "%K == $FETCH_SOURCE.%K", "name", "owner.name")
+        #expect(predicate.predicateFormat == "name == $FETCH_SOURCE.owner.name")
+        let source: [String: Any] = ["owner": ["name": "Ada"]]
+        #expect(predicate.evaluate(with: ["name": "Ada"], substitutionVariables: ["FETCH_SOURCE": source]))
+        #expect(!predicate.evaluate(with: ["name": "Grace"], substitutionVariables: ["FETCH_SOURCE": source]))
+    }
+
     /// Contexts, requests, coordinators and stores equal only themselves, as `NSObject`s do;
     /// predicates compare by format, as `NSPredicate`s do.
     @Test func equalityAsNSObjects() throws {

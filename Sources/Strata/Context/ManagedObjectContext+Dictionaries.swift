@@ -99,7 +99,7 @@ extension ManagedObjectContext {
         {
             throw CoreDataError(.coreData, "propertiesToFetch mixes aggregates with plain properties: group by the plain properties")
         }
-        let stores = fetchStores()
+        let stores = fetchStores(plan)
         var rows: [FetchCandidate] = []
         try collectStored(plan, stores: stores) { rows.append(.stored($0)) }
         var results: [[String: Any]]

@@ -162,7 +162,7 @@ extension ManagedObjectContext {
     /// row is read, so that a row is released as soon as its object holds its values; and
     /// whether every one's class is `T` itself.
     private func streamObjects<T>(_ request: FetchRequest<T>, plan: QueryPlan) throws -> (objects: [ManagedObject], allOfClass: Bool) {
-        let stores = fetchStores()
+        let stores = fetchStores(plan)
         let references = ReferenceIDs()
         var objects: [ManagedObject] = []
         var unread: [ManagedObjectID] = []

@@ -20,7 +20,7 @@ enum FetchCandidate {
 extension ManagedObjectContext {
     /// The candidates of `plan`, sorted by the request's descriptors and cut to its offset and limit.
     func candidates<T>(_ request: FetchRequest<T>, plan: QueryPlan) throws -> ([FetchCandidate], FetchStores) {
-        let stores = fetchStores()
+        let stores = fetchStores(plan)
         var results: [FetchCandidate] = []
         // Rows are read by an in-memory sort, by dictionaries and by objects loaded from them;
         // IDs and objects returned as faults need none.
@@ -53,7 +53,7 @@ extension ManagedObjectContext {
     /// when they answer the predicate exactly and no entity tag needs checking.
     func countMatches(_ plan: QueryPlan) throws -> Int {
         var total = 0
-        let stores = fetchStores()
+        let stores = fetchStores(plan)
         if case .index(let access) = plan.source, !plan.readsRows, let coordinator = persistentStoreCoordinator {
             let changed = plan.mergesPendingChanges ? changedKeys(plan) : [:]
             for store in stores.stores {
@@ -71,9 +71,13 @@ extension ManagedObjectContext {
         StoreReader(store: store, coordinator: coordinator, isCurrent: queryGeneration?.pins?[store.identifier] == nil)
     }
 
-    /// The coordinator's stores with their sequences, read now.
-    func fetchStores() -> FetchStores {
-        let stores = (persistentStoreCoordinator?.persistentStores ?? []).map(readingStore)
+    /// The coordinator's stores that `plan` reads (all of them without a plan), with their
+    /// sequences, read now.
+    func fetchStores(_ plan: QueryPlan? = nil) -> FetchStores {
+        let affected = plan?.affectedStores
+        let stores = (persistentStoreCoordinator?.persistentStores ?? [])
+            .filter { store in affected?.contains { $0 === store } ?? true }
+            .map(readingStore)
         return FetchStores(stores: stores, sequences: stores.map { $0.rows.lastSequence })
     }
 

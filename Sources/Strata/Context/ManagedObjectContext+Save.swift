@@ -104,6 +104,38 @@ extension ManagedObjectContext {
     /// - Throws: ``CoreDataError`` when an object is not registered with this context, or no
     ///   store holds one of the objects' entities.
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        try obtainPermanentIDs(for: objects, in: nil)
+    }
+
+    /// Makes the store that `object`, inserted into this context and not yet saved, is saved to
+    /// `store` (Core Data's `assign(_:to:)`), instead of the first store whose configuration holds
+    /// its entity. The object takes its permanent ID in that store now.
+    ///
+    /// - Important: an object that is not a managed object inserted into this context and
+    ///   unsaved, a store that is not one of the context's coordinator, or a store whose
+    ///   configuration does not hold the object's entity stops the program, as Core Data raises.
+    public func assign(_ object: Any, to store: PersistentStore) {
+        guard let object = object as? ManagedObject, object.managedObjectContext === self, object.objectID.isTemporaryID else {
+            preconditionFailure("assign(_:to:) takes an object inserted into this context and not yet saved, not \(object)")
+        }
+        guard let coordinator = persistentStoreCoordinator, coordinator.persistentStores.contains(where: { $0 === store }) else {
+            preconditionFailure("assign(_:to:): the store \(store.identifier) is not one of the context's coordinator")
+        }
+        let model = coordinator.managedObjectModel
+        if let name = store.configurationName, model.configurations.contains(name),
+            model.entities(forConfigurationName: name)?.contains(where: { $0 === object.entity }) != true
+        {
+            preconditionFailure("assign(_:to:): the store's configuration \(name) does not hold \(object.entity.name)")
+        }
+        do {
+            try obtainPermanentIDs(for: [object], in: store)
+        } catch {
+            preconditionFailure("assign(_:to:): \(error)")
+        }
+    }
+
+    /// Gives `objects` permanent IDs in `store`, or each in the store that holds its entity.
+    private func obtainPermanentIDs(for objects: [ManagedObject], in store: PersistentStore?) throws {
         guard let coordinator = persistentStoreCoordinator else {
             throw CoreDataError(.coreData, "the context has no persistent store coordinator")
         }
@@ -123,7 +155,7 @@ extension ManagedObjectContext {
             let entity = object.entity
             if entity !== recentEntity {
                 recentEntity = entity
-                let store = try coordinator.store(for: entity)
+                let store = try store ?? coordinator.store(for: entity)
                 if let index = groups.firstIndex(where: { $0.store === store }) {
                     recentGroup = index
                 } else {

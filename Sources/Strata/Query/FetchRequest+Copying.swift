@@ -12,6 +12,7 @@ extension FetchRequest {
         copy.fetchBatchSize = fetchBatchSize
         copy.resultType = resultType
         copy.includesPendingChanges = includesPendingChanges
+        copy.affectedStores = affectedStores
         copy.includesSubentities = includesSubentities
         copy.returnsObjectsAsFaults = returnsObjectsAsFaults
         copy.includesPropertyValues = includesPropertyValues

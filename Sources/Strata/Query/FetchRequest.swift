@@ -55,6 +55,10 @@ public final class FetchRequest<ResultType>: CustomStringConvertible {
     public var fetchBatchSize = 0
     /// What the fetch returns. The default is `.managedObjectResultType`.
     public var resultType: FetchRequestResultType = .managedObjectResultType
+    /// The stores the fetch reads (Core Data's `affectedStores`); `nil`, the default, reads
+    /// every store of the context's coordinator.
+    public var affectedStores: [PersistentStore]?
+
     /// Whether unsaved changes of the context are taken into account. The default is `true`.
     ///
     /// Dictionary results always reflect the stores only, as in Core Data.

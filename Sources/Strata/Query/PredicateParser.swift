@@ -345,10 +345,20 @@ struct PredicateParser {
         return expression
     }
 
-    /// Appends one key path component (a key, `#key` or `@operator`) to `path`.
+    /// Appends one key path component (a key, `#key`, `@operator`, or the keys of a `%K`
+    /// argument, as in `$FETCH_SOURCE.%K`) to `path`.
     private mutating func component(into path: inout [String]) throws(FetchPredicateError) {
         if let last = path.last, last == "@count" { throw error("@count ends a key path") }
         switch current.kind {
+        case .argument(.keyPath):
+            let start = current.offset
+            advance()
+            let value = try nextArgument(at: start)
+            guard let key = value as? String, let components = Self.keyPathComponents(key) else {
+                throw error("%K needs a key path string, not \(value.map { "\($0)" } ?? "nil")", at: start, .invalidArgument)
+            }
+            path += components
+            return
         case .identifier(let name) where keyword == nil:
             path.append(name)
         case .escapedIdentifier(let name):

@@ -83,6 +83,8 @@ final class QueryPlan {
     let readsRows: Bool
     /// Whether the results are sorted after they are collected.
     let sortsInMemory: Bool
+    /// The stores the fetch reads (the request's ``FetchRequest/affectedStores``); `nil`: all.
+    var affectedStores: [PersistentStore]?
 
     /// Creates the plan.
     init(
@@ -179,8 +181,8 @@ extension ManagedObjectContext {
         let isPolymorphic = family.count > 1
         let dictionaries = request.resultType == .dictionaryResultType
         let merges = request.includesPendingChanges && !dictionaries && (hasChanges || nesting.parent != nil)
-        let predicate = request.predicate
-        let stores = coordinator.persistentStores
+        let predicate = request.predicate?.applyingStringAffinity(for: entity)
+        let stores = coordinator.persistentStores.filter { store in request.affectedStores?.contains { $0 === store } ?? true }
 
         var source: QueryPlan.Source = .scan
         var residual = predicate
@@ -254,10 +256,12 @@ extension ManagedObjectContext {
         case .scan, .walk: readsRows = true
         case .index: break
         }
-        return QueryPlan(
+        let plan = QueryPlan(
             entity: entity, layout: layout, tags: tags, filtersTags: filtersTags, concrete: concrete, isPolymorphic: isPolymorphic,
             predicate: predicate, source: source, residual: residual, mergesPendingChanges: merges, counting: counting,
             readsRows: readsRows, sortsInMemory: sortsInMemory)
+        plan.affectedStores = request.affectedStores
+        return plan
     }
 
     /// Whether `descriptor` orders the values of a column of `type` as its fetch index does:
