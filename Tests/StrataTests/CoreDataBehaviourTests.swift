@@ -214,6 +214,37 @@ import Testing
         }
     }
 
+    /// A having predicate names an expression description as a variable (`$count`), and a batch
+    /// insert's object handler receives the entity's class, as in Core Data.
+    @Test func havingVariablesAndTypedBatchInsertObjects() throws {
+        let folder = TemporaryFolder()
+        let container = try Self.company(in: folder)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            var remaining = ["Linus", "Ken"]
+            let insert = BatchInsertRequest(entityName: "Employee", managedObjectHandler: { object in
+                guard let employee = object as? Employee, let name = remaining.popLast() else { return true }
+                employee.name = name
+                employee.salary = 50_000
+                return false
+            })
+            _ = try context.execute(insert)
+            #expect(try context.count(for: Employee.fetchRequest()) == 4)
+
+            let count = ExpressionDescription()
+            count.name = "count"
+            count.expression = FetchExpression(forFunction: "count:", arguments: [FetchExpression(forKeyPath: "name")])
+            let bySalary = FetchRequest<FetchRequestResult>(entityName: "Employee")
+            bySalary.resultType = .dictionaryResultType
+            bySalary.propertiesToGroupBy = ["salary"]
+            bySalary.propertiesToFetch = ["salary", count]
+            bySalary.havingPredicate = FetchPredicate(format: "$count > 1")
+            let rows = try context.fetch(bySalary) as? [[String: Any]]
+            #expect(rows?.compactMap { $0["salary"] as? Int64 } == [50_000])
+        }
+        try container.close()
+    }
+
     /// `%K` after a variable's dot names keys of the variable's value, as in a fetched
     /// property's `%K == $FETCH_SOURCE.%K`.
     @Test func keyPathArgumentsFollowAVariable() throws {

@@ -111,7 +111,9 @@ extension ManagedObjectContext {
             results = rows.map { dictionary(for: $0, items: fetched, plan: plan, stores: stores) }
         }
         if let having = request.havingPredicate {
-            results = results.filter { having.evaluate(with: $0) }
+            // Each result's values are also its variables: `$count > 1` names the expression
+            // description `count`, as Core Data's having predicates do.
+            results = results.filter { having.evaluate(with: $0, substitutionVariables: $0) }
         }
         if request.returnsDistinctResults {
             var seen = Set<[String: AnyHashable]>()

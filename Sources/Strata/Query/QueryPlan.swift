@@ -84,14 +84,15 @@ final class QueryPlan {
     /// Whether the results are sorted after they are collected.
     let sortsInMemory: Bool
     /// The stores the fetch reads (the request's ``FetchRequest/affectedStores``); `nil`: all.
-    var affectedStores: [PersistentStore]?
+    let affectedStores: [PersistentStore]?
 
     /// Creates the plan.
     init(
         entity: EntityDescription, layout: EntityLayout, tags: Set<Int64>, filtersTags: Bool, concrete: [Int64: ConcreteEntity],
         isPolymorphic: Bool, predicate: FetchPredicate?, source: Source, residual: FetchPredicate?, mergesPendingChanges: Bool,
-        counting: Bool, readsRows: Bool, sortsInMemory: Bool
+        counting: Bool, readsRows: Bool, sortsInMemory: Bool, affectedStores: [PersistentStore]?
     ) {
+        self.affectedStores = affectedStores
         self.entity = entity
         self.layout = layout
         self.tags = tags
@@ -256,12 +257,10 @@ extension ManagedObjectContext {
         case .scan, .walk: readsRows = true
         case .index: break
         }
-        let plan = QueryPlan(
+        return QueryPlan(
             entity: entity, layout: layout, tags: tags, filtersTags: filtersTags, concrete: concrete, isPolymorphic: isPolymorphic,
             predicate: predicate, source: source, residual: residual, mergesPendingChanges: merges, counting: counting,
-            readsRows: readsRows, sortsInMemory: sortsInMemory)
-        plan.affectedStores = request.affectedStores
-        return plan
+            readsRows: readsRows, sortsInMemory: sortsInMemory, affectedStores: request.affectedStores)
     }
 
     /// Whether `descriptor` orders the values of a column of `type` as its fetch index does:

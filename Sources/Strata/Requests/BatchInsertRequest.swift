@@ -130,8 +130,11 @@ public final class BatchInsertRequest: PersistentStoreRequest {
             }
         }
         if let managedObjectHandler {
+            // An instance of the entity's class, as Core Data hands the handler, so that the
+            // handler can cast it and set its typed properties.
+            let type = ManagedObjectClassRegistry.type(for: entity)
             while true {
-                let object = ManagedObject(entity: entity, insertInto: nil)
+                let object = type.init(entity: entity, insertInto: nil)
                 if managedObjectHandler(object) { break }
                 var values: [String: Any] = [:]
                 for (name, attribute) in entity.attributesByName where !attribute.isTransient && !(attribute is DerivedAttributeDescription) {
