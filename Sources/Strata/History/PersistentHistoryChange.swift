@@ -71,8 +71,9 @@ public final class PersistentHistoryChange: FetchRequestResult, CustomStringConv
     /// `changedObjectID`, `changedEntity` (an entity or its name), `changeID` or a
     /// `transaction.` key path and set it as a change request's
     /// ``PersistentHistoryChangeRequest/fetchRequest`` to keep only the changes it matches.
-    public class var fetchRequest: FetchRequest<PersistentHistoryChange>? {
-        let request = FetchRequest<PersistentHistoryChange>(entityName: PersistentHistoryEntities.changeName)
+    /// Untyped, as Core Data's (`NSFetchRequest<NSFetchRequestResult>`).
+    public class var fetchRequest: FetchRequest<FetchRequestResult>? {
+        let request = FetchRequest<FetchRequestResult>(entityName: PersistentHistoryEntities.changeName)
         request.entity = entityDescription
         return request
     }

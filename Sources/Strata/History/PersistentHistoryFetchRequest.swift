@@ -1,10 +1,3 @@
-/// A value a history fetch request is about: ``PersistentHistoryTransaction`` or
-/// ``PersistentHistoryChange``.
-public protocol PersistentHistoryRecord: FetchRequestResult {}
-
-extension PersistentHistoryTransaction: PersistentHistoryRecord {}
-extension PersistentHistoryChange: PersistentHistoryRecord {}
-
 /// A fetch request on history transactions or changes, as a change request's
 /// ``PersistentHistoryChangeRequest/fetchRequest`` takes it (Core Data types it
 /// `NSFetchRequest<NSFetchRequestResult>`): ``PersistentHistoryTransaction/fetchRequest`` or
@@ -20,4 +13,6 @@ public protocol PersistentHistoryFetchRequest: AnyObject {
     var fetchOffset: Int { get }
 }
 
-extension FetchRequest: PersistentHistoryFetchRequest where ResultType: PersistentHistoryRecord {}
+// Any fetch request, as Core Data's history fetch requests are `NSFetchRequest<NSFetchRequestResult>`:
+// one of PersistentHistoryChange's entity selects changes, any other transactions.
+extension FetchRequest: PersistentHistoryFetchRequest {}

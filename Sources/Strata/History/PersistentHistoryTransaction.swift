@@ -71,9 +71,10 @@ public final class PersistentHistoryTransaction: FetchRequestResult, CustomStrin
 
     /// A fetch request on history transactions: give it a predicate on `author`, `contextName`,
     /// `timestamp`, `transactionNumber` or `storeID` and set it as a change request's
-    /// ``PersistentHistoryChangeRequest/fetchRequest`` to filter the transactions returned.
-    public class var fetchRequest: FetchRequest<PersistentHistoryTransaction>? {
-        let request = FetchRequest<PersistentHistoryTransaction>(entityName: PersistentHistoryEntities.transactionName)
+    /// ``PersistentHistoryChangeRequest/fetchRequest`` to filter the transactions returned. Untyped,
+    /// as Core Data's (`NSFetchRequest<NSFetchRequestResult>`).
+    public class var fetchRequest: FetchRequest<FetchRequestResult>? {
+        let request = FetchRequest<FetchRequestResult>(entityName: PersistentHistoryEntities.transactionName)
         request.entity = entityDescription
         return request
     }
