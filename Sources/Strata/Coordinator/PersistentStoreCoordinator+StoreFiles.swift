@@ -166,13 +166,11 @@ extension PersistentStore {
     /// The store's metadata (Core Data's `metadata`): its type, UUID, model version hashes and
     /// the keys a program set. Setting it writes the program's keys at once (the store keeps
     /// its own); an in-memory store has only its type and UUID, and keeps nothing set.
+    ///
+    /// Setting it is ``PersistentStoreCoordinator/setMetadata(_:for:)``: it does not throw; a
+    /// write that fails is logged as an error and the store keeps its previous metadata.
     public var metadata: [String: Any]! {
-        get {
-            if let url, type != InMemoryStoreType, let metadata = try? StoreMetadataFile.read(at: url) {
-                return StoreMetadataFile.visible(metadata)
-            }
-            return [StoreTypeKey: type, StoreUUIDKey: identifier]
-        }
+        get { storedMetadata ?? [StoreTypeKey: type, StoreUUIDKey: identifier] }
         set {
             guard let url, type != InMemoryStoreType else { return }
             do {
@@ -181,5 +179,12 @@ extension PersistentStore {
                 logger.error("cannot write the store metadata", metadata: ["store": "\(url.path)", "error": "\(error)"])
             }
         }
+    }
+
+    /// The metadata the store keeps on disk (the keys a program may see), `nil` for an in-memory
+    /// store or one whose metadata file cannot be read.
+    var storedMetadata: [String: Any]? {
+        guard let url, type != InMemoryStoreType, let metadata = try? StoreMetadataFile.read(at: url) else { return nil }
+        return StoreMetadataFile.visible(metadata)
     }
 }

@@ -1,8 +1,5 @@
 import Foundation
-import Logging
 import StrataStore
-
-private let logger = Logger(label: "strata.migration")
 
 extension PersistentStoreCoordinator {
     /// The metadata of the store at `url`, read without adding it (Core Data's
@@ -51,10 +48,7 @@ extension PersistentStoreCoordinator {
     /// The metadata of an added store (Core Data's `metadata(for:)`); an in-memory store's is
     /// made from the coordinator's model.
     public func metadata(for store: PersistentStore) -> [String: Any] {
-        if let url = store.url, store.type != InMemoryStoreType, let metadata = try? StoreMetadataFile.read(at: url) {
-            return StoreMetadataFile.visible(metadata)
-        }
-        return StoreMetadataFile.metadata(for: managedObjectModel, storeID: store.identifier, type: store.type)
+        store.storedMetadata ?? StoreMetadataFile.metadata(for: managedObjectModel, storeID: store.identifier, type: store.type)
     }
 
     /// Replaces the metadata of an added store with `metadata` (Core Data's `setMetadata(_:for:)`),
@@ -64,12 +58,7 @@ extension PersistentStoreCoordinator {
     /// store keeps none). As Core Data's, the method does not throw: a write that fails is logged
     /// as an error and the store keeps its previous metadata.
     public func setMetadata(_ metadata: [String: Any]?, for store: PersistentStore) {
-        guard let url = store.url, store.type != InMemoryStoreType else { return }
-        do {
-            try Self.replaceMetadata(metadata ?? [:], at: url)
-        } catch {
-            logger.error("cannot write the store metadata", metadata: ["store": "\(url.path)", "error": "\(error)"])
-        }
+        store.metadata = metadata
     }
 
     /// Replaces the metadata of the store at `url` without adding it (Core Data's
