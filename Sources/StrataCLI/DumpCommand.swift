@@ -54,12 +54,12 @@ struct DumpCommand: StrataSubcommand {
         context.persistentStoreCoordinator = coordinator
         try context.performAndWait {
             if snapshot {
-                for entity in objectModel.entities.sorted(by: { $0.name < $1.name }) where !entity.isAbstract {
-                    let request = FetchRequest<ManagedObject>(entityName: entity.name)
+                for entity in objectModel.entities.sorted(by: { $0.entityName < $1.entityName }) where !entity.isAbstract {
+                    let request = FetchRequest<ManagedObject>(entityName: entity.entityName)
                     request.includesSubentities = false
                     for object in try context.fetch(request) {
                         try Self.line([
-                            "kind": "object", "entity": entity.name, "uri": object.objectID.uriRepresentation().absoluteString,
+                            "kind": "object", "entity": entity.entityName, "uri": object.objectID.uriRepresentation().absoluteString,
                             "values": Self.json(object.committedValues(forKeys: nil)),
                         ])
                     }
@@ -79,7 +79,7 @@ struct DumpCommand: StrataSubcommand {
                     "processID": transaction.processID,
                     "changes": (transaction.changes ?? []).map { change -> [String: Any] in
                         var line: [String: Any] = [
-                            "changeType": "\(change.changeType)", "entity": change.changedObjectID.entity.name,
+                            "changeType": "\(change.changeType)", "entity": change.changedObjectID.entity.entityName,
                             "uri": change.changedObjectID.uriRepresentation().absoluteString,
                         ]
                         if let updated = change.updatedProperties { line["updatedProperties"] = updated.map(\.name).sorted() }

@@ -462,10 +462,11 @@ final class HookedObject: ManagedObject {
             #expect(research.budget == 5)
             #expect(sales.budget == 7)
             #expect(sales.name == "Sales (mine)", "unsaved changes stay")
-            #expect(mine.registeredObject(for: ids["Bob"]!) == nil)
-            #expect(bob.managedObjectContext == nil, "the deleted object left the context")
+            #expect(mine.registeredObject(for: ids["Bob"]!) === bob)
+            #expect(bob.isDeleted && mine.deletedObjects == [bob], "the merged delete is a delete here, as in Core Data")
             #expect(Set(research.employees.map(\.objectID)) == [ann.objectID, newID])
             try mine.save()
+            #expect(bob.managedObjectContext == nil, "the save let the deleted object go")
         }
         let reader = container.newBackgroundContext()
         try reader.performAndWait {
@@ -920,8 +921,12 @@ final class HookedObject: ManagedObject {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             for _ in 0..<3 { _ = try context.fetch(FetchRequest<Employee>(entityName: "Employee")) }
+            #expect(!context.registeredObjects.isEmpty, "fetched objects stay until the event ends, as Core Data's autorelease pool keeps them")
+        }
+        try context.performAndWait {
             #expect(context.registeredObjects.isEmpty, "the objects were freed and left the context")
-            #expect(try context.existingObject(with: ids["Bob"]!).managedObjectContext === context)
+            let bob = try context.existingObject(with: ids["Bob"]!)
+            #expect(bob.managedObjectContext === context)
         }
     }
 }

@@ -310,7 +310,7 @@ import Testing
                 request.includesSubentities = subentities
                 request.predicate = predicate
                 request.sortDescriptors = [FetchSortDescriptor(key: "name")]
-                return try context.fetch(request).map { "\($0.entity.name):\($0.value(forKey: "name") as! String)" }
+                return try context.fetch(request).map { "\($0.entity.name!):\($0.value(forKey: "name") as! String)" }
             }
             #expect(try fetch("Vehicle") == ["Truck:actros", "Car:civic", "SportsCar:f40"])
             #expect(try fetch("Vehicle", subentities: false) == [], "the abstract entity has no objects of its own")

@@ -95,7 +95,7 @@ import Testing
             let title = ModelBuilder.attribute("title", .string)
             let entity = ModelBuilder.entity("Note", [title])
             if withFetchedProperty {
-                let request = FetchRequest<ManagedObject>(entityName: "Note")
+                let request = FetchRequest<FetchRequestResult>(entityName: "Note")
                 request.predicate = FetchPredicate(format: "title BEGINSWITH 'a' AND SELF != $FETCH_SOURCE")
                 entity.properties.append(FetchedPropertyDescription(name: "others", fetchRequest: request))
             }
@@ -131,7 +131,7 @@ import Testing
     @Test func managedPropertiesReadFetchedProperties() throws {
         let title = ModelBuilder.attribute("title", .string)
         let entity = ModelBuilder.entity("FetchedNote", [title], className: "FetchedNote")
-        let request = FetchRequest<ManagedObject>(entityName: "FetchedNote")
+        let request = FetchRequest<FetchRequestResult>(entityName: "FetchedNote")
         request.predicate = try FetchPredicate(checkedFormat: "title BEGINSWITH $FETCH_SOURCE.title AND SELF != $FETCH_SOURCE")
         request.sortDescriptors = [FetchSortDescriptor(key: "title", ascending: true)]
         entity.properties.append(FetchedPropertyDescription(name: "longer", fetchRequest: request))
@@ -184,7 +184,7 @@ import Testing
     @Test func aBadPredicateFailsTheReadWithAnError() throws {
         let title = ModelBuilder.attribute("title", .string)
         let entity = ModelBuilder.entity("Note", [title])
-        let request = FetchRequest<ManagedObject>(entityName: "Note")
+        let request = FetchRequest<FetchRequestResult>(entityName: "Note")
         request.predicate = try FetchPredicate(checkedFormat: "missing == $FETCH_SOURCE")
         entity.properties.append(FetchedPropertyDescription(name: "broken", fetchRequest: request))
         let folder = TemporaryFolder()

@@ -83,7 +83,7 @@ import Testing
     /// The objects of every root entity (sub-entities included).
     static func fetchAll(_ graph: RandomGraphModel, _ context: ManagedObjectContext) throws -> [ManagedObject] {
         try graph.entities.filter { $0.superentity == nil }.flatMap { root in
-            try context.fetch(FetchRequest<ManagedObject>(entityName: root.name))
+            try context.fetch(FetchRequest<ManagedObject>(entityName: root.name!))
         }
     }
 

@@ -127,7 +127,7 @@ struct AttributeTypeTests {
         #expect(relationship.destinationEntity == nil && relationship.inverseRelationship == nil)
 
         let entity = EntityDescription()
-        #expect(entity.name == "")
+        #expect(entity.name == nil)
         #expect(entity.managedObjectClassName == "ManagedObject")
         #expect(!entity.isAbstract)
         #expect(entity.properties.isEmpty && entity.subentities.isEmpty && entity.superentity == nil)

@@ -64,7 +64,7 @@ struct RandomGraphModel {
             // Two entities of one hierarchy, neither a kind of the other (siblings, cousins).
             let pairs = entities.flatMap { first in
                 entities.filter { second in
-                    first.name < second.name && rootOf(first) === rootOf(second) && !first.isKindOf(entity: second) && !second.isKindOf(entity: first)
+                    first.name! < second.name! && rootOf(first) === rootOf(second) && !first.isKindOf(entity: second) && !second.isKindOf(entity: first)
                 }.map { (first, $0) }
             }
             if let (first, second) = pairs.randomElement(using: &random), Int.random(in: 0..<3, using: &random) == 0 {
@@ -111,15 +111,15 @@ struct RandomGraphModel {
     /// A description of the model, for a failure report.
     var description: String {
         entities.map { entity in
-            let parent = entity.superentity.map { " : \($0.name)" } ?? ""
+            let parent = entity.superentity.map { " : \($0.name!)" } ?? ""
             let properties = entity.ownProperties.map { property -> String in
                 if let attribute = property as? AttributeDescription { return "\(attribute.name) \(attribute.attributeType)" }
                 let relationship = property as! RelationshipDescription
                 let shape = relationship.isToMany ? (relationship.isOrdered ? "->>(ordered)" : "->>") : "->"
                 let inverse = relationship.inverseRelationship.map { " inverse \($0.name)" } ?? ""
-                return "\(relationship.name) \(shape) \(relationship.destinationEntity!.name)\(inverse)"
+                return "\(relationship.name) \(shape) \(relationship.destinationEntity!.name!)\(inverse)"
             }
-            return "\(entity.isAbstract ? "abstract " : "")\(entity.name)\(parent) { \(properties.joined(separator: "; ")) }"
+            return "\(entity.isAbstract ? "abstract " : "")\(entity.name!)\(parent) { \(properties.joined(separator: "; ")) }"
         }.joined(separator: "\n")
     }
 
@@ -161,11 +161,11 @@ struct RandomGraphModel {
     /// read through the object (faults fire, to-many relationships load from the store).
     static func snapshot(_ objects: [ManagedObject]) throws -> [Int64: [String: String]] {
         func name(_ object: ManagedObject) throws -> String {
-            "\(object.objectID.entity.name)#\(object.value(forKey: "uid") as? Int64 ?? -1)"
+            "\(object.objectID.entity.name!)#\(object.value(forKey: "uid") as? Int64 ?? -1)"
         }
         var result: [Int64: [String: String]] = [:]
         for object in objects {
-            var values = ["entity": object.entity.name, "id": object.objectID.entity.name]
+            var values = ["entity": object.entity.name!, "id": object.objectID.entity.name!]
             for property in object.entity.properties {
                 let value = object.value(forKey: property.name)
                 switch value {

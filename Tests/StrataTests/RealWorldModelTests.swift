@@ -214,7 +214,7 @@ import Testing
             #expect((feed.value(forKey: "unplayedEpisodes") as? [ManagedObject])?.count == 5)
             #expect((feed.value(forKey: "recentEpisodes") as? [ManagedObject])?.count == 5, "the request's limit applies")
             let byURL = try #require(model.fetchRequestFromTemplate(withName: "FeedByURL", substitutionVariables: ["URL": "https://example.com/atp.xml"]))
-            #expect(try context.fetch(byURL) == [feed])
+            #expect(try context.fetch(byURL) as? [ManagedObject] == [feed])
         }
         try container.close()
     }
@@ -245,11 +245,11 @@ import Testing
 
             let request = try #require(model.fetchRequestFromTemplate(withName: "EntriesWithTitlePrefix", substitutionVariables: ["PREFIX": "Al"]))
             request.sortDescriptors = [FetchSortDescriptor(key: "title", ascending: true)]
-            #expect(try context.fetch(request).map { $0.value(forKey: "title") as? String } == ["Alpha", "Alps"])
+            #expect(try context.fetch(request).map { ($0 as? ManagedObject)?.value(forKey: "title") as? String } == ["Alpha", "Alps"])
             #expect(template.predicate?.predicateFormat == "title BEGINSWITH $PREFIX", "the template is unchanged")
             #expect(template.sortDescriptors == nil)
             let owned = try #require(model.fetchRequestFromTemplate(withName: "NotebooksOwnedBy", substitutionVariables: ["NAME": "Ada"]))
-            #expect(try context.fetch(owned) == [notebook])
+            #expect(try context.fetch(owned) as? [ManagedObject] == [notebook])
         }
         try container.close()
     }
@@ -261,7 +261,7 @@ import Testing
     func missingTemplateVariableTraps() async {
         await #expect(processExitsWith: .failure) {
             let model = ManagedObjectModel()
-            let request = FetchRequest<ManagedObject>(entityName: "Item")
+            let request = FetchRequest<FetchRequestResult>(entityName: "Item")
             request.predicate = FetchPredicate(format: "name == $NAME")
             model.setFetchRequestTemplate(request, forName: "ByName")
             _ = model.fetchRequestFromTemplate(withName: "ByName", substitutionVariables: [:])
@@ -285,7 +285,7 @@ import Testing
         await #expect(processExitsWith: .failure) {
             let model = ManagedObjectModel()
             model.freeze()
-            model.setFetchRequestTemplate(FetchRequest<ManagedObject>(entityName: "Item"), forName: "All")
+            model.setFetchRequestTemplate(FetchRequest<FetchRequestResult>(entityName: "Item"), forName: "All")
         }
     }
 }

@@ -61,7 +61,7 @@ struct SamplePointTransformer: AttributeValueTransformer {
         case .booleanAttributeType: return index % 2 == 0 ? false : true
         case .binaryDataAttributeType: return Data([0, 1, 2, 0xFF, UInt8(index)])
         case .UUIDAttributeType: return UUID()
-        case .URIAttributeType: return URL(string: "https://example.com/\(object.entity.name)/\(attribute.name)/\(index)")!
+        case .URIAttributeType: return URL(string: "https://example.com/\(object.entity.name!)/\(attribute.name)/\(index)")!
         case .transformableAttributeType: return ["entity": object.entity.name, "index": "\(index)"]
         case .objectIDAttributeType: return object.objectID
         case .compositeAttributeType:
@@ -81,8 +81,8 @@ struct SamplePointTransformer: AttributeValueTransformer {
             }
         case .stringAttributeType:
             let candidates = [
-                "\(object.entity.name) \(attribute.name) \(letter)",
-                "\(object.entity.name.lowercased())\(index)@example.com",
+                "\(object.entity.name!) \(attribute.name) \(letter)",
+                "\(object.entity.name!.lowercased())\(index)@example.com",
                 letter,
             ]
             for candidate in candidates {
@@ -141,7 +141,7 @@ struct SamplePointTransformer: AttributeValueTransformer {
                 var objects: [ManagedObject] = []
                 let concrete = model.entities.filter { !$0.isAbstract }
                 for entity in concrete {
-                    for _ in 0..<2 { objects.append(EntityDescription.insertNewObject(forEntityName: entity.name, into: context)) }
+                    for _ in 0..<2 { objects.append(EntityDescription.insertNewObject(forEntityName: entity.name!, into: context)) }
                 }
                 try context.obtainPermanentIDs(for: objects)
                 for entity in concrete {
@@ -176,7 +176,7 @@ struct SamplePointTransformer: AttributeValueTransformer {
         try context.performAndWait {
             var total = 0
             for entity in container.managedObjectModel.entities where entity.superentity == nil {
-                total += try context.count(for: FetchRequest<ManagedObject>(entityName: entity.name))
+                total += try context.count(for: FetchRequest<ManagedObject>(entityName: entity.name!))
             }
             #expect(total == snapshots.count, "every saved object and nothing else")
             for (uri, expected) in snapshots {

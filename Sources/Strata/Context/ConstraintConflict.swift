@@ -47,7 +47,7 @@ open class ConstraintConflict: NSObject {
             for object in conflict.conflictingObjects where !others.contains(where: { $0 === object }) {
                 errors.append(CoreDataError(
                     .managedObjectConstraintMerge,
-                    "\(object.entity.name) \(object.objectID) has the same \(names) as \(others[0].objectID)",
+                    "\(object.entity.entityName) \(object.objectID) has the same \(names) as \(others[0].objectID)",
                     objectID: object.objectID, key: conflict.constraint.first))
             }
         }
@@ -68,7 +68,7 @@ open class ConstraintConflict: NSObject {
         if let stored = merged.first(where: { !$0.isInserted }) {
             throw CoreDataError(
                 .managedObjectConstraintMerge,
-                "\(stored.entity.name) \(stored.objectID) was changed to the same \(constraint.joined(separator: ", ")) as \(kept.objectID); only inserted objects are merged into another",
+                "\(stored.entity.entityName) \(stored.objectID) was changed to the same \(constraint.joined(separator: ", ")) as \(kept.objectID); only inserted objects are merged into another",
                 objectID: stored.objectID, key: constraint.first)
         }
         for object in merged { try context.merge(object, into: kept, policy: policy) }

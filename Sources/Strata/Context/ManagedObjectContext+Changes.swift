@@ -107,12 +107,14 @@ extension ManagedObjectContext {
     }
 
     /// Forgets every registered object and unsaved change (Core Data's `reset()`). Objects
-    /// fetched before are no longer usable with this context.
+    /// fetched before are turned into faults that belong to no context: firing one throws, so
+    /// fetch again instead.
     public func reset() {
         clearUndo()
         advanceQueryGeneration()
         let invalidated = registeredObjects.union(strongObjects)
         for object in invalidated {
+            if object.isLoaded { Self.turnIntoFault(object) }
             object.managedObjectContext = nil
         }
         registered.removeAll()
@@ -134,31 +136,51 @@ extension ManagedObjectContext {
     ///     transient values) on top of them; `false` discards its changes and transient values
     ///     and turns it into a fault.
     public func refresh(_ object: ManagedObject, mergeChanges flag: Bool) {
+        refresh(object, mergeChanges: flag, committedValues: nil)
+    }
+
+    /// ``refresh(_:mergeChanges:)``, taking the stored values from `committedValues` when given
+    /// instead of reading them.
+    func refresh(_ object: ManagedObject, mergeChanges flag: Bool, committedValues: [Any?]?) {
         guard object.managedObjectContext === self, !object.isInserted else { return }
         if flag, object.isLoaded, persistentStoreCoordinator != nil {
             let changed = object.changedSlots
             let current = object.values
-            if (try? reloadCommittedValues(of: object)) == true {
+            let reloaded: Bool
+            if let committedValues {
+                object.values = committedValues
+                object.committed = committedValues
+                reloaded = true
+            } else {
+                reloaded = (try? reloadCommittedValues(of: object)) == true
+            }
+            if reloaded {
                 let transient = object.runtime.properties.indices.filter { object.runtime.properties[$0].isTransient }
                 for slot in changed.union(transient) { object.values[slot] = current[slot] }
                 object.changedSlots = changed
                 object.awake(fromSnapshotEvents: .refresh)
             }
         } else {
-            object.willTurnIntoFault()
-            object.values = []
-            object.committed = nil
-            object.isLoaded = false
-            object.changedSlots = []
-            object.eventChangedSlots = []
             if !object.isDeleted {
                 updatedSet.remove(object)
                 if !retainsRegisteredObjects { strongObjects.remove(object) }
             }
-            object.didTurnIntoFault()
+            Self.turnIntoFault(object)
         }
         if !pendingEvent.refreshed.contains(object) { pendingEvent.refreshed.append(object) }
         undoStateDidReload(object)
+    }
+
+    /// Discards `object`'s values and changes, making it a fault, with its
+    /// ``ManagedObject/willTurnIntoFault()`` and ``ManagedObject/didTurnIntoFault()`` calls.
+    private static func turnIntoFault(_ object: ManagedObject) {
+        object.willTurnIntoFault()
+        object.values = []
+        object.committed = nil
+        object.isLoaded = false
+        object.changedSlots = []
+        object.eventChangedSlots = []
+        object.didTurnIntoFault()
     }
 
     /// Refreshes every registered object (Core Data's `refreshAllObjects()`): objects with

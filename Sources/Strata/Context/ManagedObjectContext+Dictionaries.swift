@@ -28,6 +28,8 @@ enum DictionaryResults {
 
     /// The item a member of `propertiesToFetch` or `propertiesToGroupBy` names.
     ///
+    /// `"objectID"` names the object's ID, as in Core Data.
+    ///
     /// - Throws: ``CoreDataError`` `coreData` for anything but a name, a property description of
     ///   `entity` that is not a to-many relationship, or an expression description.
     static func item(_ member: Any, entity: EntityDescription, role: String) throws -> Item {
@@ -39,13 +41,16 @@ enum DictionaryResults {
                 throw CoreDataError(.coreData, "\(role) cannot hold the to-many relationship \(property.name)")
             }
             guard entity.propertiesByName[property.name] != nil else {
-                throw CoreDataError(.coreData, "\(role) names \(property.name), which \(entity.name) does not have")
+                throw CoreDataError(.coreData, "\(role) names \(property.name), which \(entity.entityName) does not have")
             }
             return .value(name: property.name, path: property.name)
+        case "objectID" as String where entity.propertiesByName["objectID"] == nil:
+            // The object itself, which a result dictionary holds as its ID, as in Core Data.
+            return .value(name: "objectID", path: "SELF")
         case let name as String:
             let first = String(name.split(separator: ".").first ?? "")
             guard let property = entity.propertiesByName[first] else {
-                throw CoreDataError(.coreData, "\(role) names \(name), which \(entity.name) does not have")
+                throw CoreDataError(.coreData, "\(role) names \(name), which \(entity.entityName) does not have")
             }
             if !name.contains("."), let relationship = property as? RelationshipDescription, relationship.isToMany {
                 throw CoreDataError(.coreData, "\(role) cannot hold the to-many relationship \(name)")

@@ -26,12 +26,24 @@ extension ManagedObjectContext {
         guard shouldDeleteInaccessibleFaults else {
             throw CoreDataError(.coreData, "could not fulfill a fault for \(object.objectID): the object was deleted", objectID: object.objectID)
         }
-        object.values = object.runtime.properties.map { ($0 as? RelationshipDescription)?.isToMany == true ? OrderedSet<ManagedObjectID>() : nil }
-        object.committed = object.values
-        object.isLoaded = true
+        markGone(object)
+    }
+
+    /// Makes `object`, whose row is gone, a deleted object that stays registered and in
+    /// ``deletedObjects`` until the next save or rollback, which has nothing to write for it. A
+    /// fault gets `nil` values; a loaded object keeps the values it had.
+    func markGone(_ object: ManagedObject) {
+        insertedSet.remove(object)
+        updatedSet.remove(object)
+        if !object.isLoaded {
+            object.values = object.runtime.properties.map { ($0 as? RelationshipDescription)?.isToMany == true ? OrderedSet<ManagedObjectID>() : nil }
+            object.committed = object.values
+            object.isLoaded = true
+        }
+        object.isInserted = false
         object.isDeleted = true
         object.isInaccessible = true
-        deletedSet.append(object)
+        if !deletedSet.contains(object) { deletedSet.append(object) }
         strongObjects.insert(object)
     }
 

@@ -29,6 +29,7 @@ extension ManagedObjectContext {
             return try typed(try dictionaries(request))
         case .managedObjectResultType:
             let (objects, allOfClass) = try fetchObjects(request)
+            keepUntilEventEnds(objects)
             guard let typed = Self.cast(objects, to: T.self, allOfClass: allOfClass) else {
                 throw CoreDataError(.coreData, "the fetched objects are not \(T.self); register the subclass with \(T.self).register(for:)")
             }

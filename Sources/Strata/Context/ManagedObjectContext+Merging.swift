@@ -105,7 +105,11 @@ extension ManagedObjectContext {
     }
 
     /// Merges `changes` into the context and posts the notifications of the merge.
-    func merge(_ changes: MergedChanges) {
+    ///
+    /// - Parameter committedValues: the saved values of updated objects, by ID, taken from the
+    ///   parent context when it saved; an object without them is reloaded from the parent or
+    ///   the stores.
+    func merge(_ changes: MergedChanges, committedValues: [ManagedObjectID: [Any?]] = [:]) {
         advanceQueryGeneration()
         let adopted = changes.renamed.filter { registered[$0.key] != nil }
         if !adopted.isEmpty { adoptPermanentIDs(TemporaryIDRenames(adopted)) }
@@ -118,18 +122,17 @@ extension ManagedObjectContext {
         for id in changes.updated.union(changes.refreshed) {
             guard let object = registered[id], object.isLoaded, !object.isInserted else { continue }
             // Reloading leaves unchanged to-many relationships faults, reloaded when next read.
-            refresh(object, mergeChanges: true)
+            refresh(object, mergeChanges: true, committedValues: committedValues[id])
         }
         for id in changes.deleted {
             guard let object = registered[id] else { continue }
-            unregister(object)
             deletesToPropagate.removeAll { $0 === object }
             pendingEvent.inserted.remove(object)
             pendingEvent.updated.remove(object)
             pendingEvent.refreshed.remove(object)
-            object.isInserted = false
-            object.isDeleted = true
-            object.managedObjectContext = nil
+            // Deleted here as by delete(_:), as Core Data's merge does: registered and in
+            // deletedObjects until the next save, which has nothing left to write for it.
+            markGone(object)
             if !pendingEvent.deleted.contains(object) { pendingEvent.deleted.append(object) }
         }
         processPendingChanges()

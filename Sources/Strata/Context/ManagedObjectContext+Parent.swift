@@ -94,7 +94,11 @@ extension ManagedObjectContext {
             // A context on a coordinator merges only the saves that reach its stores.
             if parent == nil, sender.nesting.parent != nil || coordinator == nil || coordinator !== self.persistentStoreCoordinator { return }
             let changes = MergedChanges(notification.userInfo ?? [:], coordinator: coordinator, renamed: sender.nesting.permanentIDs)
-            self.perform { self.merge(changes) }
+            // A child's merge reads its parent's values: they are taken here, on the parent's
+            // queue, so that the merge never waits for that queue, whose thread may be waiting in
+            // this child's performAndWait (the main thread, for a child of the view context).
+            let committed = parent == nil ? [:] : sender.savedValues(of: changes.updated.union(changes.refreshed))
+            self.perform { self.merge(changes, committedValues: committed) }
         }
         nesting.mergeObserver = SaveObserver(token)
     }
@@ -183,6 +187,17 @@ extension ManagedObjectContext {
             guard let object = try objectForChild(id), !object.isDeleted else { return nil }
             return object.values
         }
+    }
+
+    /// The values of the registered, loaded and not deleted objects among `ids`, as
+    /// ``valuesForChild(_:)`` gives them; read on this context's queue.
+    func savedValues(of ids: Set<ManagedObjectID>) -> [ManagedObjectID: [Any?]] {
+        var result: [ManagedObjectID: [Any?]] = [:]
+        for id in ids {
+            guard let object = registered[id], object.isLoaded, !object.isDeleted else { continue }
+            result[id] = object.values
+        }
+        return result
     }
 
     /// The IDs the to-many relationship `name` of the object `id` holds in this context.

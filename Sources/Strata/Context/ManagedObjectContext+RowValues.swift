@@ -37,7 +37,7 @@ extension ManagedObjectContext {
     /// relationships (as IDs) from the columns; to-many relationships from the store's indexes
     /// with `storedState`, else, like transient properties, from the object in the context.
     private func storedValue(_ key: String, of id: ManagedObjectID, row: Row, layout: EntityLayout, storedState: Bool) throws -> Any? {
-        guard let property = id.entity.propertiesByName[key] else { throw CoreDataError(.keyValueValidation, "no property \(key) in \(id.entity.name)") }
+        guard let property = id.entity.propertiesByName[key] else { throw CoreDataError(.keyValueValidation, "no property \(key) in \(id.entity.entityName)") }
         if let column = layout.columns[key], !property.isTransient {
             if let attribute = property as? AttributeDescription {
                 return try ValueConversion.objectValue(row[column], for: attribute, coordinator: persistentStoreCoordinator)

@@ -64,6 +64,7 @@ extension ManagedObjectContext {
         strongObjects = retainsRegisteredObjects ? Set(registeredObjects) : []
         forgetUndoSnapshotsAfterSave()
         advanceQueryGeneration()
+        keepUntilEventEnds(inserted + updated)
         for object in inserted + updated + deleted { object.didSave() }
         let change = ContextChange(
             kind: .didSave, inserted: Set(inserted.map(\.objectID)), updated: Set(updated.map(\.objectID)),
@@ -125,7 +126,7 @@ extension ManagedObjectContext {
         if let name = store.configurationName, model.configurations.contains(name),
             model.entities(forConfigurationName: name)?.contains(where: { $0 === object.entity }) != true
         {
-            preconditionFailure("assign(_:to:): the store's configuration \(name) does not hold \(object.entity.name)")
+            preconditionFailure("assign(_:to:): the store's configuration \(name) does not hold \(object.entity.entityName)")
         }
         do {
             try obtainPermanentIDs(for: [object], in: store)

@@ -1,3 +1,5 @@
+import Dispatch
+
 extension ManagedObjectContext {
     /// When `perform(schedule:_:)` runs its block (Core Data's `ScheduledTaskType`). `Sendable`.
     public enum ScheduledTaskType: Sendable, Hashable {
@@ -45,8 +47,47 @@ extension ManagedObjectContext {
         eventDepth += 1
         defer {
             eventDepth -= 1
-            if eventDepth == 0 { processPendingChanges() }
+            if eventDepth == 0 { endEvent() }
         }
         return try block()
+    }
+
+    /// Ends the event: processes its changes and lets go of the objects kept for it.
+    private func endEvent() {
+        processPendingChanges()
+        eventObjects.removeAll()
+    }
+
+    /// Keeps `objects` (a fetch's results, a save's objects) alive until the event ends, so that
+    /// they stay registered even when the caller drops them at once, as Core Data's autorelease
+    /// pool keeps them until it drains. Outside an event, a main-queue context on the main queue
+    /// keeps them until the queue's current work item ends; other contexts do not keep them.
+    func keepUntilEventEnds(_ objects: [ManagedObject]) {
+        guard !objects.isEmpty else { return }
+        if eventDepth == 0 {
+            guard concurrencyType == .mainQueueConcurrencyType, isOnQueue else { return }
+            endEventAfterWorkItem()
+        }
+        eventObjects.append(objects)
+    }
+
+    /// Notes a change: a main-queue context changed on the main queue outside `perform` ends its
+    /// event when the queue's current work item ends, as the run loop ends Core Data's.
+    func noteChangeOutsideEvent() {
+        guard eventDepth == 0, concurrencyType == .mainQueueConcurrencyType, isOnQueue else { return }
+        endEventAfterWorkItem()
+    }
+
+    /// Ends the event once the main queue's current work item is done (once, however often asked
+    /// before then).
+    private func endEventAfterWorkItem() {
+        guard !eventEndScheduled else { return }
+        eventEndScheduled = true
+        let context = QueueBound(value: self)
+        DispatchQueue.main.async {
+            let context = context.value
+            context.eventEndScheduled = false
+            if context.eventDepth == 0 { context.endEvent() }
+        }
     }
 }

@@ -125,6 +125,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     var changeObservers: [UUID: AsyncStream<ContextChange>.Continuation] = [:]
     /// How many `perform`/`performAndWait` blocks are running, nested, on the queue.
     @exclusivity(unchecked) var eventDepth = 0
+    /// The objects kept alive until the event ends (``keepUntilEventEnds(_:)``), a batch each.
+    var eventObjects: [[ManagedObject]] = []
+    /// Whether the end of a main-queue event is scheduled after the current work item.
+    var eventEndScheduled = false
     /// What the context's objects keep of it: marked dead when the context is deallocated.
     let link = ContextLink()
 
@@ -268,6 +272,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Makes `object` one of the context's inserted objects in the current event (``insert(_:)``
     /// and undo's re-insertion).
     func registerInsertion(_ object: ManagedObject) {
+        noteChangeOutsideEvent()
         object.managedObjectContext = self
         object.isDeleted = false
         object.isInserted = true
@@ -298,6 +303,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// rules of its relationships. Deleting an unsaved object just forgets it.
     public func delete(_ object: ManagedObject) {
         guard object.managedObjectContext === self, !object.isDeleted else { return }
+        noteChangeOutsideEvent()
         if object.isInserted {
             object.isInserted = false
             removeInsertion(object)
@@ -368,6 +374,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Called by an object whose value changed.
     func objectDidChange(_ object: ManagedObject) {
         noteUndoableChange(object)
+        noteChangeOutsideEvent()
         guard !object.isDeleted else { return }
         // A change of an object inserted in an earlier event is an update of this event (as
         // Core Data's objects-did-change notification reports it), not one to save.

@@ -235,7 +235,7 @@ public final class PersistentStoreCoordinator: Sendable {
             }
         }
         guard let store else {
-            throw CoreDataError(.persistentStoreOperation, "no store holds objects of \(entity.name); add a persistent store first")
+            throw CoreDataError(.persistentStoreOperation, "no store holds objects of \(entity.entityName); add a persistent store first")
         }
         return store
     }

@@ -31,10 +31,10 @@ final class StoreMapping: Sendable {
     convenience init(model: ManagedObjectModel) throws {
         var entities: [EntitySchema] = []
         var rootIDs: [ObjectIdentifier: Int] = [:]
-        let roots = model.entities.filter { $0.superentity == nil }.sorted { $0.name < $1.name }
+        let roots = model.entities.filter { $0.superentity == nil }.sorted { $0.entityName < $1.entityName }
         for root in roots {
             rootIDs[ObjectIdentifier(root)] = entities.count
-            entities.append(EntitySchema(id: entities.count, name: root.name, columns: []))
+            entities.append(EntitySchema(id: entities.count, name: root.entityName, columns: []))
         }
         func rootOf(_ entity: EntityDescription) -> EntityDescription {
             var root = entity
@@ -79,7 +79,7 @@ final class StoreMapping: Sendable {
                     }
                     declarationColumns[ObjectIdentifier(property)] = columns.count
                     var named = column
-                    if byName[property.name] != nil { named.name = "\(entity.name).\(property.name)" }
+                    if byName[property.name] != nil { named.name = "\(entity.entityName).\(property.name)" }
                     byName[property.name, default: []].append(columns.count)
                     columns.append(named)
                 }
@@ -97,26 +97,26 @@ final class StoreMapping: Sendable {
         }
 
         // Join entities for to-many relationships that no inverse to-one column can answer.
-        for entity in model.entities.sorted(by: { $0.name < $1.name }) {
+        for entity in model.entities.sorted(by: { $0.entityName < $1.entityName }) {
             for case let relationship as RelationshipDescription in entity.ownProperties where relationship.isToMany && !relationship.isTransient {
                 guard let destination = relationship.destinationEntity else { continue }
                 let inverse = relationship.inverseRelationship
                 if let inverse, !inverse.isToMany, !relationship.isOrdered { continue }
-                if let inverse, inverse.isToMany, let existing = joins[destination.name]?[inverse.name] {
-                    joins[entity.name, default: [:]][relationship.name] = JoinLayout(
+                if let inverse, inverse.isToMany, let existing = joins[destination.entityName]?[inverse.name] {
+                    joins[entity.entityName, default: [:]][relationship.name] = JoinLayout(
                         storeEntity: existing.storeEntity, isSource: !existing.isSource, isOrdered: relationship.isOrdered,
                         writesPairs: !existing.writesPairs)
                     continue
                 }
                 let id = entities.count
-                entities.append(EntitySchema(id: id, name: "_join_\(entity.name)_\(relationship.name)", columns: [
+                entities.append(EntitySchema(id: id, name: "_join_\(entity.entityName)_\(relationship.name)", columns: [
                     ColumnSchema(name: "source", type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(entity))]!), isNullable: false),
                     ColumnSchema(name: "target", type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(destination))]!), isNullable: false),
                     ColumnSchema(name: "position", type: .int64, isNullable: false),
                 ]))
                 // The pairs' positions are the order of the side that keeps one.
                 let onlyInverseOrdered = inverse?.isToMany == true && inverse?.isOrdered == true && !relationship.isOrdered
-                joins[entity.name, default: [:]][relationship.name] = JoinLayout(
+                joins[entity.entityName, default: [:]][relationship.name] = JoinLayout(
                     storeEntity: id, isSource: true, isOrdered: relationship.isOrdered, writesPairs: !onlyInverseOrdered)
             }
         }
@@ -130,7 +130,7 @@ final class StoreMapping: Sendable {
             var inheritedJoins: [String: JoinLayout] = [:]
             var current: EntityDescription? = entity
             while let candidate = current {
-                inheritedJoins.merge(joins[candidate.name] ?? [:]) { own, _ in own }
+                inheritedJoins.merge(joins[candidate.entityName] ?? [:]) { own, _ in own }
                 current = candidate.superentity
             }
             var columns: [String: Int] = [:]
@@ -138,7 +138,7 @@ final class StoreMapping: Sendable {
                 if let column = declarationColumns[ObjectIdentifier(property)] { columns[property.name] = column }
             }
             let family = Set(subtree)
-            layouts[entity.name] = EntityLayout(
+            layouts[entity.entityName] = EntityLayout(
                 storeEntity: storeEntity, tag: tag, tags: subtree, columns: columns,
                 slotColumns: entity.properties.map { property in
                     property.isTransient || (property as? RelationshipDescription)?.isToMany == true ? -1 : columns[property.name] ?? -1
@@ -156,13 +156,13 @@ final class StoreMapping: Sendable {
         self.entitiesByTag = entitiesByTag
         layoutsByIdentity = Dictionary(
             uniqueKeysWithValues: entitiesByTag.values.flatMap(\.values).compactMap { entity in
-                layouts[entity.name].map { (EntityIdentity(entity), $0) }
+                layouts[entity.entityName].map { (EntityIdentity(entity), $0) }
             })
     }
 
     /// The layout of `entity`: by identity for the model's own entities, else by name.
     func layout(of entity: EntityDescription) -> EntityLayout? {
-        layoutsByIdentity[EntityIdentity(entity)] ?? layouts[entity.name]
+        layoutsByIdentity[EntityIdentity(entity)] ?? layouts[entity.entityName]
     }
 
     /// The entity and its sub-entities, depth first.
@@ -199,7 +199,7 @@ final class StoreMapping: Sendable {
         case .transformableAttributeType: return .transformable
         case .compositeAttributeType: return .binary
         default:
-            throw CoreDataError(.coreData, "\(entity.name).\(attribute.name) has no storable attribute type")
+            throw CoreDataError(.coreData, "\(entity.entityName).\(attribute.name) has no storable attribute type")
         }
     }
 }

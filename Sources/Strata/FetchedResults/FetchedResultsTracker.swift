@@ -118,7 +118,7 @@ final class FetchedResultsTracker {
         self.nextSequence = keyed.count
         changed()
         observeContext()
-        logger.debug("Fetched \(keyed.count) objects of \(query.entity.name) in \(sections.count) sections")
+        logger.debug("Fetched \(keyed.count) objects of \(query.entity.entityName) in \(sections.count) sections")
     }
 
     private func makeSection(_ name: String) -> FetchedResultsSection {

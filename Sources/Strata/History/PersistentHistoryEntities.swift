@@ -62,7 +62,7 @@ enum PersistentHistoryEntities {
             default: break
             }
         case let entity as EntityDescription where key == "name":
-            return entity.name
+            return entity.entityName
         default:
             return try FetchPredicate.value(of: object, forKey: key)
         }

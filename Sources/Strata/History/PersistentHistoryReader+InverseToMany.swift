@@ -59,11 +59,11 @@ extension PersistentHistoryReader {
     /// The to-one relationships of `entity` kept in a column whose to-many inverse has no join
     /// entity of its own.
     private func inverseToManySides(of entity: EntityDescription) -> [InverseToManySide] {
-        guard let layout = mapping.layouts[entity.name] else { return [] }
+        guard let layout = mapping.layouts[entity.entityName] else { return [] }
         var sides: [InverseToManySide] = []
         for relationship in entity.relationshipsByName.values where !relationship.isToMany && !relationship.isTransient {
             guard let column = layout.columns[relationship.name], let inverse = relationship.inverseRelationship, inverse.isToMany,
-                !inverse.isTransient, let owner = relationship.destinationEntity, let ownerLayout = mapping.layouts[owner.name],
+                !inverse.isTransient, let owner = relationship.destinationEntity, let ownerLayout = mapping.layouts[owner.entityName],
                 ownerLayout.joins[inverse.name] == nil
             else { continue }
             sides.append(InverseToManySide(column: column, inverse: inverse, owner: owner, ownerStoreEntity: ownerLayout.storeEntity))

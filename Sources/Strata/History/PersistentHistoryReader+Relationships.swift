@@ -69,7 +69,7 @@ extension PersistentHistoryReader {
     private func joinSides(of storeEntity: Int) throws -> [JoinSide] {
         var sides: [JoinSide] = []
         for entity in coordinator.managedObjectModel.entities {
-            guard let layout = mapping.layouts[entity.name] else { continue }
+            guard let layout = mapping.layouts[entity.entityName] else { continue }
             for case let relationship as RelationshipDescription in entity.ownProperties {
                 guard let join = layout.joins[relationship.name], join.storeEntity == storeEntity else { continue }
                 sides.append(JoinSide(entity: entity, relationship: relationship, join: join, ownerStoreEntity: layout.storeEntity))

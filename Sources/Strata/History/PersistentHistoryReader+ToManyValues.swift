@@ -132,7 +132,7 @@ extension PersistentHistoryReader {
     /// `relationship` (`nil` when the relationship has no such inverse).
     private func inverseColumn(of relationship: RelationshipDescription) -> (storeEntity: Int, column: Int)? {
         guard let inverse = relationship.inverseRelationship, !inverse.isToMany, let destination = relationship.destinationEntity,
-            let layout = mapping.layouts[destination.name], let column = layout.columns[inverse.name]
+            let layout = mapping.layouts[destination.entityName], let column = layout.columns[inverse.name]
         else { return nil }
         return (layout.storeEntity, column)
     }
@@ -142,7 +142,7 @@ extension PersistentHistoryReader {
     private static func join(of relationship: RelationshipDescription, for entity: EntityDescription, in mapping: StoreMapping) -> JoinLayout? {
         var current: EntityDescription? = entity
         while let candidate = current {
-            if let join = mapping.layouts[candidate.name]?.joins[relationship.name] { return join }
+            if let join = mapping.layouts[candidate.entityName]?.joins[relationship.name] { return join }
             current = candidate.superentity
         }
         return nil

@@ -188,7 +188,7 @@ struct PersistentHistoryReader {
             guard let family = mapping.entitiesByTag[change.entity], let entity = Self.entity(of: change, in: family) else { continue }
             let id = ObjectIdentifier(entity)
             if plans[id] == nil {
-                guard let layout = mapping.layouts[entity.name] else { continue }
+                guard let layout = mapping.layouts[entity.entityName] else { continue }
                 plans[id] = HistoryEntityPlan(entity: entity, layout: layout, storeIdentifier: store.identifier, coordinator: coordinator)
             }
             let type: PersistentHistoryChangeType = change.kind == .insert ? .insert : change.kind == .update ? .update : .delete

@@ -37,7 +37,7 @@ struct AddedUniquenessConstraint {
         guard let layout = before.layout(of: old), let source = old.managedObjectModel?.entitiesByName else { return false }
         var tags = Set<Int64>()
         for member in StoreMapping.hierarchy(entity) {
-            guard let counterpart = MappingModel.counterpart(of: member.renamingIdentifier, member.name, in: source),
+            guard let counterpart = MappingModel.counterpart(of: member.renamingIdentifier, member.entityName, in: source),
                 let was = before.layout(of: counterpart), was.storeEntity == layout.storeEntity
             else { return false }
             tags.insert(was.tag)
@@ -84,7 +84,7 @@ struct AddedUniquenessConstraint {
         let before = try PersistentStoreCoordinator(managedObjectModel: source).mapping.get().evolved(onto: stored)
         var added: [AddedUniquenessConstraint] = []
         for entity in destination.entities {
-            guard let old = MappingModel.counterpart(of: entity.renamingIdentifier, entity.name, in: source.entitiesByName),
+            guard let old = MappingModel.counterpart(of: entity.renamingIdentifier, entity.entityName, in: source.entitiesByName),
                 let layout = before.layout(of: old)
             else { continue }
             let existing = names(of: old)
@@ -110,7 +110,7 @@ struct AddedUniquenessConstraint {
                 // A constraint naming a to-many or unknown property constrains nothing a save checks either.
                 guard sources.count == properties.count else { continue }
                 added.append(AddedUniquenessConstraint(
-                    entity: entity.name, properties: properties, storeEntity: layout.storeEntity, tags: Set(layout.tags), sources: sources))
+                    entity: entity.entityName, properties: properties, storeEntity: layout.storeEntity, tags: Set(layout.tags), sources: sources))
             }
         }
         return added

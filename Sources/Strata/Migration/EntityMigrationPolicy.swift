@@ -33,7 +33,7 @@ open class EntityMigrationPolicy {
         guard let name = mapping.destinationEntityName,
             let entity = manager.destinationModel.entitiesByName[name]
         else { return }
-        let destination = EntityDescription.insertNewObject(forEntityName: entity.name, into: manager.destinationContext)
+        let destination = EntityDescription.insertNewObject(forEntityName: entity.entityName, into: manager.destinationContext)
         for attributeMapping in mapping.attributeMappings ?? [] {
             guard let key = attributeMapping.name, let expression = attributeMapping.valueExpression,
                 let attribute = entity.attributesByName[key]
@@ -77,7 +77,7 @@ open class EntityMigrationPolicy {
             } else {
                 guard destinations.count <= 1 else {
                     throw CoreDataError(
-                        .migration, "\(dInstance.entity.name).\(key) became a to-one relationship, but an object has \(destinations.count) related objects",
+                        .migration, "\(dInstance.entity.entityName).\(key) became a to-one relationship, but an object has \(destinations.count) related objects",
                         objectID: source.objectID, key: key)
                 }
                 dInstance.setValue(destinations.first, forKey: key)

@@ -41,11 +41,11 @@ struct InPlaceMigration {
         guard before.schema == stored, after.schema != stored else { return nil }
         var defaults: [Int: [Int: Value]] = [:]
         for entity in destination.entities {
-            guard entity.renamingIdentifier == nil || entity.renamingIdentifier == entity.name,
-                let layout = after.layouts[entity.name]
+            guard entity.renamingIdentifier == nil || entity.renamingIdentifier == entity.entityName,
+                let layout = after.layouts[entity.entityName]
             else { return nil }
-            guard let old = source.entitiesByName[entity.name] else { continue }
-            guard let was = before.layouts[entity.name], was.storeEntity == layout.storeEntity, was.tag == layout.tag,
+            guard let old = source.entitiesByName[entity.entityName] else { continue }
+            guard let was = before.layouts[entity.entityName], was.storeEntity == layout.storeEntity, was.tag == layout.tag,
                 AddedUniquenessConstraint.names(of: old).isSubset(of: AddedUniquenessConstraint.names(of: entity))
             else { return nil }
             for property in entity.properties where !property.isTransient {
@@ -75,7 +75,7 @@ struct InPlaceMigration {
                 }
             }
         }
-        for entity in source.entities where destination.entitiesByName[entity.name] == nil {
+        for entity in source.entities where destination.entitiesByName[entity.entityName] == nil {
             guard entity.superentity == nil, entity.subentities.isEmpty else { return nil }
         }
         return InPlaceMigration(schema: after.schema, defaults: defaults)
@@ -89,7 +89,7 @@ struct InPlaceMigration {
             return was.attributeType == now.attributeType && (was is DerivedAttributeDescription) == (now is DerivedAttributeDescription)
                 && (was is CompositeAttributeDescription) == (now is CompositeAttributeDescription)
         case (let was as RelationshipDescription, let now as RelationshipDescription):
-            return was.destinationEntity?.name == now.destinationEntity?.name && was.isToMany == now.isToMany
+            return was.destinationEntity?.entityName == now.destinationEntity?.entityName && was.isToMany == now.isToMany
                 && was.isOrdered == now.isOrdered && now.minCount <= was.minCount
                 && (now.maxCount == 0 || (was.maxCount != 0 && now.maxCount >= was.maxCount))
         default:

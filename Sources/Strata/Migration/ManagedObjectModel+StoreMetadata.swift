@@ -16,8 +16,8 @@ extension ManagedObjectModel {
         guard let stored = metadata[StoreModelVersionHashesKey] as? [String: Any],
             let entities = entities(forConfigurationName: configuration)
         else { return false }
-        guard Set(stored.keys) == Set(entities.map(\.name)) else { return false }
-        return entities.allSatisfy { (stored[$0.name] as? Data) == $0.versionHash }
+        guard Set(stored.keys) == Set(entities.map(\.entityName)) else { return false }
+        return entities.allSatisfy { (stored[$0.entityName] as? Data) == $0.versionHash }
     }
 }
 

@@ -24,31 +24,31 @@ extension MappingModel {
         var claimed: [String: String] = [:]
         for entity in destinationModel.entities {
             let mapping = EntityMapping()
-            mapping.destinationEntityName = entity.name
+            mapping.destinationEntityName = entity.entityName
             mapping.destinationEntityVersionHash = entity.versionHash
-            guard let source = Self.counterpart(of: entity.renamingIdentifier, entity.name, in: sourceModel.entitiesByName) else {
-                mapping.name = entity.name
+            guard let source = Self.counterpart(of: entity.renamingIdentifier, entity.entityName, in: sourceModel.entitiesByName) else {
+                mapping.name = entity.entityName
                 mapping.mappingType = .addEntityMappingType
                 mappings.append(mapping)
                 continue
             }
-            if let other = claimed[source.name] {
-                throw Self.notInferable("\(entity.name) and \(other) both map from the entity \(source.name)")
+            if let other = claimed[source.entityName] {
+                throw Self.notInferable("\(entity.entityName) and \(other) both map from the entity \(source.entityName)")
             }
-            claimed[source.name] = entity.name
-            mapping.name = "\(source.name)To\(entity.name)"
-            mapping.sourceEntityName = source.name
+            claimed[source.entityName] = entity.entityName
+            mapping.name = "\(source.entityName)To\(entity.entityName)"
+            mapping.sourceEntityName = source.entityName
             mapping.sourceEntityVersionHash = source.versionHash
-            mapping.mappingType = source.name == entity.name && source.versionHash == entity.versionHash ? .copyEntityMappingType : .transformEntityMappingType
+            mapping.mappingType = source.name == entity.entityName && source.versionHash == entity.versionHash ? .copyEntityMappingType : .transformEntityMappingType
             mapping.attributeMappings = try Self.attributeMappings(entity, from: source)
             mapping.relationshipMappings = try Self.relationshipMappings(entity, from: source, sourceModel: sourceModel)
             mappings.append(mapping)
         }
-        for entity in sourceModel.entities where claimed[entity.name] == nil {
+        for entity in sourceModel.entities where claimed[entity.entityName] == nil {
             let mapping = EntityMapping()
-            mapping.name = entity.name
+            mapping.name = entity.entityName
             mapping.mappingType = .removeEntityMappingType
-            mapping.sourceEntityName = entity.name
+            mapping.sourceEntityName = entity.entityName
             mapping.sourceEntityVersionHash = entity.versionHash
             mappings.append(mapping)
         }
@@ -71,7 +71,7 @@ extension MappingModel {
             }
             guard MigrationValueConversion.canConvert(from.attributeType, to: attribute.attributeType) else {
                 throw notInferable(
-                    "\(entity.name).\(attribute.name): the type changed from \(from.attributeType.xmlName) to \(attribute.attributeType.xmlName), which no lightweight migration converts")
+                    "\(entity.entityName).\(attribute.name): the type changed from \(from.attributeType.xmlName) to \(attribute.attributeType.xmlName), which no lightweight migration converts")
             }
             return PropertyMapping(name: attribute.name, valueExpression: FetchExpression(forKeyPath: from.name))
         }
@@ -88,12 +88,12 @@ extension MappingModel {
                 return PropertyMapping(name: relationship.name, valueExpression: nil)
             }
             guard let destination = relationship.destinationEntity, let fromDestination = from.destinationEntity,
-                let mapped = counterpart(of: destination.renamingIdentifier, destination.name, in: sourceModel.entitiesByName),
+                let mapped = counterpart(of: destination.renamingIdentifier, destination.entityName, in: sourceModel.entitiesByName),
                 mapped.isKindOf(entity: fromDestination) || fromDestination.isKindOf(entity: mapped)
             else {
                 throw notInferable(
-                    "\(entity.name).\(relationship.name): the relationship led to \(from.destinationEntity?.name ?? "nothing") and now leads to "
-                        + "\(relationship.destinationEntity?.name ?? "nothing"), an entity that does not map from it")
+                    "\(entity.entityName).\(relationship.name): the relationship led to \(from.destinationEntity?.entityName ?? "nothing") and now leads to "
+                        + "\(relationship.destinationEntity?.entityName ?? "nothing"), an entity that does not map from it")
             }
             return PropertyMapping(name: relationship.name, valueExpression: FetchExpression(forKeyPath: from.name))
         }

@@ -218,7 +218,7 @@ open class MigrationManager {
         var sources: [String: [ManagedObjectID]] = [:]
         for mapping in mappings {
             guard let entity = sourceEntity(for: mapping) else { continue }
-            let request = FetchRequest<ManagedObjectID>(entityName: entity.name)
+            let request = FetchRequest<ManagedObjectID>(entityName: entity.entityName)
             request.resultType = .managedObjectIDResultType
             request.includesSubentities = false
             sources[mapping.name] = try sourceContext.fetch(request)
@@ -279,7 +279,7 @@ open class MigrationManager {
             guard object.value(forKey: attribute.name) == nil else { continue }
             throw CoreDataError(
                 .validationMissingMandatoryProperty,
-                "\(object.entity.name).\(attribute.name) is required and has no default value, and the migrated object \(object.objectID) has no value for it",
+                "\(object.entity.entityName).\(attribute.name) is required and has no default value, and the migrated object \(object.objectID) has no value for it",
                 key: attribute.name)
         }
     }

@@ -67,7 +67,7 @@ enum MigrationValueConversion {
         do {
             return try ValueConversion.normalize(converted, for: attribute, entity: entity)
         } catch let error as CoreDataError {
-            throw CoreDataError(.migration, "migrating \(entity.name).\(attribute.name): \(error.message)", key: attribute.name, underlyingError: error)
+            throw CoreDataError(.migration, "migrating \(entity.entityName).\(attribute.name): \(error.message)", key: attribute.name, underlyingError: error)
         }
     }
 }

@@ -63,7 +63,7 @@ struct ModelArchive: Codable, Sendable, Equatable {
     init(_ model: ManagedObjectModel) {
         entities = model.entities.map { entity in
             Entity(
-                name: entity.name, className: entity.managedObjectClassName, parent: entity.superentity?.name,
+                name: entity.entityName, className: entity.managedObjectClassName, parent: entity.superentity?.entityName,
                 isAbstract: entity.isAbstract, renamingIdentifier: entity.renamingIdentifier,
                 versionHashModifier: entity.versionHashModifier,
                 properties: entity.ownProperties.compactMap(Self.archive),
@@ -92,7 +92,7 @@ struct ModelArchive: Codable, Sendable, Equatable {
                 archived.elements = composite.elements.compactMap(archive)
             }
         } else if let relationship = property as? RelationshipDescription {
-            archived.destination = relationship.destinationEntity?.name
+            archived.destination = relationship.destinationEntity?.entityName
             archived.inverse = relationship.inverseRelationship?.name
             archived.minCount = relationship.minCount
             archived.maxCount = relationship.maxCount

@@ -56,13 +56,13 @@ struct RewritePlanner {
                     let to = entityMapping.destinationEntityName.flatMap({ destination.entitiesByName[$0] }),
                     try planEntity(from, to, entityMapping)
                 else { return false }
-                mapped.insert(from.name)
+                mapped.insert(from.entityName)
             default:
                 return false
             }
         }
         // An entity removed from a hierarchy that stays loses its objects by their tag.
-        for entity in source.entities where !mapped.contains(entity.name) {
+        for entity in source.entities where !mapped.contains(entity.entityName) {
             guard let layout = before.layout(of: entity), entities[layout.storeEntity] != nil else { continue }
             guard canDrop(entity) else { return false }
             dropped[layout.storeEntity, default: []].insert(layout.tag)
@@ -121,7 +121,7 @@ struct RewritePlanner {
         for other in destination.entities {
             for relationship in other.relationshipsByName.values where !relationship.isTransient && !relationship.isOptional {
                 guard let target = relationship.destinationEntity else { continue }
-                let old = MappingModel.counterpart(of: target.renamingIdentifier, target.name, in: source.entitiesByName)
+                let old = MappingModel.counterpart(of: target.renamingIdentifier, target.entityName, in: source.entitiesByName)
                 if let old, entity.isKindOf(entity: old) || old.isKindOf(entity: entity) { return false }
             }
         }
@@ -194,7 +194,7 @@ struct RewritePlanner {
                     }
                 }
                 if !attribute.isOptional && fallback.isNull {
-                    requirements.append(RequiredValue(entity: was.storeEntity, tag: was.tag, column: step.source, name: "\(to.name).\(attribute.name)"))
+                    requirements.append(RequiredValue(entity: was.storeEntity, tag: was.tag, column: step.source, name: "\(to.entityName).\(attribute.name)"))
                 }
                 steps.append(step)
             } else if let relationship = property as? RelationshipDescription {
@@ -225,7 +225,7 @@ struct RewritePlanner {
                         step.fill = fills.count
                         step.target = oldTarget.storeEntity
                         fills.append(InverseFill(
-                            entity: oldTarget.storeEntity, tags: oldTarget.tags, column: inverseColumn, name: "\(to.name).\(relationship.name)"))
+                            entity: oldTarget.storeEntity, tags: oldTarget.tags, column: inverseColumn, name: "\(to.entityName).\(relationship.name)"))
                     } else if let old {
                         guard let oldColumn = was.columns[old.name], Self.record(oldColumn, column, in: &columnMap) else { return false }
                         step.source = oldColumn

@@ -17,14 +17,14 @@ enum StoreRowCompatibility {
         for (storeEntity, tags) in mapping.entitiesByTag {
             for (tag, entity) in tags {
                 guard let old = sourceMapping.entitiesByTag[storeEntity]?[tag],
-                    MappingModel.counterpart(of: entity.renamingIdentifier, entity.name, in: [old.name: old]) != nil
+                    MappingModel.counterpart(of: entity.renamingIdentifier, entity.entityName, in: [old.entityName: old]) != nil
                 else { return false }
                 for property in entity.properties where !property.isTransient {
                     guard let before = old.propertiesByName[property.renamingIdentifier ?? property.name] ?? old.propertiesByName[property.name]
                     else {
                         // A new property on a column a sibling shares: the entity's rows hold nothing
                         // it may read there (no default, or values of a property removed before).
-                        if mapping.layouts[entity.name]?.columns[property.name] != nil { return false }
+                        if mapping.layouts[entity.entityName]?.columns[property.name] != nil { return false }
                         continue
                     }
                     if before.isOptional && !property.isOptional { return false }

@@ -27,13 +27,13 @@ enum DerivationExpression {
     static func check(_ attribute: DerivedAttributeDescription, of entity: EntityDescription) throws {
         guard let expression = attribute.derivationExpression else {
             throw ModelError(
-                .invalidModel, "derived attribute \(entity.name).\(attribute.name) has no derivation expression",
-                entityName: entity.name, propertyName: attribute.name)
+                .invalidModel, "derived attribute \(entity.entityName).\(attribute.name) has no derivation expression",
+                entityName: entity.entityName, propertyName: attribute.name)
         }
         func refuse(_ reason: String) -> ModelError {
             ModelError(
-                .invalidModel, "derived attribute \(entity.name).\(attribute.name) has the expression \(expression.expressionFormat), which Strata does not compute: \(reason)",
-                entityName: entity.name, propertyName: attribute.name)
+                .invalidModel, "derived attribute \(entity.entityName).\(attribute.name) has the expression \(expression.expressionFormat), which Strata does not compute: \(reason)",
+                entityName: entity.entityName, propertyName: attribute.name)
         }
         let type = attribute.attributeType
         let numeric: Set<AttributeType> = [
@@ -105,7 +105,7 @@ enum DerivationExpression {
                 throw refuse("\(key) follows no to-many relationship")
             }
             guard let property = current.propertiesByName[key] else {
-                throw refuse("\(current.name) has no property \(key)")
+                throw refuse("\(current.entityName) has no property \(key)")
             }
             if let attribute = property as? AttributeDescription {
                 guard components.isEmpty else { throw refuse("\(key) is an attribute, not a relationship, in \(path)") }

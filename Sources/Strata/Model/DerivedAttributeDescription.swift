@@ -34,5 +34,18 @@ public final class DerivedAttributeDescription: AttributeDescription, @unchecked
         super.init()
     }
 
+    /// Creates a derived attribute (Core Data's `init(name:type:derivationExpression:)`).
+    ///
+    /// - Parameters:
+    ///   - name: the attribute's name.
+    ///   - type: the type of its values.
+    ///   - derivationExpression: the expression whose value it takes on save.
+    public convenience init(name: String, type: AttributeType, derivationExpression: FetchExpression) {
+        self.init()
+        self.name = name
+        self.type = type
+        self.derivationExpression = derivationExpression
+    }
+
     override var kindTag: String { "derivedAttribute" }
 }

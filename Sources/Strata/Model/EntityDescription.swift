@@ -21,9 +21,16 @@ import Foundation
 // seen (acquire), so a frozen entity is immutable and safe to share. Unfrozen entities are
 // builders that callers confine to one thread.
 public final class EntityDescription: @unchecked Sendable, Hashable, CustomStringConvertible {
-    /// The entity's name, unique within its model. The default is the empty string (Core Data's
-    /// unnamed entity).
-    public var name: String {
+    /// The entity's name, unique within its model; `nil` until one is set, as Core Data's
+    /// `NSEntityDescription.name` is. Setting `nil` makes the entity unnamed again.
+    public var name: String? {
+        get { entityName.isEmpty ? nil : entityName }
+        set { entityName = newValue ?? "" }
+    }
+
+    /// The entity's name, the empty string for an unnamed entity: the non-optional spelling of
+    /// ``name`` that lookups and messages use.
+    package var entityName: String {
         willSet { ensureMutable("name") }
     }
 
@@ -69,11 +76,11 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
             for property in newValue {
                 if let owner = property.entity, owner !== self {
                     if isKindOf(entity: owner) { continue }
-                    fatalError("Can't add property \(property.name) to entity \(name): it belongs to entity \(owner.name)")
+                    fatalError("Can't add property \(property.name) to entity \(entityName): it belongs to entity \(owner.entityName)")
                 }
                 guard !own.contains(where: { $0 === property }) else { continue }
                 guard names.insert(property.name).inserted else {
-                    fatalError("Can't add property \(property.name) to entity \(name): it already has a property of that name")
+                    fatalError("Can't add property \(property.name) to entity \(entityName): it already has a property of that name")
                 }
                 own.append(property)
             }
@@ -115,7 +122,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
             var unique: [EntityDescription] = []
             for entity in newValue where !unique.contains(where: { $0 === entity }) {
                 if isKindOf(entity: entity) {
-                    fatalError("Can't make \(entity.name) a sub-entity of \(name): \(entity.name) is \(name) or one of its superentities")
+                    fatalError("Can't make \(entity.entityName) a sub-entity of \(entityName): \(entity.entityName) is \(entityName) or one of its superentities")
                 }
                 unique.append(entity)
             }
@@ -140,7 +147,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
 
     /// The entity's direct sub-entities, by name.
     public var subentitiesByName: [String: EntityDescription] {
-        Dictionary(directSubentities.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        Dictionary(directSubentities.map { ($0.entityName, $0) }, uniquingKeysWith: { _, last in last })
     }
 
     /// The entity this one inherits from, set through the superentity's ``subentities``.
@@ -197,9 +204,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     /// it through (``AnchoredReference``).
     let anchor = ReferenceAnchor<EntityDescription>()
 
-    /// Creates an entity with an empty name and no properties.
+    /// Creates an entity with no name and no properties.
     public init() {
-        name = ""
+        entityName = ""
         managedObjectClassName = "ManagedObject"
         anchor.target = self
     }
@@ -215,7 +222,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     ///   - properties: its own properties.
     public convenience init(name: String, properties: [PropertyDescription] = []) {
         self.init()
-        self.name = name
+        self.entityName = name
         self.properties = properties
     }
 
@@ -255,7 +262,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     }
 
     /// The name, such as `EntityDescription(Employee)`.
-    public var description: String { "EntityDescription(\(name))" }
+    public var description: String { "EntityDescription(\(entityName))" }
 
     /// Whether two entities are the same object.
     public static func == (lhs: EntityDescription, rhs: EntityDescription) -> Bool { lhs === rhs }
@@ -299,7 +306,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     ///
     /// - Parameter member: the member about to be set.
     func ensureMutable(_ member: String) {
-        if frozen.isSet { immutableModelViolation("EntityDescription.\(member) of \(name)") }
+        if frozen.isSet { immutableModelViolation("EntityDescription.\(member) of \(entityName)") }
     }
 
     // MARK: - Computing
@@ -352,9 +359,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
     private func computeVersionHash() -> Data {
         var hasher = VersionHasher()
         hasher.combine("entity")
-        hasher.combine(name)
+        hasher.combine(entityName)
         hasher.combine(isAbstract)
-        hasher.combine(superentity?.name)
+        hasher.combine(superentity?.entityName)
         hasher.combine(versionHashModifier)
         let all = computeProperties().filter { !($0 is FetchedPropertyDescription) }.sorted { $0.name < $1.name }
         hasher.combine(all.count)

@@ -55,7 +55,7 @@ public final class FetchIndexDescription: @unchecked Sendable, Hashable, CustomS
     /// Traps when the model is frozen.
     private func ensureMutable(_ member: String) {
         if frozen.isSet {
-            immutableModelViolation("FetchIndexDescription.\(member) of \(entity?.name ?? "?").\(name)")
+            immutableModelViolation("FetchIndexDescription.\(member) of \(entity?.entityName ?? "?").\(name)")
         }
     }
 

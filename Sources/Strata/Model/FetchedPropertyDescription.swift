@@ -21,7 +21,7 @@ public final class FetchedPropertyDescription: PropertyDescription, @unchecked S
     /// The request is read, never changed, when the property is evaluated: its entity (or
     /// entity name), predicate, sort descriptors, limit, offset, result type and sub-entity
     /// setting apply.
-    public var fetchRequest: FetchRequest<ManagedObject>? {
+    public var fetchRequest: FetchRequest<FetchRequestResult>? {
         willSet { ensureMutable("fetchRequest") }
     }
 
@@ -35,7 +35,7 @@ public final class FetchedPropertyDescription: PropertyDescription, @unchecked S
     /// - Parameters:
     ///   - name: the property's name.
     ///   - fetchRequest: the request whose results are its value.
-    public convenience init(name: String, fetchRequest: FetchRequest<ManagedObject>?) {
+    public convenience init(name: String, fetchRequest: FetchRequest<FetchRequestResult>?) {
         self.init()
         self.name = name
         self.fetchRequest = fetchRequest

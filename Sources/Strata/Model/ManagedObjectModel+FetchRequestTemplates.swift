@@ -2,7 +2,7 @@ extension ManagedObjectModel {
     /// The model's fetch request templates, by name (Core Data's `fetchRequestTemplatesByName`):
     /// the `<fetchRequest>` elements of a model file, and those set with
     /// ``setFetchRequestTemplate(_:forName:)``.
-    public var fetchRequestTemplatesByName: [String: FetchRequest<ManagedObject>] {
+    public var fetchRequestTemplatesByName: [String: FetchRequest<FetchRequestResult>] {
         fetchRequestTemplateTable
     }
 
@@ -12,7 +12,7 @@ extension ManagedObjectModel {
     ///
     /// - Parameter name: the template's name.
     /// - Returns: the template, or `nil` when the model has none of that name.
-    public func fetchRequestTemplate(forName name: String) -> FetchRequest<ManagedObject>? {
+    public func fetchRequestTemplate(forName name: String) -> FetchRequest<FetchRequestResult>? {
         fetchRequestTemplateTable[name]
     }
 
@@ -29,7 +29,7 @@ extension ManagedObjectModel {
     ///   a message naming the template and the variable, as Core Data raises an exception.
     public func fetchRequestFromTemplate(
         withName name: String, substitutionVariables variables: [String: Any]
-    ) -> FetchRequest<ManagedObject>? {
+    ) -> FetchRequest<FetchRequestResult>? {
         guard let template = fetchRequestTemplateTable[name] else { return nil }
         let request = template.copied()
         if let predicate = template.predicate {
@@ -49,7 +49,7 @@ extension ManagedObjectModel {
     ///   - fetchRequestTemplate: the template; its entity should be an entity of the model.
     ///   - name: the template's name.
     /// - Important: Calling it once the model is frozen stops the process.
-    public func setFetchRequestTemplate(_ fetchRequestTemplate: FetchRequest<ManagedObject>?, forName name: String) {
+    public func setFetchRequestTemplate(_ fetchRequestTemplate: FetchRequest<FetchRequestResult>?, forName name: String) {
         if isFrozen { immutableModelViolation("ManagedObjectModel.fetchRequestTemplate \(name)") }
         fetchRequestTemplateTable[name] = fetchRequestTemplate
     }

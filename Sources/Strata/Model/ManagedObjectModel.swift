@@ -35,7 +35,7 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
             var unique: [EntityDescription] = []
             for entity in newValue where !unique.contains(where: { $0 === entity }) {
                 if let owner = entity.managedObjectModel, owner !== self {
-                    fatalError("Can't add entity \(entity.name) to a model: it belongs to another model")
+                    fatalError("Can't add entity \(entity.entityName) to a model: it belongs to another model")
                 }
                 unique.append(entity)
             }
@@ -59,7 +59,7 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
     /// The entities, by name.
     public var entitiesByName: [String: EntityDescription] {
         if frozen.isSet, let frozenEntitiesByName { return frozenEntitiesByName }
-        return Dictionary(entityList.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        return Dictionary(entityList.map { ($0.entityName, $0) }, uniquingKeysWith: { _, last in last })
     }
 
     /// `entitiesByName`, computed once when the model is frozen.
@@ -105,7 +105,7 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
     /// The ``EntityDescription/versionHash`` of every entity, by entity name. Two models whose
     /// dictionaries are equal store objects the same way.
     public var entityVersionHashesByName: [String: Data] {
-        Dictionary(entityList.map { ($0.name, $0.versionHash) }, uniquingKeysWith: { _, last in last })
+        Dictionary(entityList.map { ($0.entityName, $0.versionHash) }, uniquingKeysWith: { _, last in last })
     }
 
     /// Identifiers of the model's version, for the application's use (Xcode's "Model Version
@@ -119,7 +119,7 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
     var versionBundleURL: URL?
 
     /// The fetch request templates, by name (see ``fetchRequestTemplatesByName``).
-    var fetchRequestTemplateTable: [String: FetchRequest<ManagedObject>] = [:]
+    var fetchRequestTemplateTable: [String: FetchRequest<FetchRequestResult>] = [:]
 
     /// Set once the model is frozen.
     private let frozen = FreezeFlag()
@@ -132,7 +132,7 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
 
     /// The number of entities and their names.
     public var description: String {
-        "ManagedObjectModel(\(entityList.map(\.name).joined(separator: ", ")))"
+        "ManagedObjectModel(\(entityList.map(\.entityName).joined(separator: ", ")))"
     }
 
     /// Whether two models are the same object.
@@ -164,7 +164,7 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
                 if let parent = entity.superentity { pending.append(parent) }
             }
             for entity in all { entity.prepareToFreeze() }
-            frozenEntitiesByName = Dictionary(entityList.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+            frozenEntitiesByName = Dictionary(entityList.map { ($0.entityName, $0) }, uniquingKeysWith: { _, last in last })
             for entity in all { entity.markFrozen() }
             frozen.set()
             LoadedModels.add(self)
@@ -181,10 +181,10 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
     var versionHash: Data {
         var hasher = VersionHasher()
         hasher.combine("model")
-        let sorted = entityList.sorted { $0.name < $1.name }
+        let sorted = entityList.sorted { $0.entityName < $1.entityName }
         hasher.combine(sorted.count)
         for entity in sorted {
-            hasher.combine(entity.name)
+            hasher.combine(entity.entityName)
             hasher.combine(entity.versionHash)
         }
         return hasher.data
@@ -205,34 +205,34 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
         let members = Set(entityList.map(ObjectIdentifier.init))
         func isMember(_ entity: EntityDescription) -> Bool { members.contains(ObjectIdentifier(entity)) }
         for entity in entityList {
-            guard !entity.name.isEmpty else {
+            guard !entity.entityName.isEmpty else {
                 throw ModelError(.invalidModel, "an entity of the model has no name")
             }
-            guard names.insert(entity.name).inserted else {
-                throw ModelError(.duplicateName, "two entities are named \(entity.name)", entityName: entity.name)
+            guard names.insert(entity.entityName).inserted else {
+                throw ModelError(.duplicateName, "two entities are named \(entity.entityName)", entityName: entity.entityName)
             }
             if let parent = entity.superentity, !isMember(parent) {
                 throw ModelError(
-                    .missingEntity, "entity \(entity.name) has superentity \(parent.name), which is not in the model",
-                    entityName: entity.name)
+                    .missingEntity, "entity \(entity.entityName) has superentity \(parent.entityName), which is not in the model",
+                    entityName: entity.entityName)
             }
             for sub in entity.subentities where !isMember(sub) {
                 throw ModelError(
-                    .missingEntity, "entity \(entity.name) has sub-entity \(sub.name), which is not in the model",
-                    entityName: entity.name)
+                    .missingEntity, "entity \(entity.entityName) has sub-entity \(sub.entityName), which is not in the model",
+                    entityName: entity.entityName)
             }
             var propertyNames = Set<String>()
             for ancestor in entity.inheritanceChain {
                 for property in ancestor.ownProperties {
                     guard !property.name.isEmpty else {
                         throw ModelError(
-                            .invalidModel, "a property of entity \(ancestor.name) has no name",
+                            .invalidModel, "a property of entity \(ancestor.entityName) has no name",
                             entityName: ancestor.name)
                     }
                     guard propertyNames.insert(property.name).inserted else {
                         throw ModelError(
-                            .duplicateName, "entity \(entity.name) has two properties named \(property.name) (inherited ones included)",
-                            entityName: entity.name, propertyName: property.name)
+                            .duplicateName, "entity \(entity.entityName) has two properties named \(property.name) (inherited ones included)",
+                            entityName: entity.entityName, propertyName: property.name)
                     }
                 }
             }
@@ -244,8 +244,8 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
                 for element in index.elements {
                     guard let property = element.property, all[property.name] === property else {
                         throw ModelError(
-                            .missingProperty, "fetch index \(index.name) of entity \(entity.name) names \(element.propertyName ?? "no property"), which is not a property of \(entity.name)",
-                            entityName: entity.name, propertyName: element.propertyName)
+                            .missingProperty, "fetch index \(index.name) of entity \(entity.entityName) names \(element.propertyName ?? "no property"), which is not a property of \(entity.entityName)",
+                            entityName: entity.entityName, propertyName: element.propertyName)
                     }
                 }
             }
@@ -254,8 +254,8 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
                     let name = EntityDescription.constraintElementName(element)
                     guard all[name] != nil else {
                         throw ModelError(
-                            .missingProperty, "a uniqueness constraint of entity \(entity.name) names \(name), which is not a property of \(entity.name)",
-                            entityName: entity.name, propertyName: name)
+                            .missingProperty, "a uniqueness constraint of entity \(entity.entityName) names \(name), which is not a property of \(entity.entityName)",
+                            entityName: entity.entityName, propertyName: name)
                     }
                 }
             }
@@ -263,8 +263,8 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
         for configuration in configurationList {
             for entity in configuration.entities where !isMember(entity) {
                 throw ModelError(
-                    .missingEntity, "configuration \(configuration.name) lists entity \(entity.name), which is not in the model",
-                    entityName: entity.name)
+                    .missingEntity, "configuration \(configuration.name) lists entity \(entity.entityName), which is not in the model",
+                    entityName: entity.entityName)
             }
         }
     }
@@ -278,43 +278,43 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
         if let attribute = property as? AttributeDescription {
             if attribute.attributeType == .undefinedAttributeType, !attribute.isTransient {
                 throw ModelError(
-                    .unknownAttributeType, "attribute \(entity.name).\(attribute.name) has an undefined type but is not transient",
-                    entityName: entity.name, propertyName: attribute.name)
+                    .unknownAttributeType, "attribute \(entity.entityName).\(attribute.name) has an undefined type but is not transient",
+                    entityName: entity.entityName, propertyName: attribute.name)
             }
             if let derived = attribute as? DerivedAttributeDescription { try DerivationExpression.check(derived, of: entity) }
         } else if let relationship = property as? RelationshipDescription {
             guard let destination = relationship.destinationEntity else {
                 throw ModelError(
-                    .missingEntity, "relationship \(entity.name).\(relationship.name) has no destination entity",
-                    entityName: entity.name, propertyName: relationship.name)
+                    .missingEntity, "relationship \(entity.entityName).\(relationship.name) has no destination entity",
+                    entityName: entity.entityName, propertyName: relationship.name)
             }
             guard isMember(destination) else {
                 throw ModelError(
-                    .missingEntity, "relationship \(entity.name).\(relationship.name) has destination \(destination.name), which is not in the model",
-                    entityName: entity.name, propertyName: relationship.name)
+                    .missingEntity, "relationship \(entity.entityName).\(relationship.name) has destination \(destination.entityName), which is not in the model",
+                    entityName: entity.entityName, propertyName: relationship.name)
             }
             if relationship.minCount < 0 || relationship.maxCount < 0
                 || (relationship.maxCount > 0 && relationship.minCount > relationship.maxCount) {
                 throw ModelError(
-                    .invalidValue, "relationship \(entity.name).\(relationship.name) has counts \(relationship.minCount)...\(relationship.maxCount)",
-                    entityName: entity.name, propertyName: relationship.name)
+                    .invalidValue, "relationship \(entity.entityName).\(relationship.name) has counts \(relationship.minCount)...\(relationship.maxCount)",
+                    entityName: entity.entityName, propertyName: relationship.name)
             }
             if let inverse = relationship.inverseRelationship {
                 guard destination.propertiesByName[inverse.name] === inverse else {
                     throw ModelError(
-                        .missingProperty, "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), which is not a relationship of its destination \(destination.name)",
-                        entityName: entity.name, propertyName: relationship.name)
+                        .missingProperty, "relationship \(entity.entityName).\(relationship.name) has inverse \(inverse.qualifiedName), which is not a relationship of its destination \(destination.entityName)",
+                        entityName: entity.entityName, propertyName: relationship.name)
                 }
                 guard let back = inverse.destinationEntity, back.isKindOf(entity: entity) || entity.isKindOf(entity: back)
                 else {
                     throw ModelError(
-                        .invalidModel, "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), whose destination \(inverse.destinationEntity?.name ?? "(none)") is not \(entity.name) or related to it",
-                        entityName: entity.name, propertyName: relationship.name)
+                        .invalidModel, "relationship \(entity.entityName).\(relationship.name) has inverse \(inverse.qualifiedName), whose destination \(inverse.destinationEntity?.entityName ?? "(none)") is not \(entity.entityName) or related to it",
+                        entityName: entity.entityName, propertyName: relationship.name)
                 }
                 if let other = inverse.inverseRelationship, other !== relationship {
                     // Accepted, as Core Data accepts it: each side maintains its own inverse.
                     modelLogger.warning(
-                        "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName): the two sides disagree; each keeps its own")
+                        "relationship \(entity.entityName).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName): the two sides disagree; each keeps its own")
                 }
             }
         }

@@ -20,7 +20,7 @@ extension ModelFileReader {
         for child in element.children(named: "attribute") {
             guard let composite = entity.ownProperties.first(where: { $0.name == child["name"] }) as? CompositeAttributeDescription
             else { continue }
-            try resolve(composite, from: child, owner: "\(entity.name).\(composite.name)", entity: entity.name, root: root, seen: [])
+            try resolve(composite, from: child, owner: "\(entity.entityName).\(composite.name)", entity: entity.entityName, root: root, seen: [])
         }
     }
 

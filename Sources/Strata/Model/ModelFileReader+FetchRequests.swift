@@ -12,16 +12,16 @@ extension ModelFileReader {
             guard let property = entity.ownProperties.first(where: { $0.name == name }) as? FetchedPropertyDescription else { continue }
             guard let requestElement = child.children(named: "fetchRequest").first else {
                 throw error(
-                    .invalidModel, "fetched property \(entity.name).\(name) has no <fetchRequest>",
-                    at: child, entity: entity.name, property: name)
+                    .invalidModel, "fetched property \(entity.entityName).\(name) has no <fetchRequest>",
+                    at: child, entity: entity.entityName, property: name)
             }
             let request = try fetchRequest(
-                requestElement, byName: byName, what: "the fetch request of fetched property \(entity.name).\(name)",
-                entity: entity.name, property: name)
+                requestElement, byName: byName, what: "the fetch request of fetched property \(entity.entityName).\(name)",
+                entity: entity.entityName, property: name)
             guard request.resultType == .managedObjectResultType || request.resultType == .managedObjectIDResultType else {
                 throw error(
-                    .invalidValue, "fetched property \(entity.name).\(name) asks for \(request.resultType) results; fetched properties return objects or object IDs",
-                    at: requestElement, entity: entity.name, property: name)
+                    .invalidValue, "fetched property \(entity.entityName).\(name) asks for \(request.resultType) results; fetched properties return objects or object IDs",
+                    at: requestElement, entity: entity.entityName, property: name)
             }
             property.fetchRequest = request
         }
@@ -46,14 +46,14 @@ extension ModelFileReader {
     /// One `<fetchRequest name= entity= predicateString= fetchLimit= …/>`.
     private func fetchRequest(
         _ element: ModelXMLElement, byName: [String: EntityDescription], what: String, entity owner: String?, property: String?
-    ) throws -> FetchRequest<ManagedObject> {
+    ) throws -> FetchRequest<FetchRequestResult> {
         let entityName = try required("entity", of: element, what: what, entity: owner, property: property)
         guard let entity = byName[entityName] else {
             throw error(
                 .missingEntity, "\(what) fetches entity \(entityName), which does not exist",
                 at: element, entity: owner ?? entityName, property: property)
         }
-        let request = FetchRequest<ManagedObject>(entityName: entityName)
+        let request = FetchRequest<FetchRequestResult>(entityName: entityName)
         request.entity = entity
         if let format = element["predicateString"], !format.isEmpty {
             do {

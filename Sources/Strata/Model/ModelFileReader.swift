@@ -33,7 +33,7 @@ struct ModelFileReader {
                 throw error(.duplicateName, "two entities are named \(name)", at: element, entity: name)
             }
             let entity = EntityDescription()
-            entity.name = name
+            entity.entityName = name
             if let className = element["representedClassName"], !className.isEmpty {
                 entity.managedObjectClassName = className
             }
@@ -57,8 +57,8 @@ struct ModelFileReader {
                 for property in ancestor.ownProperties {
                     if let first = seen[property.name] {
                         throw error(
-                            .duplicateName, "entity \(item.entity.name) inherits property \(property.name) from \(first.name) and \(ancestor.name) defines it again",
-                            at: item.element, entity: item.entity.name, property: property.name)
+                            .duplicateName, "entity \(item.entity.entityName) inherits property \(property.name) from \(first.entityName) and \(ancestor.entityName) defines it again",
+                            at: item.element, entity: item.entity.entityName, property: property.name)
                     }
                     seen[property.name] = ancestor
                 }
@@ -113,34 +113,34 @@ struct ModelFileReader {
             guard let parent = item.element["parentEntity"], !parent.isEmpty else { continue }
             guard byName[parent] != nil else {
                 throw error(
-                    .missingEntity, "entity \(item.entity.name) has parent entity \(parent), which does not exist",
-                    at: item.element, entity: item.entity.name)
+                    .missingEntity, "entity \(item.entity.entityName) has parent entity \(parent), which does not exist",
+                    at: item.element, entity: item.entity.entityName)
             }
-            parentName[item.entity.name] = parent
+            parentName[item.entity.entityName] = parent
         }
         for item in items {
-            var chain = [item.entity.name]
-            var current = item.entity.name
+            var chain = [item.entity.entityName]
+            var current = item.entity.entityName
             while let parent = parentName[current] {
                 if let start = chain.firstIndex(of: parent) {
                     let cycle = (chain[start...] + [parent]).joined(separator: " -> ")
                     throw error(
-                        .inheritanceCycle, "the parent entities of \(item.entity.name) form a cycle: \(cycle)",
-                        at: item.element, entity: item.entity.name)
+                        .inheritanceCycle, "the parent entities of \(item.entity.entityName) form a cycle: \(cycle)",
+                        at: item.element, entity: item.entity.entityName)
                 }
                 chain.append(parent)
                 current = parent
             }
         }
         for item in items {
-            let children = items.filter { parentName[$0.entity.name] == item.entity.name }.map(\.entity)
+            let children = items.filter { parentName[$0.entity.entityName] == item.entity.entityName }.map(\.entity)
             if !children.isEmpty { item.entity.subentities = children }
         }
     }
 
     /// Reads the attributes and relationships of an entity, in file order.
     private func readProperties(of item: EntityElement) throws {
-        let entityName = item.entity.name
+        let entityName = item.entity.entityName
         var properties: [PropertyDescription] = []
         var names = Set<String>()
         var legacyIndexes: [FetchIndexDescription] = []
@@ -360,7 +360,7 @@ struct ModelFileReader {
 
     /// Sets the destination and inverse of every relationship of an entity.
     private func linkRelationships(of item: EntityElement, byName: [String: EntityDescription]) throws {
-        let entityName = item.entity.name
+        let entityName = item.entity.entityName
         for element in item.element.children(named: "relationship") {
             let name = element["name"]!
             guard let relationship = item.entity.ownProperties.first(where: { $0.name == name }) as? RelationshipDescription else { continue }
@@ -392,12 +392,12 @@ struct ModelFileReader {
             }
             guard let property = inverseOwner.propertiesByName[inverseName] else {
                 throw error(
-                    .missingProperty, "relationship \(entityName).\(name) has inverse \(inverseOwner.name).\(inverseName), which does not exist",
+                    .missingProperty, "relationship \(entityName).\(name) has inverse \(inverseOwner.entityName).\(inverseName), which does not exist",
                     at: element, entity: entityName, property: name)
             }
             guard let inverse = property as? RelationshipDescription else {
                 throw error(
-                    .invalidModel, "relationship \(entityName).\(name) has inverse \(inverseOwner.name).\(inverseName), which is an attribute, not a relationship",
+                    .invalidModel, "relationship \(entityName).\(name) has inverse \(inverseOwner.entityName).\(inverseName), which is an attribute, not a relationship",
                     at: element, entity: entityName, property: name)
             }
             relationship.inverseRelationship = inverse
@@ -416,14 +416,14 @@ struct ModelFileReader {
             if let back = inverse.destinationEntity, !(back.isKindOf(entity: entity) || entity.isKindOf(entity: back)) {
                 throw error(
                     .invalidModel,
-                    "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), whose destination \(back.name) is not \(entity.name) or related to it",
-                    at: element, entity: entity.name, property: relationship.name)
+                    "relationship \(entity.entityName).\(relationship.name) has inverse \(inverse.qualifiedName), whose destination \(back.entityName) is not \(entity.entityName) or related to it",
+                    at: element, entity: entity.entityName, property: relationship.name)
             }
             if let other = inverse.inverseRelationship, other !== relationship {
                 // Core Data loads such a model: each relationship keeps the inverse its own
                 // element names, and a change maintains that inverse only.
                 modelLogger.warning(
-                    "relationship \(entity.name).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName) (line \(element.line)): the two sides disagree; each keeps its own")
+                    "relationship \(entity.entityName).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName) (line \(element.line)): the two sides disagree; each keeps its own")
             }
         }
     }
@@ -432,7 +432,7 @@ struct ModelFileReader {
 
     /// Reads the `<fetchIndex>` elements of an entity (after any legacy `indexed` ones).
     private func readIndexes(of item: EntityElement) throws {
-        let entityName = item.entity.name
+        let entityName = item.entity.entityName
         let properties = item.entity.propertiesByName
         var indexes = item.entity.indexes
         for element in item.element.children(named: "fetchIndex") {
@@ -487,7 +487,7 @@ struct ModelFileReader {
 
     /// Reads the `<uniquenessConstraints>` of an entity as arrays of property names.
     private func readUniquenessConstraints(of item: EntityElement) throws {
-        let entityName = item.entity.name
+        let entityName = item.entity.entityName
         let properties = item.entity.propertiesByName
         var constraints: [[Any]] = []
         for group in item.element.children(named: "uniquenessConstraints") {

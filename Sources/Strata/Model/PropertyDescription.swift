@@ -63,6 +63,29 @@ public class PropertyDescription: @unchecked Sendable, Hashable, CustomStringCon
         willSet { ensureMutable("renamingIdentifier") }
     }
 
+    /// The predicates a value of the property must satisfy when its object is validated, each
+    /// evaluated with the value as `SELF` (`SELF >= 0`, `length > 2`), in order; a `nil` value is
+    /// not checked. Set with ``setValidationPredicates(_:withValidationWarnings:)``. The default
+    /// is empty.
+    public private(set) var validationPredicates: [FetchPredicate] = []
+
+    /// The message of each of ``validationPredicates``, in the same order: the reason a validation
+    /// error gives when that predicate fails. The default is empty.
+    public private(set) var validationWarnings: [Any] = []
+
+    /// Sets ``validationPredicates`` and their ``validationWarnings`` (Core Data's
+    /// `setValidationPredicates(_:withValidationWarnings:)`); `nil` clears them.
+    ///
+    /// A value that fails a predicate makes validation fail with ``CoreDataError``
+    /// `managedObjectValidation` naming the object, the key and the predicate's warning.
+    ///
+    /// - Important: Calling it once the model is frozen stops the process.
+    public func setValidationPredicates(_ validationPredicates: [FetchPredicate]?, withValidationWarnings validationWarnings: [String]?) {
+        ensureMutable("validationPredicates")
+        self.validationPredicates = validationPredicates ?? []
+        self.validationWarnings = validationWarnings ?? []
+    }
+
     /// Set when the model is frozen.
     let frozen = FreezeFlag()
 
@@ -111,7 +134,7 @@ public class PropertyDescription: @unchecked Sendable, Hashable, CustomStringCon
 
     /// `Entity.name`, or `name` alone while the property has no entity.
     var qualifiedName: String {
-        if let entity { return "\(entity.name).\(name)" }
+        if let entity { return "\(entity.entityName).\(name)" }
         return name
     }
 

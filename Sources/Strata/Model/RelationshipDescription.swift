@@ -83,7 +83,7 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
 
     override func hashVersionFacts(into hasher: inout VersionHasher) {
         super.hashVersionFacts(into: &hasher)
-        hasher.combine(destinationEntity?.name)
+        hasher.combine(destinationEntity?.entityName)
         hasher.combine(inverseRelationship?.name)
         hasher.combine(minCount)
         hasher.combine(maxCount)

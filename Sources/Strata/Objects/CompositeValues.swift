@@ -20,7 +20,7 @@ enum CompositeValues {
             dictionary = plain
         } else {
             throw CoreDataError(
-                .keyValueValidation, "\(entity.name).\(composite.name) is a composite attribute and holds [String: Any] dictionaries, not \(type(of: value))",
+                .keyValueValidation, "\(entity.entityName).\(composite.name) is a composite attribute and holds [String: Any] dictionaries, not \(type(of: value))",
                 key: composite.name)
         }
         let elements = composite.elementsByName
@@ -28,7 +28,7 @@ enum CompositeValues {
         for (key, element) in dictionary {
             guard let attribute = elements[key] else {
                 throw CoreDataError(
-                    .keyValueValidation, "\(entity.name).\(composite.name) has no element \(key) (elements: \(composite.elements.map(\.name).joined(separator: ", ")))",
+                    .keyValueValidation, "\(entity.entityName).\(composite.name) has no element \(key) (elements: \(composite.elements.map(\.name).joined(separator: ", ")))",
                     key: composite.name)
             }
             guard let element = FetchValue.unwrap(element) else { continue }

@@ -100,12 +100,15 @@ final class EntityRuntime: @unchecked Sendable {
         validatedSlots = properties.indices.filter { slot in
             let property = properties[slot]
             guard !property.isTransient else { return false }
-            guard let relationship = property as? RelationshipDescription, relationship.isToMany else { return true }
+            guard let relationship = property as? RelationshipDescription, relationship.isToMany,
+                property.validationPredicates.isEmpty
+            else { return true }
             return !relationship.isOptional || relationship.minCount != 0 || relationship.maxCount != 0
         }
         checksValues = properties.map { property in
             guard let attribute = property as? AttributeDescription else { return false }
             return attribute.minValue != nil || attribute.maxValue != nil || !(attribute.regularExpressionString?.isEmpty ?? true)
+                || !attribute.validationPredicates.isEmpty
         }
         inverseSlots = properties.map { property in
             guard let inverse = (property as? RelationshipDescription)?.inverseRelationship else { return -1 }
@@ -194,7 +197,7 @@ final class EntityRuntime: @unchecked Sendable {
     /// The slot of `key`, or a ``CoreDataError`` naming the entity and key.
     func slot(_ key: String) throws -> Int {
         guard let slot = slotIndex(key) else {
-            throw CoreDataError(.keyValueValidation, "the entity \(entity.name) has no property named \"\(key)\"", key: key)
+            throw CoreDataError(.keyValueValidation, "the entity \(entity.entityName) has no property named \"\(key)\"", key: key)
         }
         return slot
     }

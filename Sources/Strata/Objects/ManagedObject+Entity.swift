@@ -31,7 +31,7 @@ extension ManagedObjectModel {
         let short = String(describing: type)
         let qualified = String(reflecting: type)
         return entities.first { $0.managedObjectClassName == qualified || $0.managedObjectClassName == short }
-            ?? entities.first { $0.name == short }
+            ?? entities.first { $0.entityName == short }
     }
 }
 

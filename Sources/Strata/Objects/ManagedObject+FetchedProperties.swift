@@ -12,10 +12,10 @@ extension ManagedObject {
         try fireFault()
         if let cached = values[slot] { return cached }
         guard let template = property.fetchRequest, let context = managedObjectContext else { return [ManagedObject]() }
-        let request = template.copied()
+        let request = template.copied(as: ManagedObject.self)
         if let predicate = template.predicate {
             let source: [AnyHashable: Any] = [
-                "name": property.name, "userInfo": property.userInfo ?? [:], "entity": entity.name,
+                "name": property.name, "userInfo": property.userInfo ?? [:], "entity": entity.entityName,
             ]
             do {
                 request.predicate = try predicate
@@ -23,7 +23,7 @@ extension ManagedObject {
                     .foldingConstantKeyPaths()
             } catch {
                 throw CoreDataError(
-                    .coreData, "the fetched property \(entity.name).\(property.name) cannot use its predicate: \(error)",
+                    .coreData, "the fetched property \(entity.entityName).\(property.name) cannot use its predicate: \(error)",
                     objectID: objectID, key: property.name)
             }
         }
@@ -36,14 +36,14 @@ extension ManagedObject {
                 results = try context.fetch(request).map(\.objectID)
             default:
                 throw CoreDataError(
-                    .coreData, "the fetched property \(entity.name).\(property.name) asks for \(template.resultType) results; fetched properties return objects or object IDs",
+                    .coreData, "the fetched property \(entity.entityName).\(property.name) asks for \(template.resultType) results; fetched properties return objects or object IDs",
                     objectID: objectID, key: property.name)
             }
         } catch let error as CoreDataError {
             throw error
         } catch {
             throw CoreDataError(
-                .coreData, "the fetched property \(entity.name).\(property.name) cannot be evaluated: \(error)",
+                .coreData, "the fetched property \(entity.entityName).\(property.name) cannot be evaluated: \(error)",
                 objectID: objectID, key: property.name)
         }
         values[slot] = results

@@ -26,7 +26,7 @@ extension ManagedObject {
         case let objects as Set<ManagedObject>: for object in objects { object.setValue(value, forKey: key) }
         case let objects as [ManagedObject]: for object in objects { object.setValue(value, forKey: key) }
         case nil: break
-        case let other?: preconditionFailure("\(entity.name).\(keyPath): \(type(of: other)) has no key \(key)")
+        case let other?: preconditionFailure("\(entity.entityName).\(keyPath): \(type(of: other)) has no key \(key)")
         }
     }
 

@@ -46,7 +46,7 @@ extension ManagedObject {
     /// Throws unless the object is in a context: a relationship is set to objects only there.
     private func requireContext(toSet relationship: RelationshipDescription) throws {
         guard liveContext == nil else { return }
-        throw CoreDataError(.managedObjectReferentialIntegrity, "insert \(entity.name) into a context before setting \(relationship.name)", objectID: objectID, key: relationship.name)
+        throw CoreDataError(.managedObjectReferentialIntegrity, "insert \(entity.entityName) into a context before setting \(relationship.name)", objectID: objectID, key: relationship.name)
     }
 
     /// Makes the inverse of `relationship` (at `slot` here) on the object `id` include this object.

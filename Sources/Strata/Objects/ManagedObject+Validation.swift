@@ -9,7 +9,7 @@ extension ManagedObject {
         let slot = hinted >= 0 && runtime.names[hinted] == key ? hinted : try runtime.slot(key)
         let property = runtime.properties[slot]
         func fail(_ code: CoreDataError.Code, _ reason: String) -> CoreDataError {
-            CoreDataError(code, "\(entity.name).\(key) \(reason)", object: self, key: key, value: value)
+            CoreDataError(code, "\(entity.entityName).\(key) \(reason)", object: self, key: key, value: value)
         }
         if let relationship = property as? RelationshipDescription {
             if relationship.isToMany {
@@ -26,6 +26,7 @@ extension ManagedObject {
             } else if value == nil && !relationship.isOptional {
                 throw fail(.validationMissingMandatoryProperty, "is required")
             }
+            if let value { try checkValidationPredicates(of: property, value, fail: fail) }
             return
         }
         guard let attribute = property as? AttributeDescription else { return }
@@ -68,6 +69,19 @@ extension ManagedObject {
             if let maximum = attribute.maxValue.flatMap(FetchValue.number), number > maximum {
                 throw fail(.validationNumberTooLarge, "is larger than \(maximum)")
             }
+        }
+        try checkValidationPredicates(of: property, present, fail: fail)
+    }
+
+    /// Checks `value` against `property`'s ``PropertyDescription/validationPredicates``, each
+    /// evaluated with the value as `SELF`; the first that fails throws with its warning.
+    private func checkValidationPredicates(
+        of property: PropertyDescription, _ value: Any, fail: (CoreDataError.Code, String) -> CoreDataError
+    ) throws {
+        for (index, predicate) in property.validationPredicates.enumerated() where !predicate.evaluate(with: value) {
+            let warning = index < property.validationWarnings.count ? "\(property.validationWarnings[index])" : ""
+            let reason = warning.isEmpty ? "fails the validation predicate \(predicate.predicateFormat)" : warning
+            throw fail(.managedObjectValidation, reason)
         }
     }
 
@@ -114,7 +128,7 @@ extension ManagedObject {
             }
             let remaining = related.filter { managedObjectContext?.object(with: $0).isDeleted != true }
             if !remaining.isEmpty {
-                errors.append(CoreDataError(.validationRelationshipDeniedDelete, "\(entity.name).\(relationship.name) denies the delete: it still has \(remaining.count) object(s)", object: self, key: relationship.name))
+                errors.append(CoreDataError(.validationRelationshipDeniedDelete, "\(entity.entityName).\(relationship.name) denies the delete: it still has \(remaining.count) object(s)", object: self, key: relationship.name))
             }
         }
         try CoreDataError.throwing(errors)

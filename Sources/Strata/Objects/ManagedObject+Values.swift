@@ -110,7 +110,7 @@ extension ManagedObject {
     /// - Throws: ``CoreDataError`` `keyValueValidation` when `key` is not a to-many relationship.
     public func mutableSetValue(forCheckedKey key: String) throws -> MutableRelationshipSet {
         guard let relationship = runtime.properties[try runtime.slot(key)] as? RelationshipDescription, relationship.isToMany else {
-            throw CoreDataError(.keyValueValidation, "\(entity.name).\(key) is not a to-many relationship", key: key)
+            throw CoreDataError(.keyValueValidation, "\(entity.entityName).\(key) is not a to-many relationship", key: key)
         }
         return MutableRelationshipSet(owner: self, key: key)
     }
@@ -131,7 +131,7 @@ extension ManagedObject {
     public func mutableOrderedSetValue(forCheckedKey key: String) throws -> MutableRelationshipSet {
         let set = try mutableSetValue(forCheckedKey: key)
         guard (runtime.properties[try runtime.slot(key)] as! RelationshipDescription).isOrdered else {
-            throw CoreDataError(.keyValueValidation, "\(entity.name).\(key) is not ordered", key: key)
+            throw CoreDataError(.keyValueValidation, "\(entity.entityName).\(key) is not ordered", key: key)
         }
         return set
     }
@@ -182,7 +182,7 @@ extension ManagedObject {
     /// `NSUnknownKeyException` does.
     func uncheckedSlot(_ key: String) -> Int {
         guard let slot = runtime.slotIndex(key) else {
-            preconditionFailure("[<\(entity.name) \(objectID)> valueForUndefinedKey:]: the entity \(entity.name) is not key value coding-compliant for the key \"\(key)\"")
+            preconditionFailure("[<\(entity.entityName) \(objectID)> valueForUndefinedKey:]: the entity \(entity.entityName) is not key value coding-compliant for the key \"\(key)\"")
         }
         return slot
     }
@@ -193,7 +193,7 @@ extension ManagedObject {
     private func relationshipSlot(_ key: String) throws -> Int {
         let slot = try runtime.slot(key)
         guard runtime.properties[slot] is RelationshipDescription else {
-            throw CoreDataError(.keyValueValidation, "\(entity.name).\(key) is not a relationship", key: key)
+            throw CoreDataError(.keyValueValidation, "\(entity.entityName).\(key) is not a relationship", key: key)
         }
         return slot
     }
@@ -219,7 +219,7 @@ extension ManagedObject {
         do {
             return try body()
         } catch {
-            preconditionFailure("\(entity.name).\(key): \(error)")
+            preconditionFailure("\(entity.entityName).\(key): \(error)")
         }
     }
 
@@ -346,10 +346,10 @@ extension ManagedObject {
     /// The ID of `object` as `relationship` stores it, checking its entity and context.
     func checkedID(of object: ManagedObject, for relationship: RelationshipDescription) throws -> ManagedObjectID {
         guard let destination = relationship.destinationEntity, object.entity.isKindOf(entity: destination) else {
-            throw CoreDataError(.keyValueValidation, "\(entity.name).\(relationship.name) takes \(relationship.destinationEntity?.name ?? "?") objects, not \(object.entity.name)", objectID: objectID, key: relationship.name)
+            throw CoreDataError(.keyValueValidation, "\(entity.entityName).\(relationship.name) takes \(relationship.destinationEntity?.entityName ?? "?") objects, not \(object.entity.entityName)", objectID: objectID, key: relationship.name)
         }
         guard object.liveContext?.toOpaque() == liveContext?.toOpaque() else {
-            throw CoreDataError(.managedObjectReferentialIntegrity, "\(entity.name).\(relationship.name): the object is in another context", objectID: objectID, key: relationship.name)
+            throw CoreDataError(.managedObjectReferentialIntegrity, "\(entity.entityName).\(relationship.name): the object is in another context", objectID: objectID, key: relationship.name)
         }
         return object.objectID
     }
@@ -361,7 +361,7 @@ extension ManagedObject {
         }
         if !relationship.isToMany {
             guard let object = value as? ManagedObject else {
-                throw CoreDataError(.keyValueValidation, "\(entity.name).\(relationship.name) takes a managed object, not \(type(of: value))", objectID: objectID, key: relationship.name)
+                throw CoreDataError(.keyValueValidation, "\(entity.entityName).\(relationship.name) takes a managed object, not \(type(of: value))", objectID: objectID, key: relationship.name)
             }
             return try checkedID(of: object, for: relationship)
         }
@@ -375,7 +375,7 @@ extension ManagedObject {
         } else if let ordered = value as? NSOrderedSet, let members = FoundationValueBridging.managedObjects(ordered.array) {
             objects = members
         } else {
-            throw CoreDataError(.keyValueValidation, "\(entity.name).\(relationship.name) takes a set, array, NSSet or NSOrderedSet of managed objects, not \(type(of: value))", objectID: objectID, key: relationship.name)
+            throw CoreDataError(.keyValueValidation, "\(entity.entityName).\(relationship.name) takes a set, array, NSSet or NSOrderedSet of managed objects, not \(type(of: value))", objectID: objectID, key: relationship.name)
         }
         return OrderedSet(try objects.map { try checkedID(of: $0, for: relationship) })
     }

@@ -134,7 +134,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     ///   - context: the context to insert it into, or `nil` to insert it later with
     ///     ``ManagedObjectContext/insert(_:)``.
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
-        precondition(!entity.isAbstract, "cannot create an object of the abstract entity \(entity.name)")
+        precondition(!entity.isAbstract, "cannot create an object of the abstract entity \(entity.entityName)")
         // The context keeps the runtime it used last: no lock for objects of one entity in a row.
         self.runtime = context?.runtime(of: entity) ?? EntityRuntime.of(entity)
         self.objectID = ManagedObjectID(temporaryFor: entity)
@@ -280,12 +280,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The entity, ID and values, or `<fault>`; never fires the fault.
     public var description: String {
         let address = String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)
-        guard isLoaded else { return "<\(entity.name): 0x\(address)> (entity: \(entity.name); id: \(objectID); data: <fault>)" }
+        guard isLoaded else { return "<\(entity.entityName): 0x\(address)> (entity: \(entity.entityName); id: \(objectID); data: <fault>)" }
         let data = runtime.properties.indices.map { slot -> String in
             let property = runtime.properties[slot]
             return "\(property.name) = \(describe(values[slot], property))"
         }
-        return "<\(entity.name): 0x\(address)> (entity: \(entity.name); id: \(objectID); data: {\(data.joined(separator: "; "))})"
+        return "<\(entity.entityName): 0x\(address)> (entity: \(entity.entityName); id: \(objectID); data: {\(data.joined(separator: "; "))})"
     }
 
     private func describe(_ value: Any?, _ property: PropertyDescription) -> String {

@@ -56,7 +56,7 @@ enum ManagedObjectClassRegistry {
         let bound = registry.withLock { registry in
             guard registry.byEntity[ObjectIdentifier(entity)] != type else { return false }
             registry.byEntity[ObjectIdentifier(entity)] = type
-            if registry.byName[entity.name] == nil { registry.byName[entity.name] = type }
+            if registry.byName[entity.entityName] == nil { registry.byName[entity.entityName] = type }
             remember(type, in: &registry)
             changes.add(1, ordering: .releasing)
             return true
@@ -89,7 +89,7 @@ enum ManagedObjectClassRegistry {
             var current: EntityDescription? = entity
             while let candidate = current {
                 if let type = registry.byEntity[ObjectIdentifier(candidate)]
-                    ?? resolve(candidate.managedObjectClassName, in: &registry) ?? registry.byName[candidate.name]
+                    ?? resolve(candidate.managedObjectClassName, in: &registry) ?? registry.byName[candidate.entityName]
                 {
                     return type
                 }

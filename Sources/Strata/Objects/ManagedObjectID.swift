@@ -47,9 +47,9 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     /// ``PersistentStoreCoordinator/managedObjectID(forURIRepresentation:)``.
     public func uriRepresentation() -> URL {
         if let temporaryIdentifier {
-            return URL(string: "x-coredata:///\(entity.name)/t\(String(temporaryIdentifier, radix: 16, uppercase: true))")!
+            return URL(string: "x-coredata:///\(entity.entityName)/t\(String(temporaryIdentifier, radix: 16, uppercase: true))")!
         }
-        return URL(string: "x-coredata://\(storeIdentifier!)/\(entity.name)/p\(primaryKey)")!
+        return URL(string: "x-coredata://\(storeIdentifier!)/\(entity.entityName)/p\(primaryKey)")!
     }
 
     /// The URI representation.
@@ -59,7 +59,7 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     private var rootName: String {
         var root = entity
         while let parent = root.superentity { root = parent }
-        return root.name
+        return root.entityName
     }
 
     /// IDs are equal when they name the same object: the same temporary identifier, or the same

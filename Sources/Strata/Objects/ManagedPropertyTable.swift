@@ -103,7 +103,7 @@ final class ManagedPropertyTable: @unchecked Sendable {
         for name in missingProperties(of: type, in: entity) {
             modelLogger.warning(
                 "@Managed property has no model property",
-                metadata: ["class": "\(type)", "property": "\(name)", "entity": "\(entity.name)"])
+                metadata: ["class": "\(type)", "property": "\(name)", "entity": "\(entity.entityName)"])
         }
     }
 

@@ -81,7 +81,7 @@ extension MutableRelationshipSet {
     /// index and so on, each index a position in the result (NSMutableOrderedSet's
     /// `insert(_:at:)`). Objects already related stay where they are.
     public func insert(_ objects: [ManagedObject], at indexes: IndexSet) {
-        precondition(objects.count == indexes.count, "\(owner.entity.name).\(key): \(objects.count) objects for \(indexes.count) indexes")
+        precondition(objects.count == indexes.count, "\(owner.entity.entityName).\(key): \(objects.count) objects for \(indexes.count) indexes")
         var related = allObjects
         for (object, index) in zip(objects, indexes) where !related.contains(object) {
             checkIndex(index, in: related.count + 1)
@@ -110,7 +110,7 @@ extension MutableRelationshipSet {
     /// first object at the first index and so on (NSMutableOrderedSet's
     /// `replaceObjects(at:with:)`).
     public func replaceObjects(at indexes: IndexSet, with objects: [ManagedObject]) {
-        precondition(objects.count == indexes.count, "\(owner.entity.name).\(key): \(objects.count) objects for \(indexes.count) indexes")
+        precondition(objects.count == indexes.count, "\(owner.entity.entityName).\(key): \(objects.count) objects for \(indexes.count) indexes")
         var related = allObjects
         for (object, index) in zip(objects, indexes) {
             checkIndex(index, in: related.count)
@@ -129,14 +129,14 @@ extension MutableRelationshipSet {
     /// object stops the program.
     private func managedObjects(_ elements: [Any]) -> [ManagedObject] {
         guard let objects = FoundationValueBridging.managedObjects(elements) else {
-            preconditionFailure("\(owner.entity.name).\(key) relates managed objects, not \(elements.map { type(of: $0) })")
+            preconditionFailure("\(owner.entity.entityName).\(key) relates managed objects, not \(elements.map { type(of: $0) })")
         }
         return objects
     }
 
     /// Stops the program unless `index` is below `count`.
     private func checkIndex(_ index: Int, in count: Int) {
-        precondition(index >= 0 && index < count, "\(owner.entity.name).\(key): index \(index) beyond bounds [0 .. \(count - 1)]")
+        precondition(index >= 0 && index < count, "\(owner.entity.entityName).\(key): index \(index) beyond bounds [0 .. \(count - 1)]")
     }
 
     /// `indexes` as an `IndexSet`.

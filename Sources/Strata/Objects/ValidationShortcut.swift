@@ -4,10 +4,10 @@
 /// (``ValidateValueOverride``); a value the shortcut cannot pass goes through the full check,
 /// which reports the error.
 enum ValidationShortcut {
-    /// An attribute with no minimum, maximum or regular expression: a value of exactly the Swift
+    /// An attribute with no minimum, maximum, regular expression or validation predicate: a value of exactly the Swift
     /// type its slot holds passes, and `nil` passes when `nilPasses` (optional or transient).
     case exactType(ObjectIdentifier, nilPasses: Bool)
-    /// A to-one relationship: a related object passes, and `nil` passes when `nilPasses` (optional).
+    /// A to-one relationship with no validation predicate: a related object passes, and `nil` passes when `nilPasses` (optional).
     case toOne(nilPasses: Bool)
     /// Every value goes through the full check.
     case none
@@ -15,7 +15,9 @@ enum ValidationShortcut {
     /// The shortcut of `property`, whose slot holds values of `exactType` (``EntityRuntime/exactTypes``)
     /// and whose values are checked against a range or pattern when `checksValues`.
     init(_ property: PropertyDescription, exactType: ObjectIdentifier?, checksValues: Bool) {
-        if let attribute = property as? AttributeDescription {
+        if !property.validationPredicates.isEmpty {
+            self = .none
+        } else if let attribute = property as? AttributeDescription {
             guard let exactType, !checksValues else { self = .none; return }
             self = .exactType(exactType, nilPasses: attribute.isOptional || attribute.isTransient)
         } else if let relationship = property as? RelationshipDescription, !relationship.isToMany {

@@ -10,10 +10,10 @@ enum ValueConversion {
     static func normalize(_ value: Any?, for attribute: AttributeDescription, entity: EntityDescription) throws -> Any? {
         guard let value else { return nil }
         if attribute is DerivedAttributeDescription {
-            throw CoreDataError(.keyValueValidation, "\(entity.name).\(attribute.name) is a derived attribute: it is computed on save and cannot be set", key: attribute.name)
+            throw CoreDataError(.keyValueValidation, "\(entity.entityName).\(attribute.name) is a derived attribute: it is computed on save and cannot be set", key: attribute.name)
         }
         func mismatch() -> CoreDataError {
-            CoreDataError(.keyValueValidation, "\(entity.name).\(attribute.name) holds \(attribute.attributeType) values; \(type(of: value)) \(value) does not fit", key: attribute.name)
+            CoreDataError(.keyValueValidation, "\(entity.entityName).\(attribute.name) holds \(attribute.attributeType) values; \(type(of: value)) \(value) does not fit", key: attribute.name)
         }
         switch attribute.attributeType {
         case .integer16AttributeType:

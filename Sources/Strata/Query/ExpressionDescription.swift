@@ -53,7 +53,8 @@ public final class ExpressionDescription: PropertyDescription, @unchecked Sendab
     }
 
     /// The expression computed (Core Data's `expression`): `FetchExpression(forKeyPath:)` for a
-    /// key path's value, or `FetchExpression(forFunction: "sum:", arguments:
+    /// key path's value, `FetchExpression.expressionForEvaluatedObject()` for the object (its ID
+    /// in a result dictionary), or `FetchExpression(forFunction: "sum:", arguments:
     /// [FetchExpression(forKeyPath: "salary")])` for one of the ``Function``s over a key path.
     ///
     /// - Important: setting another kind of expression stops the program, as Core Data raises
@@ -61,13 +62,15 @@ public final class ExpressionDescription: PropertyDescription, @unchecked Sendab
     public var expression: FetchExpression? {
         get {
             guard !keyPath.isEmpty else { return nil }
-            let path = FetchExpression(forKeyPath: keyPath)
+            let path = keyPath == "SELF" ? FetchExpression.evaluatedObject : FetchExpression(forKeyPath: keyPath)
             return function.map { FetchExpression(forFunction: $0.rawValue, arguments: [path]) } ?? path
         }
         set {
             switch newValue {
             case nil:
                 (function, keyPath) = (nil, "")
+            case .evaluatedObject?:
+                (function, keyPath) = (nil, "SELF")
             case .keyPath(let path, .evaluatedObject)?:
                 (function, keyPath) = (nil, path)
             case .function(let name, let arguments)?:

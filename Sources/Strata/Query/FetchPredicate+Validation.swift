@@ -87,7 +87,7 @@ private struct PredicateValidation {
                     return .unknown
                 case .entity(let entity, let toMany):
                     guard let property = entity.propertiesByName[key] else {
-                        throw unknownKey(path, on: operand, "\(entity.name) has no property \(key)")
+                        throw unknownKey(path, on: operand, "\(entity.entityName) has no property \(key)")
                     }
                     if let relationship = property as? RelationshipDescription, let destination = relationship.destinationEntity {
                         current = .entity(destination, toMany: toMany || relationship.isToMany)

@@ -2,7 +2,13 @@ extension FetchRequest {
     /// A new request with the same members, so that a shared request (a model's template, a
     /// fetched property's request) is never changed by its users.
     func copied() -> FetchRequest<ResultType> {
-        let copy = FetchRequest<ResultType>()
+        copied(as: ResultType.self)
+    }
+
+    /// ``copied()`` with the results typed `Result`, as Core Data's untyped requests (templates,
+    /// fetched properties' requests) are run as typed ones.
+    func copied<Result>(as _: Result.Type) -> FetchRequest<Result> {
+        let copy = FetchRequest<Result>()
         copy.entityName = entityName
         copy.entity = entity
         copy.predicate = predicate

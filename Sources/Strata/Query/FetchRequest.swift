@@ -101,7 +101,7 @@ public final class FetchRequest<ResultType>: CustomStringConvertible {
 
     /// The entity and predicate.
     public var description: String {
-        "<FetchRequest: entity \(entity?.name ?? entityName ?? "?"), predicate \(predicate.map { "\($0)" } ?? "nil")>"
+        "<FetchRequest: entity \(entity?.entityName ?? entityName ?? "?"), predicate \(predicate.map { "\($0)" } ?? "nil")>"
     }
 
     /// The entity the request names in `model`: the entity of that name, else the entity whose

@@ -161,6 +161,11 @@ enum FetchValue {
                 }
                 return true
             }
+            // Entities compare by name and version hash, as a store compares their IDs: an
+            // entity from another copy of the model (`Employee.entity()`) names the same one.
+            if let a = left as? EntityDescription, let b = right as? EntityDescription {
+                return a === b || (a.entityName == b.entityName && a.versionHash == b.versionHash)
+            }
             if let a = left as? AnyHashable, let b = right as? AnyHashable { return a == b }
             return false
         }
@@ -186,7 +191,15 @@ enum FetchValue {
         if let a = objectID(left), let b = objectID(right) {
             return a == b ? .orderedSame : order(a.description, b.description)
         }
+        // Any other Comparable type against a value of the same type (history tokens).
+        if let a = left as? any Comparable { return orderComparable(a, right) }
         return nil
+    }
+
+    /// Orders `left` and `right` when `right` has `left`'s type.
+    private static func orderComparable<T: Comparable>(_ left: T, _ right: Any) -> ComparisonResult? {
+        guard let right = right as? T else { return nil }
+        return left < right ? .orderedAscending : left > right ? .orderedDescending : .orderedSame
     }
 
     /// Orders two numbers exactly (a 64-bit integer against a Double without rounding); `nil` with NaN.

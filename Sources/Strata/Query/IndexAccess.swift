@@ -54,7 +54,7 @@ struct IndexLookup {
     static func rootName(_ entity: EntityDescription) -> String {
         var root = entity
         while let parent = root.superentity { root = parent }
-        return root.name
+        return root.entityName
     }
 }
 

@@ -149,7 +149,7 @@ final class QueryPlan {
         var stopsAfter: Int?
         if case .walk(let walk) = source { stopsAfter = walk.needed }
         return FetchPlan(
-            entityName: entity.name, operation: counting ? .count : .fetch, access: access, filter: residual?.predicateFormat,
+            entityName: entity.entityName, operation: counting ? .count : .fetch, access: access, filter: residual?.predicateFormat,
             filtersEntityTag: filtersTags, readsRows: readsRows, sortsInMemory: sortsInMemory, stopsAfter: stopsAfter,
             mergesPendingChanges: mergesPendingChanges)
     }
@@ -175,7 +175,7 @@ extension ManagedObjectContext {
         var concrete: [Int64: ConcreteEntity] = [:]
         let family = mapping.entitiesByTag[layout.storeEntity] ?? [:]
         for (tag, member) in family where tags.contains(tag) {
-            concrete[tag] = ConcreteEntity(entity: member, layout: mapping.layouts[member.name]!, type: ManagedObjectClassRegistry.type(for: member))
+            concrete[tag] = ConcreteEntity(entity: member, layout: mapping.layouts[member.entityName]!, type: ManagedObjectClassRegistry.type(for: member))
         }
         // Rows of other entities of the hierarchy exist unless those entities are all abstract.
         let filtersTags = family.contains { !tags.contains($0.key) && !$0.value.isAbstract }

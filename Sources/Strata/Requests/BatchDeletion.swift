@@ -42,7 +42,7 @@ struct BatchDeletion {
                 case .denyDeleteRule:
                     if !(try related(relationship, of: id, row: row)).isEmpty {
                         throw CoreDataError(
-                            .validationRelationshipDeniedDelete, "\(id.entity.name).\(relationship.name) denies deleting an object it holds objects in",
+                            .validationRelationshipDeniedDelete, "\(id.entity.entityName).\(relationship.name) denies deleting an object it holds objects in",
                             objectID: id, key: relationship.name)
                     }
                 case .cascadeDeleteRule:
@@ -108,7 +108,7 @@ struct BatchDeletion {
                     guard entry.row.values.indices.contains(column), entry.row.values[column] == .reference(id.primaryKey) else { continue }
                     if !inverse.isOptional {
                         throw CoreDataError(
-                            .validationMissingMandatoryProperty, "\(other.entity.name).\(inverse.name) is required and would lose \(id)",
+                            .validationMissingMandatoryProperty, "\(other.entity.entityName).\(inverse.name) is required and would lose \(id)",
                             objectID: other, key: inverse.name)
                     }
                     entry.row.values[column] = .null

@@ -50,7 +50,7 @@ public final class BatchInsertRequest: PersistentStoreRequest {
 
     /// Creates a request inserting `objects` as objects of `entity`.
     public init(entity: EntityDescription, objects: [[String: Any]]) {
-        self.entityName = entity.name
+        self.entityName = entity.entityName
         self.entity = entity
         self.objectsToInsert = objects
     }
@@ -58,7 +58,7 @@ public final class BatchInsertRequest: PersistentStoreRequest {
     /// Creates a request inserting objects of `entity` that `handler` fills in a dictionary,
     /// until it returns `true`.
     public init(entity: EntityDescription, dictionaryHandler handler: @escaping (NSMutableDictionary) -> Bool) {
-        self.entityName = entity.name
+        self.entityName = entity.entityName
         self.entity = entity
         self.dictionaryHandler = handler
     }
@@ -74,7 +74,7 @@ public final class BatchInsertRequest: PersistentStoreRequest {
     /// Creates a request inserting objects of `entity` whose attributes `handler` sets, until
     /// it returns `true`.
     public init(entity: EntityDescription, managedObjectHandler handler: @escaping (ManagedObject) -> Bool) {
-        self.entityName = entity.name
+        self.entityName = entity.entityName
         self.entity = entity
         self.managedObjectHandler = handler
     }

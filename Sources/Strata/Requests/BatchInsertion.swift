@@ -155,7 +155,7 @@ struct BatchInsertion {
         }
         switch policy {
         case .errorMergePolicyType:
-            throw CoreDataError(.managedObjectConstraintMerge, "an object of \(entity.name) with the same constrained values exists (key \(existing))")
+            throw CoreDataError(.managedObjectConstraintMerge, "an object of \(entity.entityName) with the same constrained values exists (key \(existing))")
         case .mergeByPropertyStoreTrumpMergePolicyType, .rollbackMergePolicyType:
             return
         case .mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType:

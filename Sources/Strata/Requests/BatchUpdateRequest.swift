@@ -45,7 +45,7 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
 
     /// Creates a request updating objects of `entity`.
     public init(entity: EntityDescription) {
-        self.entityName = entity.name
+        self.entityName = entity.entityName
         self.entity = entity
     }
 

@@ -13,13 +13,13 @@ enum BatchValues {
         var plain = value
         if let expression = plain as? FetchExpression {
             guard case .constant(let constant) = expression else {
-                throw CoreDataError(.keyValueValidation, "\(entity.name).\(attribute.name): a batch request takes constant values, not \(expression)", key: attribute.name)
+                throw CoreDataError(.keyValueValidation, "\(entity.entityName).\(attribute.name): a batch request takes constant values, not \(expression)", key: attribute.name)
             }
             plain = constant
         }
         if plain is NSNull { plain = nil }
         if plain == nil, !attribute.isOptional {
-            throw CoreDataError(.validationMissingMandatoryProperty, "\(entity.name).\(attribute.name) is required", key: attribute.name)
+            throw CoreDataError(.validationMissingMandatoryProperty, "\(entity.entityName).\(attribute.name) is required", key: attribute.name)
         }
         return try ValueConversion.storeValue(try ValueConversion.normalize(plain, for: attribute, entity: entity), for: attribute)
     }
@@ -30,7 +30,7 @@ enum BatchValues {
     static func attribute(_ key: AnyHashable, of entity: EntityDescription) throws -> AttributeDescription {
         let name = (key.base as? PropertyDescription)?.name ?? key.base as? String
         guard let name, let attribute = entity.attributesByName[name], !attribute.isTransient, !(attribute is DerivedAttributeDescription) else {
-            throw CoreDataError(.keyValueValidation, "\(entity.name) has no stored attribute \(key.base) a batch request can set", key: name)
+            throw CoreDataError(.keyValueValidation, "\(entity.entityName) has no stored attribute \(key.base) a batch request can set", key: name)
         }
         return attribute
     }

@@ -27,7 +27,7 @@ struct JoinRowWriter {
             let slot = object.runtime.slots[name]!
             guard object.changedSlots.contains(slot) || object.isInserted, let current = object.values[slot] as? OrderedSet<ManagedObjectID> else { continue }
             if let foreign = current.first(where: { !$0.isTemporaryID && $0.storeIdentifier != object.objectID.storeIdentifier }) {
-                throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.name).\(name) holds \(foreign), which is saved in another store", objectID: object.objectID, key: name)
+                throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.entityName).\(name) holds \(foreign), which is saved in another store", objectID: object.objectID, key: name)
             }
             let before = object.committed?[slot] as? OrderedSet<ManagedObjectID> ?? []
             let owner = object.objectID.primaryKey

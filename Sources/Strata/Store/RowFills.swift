@@ -155,7 +155,7 @@ struct RowFills: Sendable {
         guard let id = SlotValueCast.cast(value, to: ManagedObjectID.self) else { return .null }
         guard !id.isTemporaryID, id.storeIdentifier == object.objectID.storeIdentifier else {
             let name = object.runtime.names[slot]
-            throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.name).\(name) points at an object that is not saved in the same store", objectID: object.objectID, key: name)
+            throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.entityName).\(name) points at an object that is not saved in the same store", objectID: object.objectID, key: name)
         }
         return .reference(id.primaryKey)
     }

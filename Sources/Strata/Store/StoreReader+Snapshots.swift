@@ -25,7 +25,7 @@ extension StoreReader {
         }
         let family = mapping.entitiesByTag[storeEntity]
         let snapshots = rows.map { row -> StoredSnapshot? in
-            guard let row, case .int(let tag) = row[0], let entity = family?[tag], let layout = mapping.layouts[entity.name] else { return nil }
+            guard let row, case .int(let tag) = row[0], let entity = family?[tag], let layout = mapping.layouts[entity.entityName] else { return nil }
             return StoredSnapshot(entity: entity, layout: layout, row: row)
         }
         return (snapshots, sequence)

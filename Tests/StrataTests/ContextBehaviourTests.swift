@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+@testable import Strata
+
+/// Context behaviours Core Data code relies on, as Core Data has them: `reset()` and
+/// `refresh(_:mergeChanges: false)` leave faults, a merged delete stays in `deletedObjects`,
+/// dictionary fetches return object IDs, and history predicates compare entities and tokens.
+@Suite struct ContextBehaviourTests {
+    /// A container with history on and `names` saved as employees of one department.
+    private static func company(in folder: TemporaryFolder, _ names: [String] = ["Ada", "Grace"]) throws -> PersistentContainer {
+        let container = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
+        let description = PersistentStoreDescription(url: folder.store())
+        description.isHistoryTrackingEnabled = true
+        container.persistentStoreDescriptions = [description]
+        var loadError: Error?
+        container.loadPersistentStores { _, error in loadError = error }
+        if let loadError { throw loadError }
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let sales = Department(context: context)
+            sales.name = "Sales"
+            for name in names {
+                let employee = Employee(context: context)
+                employee.name = name
+                employee.department = sales
+            }
+            try context.save()
+        }
+        return container
+    }
+
+    @Test func resetAndRefreshLeaveFaults() throws {
+        let folder = TemporaryFolder()
+        let container = try Self.company(in: folder)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let employees = try context.fetch(Employee.fetchRequest())
+            #expect(employees.allSatisfy { !$0.isFault })
+            let ada = try #require(employees.first { $0.name == "Ada" })
+            ada.salary = 5
+            context.refresh(ada, mergeChanges: false)
+            #expect(ada.isFault)
+            #expect(!context.hasChanges)
+            #expect(ada.salary == 0, "the fault reads the stored value")
+            context.reset()
+            #expect(employees.allSatisfy { $0.isFault })
+            #expect(employees.allSatisfy { $0.managedObjectContext == nil })
+            #expect(context.registeredObjects.isEmpty)
+        }
+        try container.close()
+    }
+
+    @Test func aMergedDeleteStaysInDeletedObjectsUntilTheNextSave() throws {
+        let folder = TemporaryFolder()
+        let container = try Self.company(in: folder)
+        let viewer = container.newBackgroundContext()
+        let grace = try viewer.performAndWait {
+            try #require(try viewer.fetch(Employee.fetchRequest()).first { $0.name == "Grace" })
+        }
+        let observed = Locked<Notification?>(nil)
+        let token = NotificationCenter.default.addObserver(
+            forName: ManagedObjectContext.didSaveObjectsNotification, object: nil, queue: nil
+        ) { note in observed.withLock { $0 = note } }
+        defer { NotificationCenter.default.removeObserver(token) }
+        let writer = container.newBackgroundContext()
+        try writer.performAndWait {
+            let doomed = try #require(try writer.fetch(Employee.fetchRequest()).first { $0.name == "Grace" })
+            writer.delete(doomed)
+            try writer.save()
+        }
+        let note = try #require(observed.current)
+        try viewer.performAndWait {
+            viewer.mergeChanges(fromContextDidSave: note)
+            #expect(grace.isDeleted)
+            #expect(grace.managedObjectContext === viewer)
+            #expect(viewer.deletedObjects == [grace])
+            #expect(viewer.hasChanges)
+            let remaining = try viewer.count(for: Employee.fetchRequest())
+            #expect(remaining == 1)
+            try viewer.save()
+            #expect(!viewer.hasChanges)
+            #expect(grace.managedObjectContext == nil)
+        }
+        let count = try writer.performAndWait { try writer.count(for: Employee.fetchRequest()) }
+        #expect(count == 1)
+        try container.close()
+    }
+
+    @Test func dictionaryResultsCarryObjectIDs() throws {
+        let folder = TemporaryFolder()
+        let container = try Self.company(in: folder)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let request = FetchRequest<FetchRequestResult>(entityName: "Employee")
+            request.resultType = .dictionaryResultType
+            request.propertiesToFetch = ["objectID", "name"]
+            request.sortDescriptors = [FetchSortDescriptor(key: "name", ascending: true)]
+            let rows = try #require(try context.fetch(request) as? [[String: Any]])
+            let employees = try context.fetch(Employee.fetchRequest()).sorted { $0.name < $1.name }
+            #expect(rows.compactMap { $0["objectID"] as? ManagedObjectID } == employees.map(\.objectID))
+            #expect(rows.compactMap { $0["name"] as? String } == ["Ada", "Grace"])
+
+            let evaluated = ExpressionDescription()
+            evaluated.name = "id"
+            evaluated.expression = FetchExpression.expressionForEvaluatedObject()
+            evaluated.expressionResultType = .objectIDAttributeType
+            request.propertiesToFetch = [evaluated]
+            let ids = try #require(try context.fetch(request) as? [[String: Any]])
+            #expect(ids.compactMap { $0["id"] as? ManagedObjectID } == employees.map(\.objectID))
+        }
+        try container.close()
+    }
+
+    @Test func historyPredicatesCompareEntitiesAndTokens() throws {
+        let folder = TemporaryFolder()
+        let container = try Self.company(in: folder)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let first = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+            let sales = try #require(try context.fetch(Department.fetchRequest()).first)
+            sales.budget = 10
+            Employee(context: context).name = "Linus"
+            try context.save()
+
+            let transactions = try #require(PersistentHistoryTransaction.fetchRequest)
+            transactions.predicate = FetchPredicate(format: "token > %@", first)
+            let after = PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)
+            after.fetchRequest = transactions
+            let later = try #require((try context.execute(after) as? PersistentHistoryResult)?.result as? [PersistentHistoryTransaction])
+            #expect(later.count == 1)
+            #expect(later.first.map { $0.token > first } == true)
+
+            let changes = try #require(PersistentHistoryChange.fetchRequest)
+            changes.predicate = FetchPredicate(format: "changedEntity == %@", Employee.entity())
+            let employeeChanges = PersistentHistoryChangeRequest.fetchHistory(after: first)
+            employeeChanges.fetchRequest = changes
+            let result = try context.execute(employeeChanges) as? PersistentHistoryResult
+            let found = try #require(result?.result as? [PersistentHistoryTransaction]).flatMap { $0.changes ?? [] }
+            #expect(found.map(\.changedObjectID.entity.name) == ["Employee"])
+            #expect(found.map(\.changeType) == [.insert])
+        }
+        try container.close()
+    }
+
+    /// The main thread saves the view context and then waits in `performAndWait` of a private
+    /// child that merges its parent's saves: the child's merge does not wait for the main queue,
+    /// so both finish, as in Core Data.
+    @Test(.waitsOnQueues) func aChildOfTheViewContextMergesWhileTheMainThreadWaitsForIt() async throws {
+        let folder = TemporaryFolder()
+        let container = try Self.company(in: folder)
+        let view = container.viewContext
+        let child = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
+        child.parent = view
+        child.automaticallyMergesChangesFromParent = true
+        let ada = try child.performAndWait { try #require(try child.fetch(Employee.fetchRequest()).first { $0.name == "Ada" }) }
+        let id = ada.objectID
+        let salary = try await MainActor.run {
+            let viewAda = try #require(try view.existingObject(with: id) as? Employee)
+            viewAda.salary = 7
+            try view.save()
+            return child.performAndWait { (child.registeredObject(for: id) as? Employee)?.salary }
+        }
+        #expect(salary == 7)
+        withExtendedLifetime(ada) {}
+        try container.close()
+    }
+}
