@@ -164,4 +164,25 @@ import Testing
         withExtendedLifetime(ada) {}
         try container.close()
     }
+
+    /// The view context changed and fetched on the main queue outside `perform`: its event ends
+    /// when the main queue's current work item ends, as the run loop ends it on Apple's
+    /// platforms, posting objects-did-change and letting go of the fetched objects.
+    @Test(.waitsOnQueues) func theViewContextEndsItsEventWithTheMainQueuesWorkItem() async throws {
+        let folder = TemporaryFolder()
+        let container = try Self.company(in: folder)
+        let view = container.viewContext
+        let changed = ContextNotificationTests.Recorder(.ManagedObjectContextObjectsDidChange, view)
+        let during = try await MainActor.run {
+            Employee(context: view).name = "Linus"
+            _ = try view.fetch(Department.fetchRequest())
+            return (changed.posts.count, view.registeredObjects.count)
+        }
+        #expect(during.0 == 0, "no notification inside the work item")
+        #expect(during.1 == 2, "the new employee and the fetched department")
+        let after = await MainActor.run { (changed.posts.count, view.registeredObjects.count) }
+        #expect(after.0 == 1, "the work item's end posted the change")
+        #expect(after.1 == 1, "only the inserted employee is held")
+        try container.close()
+    }
 }

@@ -20,6 +20,27 @@ class AppContainer: PersistentContainer, @unchecked Sendable {
         #expect(library.managedObjectModel.entitiesByName.keys.sorted() == ["Author", "Book", "Tag"])
     }
 
+    /// `ManagedObjectModel.mergedModel(from:)` merges every model of the bundles, and refuses
+    /// two entities of one name, as Core Data's does.
+    @Test func mergedModelFromBundles() throws {
+        let folder = TemporaryFolder()
+        _ = try ModelQuirkTests.write(#"<entity name="Author" representedClassName="Author"><attribute name="name" optional="YES" attributeType="String"/></entity>"#, in: folder, name: "People")
+        _ = try ModelQuirkTests.write(#"<entity name="Book" representedClassName="Book"><attribute name="title" optional="YES" attributeType="String"/></entity>"#, in: folder, name: "Books")
+        let bundle = try #require(Bundle(url: folder.url))
+        let merged = try #require(ManagedObjectModel.mergedModel(from: [bundle]))
+        #expect(merged.entitiesByName.keys.sorted() == ["Author", "Book"])
+        #expect(merged.entities.allSatisfy { $0.managedObjectModel === merged })
+        let container = PersistentContainer(name: "Merged", managedObjectModel: merged)
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: folder.store("Merged"))]
+        var loadError: Error?
+        container.loadPersistentStores { _, error in loadError = error }
+        #expect(loadError == nil)
+        try container.close()
+
+        _ = try ModelQuirkTests.write(#"<entity name="Book" representedClassName="Book"/>"#, in: folder, name: "Again")
+        #expect(ManagedObjectModel.mergedModel(from: [bundle]) == nil, "two entities named Book")
+    }
+
     @Test func missingModelInTheGivenBundleIsATypedError() {
         let error = #expect(throws: ModelError.self) { _ = try PersistentContainer(name: "NoSuchModel", bundle: Bundle.module) }
         #expect(error?.code == .fileNotFound)

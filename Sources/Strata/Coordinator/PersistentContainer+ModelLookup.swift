@@ -68,6 +68,14 @@ extension PersistentContainer {
     /// Every model at the top of `bundle`'s resources or in one of its folders, each version of a
     /// versioned model (`.xcdatamodeld`) on its own, in name order.
     static func modelURLs(in bundle: Bundle) -> [URL] {
+        modelFileURLs(in: bundle).flatMap { url -> [URL] in
+            url.pathExtension == "xcdatamodeld" ? (try? ManagedObjectModel.versions(in: url)) ?? [] : [url]
+        }
+    }
+
+    /// Every model file at the top of `bundle`'s resources or in one of its folders, a versioned
+    /// model as one, in name order.
+    static func modelFileURLs(in bundle: Bundle) -> [URL] {
         guard let resources = bundle.resourceURL else { return [] }
         func entries(_ folder: URL) -> [URL] {
             let found = (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: [.isDirectoryKey])) ?? []
@@ -75,10 +83,7 @@ extension PersistentContainer {
         }
         let top = entries(resources)
         let nested = top.filter { !modelExtensions.contains($0.pathExtension) && (try? $0.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true }
-        return (top + nested.flatMap(entries)).flatMap { url -> [URL] in
-            guard modelExtensions.contains(url.pathExtension) else { return [] }
-            return url.pathExtension == "xcdatamodeld" ? (try? ManagedObjectModel.versions(in: url)) ?? [] : [url]
-        }
+        return (top + nested.flatMap(entries)).filter { modelExtensions.contains($0.pathExtension) }
     }
 
     /// The resource bundles SwiftPM places next to the main executable (`Package_Target.resources`

@@ -1,0 +1,60 @@
+import Foundation
+
+extension ManagedObjectModel {
+    /// A model holding the entities of every model in `bundles` (Core Data's
+    /// `mergedModel(from:)`): each `.xcdatamodel` and `.mom` at the top of a bundle's resources or
+    /// in one of its folders, and the current version of each `.xcdatamodeld` and `.momd`. `nil`
+    /// searches the main bundle and the package resource bundles next to the main executable, as
+    /// ``PersistentContainer/init(name:)`` does.
+    ///
+    /// The configurations and fetch request templates of the models are merged too.
+    ///
+    /// - Parameter bundles: the bundles to search, or `nil`.
+    /// - Returns: the merged model; `nil` when a model does not load (the reason is logged) or
+    ///   two models have an entity, a configuration or a template of one name, as in Core Data.
+    public class func mergedModel(from bundles: [Bundle]?) -> ManagedObjectModel? {
+        let searched = bundles ?? ([Bundle.main] + PersistentContainer.packageResourceBundles())
+        var models: [ManagedObjectModel] = []
+        for url in searched.flatMap(PersistentContainer.modelFileURLs(in:)) {
+            guard let model = ManagedObjectModel(contentsOf: url) else { return nil }
+            models.append(model)
+        }
+        return merging(loaded: models)
+    }
+
+    /// One model holding the entities, configurations and templates of `models`, which were
+    /// loaded for it alone: their entities move into it.
+    private static func merging(loaded models: [ManagedObjectModel]) -> ManagedObjectModel? {
+        let merged = ManagedObjectModel()
+        var entities: [EntityDescription] = []
+        var configurations: [(String, [EntityDescription])] = []
+        var templates: [String: FetchRequest<FetchRequestResult>] = [:]
+        for model in models {
+            let own = model.entities
+            guard Set(own.map(\.entityName)).isDisjoint(with: entities.map(\.entityName)) else {
+                modelLogger.error("The models to merge have two entities of one name")
+                return nil
+            }
+            for name in model.configurations {
+                guard !configurations.contains(where: { $0.0 == name }) else {
+                    modelLogger.error("The models to merge have two configurations named \(name)")
+                    return nil
+                }
+                configurations.append((name, model.entities(forConfigurationName: name) ?? []))
+            }
+            for (name, template) in model.fetchRequestTemplatesByName {
+                guard templates.updateValue(template, forKey: name) == nil else {
+                    modelLogger.error("The models to merge have two fetch request templates named \(name)")
+                    return nil
+                }
+            }
+            merged.versionIdentifiers.formUnion(model.versionIdentifiers)
+            model.entities = []
+            entities += own
+        }
+        merged.entities = entities
+        for (name, members) in configurations { merged.setEntities(members, forConfigurationName: name) }
+        for (name, template) in templates { merged.setFetchRequestTemplate(template, forName: name) }
+        return merged
+    }
+}
