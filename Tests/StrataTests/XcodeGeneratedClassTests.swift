@@ -237,4 +237,55 @@ final class UnregisteredCodegenGadget: ManagedObject {
             #expect(type(of: gadget) == UnregisteredCodegenGadget.self)
         }
     }
+
+    /// The proxies of `mutableSetValue(forKey:)` and `mutableOrderedSetValue(forKey:)` have
+    /// `NSMutableSet`'s and `NSMutableOrderedSet`'s members, saved and read back.
+    @Test func mutableProxiesHaveFoundationsMembers() throws {
+        let folder = TemporaryFolder()
+        let container = try Self.container(folder.store())
+        defer { try? container.close() }
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let research = XcodeDepartment(context: context)
+            research.name = "Research"
+            let projects = (0..<4).map { n -> XcodeProject in
+                let project = XcodeProject(context: context)
+                project.title = "P\(n)"
+                return project
+            }
+            let ordered = research.mutableOrderedSetValue(forKey: "projects")
+            ordered.union(NSOrderedSet(array: projects))
+            #expect(ordered.index(of: projects[2]) == 2)
+            #expect(ordered.firstObject === projects[0] && ordered.lastObject === projects[3])
+            ordered.exchangeObject(at: 0, withObjectAt: 3)
+            #expect(Self.titles(research.projects) == ["P3", "P1", "P2", "P0"])
+            ordered.moveObjects(at: IndexSet([2, 3]), to: 0)
+            #expect(Self.titles(research.projects) == ["P2", "P0", "P3", "P1"])
+            ordered.intersect(NSOrderedSet(array: [projects[1], projects[2], projects[3]]))
+            #expect(Self.titles(research.projects) == ["P2", "P3", "P1"])
+            ordered.replaceObject(at: 1, with: projects[0])
+            ordered.removeObject(at: 2)
+            #expect(Self.titles(research.projects) == ["P2", "P0"])
+            #expect(ordered.index(of: projects[3]) == NSNotFound)
+
+            let staff = (0..<3).map { n -> XcodeEmployee in
+                let employee = XcodeEmployee(context: context)
+                employee.name = "E\(n)"
+                return employee
+            }
+            let employees = research.mutableSetValue(forKey: "employees")
+            employees.union(NSSet(array: staff))
+            employees.intersect(NSSet(array: [staff[0], staff[2]]))
+            employees.minus(NSSet(array: [staff[2]]))
+            #expect(Self.names(research.employees) == ["E0"])
+            #expect(staff[1].department == nil && staff[0].department === research, "inverses follow")
+            try context.save()
+        }
+        let reader = container.newBackgroundContext()
+        try reader.performAndWait {
+            let research = try #require(try reader.fetch(XcodeDepartment.fetchRequest()).first)
+            #expect(Self.titles(research.projects) == ["P2", "P0"])
+            #expect(Self.names(research.employees) == ["E0"])
+        }
+    }
 }

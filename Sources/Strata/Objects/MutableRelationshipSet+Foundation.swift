@@ -39,6 +39,57 @@ extension MutableRelationshipSet {
         removeObjects(in: objects.map { $0 })
     }
 
+    /// Keeps relating only the objects that are also in `objects` (NSMutableSet's `intersect(_:)`).
+    public func intersect(_ objects: NSSet) {
+        intersect(managedObjects(objects.allObjects))
+    }
+
+    /// Keeps relating only the objects that are also in `objects`, in their order here
+    /// (NSMutableOrderedSet's `intersect(_:)`).
+    public func intersect(_ objects: NSOrderedSet) {
+        intersect(managedObjects(objects.array))
+    }
+
+    /// Keeps relating only the objects that are also in `objects`.
+    public func intersect<Objects: Sequence>(_ objects: Objects) where Objects.Element: ManagedObject {
+        let kept = Set(objects.map { $0 as ManagedObject })
+        owner.setValue(allObjects.filter { kept.contains($0) }, forKey: key)
+    }
+
+    /// The index of `object` in an ordered relationship, or `NSNotFound` (NSOrderedSet's
+    /// `index(of:)`).
+    public func index(of object: ManagedObject) -> Int {
+        allObjects.firstIndex(of: object) ?? NSNotFound
+    }
+
+    /// The first related object of an ordered relationship (NSOrderedSet's `firstObject`).
+    public var firstObject: ManagedObject? { allObjects.first }
+
+    /// The last related object of an ordered relationship (NSOrderedSet's `lastObject`).
+    public var lastObject: ManagedObject? { allObjects.last }
+
+    /// Swaps the objects at two indexes of an ordered relationship (NSMutableOrderedSet's
+    /// `exchangeObject(at:withObjectAt:)`).
+    public func exchangeObject(at index: Int, withObjectAt other: Int) {
+        var objects = allObjects
+        checkIndex(index, in: objects.count)
+        checkIndex(other, in: objects.count)
+        objects.swapAt(index, other)
+        owner.setValue(objects, forKey: key)
+    }
+
+    /// Moves the objects at `indexes` of an ordered relationship so that the first of them is
+    /// at `index` of the result, keeping their order (NSMutableOrderedSet's `moveObjects(at:to:)`).
+    public func moveObjects(at indexes: IndexSet, to index: Int) {
+        var objects = allObjects
+        for moved in indexes { checkIndex(moved, in: objects.count) }
+        let moving = indexes.map { objects[$0] }
+        for moved in indexes.reversed() { objects.remove(at: moved) }
+        precondition(index >= 0 && index <= objects.count, "\(owner.entity.entityName).\(key): index \(index) beyond bounds [0 .. \(objects.count)]")
+        objects.insert(contentsOf: moving, at: index)
+        owner.setValue(objects, forKey: key)
+    }
+
     /// Stops relating every object of `objects` (NSMutableOrderedSet's `removeObjects(in:)`).
     public func removeObjects(in objects: [ManagedObject]) {
         let removed = Set(objects)
