@@ -34,7 +34,7 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
     /// ``PersistentHistoryChange/fetchRequest`` whose predicate, limit and offset select the
     /// transactions or changes returned. `nil` (the default) returns every one. A delete
     /// request ignores it: it deletes everything before its bound.
-    public var fetchRequest: (any PersistentHistoryFetchRequest)?
+    public var fetchRequest: FetchRequest<FetchRequestResult>?
 
     private init(deletes: Bool, bound: Bound) {
         self.deletes = deletes
@@ -66,7 +66,7 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
     }
 
     /// A request for the transactions or changes `fetchRequest` selects, from all retained history.
-    public class func fetchHistory(withFetch fetchRequest: any PersistentHistoryFetchRequest) -> PersistentHistoryChangeRequest {
+    public class func fetchHistory(withFetch fetchRequest: FetchRequest<FetchRequestResult>) -> PersistentHistoryChangeRequest {
         let request = PersistentHistoryChangeRequest(deletes: false, bound: .token(nil))
         request.fetchRequest = fetchRequest
         return request
