@@ -164,4 +164,93 @@ import Testing
         let error = #expect(throws: ModelError.self) { try ManagedObjectModel(checkedContentsOf: missing) }
         #expect(error?.code == .fileNotFound)
     }
+
+    /// A model as Xcode 16 writes it (SwiftData flag, composite, derived and encrypted
+    /// attributes, constraints, fetch indexes, a fetched property, configurations, templates)
+    /// loads, and its objects save and read back.
+    @Test func anXcode16ModelLoadsAndSaves() throws {
+        let folder = TemporaryFolder()
+        let model = folder.url.appendingPathComponent("Trips.xcdatamodel")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        let document = """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="23231" systemVersion="24A335" minimumToolsVersion="Automatic" sourceLanguage="Swift" usedWithSwiftData="YES" userDefinedModelVersionIdentifier="">
+                <entity name="Trip" representedClassName="Trip" syncable="YES" codeGenerationType="class">
+                    <attribute name="id" optional="YES" attributeType="UUID" usesScalarValueType="NO" allowsCloudEncryption="YES"/>
+                    <attribute name="name" attributeType="String" defaultValueString="" spotlightIndexingEnabled="YES"/>
+                    <attribute name="searchName" optional="YES" attributeType="String" derived="YES" derivationExpression="lowercase:(name)"/>
+                    <attribute name="start" optional="YES" attributeType="Date" usesScalarValueType="NO" preserveAfterDeletion="YES"/>
+                    <attribute name="place" optional="YES" attributeType="Composite" composite="Place"/>
+                    <attribute name="tags" optional="YES" attributeType="Transformable" valueTransformerName="NSSecureUnarchiveFromDataTransformer" customClassName="[String]"/>
+                    <relationship name="stops" optional="YES" toMany="YES" deletionRule="Cascade" ordered="YES" destinationEntity="Stop" inverseName="trip" inverseEntity="Stop"/>
+                    <fetchedProperty name="longStops" optional="YES">
+                        <fetchRequest name="fetchedPropertyFetchRequest" entity="Stop" predicateString="trip == $FETCH_SOURCE AND minutes &gt; 60"/>
+                    </fetchedProperty>
+                    <fetchIndex name="byName">
+                        <fetchIndexElement property="name" type="Binary" order="ascending"/>
+                    </fetchIndex>
+                    <uniquenessConstraints>
+                        <uniquenessConstraint>
+                            <constraint value="id"/>
+                        </uniquenessConstraint>
+                    </uniquenessConstraints>
+                </entity>
+                <entity name="Stop" representedClassName="Stop" syncable="YES" codeGenerationType="class">
+                    <attribute name="minutes" optional="YES" attributeType="Integer 64" defaultValueString="0" usesScalarValueType="YES"/>
+                    <relationship name="trip" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Trip" inverseName="stops" inverseEntity="Trip"/>
+                </entity>
+                <composite name="Place">
+                    <attribute name="latitude" optional="YES" attributeType="Double" defaultValueString="0.0" usesScalarValueType="YES"/>
+                    <attribute name="longitude" optional="YES" attributeType="Double" defaultValueString="0.0" usesScalarValueType="YES"/>
+                </composite>
+                <fetchRequest name="TripsNamed" entity="Trip" predicateString="name == $NAME"/>
+                <configuration name="Cloud" usedWithCloudKit="YES">
+                    <memberEntity name="Trip"/>
+                    <memberEntity name="Stop"/>
+                </configuration>
+            </model>
+            """
+        try document.write(to: model.appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        let loaded = try ManagedObjectModel(checkedContentsOf: model)
+        #expect(loaded.entitiesByName.keys.sorted() == ["Stop", "Trip"])
+        #expect(loaded.configurations == ["Cloud"])
+        let container = try GraphModel.container(at: folder.store("Trips"), model: loaded)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let trip = EntityDescription.insertNewObject(forEntityName: "Trip", into: context)
+            trip.setValue("Coast", forKey: "name")
+            trip.setValue(["latitude": 1.5, "longitude": 2.5], forKey: "place")
+            for minutes in [30, 90] {
+                let stop = EntityDescription.insertNewObject(forEntityName: "Stop", into: context)
+                stop.setValue(Int64(minutes), forKey: "minutes")
+                trip.mutableOrderedSetValue(forKey: "stops").add(stop)
+            }
+            try context.save()
+        }
+        try container.close()
+        let reopened = try GraphModel.container(at: folder.store("Trips"), model: try ManagedObjectModel(checkedContentsOf: model))
+        let reader = reopened.newBackgroundContext()
+        try reader.performAndWait {
+            let trip = try #require(try reader.fetch(FetchRequest<ManagedObject>(entityName: "Trip")).first)
+            #expect(trip.value(forKey: "searchName") as? String == "coast")
+            #expect((trip.value(forKey: "place") as? [String: Any])?["longitude"] as? Double == 2.5)
+            #expect((trip.value(forKey: "stops") as? [ManagedObject])?.count == 2)
+            #expect((trip.value(forKey: "longStops") as? [ManagedObject])?.count == 1)
+        }
+        try reopened.close()
+    }
+
+    /// A model Xcode 3 saved (an `elements` archive, no `contents`) is a typed error that says
+    /// how to convert it.
+    @Test func anXcode3ModelIsATypedErrorThatSaysHowToConvertIt() throws {
+        let folder = TemporaryFolder()
+        let model = folder.url.appendingPathComponent("Old.xcdatamodel")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        try Data([0x62, 0x70, 0x6C, 0x69, 0x73, 0x74]).write(to: model.appendingPathComponent("elements"))
+        try Data().write(to: model.appendingPathComponent("layout"))
+        let error = #expect(throws: ModelError.self) { _ = try ManagedObjectModel(checkedContentsOf: model) }
+        #expect(error?.code == .unreadableFile)
+        #expect(error?.message.contains("Xcode 3") == true)
+        #expect(ManagedObjectModel(contentsOf: model) == nil)
+    }
 }

@@ -79,6 +79,14 @@ extension ManagedObjectModel {
         }
         let contents = url.appendingPathComponent("contents")
         guard fileManager.fileExists(atPath: contents.path) else {
+            if fileManager.fileExists(atPath: url.appendingPathComponent("elements").path) {
+                // Xcode 3 kept the model in a binary archive of its own editor's classes, which
+                // only Xcode reads; Xcode converts it to `contents` when it opens the model.
+                throw ModelError(
+                    .unreadableFile,
+                    "the model \(url.path) is in Xcode 3's format (an elements archive, no contents file): open and save it in a current Xcode to convert it",
+                    path: url.appendingPathComponent("elements").path)
+            }
             throw ModelError(.fileNotFound, "the model \(url.path) has no contents file", path: contents.path)
         }
         return contents
