@@ -43,9 +43,12 @@ import Testing
 
     /// The later versions, each changing the inverses another way.
     private static let versions: [(String, @Sendable () -> ManagedObjectModel)] = [
-        ("the to-many side removed", {
+        ("the to-many side removed, a fetched property in its place", {
             model { owner, pet, club in
                 _ = relationship("owner", pet, owner, toMany: false)
+                let request = FetchRequest<FetchRequestResult>(entityName: "Pet")
+                request.predicate = FetchPredicate(format: "owner == $FETCH_SOURCE")
+                owner.properties.append(FetchedPropertyDescription(name: "fetchedPets", fetchRequest: request))
                 pair(relationship("clubs", owner, club, toMany: true), relationship("members", club, owner, toMany: true))
             }
         }),
@@ -107,6 +110,9 @@ import Testing
                 for owner in owners {
                     let name = owner.value(forKey: "name") as? String ?? ""
                     let n = Int(name.dropFirst(6)) ?? -1
+                    if owner.entity.propertiesByName["fetchedPets"] != nil {
+                        #expect((owner.value(forKey: "fetchedPets") as? [ManagedObject])?.count == n, "\(label), \(pass): \(name)'s fetched pets")
+                    }
                     if owner.entity.relationshipsByName[toMany] != nil {
                         #expect((owner.value(forKey: toMany) as? Set<ManagedObject>)?.count == n, "\(label), \(pass): \(name)'s pets")
                     }
