@@ -21,11 +21,13 @@ package enum ParallelParts {
     /// every call.
     package static let cores = ProcessInfo.processInfo.activeProcessorCount
 
-    /// Calls `body` on each part of `0..<count` (``ranges(count:minimumPerPart:)``), the parts
-    /// at once on the cores (one part runs on the calling thread), and returns the results in
-    /// the order of the parts.
-    package static func map<T: Sendable>(count: Int, minimumPerPart: Int, _ body: @Sendable (Range<Int>) -> T) -> [T] {
-        map(ranges(count: count, minimumPerPart: minimumPerPart), body)
+    /// Calls `body` on each part of `0..<count` (``ranges(count:minimumPerPart:cores:)``), the
+    /// parts at once on the cores (one part runs on the calling thread), and returns the results
+    /// in the order of the parts.
+    package static func map<T: Sendable>(
+        count: Int, minimumPerPart: Int, cores: Int = Self.cores, _ body: @Sendable (Range<Int>) -> T
+    ) -> [T] {
+        map(ranges(count: count, minimumPerPart: minimumPerPart, cores: cores), body)
     }
 
     /// Calls `body` on each of `ranges` (made by ``ranges(count:minimumPerPart:cores:)``) at once

@@ -230,9 +230,10 @@ struct RecordBuilder {
     /// - Parameter decodedBudget: the most bytes of its blocks, uncompressed, the record keeps in
     ///   ``EncodedRecord/decodedBlocks`` (the first blocks that fit): a commit passes the block
     ///   cache's free room, so that a large transaction holds no more than the cache will take.
+    /// - Parameter threads: the most threads the blocks are compressed on.
     func build(
         timestamp: Date = Date(), author: String? = nil, contextName: String? = nil, bundleID: String? = nil,
-        processID: Int32? = nil, cursors: [String: UInt64] = [:], decodedBudget: Int = 0
+        processID: Int32? = nil, cursors: [String: UInt64] = [:], decodedBudget: Int = 0, threads: Int = 1
     ) -> EncodedRecord {
         // The blocks kept decoded: the first ones whose cost fits the budget.
         var budget = decodedBudget
@@ -245,7 +246,7 @@ struct RecordBuilder {
             kind: kind, ops: ops, blockBytes: rowBytes + blocks.count * 64, timestamp: timestamp, author: author,
             contextName: contextName, bundleID: bundleID, processID: processID, cursors: cursors
         ) { bytes in
-            let ranges = ParallelParts.ranges(count: blocks.count, minimumPerPart: Self.blocksPerPart)
+            let ranges = ParallelParts.ranges(count: blocks.count, minimumPerPart: Self.blocksPerPart, cores: threads)
             guard ranges.count > 1 else { return write(blocks.indices, to: &bytes, keeping: kept, decoded: &decoded) }
             // Compressed at once, a part of the blocks a core, each part into its own bytes.
             let parts = ParallelParts.map(ranges) { range in

@@ -123,8 +123,8 @@ extension Store {
             return try read(entity, key: key).map(PriorRow.decoded)
         }
         let operations = transaction.operations
-        // A bulk insert is encoded on every core; any other transaction in one pass.
-        let sharesOut = operations.count >= 2 * ParallelParts.rowsPerPart && transaction.insertsOnly
+        // A bulk insert is encoded on up to `commitThreads` threads; any other transaction in one pass.
+        let sharesOut = configuration.commitThreads > 1 && operations.count >= 2 * ParallelParts.rowsPerPart && transaction.insertsOnly
         var indexChanges: FetchIndexChanges?
         // An insert-only transaction's changes are recorded here, on the writer's thread, rather
         // than by the group's leader: its inserts have no old image for the leader to check.
@@ -207,7 +207,7 @@ extension Store {
         let record = builder.build(
             timestamp: transaction.timestamp, author: transaction.author, contextName: transaction.contextName,
             bundleID: transaction.bundleID, processID: transaction.processID, cursors: transaction.consumerCursors,
-            decodedBudget: cache.freeRoom)
+            decodedBudget: cache.freeRoom, threads: configuration.commitThreads)
         guard record.bytes.count <= RecordHeader.maxLength else {
             throw StoreError(.invalidValue, "a transaction of \(record.bytes.count) bytes is larger than 1 GiB")
         }

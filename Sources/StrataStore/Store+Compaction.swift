@@ -129,7 +129,7 @@ extension Store {
 
         func flush() throws {
             guard !builder.ops.isEmpty else { return }
-            var record = builder.build()
+            var record = builder.build(threads: configuration.commitThreads)
             RecordHeader.seal(&record.bytes, sequence: builderSequence)
             let summary = RecordSummary(kind: .compaction, sequence: builderSequence, length: record.bytes.count, ops: record.ops, blocks: record.blocks)
             try append(record.bytes, summary: summary, copiedFrom: nil)

@@ -33,7 +33,7 @@ extension Store {
         let indexedColumns = indexedColumns
         let empty = builder
         let codecs = codecs
-        let parts = ParallelParts.map(count: count, minimumPerPart: ParallelParts.rowsPerPart) { range in
+        let parts = ParallelParts.map(count: count, minimumPerPart: ParallelParts.rowsPerPart, cores: configuration.commitThreads) { range in
             Result { () throws -> (builder: RecordBuilder, highestKeys: [Int64], changes: FetchIndexChanges) in
                 var part = (builder: empty, highestKeys: [Int64](repeating: 0, count: entityCount), changes: FetchIndexChanges())
                 // What a row's encoding retains is the part's own: see RowCodec.copy().

@@ -289,7 +289,7 @@ private struct LogRewriter {
         }
         var built = builder.build(
             timestamp: record.timestamp, author: record.author, contextName: record.contextName, bundleID: record.bundleID,
-            processID: record.processID, cursors: record.cursors)
+            processID: record.processID, cursors: record.cursors, threads: configuration.commitThreads)
         RecordHeader.seal(&built.bytes, sequence: record.sequence)
         report.records += 1
         return built.bytes

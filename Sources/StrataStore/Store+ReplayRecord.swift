@@ -287,7 +287,8 @@ extension Store {
             }
             encoded = builder.build(
                 timestamp: record.timestamp, author: record.author, contextName: record.contextName,
-                bundleID: record.bundleID, processID: record.processID, cursors: cursors, decodedBudget: cache.freeRoom)
+                bundleID: record.bundleID, processID: record.processID, cursors: cursors, decodedBudget: cache.freeRoom,
+                threads: configuration.commitThreads)
         }
         guard encoded.bytes.count <= RecordHeader.maxLength else {
             throw StoreError(.invalidValue, "a transaction of \(encoded.bytes.count) bytes is larger than 1 GiB")

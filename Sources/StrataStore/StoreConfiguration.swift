@@ -35,6 +35,13 @@ public struct StoreConfiguration: Sendable {
     /// starts), so that the first reads find their blocks decoded. Needs
     /// ``backgroundMaintenance``. The default is `true`.
     public var warmsCacheAfterOpening: Bool = true
+    /// The most threads one large commit spreads its work over: making and encoding the rows
+    /// of a bulk insert (at least 8,192 rows, at least 4,096 a thread) and compressing its
+    /// blocks (also a compaction's, a log rewrite's and a replayed record's). 1 keeps every
+    /// commit on the committing thread. More threads shorten one bulk
+    /// import; on a server where many contexts commit at once they take cores from the other
+    /// commits. The default is the active cores, at most 4.
+    public var commitThreads: Int = min(ParallelParts.cores, 4)
     /// Whether commits keep their history (author, context, changes). The default is `true`.
     public var historyTracking: Bool = true
     /// Whether an existing store follows ``historyTracking`` as Core Data's

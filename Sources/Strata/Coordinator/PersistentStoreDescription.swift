@@ -165,6 +165,9 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
         configuration.readOnly = isReadOnly
         if let cacheSize { configuration.cacheSize = cacheSize }
         configuration.warmsCacheAfterOpening = warmsCacheAfterOpening
+        if let threads = Self.number(options[PersistentStoreOptionKey.commitThreads])?.intValue {
+            configuration.commitThreads = max(1, threads)
+        }
         configuration.historyConsumerLagLimit = Self.number(options[HistoryConsumerLagLimitKey])?.intValue
         configuration.historyConsumerAgeLimit = Self.number(options[HistoryConsumerAgeLimitKey])?.doubleValue
         return configuration

@@ -44,4 +44,8 @@ public enum PersistentStoreOptionKey {
     /// `Bool`: whether the store loads its newest blocks into its cache in the background once
     /// opened (`true` when absent).
     public static let warmsCacheAfterOpening = "StrataWarmsCacheAfterOpeningOption"
+    /// `Int`: the most threads one large save spreads its work over (the engine's
+    /// `StoreConfiguration.commitThreads`: the active cores, at most 4, when absent; 1 keeps
+    /// every save on its context's queue).
+    public static let commitThreads = "StrataCommitThreadsOption"
 }

@@ -77,11 +77,16 @@ struct StoreWriter {
         }
     }
 
+    /// The most threads a save's rows are made on: the engine's `commitThreads`.
+    private var threads: Int { store.engineStore?.configuration.commitThreads ?? 1 }
+
     /// Whether the rows of the inserted `objects` are made on other threads than the context's:
-    /// when they are many, no value may go through user code (a transformable attribute's
-    /// transformer, on the context's queue only) and no object is loaded lazily.
-    private static func makesRowsAside(_ objects: [ManagedObject]) -> Bool {
-        objects.count >= 2 * ParallelParts.rowsPerPart && objects.allSatisfy({ $0.lazyRow == nil && !$0.runtime.loads.contains(.converted) })
+    /// when the store may use more than one and they are many, no value may go through user code
+    /// (a transformable attribute's transformer, on the context's queue only) and no object is
+    /// loaded lazily.
+    private func makesRowsAside(_ objects: [ManagedObject]) -> Bool {
+        threads > 1 && objects.count >= 2 * ParallelParts.rowsPerPart
+            && objects.allSatisfy({ $0.lazyRow == nil && !$0.runtime.loads.contains(.converted) })
     }
 
     /// The rows of the inserted objects of `changes` made as the engine encodes them, when the
@@ -89,7 +94,7 @@ struct StoreWriter {
     /// writes join rows; else `nil`.
     private func rowsMadeAsEncoded(_ changes: StoreChangeSet, fills: RowFills) -> InsertedRows? {
         let objects = changes.inserted
-        guard changes.updated.isEmpty, changes.deleted.isEmpty, Self.makesRowsAside(objects) else { return nil }
+        guard changes.updated.isEmpty, changes.deleted.isEmpty, makesRowsAside(objects) else { return nil }
         guard !fills.entities.contains(where: \.writesJoinRows) else { return nil }
         // The context's queue waits while the objects are read, and nothing changes them.
         let shared = ParallelParts.ReadOnly(objects)
@@ -111,10 +116,10 @@ struct StoreWriter {
     private func insertedRows(
         _ objects: [ManagedObject], fills: RowFills
     ) -> (rows: [Row]?, failure: (index: Int, error: any Error)?) {
-        guard Self.makesRowsAside(objects) else { return (nil, nil) }
+        guard makesRowsAside(objects) else { return (nil, nil) }
         // The context's queue waits while the objects are read, and nothing changes them.
         let shared = ParallelParts.ReadOnly(objects)
-        let parts = ParallelParts.map(count: objects.count, minimumPerPart: ParallelParts.rowsPerPart) { range in
+        let parts = ParallelParts.map(count: objects.count, minimumPerPart: ParallelParts.rowsPerPart, cores: threads) { range in
             var rows: [Row] = []
             rows.reserveCapacity(range.count)
             for index in range {
