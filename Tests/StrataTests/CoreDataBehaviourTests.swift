@@ -7,7 +7,7 @@ import Testing
 /// code builds them, the save notifications, and `NSObject` equality.
 @Suite struct CoreDataBehaviourTests {
     /// A container with a department of two employees saved, history kept when `history`.
-    private static func company(in folder: TemporaryFolder, history: Bool = false) throws -> PersistentContainer {
+    static func company(in folder: TemporaryFolder, history: Bool = false) throws -> PersistentContainer {
         let container = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
         let description = PersistentStoreDescription(url: folder.store())
         description.isHistoryTrackingEnabled = history
