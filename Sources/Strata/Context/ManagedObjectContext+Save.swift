@@ -64,7 +64,8 @@ extension ManagedObjectContext {
         strongObjects = retainsRegisteredObjects ? Set(registeredObjects) : []
         forgetUndoSnapshotsAfterSave()
         advanceQueryGeneration()
-        keepUntilEventEnds(inserted + updated)
+        keepUntilEventEnds(inserted)
+        keepUntilEventEnds(updated)
         for object in inserted + updated + deleted { object.didSave() }
         let change = ContextChange(
             kind: .didSave, inserted: Set(inserted.map(\.objectID)), updated: Set(updated.map(\.objectID)),
