@@ -104,7 +104,7 @@ let package = Package(
         // What every test target shares: a seeded generator, temporary directories, the built
         // executables and child processes. It depends on Foundation alone.
         .target(name: "StrataTestSupport", path: "Tests/StrataTestSupport"),
-        .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport", "Strata", "StrataTestSupport"]),
+        .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport", "StrataTestSupport"]),
         .testTarget(
             name: "StrataTests",
             dependencies: [
