@@ -2,6 +2,7 @@ import Foundation
 import StrataTestSupport
 import Testing
 @testable import Strata
+@testable import StrataStore
 
 /// A save of thousands of inserted objects makes their rows on every core, a part of them each
 /// (``StoreWriter``), as the engine encodes them when the save only inserts: the rows read back

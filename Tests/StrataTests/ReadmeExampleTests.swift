@@ -1,4 +1,5 @@
 import Foundation
+import StrataStore
 import StrataTestSupport
 import Testing
 @testable import Strata
