@@ -101,10 +101,16 @@ let package = Package(
         .executableTarget(name: "strata-torture", dependencies: ["StrataStore"]),
         .executableTarget(name: "strata-quickstart", dependencies: ["Strata"]),
         .executableTarget(name: "strata-graph-probe", dependencies: ["Strata"]),
-        .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport", "Strata"]),
+        // What every test target shares: a seeded generator, temporary directories, the built
+        // executables and child processes. It depends on Foundation alone.
+        .target(name: "StrataTestSupport", path: "Tests/StrataTestSupport"),
+        .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport", "StrataTestSupport"]),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "StrataStore", .product(name: "OrderedCollections", package: "swift-collections")],
+            dependencies: [
+                "Strata", "StrataStore", "StrataTestSupport",
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ],
             resources: [.copy("Models")]
         ),
         .testTarget(
@@ -118,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "StrataMirrorTests",
             dependencies: [
-                "StrataMirror", "Strata", "StrataStore",
+                "StrataMirror", "Strata", "StrataStore", "StrataTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

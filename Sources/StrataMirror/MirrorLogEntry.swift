@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Strata
+import StrataStore
 
 /// One row of the shared log.
 struct MirrorLogEntry: Sendable {

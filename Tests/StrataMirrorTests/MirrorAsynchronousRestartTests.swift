@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Strata
+import StrataTestSupport
 import Testing
 @testable import StrataMirror
 
@@ -10,7 +11,7 @@ struct MirrorAsynchronousRestartTests {
     @Test("a restarted asynchronous instance exports the saves it left pending, then its later saves, and another instance that kept tailing receives them all")
     func restartedInstanceSavesReachTheOthers() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
-        let folder = MirrorFolder()
+        let folder = TemporaryDirectory()
         let a = try MirrorInstance("a", folder: folder, postgres: postgres, mode: .asynchronous)
         let b = try MirrorInstance("b", folder: folder, postgres: postgres, mode: .asynchronous)
         a.startTailing()

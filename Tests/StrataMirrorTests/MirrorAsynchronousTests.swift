@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Strata
+import StrataTestSupport
 import Testing
 @testable import StrataMirror
 
@@ -11,7 +12,7 @@ struct MirrorAsynchronousTests {
     func savesQueueWhileServerIsDown() async throws {
         let server = try PrivatePostgres()
         let postgres = try await server.newDatabase()
-        let folder = MirrorFolder()
+        let folder = TemporaryDirectory()
         let a = try MirrorInstance("a", folder: folder, postgres: postgres, mode: .asynchronous)
         let b = try MirrorInstance("b", folder: folder, postgres: postgres, mode: .asynchronous)
         a.startTailing()
@@ -40,7 +41,7 @@ struct MirrorAsynchronousTests {
     @Test("two instances changing the same objects concurrently converge, the later log position winning column by column")
     func concurrentChangesConverge() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
-        let folder = MirrorFolder()
+        let folder = TemporaryDirectory()
         let a = try MirrorInstance("a", folder: folder, postgres: postgres, mode: .asynchronous)
         let b = try MirrorInstance("b", folder: folder, postgres: postgres, mode: .asynchronous)
         a.startTailing()
@@ -80,7 +81,7 @@ struct MirrorAsynchronousTests {
     @Test("an instance that crashed after PostgreSQL committed its export, before recording it, resumes without duplicates")
     func crashMidExportResumesExactlyOnce() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
-        let folder = MirrorFolder()
+        let folder = TemporaryDirectory()
         let a = try MirrorInstance("a", folder: folder, postgres: postgres, mode: .asynchronous)
         for index in 0..<3 { try a.insert("item\(index)", count: Int64(index)) }
         // The store as a SIGKILL after PostgreSQL's commit would leave it: the saves not recorded as exported.

@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import Strata
 import StrataStore
+import StrataTestSupport
 import Testing
 @testable import StrataMirror
 
@@ -14,7 +15,7 @@ struct MirrorExportBatchTests {
     @Test("saves exported together (an update of an object exported before, an insert then update, a delete) leave each object's last image and reach another instance")
     func batchLeavesLastImages() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
-        let folder = MirrorFolder()
+        let folder = TemporaryDirectory()
         let first = try MirrorInstance("a", folder: folder, postgres: postgres, mode: .asynchronous)
         first.startTailing()
         for (name, count) in [("x", Int64(101)), ("y", 202), ("z", 303)] { try first.insert(name, count: count) }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Strata
+import StrataTestSupport
 import Testing
 @testable import StrataMirror
 
@@ -12,7 +13,7 @@ struct MirrorExportLockTests {
     @Test("while an export waits for the log's head lock, local saves commit, and everything is exported once it is free")
     func savesGoOnWhileExportWaits() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
-        let folder = MirrorFolder()
+        let folder = TemporaryDirectory()
         let a = try MirrorInstance("a", folder: folder, postgres: postgres, mode: .asynchronous)
         a.startTailing()
         try a.insert("first")

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestSupport
 import Testing
 @testable import StrataMirror
 
@@ -10,7 +11,7 @@ struct MirrorFaultTests {
     func saveFailsWhileServerIsDown() async throws {
         let server = try PrivatePostgres()
         let postgres = try await server.newDatabase()
-        let folder = MirrorFolder()
+        let folder = TemporaryDirectory()
         let a = try MirrorInstance("a", folder: folder, postgres: postgres)
         let b = try MirrorInstance("b", folder: folder, postgres: postgres)
         b.startTailing()

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestSupport
 import Testing
 @testable import StrataMirror
 
@@ -9,7 +10,7 @@ struct MirrorReplicationTests {
     @Test("two instances see each other's inserts, updates and deletes")
     func instancesSeeEachOther() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
-        let folder = MirrorFolder()
+        let folder = TemporaryDirectory()
         let a = try MirrorInstance("a", folder: folder, postgres: postgres)
         let b = try MirrorInstance("b", folder: folder, postgres: postgres)
         a.startTailing()
@@ -38,7 +39,7 @@ struct MirrorReplicationTests {
     @Test("a conflicting save fails under the error policy and is merged by the others")
     func conflictsGoThroughTheMergePolicy() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
-        let folder = MirrorFolder()
+        let folder = TemporaryDirectory()
         let a = try MirrorInstance("a", folder: folder, postgres: postgres)
         let b = try MirrorInstance("b", folder: folder, postgres: postgres)
         b.startTailing()
@@ -93,7 +94,7 @@ struct MirrorReplicationTests {
     @Test("a restarted instance resumes from its cursor without duplicates")
     func restartResumesExactlyOnce() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
-        let folder = MirrorFolder()
+        let folder = TemporaryDirectory()
         let a = try MirrorInstance("a", folder: folder, postgres: postgres)
         let b = try MirrorInstance("b", folder: folder, postgres: postgres)
         b.startTailing()
@@ -115,7 +116,7 @@ struct MirrorReplicationTests {
     @Test("a new instance bootstraps from a snapshot once the log is pruned")
     func bootstrapAfterPruning() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
-        let folder = MirrorFolder()
+        let folder = TemporaryDirectory()
         let a = try MirrorInstance("a", folder: folder, postgres: postgres)
         for index in 0..<5 { try a.insert("item\(index)", count: Int64(index)) }
         let context = a.container.newBackgroundContext()

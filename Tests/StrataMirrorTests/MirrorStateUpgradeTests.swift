@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Strata
+import StrataTestSupport
 import Testing
 @testable import StrataMirror
 
@@ -21,7 +22,7 @@ struct MirrorStateUpgradeTests {
         arguments: [MirrorConfiguration.Mode.synchronous, .asynchronous], [true, false])
     func stateWithoutKeysOpens(mode: MirrorConfiguration.Mode, migratesAutomatically: Bool) async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
-        let folder = MirrorFolder()
+        let folder = TemporaryDirectory()
         let a = try MirrorInstance("a", folder: folder, postgres: postgres, mode: mode)
         a.startTailing()
         try a.insert("from-a", count: 1)

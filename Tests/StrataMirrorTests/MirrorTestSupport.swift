@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Strata
+import StrataTestSupport
 import Testing
 @testable import StrataMirror
 
@@ -80,18 +81,6 @@ func spawnAndWait(_ path: String, _ arguments: [String]) throws -> Int32 {
     return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
 }
 
-/// A temporary directory removed when the value is released.
-final class MirrorFolder: Sendable {
-    let url: URL
-
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-mirror-\(UUID().uuidString)")
-        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
 /// The tests' model: `Item(name: String, count: Int64)`.
 func mirrorTestModel() -> ManagedObjectModel {
     let item = EntityDescription(name: "Item")
@@ -112,7 +101,7 @@ final class MirrorInstance: @unchecked Sendable {
 
     /// Opens the instance `name` with its store in `folder`, sharing `postgres` (the model: mirrorTestModel()).
     init(
-        _ name: String, folder: MirrorFolder, postgres: PostgresConnection.Configuration, pollInterval: Duration = .milliseconds(20),
+        _ name: String, folder: TemporaryDirectory, postgres: PostgresConnection.Configuration, pollInterval: Duration = .milliseconds(20),
         mode: MirrorConfiguration.Mode = .synchronous, model: ManagedObjectModel = mirrorTestModel(), migratesAutomatically: Bool = true
     ) throws {
         var logger = Logger(label: "strata.mirror.\(name)")

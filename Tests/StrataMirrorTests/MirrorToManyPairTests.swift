@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import Strata
 import StrataStore
+import StrataTestSupport
 import Testing
 @testable import StrataMirror
 
@@ -65,7 +66,7 @@ struct MirrorToManyPairTests {
     @Test("the same pair added by two instances while apart is stored once everywhere; removed by one, it is gone everywhere")
     func samePairAddedApart() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
-        let folder = MirrorFolder()
+        let folder = TemporaryDirectory()
         let model = taggedModel()
         let a = try MirrorInstance("a", folder: folder, postgres: postgres, mode: .asynchronous, model: model)
         let b = try MirrorInstance("b", folder: folder, postgres: postgres, mode: .asynchronous, model: model)

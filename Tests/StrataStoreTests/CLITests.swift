@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import StrataStore
 
@@ -11,29 +12,10 @@ import Testing
         var errors: String
     }
 
-    /// The `strata` executable built next to the test bundle.
-    static func executable() throws -> URL {
-        var directories = [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
-        for directory in directories {
-            if let bundle = directory.pathComponents.lastIndex(where: { $0.hasSuffix(".xctest") }) {
-                directories.append(URL(fileURLWithPath: "/" + directory.pathComponents[1..<bundle].joined(separator: "/")))
-            }
-        }
-        let candidates = directories.map { $0.appendingPathComponent("strata") }
-        return try #require(
-            candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) && !isDirectory($0) },
-            "the strata executable was not found next to the tests; build it with swift build --build-tests (looked at \(candidates.map(\.path)))")
-    }
-
-    private static func isDirectory(_ url: URL) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
-    }
-
     /// Runs `strata` with `arguments`, its output captured in files of `directory`.
     static func strata(_ arguments: String..., in directory: TemporaryDirectory) throws -> Run {
         let process = Process()
-        process.executableURL = try executable()
+        process.executableURL = try BuiltExecutable.url(named: "strata")
         process.arguments = arguments
         let name = UUID().uuidString
         let outputURL = URL(fileURLWithPath: directory.path + "/\(name).out")

@@ -1,5 +1,6 @@
 import CStrataSupport
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import StrataStore
 

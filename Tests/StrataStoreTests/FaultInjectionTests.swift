@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import StrataTestSupport
 import Synchronization
 import Testing
 @testable import StrataStore

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import StrataStore
 
@@ -62,7 +63,7 @@ import Testing
         let count = 6_000
         let sourceURL = directory.store("Source")
         try HistoryReplayBatchTests.source(at: sourceURL, count: count).close()
-        let strata = try CLITests.executable().path
+        let strata = try BuiltExecutable.url(named: "strata").path
         let complete = directory.store("Complete")
         let started = ContinuousClock.now
         let (end, output) = try ChildProcess.run(strata, ["replay", sourceURL.path, complete.path], stderrPath: directory.path + "/complete.err")

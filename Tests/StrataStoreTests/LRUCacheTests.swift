@@ -1,4 +1,5 @@
 import Dispatch
+import StrataTestSupport
 import Synchronization
 import Testing
 @testable import StrataStore

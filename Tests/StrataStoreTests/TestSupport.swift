@@ -3,23 +3,6 @@ import Foundation
 import Synchronization
 @testable import StrataStore
 
-/// A temporary directory removed when the value is released.
-final class TemporaryDirectory: Sendable {
-    /// The directory's path.
-    let path: String
-
-    /// Creates a fresh directory under the system's temporary directory.
-    init() {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("strata-test-\(UUID().uuidString)").path
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    /// The URL of a store named `name` inside the directory.
-    func store(_ name: String = "Test") -> URL { URL(fileURLWithPath: path + "/\(name).strata") }
-}
-
 /// The schema most tests use: Department and Employee, as in the reference workloads.
 enum TestSchema {
     static let department = 0
@@ -72,27 +55,6 @@ enum StoreFiles {
         for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
             try FileManager.default.removeItem(atPath: directory + "/" + name)
         }
-    }
-}
-
-/// A small seeded random number generator (SplitMix64), so that failing random tests can be replayed
-/// from their seed.
-struct SplitMix64: RandomNumberGenerator {
-    /// The generator's state.
-    private var state: UInt64
-
-    /// Creates a generator whose output is determined by `seed`.
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    /// The next 64 random bits.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

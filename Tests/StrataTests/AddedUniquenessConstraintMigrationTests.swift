@@ -1,5 +1,6 @@
 import Foundation
 import StrataStore
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -39,7 +40,7 @@ import Testing
 
     /// The error codes of saving a duplicate name, then a new name, in a store created with `model`.
     static func referenceCodes(_ model: ManagedObjectModel) throws -> [CoreDataError.Code?] {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try PersistentHistoryTests.container(at: folder.store(), model: model)
         defer { try? container.close() }
         #expect(saveEmployee("E3", salary: 1, in: container) == nil)
@@ -60,7 +61,7 @@ import Testing
     }
 
     @Test func aConstraintOnAnUnindexedAttributeMigratesInPlace() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try InPlaceMigrationTests.fill(url)
         let model = Self.constrained(["name"])
@@ -85,7 +86,7 @@ import Testing
     }
 
     @Test func aConstraintOnAnIndexedAttributeRewritesOnlyTheMetadata() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try InPlaceMigrationTests.fill(url)
         let model = Self.constrained(["salary"])
@@ -109,7 +110,7 @@ import Testing
     }
 
     @Test(arguments: 0..<4) func storedDuplicatesFailTheMigrationAndLeaveTheStore(_ index: Int) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try InPlaceMigrationTests.fill(url)
         // A duplicate name, for the constraint on (name, code): every object reads the code's default.
@@ -146,7 +147,7 @@ import Testing
     }
 
     @Test func aConstraintAddedWithARenameRewritesInPlace() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try InPlaceMigrationTests.fill(url)
         let model = Self.renamedUnique()
@@ -167,7 +168,7 @@ import Testing
     }
 
     @Test func aDuplicateFailsARewriteInPlaceBeforeItWrites() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try InPlaceMigrationTests.fill(url)
         let container = try PersistentHistoryTests.container(at: url)
@@ -184,7 +185,7 @@ import Testing
     }
 
     @Test func aDuplicateUnderAnIndexedAttributeFailsTheMetadataOnlyStep() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try InPlaceMigrationTests.fill(url)
         let container = try PersistentHistoryTests.container(at: url)

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -10,7 +11,7 @@ import Testing
 @Suite struct AppleSignatureTests {
     /// Apple's template: `loadPersistentStores` with a closure that sets a local variable.
     @Test func loadingCodeSetsTheCallersVariable() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: folder.store())]
         var loadError: Error?
@@ -35,7 +36,7 @@ import Testing
     /// `perform` and `performBackgroundTask` take closures that capture managed objects and
     /// local state, as Core Data code does.
     @Test func performTakesClosuresThatCaptureManagedObjects() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         let ada = context.performAndWait { Employee(context: context) }
@@ -63,7 +64,7 @@ import Testing
     /// The async `perform` needs `try` only for a block that throws (Core Data's `rethrows`), and
     /// its block captures managed objects.
     @Test func asyncPerformRethrows() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         let ada = await context.perform { Employee(context: context) }
@@ -104,7 +105,7 @@ import Testing
     /// `%@` in a format takes managed objects, object IDs, dates, UUIDs, URLs, data, arrays and
     /// sets, passed as variadic arguments.
     @Test func formatArgumentsTakeAnyValue() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -151,7 +152,7 @@ import Testing
     /// Generic code creates objects of the type it is given: `init(context:)` is required.
     @Test func genericCodeCreatesObjectsOfItsType() throws {
         func make<T: ManagedObject>(_ type: T.Type, in context: ManagedObjectContext) -> T { T(context: context) }
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {

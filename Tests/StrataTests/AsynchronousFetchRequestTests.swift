@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -53,7 +54,7 @@ final class AwakeningItem: ManagedObject {
     }
 
     @Test func theCompletionGetsWhatFetchReturnsAfterReopening() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try GraphModel.container(at: folder.store())
         try Self.seedEmployees(2_500, in: container)
         try container.close()
@@ -86,7 +87,7 @@ final class AwakeningItem: ManagedObject {
     }
 
     @Test func aChildContextFetchesThroughItsParentsUnsavedChanges() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         try Self.seedEmployees(300, in: container)
         let parent = container.newBackgroundContext()
@@ -115,7 +116,7 @@ final class AwakeningItem: ManagedObject {
     }
 
     @Test func theProgressStartsAtTheEstimateAndReachesItsTotal() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         try Self.seedEmployees(1_200, in: container)
         let context = container.newBackgroundContext()
@@ -149,7 +150,7 @@ final class AwakeningItem: ManagedObject {
     }
 
     @Test func cancellingHalfWayEndsWithTheCancelledErrorAndNoResults() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let item = ModelBuilder.entity("AwakeningItem", [ModelBuilder.attribute("rank", .integer64, isOptional: false)], className: "AwakeningItem")
         AwakeningItem.register(for: "AwakeningItem")
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([item]))
@@ -195,7 +196,7 @@ final class AwakeningItem: ManagedObject {
     }
 
     @Test func cancellingBeforeItRunsFetchesNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         try Self.seedEmployees(10, in: container)
         let context = container.newBackgroundContext()
@@ -208,7 +209,7 @@ final class AwakeningItem: ManagedObject {
     }
 
     @Test func anUnknownEntityThrowsAndSchedulesNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         let completions = Locked(0)
@@ -229,7 +230,7 @@ final class AwakeningItem: ManagedObject {
     }
 
     @Test func aFailingFetchReportsItsErrorToTheCompletion() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         try Self.seedEmployees(3, in: container)
         let context = container.newBackgroundContext()

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -42,7 +43,7 @@ import Testing
     }
 
     @Test func deletesWhatTheFetchRequestMatchesAndTheDeletionSurvivesReopening() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try PersistentHistoryTests.container(at: folder.store())
         let ids = try Self.seed(container)
         let fetch = FetchRequest<FetchRequestResult>(entityName: "Employee")
@@ -71,7 +72,7 @@ import Testing
     /// the fetch indexes (the salary index counts the deleted objects no more, before and after a
     /// reopen), with history the whole row (each delete carries every previous value).
     @Test(arguments: [false, true]) func theIndexesForgetDeletedObjectsAndTheHistoryKeepsTheirValues(tracksHistory: Bool) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let open = { tracksHistory ? try PersistentHistoryTests.container(at: folder.store()) : try GraphModel.container(at: folder.store()) }
         var container = try open()
         let ids = try Self.seed(container)
@@ -102,7 +103,7 @@ import Testing
     }
 
     @Test func cascadeRulesDeleteTheRelatedObjectsAndTheCountIncludesThem() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let ids = try Self.seed(container)
         let request = BatchDeleteRequest(objectIDs: [ids["Sales"]!])
@@ -142,7 +143,7 @@ import Testing
         (DeleteRule.nullifyDeleteRule, true, CoreDataError.Code.validationMissingMandatoryProperty),
     ])
     func aDeniedDeleteOrARequiredInverseFailsAndDeletesNothing(rule: DeleteRule, required: Bool, code: CoreDataError.Code) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.ruleModel(rule, required: required))
         let ids = try Self.seedRuleModel(container)
         let error = #expect(throws: CoreDataError.self) {
@@ -154,7 +155,7 @@ import Testing
     }
 
     @Test func nullifyClearsTheSurvivorsInverseToOne() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try GraphModel.container(at: folder.store(), model: Self.ruleModel(.nullifyDeleteRule, required: false))
         let ids = try Self.seedRuleModel(container)
         let result = try #require(try Self.execute(BatchDeleteRequest(objectIDs: [ids.department]), in: container) as? BatchDeleteResult)
@@ -169,7 +170,7 @@ import Testing
     }
 
     @Test func mergingTheDeletedIDsRemovesTheObjectsFromALiveContext() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let ids = try Self.seed(container)
         let view = container.viewContext
@@ -199,7 +200,7 @@ import Testing
                 ModelBuilder.relationship("students", from: course, to: student, toMany: true))
             return ModelBuilder.model([student, course])
         }
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try GraphModel.container(at: folder.store(), model: model())
         let context = container.newBackgroundContext()
         let (studentID, mathID) = try context.performAndWait {
@@ -233,7 +234,7 @@ import Testing
             ModelBuilder.relationship("items", from: list, to: item, toMany: true)
             return ModelBuilder.model([list, item])
         }
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try GraphModel.container(at: folder.store(), model: model())
         let context = container.newBackgroundContext()
         let (listID, firstID) = try context.performAndWait {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 @testable import StrataStore
@@ -23,7 +24,7 @@ import Testing
     }
 
     @Test func thousandsOfObjectsAreStoredIndexedAndInOneHistoryTransactionAfterReopening() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try PersistentHistoryTests.container(at: folder.store())
         let request = BatchInsertRequest(entityName: "Employee", objects: Self.employees(0..<9_000))
         request.resultType = .objectIDs
@@ -53,7 +54,7 @@ import Testing
     }
 
     @Test func aBadObjectAmongThousandsFailsAsTheFirstBadOneWouldAloneAndWritesNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         // Converted a part of the objects a core: the first bad object in order is reported,
         // whichever part finds its error first.
@@ -82,7 +83,7 @@ import Testing
     }
 
     @Test func upsertsMergeIntoStoredRowsAndRowsOfTheSameRequestAndAreRecordedAsUpdates() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = BatchInsertRequestTests.uniqueNames()
         var container = try PersistentHistoryTests.container(at: folder.store(), model: model)
         _ = try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: Self.employees(0..<3_000)), in: container)
@@ -111,7 +112,7 @@ import Testing
     }
 
     @Test func unknownNamesAndIntegersThatDoNotFitFailAndWriteNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         var objects = Self.employees(0..<100)
         objects[50]["nickname"] = "Ed"

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -32,7 +33,7 @@ import Testing
     }
 
     @Test func insertsDictionariesWithConvertedValuesAndDefaultsThatSurviveReopening() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try PersistentHistoryTests.container(at: folder.store())
         let request = BatchInsertRequest(entityName: "Employee", objects: [
             ["name": "Ann", "salary": 100, "notes": "first"],
@@ -55,7 +56,7 @@ import Testing
     }
 
     @Test func theHandlersFillObjectsUntilTheyReturnTrue() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let entity = container.managedObjectModel.entitiesByName["Employee"]!
         var next = 0
@@ -81,7 +82,7 @@ import Testing
     }
 
     @Test func aMissingRequiredValueOrAWrongTypeFailsAndWritesNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let cases: [([[String: Any]], CoreDataError.Code)] = [
             ([["name": "Ann"], ["salary": 5]], .validationMissingMandatoryProperty),
@@ -98,7 +99,7 @@ import Testing
     }
 
     @Test func constrainedValuesFailUnderTheErrorPolicyAndUpsertUnderObjectTrump() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try GraphModel.container(at: folder.store(), model: Self.uniqueNames())
         _ = try Self.execute(BatchInsertRequest(entityName: "Employee", objects: [["name": "Ann", "salary": 100, "notes": "kept"]]), in: container)
         let again = [["name": "Ann", "salary": 500] as [String: Any], ["name": "Dan", "salary": 1]]
@@ -123,7 +124,7 @@ import Testing
     }
 
     @Test func mergingTheInsertedIDsShowsTheObjectsInALiveContext() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let view = container.viewContext
         #expect(try view.performAndWait { try view.count(for: Employee.fetchRequest()) } == 0)

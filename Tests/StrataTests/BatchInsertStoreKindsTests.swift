@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import StrataStore
 @testable import Strata
@@ -28,7 +29,7 @@ import Testing
     }
 
     @Test func aReplicatorGetsTheInsertsAsOneTransactionOfOperations() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let store = try #require(container.persistentStoreCoordinator.persistentStores.first)
         let replicator = PersistentStoreCoordinatorReplicatedReplayTests.RecordingReplicator()
@@ -43,7 +44,7 @@ import Testing
     }
 
     @Test func aContextPinnedBeforeTheInsertDoesNotSeeIt() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let seeded = try Self.insert(2, into: container)
         let pinned = container.newBackgroundContext()

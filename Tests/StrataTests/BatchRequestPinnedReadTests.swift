@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -18,7 +19,7 @@ import Testing
     }
 
     @Test func aBatchUpdateFromAPinnedContextKeepsWhatWasSavedSinceThePin() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try GraphModel.container(at: folder.store())
         let ids = try BatchDeleteRequestTests.seed(container)
         let pinned = container.newBackgroundContext()
@@ -41,7 +42,7 @@ import Testing
     }
 
     @Test func aBatchDeleteFromAPinnedContextSkipsObjectsDeletedSinceThePin() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try GraphModel.container(at: folder.store())
         let ids = try BatchDeleteRequestTests.seed(container)
         let pinned = container.newBackgroundContext()

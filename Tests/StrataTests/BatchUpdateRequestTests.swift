@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -14,7 +15,7 @@ import Testing
     }
 
     @Test func updatesTheMatchingObjectsAndTheValuesSurviveReopening() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try PersistentHistoryTests.container(at: folder.store())
         let ids = try BatchDeleteRequestTests.seed(container)
         let request = BatchUpdateRequest(entityName: "Employee")
@@ -40,7 +41,7 @@ import Testing
     }
 
     @Test func aPinnedContextKeepsReadingTheValuesBeforeTheBatch() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         _ = try BatchDeleteRequestTests.seed(container)
         let reader = container.newBackgroundContext()
@@ -57,7 +58,7 @@ import Testing
     }
 
     @Test func theCountResultCountsTheUpdatedObjects() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         _ = try BatchDeleteRequestTests.seed(container)
         let request = BatchUpdateRequest(entity: container.managedObjectModel.entitiesByName["Employee"]!)
@@ -71,7 +72,7 @@ import Testing
     }
 
     @Test func badValuesFailAndChangeNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         _ = try BatchDeleteRequestTests.seed(container)
         let cases: [([String: Any], CoreDataError.Code)] = [
@@ -89,7 +90,7 @@ import Testing
     }
 
     @Test func anUpdateGivingTwoObjectsAConstraintsValuesFailsAndChangesNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = GraphModel.make()
         model.entitiesByName["Employee"]!.uniquenessConstraints = [["name"]]
         let container = try GraphModel.container(at: folder.store(), model: model)
@@ -107,7 +108,7 @@ import Testing
     }
 
     @Test func mergingTheUpdatedIDsRefreshesALiveContext() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let ids = try BatchDeleteRequestTests.seed(container)
         let view = container.viewContext

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -9,8 +10,8 @@ import Testing
 /// compacted as objects leave them: the sequences are long enough to compact them often.
 @Suite struct ChangeSetModelTests {
     @Test(arguments: [1, 2, 3] as [UInt64]) func changeSetsFollowTheModel(seed: UInt64) throws {
-        var random = SeededGenerator(seed: seed)
-        let folder = TemporaryFolder()
+        var random = SplitMix64(seed: seed)
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         var stored: [String: Int64] = [:]

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -6,7 +7,7 @@ import Testing
 /// stores the same objects.
 @Suite struct CommitThreadsTests {
     @Test(arguments: [1, 2, 3]) func aBulkSaveStoresTheSameObjectsOnAnyNumberOfThreads(_ threads: Int) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let count = 9_000
         func container() throws -> PersistentContainer {
             let container = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -28,7 +29,7 @@ import Testing
     }
 
     @Test func valuesRoundTripThroughTheStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = try #require(RealWorldModelTests.models["Commerce"])
         var uris: [URL] = []
         do {
@@ -67,7 +68,7 @@ import Testing
 
     /// `composite.element` key paths in predicates, on stored rows and on unsaved objects.
     @Test func predicatesReadElementsByNamespacedKeyPaths() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: try RealWorldModelTests.model("Commerce"))
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -102,7 +103,7 @@ import Testing
     }
 
     @Test func valuesThatDoNotFitAreRefused() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: try RealWorldModelTests.model("Commerce"))
         let context = container.newBackgroundContext()
         context.performAndWait {
@@ -123,7 +124,7 @@ import Testing
         let source = CompositeAttributeDescription(name: "source", elements: [ModelBuilder.attribute("network", .string), ModelBuilder.attribute("station", .integer32)])
         let magnitude = CompositeAttributeDescription(name: "magnitude", elements: [richter, source])
         let model = ModelBuilder.model([ModelBuilder.entity("Quake", [ModelBuilder.attribute("place", .string), magnitude])])
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()
         try context.performAndWait {

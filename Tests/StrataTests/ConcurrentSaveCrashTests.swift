@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ import Glibc
     /// with the last commit and `fdatasync` counts it printed.
     static func killSaver(store url: URL, contexts: Int, after saves: Int) throws -> (saves: [String], commits: Int, fsyncs: Int) {
         let process = Process()
-        process.executableURL = try CrossProcessTests.probe()
+        process.executableURL = try BuiltExecutable.url(named: "strata-graph-probe")
         process.arguments = [url.path, "save-concurrently", "\(contexts)"]
         let output = Pipe()
         let errors = Pipe()
@@ -43,7 +44,7 @@ import Glibc
     }
 
     @Test func killedWhileSixteenContextsSaveLosesNothingAcknowledged() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         // The store exists with its model before the saver opens it.
         try GraphModel.container(at: url).close()

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -56,7 +57,7 @@ import Testing
     }
 
     @Test func sixteenContextsSavingAtOnceShareSyncsAndLoseNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.durableContainer(at: folder.store())
         let engine = try #require(container.persistentStoreCoordinator.persistentStores.first?.engineStore)
         let contexts = (0..<16).map { _ in container.newBackgroundContext() }
@@ -142,7 +143,7 @@ import Testing
     /// Under the `.error` policy the first save wins and every other one fails with a merge
     /// conflict, as when they run one after another.
     @Test func conflictingUpdatesFailAsInASerialRun() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (results, stored) = try Self.raceOnOneEmployee(policy: .errorMergePolicyType, at: folder.store())
         #expect(results.count == 16)
         let winners = results.compactMap { worker, result in (try? result.get()).map { _ in worker } }
@@ -159,7 +160,7 @@ import Testing
     /// of the conflicting property, as when they run one after another: every context ends with
     /// the first saver's salary.
     @Test func conflictingUpdatesMergeAsInASerialRun() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (results, stored) = try Self.raceOnOneEmployee(policy: .mergeByPropertyStoreTrumpMergePolicyType, at: folder.store())
         let salaries = try results.values.map { try $0.get() }
         #expect(salaries.count == 16)
@@ -174,7 +175,7 @@ import Testing
         let tag = ModelBuilder.entity("Tag", [ModelBuilder.attribute("name", .string), ModelBuilder.attribute("owner", .integer64)])
         tag.uniquenessConstraints = [["name"]]
         let model = ModelBuilder.model([tag])
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.durableContainer(at: folder.store(), model: model)
         let saved = Locked<[Int]>([])
         let refused = Locked<[CoreDataError.Code?]>([])
@@ -216,7 +217,7 @@ import Testing
     /// the same salaries, however often it faults them again: every commit after its pin kept the rows
     /// it replaced, including commits that were in flight when it pinned.
     @Test func aGenerationPinnedWhileContextsSaveKeepsReadingOneState() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.durableContainer(at: folder.store())
         let seeder = container.newBackgroundContext()
         try seeder.performAndWait {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -20,7 +21,7 @@ final class ConstrainedEvent: ManagedObject {
         (.rollbackMergePolicyType, MergeModel.Snapshot(name: "Ada", score: 1, notes: nil, team: "Core")),
     ])
     func insertedObjectMergesIntoTheStoredOne(policy: MergePolicyType, expected: MergeModel.Snapshot?) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try MergeModel.seeded(in: folder)
             let context = container.newBackgroundContext()
@@ -74,7 +75,7 @@ final class ConstrainedEvent: ManagedObject {
         (.rollbackMergePolicyType, MergeModel.Snapshot(name: "first", score: 5, notes: nil, team: nil)),
     ])
     func objectsInsertedTogetherMergeIntoOne(policy: MergePolicyType, expected: MergeModel.Snapshot?) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try MergeModel.seeded(in: folder)
         defer { try? container.close() }
         let context = container.newBackgroundContext()
@@ -121,7 +122,7 @@ final class ConstrainedEvent: ManagedObject {
                 }
             }
         }
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try MergeModel.seeded(in: folder)
         defer { try? container.close() }
         let policy = HighestScoreWins()
@@ -145,7 +146,7 @@ final class ConstrainedEvent: ManagedObject {
             init() { super.init(merge: .mergeByPropertyObjectTrumpMergePolicyType) }
             override func resolve(constraintConflicts list: [ConstraintConflict]) throws {}
         }
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try MergeModel.seeded(in: folder)
         defer { try? container.close() }
         let context = container.newBackgroundContext()
@@ -168,7 +169,7 @@ final class ConstrainedEvent: ManagedObject {
             ModelBuilder.attribute("payload", .binaryData, isOptional: false),
         ], className: String(reflecting: ConstrainedEvent.self))
         event.uniquenessConstraints = [["at", "payload"]]
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store("Events"), model: ModelBuilder.model([event]))
         defer { try? container.close() }
         let context = container.newBackgroundContext()
@@ -200,7 +201,7 @@ extension ConstraintMergePolicyTests {
     /// any policy: the save fails and both rows stay as they were.
     @Test(arguments: [MergePolicyType.mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType, .rollbackMergePolicyType])
     func storedObjectChangedOntoTakenValuesFails(policy: MergePolicyType) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try MergeModel.seeded(in: folder)
         defer { try? container.close() }
         let context = container.newBackgroundContext()
@@ -239,7 +240,7 @@ extension ConstraintMergePolicyTests {
         person.uniquenessConstraints = [["email"]]
         let staff = ModelBuilder.entity("MergeStaff", [ModelBuilder.attribute("desk", .string)], className: String(reflecting: MergeStaff.self))
         person.subentities = [staff]
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store("People"), model: ModelBuilder.model([person, staff]))
         defer { try? container.close() }
         let context = container.newBackgroundContext()

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -7,12 +8,12 @@ import Testing
 /// dictionary fetches return object IDs, and history predicates compare entities and tokens.
 @Suite struct ContextBehaviourTests {
     /// A container keeping history with a department of two employees saved.
-    private static func company(in folder: TemporaryFolder) throws -> PersistentContainer {
+    private static func company(in folder: TemporaryDirectory) throws -> PersistentContainer {
         try CoreDataBehaviourTests.company(in: folder, history: true)
     }
 
     @Test func resetAndRefreshLeaveFaults() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.company(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -33,7 +34,7 @@ import Testing
     }
 
     @Test func aMergedDeleteStaysInDeletedObjectsUntilTheNextSave() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.company(in: folder)
         let viewer = container.newBackgroundContext()
         let grace = try viewer.performAndWait {
@@ -69,7 +70,7 @@ import Testing
     }
 
     @Test func dictionaryResultsCarryObjectIDs() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.company(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -94,7 +95,7 @@ import Testing
     }
 
     @Test func historyPredicatesCompareEntitiesAndTokens() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.company(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -128,7 +129,7 @@ import Testing
     /// child that merges its parent's saves: the child's merge does not wait for the main queue,
     /// so both finish, as in Core Data.
     @Test(.waitsOnQueues) func aChildOfTheViewContextMergesWhileTheMainThreadWaitsForIt() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.company(in: folder)
         let view = container.viewContext
         let child = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
@@ -151,7 +152,7 @@ import Testing
     /// when the main queue's current work item ends, as the run loop ends it on Apple's
     /// platforms, posting objects-did-change and letting go of the fetched objects.
     @Test(.waitsOnQueues) func theViewContextEndsItsEventWithTheMainQueuesWorkItem() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.company(in: folder)
         let view = container.viewContext
         let changed = ContextNotificationTests.Recorder(.ManagedObjectContextObjectsDidChange, view)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -68,7 +69,7 @@ final class HookedObject: ManagedObject {
     }
 
     /// A container on a new store in `folder`, seeded by ``seed(_:)``, and the IDs by name.
-    static func seededContainer(in folder: TemporaryFolder) throws -> (PersistentContainer, [String: ManagedObjectID]) {
+    static func seededContainer(in folder: TemporaryDirectory) throws -> (PersistentContainer, [String: ManagedObjectID]) {
         let container = try GraphModel.container(at: folder.store())
         return (container, try seed(container))
     }
@@ -98,7 +99,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func rollbackForgetsInsertsRevertsUpdatesAndRestoresDeletes() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -136,7 +137,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func resetForgetsEverything() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -157,7 +158,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func refreshWithoutMergingDiscardsChangesAndFaultsTheObject() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -178,7 +179,7 @@ final class HookedObject: ManagedObject {
     /// `refresh(_:mergeChanges: true)` loads what another context saved and keeps this
     /// context's unsaved changes on top.
     @Test func refreshWithMergingKeepsUnsavedChangesOverStoredValues() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seededContainer(in: folder)
         let mine = container.newBackgroundContext()
         let theirs = container.newBackgroundContext()
@@ -211,7 +212,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func refreshAllObjectsFaultsUnchangedObjectsAndKeepsChanges() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, _) = try Self.seededContainer(in: folder)
         let mine = container.newBackgroundContext()
         let theirs = container.newBackgroundContext()
@@ -244,7 +245,7 @@ final class HookedObject: ManagedObject {
         let scratch = ModelBuilder.attribute("scratch", .string)
         scratch.isTransient = true
         let model = ModelBuilder.model([ModelBuilder.entity("Note", [ModelBuilder.attribute("text", .string), scratch])])
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let mine = container.newBackgroundContext()
         let theirs = container.newBackgroundContext()
@@ -285,7 +286,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test(.waitsOnQueues) func mergeChangesFromTheChangesStream() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seededContainer(in: folder)
         let mine = container.newBackgroundContext()
         let theirs = container.newBackgroundContext()
@@ -315,7 +316,7 @@ final class HookedObject: ManagedObject {
 
     /// Several contexts saving at once to one store: nothing is lost or duplicated.
     @Test(.waitsOnQueues) func concurrentContextsSaveIndependently() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seededContainer(in: folder)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<4 {
@@ -349,7 +350,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func processPendingChangesPostsTheObjectsDidChangeNotification() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
         let observer = Observer(ManagedObjectContext.didChangeObjectsNotification, of: context)
@@ -385,7 +386,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test(.waitsOnQueues) func saveNotificationsAndTheChangesStream() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
         let willSave = Observer(ManagedObjectContext.willSaveObjectsNotification, of: context)
@@ -430,7 +431,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func mergeChangesFromContextDidSaveBringsSavedChangesIn() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seededContainer(in: folder)
         let mine = container.newBackgroundContext()
         let theirs = container.newBackgroundContext()
@@ -479,7 +480,7 @@ final class HookedObject: ManagedObject {
     @Test func lifecycleHooksAreCalledWhenExpected() throws {
         let model = ModelBuilder.model([ModelBuilder.entity("Hooked", [ModelBuilder.attribute("name", .string)], className: "HookedObject")])
         HookedObject.register(for: "Hooked")
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()
         let id = try context.performAndWait {
@@ -532,7 +533,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func eventChangesOfInsertedObjectsEndWithTheEvent() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         defer { try? container.close() }
         let context = container.newBackgroundContext()
@@ -549,7 +550,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test(.waitsOnQueues) func performRunsOnTheQueueAndReturnsValues() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seededContainer(in: folder)
         let context = container.newBackgroundContext()
         let observer = Observer(ManagedObjectContext.didChangeObjectsNotification, of: context)
@@ -590,7 +591,7 @@ final class HookedObject: ManagedObject {
 
     /// The container's view context runs its blocks on the main queue.
     @Test(.waitsOnQueues) func viewContextRunsOnTheMainQueue() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seededContainer(in: folder)
         let view = container.viewContext
         #expect(view.concurrencyType == .mainQueue)
@@ -620,7 +621,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func obtainPermanentIDsBeforeSaving() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let savedID: ManagedObjectID
         do {
             let container = try GraphModel.container(at: folder.store())
@@ -667,7 +668,7 @@ final class HookedObject: ManagedObject {
     /// thousands of temporary IDs made between the objects' leave them far apart, and a
     /// department's employees made in a row are consecutive.
     @Test(arguments: [0, 5000]) func aSaveRenamesTemporaryIDsDenseOrFarApart(madeBetween: Int) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -699,7 +700,7 @@ final class HookedObject: ManagedObject {
 
     /// Two contexts change the same object; the second save conflicts.
     @Test func obtainPermanentIDsRefusesAnotherContextsObjects() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let mine = container.newBackgroundContext()
         let other = container.newBackgroundContext()
@@ -715,7 +716,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func faultOfATemporaryIDThrowsInsteadOfTrapping() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let mine = container.newBackgroundContext()
         let other = container.newBackgroundContext()
@@ -733,7 +734,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func objectsInsertedThenDeletedAreForgottenByRollbackAndSave() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -760,7 +761,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func undeletingBeforeTheEventEndsAppliesNoDeleteRule() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -779,7 +780,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func deletingWhatOthersDeletedSavesUnderMergePolicies() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let seed = container.newBackgroundContext()
         let id = try seed.performAndWait { () -> ManagedObjectID in
@@ -808,7 +809,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func countingAndFetchingPendingInsertsKeepToTheEntity() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -826,7 +827,7 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func optimisticLockingFailsOrMergesByPolicy() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seededContainer(in: folder)
         let first = container.newBackgroundContext()
         let second = container.newBackgroundContext()
@@ -894,7 +895,7 @@ final class HookedObject: ManagedObject {
     /// their context once it is deallocated, and are freed afterwards without touching it; a
     /// context deallocated after its objects is unaffected by them.
     @Test func objectsOutlivingTheirContextSeeNoContextAndFreeCleanly() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         defer { try? container.close() }
         let ids = try Self.seed(container)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -34,7 +35,7 @@ import Testing
     }
 
     @Test func saveAndChangeNotificationsLeaveOutEmptySets() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         let changed = Recorder(.ManagedObjectContextObjectsDidChange, context)
@@ -60,7 +61,7 @@ import Testing
     }
 
     @Test func resetPostsInvalidatedAll() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         let id = try context.performAndWait {
@@ -84,7 +85,7 @@ import Testing
     /// The view context's `performAndWait` from the main thread runs at once and ends the event
     /// when the outermost block returns.
     @Test(.waitsOnQueues) func performAndWaitOnTheQueueEndsTheEventOfTheOutermostBlock() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let view = container.viewContext
         let changed = Recorder(.ManagedObjectContextObjectsDidChange, view)
@@ -105,7 +106,7 @@ import Testing
     }
 
     @Test(.waitsOnQueues) func performWithASchedule() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let background = container.newBackgroundContext()
         let onQueue = await background.perform(schedule: .enqueued) { background.isOnQueue }

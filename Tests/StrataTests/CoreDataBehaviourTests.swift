@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -7,7 +8,7 @@ import Testing
 /// code builds them, the save notifications, and `NSObject` equality.
 @Suite struct CoreDataBehaviourTests {
     /// A container with a department of two employees saved, history kept when `history`.
-    static func company(in folder: TemporaryFolder, history: Bool = false) throws -> PersistentContainer {
+    static func company(in folder: TemporaryDirectory, history: Bool = false) throws -> PersistentContainer {
         let container = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
         let description = PersistentStoreDescription(url: folder.store())
         description.isHistoryTrackingEnabled = history
@@ -31,7 +32,7 @@ import Testing
     }
 
     @Test func keyValueCodingFollowsKeyPaths() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.company(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -60,7 +61,7 @@ import Testing
     }
 
     @Test func sortDescriptorsAndExpressionsFromKeyPaths() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.company(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -86,7 +87,7 @@ import Testing
 
     /// `willAccessValue(forKey: nil)` fires the fault, as Core Data's does.
     @Test func willAccessValueForNilFiresTheFault() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.company(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -107,7 +108,7 @@ import Testing
     /// A fetched results controller takes an empty array of sort descriptors, as Core Data's
     /// does; only `nil` is refused.
     @Test func aFetchedResultsControllerTakesEmptySortDescriptors() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.company(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -127,7 +128,7 @@ import Testing
     /// store keeping history carries the token after the save's transaction.
     @Test func saveNotifications() throws {
         for history in [false, true] {
-            let folder = TemporaryFolder()
+            let folder = TemporaryDirectory()
             let container = try Self.company(in: folder, history: history)
             let context = container.newBackgroundContext()
             let posts = Locked<[Notification]>([])
@@ -159,7 +160,7 @@ import Testing
     /// Numbers compared with a String attribute match its text, as Core Data's SQLite store
     /// matches them (text affinity); saved rows and unsaved objects alike.
     @Test func numbersMatchTheTextOfStringAttributes() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -180,7 +181,7 @@ import Testing
     /// With two stores, `assign(_:to:)` picks the store an inserted object is saved to, and
     /// `affectedStores` limits a fetch to some of them; both survive a reopen.
     @Test func assignedObjectsAndAffectedStores() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let first = folder.store("First"), second = folder.store("Second")
         do {
             let coordinator = PersistentStoreCoordinator(managedObjectModel: GraphModel.make())
@@ -217,7 +218,7 @@ import Testing
     /// A having predicate names an expression description as a variable (`$count`), and a batch
     /// insert's object handler receives the entity's class, as in Core Data.
     @Test func havingVariablesAndTypedBatchInsertObjects() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.company(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -258,7 +259,7 @@ import Testing
     /// Contexts, requests, coordinators and stores equal only themselves, as `NSObject`s do;
     /// predicates compare by format, as `NSPredicate`s do.
     @Test func equalityAsNSObjects() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let first = container.newBackgroundContext(), second = container.newBackgroundContext()
         #expect(first == first)

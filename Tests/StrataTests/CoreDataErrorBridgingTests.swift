@@ -1,11 +1,12 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
 /// `error as NSError` reads as on Apple platforms: Core Data's domain, codes and `userInfo` keys.
 @Suite struct CoreDataErrorBridgingTests {
     @Test func aFailedSaveBridgesWithDetailedValidationErrors() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -40,7 +41,7 @@ import Testing
     }
 
     @Test func anOverridesErrorNamesTheObject() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = ModelBuilder.model([ModelBuilder.entity("Handle", [ModelBuilder.attribute("text", .string)], className: "BridgedHandle")])
         BridgedHandle.register(for: "Handle")
         let container = try GraphModel.container(at: folder.store(), model: model)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 import Strata
 
@@ -141,7 +142,7 @@ final class PortedStack {
 
 @Suite struct CoreDataPortTests {
     @Test func aCoreDataModelLayerPortsByDeletingNS() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let stack = try PortedStack(url: folder.store("Port"))
             let saved = PortedObserver(stack.context)
@@ -194,7 +195,7 @@ final class PortedStack {
     /// The batch-delete idiom's untyped request, on a subclass without generated code, next to
     /// the typed request the bare call gives.
     @Test func untypedAndTypedRequestsOfOneSubclass() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {

@@ -1,29 +1,16 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
 /// A store saved and closed here is read (and written) by another process, the
 /// `strata-graph-probe` executable; an in-memory store does the same work without files.
 @Suite struct CrossProcessTests {
-    /// The probe executable built next to the test bundle.
-    static func probe() throws -> URL {
-        var directories = [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
-        for directory in directories {
-            if let bundle = directory.pathComponents.lastIndex(where: { $0.hasSuffix(".xctest") }) {
-                directories.append(URL(fileURLWithPath: "/" + directory.pathComponents[1..<bundle].joined(separator: "/")))
-            }
-        }
-        let candidates = directories.map { $0.appendingPathComponent("strata-graph-probe") }
-        return try #require(
-            candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) },
-            "strata-graph-probe was not found next to the tests; build it with swift build --build-tests (looked at \(candidates.map(\.path)))")
-    }
-
     /// Runs the probe; returns its exit status, its JSON output (when it printed some) and its
     /// standard error.
     static func runProbe(_ arguments: String...) throws -> (status: Int32, report: [String: Any]?, errors: String) {
         let process = Process()
-        process.executableURL = try probe()
+        process.executableURL = try BuiltExecutable.url(named: "strata-graph-probe")
         process.arguments = arguments
         let output = Pipe()
         let errors = Pipe()
@@ -50,7 +37,7 @@ import Testing
     }
 
     @Test func anotherProcessSeesEverythingSavedAndClosed() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let container = try GraphModel.container(at: url)
         let context = container.newBackgroundContext()

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -27,7 +28,7 @@ import Testing
     }
 
     @Test func valuesAreComputedOnSaveAndStored() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var notebookURI: URL?
         var savedAt = Date.distantPast
         do {
@@ -72,7 +73,7 @@ import Testing
     /// A change to a related object recomputes the derivations that read it, in objects the
     /// context had not loaded, and the result survives a reopen.
     @Test func changesOfRelatedObjectsRecomputeDependents() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var uris: (first: URL, second: URL)?
         do {
             let container = try GraphModel.container(at: folder.store(), model: try Self.journal())
@@ -132,7 +133,7 @@ import Testing
     /// Decimal sums and maxima, counts and copies through to-one relationships, in the
     /// Commerce model.
     @Test func orderTotalsFollowTheirLineItems() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: try RealWorldModelTests.model("Commerce"))
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -178,7 +179,7 @@ import Testing
     }
 
     @Test func derivedAttributesAreReadOnly() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: try Self.journal())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -199,7 +200,7 @@ import Testing
         ("random()", "supported are"),
     ])
     func unsupportedExpressionsAreRefusedAtLoad(_ expression: String, _ reason: String) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = try ModelFileFixture.write(
             """
             <entity name="Folder" representedClassName="Folder" syncable="YES">
@@ -217,7 +218,7 @@ import Testing
     }
 
     @Test func aDerivationMustFitItsAttributeType() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = try ModelFileFixture.write(
             """
             <entity name="Folder" representedClassName="Folder" syncable="YES">
@@ -239,7 +240,7 @@ import Testing
         slug.type = .string
         slug.derivationExpression = FetchExpression(forFunction: "lowercase:", arguments: [FetchExpression(forKeyPath: "name")])
         let model = ModelBuilder.model([ModelBuilder.entity("Page", [name, slug])])
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()
         try context.performAndWait {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -6,7 +7,7 @@ import Testing
 /// entity names, object URIs, property names, and old and new values.
 @Suite struct DumpCLITests {
     @Test func dumpWritesObjectsAndHistoryWithOldAndNewValues() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let store = folder.store()
         let model = try ManagedObjectModel(checkedContentsOf: ExplainCLITests.modelURL)
         do {

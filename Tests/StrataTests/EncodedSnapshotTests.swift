@@ -1,5 +1,6 @@
 import Foundation
 @testable import StrataStore
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -45,7 +46,7 @@ import Glibc
     }
 
     @Test func fetchedFaultedAndPrefetchedObjectsKeepOneSmallEncodedRow() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         try Self.seed(container, count: 40)
         let usableSize = try Self.usableSize()
@@ -109,7 +110,7 @@ import Glibc
     }
 
     @Test func aFaultReadsTheRowCacheAndARefreshSeesTheNewRow() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         try Self.seed(container, count: 3)
         let reader = container.newBackgroundContext()

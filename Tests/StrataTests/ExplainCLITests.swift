@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -7,28 +8,10 @@ import Testing
     /// The Company model (Person <- Employee <- Manager, Department), with salary indexed.
     static let modelURL = Bundle.module.url(forResource: "Company", withExtension: "xcdatamodeld", subdirectory: "Models")!
 
-    /// The `strata` executable built next to the test bundle.
-    static func executable() throws -> URL {
-        var directories = [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
-        for directory in directories {
-            if let bundle = directory.pathComponents.lastIndex(where: { $0.hasSuffix(".xctest") }) {
-                directories.append(URL(fileURLWithPath: "/" + directory.pathComponents[1..<bundle].joined(separator: "/")))
-            }
-        }
-        let candidates = directories.map { $0.appendingPathComponent("strata") }
-        return try #require(
-            candidates.first { candidate in
-                var isDirectory: ObjCBool = false
-                return FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory) && !isDirectory.boolValue
-                    && FileManager.default.isExecutableFile(atPath: candidate.path)
-            },
-            "the strata executable was not found next to the tests; build it with swift build --build-tests")
-    }
-
     /// Runs `strata` with `arguments`; returns its exit status, output and errors.
-    static func strata(_ arguments: [String], in folder: TemporaryFolder) throws -> (status: Int32, output: String, errors: String) {
+    static func strata(_ arguments: [String], in folder: TemporaryDirectory) throws -> (status: Int32, output: String, errors: String) {
         let process = Process()
-        process.executableURL = try executable()
+        process.executableURL = try BuiltExecutable.url(named: "strata")
         process.arguments = arguments
         let name = UUID().uuidString
         let outputURL = folder.url.appendingPathComponent("\(name).out")
@@ -47,7 +30,7 @@ import Testing
     }
 
     @Test func explainPrintsThePlanOfAFetchAndACount() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let store = folder.store()
         do {
             let container = try GraphModel.container(at: store, model: try ManagedObjectModel(checkedContentsOf: Self.modelURL))

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -22,7 +23,7 @@ final class SwitchingNoteB: ManagedObject {
 /// registered after that.
 @Suite struct FaultClassLookupTests {
     @Test func aClassRegisteredAfterFaultsWereMadeIsUsedForTheNextFaults() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let note = ModelBuilder.entity("LateRegisteredNote", [ModelBuilder.attribute("title", .string, isOptional: false)])
         let model = ModelBuilder.model([note])
         var container: PersistentContainer? = try GraphModel.container(at: folder.store(), model: model)
@@ -56,7 +57,7 @@ final class SwitchingNoteB: ManagedObject {
     /// the last one an instance was created of (the check that skips the registry's lock for
     /// the same class again must not skip a switch back).
     @Test func faultsTakeTheClassAnInstanceWasLastCreatedOf() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let note = ModelBuilder.entity("SwitchingNote", [ModelBuilder.attribute("title", .string, isOptional: false)])
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([note]))
         let writer = container.newBackgroundContext()

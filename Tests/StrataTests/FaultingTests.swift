@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -61,7 +62,7 @@ final class FaultFile: ManagedObject {
     }
 
     @Test func objectsFetchedAfterReopenAreRealized() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store(), model: Self.model())
             _ = try Self.seed(container)
@@ -85,7 +86,7 @@ final class FaultFile: ManagedObject {
     /// `object(with:)` returns a fault; identity and state accessors leave it a fault; reading a
     /// property fires it once.
     @Test func identityAndStateDoNotFireFaultsButPropertiesDo() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         let ids = try Self.seed(container)
         let context = container.newBackgroundContext()
@@ -129,7 +130,7 @@ final class FaultFile: ManagedObject {
     }
 
     @Test func untypedValueForKeyFiresTheFaultToo() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         let ids = try Self.seed(container)
         let context = container.newBackgroundContext()
@@ -148,7 +149,7 @@ final class FaultFile: ManagedObject {
 
     /// A to-many relationship stays a fault of its own until it is read.
     @Test func toManyRelationshipsAreTheirOwnFaults() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         let ids = try Self.seed(container)
         let context = container.newBackgroundContext()
@@ -182,7 +183,7 @@ final class FaultFile: ManagedObject {
     }
 
     @Test func existingObjectRealizesOrThrows() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         let ids = try Self.seed(container)
         let aID = try #require(ids.files["a.txt"])
@@ -228,7 +229,7 @@ final class FaultFile: ManagedObject {
     /// A fault whose context was reset (or released) can no longer be fulfilled: reading it
     /// throws instead of crashing.
     @Test func faultsOutlivingTheirContextThrow() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         let ids = try Self.seed(container)
         let context = container.newBackgroundContext()
@@ -249,7 +250,7 @@ final class FaultFile: ManagedObject {
     /// With `shouldDeleteInaccessibleFaults` (the default), a fault whose row another context
     /// deleted becomes a deleted object with nil values; without it, firing the fault throws.
     @Test func inaccessibleFaultsAreDeletedOrThrow() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         let ids = try Self.seed(container)
         let aID = try #require(ids.files["a.txt"])

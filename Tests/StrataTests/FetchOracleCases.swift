@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 @testable import Strata
 
 /// A random predicate: its format string and arguments as a user writes them, and the oracle's
@@ -18,7 +19,7 @@ struct OracleOwnerCondition {
 
 /// Generates random conditions over the oracle's model.
 struct OracleConditionGenerator {
-    var random: SeededGenerator
+    var random: SplitMix64
 
     private static let numeric = ["i16", "i32", "i64", "dbl", "flt", "dec"]
     private static let modifiers = ["", "[c]", "[d]", "[cd]"]

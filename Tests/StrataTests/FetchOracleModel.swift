@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 @testable import Strata
 
 /// The oracle's model: `Item` with an attribute of every comparable type (all optional) and a
@@ -80,7 +81,7 @@ struct OracleDataset {
     static let links = ["https://example.com/a", "https://example.com/b", "file:///tmp/x"].map { URL(string: $0)! }
 
     /// A random value for the attribute `name`.
-    static func value(_ name: String, _ random: inout SeededGenerator) -> Any {
+    static func value(_ name: String, _ random: inout SplitMix64) -> Any {
         switch name {
         case "i16": return Int16.random(in: -5...5, using: &random)
         case "i32": return Int32.random(in: -100...100, using: &random) * 3
@@ -99,7 +100,7 @@ struct OracleDataset {
     }
 
     /// Random attribute values for one item, about one in five left `nil`.
-    static func randomValues(_ random: inout SeededGenerator) -> [String: Any] {
+    static func randomValues(_ random: inout SplitMix64) -> [String: Any] {
         var values: [String: Any] = [:]
         for (name, _) in FetchOracleModel.itemAttributes where Int.random(in: 0..<5, using: &random) > 0 {
             values[name] = value(name, &random)
@@ -108,7 +109,7 @@ struct OracleDataset {
     }
 
     /// A dataset of `count` items and a handful of owners.
-    init(count: Int, random: inout SeededGenerator) {
+    init(count: Int, random: inout SplitMix64) {
         for (index, name) in Self.owners.enumerated() {
             owners.append(OracleOwner(serial: Int64(index + 1), name: index == 4 ? nil : name, rank: Int32(index % 3)))
         }
@@ -120,17 +121,4 @@ struct OracleDataset {
 
     /// The items of the owner at `index`.
     func items(of index: Int) -> [OracleItem] { items.filter { $0.owner == index } }
-}
-
-/// A small deterministic random generator (SplitMix64), so a failing case can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

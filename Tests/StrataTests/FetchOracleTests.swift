@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -16,13 +17,13 @@ import Testing
     static let casesPerBatch = 50
 
     @Test func randomFetchesAgreeWithTheOracle() throws {
-        var random = SeededGenerator(seed: Self.seed)
+        var random = SplitMix64(seed: Self.seed)
         let stored = OracleDataset(count: 240, random: &random)
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let containers = try [true, false].map { indexed in
             try Self.container(holding: stored, indexed: indexed, at: folder.store(indexed ? "Indexed" : "Plain"))
         }
-        var generator = OracleConditionGenerator(random: SeededGenerator(seed: Self.seed &+ 1))
+        var generator = OracleConditionGenerator(random: SplitMix64(seed: Self.seed &+ 1))
         var failures: [String] = []
         for batch in 0..<max(1, Self.cases / Self.casesPerBatch) where failures.count < 5 {
             // Every other batch runs with unsaved inserts, updates and deletes in the contexts.
@@ -82,7 +83,7 @@ enum OracleChange {
     case delete(serial: Int64)
 
     /// A few inserts, updates and deletes of distinct items.
-    static func random(batch: Int, in dataset: OracleDataset, _ random: inout SeededGenerator) -> [OracleChange] {
+    static func random(batch: Int, in dataset: OracleDataset, _ random: inout SplitMix64) -> [OracleChange] {
         var serials = dataset.items.map(\.serial).shuffled(using: &random)
         var changes: [OracleChange] = []
         for number in 0..<3 {
@@ -173,7 +174,7 @@ struct OracleFetch: CustomStringConvertible {
         var description: String { "\(count) counted, serials \(serials)" }
     }
 
-    static func random(_ generator: inout OracleConditionGenerator, _ random: inout SeededGenerator, hasChanges: Bool) -> OracleFetch {
+    static func random(_ generator: inout OracleConditionGenerator, _ random: inout SplitMix64, hasChanges: Bool) -> OracleFetch {
         let owners = Int.random(in: 0..<5, using: &random) == 0
         let keys = owners ? ["name", "rank"] : FetchOracleModel.orderedAttributes + ["owner.name"]
         let sort = (0..<Int.random(in: 0...2, using: &random)).map { _ in (key: keys.randomElement(using: &random)!, ascending: Bool.random(using: &random)) }

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -15,7 +16,7 @@ import Testing
     static let departments = ["Research", "Sales", "Ops"]
 
     /// A container reopened on a store holding `people` and `departments`.
-    static func reopened(_ folder: TemporaryFolder) throws -> PersistentContainer {
+    static func reopened(_ folder: TemporaryDirectory) throws -> PersistentContainer {
         do {
             let container = try GraphModel.container(at: folder.store())
             let context = container.newBackgroundContext()
@@ -49,7 +50,7 @@ import Testing
     }
 
     @Test func sortComparisonsKeysAndNils() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.reopened(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -90,7 +91,7 @@ import Testing
     }
 
     @Test(arguments: [false, true]) func limitAndOffsetOnEveryResultType(pending: Bool) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.reopened(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -143,7 +144,7 @@ import Testing
     }
 
     @Test func batchedResultsRealizeObjectsBatchByBatch() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store())
             let context = container.newBackgroundContext()
@@ -203,7 +204,7 @@ import Testing
     }
 
     @Test func dictionaryPropertiesGroupsAndAggregates() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.reopened(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -290,7 +291,7 @@ import Testing
     }
 
     @Test func faultsPropertyValuesAndPrefetching() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.reopened(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -335,7 +336,7 @@ import Testing
     }
 
     @Test func countForEveryCombination() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.reopened(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -15,7 +16,7 @@ import Testing
     ]
 
     /// A container with Research and Sales and the five people saved; returns the IDs by name.
-    static func seeded(_ folder: TemporaryFolder) throws -> (PersistentContainer, [String: ManagedObjectID]) {
+    static func seeded(_ folder: TemporaryDirectory) throws -> (PersistentContainer, [String: ManagedObjectID]) {
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         let ids = try context.performAndWait {
@@ -55,7 +56,7 @@ import Testing
     }
 
     @Test func pendingInsertsThatMatchAreFetched() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, _) = try Self.seeded(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -83,7 +84,7 @@ import Testing
     /// A changed object is matched on its in-memory values: it is fetched when they match and
     /// not when only the stored ones do (with pending changes; the other way round without).
     @Test func changedObjectsAreMatchedOnTheirInMemoryState() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seeded(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -111,7 +112,7 @@ import Testing
     }
 
     @Test func pendingDeletesAreNotFetched() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seeded(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -136,7 +137,7 @@ import Testing
 
     /// A fetch never overwrites the values of objects already realized in the context.
     @Test func realizedObjectsAreNeverOverwrittenByAFetch() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seeded(folder)
         let mine = container.newBackgroundContext()
         let theirs = container.newBackgroundContext()
@@ -171,7 +172,7 @@ import Testing
     }
 
     @Test func sortDescriptorsOrderByEveryKey() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, _) = try Self.seeded(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait { () throws -> Void in
@@ -197,7 +198,7 @@ import Testing
     }
 
     @Test func fetchLimitAndOffset() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, _) = try Self.seeded(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait { () throws -> Void in
@@ -224,7 +225,7 @@ import Testing
     }
 
     @Test func resultTypes() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seeded(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -283,7 +284,7 @@ import Testing
     }
 
     @Test func includesSubentitiesFollowsTheHierarchy() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store(), model: Self.vehicleModel())
             let context = container.newBackgroundContext()
@@ -348,7 +349,7 @@ import Testing
     }
 
     @Test(arguments: [false, true]) func predicates(inMemory: Bool) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try Self.seeded(folder)
         let warm = container.newBackgroundContext()
         try warm.performAndWait {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -43,7 +44,7 @@ import Testing
         #expect(property.isOptional)
         #expect(model.entitiesByName["Notebook"]?.attributesByName["pinnedEntries"] == nil)
 
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -62,7 +63,7 @@ import Testing
     /// The value is kept until the object is refreshed, as Core Data's; a fetched property
     /// sees unsaved objects, as fetches do.
     @Test func theValueIsKeptUntilTheObjectIsRefreshed() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: try RealWorldModelTests.model("Journal"))
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -102,7 +103,7 @@ import Testing
             return ModelBuilder.model([entity])
         }
         #expect(model(withFetchedProperty: true).entitiesByName["Note"]?.versionHash == model(withFetchedProperty: false).entitiesByName["Note"]?.versionHash)
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store(), model: model(withFetchedProperty: false))
             let context = container.newBackgroundContext()
@@ -136,7 +137,7 @@ import Testing
         request.sortDescriptors = [FetchSortDescriptor(key: "title", ascending: true)]
         entity.properties.append(FetchedPropertyDescription(name: "longer", fetchRequest: request))
         FetchedNote.register(for: "FetchedNote")
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([entity]))
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -154,7 +155,7 @@ import Testing
     }
 
     @Test func aFetchedPropertyWithoutARequestIsRefusedAtLoad() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = try ModelFileFixture.write(
             """
             <entity name="Note" representedClassName="Note" syncable="YES">
@@ -187,7 +188,7 @@ import Testing
         let request = FetchRequest<FetchRequestResult>(entityName: "Note")
         request.predicate = try FetchPredicate(checkedFormat: "missing == $FETCH_SOURCE")
         entity.properties.append(FetchedPropertyDescription(name: "broken", fetchRequest: request))
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([entity]))
         let context = container.newBackgroundContext()
         try context.performAndWait {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -142,7 +143,7 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
     }
 
     /// A store on disk with six employees (one inactive), saved and reopened.
-    static func seededStore(in folder: TemporaryFolder) throws {
+    static func seededStore(in folder: TemporaryDirectory) throws {
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -163,7 +164,7 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
     }
 
     @Test func sectionsIndexPathsAndTitlesOfAReopenedStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try Self.seededStore(in: folder)
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
@@ -204,7 +205,7 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
     }
 
     @Test func aSubclassTitlesTheSections() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try Self.seededStore(in: folder)
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
@@ -219,7 +220,7 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
     }
 
     @Test func aRequestWithoutSortDescriptorsIsAnError() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         context.performAndWait {
@@ -231,7 +232,7 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
     }
 
     @Test func sectionsOutOfSortOrderAreAnError() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try Self.seededStore(in: folder)
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
@@ -246,7 +247,7 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
     }
 
     @Test func delegateHearsSectionsThenObjectsThenTheDifference() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try Self.seededStore(in: folder)
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
@@ -288,7 +289,7 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
     }
 
     @Test func updatesOutsideTheSortKeysAreReportedInPlace() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try Self.seededStore(in: folder)
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
@@ -324,7 +325,7 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
     }
 
     @Test func controllersOfAChildAndItsParentFollowTheChildsSave() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try Self.seededStore(in: folder)
         let container = try GraphModel.container(at: folder.store())
         let parent = container.newBackgroundContext()
@@ -366,13 +367,13 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
     /// the reported changes applied to the previous results must give the new ones.
     @Test(arguments: [1 as UInt64, 2, 3])
     func randomChangesMatchRunningTheFetchAgain(seed: UInt64) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let mine = container.newBackgroundContext()
         mine.mergePolicy = MergeByPropertyObjectTrumpMergePolicy
         let theirs = container.newBackgroundContext()
         theirs.mergePolicy = MergeByPropertyObjectTrumpMergePolicy
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let notes: [String?] = [nil, "Alpha", "Beta", "Gamma", "delta", "epsilon", "zeta", "Omega"]
         var serial = 0
         func nextName() -> String {

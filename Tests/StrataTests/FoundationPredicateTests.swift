@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -173,7 +174,7 @@ extension Employee {
     // MARK: Fetching through a store
 
     /// Six employees in two departments (and one in none), saved and reopened.
-    private static func seededContainer(_ folder: TemporaryFolder) throws -> PersistentContainer {
+    private static func seededContainer(_ folder: TemporaryDirectory) throws -> PersistentContainer {
         do {
             let container = try GraphModel.container(at: folder.store())
             let context = container.newBackgroundContext()
@@ -226,7 +227,7 @@ extension Employee {
     /// Each predicate fetches exactly the objects Foundation's own evaluation accepts.
     @Test(arguments: fetchCases)
     func fetchMatchesFoundationEvaluation(_ predicate: Predicate<Employee>) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.seededContainer(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -261,7 +262,7 @@ extension Employee {
         let parsed = try FetchPredicate(checkedFormat: format)
         let translated = FetchPredicate(predicate)
         #expect(translated.predicateFormat == parsed.predicateFormat)
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.seededContainer(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -277,7 +278,7 @@ extension Employee {
 
     /// A fresh context (nothing registered) fetches from the rows, then with a pending change.
     @Test func fetchFromRowsAndPendingChanges() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.seededContainer(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -302,7 +303,7 @@ extension Employee {
     }
 
     @Test func departmentPredicatesOverToManyRelationships() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.seededContainer(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -325,7 +326,7 @@ extension Employee {
 
     /// Translated predicates are planned as the equivalent code-built ones: on the salary index.
     @Test func translatedPredicatesUseTheFetchIndexes() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.seededContainer(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -376,7 +377,7 @@ extension Employee {
     }
 
     @Test func fetchRequestWithPredicateAndSortDescriptors() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.seededContainer(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {

@@ -1,5 +1,6 @@
 import Foundation
 import StrataStore
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -21,7 +22,7 @@ import Testing
     }
 
     @Test func anEntitySplitIntoAHierarchyKeepsItsKeys() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         // Version 2 first (made in place or rewritten), then the split into Party ⊃ Customer, Supplier.
@@ -82,7 +83,7 @@ import Testing
     }
 
     @Test func aRemovedSubEntityLosesItsObjectsAndTheirReferences() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let source = Self.withHead(managers: true)
         let container = try GraphModel.container(at: url, model: source)
@@ -153,7 +154,7 @@ import Testing
     }
 
     @Test func aOneToOneBecomingOneToManyKeepsItsPairs() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let container = try GraphModel.container(at: url, model: Self.withChief(toMany: false))
         try container.viewContext.performAndWait {
@@ -209,7 +210,7 @@ import Testing
     }
 
     @Test func anEntityMovedOutOfItsHierarchyKeepsItsKeys() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let container = try PersistentHistoryTests.container(at: url, model: Self.vehicles(carMovedOut: false))
         let keys = try container.viewContext.performAndWait {
@@ -307,7 +308,7 @@ import Testing
     }
 
     @Test func aOneToManyBecomingOneToOneFillsItsColumn() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         try Self.fillChiefs(url, twice: false)
         let destination = Self.withChief(toMany: false, renamedFrom: "chiefs")
@@ -328,7 +329,7 @@ import Testing
     }
 
     @Test func aOneToManyWithSeveralObjectsCannotBecomeOneToOne() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         try Self.fillChiefs(url, twice: true)
         let error = try #require(throws: CoreDataError.self) {

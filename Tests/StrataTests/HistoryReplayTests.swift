@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func replayCopiesTheHistoryOnceAndResumes() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let source = folder.store("Source")
         let destination = folder.store("Destination")
         do {

@@ -1,5 +1,6 @@
 import Foundation
 import StrataStore
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -29,7 +30,7 @@ import Testing
     }
 
     @Test func oldObjectsReadTheDefaultOfAnAddedOptionalAttribute() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try InPlaceMigrationTests.fill(url)
         let count = InPlaceMigrationTests.employeeCount
@@ -109,7 +110,7 @@ import Testing
     }
 
     @Test func oldObjectsReadTheDefaultOfAnAttributeSharingASiblingsColumn() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Media")
         let first = try GraphModel.container(at: url, model: Self.media(filmRank: false))
         let context = first.newBackgroundContext()

@@ -1,5 +1,6 @@
 import Foundation
 import StrataStore
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -104,7 +105,7 @@ import Testing
     }
 
     @Test func addingAnOptionalAttributeAndAnIndexKeepsIDsHistoryAndLog() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try Self.fill(url)
         let container = try PersistentHistoryTests.container(at: url, model: Self.version2())
@@ -138,7 +139,7 @@ import Testing
     }
 
     @Test func aSecondMigrationRemovesAnAttributeAndAddsARequiredOneAndAnEntity() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try Self.fill(url)
         try PersistentHistoryTests.container(at: url, model: Self.version2()).close()
@@ -175,7 +176,7 @@ import Testing
     }
 
     @Test func aStepInterruptedBeforeTheManifestLeavesTheOldStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try Self.fill(url)
         // The state a kill leaves after the pending metadata was written, before the manifest.
@@ -196,7 +197,7 @@ import Testing
     }
 
     @Test func aStepInterruptedAfterTheManifestLeavesTheNewStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try Self.fill(url)
         // The state a kill leaves after the manifest was replaced, before the metadata's rename.
@@ -219,7 +220,7 @@ import Testing
     }
 
     @Test func aTypeChangeIsStillMigratedByRewriting() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         _ = try Self.fill(url)
         let model = GraphModel.make()

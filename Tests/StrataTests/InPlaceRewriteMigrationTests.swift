@@ -1,5 +1,6 @@
 import Foundation
 import StrataStore
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -52,7 +53,7 @@ import Testing
     }
 
     @Test func aTypeChangeAndARenameKeepIDsHistoryAndReopen() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try Self.fill(url)
         let destination = Self.retyped()
@@ -98,7 +99,7 @@ import Testing
     }
 
     @Test func rowsOfAnEarlierInPlaceStepAreConverted() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try Self.fill(url)
         // Version 2 is made in place: older rows lack `title`, newer ones have it.
@@ -121,7 +122,7 @@ import Testing
     }
 
     @Test func aRenamedEntityInAHierarchyKeepsItsKeys() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try Self.fill(url)
         // Employee becomes Staff (renamed) with a new sub-entity Manager.
@@ -157,7 +158,7 @@ import Testing
     }
 
     @Test func aRequiredAttributeWithoutValueOrDefaultFailsAndKeepsTheStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try Self.fill(url)
         let model = Self.retyped()
@@ -172,7 +173,7 @@ import Testing
     }
 
     @Test func aRewriteInterruptedBeforeItsManifestLeavesTheOldStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try Self.fill(url)
         // A kill after the pending metadata and a new segment were written, before the manifest.
@@ -193,7 +194,7 @@ import Testing
     }
 
     @Test func aRewriteInterruptedAfterItsManifestLeavesTheNewStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try Self.fill(url)
         // A kill after the manifest was replaced, before the metadata's rename.
@@ -215,7 +216,7 @@ import Testing
     }
 
     @Test func entitiesMergedIntoOneHierarchyTakeTheOtherPath() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         _ = try Self.fill(url)
         // Department becomes a sub-entity of a new root that Employee also joins: keys would collide.

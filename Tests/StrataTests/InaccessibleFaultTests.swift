@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -24,7 +25,7 @@ import Testing
     }
 
     @Test func anInaccessibleFaultBecomesADeletedObjectThatTheNextSaveDiscards() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         defer { try? container.close() }
         let reader = container.newBackgroundContext()
@@ -45,7 +46,7 @@ import Testing
     }
 
     @Test func withTheOptionOffFiringTheFaultThrows() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         defer { try? container.close() }
         let reader = container.newBackgroundContext()
@@ -62,7 +63,7 @@ import Testing
     }
 
     @Test func resetDiscardsAnInaccessibleFault() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         defer { try? container.close() }
         let reader = container.newBackgroundContext()

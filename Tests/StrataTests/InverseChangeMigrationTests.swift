@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -72,7 +73,7 @@ import Testing
 
     @Test(arguments: 0..<3) func linksSurviveAnInverseChange(_ index: Int) throws {
         let (label, later) = Self.versions[index]
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Pets")
         let first = try GraphModel.container(at: url, model: Self.version1())
         let context = first.newBackgroundContext()

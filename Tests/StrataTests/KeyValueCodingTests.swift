@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -7,7 +8,7 @@ import Testing
 /// stops the program, and the `forChecked…` variants throw instead.
 @Suite struct KeyValueCodingTests {
     @Test func aValueOfTheWrongTypeFailsTheSaveAndLosesNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let adaID: ManagedObjectID
         do {
             let container = try GraphModel.container(at: folder.store())
@@ -57,7 +58,7 @@ import Testing
     }
 
     @Test func aFailedSaveLeavesTheStoredRowAsItWas() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let writer = container.newBackgroundContext()
         let id = try writer.performAndWait {
@@ -78,7 +79,7 @@ import Testing
     }
 
     @Test func checkedVariantsThrowAndChangeNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -114,7 +115,7 @@ import Testing
     }
 
     @Test func relationshipsThroughMutableSetsAndTheSubscript() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store())
             let context = container.newBackgroundContext()
@@ -163,7 +164,7 @@ import Testing
                 ModelBuilder.attribute("enabled", .boolean, defaultValue: 1),
             ])])
         }
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store(), model: model())
             let context = container.newBackgroundContext()

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -29,7 +30,7 @@ final class LoggedReading: ManagedObject {
 
     /// A container whose store at `folder` holds one reading ("first", 1 << 40, true, 0.25,
     /// ``stamp``, -7, no note) and one hooked reading titled "saved".
-    static func container(_ folder: TemporaryFolder) throws -> PersistentContainer {
+    static func container(_ folder: TemporaryDirectory) throws -> PersistentContainer {
         let entity = ModelBuilder.entity(
             "Reading",
             [
@@ -54,7 +55,7 @@ final class LoggedReading: ManagedObject {
     }
 
     @Test func fetchedObjectsReadTheSavedValuesBetweenTheAccessHooks() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.container(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -76,7 +77,7 @@ final class LoggedReading: ManagedObject {
     /// A fault's first `@Managed` read fires it between the hooks and reads the row it loaded,
     /// as a fetched object's read does; a hook that sets the value first is still what it reads.
     @Test func aFaultsFirstReadFiresItAndReadsItsRow() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.container(folder)
         let writer = container.newBackgroundContext()
         let (readingID, hookedID) = try writer.performAndWait {
@@ -98,7 +99,7 @@ final class LoggedReading: ManagedObject {
     }
 
     @Test func aReadReturnsTheChangeMadeSinceTheLoadAndInTheHooks() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.container(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -7,7 +8,7 @@ import Testing
     /// widened, a required attribute with a default added, a fetch index and a uniqueness
     /// constraint added. Every object is checked after the migration and after reopening.
     @Test func addRemoveRenameWidenAndMakeOptional() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         for pass in ["migrated", "reopened"] {
@@ -47,7 +48,7 @@ import Testing
     /// Version 1 → 3 in one step: the customer moves into a new abstract `Party` hierarchy, a
     /// `Double` becomes a `String`, a relationship is renamed.
     @Test func splitIntoHierarchyAndChangeType() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         for pass in ["migrated", "reopened"] {
@@ -78,7 +79,7 @@ import Testing
 
     /// Each step of the version history in turn: 1 → 2, then 2 → 3.
     @Test func consecutiveVersions() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         for version in ["Shop 2", "Shop 3"] {
@@ -101,7 +102,7 @@ import Testing
     @Test func chainedVersionsFollowEveryRename() throws {
         let direct = try MappingModel.inferredMappingModel(forSourceModel: ShopModels.version("Shop"), destinationModel: ShopModels.version("Shop 4"))
         #expect(direct.entityMappingsByName["CustomerToCustomer"]?.attributeMappingsByName["contact"]?.valueExpression == nil)
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         for pass in ["migrated", "reopened"] {
@@ -124,7 +125,7 @@ import Testing
     /// With migration off, opening with a newer model fails with Core Data's code and the store
     /// is left as it was.
     @Test func migrationOffRefusesAndKeepsTheStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         let segments = try ShopModels.segmentFiles(url)
@@ -146,7 +147,7 @@ import Testing
     /// A change inference cannot map is an error naming the entity, property and change; the
     /// store is left as it was.
     @Test func notInferableChangeKeepsTheStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         let model = try ShopModels.version("Shop")
@@ -162,7 +163,7 @@ import Testing
     /// Objects that do not validate against the new model fail the migration; the store is left
     /// as it was.
     @Test func invalidObjectsFailTheMigration() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         let model = try ShopModels.version("Shop")
@@ -178,7 +179,7 @@ import Testing
     /// not: a new required to-many relationship (which no migrated customer has an object for)
     /// migrates, and a migrated customer fails validation only when it is saved again.
     @Test func migratedObjectsAreNotValidated() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         let model = try ShopModels.version("Shop 3")
@@ -210,7 +211,7 @@ import Testing
     /// A change that leaves every row as it is (an attribute made optional) rewrites only the
     /// metadata: the segment files are untouched.
     @Test func rowCompatibleChangeDoesNotRewrite() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         let segments = try ShopModels.segmentFiles(url)
@@ -233,7 +234,7 @@ import Testing
 
     /// The metadata API: the store's type, UUID and version hashes, without adding the store.
     @Test func metadataDescribesTheStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
@@ -266,7 +267,7 @@ import Testing
 
     /// A directory an interrupted migration left beside the store is removed when it is next added.
     @Test func leftoverOfAnInterruptedMigrationIsRemoved() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         let staging = PersistentStoreCoordinator.migrationStagingURL(for: url)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Synchronization
 import Testing
 @testable import Strata
@@ -81,7 +82,7 @@ final class CalibratedGauge: CountedGauge {
     }
 
     @Test func predicatesAndSortsOnDeclaredNamesRoundTripThroughAStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store(), model: Self.model())
             let context = container.newBackgroundContext()

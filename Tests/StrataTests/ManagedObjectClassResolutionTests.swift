@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -43,7 +44,7 @@ final class PlainNamedWidget: ManagedObject {
     }
 
     @Test func moduleQualifiedClassNamesSelectTheSubclass() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store(), model: Self.model())
             let context = container.newBackgroundContext()
@@ -78,7 +79,7 @@ final class PlainNamedWidget: ManagedObject {
     /// app registers.
     @Test func plainClassNamesResolveInRegisteredModules() throws {
         ManagedObject.registerClasses(inModule: Self.module)
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -93,7 +94,7 @@ final class PlainNamedWidget: ManagedObject {
         final class RegisteredThing: ManagedObject {}
         RegisteredThing.register(for: "ExplicitlyRegisteredEntity")
         let entity = ModelBuilder.entity("ExplicitlyRegisteredEntity", [ModelBuilder.attribute("label", .string)])
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([entity]))
         let context = container.newBackgroundContext()
         try context.performAndWait {

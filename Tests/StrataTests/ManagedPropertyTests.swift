@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -28,7 +29,7 @@ final class LabelledThing: ManagedObject {
     }
 
     @Test func oneClassForTwoEntitiesReadsEachEntitysValuesAfterReopen() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store(), model: Self.model())
             let context = container.newBackgroundContext()
@@ -66,7 +67,7 @@ final class LabelledThing: ManagedObject {
     /// an `Any` holding an optional; the values are saved and read back from the store.
     @Test func optionalPropertiesStoreTheirValueUnwrappedOrClearItFromTypedAndGenericCode() throws {
         func assign<Value>(_ value: Value, to thing: LabelledThing) { thing._setManagedValue(value, forKey: "title", hint: nil) }
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         defer { try? container.close() }
         let context = container.newBackgroundContext()

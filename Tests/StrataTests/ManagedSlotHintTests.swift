@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -44,7 +45,7 @@ final class SlotHintShelf: ManagedObject {
     }
 
     @Test func oneClassOverEntitiesWithOtherLayoutsKeepsEachValueInItsProperty() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         try RelationshipTests.withContext(at: folder.store(), model: model) { context throws in
             let entities = model.entitiesByName
@@ -87,7 +88,7 @@ final class SlotHintShelf: ManagedObject {
     }
 
     @Test func movingAnObjectOfASubEntityUpdatesBothOwners() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         try RelationshipTests.withContext(at: folder.store(), model: model) { context throws in
             let entities = model.entitiesByName

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -23,9 +24,9 @@ import Testing
 
     /// Runs one model; returns what went wrong, with the model (empty when nothing did).
     static func roundTrip(seed: UInt64) throws -> [String] {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let graph = RandomGraphModel(random: &random)
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var failures: [String] = []
         func check(_ stage: String, expected: [Int64: [String: String]], actual: [Int64: [String: String]]) {
             let differences = RandomGraphModel.differences(expected: expected, actual: actual)
@@ -88,7 +89,7 @@ import Testing
     }
 
     /// Runs `body` on a new context of a container on the model's store, then closes it.
-    static func withContext<T>(_ graph: RandomGraphModel, _ folder: TemporaryFolder, _ body: (ManagedObjectContext) throws -> T) throws -> T {
+    static func withContext<T>(_ graph: RandomGraphModel, _ folder: TemporaryDirectory, _ body: (ManagedObjectContext) throws -> T) throws -> T {
         try RelationshipTests.withContext(at: folder.store(), model: graph.model, body)
     }
 }

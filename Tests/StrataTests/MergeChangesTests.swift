@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -25,7 +26,7 @@ import Testing
     }
 
     @Test func mergeFromContextDidSaveRefreshesDeletesAndFaultsIn() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let mine = container.newBackgroundContext()
         let changed = ContextLifecycleTests.Observer(ManagedObjectContext.didChangeObjectsNotification, of: mine)
@@ -69,7 +70,7 @@ import Testing
     }
 
     @Test func mergeFromRemoteContextSaveTakesIDsOrURIs() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()
         let child = NestedContextTests.child(of: parent)
@@ -110,7 +111,7 @@ import Testing
     }
 
     @Test func mergeChangesFromTheChangesStreamReportsDeletions() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let mine = container.newBackgroundContext()
         let changed = ContextLifecycleTests.Observer(ManagedObjectContext.didChangeObjectsNotification, of: mine)
@@ -123,7 +124,7 @@ import Testing
     }
 
     @Test func childMergesItsParentsSaveIntoTheGrandparent() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, _) = try ContextLifecycleTests.seededContainer(in: folder)
         let root = container.newBackgroundContext()
         let middle = NestedContextTests.child(of: root)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -33,7 +34,7 @@ enum MergeModel {
     }
 
     /// A store holding Ada (score 1, on the team Core) and its container.
-    static func seeded(in folder: TemporaryFolder) throws -> PersistentContainer {
+    static func seeded(in folder: TemporaryDirectory) throws -> PersistentContainer {
         let container = try GraphModel.container(at: folder.store("Members"), model: make())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -99,7 +100,7 @@ enum MergeModel {
         (.rollbackMergePolicyType, MergeModel.Snapshot(name: "Ada B", score: 1, notes: "from B", team: "Core")),
     ])
     func optimisticLockingConflictsFollowThePolicy(policy: MergePolicyType, expected: MergeModel.Snapshot?) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try MergeModel.seeded(in: folder)
         defer { try? container.close() }
         let first = container.newBackgroundContext()
@@ -144,7 +145,7 @@ enum MergeModel {
                 try super.resolve(optimisticLockingConflicts: list)
             }
         }
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try MergeModel.seeded(in: folder)
         defer { try? container.close() }
         let first = container.newBackgroundContext()

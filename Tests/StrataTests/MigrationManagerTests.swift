@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -35,7 +36,7 @@ final class SplitNamePolicy: EntityMigrationPolicy {
     /// A custom mapping with a migration policy subclass for one entity and the inferred mapping
     /// for the other, through `migrateStore(from:…toDestinationURL:…)`, in batches smaller than the store.
     @Test func customPolicySplitsAnAttribute() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let sourceURL = folder.store("People"), destinationURL = folder.store("People2")
         let source = Self.sourceModel(), destination = Self.destinationModel()
         let container = try GraphModel.container(at: sourceURL, model: source)
@@ -89,7 +90,7 @@ final class SplitNamePolicy: EntityMigrationPolicy {
 
     /// A mapping naming a policy class that does not exist fails with Core Data's code.
     @Test func unknownPolicyClassIsAnError() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("People")
         try GraphModel.container(at: url, model: Self.sourceModel()).close()
         let mapping = EntityMapping()

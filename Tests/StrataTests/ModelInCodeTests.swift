@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -43,7 +44,7 @@ import Testing
     }
 
     @Test func validationPredicatesCheckValuesOnSave() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -71,7 +72,7 @@ import Testing
     }
 
     @Test func derivedAttributesAndFetchedPropertiesFromTheirInitializers() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         let context = container.newBackgroundContext()
         try context.performAndWait {

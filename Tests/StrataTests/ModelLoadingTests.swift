@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import Strata
@@ -13,27 +14,6 @@ private enum SampleModels {
     }
     static var minimalContents: URL {
         Bundle.module.url(forResource: "contents", withExtension: nil, subdirectory: "Models/Minimal.xcdatamodel")!
-    }
-}
-
-/// A temporary directory, removed when the value is released.
-private final class ScratchDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-model-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    /// Writes `text` to `name` (creating directories) and returns its URL.
-    @discardableResult
-    func write(_ text: String, to name: String) throws -> URL {
-        let file = url.appendingPathComponent(name)
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: file)
-        return file
     }
 }
 
@@ -197,7 +177,7 @@ struct CompanyModelLoadingTests {
 @Suite("Choosing the version of an .xcdatamodeld")
 struct ModelVersionSelectionTests {
     /// Copies the Company bundle into a scratch directory.
-    private func copyOfCompany(in scratch: ScratchDirectory) throws -> URL {
+    private func copyOfCompany(in scratch: TemporaryDirectory) throws -> URL {
         let copy = scratch.url.appendingPathComponent("Company.xcdatamodeld")
         try FileManager.default.copyItem(at: SampleModels.company, to: copy)
         return copy
@@ -218,7 +198,7 @@ struct ModelVersionSelectionTests {
 
     @Test(".xccurrentversion decides which version loads")
     func markerDecides() throws {
-        let scratch = try ScratchDirectory()
+        let scratch = TemporaryDirectory()
         let bundle = try copyOfCompany(in: scratch)
         try scratch.write(currentVersionPlist("Company.xcdatamodel"), to: "Company.xcdatamodeld/.xccurrentversion")
         let first = try ManagedObjectModel(checkedContentsOf: bundle)
@@ -227,7 +207,7 @@ struct ModelVersionSelectionTests {
 
     @Test("without .xccurrentversion the last version by name loads")
     func lastVersionWithoutMarker() throws {
-        let scratch = try ScratchDirectory()
+        let scratch = TemporaryDirectory()
         let bundle = try copyOfCompany(in: scratch)
         try FileManager.default.removeItem(at: bundle.appendingPathComponent(".xccurrentversion"))
         let model = try ManagedObjectModel(checkedContentsOf: bundle)
@@ -242,7 +222,7 @@ struct ModelVersionSelectionTests {
 
     @Test("a version named by .xccurrentversion that does not exist is an error")
     func missingCurrentVersion() throws {
-        let scratch = try ScratchDirectory()
+        let scratch = TemporaryDirectory()
         let bundle = try copyOfCompany(in: scratch)
         try scratch.write(currentVersionPlist("Company 3.xcdatamodel"), to: "Company.xcdatamodeld/.xccurrentversion")
         let error = #expect(throws: ModelError.self) { try ManagedObjectModel(checkedContentsOf: bundle) }
@@ -252,7 +232,7 @@ struct ModelVersionSelectionTests {
 
     @Test("a malformed .xccurrentversion is an error")
     func malformedMarker() throws {
-        let scratch = try ScratchDirectory()
+        let scratch = TemporaryDirectory()
         let bundle = try copyOfCompany(in: scratch)
         try scratch.write("<plist><dict><key>", to: "Company.xcdatamodeld/.xccurrentversion")
         let error = #expect(throws: ModelError.self) { try ManagedObjectModel(checkedContentsOf: bundle) }
@@ -262,7 +242,7 @@ struct ModelVersionSelectionTests {
 
     @Test("an .xcdatamodeld without versions is an error")
     func emptyBundle() throws {
-        let scratch = try ScratchDirectory()
+        let scratch = TemporaryDirectory()
         let bundle = scratch.url.appendingPathComponent("Empty.xcdatamodeld")
         try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
         let error = #expect(throws: ModelError.self) { try ManagedObjectModel(checkedContentsOf: bundle) }
@@ -684,7 +664,7 @@ struct MalformedModel: Sendable, CustomTestStringConvertible {
 struct MalformedModelTests {
     @Test("each malformed model throws a ModelError that says what and where", arguments: MalformedModel.all)
     func throwsUsefulError(_ sample: MalformedModel) throws {
-        let scratch = try ScratchDirectory()
+        let scratch = TemporaryDirectory()
         let file = try scratch.write(sample.document, to: "Bad.xcdatamodel/contents")
         let error = #expect(throws: ModelError.self) {
             try ManagedObjectModel(checkedContentsOf: file.deletingLastPathComponent())
@@ -706,7 +686,7 @@ struct MalformedModelTests {
 
     @Test("a missing file throws fileNotFound naming the path")
     func missingFile() throws {
-        let scratch = try ScratchDirectory()
+        let scratch = TemporaryDirectory()
         let missing = scratch.url.appendingPathComponent("Nope.xcdatamodeld")
         let error = #expect(throws: ModelError.self) { try ManagedObjectModel(checkedContentsOf: missing) }
         #expect(error?.code == .fileNotFound)
@@ -716,7 +696,7 @@ struct MalformedModelTests {
 
     @Test("a model directory without a contents file throws fileNotFound")
     func missingContents() throws {
-        let scratch = try ScratchDirectory()
+        let scratch = TemporaryDirectory()
         let directory = scratch.url.appendingPathComponent("Hollow.xcdatamodel")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let error = #expect(throws: ModelError.self) { try ManagedObjectModel(checkedContentsOf: directory) }

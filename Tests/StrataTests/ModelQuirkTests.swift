@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -8,7 +9,7 @@ import Testing
 /// attribute with no elements, and a versioned bundle whose `.xccurrentversion` names no version.
 @Suite struct ModelQuirkTests {
     /// Writes `body` as the `contents` of `Name.xcdatamodel` in `folder`; returns the model's URL.
-    static func write(_ body: String, in folder: TemporaryFolder, name: String = "Quirk") throws -> URL {
+    static func write(_ body: String, in folder: TemporaryDirectory, name: String = "Quirk") throws -> URL {
         let model = folder.url.appendingPathComponent("\(name).xcdatamodel")
         try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
         let document = """
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func aDefaultValueStringThatIsNotOfTheAttributesTypeGivesNoDefault() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = try Self.write("""
             <entity name="Item" representedClassName="Item" syncable="YES">
                 <attribute name="identifier" optional="YES" attributeType="UUID" defaultValueString="not-a-uuid" usesScalarValueType="NO"/>
@@ -54,7 +55,7 @@ import Testing
     /// `Department.employees`: setting either to-many side sets the employee's department, and
     /// the links survive a reopen.
     @Test func inversesWhoseSidesDisagreeKeepTheirOwnAndRoundTrip() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = try Self.write("""
             <entity name="Department" representedClassName="Department" syncable="YES">
                 <attribute name="name" optional="YES" attributeType="String"/>
@@ -103,7 +104,7 @@ import Testing
     }
 
     @Test func aCompositeAttributeWithNoElementsLoadsAndSaves() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = try Self.write("""
             <entity name="Place" representedClassName="Place" syncable="YES">
                 <attribute name="name" optional="YES" attributeType="String"/>
@@ -138,7 +139,7 @@ import Testing
     }
 
     @Test func anEmptyCurrentVersionFileLoadsTheLastVersion() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let bundle = folder.url.appendingPathComponent("Quirk.xcdatamodeld")
         try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
         for (version, entity) in [("Quirk", "First"), ("Quirk 2", "Second")] {
@@ -158,7 +159,7 @@ import Testing
     }
 
     @Test func aModelThatCannotBeLoadedIsNilAndTheCheckedFormSaysWhy() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let missing = folder.url.appendingPathComponent("Missing.xcdatamodeld")
         #expect(ManagedObjectModel(contentsOf: missing) == nil)
         let error = #expect(throws: ModelError.self) { try ManagedObjectModel(checkedContentsOf: missing) }
@@ -169,7 +170,7 @@ import Testing
     /// attributes, constraints, fetch indexes, a fetched property, configurations, templates)
     /// loads, and its objects save and read back.
     @Test func anXcode16ModelLoadsAndSaves() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = folder.url.appendingPathComponent("Trips.xcdatamodel")
         try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
         let document = """
@@ -243,7 +244,7 @@ import Testing
     /// A model Xcode 3 saved (an `elements` archive, no `contents`) is a typed error that says
     /// how to convert it.
     @Test func anXcode3ModelIsATypedErrorThatSaysHowToConvertIt() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = folder.url.appendingPathComponent("Old.xcdatamodel")
         try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
         try Data([0x62, 0x70, 0x6C, 0x69, 0x73, 0x74]).write(to: model.appendingPathComponent("elements"))

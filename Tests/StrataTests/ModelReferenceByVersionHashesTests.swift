@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -20,7 +21,7 @@ import Testing
     /// The hashes a store's metadata holds name the model it was written with, and a stage from that
     /// reference migrates the store; hashes no model has fail the migration and keep the store.
     @Test func aStoresMetadataNamesItsModel() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         let v1 = try ShopModels.version("Shop"), v2 = try ShopModels.version("Shop 2")

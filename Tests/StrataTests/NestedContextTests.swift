@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -26,7 +27,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func childHasNoCoordinatorOfItsOwnAndAnswersTheRoots() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, _) = try ContextLifecycleTests.seededContainer(in: folder)
         let root = container.newBackgroundContext()
         let child = Self.child(of: root)
@@ -39,7 +40,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func childSaveGoesIntoTheParentNotTheStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()
         let child = Self.child(of: parent)
@@ -85,7 +86,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func childFetchesSeeTheParentsUnsavedChangesAndTheirOwn() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()
         let child = Self.child(of: parent)
@@ -125,7 +126,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func childFaultsAreFulfilledFromTheParentsCurrentState() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()
         let child = Self.child(of: parent)
@@ -161,7 +162,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func deleteInChildCascadesThroughTheParentToTheStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()
         let child = Self.child(of: parent)
@@ -185,7 +186,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func relationshipEditsInChildReachTheParentAndTheStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()
         let child = Self.child(of: parent)
@@ -216,7 +217,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func grandchildSavesUpTheChainToDiskAndReopen() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let root = container.newBackgroundContext()
         let middle = Self.child(of: root)
@@ -274,7 +275,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func permanentIDsObtainedInAChildAreUsedByTheParent() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, _) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()
         let child = Self.child(of: parent)
@@ -304,7 +305,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func validationRunsOnChildSaveAndConstraintsAtTheRoot() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let code = ModelBuilder.attribute("code", .string, isOptional: false)
         let item = ModelBuilder.entity("CodedItem", [code], className: "CodedItem")
         CodedItem.register(for: "CodedItem")
@@ -336,7 +337,7 @@ final class CodedItem: ManagedObject {
     /// Core Data's scratch pad: an editor context, child of the view context, whose edits are
     /// saved into the view context or thrown away.
     @Test(.waitsOnQueues) func scratchPadEditorSavesOrDiscards() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let view = container.viewContext
         let annID = ids["Ann"]!
@@ -372,7 +373,7 @@ final class CodedItem: ManagedObject {
     /// The view context merges what background contexts save; imports run in a background
     /// context or in a child of the view context.
     @Test(.waitsOnQueues) func viewContextMergesBackgroundImports() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let view = container.viewContext
         view.automaticallyMergesChangesFromParent = true
@@ -438,7 +439,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func childMergesItsParentsSavesWhenAsked() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()
         let child = Self.child(of: parent)
@@ -469,7 +470,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func childUpdateOfAnObjectTheParentDeletedFailsAndLosesNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()
         let child = Self.child(of: parent)
@@ -491,7 +492,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func childPrefetchesAndBatchesThroughTheParent() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()
         let child = Self.child(of: parent)
@@ -512,7 +513,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func automaticMergingSetBeforeTheCoordinator() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let context = ManagedObjectContext(.privateQueue)
         context.automaticallyMergesChangesFromParent = true
@@ -539,7 +540,7 @@ final class CodedItem: ManagedObject {
     /// A child used from inside a block of its parent runs there: its save, which runs on the
     /// parent's queue, does not wait for the queue the thread already holds.
     @Test(.waitsOnQueues) func childUsedInsideItsParentsBlock() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()
         let child = Self.child(of: parent)
@@ -564,7 +565,7 @@ final class CodedItem: ManagedObject {
     }
 
     @Test func childDeleteOfAnObjectItsParentForgotChangesNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, _) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()
         let child = Self.child(of: parent)
@@ -592,7 +593,7 @@ final class CodedItem: ManagedObject {
     /// A child's change saved into its parent meets a conflicting save of another context when
     /// the root saves: the root's merge policy decides, and a refused save loses nothing.
     @Test func conflictsOfAChildsChangesAreResolvedWhenTheRootSaves() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try ContextLifecycleTests.seededContainer(in: folder)
         let parent = container.newBackgroundContext()
         let child = Self.child(of: parent)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -21,7 +22,7 @@ import Testing
     }
 
     @Test func anObserverWaitingForASaveOnAnotherThreadDoesNotWaitForever() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let first = container.newBackgroundContext()
         let second = container.newBackgroundContext()
@@ -46,7 +47,7 @@ import Testing
     }
 
     @Test func anObserverSavingOnItsOwnThreadIsNotifiedOfThatSaveInside() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let first = container.newBackgroundContext()
         let second = container.newBackgroundContext()
@@ -69,7 +70,7 @@ import Testing
     }
 
     @Test func concurrentSavesPostEachNotificationOnceOnTheSavingThread() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let writers = 8, saves = 25
         let contexts = (0..<writers).map { _ in container.newBackgroundContext() }

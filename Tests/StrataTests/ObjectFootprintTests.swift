@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -14,7 +15,7 @@ import Glibc
 /// many fetched objects is the one the request itself needs.
 @Suite struct ObjectFootprintTests {
     @Test func aFetchedObjectAndItsIDEachTakeOneSmallHeapBlock() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {

@@ -1,10 +1,11 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
 @Suite struct ObjectGraphSmokeTests {
     @Test func createSaveReopenFetchFaultAndRelate() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store())
             let context = container.newBackgroundContext()

@@ -2,21 +2,6 @@ import Foundation
 import Testing
 @testable import Strata
 
-/// A temporary directory removed when the value is released.
-final class TemporaryFolder: Sendable {
-    let url: URL
-
-    init() {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-graph-\(UUID().uuidString)")
-        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    /// The URL of a store named `name`.
-    func store(_ name: String = "Company") -> URL { url.appendingPathComponent("\(name).strata") }
-}
-
 final class Department: ManagedObject {
     @Managed var name: String
     @Managed var budget: Double

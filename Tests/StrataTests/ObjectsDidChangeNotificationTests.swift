@@ -1,11 +1,12 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
 /// What the objects-did-change notification reports of objects inserted in an earlier event.
 @Suite struct ObjectsDidChangeNotificationTests {
     @Test func aLaterChangeOfAnInsertedObjectIsAnUpdateOfItsEvent() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         let changed = ContextLifecycleTests.Observer(ManagedObjectContext.didChangeObjectsNotification, of: context)
@@ -38,7 +39,7 @@ import Testing
     /// inserted set (``ChangedObjects``): the objects left, and those inserted after, are still
     /// told apart by the event they were inserted in, and the save writes exactly them.
     @Test func insertsLeftAfterManyDeletesKeepTheirEventsAndSave() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         let changed = ContextLifecycleTests.Observer(ManagedObjectContext.didChangeObjectsNotification, of: context)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -17,7 +18,7 @@ import Testing
     }
 
     @Test func theOrderedSideKeepsItsOrder() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         try RelationshipTests.withContext(at: folder.store(), model: model) { context throws in
             let albums = try ["a0", "a1", "a2", "a3"].map { try RelationshipTests.make("Album", $0, in: context) }

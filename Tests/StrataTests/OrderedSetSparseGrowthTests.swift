@@ -1,4 +1,5 @@
 import OrderedCollections
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -21,7 +22,7 @@ import Testing
     }
 
     @Test func aToManyRelationshipFilledThroughItsInverseRoundTrips() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let count = 3_000
         // Each employee's department set through the to-one side, the department's set growing
         // through the inverse.

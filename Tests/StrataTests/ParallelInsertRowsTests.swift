@@ -1,6 +1,8 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
+@testable import StrataStore
 
 /// A save of thousands of inserted objects makes their rows on every core, a part of them each
 /// (``StoreWriter``), as the engine encodes them when the save only inserts: the rows read back
@@ -27,7 +29,7 @@ import Testing
     }
 
     /// A coordinator of `model` with the catalog and tagging stores in `folder`.
-    static func coordinator(_ model: ManagedObjectModel, in folder: TemporaryFolder) throws -> PersistentStoreCoordinator {
+    static func coordinator(_ model: ManagedObjectModel, in folder: TemporaryDirectory) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(type: .strata, configuration: "Catalog", at: folder.store("Catalog"))
         try coordinator.addPersistentStore(type: .strata, configuration: "Tagging", at: folder.store("Tagging"))
@@ -35,7 +37,7 @@ import Testing
     }
 
     @Test func thousandsOfInsertedObjectsAreSavedAsOnePassWouldAndTheFirstBadOneFailsTheSave() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         let count = 3 * ParallelParts.rowsPerPart
         let bad = 2 * ParallelParts.rowsPerPart + 11
@@ -76,7 +78,7 @@ import Testing
     }
 
     @Test func aSaveOfThousandsOfRelatedNewObjectsReadsBackRelatedAndInOneHistoryTransaction() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try PersistentHistoryTests.container(at: folder.store())
         let seeded = try PersistentHistoryTests.insert(["Seed"], in: container)
         let pinned = container.newBackgroundContext()

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -23,7 +24,7 @@ class AppContainer: PersistentContainer, @unchecked Sendable {
     /// `ManagedObjectModel.mergedModel(from:)` merges every model of the bundles, and refuses
     /// two entities of one name, as Core Data's does.
     @Test func mergedModelFromBundles() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         _ = try ModelQuirkTests.write(#"<entity name="Author" representedClassName="Author"><attribute name="name" optional="YES" attributeType="String"/></entity>"#, in: folder, name: "People")
         _ = try ModelQuirkTests.write(#"<entity name="Book" representedClassName="Book"><attribute name="title" optional="YES" attributeType="String"/></entity>"#, in: folder, name: "Books")
         let bundle = try #require(Bundle(url: folder.url))

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -9,7 +10,7 @@ import Testing
     typealias History = PersistentHistoryTests
 
     @Test func aStalledConsumerIsEvictedWhenItNextReads() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try History.container(
             at: folder.store(), options: [PersistentHistoryTrackingKey: true, HistoryConsumerAgeLimitKey: 1.0])
         let consumer = try container.persistentStoreCoordinator.historyConsumer(named: "stalled")

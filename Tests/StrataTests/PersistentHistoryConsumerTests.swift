@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -13,7 +14,7 @@ import Testing
     }
 
     @Test func cursorSurvivesReopen() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try History.container(at: folder.store())
         let consumer = try container.persistentStoreCoordinator.historyConsumer(named: "indexer")
         #expect(try consumer.token.sequence == 0)
@@ -34,7 +35,7 @@ import Testing
     }
 
     @Test func purgeAndCompactionKeepWhatALiveConsumerHasNotRead() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try History.container(at: folder.store())
         let consumer = try container.persistentStoreCoordinator.historyConsumer(named: "sync")
         try History.insert(["Ada"], in: container)
@@ -63,7 +64,7 @@ import Testing
     }
 
     @Test func consumerHoldingBackTooMuchIsEvictedAndResyncs() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try History.container(
             at: folder.store(), options: [PersistentHistoryTrackingKey: true, HistoryConsumerLagLimitKey: 1])
         let consumer = try container.persistentStoreCoordinator.historyConsumer(named: "slow")
@@ -91,7 +92,7 @@ import Testing
     }
 
     @Test func saveAdvancingCommitsTheCursorWithTheChanges() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try History.container(at: folder.store())
         let consumer = try container.persistentStoreCoordinator.historyConsumer(named: "auditor")
         try History.insert(["Ada", "Grace"], author: "hr", in: container)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -32,7 +33,7 @@ import Testing
     }
 
     @Test func movingAnEmployeeRecordsAnUpdateOfBothDepartments() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try PersistentHistoryTests.container(at: folder.store())
         let ids = try Self.fill(container)
         let viewContext = container.viewContext
@@ -74,7 +75,7 @@ import Testing
     }
 
     @Test func insertingAndDeletingAnEmployeeRecordAnUpdateOfItsDepartment() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try PersistentHistoryTests.container(at: folder.store())
         let ids = try Self.fill(container)
         let context = container.newBackgroundContext()
@@ -119,7 +120,7 @@ import Testing
     /// A transaction of many changes (more than a record searches one by one) names each
     /// department once, whether the transaction inserted it or it was stored before.
     @Test func largeTransactionsRecordEachDepartmentOnce() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try PersistentHistoryTests.container(at: folder.store())
         let ids = try Self.fill(container)
         let context = container.newBackgroundContext()

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -16,7 +17,7 @@ import Testing
     }
 
     @Test func movesJoinsAndLeavesCarryTheEmployeesBeforeAndAfterAlsoAfterReopen() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try PersistentHistoryTests.container(at: folder.store())
         let ids = try PersistentHistoryInverseToManyTests.fill(container)
         let token = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
@@ -60,7 +61,7 @@ import Testing
     }
 
     @Test func changesOnlyResultsCarryTheValuesToo() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try PersistentHistoryTests.container(at: folder.store())
         let ids = try PersistentHistoryInverseToManyTests.fill(container)
         let token = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))

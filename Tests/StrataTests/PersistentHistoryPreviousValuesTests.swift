@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -9,7 +10,7 @@ import Testing
     typealias History = PersistentHistoryTests
 
     @Test func transactionsRecordTheSavingProcess() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try History.container(at: folder.store())
         try History.insert(["Ada"], in: container)
         try container.close()
@@ -26,7 +27,7 @@ import Testing
     }
 
     @Test func updatesCarryTheirPreviousValuesAndDeletesTheLastState() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try History.container(at: folder.store())
         let ids = try History.insert(["Ada", "Grace"], in: container)
         let token = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
@@ -62,7 +63,7 @@ import Testing
     }
 
     @Test func valuesAsOfATokenReadThePastState() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try History.container(at: folder.store())
         let coordinator = container.persistentStoreCoordinator
         let before = try #require(coordinator.currentPersistentHistoryToken(fromStores: nil))
@@ -104,7 +105,7 @@ import Testing
     }
 
     @Test func manyToManyEditsAreUpdatesOfBothObjects() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Enrollment")
         let model = Self.enrollmentModel()
         var container = try History.container(at: url, model: model)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -8,7 +9,7 @@ import Testing
     typealias History = PersistentHistoryTests
 
     @Test func liveTailDeliversEveryTransactionOnceInOrderUnderConcurrentSaves() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try History.container(at: folder.store())
         try History.insert(["before"], in: container)
         let start = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
@@ -40,7 +41,7 @@ import Testing
     }
 
     @Test func tailStartsWithTheRetainedHistoryAndEndsWhenCancelled() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try History.container(at: folder.store())
         try History.insert(["Ada"], in: container)
         try History.insert(["Grace"], in: container)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -52,7 +53,7 @@ import Testing
     }
 
     @Test func fetchAfterTokenReturnsTheLaterTransactionsWithTheirChanges() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.container(at: folder.store())
         let ids = try Self.insert(["Ada", "Grace"], author: "importer", in: container)
         let token = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
@@ -98,7 +99,7 @@ import Testing
     }
 
     @Test func fetchHistoryAfterADateSkipsEarlierTransactions() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.container(at: folder.store())
         try Self.insert(["Ada"], in: container)
         let first = try #require(try Self.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container).first)
@@ -109,7 +110,7 @@ import Testing
     }
 
     @Test func fetchRequestFiltersTransactionsByAuthorAndContextName() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.container(at: folder.store())
         try Self.insert(["Ada"], author: "app", in: container)
         try Self.insert(["Grace", "Linus"], author: "sync", in: container)
@@ -138,7 +139,7 @@ import Testing
     }
 
     @Test func changeFetchRequestFiltersChangesByTypeAndEntity() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.container(at: folder.store())
         let ids = try Self.insert(["Ada", "Grace"], in: container)
         let context = container.newBackgroundContext()
@@ -171,7 +172,7 @@ import Testing
     }
 
     @Test func objectIDNotificationMergesHistoryIntoTheViewContext() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.container(at: folder.store())
         let ids = try Self.insert(["Ada", "Grace"], in: container)
         let viewContext = container.viewContext
@@ -223,7 +224,7 @@ import Testing
     }
 
     @Test func deleteHistoryPurgesAndExpiresOlderTokens() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.container(at: folder.store())
         try Self.insert(["Ada"], in: container)
         let early = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
@@ -252,7 +253,7 @@ import Testing
     }
 
     @Test func deleteHistoryBeforeATransactionOrADateKeepsThatTransaction() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.container(at: folder.store())
         for name in ["Ada", "Grace", "Linus", "Barbara"] { try Self.insert([name], in: container) }
         let all = try Self.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
@@ -273,7 +274,7 @@ import Testing
     }
 
     @Test func resultTypesShapeTheResult() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.container(at: folder.store())
         let ids = try Self.insert(["Ada", "Grace"], in: container)
         let context = container.newBackgroundContext()
@@ -301,7 +302,7 @@ import Testing
     }
 
     @Test func tombstoneKeepsTheValuesPreservedAfterDeletion() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = GraphModel.make()
         try #require(model.entitiesByName["Employee"]?.attributesByName["name"]).preservesValueInHistoryOnDeletion = true
         let container = try Self.container(at: folder.store(), model: model)
@@ -323,7 +324,7 @@ import Testing
     }
 
     @Test func historyRequestsOnAStoreWithoutTrackingFail() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.container(at: folder.store(), options: [:])
         try Self.insert(["Ada"], in: container)
         #expect(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil) == nil)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -9,7 +10,7 @@ import Testing
     typealias History = PersistentHistoryTests
 
     @Test func toManyEditsCarryTheRelatedObjectsBeforeAndAfter() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Enrollment")
         let model = PersistentHistoryPreviousValuesTests.enrollmentModel()
         var container = try History.container(at: url, model: model)
@@ -66,7 +67,7 @@ import Testing
     }
 
     @Test func changesOnlyResultsCarryToManyValuesToo() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Enrollment")
         let model = PersistentHistoryPreviousValuesTests.enrollmentModel()
         let container = try History.container(at: url, model: model)

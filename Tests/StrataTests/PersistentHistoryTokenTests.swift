@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -6,7 +7,7 @@ import Testing
 /// ordered, and refused by another store.
 @Suite struct PersistentHistoryTokenTests {
     @Test func tokenPersistedWithCodableFetchesAfterReopen() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try PersistentHistoryTests.container(at: folder.store())
         try PersistentHistoryTests.insert(["Ada"], in: container)
         let token = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
@@ -31,7 +32,7 @@ import Testing
     }
 
     @Test func tokenFromAnotherStoreIsRefused() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let first = try PersistentHistoryTests.container(at: folder.store("First"))
         let second = try PersistentHistoryTests.container(at: folder.store("Second"))
         try PersistentHistoryTests.insert(["Ada"], in: first)
@@ -48,7 +49,7 @@ import Testing
     }
 
     @Test func compactionKeepsHistoryAfterThePurgeAndTokensExpireBelowIt() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try PersistentHistoryTests.container(at: folder.store())
         let ids = try PersistentHistoryTests.insert(["Ada", "Grace"], in: container)
         let early = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))

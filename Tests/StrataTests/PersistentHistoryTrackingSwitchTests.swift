@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -17,7 +18,7 @@ import Testing
     }
 
     @Test func trackingTurnedOnLaterRecordsHistoryFromThen() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try History.container(at: folder.store(), options: [:])
         try History.insert(["Ada", "Grace"], in: container)
         #expect(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil) == nil)
@@ -45,7 +46,7 @@ import Testing
     }
 
     @Test func reopenedWithoutTrackingIsForcedReadOnly() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try History.container(at: folder.store())
         try History.insert(["Ada"], author: "tracked", in: container)
         let token = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))

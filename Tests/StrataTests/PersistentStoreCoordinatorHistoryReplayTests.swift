@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 import StrataStore
 @testable import Strata
@@ -10,7 +11,7 @@ import StrataStore
     static var options: [String: Any] { [PersistentHistoryTrackingKey: true, PersistentStoreRemoteChangeNotificationPostOptionKey: true] }
 
     @Test func coordinatorsOfTheDestinationAreNotifiedAndMergeTheReplay() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let source = try PersistentHistoryTests.container(at: folder.store("Source"))
         try PersistentHistoryTests.insert(["Ada", "Grace"], author: "importer", in: source)
         let sourceEngine = try #require(source.persistentStoreCoordinator.persistentStores.first?.engineStore)
@@ -63,7 +64,7 @@ import StrataStore
     }
 
     @Test func aTokenOfAnotherStoreIsRefused() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let source = try PersistentHistoryTests.container(at: folder.store("Source"))
         try PersistentHistoryTests.insert(["Ada"], in: source)
         let sourceEngine = try #require(source.persistentStoreCoordinator.persistentStores.first?.engineStore)

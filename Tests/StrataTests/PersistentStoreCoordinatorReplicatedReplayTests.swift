@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 import StrataStore
 @testable import Strata
@@ -53,7 +54,7 @@ import StrataStore
     }
 
     @Test func replayedTransactionsGoThroughTheReplicatorWithTheirCursor() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let source = try Self.source(at: folder.store("Source"))
         let sourceEngine = try #require(source.persistentStoreCoordinator.persistentStores.first?.engineStore)
         var replica = try PersistentHistoryTests.container(at: folder.store("Replica"))
@@ -83,7 +84,7 @@ import StrataStore
     }
 
     @Test func aRefusingReplicatorStopsTheReplayAndTheNextResumesWithoutDuplicates() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let source = try Self.source(at: folder.store("Source"))
         let sourceEngine = try #require(source.persistentStoreCoordinator.persistentStores.first?.engineStore)
         let replica = try PersistentHistoryTests.container(at: folder.store("Replica"))

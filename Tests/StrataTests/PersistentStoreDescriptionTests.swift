@@ -1,5 +1,6 @@
 import Foundation
 import StrataStore
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -70,7 +71,7 @@ import Testing
     /// `container.persistentStoreDescriptions.first?.setOption(…)` changes what the container
     /// loads: history tracking is on in the store, unknown keys reach the store's options.
     @Test func optionsSetOnTheContainersDescriptionTakeEffect() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: folder.store())]
         container.persistentStoreDescriptions.first?.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
@@ -97,7 +98,7 @@ import Testing
     /// Strata's engine options (durability, cache size, the cache's warm-up) reach the engine store the container opens; without them it takes the engine's
     /// defaults.
     @Test func engineOptionsReachTheEngineStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         for options in [false, true] {
             let container = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
             let description = PersistentStoreDescription(url: folder.store(options ? "Tuned" : "Default"))
@@ -118,7 +119,7 @@ import Testing
     }
 
     @Test func historyIsOffWithoutTheOption() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -133,7 +134,7 @@ import Testing
     /// A read-only description opens the store without writing: reads work, a save fails and
     /// the stored data is intact afterwards.
     @Test func readOnlyDescriptionRefusesSavesAndLosesNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store())
             let context = container.newBackgroundContext()
@@ -167,7 +168,7 @@ import Testing
 
     /// Core Data's `addPersistentStore(ofType:configurationName:at:options:)` with each type name.
     @Test func addPersistentStoreOfTypeRoundTrips() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         for type in [SQLiteStoreType, StrataStoreType] {
             let coordinator = PersistentStoreCoordinator(managedObjectModel: GraphModel.make())
             let store = try coordinator.addPersistentStore(
@@ -217,7 +218,7 @@ import Testing
     }
 
     @Test func unknownStoreTypeIsATypedError() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let coordinator = PersistentStoreCoordinator(managedObjectModel: GraphModel.make())
         let error = #expect(throws: CoreDataError.self) {
             try coordinator.addPersistentStore(ofType: "Binary", configurationName: nil, at: folder.store())
@@ -228,7 +229,7 @@ import Testing
     }
 
     @Test func asynchronousDescriptionsLoadOnAnotherQueue() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
         let description = PersistentStoreDescription(url: folder.store())
         description.shouldAddStoreAsynchronously = true

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -9,7 +10,7 @@ import Testing
     typealias History = PersistentHistoryTests
 
     @Test func aStoreSetReadOnlyRefusesSavesUntilCleared() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try History.container(at: folder.store())
         try History.insert(["Ada"], in: container)
         let store = container.persistentStoreCoordinator.persistentStores[0]
@@ -41,7 +42,7 @@ import Testing
     }
 
     @Test func aReplayIntoAStoreSetReadOnlyAppliesNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let source = try History.container(at: folder.store("Source"))
         try History.insert(["Ada", "Grace"], in: source)
         let destination = try History.container(at: folder.store("Destination"))
@@ -61,7 +62,7 @@ import Testing
     }
 
     @Test func aStoreAddedReadOnlyStaysReadOnly() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try History.container(at: folder.store())
         try History.insert(["Ada"], in: container)
         try container.close()

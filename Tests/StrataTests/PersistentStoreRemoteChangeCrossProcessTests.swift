@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -6,7 +7,7 @@ import Testing
 /// process's save, and reads its history and its objects without reopening.
 @Suite struct PersistentStoreRemoteChangeCrossProcessTests {
     @Test func readOnlyStoreSeesAnotherProcessSaveAndPostsTheRemoteChange() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         var container = try PersistentHistoryTests.container(at: url)
         let context = container.newBackgroundContext()

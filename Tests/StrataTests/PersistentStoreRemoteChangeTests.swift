@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -6,7 +7,7 @@ import Testing
 /// store with the option set, with the store's history token, identifier and URL.
 @Suite struct PersistentStoreRemoteChangeTests {
     @Test func saveNotifiesWithTheHistoryTokenOfTheSave() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try PersistentHistoryTests.container(at: folder.store(), options: [
             PersistentHistoryTrackingKey: true, PersistentStoreRemoteChangeNotificationPostOptionKey: true,
         ])
@@ -35,7 +36,7 @@ import Testing
     }
 
     @Test func noNotificationWithoutTheOption() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try PersistentHistoryTests.container(at: folder.store())
         let count = Locked(0)
         let observer = NotificationCenter.default.addObserver(
@@ -49,7 +50,7 @@ import Testing
     /// Two containers of one process on one store: a save through the one that did not set the
     /// option still reaches the one that did, and only it.
     @Test func aSaveReachesTheCoordinatorWithTheOptionFromOneWithout() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let listening = try PersistentHistoryTests.container(at: folder.store(), options: [
             PersistentHistoryTrackingKey: true, PersistentStoreRemoteChangeNotificationPostOptionKey: true,
         ])

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -157,7 +158,7 @@ import Testing
     }
 
     @Test func onManagedObjects() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, ids) = try FetchRuleTests.seeded(folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -201,7 +202,7 @@ import Testing
     }
 
     @Test(arguments: [false, true]) func fetchesWithFormats(inMemory: Bool) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, _) = try FetchRuleTests.seeded(folder)
         let warm = container.newBackgroundContext()
         try warm.performAndWait {

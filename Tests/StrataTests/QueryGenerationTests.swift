@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -49,7 +50,7 @@ import Testing
     }
 
     @Test func aPinnedContextReadsItsGenerationWhileOthersSaveAndTheStoreCompacts() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         defer { try? container.close() }
         try Self.seed(container)
@@ -103,7 +104,7 @@ import Testing
     }
 
     @Test func theGenerationAdvancesOnSaveRefreshResetAndMerge() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         defer { try? container.close() }
         try Self.seed(container)
@@ -157,7 +158,7 @@ import Testing
     }
 
     @Test func aTokenPinsAnotherContextOfTheSameCoordinatorOnly() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         defer { try? container.close() }
         try Self.seed(container)
@@ -189,7 +190,7 @@ import Testing
     }
 
     @Test func aPinnedReaderSeesNoneOfTheSavesRunningAlongsideIt() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         defer { try? container.close() }
         try Self.seed(container)

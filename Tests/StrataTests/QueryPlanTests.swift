@@ -1,4 +1,6 @@
 import Foundation
+import StrataStore
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -138,7 +140,7 @@ enum CatalogModel {
     }
 
     @Test func eachShapeGetsItsPlanAndTheScanResults() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try CatalogModel.seeded(at: folder.store()).close()
         let container = try GraphModel.container(at: folder.store(), model: CatalogModel.make())
         let context = container.newBackgroundContext()
@@ -205,7 +207,7 @@ enum CatalogModel {
     }
 
     @Test func explainDescribesEveryPart() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try CatalogModel.seeded(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -246,7 +248,7 @@ enum CatalogModel {
     /// A walk that accepts few of the rows it reads (about one in forty) reads on past the keys it
     /// read from the index at first, as many times as it needs, and finds what the oracle finds.
     @Test func aWalkThatAcceptsFewRowsReadsMoreOfTheIndexUntilItHasThem() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try CatalogModel.seeded(at: folder.store(), count: 1_200, batch: 100)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -266,7 +268,7 @@ enum CatalogModel {
     /// W5's shape: a sort on the indexed key with a limit walks the index from the top and stops;
     /// the same predicate counted reads no rows when the index answers it.
     @Test func sortedLimitWalksTheIndexAndStopsEarly() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         // Ranks grow with the saves: the top ranks sit in the last blocks.
         try CatalogModel.seeded(at: folder.store(), count: 1_200, batch: 40).close()
         let container = try GraphModel.container(at: folder.store(), model: CatalogModel.make())
@@ -317,7 +319,7 @@ enum CatalogModel {
     /// Walks over an index whose values repeat: rows tied on the sort key are ordered by the
     /// next descriptor, and nil values come first ascending.
     @Test func walksHandleTiesAndNils() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try CatalogModel.seeded(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -341,7 +343,7 @@ enum CatalogModel {
     }
 
     @Test func pendingChangesMergeIntoIndexPlans() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try CatalogModel.seeded(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 @testable import Strata
 
 /// A random model for the mapping property test: a few entities, some in inheritance trees
@@ -23,7 +24,7 @@ struct RandomGraphModel {
     private static let types: [AttributeDescription.AttributeType] = [.integer16, .integer32, .integer64, .string, .double, .boolean]
 
     /// Draws a model.
-    init(random: inout SeededGenerator) {
+    init(random: inout SplitMix64) {
         var entities: [EntityDescription] = []
         for index in 0..<Int.random(in: 3...6, using: &random) {
             let entity = EntityDescription(name: "E\(index)")
@@ -40,7 +41,7 @@ struct RandomGraphModel {
 
         var numbered = 0
         /// A name of the pool no entity of `entities`' lines declares yet, or a new numbered one.
-        func freeName(for entities: [EntityDescription], from names: [String] = Self.relationshipNames, random: inout SeededGenerator) -> String {
+        func freeName(for entities: [EntityDescription], from names: [String] = Self.relationshipNames, random: inout SplitMix64) -> String {
             let taken = Set(entities.flatMap { entity in
                 (entity.inheritanceChain + StoreMapping.hierarchy(entity)).flatMap { $0.ownProperties.map(\.name) }
             })
@@ -127,7 +128,7 @@ struct RandomGraphModel {
     var concreteEntities: [EntityDescription] { entities.filter { !$0.isAbstract } }
 
     /// A random value of an attribute's type.
-    static func value(for attribute: AttributeDescription, random: inout SeededGenerator) -> Any? {
+    static func value(for attribute: AttributeDescription, random: inout SplitMix64) -> Any? {
         if Int.random(in: 0..<8, using: &random) == 0 { return nil }
         switch attribute.attributeType {
         case .integer16AttributeType: return Int16.random(in: .min ... .max, using: &random)
@@ -140,7 +141,7 @@ struct RandomGraphModel {
     }
 
     /// Sets a random value (or random related objects among `objects`) for `property` of `object`.
-    static func assign(_ property: PropertyDescription, of object: ManagedObject, among objects: [ManagedObject], random: inout SeededGenerator) throws {
+    static func assign(_ property: PropertyDescription, of object: ManagedObject, among objects: [ManagedObject], random: inout SplitMix64) throws {
         if let attribute = property as? AttributeDescription {
             guard attribute.name != "uid" else { return }
             object.setValue(value(for: attribute, random: &random), forKey: attribute.name)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -15,7 +16,7 @@ import Testing
 
         /// Writes `name.xcdatamodeld` into `folder` with one version per element of `versions`
         /// (the entities' XML of each), the last one current.
-        init(in folder: TemporaryFolder, name: String, versions: [String]) throws {
+        init(in folder: TemporaryDirectory, name: String, versions: [String]) throws {
             url = folder.url.appendingPathComponent("\(name).xcdatamodeld")
             for (index, entities) in versions.enumerated() {
                 let directory = url.appendingPathComponent(Self.versionName(name, index + 1))
@@ -53,7 +54,7 @@ import Testing
     /// removes all three; version 3 adds them back (`rank` now with the default 5) and a `pinned`
     /// flag. (Without the flag, version 3 would have version 1's version hashes, and a store of
     /// version 1 would open with it unmigrated, as Core Data opens it.)
-    static func notes(in folder: TemporaryFolder) throws -> Bundle {
+    static func notes(in folder: TemporaryDirectory) throws -> Bundle {
         let inverse = """
             <relationship name="notes" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Note" inverseName="tag" inverseEntity="Note"/>
             """
@@ -173,7 +174,7 @@ import Testing
     }
 
     @Test func propertiesReaddedInALaterOpenReadNoOldValues() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let bundle = try Self.notes(in: folder)
         let url = folder.store()
         let uris = try Self.fill(url, model: bundle.version(1))
@@ -189,7 +190,7 @@ import Testing
     }
 
     @Test func propertiesReaddedInAChainOfVersionsReadNoOldValues() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let bundle = try Self.notes(in: folder)
         let url = folder.store()
         let uris = try Self.fill(url, model: bundle.version(1))

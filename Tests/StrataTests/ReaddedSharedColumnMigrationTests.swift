@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -14,7 +15,7 @@ import Testing
     /// version 2 removes the three from books (with `resized`, it adds a `size` on shelves too, so
     /// that the engine schema changes); version 3 adds them back on books (`score` now with the default 5) and
     /// a `color` on shelves.
-    static func library(in folder: TemporaryFolder, resized: Bool) throws -> ReaddedPropertyMigrationTests.Bundle {
+    static func library(in folder: TemporaryDirectory, resized: Bool) throws -> ReaddedPropertyMigrationTests.Bundle {
         func own(_ entity: String, inverse: String, score: String = "") -> String {
             """
             <attribute name="note" optional="YES" attributeType="String"/>
@@ -107,7 +108,7 @@ import Testing
     }
 
     @Test(arguments: [false, true]) func propertiesReaddedInALaterOpenReadNoOldValues(resized: Bool) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let bundle = try Self.library(in: folder, resized: resized)
         let url = folder.store()
         let uris = try Self.fill(url, model: bundle.version(1))
@@ -121,7 +122,7 @@ import Testing
     }
 
     @Test(arguments: [false, true]) func propertiesReaddedInAChainOfVersionsReadNoOldValues(resized: Bool) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let bundle = try Self.library(in: folder, resized: resized)
         let url = folder.store()
         let uris = try Self.fill(url, model: bundle.version(1))

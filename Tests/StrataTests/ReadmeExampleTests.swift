@@ -1,4 +1,6 @@
 import Foundation
+import StrataStore
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -124,7 +126,7 @@ enum ReadmeExamples {
     }
 
     @Test func theExamplesRunAsPrinted() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let modelURL = folder.url.appendingPathComponent("Company.xcdatamodel")
         try FileManager.default.createDirectory(at: modelURL, withIntermediateDirectories: true)
         try """

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -29,7 +30,7 @@ import Testing
     @Test(arguments: ["Journal", "Journal 1", "Commerce", "Podcasts"])
     func everyEntityRoundTrips(_ name: String) throws {
         Self.registerTransformers()
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, snapshots) = try SampleModelTests.storeEverything(
             try Self.model(name), reload: { try Self.model(name) }, at: folder.store(name))
         #expect(snapshots.count == container.managedObjectModel.entities.filter { !$0.isAbstract }.count * 2)
@@ -96,7 +97,7 @@ import Testing
     /// A default that is not a value of the attribute's type loads as no default, as Core Data
     /// loads it (``ModelQuirkTests`` has the other types).
     @Test func aFractionalIntegerDefaultGivesNoDefault() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = try ModelFileFixture.write(
             """
             <entity name="Invoice" representedClassName="Invoice" syncable="YES">
@@ -136,7 +137,7 @@ import Testing
         """, "invalidModel", "within itself"),
     ])
     func brokenIndexesAndCompositesAreRefused(_ body: String, _ code: String, _ mention: String) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = try ModelFileFixture.write(body, in: folder)
         let error = #expect(throws: ModelError.self) { try ManagedObjectModel(checkedContentsOf: url) }
         #expect(error?.code.name == code)
@@ -157,7 +158,7 @@ import Testing
         #expect(commerce.entitiesByName["Order"]?.indexes.first?.elements.map(\.propertyName) == ["customer", "placedAt"])
         #expect(commerce.entitiesByName["Category"]?.indexes.map(\.name) == ["nameIndex"], "indexed=YES stays a fetch index")
 
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: journal)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -195,7 +196,7 @@ import Testing
         #expect(model.entitiesByName["Subscription"]?.attributesByName["playbackSpeed"]?.defaultValue as? Float == 1)
         #expect(model.entitiesByName["Subscription"]?.attributesByName["autoDownload"]?.defaultValue as? Bool == true)
 
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -229,7 +230,7 @@ import Testing
         #expect(model.fetchRequestTemplate(forName: "Missing") == nil)
         #expect(model.fetchRequestFromTemplate(withName: "Missing", substitutionVariables: [:]) == nil)
 
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -293,7 +294,7 @@ import Testing
 /// Writes one-off model files for loading tests.
 enum ModelFileFixture {
     /// A `contents` file in `folder` whose model holds `body` (its first line is line 3).
-    static func write(_ body: String, in folder: TemporaryFolder, name: String = "Fixture") throws -> URL {
+    static func write(_ body: String, in folder: TemporaryDirectory, name: String = "Fixture") throws -> URL {
         let url = folder.url.appendingPathComponent("\(name).xcdatamodel")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         let text = """

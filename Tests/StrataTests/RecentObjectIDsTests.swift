@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -35,7 +36,7 @@ import Testing
     }
 
     @Test func refetchedObjectsGetTheIDsOfTheirOwnRowsAcrossEntitiesAndStores() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         try Self.save(["a1", "a2", "a3"], at: folder.store("A"), model: model)
         try Self.save(["b1", "b2", "b3"], at: folder.store("B"), model: model)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -17,7 +18,7 @@ import Testing
     }
 
     @Test func changedObjectsKeepTheirChangesAndTheOthersBecomeFaults() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         defer { try? container.close() }
         let reader = container.newBackgroundContext()
@@ -52,7 +53,7 @@ import Testing
 
     @Test(arguments: [-1.0, 0.0, 3600.0])
     func aRefreshedObjectReadsTheStoreWhateverTheStalenessInterval(interval: TimeInterval) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         defer { try? container.close() }
         let reader = container.newBackgroundContext()

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -29,7 +30,7 @@ import Testing
 
     /// Saves units Core and Labs, a head of Core, a role "lead" (level 1) and desk 1 on Core; returns
     /// the container, reopened when it is the engine store.
-    static func seeded(_ kind: ContractStoreKind, in folder: TemporaryFolder, model: ManagedObjectModel) throws -> PersistentContainer {
+    static func seeded(_ kind: ContractStoreKind, in folder: TemporaryDirectory, model: ManagedObjectModel) throws -> PersistentContainer {
         let container = try kind.container(named: "Units", in: folder, model: model)
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -74,7 +75,7 @@ import Testing
 
     @Test(arguments: ContractStoreKind.allCases)
     func aSecondObjectOnTheSameRelatedObjectFailsUnderTheErrorPolicy(kind: ContractStoreKind) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         let container = try Self.seeded(kind, in: folder, model: model)
         defer { try? container.close() }
@@ -104,7 +105,7 @@ import Testing
 
     @Test(arguments: ContractStoreKind.allCases)
     func aDuplicateOnARelationshipAndAnAttributeMergesIntoTheStoredObject(kind: ContractStoreKind) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         var container = try Self.seeded(kind, in: folder, model: model)
         let context = container.newBackgroundContext()

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -21,7 +22,7 @@ import Testing
     }
 
     @Test func toOneBecomesToManyAndOrderIsKept() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Pets")
         let before = try GraphModel.container(at: url, model: Self.model(toMany: false))
         let context = before.newBackgroundContext()

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -105,7 +106,7 @@ import Testing
     }
 
     @Test func settingEitherSideUpdatesTheInverse() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try Self.withContext(at: folder.store(), model: GraphModel.make()) { context throws in
             let research = Self.department("Research", in: context)
             let ann = Self.employee("Ann", in: context)
@@ -139,7 +140,7 @@ import Testing
     }
 
     @Test func movingAnEmployeeUpdatesBothDepartments() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try Self.withContext(at: folder.store(), model: GraphModel.make()) { context throws in
             let research = Self.department("Research", in: context)
             let sales = Self.department("Sales", in: context)
@@ -175,7 +176,7 @@ import Testing
     }
 
     @Test func oneToOneRelationshipsStayPaired() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         try Self.withContext(at: folder.store(), model: model) { context throws in
             let alice = try Self.make("Citizen", "Alice", in: context)
@@ -210,7 +211,7 @@ import Testing
     }
 
     @Test func manyToManyRelationshipsKeepBothSides() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         try Self.withContext(at: folder.store(), model: model) { context throws in
             let sam = try Self.make("Student", "Sam", in: context)
@@ -250,7 +251,7 @@ import Testing
     }
 
     @Test func orderedToManyKeepsItsOrderAcrossSaveAndReopen() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         try Self.withContext(at: folder.store(), model: model) { context throws in
             let mix = try Self.make("Playlist", "Mix", in: context)
@@ -283,7 +284,7 @@ import Testing
     }
 
     @Test func toManyWithoutInverseSurvivesSaveAndReopen() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         try Self.withContext(at: folder.store(), model: model) { context throws in
             let shelf = try Self.make("Shelf", "top", in: context)
@@ -304,7 +305,7 @@ import Testing
     }
 
     @Test func movingBetweenOrderedRelationships() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         try Self.withContext(at: folder.store(), model: model) { context throws in
             let first = try Self.make("Playlist", "first", in: context)
@@ -326,7 +327,7 @@ import Testing
     }
 
     @Test func deletesPropagateAtSaveWhenNotAtTheEndOfEachEvent() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -343,7 +344,7 @@ import Testing
     }
 
     @Test func nullifyRemovesTheDeletedObjectFromTheOtherSide() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try Self.withContext(at: folder.store(), model: GraphModel.make()) { context throws in
             let research = Self.department("Research", in: context)
             let ann = Self.employee("Ann", in: context, department: research)
@@ -372,7 +373,7 @@ import Testing
     }
 
     @Test func cascadeDeletesRecursively() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         try Self.withContext(at: folder.store(), model: model) { context throws in
             for regionName in ["North", "South"] {
@@ -406,7 +407,7 @@ import Testing
     }
 
     @Test func denyRefusesTheSaveAndKeepsTheChanges() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()
@@ -439,7 +440,7 @@ import Testing
     }
 
     @Test func noActionLeavesTheOtherSideAlone() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()

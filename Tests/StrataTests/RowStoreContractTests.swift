@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -12,7 +13,7 @@ enum ContractStoreKind: String, CaseIterable, CustomTestStringConvertible, Senda
     var testDescription: String { rawValue }
 
     /// A container on a store of this kind named `name` (the engine store is in `folder`).
-    func container(named name: String, in folder: TemporaryFolder, model: ManagedObjectModel) throws -> PersistentContainer {
+    func container(named name: String, in folder: TemporaryDirectory, model: ManagedObjectModel) throws -> PersistentContainer {
         guard self == .inMemory else { return try GraphModel.container(at: folder.store(name), model: model) }
         let container = PersistentContainer(name: name, managedObjectModel: model)
         let description = PersistentStoreDescription()
@@ -30,7 +31,7 @@ enum ContractStoreKind: String, CaseIterable, CustomTestStringConvertible, Senda
 /// `Book` >—< `Tag` (many-to-many), `Shelf.books` ordered to-many with the inverse `Book.shelf`.
 private final class ContractStore {
     let kind: ContractStoreKind
-    let folder = TemporaryFolder()
+    let folder = TemporaryDirectory()
     let model = ContractStore.makeModel()
     private(set) var container: PersistentContainer
 

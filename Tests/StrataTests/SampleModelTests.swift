@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -201,7 +202,7 @@ struct SamplePointTransformer: AttributeValueTransformer {
     @Test(arguments: ["Company", "Company 1", "Library", "Minimal"])
     func everyEntityAndAttributeRoundTrips(_ name: String) throws {
         let url = try #require(Self.models[name])
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = try ManagedObjectModel(checkedContentsOf: url)
         #expect(!model.entities.isEmpty)
         let (container, _) = try Self.storeEverything(model, reload: { try ManagedObjectModel(checkedContentsOf: url) }, at: folder.store(name))
@@ -212,7 +213,7 @@ struct SamplePointTransformer: AttributeValueTransformer {
     /// object ID attribute, transients, the ordered many-to-many and the model's default values.
     @Test func libraryValuesReadBackAsTheirTypes() throws {
         let url = try #require(Self.models["Library"])
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let metadata = ["genre": "essay", "language": "en"]
         var bookID: ManagedObjectID?
         var authorIDs: [ManagedObjectID] = []
@@ -268,7 +269,7 @@ struct SamplePointTransformer: AttributeValueTransformer {
     /// The Library model's configurations put Author and Book in one store and Tag in another.
     @Test func configurationsPlaceEntitiesInTheirStores() throws {
         let url = try #require(Self.models["Library"])
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         func open() throws -> (PersistentStoreCoordinator, catalog: PersistentStore, tagging: PersistentStore) {
             let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(checkedContentsOf: url))
             let catalog = try coordinator.addPersistentStore(type: .strata, configuration: "Catalog", at: folder.store("Catalog"))
@@ -332,7 +333,7 @@ struct SamplePointTransformer: AttributeValueTransformer {
             model.entitiesByName["Item"]!.properties.append(contentsOf: [point, missing])
             return model
         }
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var ids: [ManagedObjectID] = []
         do {
             let container = try GraphModel.container(at: folder.store(), model: try model())

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -7,7 +8,7 @@ import Testing
 @Suite struct SeedExampleTests {
     /// `NSEntityDescription.insertNewObject(forEntityName:into:)`, set a value, save, fetch back.
     @Test func guideExampleInsertSaveAndFetchBack() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store())
             let context = container.newBackgroundContext()
@@ -41,7 +42,7 @@ import Testing
         let base = ModelBuilder.entity("Shape", [ModelBuilder.attribute("name", .string)], isAbstract: true)
         let circle = ModelBuilder.entity("Circle", [ModelBuilder.attribute("radius", .double)])
         base.subentities = [circle]
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([base, circle]))
         let context = container.newBackgroundContext()
         context.performAndWait {
@@ -87,7 +88,7 @@ import Testing
         let ownedBy = ModelBuilder.relationship("owner", from: item, to: owner)
         ModelBuilder.inverse(items, ownedBy)
         let model = ModelBuilder.model([item, owner])
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let uuid = UUID()
         let date = Date(timeIntervalSinceReferenceDate: 700_000_000.25)
         let url = URL(string: "https://example.com/seed?x=1")!
@@ -156,7 +157,7 @@ import Testing
     /// An object created without a context, filled, then inserted (Core Data's
     /// `init(entity:insertInto: nil)` followed by `insert(_:)`).
     @Test func objectCreatedWithoutAContextIsSavedOnceInserted() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -187,7 +188,7 @@ import Testing
     /// `changedValues()`, `committedValues(forKeys:)`, `hasChanges` and the context's sets as
     /// values change and are saved.
     @Test func changeTrackingThroughTheKeyValueAPI() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -220,7 +221,7 @@ import Testing
     /// A store opened read-only refuses saves with `persistentStoreSave`; the context keeps its
     /// changes.
     @Test func readOnlyStoresRefuseSaves() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store())
             let context = container.newBackgroundContext()
@@ -249,7 +250,7 @@ import Testing
 
     /// An unknown key and a value of the wrong type throw `keyValueValidation` and change nothing.
     @Test func unknownKeysAndWrongTypesThrowAndStoreNothing() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -303,7 +304,7 @@ import Testing
     /// The same graph through typed subclasses: `init(context:)`, `@Managed` properties and
     /// `fetchRequest()`.
     @Test func typedSubclassesRoundTrip() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store())
             let context = container.newBackgroundContext()

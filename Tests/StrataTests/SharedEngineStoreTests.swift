@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -14,7 +15,7 @@ import Testing
     }
 
     @Test func twoContainersOnOneStoreSeeEachOthersSaves() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let first = try GraphModel.container(at: folder.store())
         let second = try GraphModel.container(at: folder.store())
         #expect(first.persistentStoreCoordinator.persistentStores[0].engineStore === second.persistentStoreCoordinator.persistentStores[0].engineStore)
@@ -61,7 +62,7 @@ import Testing
     }
 
     @Test func closingOneContainerLeavesTheOtherWorkingAndTheLastReleasesTheLock() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let first = try GraphModel.container(at: url)
         let second = try GraphModel.container(at: url)
@@ -89,7 +90,7 @@ import Testing
     }
 
     @Test func eachContainerKeepsItsOwnDurability() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let relaxed = try GraphModel.container(at: folder.store())
         let durable = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
         durable.persistentStoreDescriptions = [PersistentStoreDescription(url: folder.store())]
@@ -117,7 +118,7 @@ import Testing
     }
 
     @Test func anotherModelOnAnOpenStoreIsRefusedAndTheStoreKeepsWorking() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         #expect {
             try GraphModel.container(at: folder.store(), model: RelationshipTests.model())
@@ -137,7 +138,7 @@ import Testing
         let tag = ModelBuilder.entity("Tag", [ModelBuilder.attribute("name", .string)])
         tag.uniquenessConstraints = [["name"]]
         let model = ModelBuilder.model([tag])
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let containers = try [GraphModel.container(at: folder.store(), model: model), GraphModel.container(at: folder.store(), model: model)]
         let saved = Locked(0)
         let refused = Locked(0)
@@ -170,7 +171,7 @@ import Testing
     /// A container released without closing stops holding the shared store: closing the other
     /// one releases the lock.
     @Test func aContainerReleasedWithoutClosingDoesNotKeepTheStoreOpen() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         var forgotten: PersistentContainer? = try GraphModel.container(at: url)
         weak let released = forgotten

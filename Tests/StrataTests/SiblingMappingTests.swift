@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -28,7 +29,7 @@ import Testing
     /// Two revisions, each with content and title values, saved, then read back after a reopen.
     @Test(arguments: [true, false])
     func relationshipsToOneDestinationWithDifferentInversesStayApart(siblings: Bool) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.diffModel(siblings: siblings)
         try RelationshipTests.withContext(at: folder.store(), model: model) { context throws in
             for revision in ["r1", "r2"] {
@@ -91,7 +92,7 @@ import Testing
     }
 
     @Test func siblingPropertiesOfOneNameAndDifferentTypesRoundTrip() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.postModel()
         try RelationshipTests.withContext(at: folder.store(), model: model) { context throws in
             let article = try RelationshipTests.make("Article", "essay", in: context)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -57,7 +58,7 @@ import Testing
     }
 
     @Test func aChainWithACustomStageRunsItsHandlersOnTheStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         let events = Events()
@@ -94,7 +95,7 @@ import Testing
     }
 
     @Test func aHandlerErrorLeavesTheStoreAtTheVersionReached() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         let events = Events()
@@ -121,7 +122,7 @@ import Testing
     }
 
     @Test func aChecksumNoModelHasFailsAndKeepsTheStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         let v1 = try ShopModels.version("Shop")
@@ -139,7 +140,7 @@ import Testing
         #expect(reference.resolvedModel.entitiesByName["Supplier"] != nil)
 
         // A name or checksum no model has fails the migration and keeps the store.
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         let v1 = try ShopModels.version("Shop")

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -33,7 +34,7 @@ import Testing
     }
 
     @Test func destroyRemovesTheAddedStoreAndItsFiles() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Destroyed")
         let (coordinator, _) = try Self.coordinator(at: url)
         try Self.insert(["Ada"], into: coordinator)
@@ -45,7 +46,7 @@ import Testing
     }
 
     @Test func destroyRefusesAStoreOpenElsewhereAndKeepsIt() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Open")
         let (owner, store) = try Self.coordinator(at: url)
         try Self.insert(["Ada"], into: owner)
@@ -57,7 +58,7 @@ import Testing
     }
 
     @Test func replaceCopiesTheSourceOverTheDestination() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let source = folder.store("Source"), destination = folder.store("Destination")
         for (url, names) in [(source, ["Ada", "Grace"]), (destination, ["Linus"])] {
             let (coordinator, store) = try Self.coordinator(at: url)
@@ -73,7 +74,7 @@ import Testing
     }
 
     @Test func migrateAddsACopyInThePlaceOfTheStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let original = folder.store("Original"), copy = folder.store("Copy")
         let (coordinator, store) = try Self.coordinator(at: original)
         try Self.insert(["Ada"], into: coordinator)
@@ -92,7 +93,7 @@ import Testing
     }
 
     @Test func storeMetadataIsReadAndWrittenThroughTheStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store("Metadata")
         do {
             let (coordinator, store) = try Self.coordinator(at: url)

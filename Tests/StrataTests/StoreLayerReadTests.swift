@@ -1,5 +1,6 @@
 import Foundation
 import StrataStore
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -36,7 +37,7 @@ struct StoreLayerReadTests {
     }
 
     @Test func aSecondContextsFaultIsServedFromTheCoordinatorsRowCache() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let uris = try Self.seed(container, count: 20)
         let coordinator = container.persistentStoreCoordinator
@@ -55,7 +56,7 @@ struct StoreLayerReadTests {
     }
 
     @Test func aSaveInvalidatesTheRowCacheForEveryContextAndCoordinator() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let uris = try Self.seed(container, count: 10)
         let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: uris[3]))
@@ -89,7 +90,7 @@ struct StoreLayerReadTests {
     }
 
     @Test func theRowCacheIsBoundedAndServesARowOnlyAtTheSequenceItWasReadAt() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         _ = try Self.seed(container, count: 3)
         let store = try #require(container.persistentStoreCoordinator.persistentStores.first)
@@ -112,7 +113,7 @@ struct StoreLayerReadTests {
     }
 
     @Test func fetchedObjectsDecodeOnlyWhatIsReadAndKeepEveryValueThroughChangesAndReopen() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try GraphModel.container(at: folder.store())
         _ = try Self.seed(container, count: 50)
         let context = container.newBackgroundContext()
@@ -156,7 +157,7 @@ struct StoreLayerReadTests {
     }
 
     @Test func anOrderedWalkThatAcceptsFewRowsReadsPastItsFirstReachAndMatchesAScan() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try GraphModel.container(at: folder.store())
         // One row in 40 is active: fewer than the walk's first reach of 16 keys per row needed.
         _ = try Self.seed(container, count: 2_000, activeEvery: 40)
@@ -190,7 +191,7 @@ struct StoreLayerReadTests {
     }
 
     @Test func aRepeatedOrderedWalkReadsTheRowCacheAndSeesEverySaveAfterIt() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let uris = try Self.seed(container, count: 300, activeEvery: 3)
         /// The names and salaries of the 20 best-paid active employees, fetched by a new context

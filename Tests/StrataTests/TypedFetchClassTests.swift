@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -36,7 +37,7 @@ final class TypedFetchDog: TypedFetchAnimal {
 
     /// Saves two animals and two dogs, reopens the store and calls `body` with a new context.
     static func withSavedAnimals(_ body: (ManagedObjectContext) throws -> Void) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         do {
             let container = try GraphModel.container(at: folder.store(), model: model)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -7,7 +8,7 @@ import Testing
 /// what it sets is saved and read back after reopening, as setting it with `setValue(_:forKey:)`.
 @Suite struct TypedToOneSetterTests {
     @Test func aTypedToOneSetterKeepsTheInverseInStepAndIsSaved() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         var container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         let ids = try context.performAndWait {

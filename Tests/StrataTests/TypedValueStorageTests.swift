@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -47,7 +48,7 @@ final class EveryTypeRecord: ManagedObject {
     static func withNewRecord(
         _ body: (EveryTypeRecord, ManagedObjectContext) throws -> Void, then: (PersistentContainer) throws -> Void = { _ in }
     ) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: everyTypeModel())
         defer { try? container.close() }
         let context = container.newBackgroundContext()
@@ -87,7 +88,7 @@ final class EveryTypeRecord: ManagedObject {
     }
 
     @Test func everyTypedValueRoundTripsWithItsTypeThroughAReopen() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let when = Date(timeIntervalSince1970: 1_700_000_000.25)
         let identifier = UUID()
         do {
@@ -182,7 +183,7 @@ final class EveryTypeRecord: ManagedObject {
     }
 
     @Test func changesToEveryPropertyOfAWideEntityAreTrackedAndSaved() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store(), model: Self.wideModel())
             let context = container.newBackgroundContext()
@@ -239,7 +240,7 @@ final class EveryTypeRecord: ManagedObject {
     /// when the row is loaded. Both read the related object, the same one each time, and a
     /// change to either is saved.
     @Test func toOneReferencesOnEitherSideOfSlot64OfALazilyLoadedObjectRead() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store(), model: Self.wideModelWithReferences())
             let context = container.newBackgroundContext()

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -125,7 +126,7 @@ import Testing
 /// inverses, deletes with their cascades, saves, rollback and reset.
 @Suite struct ContextUndoTests {
     /// A container at a new store, its background context with an undo manager, and the folder.
-    static func setUp(_ folder: TemporaryFolder) throws -> (PersistentContainer, ManagedObjectContext) {
+    static func setUp(_ folder: TemporaryDirectory) throws -> (PersistentContainer, ManagedObjectContext) {
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         context.undoManager = UndoManager()
@@ -139,7 +140,7 @@ import Testing
     }
 
     @Test func contextsHaveNoUndoManagerByDefault() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         defer { try? container.close() }
         #expect(container.newBackgroundContext().undoManager == nil)
@@ -147,7 +148,7 @@ import Testing
     }
 
     @Test func editUndoRedoAcrossRelationshipsAndCascadingDeletes() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, context) = try Self.setUp(folder)
         let research = context.performAndWait {
             let research = Department(context: context)
@@ -206,7 +207,7 @@ import Testing
     }
 
     @Test func undoAfterSaveMakesTheContextDirtyAgain() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, context) = try Self.setUp(folder)
         let ada = try context.performAndWait {
             let ada = Employee(context: context)
@@ -246,7 +247,7 @@ import Testing
     }
 
     @Test func undoAfterARefreshStartsFromTheRefreshedState() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, context) = try Self.setUp(folder)
         defer { try? container.close() }
         let ada = try context.performAndWait {
@@ -266,7 +267,7 @@ import Testing
     }
 
     @Test func explicitGroupsSpanEventsAndDisabledChangesAreNotRecorded() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, context) = try Self.setUp(folder)
         defer { try? container.close() }
         let manager = try #require(context.undoManager)
@@ -294,7 +295,7 @@ import Testing
     }
 
     @Test func manyToManyAndOrderedRelationshipsUndoThroughASave() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try RelationshipTests.withContext(at: folder.store()) { context throws in
             context.undoManager = UndoManager()
             let ann = try RelationshipTests.make("Student", "Ann", in: context)
@@ -335,7 +336,7 @@ import Testing
     }
 
     @Test func rollbackAndResetClearTheUndoStack() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let (container, context) = try Self.setUp(folder)
         defer { try? container.close() }
         context.performAndWait {

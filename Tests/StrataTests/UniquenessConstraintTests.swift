@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -20,7 +21,7 @@ import Testing
     }
 
     @Test func duplicatesAreRejectedAgainstTheStoreAndWithinASave() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store("Members"), model: Self.model())
         defer { try? container.close() }
         let context = container.newBackgroundContext()

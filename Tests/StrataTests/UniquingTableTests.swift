@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -17,12 +18,12 @@ import Testing
     /// the objects listed do.
     @Test(arguments: [UInt64(1), 2, 3])
     func tableFollowsADictionary(seed: UInt64) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         let entities = [try #require(container.managedObjectModel.entitiesByName["Employee"]),
                         try #require(container.managedObjectModel.entitiesByName["Department"])]
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let far = Int64(UniquingTable.groupLimit * UniquingTable.groupSize * UniquingTable.pageSize)
         // Keys that fill pages, keys on both sides of the pages' reach, and one key in two stores.
         var ids: [ManagedObjectID] = []

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func oneInstancePerRecordPerContext() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let ids = try Self.seed(container)
         let context = container.newBackgroundContext()
@@ -54,7 +55,7 @@ import Testing
     }
 
     @Test func insertedObjectKeepsItsInstanceThroughSave() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -72,7 +73,7 @@ import Testing
     }
 
     @Test func contextsHaveTheirOwnInstances() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let ids = try Self.seed(container)
         let one = container.newBackgroundContext()
@@ -92,7 +93,7 @@ import Testing
     /// Registered objects without changes are held weakly: they go away when the application
     /// releases them. Objects with changes stay until saved.
     @Test func registeredObjectsAreWeakUnlessChanged() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let ids = try Self.seed(container)
         let context = container.newBackgroundContext()
@@ -140,7 +141,7 @@ import Testing
     }
 
     @Test func retainsRegisteredObjectsKeepsThem() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let ids = try Self.seed(container)
         let context = container.newBackgroundContext()

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -61,7 +62,7 @@ final class GenericPlainGadget<Tag>: ManagedObject {}
 
     @Test(arguments: ["Rejecting", "Inheriting"])
     func anOverrideStillValidatesEveryValue(entity: String) throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()
@@ -81,7 +82,7 @@ final class GenericPlainGadget<Tag>: ManagedObject {}
     }
 
     @Test func theModelsChecksFailTheSaveWithoutACall() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()

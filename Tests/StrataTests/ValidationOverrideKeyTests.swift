@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -31,7 +32,7 @@ final class CrossCheckedObject: ManagedObject {
     }
 
     @Test func anOverrideAskingAboutAnotherKeyGetsThatKeysRules() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let model = Self.model()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()

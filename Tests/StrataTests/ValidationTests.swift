@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -94,7 +95,7 @@ final class CheckedObject: ManagedObject {
     }
 
     @Test func validateValueChecksEachRule() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -130,7 +131,7 @@ final class CheckedObject: ManagedObject {
     }
 
     @Test func saveReportsEachRuleItBreaks() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         let context = container.newBackgroundContext()
         try context.performAndWait {
@@ -173,7 +174,7 @@ final class CheckedObject: ManagedObject {
     /// Several objects failing at once: one `validationMultipleErrors` error listing each
     /// failure; the context keeps its changes, nothing is stored, and a fixed save succeeds.
     @Test func severalFailuresAreReportedTogetherAndTheContextKeepsItsChanges() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store(), model: Self.model())
             let context = container.newBackgroundContext()
@@ -236,7 +237,7 @@ final class CheckedObject: ManagedObject {
     }
 
     @Test func subclassesAddTheirOwnRules() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         let context = container.newBackgroundContext()
         try context.performAndWait {

@@ -1,5 +1,6 @@
 import Foundation
 import StrataStore
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -36,7 +37,7 @@ import Testing
     }
 
     @Test func aValueOnlyChangeRewritesInPlaceKeepingIDsAndHistory() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try InPlaceMigrationTests.fill(url)
         let before = try Store.storedSchema(at: url)
@@ -56,7 +57,7 @@ import Testing
     }
 
     @Test func interruptedBeforeItsManifestLeavesTheOldStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try InPlaceMigrationTests.fill(url)
         // A kill after the pending metadata was written, before the manifest: the stored schema
@@ -74,7 +75,7 @@ import Testing
     }
 
     @Test func interruptedAfterItsManifestLeavesTheNewStore() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let url = folder.store()
         let filled = try InPlaceMigrationTests.fill(url)
         let source = GraphModel.make(), destination = Self.notesRequired()

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 @testable import Strata
 
@@ -182,7 +183,7 @@ final class UnregisteredCodegenGadget: ManagedObject {
     }
 
     @Test func everyGeneratedAccessorWorksAndTheGraphIsSavedAndReopened() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try Self.seed(folder.store())
         // A fresh coordinator and model on the same store directory.
         try Self.checkSaved(folder.store())
@@ -191,7 +192,7 @@ final class UnregisteredCodegenGadget: ManagedObject {
     /// A new process, with no registration call and no instance created before the fetch, gets
     /// the generated classes from the model's plain class names.
     @Test func aFreshProcessFetchesTheGeneratedClassesWithoutRegistration() async throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try Self.seed(folder.store())
         let path = folder.store().path
         await #expect(processExitsWith: .success) { [path = path as String] in
@@ -208,7 +209,7 @@ final class UnregisteredCodegenGadget: ManagedObject {
         #expect(ManagedKeyPathNames.name(of: \XcodeDepartment.budget) == "budget")
         #expect(ManagedKeyPathNames.name(of: \XcodeEmployee.department?.name) == "department.name")
         #expect(ManagedKeyPathNames.name(of: \XcodeProject.title) == "title")
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         try Self.seed(folder.store())
         let container = try Self.container(folder.store())
         defer { try? container.close() }
@@ -226,9 +227,9 @@ final class UnregisteredCodegenGadget: ManagedObject {
     @Test func plainClassNamesFindUnregisteredClasses() throws {
         #expect(ManagedObjectClassRegistry.recordedClass(named: "UnregisteredCodegenGadget") == UnregisteredCodegenGadget.self)
         #expect(ManagedObjectClassRegistry.recordedClass(named: "NoSuchCodegenClassAnywhere") == nil)
-        #expect(ManagedObjectClassRegistry.recordedClass(named: "TemporaryFolder") == nil, "not a ManagedObject subclass")
+        #expect(ManagedObjectClassRegistry.recordedClass(named: "TemporaryDirectory") == nil, "not a ManagedObject subclass")
         let entity = ModelBuilder.entity("CodegenGadget", [ModelBuilder.attribute("label", .string)], className: "UnregisteredCodegenGadget")
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([entity]))
         defer { try? container.close() }
         let context = container.newBackgroundContext()
@@ -241,7 +242,7 @@ final class UnregisteredCodegenGadget: ManagedObject {
     /// The proxies of `mutableSetValue(forKey:)` and `mutableOrderedSetValue(forKey:)` have
     /// `NSMutableSet`'s and `NSMutableOrderedSet`'s members, saved and read back.
     @Test func mutableProxiesHaveFoundationsMembers() throws {
-        let folder = TemporaryFolder()
+        let folder = TemporaryDirectory()
         let container = try Self.container(folder.store())
         defer { try? container.close() }
         let context = container.newBackgroundContext()

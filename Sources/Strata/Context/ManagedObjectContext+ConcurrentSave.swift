@@ -1,5 +1,5 @@
 import Logging
-import StrataStore
+internal import StrataStore
 
 private let logger = Logger(label: "strata.save")
 

@@ -1,5 +1,5 @@
 import OrderedCollections
-import StrataStore
+internal import StrataStore
 
 extension ManagedObjectContext {
     /// Checks the uniqueness constraints of every inserted and updated object against the store

@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// How dictionary results are built from a request's properties.
 enum DictionaryResults {

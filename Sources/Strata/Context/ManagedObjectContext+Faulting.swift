@@ -1,6 +1,6 @@
 import Foundation
 import OrderedCollections
-import StrataStore
+internal import StrataStore
 
 extension ManagedObjectContext {
     /// Loads a fault's values from its row (one store read, none when the engine caches the block).

@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 extension ManagedObjectContext {
     /// The objects (or IDs, dictionaries, or count) a fetch request matches, from the stores and

@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// One result of a fetch before it takes the form the request asks for.
 enum FetchCandidate {

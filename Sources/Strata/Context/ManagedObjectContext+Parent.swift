@@ -1,5 +1,6 @@
 import Foundation
 import OrderedCollections
+internal import StrataStore
 
 /// What a context keeps for nested contexts: its parent, the automatic merging of saves, and
 /// the permanent IDs of the objects its children saved into it.

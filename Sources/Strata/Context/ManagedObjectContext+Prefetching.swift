@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 extension ManagedObjectContext {
     /// The objects of `ids`, in order, realized: registered objects as they are (faults

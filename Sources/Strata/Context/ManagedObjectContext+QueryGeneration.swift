@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 extension ManagedObjectContext {
     /// The generation the context reads, or `nil` when it is not pinned and reads the stores'

@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 extension ManagedObjectContext {
     /// Whether a stored row meets `predicate`, reading the row's attribute and to-one columns

@@ -1,6 +1,6 @@
 import Foundation
 import OrderedCollections
-import StrataStore
+internal import StrataStore
 
 extension ManagedObjectContext {
     /// Saves the context's changes to the stores as one transaction per store (Core Data's

@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 extension PersistentStore {
     /// Whether the store refuses saves (Core Data's `isReadOnly`): it was added with

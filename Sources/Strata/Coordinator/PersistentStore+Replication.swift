@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+package import StrataStore
 
 /// Takes part in every save to a store, so that the store stays a replica of a shared dataset:
 /// StrataMirror's PostgreSQL mirror implements it. Package API, in the engine's terms

@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+public import StrataStore
 import Synchronization
 
 /// A store added to a coordinator: a Strata store directory or an in-memory store.

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import StrataStore
+internal import StrataStore
 import Synchronization
 
 /// Connects contexts to stores: opens stores for a model, maps entities to rows, assigns

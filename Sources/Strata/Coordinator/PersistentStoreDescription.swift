@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+public import StrataStore
 
 /// How to add a store to a coordinator or container (Core Data's `NSPersistentStoreDescription`).
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// A store's rows as of a pinned sequence: the store's rows, except those changed since, which
 /// are read from the pre-images the generation log kept (and left out when they were inserted

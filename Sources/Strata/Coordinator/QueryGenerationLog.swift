@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 import Synchronization
 
 /// The row versions a store's pinned query generations still read: while any generation is

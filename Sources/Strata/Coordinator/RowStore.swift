@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 import Synchronization
 
 /// What the coordinator needs from a store: rows by key, scans, fetch-index lookups, commits.

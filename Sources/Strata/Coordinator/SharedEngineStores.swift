@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 import Synchronization
 
 /// The writable engine stores open in this process, by store directory.

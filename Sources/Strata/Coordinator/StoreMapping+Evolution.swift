@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 extension StoreMapping {
     /// The prefix of the name of a column or entity no longer in the model, kept so that rows

@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 /// How a model's entities are laid out as engine entities, rows and columns.
 ///

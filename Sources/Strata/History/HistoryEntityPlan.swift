@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 /// What turning the history changes of one entity into ``PersistentHistoryChange``s needs,
 /// worked out once for a history fetch rather than for every change: the entity's layout, its

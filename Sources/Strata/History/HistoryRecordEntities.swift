@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 /// The concrete entities of the objects one history record's relationship changes name (the
 /// owners of to-many relationships whose pairs or inverse to-one columns the record changed),

@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// Turns stored rows of one entity kept by the history into values of the object graph: the
 /// entity's attributes and to-one relationships with their columns, worked out once, so that

@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 /// A to-one relationship whose column also keeps a to-many inverse (a one-to-many relationship
 /// kept through the inverse's foreign key).

@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 /// One side of a to-many relationship kept in a join entity.
 private struct JoinSide {

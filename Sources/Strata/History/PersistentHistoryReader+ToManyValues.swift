@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// One change of a join entity's row (a to-many pair) in the history.
 private struct PairChange {

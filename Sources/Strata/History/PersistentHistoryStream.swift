@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// The live tail of a store's persistent history: every transaction after a token, then each
 /// new one as it commits, once each and in order. Not in Core Data.

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import StrataStore
+public import StrataStore
 
 private let logger = Logger(label: "strata.history")
 

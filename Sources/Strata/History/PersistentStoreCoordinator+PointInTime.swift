@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 extension PersistentStoreCoordinator {
     /// The committed values of the object `objectID` as they were at `token`: its attributes and

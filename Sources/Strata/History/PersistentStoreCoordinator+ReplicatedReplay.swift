@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 extension PersistentStoreCoordinator {
     /// Replays the history of `source` into `store` (whose engine store is `engine`) through

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import StrataStore
+internal import StrataStore
 
 private let logger = Logger(label: "strata.migration")
 

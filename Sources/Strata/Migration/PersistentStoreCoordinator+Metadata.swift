@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 extension PersistentStoreCoordinator {
     /// The metadata of the store at `url`, read without adding it (Core Data's

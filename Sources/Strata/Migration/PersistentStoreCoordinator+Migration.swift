@@ -1,7 +1,7 @@
-import CStrataSupport
+internal import CStrataSupport
 import Foundation
 import Logging
-import StrataStore
+internal import StrataStore
 
 #if canImport(Glibc)
 import Glibc

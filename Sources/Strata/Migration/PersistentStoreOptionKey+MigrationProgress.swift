@@ -1,4 +1,4 @@
-import StrataStore
+public import StrataStore
 
 extension PersistentStoreOptionKey {
     /// `@Sendable (LogRewriteProgress) -> Void`: called after each segment of the log a lightweight

@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 /// Works out how an ``InPlaceRewrite`` converts each stored row: which engine entity each
 /// hierarchy and join entity becomes, and for each entity tag, how the new row's columns are

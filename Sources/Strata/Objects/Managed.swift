@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// A typed, change-tracked property of a `ManagedObject` subclass: Core Data's `@NSManaged`.
 ///

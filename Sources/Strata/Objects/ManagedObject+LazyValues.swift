@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// A stored row an object holds instead of its decoded values: a slot is decoded from it when
 /// it is read (``ManagedObject/slotValue(_:)``), so columns never read are never turned into

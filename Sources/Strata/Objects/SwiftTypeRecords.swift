@@ -1,4 +1,4 @@
-import CStrataSupport
+internal import CStrataSupport
 
 /// The Swift types the loaded images declare, found through their type metadata records (the
 /// `swift5_types` sections the runtime enumerates), with no instance and no registration: how

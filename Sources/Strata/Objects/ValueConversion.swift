@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// Converts attribute values between what users set, what objects hold and what the engine stores.
 enum ValueConversion {

@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// A lookup in the fetch index of one column of the fetched hierarchy.
 struct IndexLookup {

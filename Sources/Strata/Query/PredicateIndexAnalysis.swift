@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// What the fetch indexes can do for a predicate on one entity hierarchy.
 enum PredicateIndexAnalysis {

@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// An entity rows of a fetch may hold, with what making its objects needs; a class, so that
 /// looking it up for each row costs one reference count.

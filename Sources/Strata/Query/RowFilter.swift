@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// A predicate compiled for the rows of one store: comparisons of a column with a constant
 /// become tests of the row's `Value` (as a fetch index compares), with no conversion of values

@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 /// Finds the rows that share the values of a uniqueness constraint with rows a batch request
 /// writes: stored rows, and rows written earlier in the same request.

@@ -1,5 +1,5 @@
 import OrderedCollections
-import StrataStore
+internal import StrataStore
 
 /// The rows a ``BatchDeleteRequest`` deletes and the rows it changes to keep relationships
 /// consistent, computed from the stores without materializing objects.

@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// The commit of a ``BatchInsertRequest``: new rows, and existing rows updated by upserts.
 ///

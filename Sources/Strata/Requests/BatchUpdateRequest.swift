@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 /// What executing a ``BatchUpdateRequest`` returns in its ``BatchUpdateResult/result`` (Core
 /// Data's `NSBatchUpdateRequestResultType`).

@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// Converts the values batch requests are given into stored values.
 enum BatchValues {

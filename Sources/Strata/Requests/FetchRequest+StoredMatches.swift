@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 /// The stored objects a batch request works on, found by one fetch of the stores (the
 /// engine's rows tested against the predicate where they lie), with the rows it read.

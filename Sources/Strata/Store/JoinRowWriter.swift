@@ -1,5 +1,5 @@
 import OrderedCollections
-import StrataStore
+internal import StrataStore
 
 /// Writes the join rows of one transaction: the rows that keep a many-to-many or ordered
 /// to-many relationship in a join entity, one row per (owner, other) pair with its position.

@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 import Synchronization
 
 /// The coordinator's row cache: the stored rows its contexts' faults read, shared by every

@@ -1,6 +1,6 @@
 import Foundation
 import OrderedCollections
-import StrataStore
+internal import StrataStore
 
 /// Turns a stored row into object values, slot by slot (the store layer's decoding).
 ///

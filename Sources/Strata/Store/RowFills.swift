@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 /// How a save makes the stored rows of its objects (entity tag, attributes and to-one
 /// references), decided once a save for each entity from its runtime and layout and kept in

@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 /// The part of one save that one store receives (the role of Core Data's
 /// `NSSaveChangesRequest` as a store gets it): the objects it inserts, updates and deletes, who

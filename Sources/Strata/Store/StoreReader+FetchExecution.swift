@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// A stored row a fetch matched, not made an object yet.
 struct StoredMatch {

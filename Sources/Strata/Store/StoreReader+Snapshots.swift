@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// The stored state of one object, as the store layer reads it for a context to realize the
 /// object: its concrete entity (from the row's tag), the entity's layout and the row.

@@ -1,6 +1,6 @@
 import Foundation
 import OrderedCollections
-import StrataStore
+internal import StrataStore
 
 extension StoreReader {
     /// The IDs a to-many relationship of the saved object `id` (of `entity`) holds in this

@@ -1,5 +1,5 @@
 import Foundation
-import StrataStore
+internal import StrataStore
 
 /// The read side of the store layer for one store (the role of Core Data's
 /// `NSIncrementalStore`): loads the snapshot of an object ID, through the coordinator's

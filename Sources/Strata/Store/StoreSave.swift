@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 /// What a save writes to one store (``StoreWriter/save(for:makingRowsAsEncoded:)``): an engine
 /// transaction and, when the save only inserts many objects, their rows, made as the engine

@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 extension StoreWriter {
     /// The optimistic-locking conflict of saving `object` (updated or deleted, stored in this

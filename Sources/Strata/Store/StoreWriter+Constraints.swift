@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 extension StoreWriter {
     /// The ID of a stored object of `owner` (the entity declaring the constraint) or a

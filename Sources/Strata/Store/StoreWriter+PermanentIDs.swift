@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 extension StoreWriter {
     /// Permanent IDs in this store for `objects` (new objects of entities it holds), in their

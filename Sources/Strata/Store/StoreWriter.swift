@@ -1,6 +1,6 @@
 import Foundation
 import OrderedCollections
-import StrataStore
+internal import StrataStore
 
 /// The write side of the store layer for one store (the role of Core Data's
 /// `NSIncrementalStore` saving a request): turns a save's ``StoreChangeSet`` into one engine

@@ -1,4 +1,4 @@
-import StrataStore
+internal import StrataStore
 
 /// A stored row as the store layer hands it to objects and the row cache: the engine's rows as
 /// their encoded bytes (``EncodedRow``, a few dozen bytes decoded column by column when read),

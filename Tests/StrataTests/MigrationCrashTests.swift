@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestSupport
 import Testing
 
 /// `strata migrate` killed with SIGKILL at random points of a migration that rewrites the store:

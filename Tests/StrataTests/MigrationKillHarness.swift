@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestSupport
 import Testing
 
 /// What the migration kill tests share: model versions written as `.xcdatamodel` files, a store
@@ -44,7 +45,7 @@ enum MigrationKillHarness {
     static func migrateThenKill(
         _ pristine: URL, to model: URL, in directory: TemporaryDirectory, iterations: Int = 10, check: (URL) throws -> Void
     ) throws -> String {
-        let strata = try CLITests.executable().path
+        let strata = try BuiltExecutable.url(named: "strata").path
         let complete = directory.store("Complete")
         try FileManager.default.copyItem(at: pristine, to: complete)
         let started = ContinuousClock.now
@@ -70,7 +71,7 @@ enum MigrationKillHarness {
     /// The output of `strata migrate --dry-run` from `pristine` to `model`, which must succeed.
     static func dryRun(_ pristine: URL, to model: URL, in directory: TemporaryDirectory) throws -> String {
         let (end, output) = try ChildProcess.run(
-            try CLITests.executable().path, ["migrate", pristine.path, "--model", model.path, "--dry-run"],
+            try BuiltExecutable.url(named: "strata").path, ["migrate", pristine.path, "--model", model.path, "--dry-run"],
             stderrPath: directory.path + "/dry.err")
         #expect(end == .exited(0), "\(output)")
         return output

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataStore
+import StrataTestSupport
 import Testing
 
 /// `strata migrate`'s progress: a rewrite in place prints one line per segment of the log it
@@ -19,7 +20,7 @@ import Testing
         }
         let segments = try FileManager.default.contentsOfDirectory(atPath: url.path + "/segments").filter { $0.hasSuffix(".log") }.count
         #expect(segments >= 1)
-        let strata = try CLITests.executable().path
+        let strata = try BuiltExecutable.url(named: "strata").path
 
         let (dryEnd, dryOutput) = try ChildProcess.run(
             strata, ["migrate", url.path, "--model", models[1].path, "--dry-run"], stderrPath: directory.path + "/dry.err")

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestSupport
 import Testing
 
 /// `strata migrate` adding a uniqueness constraint, made in place after the stored objects are
@@ -64,14 +65,14 @@ import Testing
         let models = try MigrationKillHarness.writeModels([Self.version1, Self.version2], in: directory)
         let (pristine, uris) = try Self.pristine(models, in: directory, duplicate: true)
         let (dryEnd, dryOutput) = try ChildProcess.run(
-            try CLITests.executable().path, ["migrate", pristine.path, "--model", models[1].path, "--dry-run"],
+            try BuiltExecutable.url(named: "strata").path, ["migrate", pristine.path, "--model", models[1].path, "--dry-run"],
             stderrPath: directory.path + "/dry.err")
         let dryErrors = try String(contentsOfFile: directory.path + "/dry.err", encoding: .utf8)
         #expect(dryEnd != .exited(0), "a dry run finds the duplicates the migration would fail on: \(dryOutput)")
         #expect(dryOutput.contains("Method: in place") && !dryOutput.contains("Stored objects:"), "\(dryOutput)")
         #expect(dryErrors.contains("134111") && dryErrors.contains("name = \"item 0\""), "\(dryErrors)")
         let (end, output) = try ChildProcess.run(
-            try CLITests.executable().path, ["migrate", pristine.path, "--model", models[1].path], stderrPath: directory.path + "/failed.err")
+            try BuiltExecutable.url(named: "strata").path, ["migrate", pristine.path, "--model", models[1].path], stderrPath: directory.path + "/failed.err")
         let errors = try String(contentsOfFile: directory.path + "/failed.err", encoding: .utf8)
         #expect(end != .exited(0), "\(output)")
         #expect(errors.contains("134111") && errors.contains("name = \"item 0\""), "\(errors)")
