@@ -10,9 +10,11 @@ public let ValidationMultipleErrorsError = CoreDataError.Code.validationMultiple
 /// ``CoreDataError/Code/validationMissingMandatoryProperty`` (1570).
 public let ValidationMissingMandatoryPropertyError = CoreDataError.Code.validationMissingMandatoryProperty.rawValue
 /// ``CoreDataError/Code/validationRelationshipLacksMinimumCount`` (1580).
-public let ValidationRelationshipLacksMinimumCountError = CoreDataError.Code.validationRelationshipLacksMinimumCount.rawValue
+public let ValidationRelationshipLacksMinimumCountError = CoreDataError.Code.validationRelationshipLacksMinimumCount
+    .rawValue
 /// ``CoreDataError/Code/validationRelationshipExceedsMaximumCount`` (1590).
-public let ValidationRelationshipExceedsMaximumCountError = CoreDataError.Code.validationRelationshipExceedsMaximumCount.rawValue
+public let ValidationRelationshipExceedsMaximumCountError = CoreDataError.Code.validationRelationshipExceedsMaximumCount
+    .rawValue
 /// ``CoreDataError/Code/validationRelationshipDeniedDelete`` (1600).
 public let ValidationRelationshipDeniedDeleteError = CoreDataError.Code.validationRelationshipDeniedDelete.rawValue
 /// ``CoreDataError/Code/validationNumberTooLarge`` (1610).
@@ -50,6 +52,7 @@ public let PersistentStoreOperationError = CoreDataError.Code.persistentStoreOpe
 /// ``CoreDataError/Code/persistentStoreOpen`` (134080).
 public let PersistentStoreOpenError = CoreDataError.Code.persistentStoreOpen.rawValue
 /// ``CoreDataError/Code/persistentStoreIncompatibleVersionHash`` (134100).
-public let PersistentStoreIncompatibleVersionHashError = CoreDataError.Code.persistentStoreIncompatibleVersionHash.rawValue
+public let PersistentStoreIncompatibleVersionHashError = CoreDataError.Code.persistentStoreIncompatibleVersionHash
+    .rawValue
 /// ``CoreDataError/Code/persistentHistoryTokenExpired`` (134301).
 public let PersistentHistoryTokenExpiredError = CoreDataError.Code.persistentHistoryTokenExpired.rawValue

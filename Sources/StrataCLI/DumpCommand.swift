@@ -7,7 +7,8 @@ import Strata
 struct DumpCommand: StrataSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "dump",
-        abstract: "Write the store's history, and with --snapshot every live object, as JSON lines of the object graph.",
+        abstract:
+            "Write the store's history, and with --snapshot every live object, as JSON lines of the object graph.",
         discussion: """
             Opens the store read-only with the model it was written with. With --snapshot, first \
             writes one line per live object: {"kind":"object","entity","uri","values"}. Then one \
@@ -23,7 +24,9 @@ struct DumpCommand: StrataSubcommand {
     @Option(help: "The model the store was written with: an .xcdatamodeld or .xcdatamodel directory.")
     var model: String
 
-    @Option(help: ArgumentHelp("Write the transactions after transaction number N. The default is every retained one.", valueName: "N"))
+    @Option(
+        help: ArgumentHelp(
+            "Write the transactions after transaction number N. The default is every retained one.", valueName: "N"))
     var after: UInt64?
 
     @Option(help: "The output format; jsonl (JSON lines) is the only one.")
@@ -48,18 +51,21 @@ struct DumpCommand: StrataSubcommand {
         let objectModel = try ManagedObjectModel(checkedContentsOf: URL(fileURLWithPath: model))
         let coordinator = PersistentStoreCoordinator(managedObjectModel: objectModel)
         let opened = try coordinator.addPersistentStore(
-            type: .strata, at: store.url, options: [PersistentStoreOptionKey.readOnly: true, PersistentHistoryTrackingKey: true])
+            type: .strata, at: store.url,
+            options: [PersistentStoreOptionKey.readOnly: true, PersistentHistoryTrackingKey: true])
         defer { try? coordinator.remove(opened) }
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator
         try context.performAndWait {
             if snapshot {
-                for entity in objectModel.entities.sorted(by: { $0.entityName < $1.entityName }) where !entity.isAbstract {
+                for entity in objectModel.entities.sorted(by: { $0.entityName < $1.entityName })
+                where !entity.isAbstract {
                     let request = FetchRequest<ManagedObject>(entityName: entity.entityName)
                     request.includesSubentities = false
                     for object in try context.fetch(request) {
                         try Self.line([
-                            "kind": "object", "entity": entity.entityName, "uri": object.objectID.uriRepresentation().absoluteString,
+                            "kind": "object", "entity": entity.entityName,
+                            "uri": object.objectID.uriRepresentation().absoluteString,
                             "values": Self.json(object.committedValues(forKeys: nil)),
                         ])
                     }
@@ -68,9 +74,12 @@ struct DumpCommand: StrataSubcommand {
             // A token in its persisted (Codable) form: the store and the transaction number.
             let token = try after.map { sequence in
                 try JSONDecoder().decode(
-                    PersistentHistoryToken.self, from: JSONSerialization.data(withJSONObject: ["store": opened.identifier, "sequence": sequence]))
+                    PersistentHistoryToken.self,
+                    from: JSONSerialization.data(withJSONObject: ["store": opened.identifier, "sequence": sequence]))
             }
-            let result = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: token)) as? PersistentHistoryResult
+            let result =
+                try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: token))
+                as? PersistentHistoryResult
             for transaction in (result?.result as? [PersistentHistoryTransaction] ?? []).prefix(limit ?? .max) {
                 try Self.line([
                     "kind": "transaction", "transactionNumber": transaction.transactionNumber,
@@ -82,7 +91,9 @@ struct DumpCommand: StrataSubcommand {
                             "changeType": "\(change.changeType)", "entity": change.changedObjectID.entity.entityName,
                             "uri": change.changedObjectID.uriRepresentation().absoluteString,
                         ]
-                        if let updated = change.updatedProperties { line["updatedProperties"] = updated.map(\.name).sorted() }
+                        if let updated = change.updatedProperties {
+                            line["updatedProperties"] = updated.map(\.name).sorted()
+                        }
                         if let old = change.previousValues { line["old"] = Self.json(old) }
                         if let new = change.newValues { line["new"] = Self.json(new) }
                         return line

@@ -43,7 +43,8 @@ struct ExplainCommand: StrataSubcommand {
     func run() throws {
         StoreArguments.logWarningsOnly()
         try store.checkDirectoryExists()
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(checkedContentsOf: URL(fileURLWithPath: model)))
+        let coordinator = PersistentStoreCoordinator(
+            managedObjectModel: try ManagedObjectModel(checkedContentsOf: URL(fileURLWithPath: model)))
         let opened = try coordinator.addPersistentStore(
             type: .strata, at: store.url, options: [PersistentStoreOptionKey.readOnly: true])
         defer { try? coordinator.remove(opened) }
@@ -51,7 +52,8 @@ struct ExplainCommand: StrataSubcommand {
         request.predicate = try predicate.map { try FetchPredicate(checkedFormat: $0, argumentArray: []) }
         request.sortDescriptors = sort.map { key in
             let parts = key.split(separator: ":", maxSplits: 1).map(String.init)
-            return FetchSortDescriptor(key: parts[0], ascending: parts.count < 2 || parts[1].lowercased().hasPrefix("asc"))
+            return FetchSortDescriptor(
+                key: parts[0], ascending: parts.count < 2 || parts[1].lowercased().hasPrefix("asc"))
         }
         request.fetchLimit = limit
         request.fetchOffset = offset

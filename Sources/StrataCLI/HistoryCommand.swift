@@ -20,8 +20,10 @@ struct HistoryCommand: StrataSubcommand {
 
     @OptionGroup var store: StoreArguments
 
-    @Option(help: ArgumentHelp(
-        "Show the transactions after sequence number N. The default is every retained transaction.", valueName: "N"))
+    @Option(
+        help: ArgumentHelp(
+            "Show the transactions after sequence number N. The default is every retained transaction.", valueName: "N")
+    )
     var after: UInt64?
 
     @Option(help: ArgumentHelp("Show at most N transactions.", valueName: "N"))
@@ -30,9 +32,10 @@ struct HistoryCommand: StrataSubcommand {
     @Flag(help: "Print JSON Lines (one JSON object per transaction) instead of text.")
     var json = false
 
-    @Option(help: ArgumentHelp(
-        "The model the store was written with (.xcdatamodeld or .xcdatamodel): print the history as `strata dump` does, in the object graph's terms (entity names, object URIs, property names, old and new values).",
-        valueName: "MODEL"))
+    @Option(
+        help: ArgumentHelp(
+            "The model the store was written with (.xcdatamodeld or .xcdatamodel): print the history as `strata dump` does, in the object graph's terms (entity names, object URIs, property names, old and new values).",
+            valueName: "MODEL"))
     var model: String?
 
     func validate() throws {
@@ -75,7 +78,9 @@ struct TransactionOutput: Encodable {
         var text: String {
             let changed = kind == "update" ? " [" + changedColumns.joined(separator: ", ") + "]" : ""
             if let row { return "\(kind) \(entity) \(key)\(changed): \(row.text)" }
-            if let tombstone, !tombstone.columns.isEmpty { return "\(kind) \(entity) \(key); tombstone: \(tombstone.text)" }
+            if let tombstone, !tombstone.columns.isEmpty {
+                return "\(kind) \(entity) \(key); tombstone: \(tombstone.text)"
+            }
             return "\(kind) \(entity) \(key)"
         }
     }

@@ -103,7 +103,8 @@ struct StoreInfo: Encodable {
         }
         segments = store.segments().map { segment in
             SegmentSummary(
-                id: segment.id, file: "segments/" + segment.fileName, active: segment.isActive, fileBytes: segment.fileBytes,
+                id: segment.id, file: "segments/" + segment.fileName, active: segment.isActive,
+                fileBytes: segment.fileBytes,
                 liveBytes: segment.liveBytes, deadBytes: segment.deadBytes)
         }
     }

@@ -40,14 +40,18 @@ struct MigrateCommand: StrataSubcommand {
             return
         }
         guard let source = try ManagedObjectModel.storeModel(at: store.url) else {
-            throw CoreDataError(.migrationMissingSourceModel, "the store does not record the model it was written with; open it once with that model")
+            throw CoreDataError(
+                .migrationMissingSourceModel,
+                "the store does not record the model it was written with; open it once with that model")
         }
         let mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
         for line in MigrationReport.lines(mapping, source: source, destination: destination) { print(line) }
         print("Method: \(try MigrationMethod.forStore(at: store.url, from: source, to: destination).summary)")
         guard !dryRun else {
             let checked = try MigrationMethod.checkStoredObjects(at: store.url, from: source, to: destination)
-            if checked > 0 { print("Stored objects: no two share the values of an added uniqueness constraint (\(checked) checked).") }
+            if checked > 0 {
+                print("Stored objects: no two share the values of an added uniqueness constraint (\(checked) checked).")
+            }
             return
         }
         let started = Date()
@@ -62,24 +66,31 @@ struct MigrateCommand: StrataSubcommand {
         try coordinator.remove(opened)
         let elapsed = ContinuousClock.now - clock
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print("Migrated in \(String(format: "%.3f", seconds)) s; \(MigrationReport.bytesWritten(in: store.url, since: started)) bytes of store files written.")
+        print(
+            "Migrated in \(String(format: "%.3f", seconds)) s; \(MigrationReport.bytesWritten(in: store.url, since: started)) bytes of store files written."
+        )
     }
 }
 
 /// The text `strata migrate` prints about a mapping.
 enum MigrationReport {
     /// One line an entity mapping, then one a changed property.
-    static func lines(_ mapping: MappingModel, source: ManagedObjectModel, destination: ManagedObjectModel) -> [String] {
+    static func lines(_ mapping: MappingModel, source: ManagedObjectModel, destination: ManagedObjectModel) -> [String]
+    {
         var lines: [String] = []
         for entityMapping in mapping.entityMappings {
-            let sourceName = entityMapping.sourceEntityName ?? "", destinationName = entityMapping.destinationEntityName ?? ""
+            let sourceName = entityMapping.sourceEntityName ?? "",
+                destinationName = entityMapping.destinationEntityName ?? ""
             switch entityMapping.mappingType {
             case .addEntityMappingType: lines.append("+ \(destinationName): new entity")
             case .removeEntityMappingType: lines.append("- \(sourceName): removed with its objects")
             case .copyEntityMappingType: lines.append("= \(destinationName): unchanged")
             default:
-                lines.append("~ \(destinationName)" + (sourceName == destinationName ? ": changed" : ": renamed from \(sourceName)"))
-                guard let from = source.entitiesByName[sourceName], let to = destination.entitiesByName[destinationName] else { continue }
+                lines.append(
+                    "~ \(destinationName)"
+                        + (sourceName == destinationName ? ": changed" : ": renamed from \(sourceName)"))
+                guard let from = source.entitiesByName[sourceName], let to = destination.entitiesByName[destinationName]
+                else { continue }
                 lines += propertyLines(entityMapping, from: from, to: to)
             }
         }
@@ -87,7 +98,9 @@ enum MigrationReport {
     }
 
     /// The changed properties of a transformed entity.
-    private static func propertyLines(_ mapping: EntityMapping, from: EntityDescription, to: EntityDescription) -> [String] {
+    private static func propertyLines(
+        _ mapping: EntityMapping, from: EntityDescription, to: EntityDescription
+    ) -> [String] {
         var lines: [String] = []
         var used = Set<String>()
         for property in (mapping.attributeMappings ?? []) + (mapping.relationshipMappings ?? []) {
@@ -99,11 +112,17 @@ enum MigrationReport {
             used.insert(key)
             var changes: [String] = []
             if key != name { changes.append("renamed from \(key)") }
-            if let was = old as? AttributeDescription, let now = target as? AttributeDescription, was.attributeType != now.attributeType {
+            if let was = old as? AttributeDescription, let now = target as? AttributeDescription,
+                was.attributeType != now.attributeType
+            {
                 changes.append("type \(was.type) → \(now.type)")
             }
-            if old.isOptional != target.isOptional { changes.append(target.isOptional ? "now optional" : "now required") }
-            if let was = old as? RelationshipDescription, let now = target as? RelationshipDescription, was.isToMany != now.isToMany {
+            if old.isOptional != target.isOptional {
+                changes.append(target.isOptional ? "now optional" : "now required")
+            }
+            if let was = old as? RelationshipDescription, let now = target as? RelationshipDescription,
+                was.isToMany != now.isToMany
+            {
                 changes.append(now.isToMany ? "now to-many" : "now to-one")
             }
             if !changes.isEmpty { lines.append("    ~ \(name): " + changes.joined(separator: ", ")) }
@@ -124,9 +143,10 @@ enum MigrationReport {
 
     /// The uniqueness constraints `entity` declares, each as its sorted property names.
     private static func constraintNames(_ entity: EntityDescription) -> Set<[String]> {
-        Set(entity.uniquenessConstraints.map { constraint in
-            constraint.map { ($0 as? String) ?? ($0 as? PropertyDescription)?.name ?? "\($0)" }.sorted()
-        })
+        Set(
+            entity.uniquenessConstraints.map { constraint in
+                constraint.map { ($0 as? String) ?? ($0 as? PropertyDescription)?.name ?? "\($0)" }.sorted()
+            })
     }
 
     /// Prints one line for each segment of the log a rewrite in place has rewritten.
@@ -140,7 +160,9 @@ enum MigrationReport {
 
     /// The bytes of the files under `directory` modified since `date`.
     static func bytesWritten(in directory: URL, since date: Date) -> Int64 {
-        guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.contentModificationDateKey, .fileSizeKey])
+        guard
+            let files = FileManager.default.enumerator(
+                at: directory, includingPropertiesForKeys: [.contentModificationDateKey, .fileSizeKey])
         else { return 0 }
         var total: Int64 = 0
         for case let file as URL in files {

@@ -30,7 +30,8 @@ struct ReplayCommand: StrataSubcommand {
         var configuration = StoreConfiguration()
         configuration.backgroundMaintenance = false
         configuration.logger.logLevel = .warning
-        let to = try Store.open(at: URL(fileURLWithPath: destination), schema: from.schema, configuration: configuration)
+        let to = try Store.open(
+            at: URL(fileURLWithPath: destination), schema: from.schema, configuration: configuration)
         let showsProgress = isatty(STDERR_FILENO) == 1
         let applied: Int
         do {
@@ -38,7 +39,9 @@ struct ReplayCommand: StrataSubcommand {
                 guard showsProgress, done == total || done % 64 == 0 else { return }
                 let width = 30
                 let filled = total == 0 ? width : width * done / total
-                Output.status("\r[\(String(repeating: "#", count: filled))\(String(repeating: " ", count: width - filled))] \(done)/\(total)")
+                Output.status(
+                    "\r[\(String(repeating: "#", count: filled))\(String(repeating: " ", count: width - filled))] \(done)/\(total)"
+                )
             }
         } catch {
             try? to.close()

@@ -12,7 +12,8 @@ struct Strata: ParsableCommand {
         commandName: "strata",
         abstract: "Inspect, verify and maintain a Strata store, and explain fetches.",
         subcommands: [
-            InfoCommand.self, VerifyCommand.self, CompactCommand.self, HistoryCommand.self, ExplainCommand.self, MigrateCommand.self,
+            InfoCommand.self, VerifyCommand.self, CompactCommand.self, HistoryCommand.self, ExplainCommand.self,
+            MigrateCommand.self,
             DumpCommand.self, ReplayCommand.self,
         ])
 
@@ -27,7 +28,7 @@ struct Strata: ParsableCommand {
         }
         do {
             try command.run()
-        } catch where command is any StrataSubcommand && !(error is ExitCode) {
+        } catch  where command is any StrataSubcommand && !(error is ExitCode) {
             Output.error("strata: \(message(for: error))")
             exit(withError: ExitCode.failure)
         } catch {
@@ -39,7 +40,8 @@ struct Strata: ParsableCommand {
     /// file and offset concerned.
     static func message(for error: any Error) -> String {
         guard let error = error as? StoreError else { return "\(error)" }
-        var text = error.code == .locked
+        var text =
+            error.code == .locked
             ? "another process has the store open for writing; close it and try again"
             : error.message
         if let path = error.path {

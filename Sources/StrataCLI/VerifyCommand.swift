@@ -28,7 +28,8 @@ struct VerifyCommand: StrataSubcommand {
 
     func run() throws {
         let progress = isatty(STDERR_FILENO) == 1 ? ProgressLine() : nil
-        let report = try Store.verify(at: store.url, progress: progress.map { line in { line.show(done: $0, total: $1) } })
+        let report = try Store.verify(
+            at: store.url, progress: progress.map { line in { line.show(done: $0, total: $1) } })
         progress?.clear()
         if json {
             try Output.json(report)

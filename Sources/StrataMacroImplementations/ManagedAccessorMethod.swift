@@ -50,7 +50,9 @@ struct ManagedAccessorMethod {
         if let body = function.body { throw fail(.accessorMethodHasBody, at: body) }
         let name = function.name.text
         let parameters = Array(function.signature.parameterClause.parameters)
-        guard let (verb, suffix) = Self.split(name), let first = parameters.first else { throw fail(.notAccessorMethod, at: function.name) }
+        guard let (verb, suffix) = Self.split(name), let first = parameters.first else {
+            throw fail(.notAccessorMethod, at: function.name)
+        }
         let key: String
         if let arguments = node.arguments {
             guard let list = arguments.as(LabeledExprListSyntax.self), list.count == 1, let argument = list.first,
@@ -84,7 +86,9 @@ struct ManagedAccessorMethod {
             call = "\(ordered).insert(\(a), at: \(Self.name(of: parameters[1])))"
         case ("replace", 2, "at", "with"):
             let b = Self.name(of: parameters[1])
-            call = Self.isIndex(first.type) ? "\(ordered).replaceObject(at: \(a), with: \(b))" : "\(ordered).replaceObjects(at: \(a), with: \(b))"
+            call =
+                Self.isIndex(first.type)
+                ? "\(ordered).replaceObject(at: \(a), with: \(b))" : "\(ordered).replaceObjects(at: \(a), with: \(b))"
         default:
             throw fail(.notAccessorMethod, at: function.name)
         }

@@ -47,7 +47,8 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
         let declarationType = "__StrataManaged_\(property.name)"
         let slotHint = holdsSlotHint(context) ? "\n    static let slotHint = _ManagedSlotHint()" : ""
         let inExtension = context.lexicalContext.first?.is(ExtensionDeclSyntax.self) == true
-        let holder: [DeclSyntax] = inExtension ? [] : ["private let __strataManaged_\(raw: property.name) = \(raw: declarationType)()"]
+        let holder: [DeclSyntax] =
+            inExtension ? [] : ["private let __strataManaged_\(raw: property.name) = \(raw: declarationType)()"]
         return [
             """
             private struct \(raw: declarationType): _ManagedPropertyDeclaration {
@@ -61,7 +62,6 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
             """
         ] + holder
     }
-
 
     /// Whether the declaration type can hold a slot hint: a static stored property, which a type
     /// nested in a generic type cannot have (the accessors then pass no hint), nor one outside a
@@ -81,7 +81,9 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
     /// the macro's lexical context.
     ///
     /// - Throws: ``ManagedMacroError/notInClass`` outside a class body or an extension.
-    static func ownerType(of declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext) throws -> String {
+    static func ownerType(
+        of declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> String {
         var names: [String] = []
         for enclosing in context.lexicalContext {
             if names.isEmpty, let type = enclosing.as(ExtensionDeclSyntax.self) {
@@ -91,7 +93,9 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
             } else if let type = enclosing.as(ClassDeclSyntax.self) {
                 names.insert(type.name.text, at: 0)
             } else if names.isEmpty {
-                throw DiagnosticsError(diagnostics: [Diagnostic(node: declaration, message: ManagedMacroError.notInClass)])
+                throw DiagnosticsError(diagnostics: [
+                    Diagnostic(node: declaration, message: ManagedMacroError.notInClass)
+                ])
             } else if let type = enclosing.as(StructDeclSyntax.self) {
                 names.insert(type.name.text, at: 0)
             } else if let type = enclosing.as(EnumDeclSyntax.self) {
@@ -130,8 +134,12 @@ struct ManagedProperty {
         func fail(_ message: ManagedMacroError, at node: some SyntaxProtocol) -> DiagnosticsError {
             DiagnosticsError(diagnostics: [Diagnostic(node: node, message: message)])
         }
-        guard variable.bindingSpecifier.tokenKind == .keyword(.var) else { throw fail(.notVar, at: variable.bindingSpecifier) }
-        if let modifier = variable.modifiers.first(where: { [.keyword(.static), .keyword(.class), .keyword(.lazy)].contains($0.name.tokenKind) }) {
+        guard variable.bindingSpecifier.tokenKind == .keyword(.var) else {
+            throw fail(.notVar, at: variable.bindingSpecifier)
+        }
+        if let modifier = variable.modifiers.first(where: {
+            [.keyword(.static), .keyword(.class), .keyword(.lazy)].contains($0.name.tokenKind)
+        }) {
             throw fail(.notInstanceProperty, at: modifier)
         }
         guard variable.bindings.count == 1, let binding = variable.bindings.first,

@@ -39,6 +39,7 @@ struct ManagedAccessorMacro: BodyMacro {
         providingBodyFor declaration: some DeclSyntaxProtocol & WithOptionalCodeBlockSyntax,
         in context: some MacroExpansionContext
     ) throws -> [CodeBlockItemSyntax] {
-        try StrataMacroImplementations.ManagedAccessorMacro.expansion(of: node, providingBodyFor: declaration, in: context)
+        try StrataMacroImplementations.ManagedAccessorMacro.expansion(
+            of: node, providingBodyFor: declaration, in: context)
     }
 }

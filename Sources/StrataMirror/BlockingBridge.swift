@@ -26,7 +26,8 @@ final class BlockingBridge: TaskExecutor, @unchecked Sendable {
     ///
     /// - Throws: what `body` throws; ``MirrorError/timedOut(_:)`` after `timeout`.
     func run<T: Sendable>(
-        timeout: Double = 30, abandoned: (@Sendable (T) async -> Void)? = nil, _ body: @escaping @Sendable () async throws -> T
+        timeout: Double = 30, abandoned: (@Sendable (T) async -> Void)? = nil,
+        _ body: @escaping @Sendable () async throws -> T
     ) throws -> T {
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Outcome<T>>(.waiting)

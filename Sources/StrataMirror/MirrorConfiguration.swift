@@ -51,7 +51,10 @@ public struct MirrorConfiguration: Sendable {
     ///   - postgres: the server and database of the shared log.
     ///   - instanceName: this instance's stable, unique name.
     ///   - logger: where the mirror logs.
-    public init(postgres: PostgresConnection.Configuration, instanceName: String, logger: Logger = Logger(label: "strata.mirror")) {
+    public init(
+        postgres: PostgresConnection.Configuration, instanceName: String,
+        logger: Logger = Logger(label: "strata.mirror")
+    ) {
         self.postgres = postgres
         self.instanceName = instanceName
         self.logger = logger

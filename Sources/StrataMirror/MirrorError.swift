@@ -20,11 +20,14 @@ enum MirrorError: Error, Sendable, CustomStringConvertible {
     var description: String {
         switch self {
         case .malformedPayload(let detail): "malformed log entry: \(detail)"
-        case .versionConflict(let entity, let key): "the object \(key) of engine entity \(entity) changed in PostgreSQL since this instance read it"
-        case .cursorBelowLog(let cursor, let oldest): "the shared log starts at \(oldest), after this instance's cursor \(cursor)"
+        case .versionConflict(let entity, let key):
+            "the object \(key) of engine entity \(entity) changed in PostgreSQL since this instance read it"
+        case .cursorBelowLog(let cursor, let oldest):
+            "the shared log starts at \(oldest), after this instance's cursor \(cursor)"
         case .timedOut(let seconds): "PostgreSQL did not answer within \(seconds) s"
         case .connectionLost: "the connection to PostgreSQL closed during the exchange"
-        case .logBehindCursor(let head, let cursor): "the shared log ends at \(head), before this instance's cursor \(cursor)"
+        case .logBehindCursor(let head, let cursor):
+            "the shared log ends at \(head), before this instance's cursor \(cursor)"
         }
     }
 }

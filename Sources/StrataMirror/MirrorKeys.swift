@@ -114,23 +114,33 @@ final class MirrorKeys: KeySource, Sendable {
     ///
     /// - Throws: ``CoreDataError`` `persistentStoreSave` when an allocation found none.
     func checkAllocations() throws {
-        guard let entity = state.withLock({ state in defer { state.exhausted = nil }; return state.exhausted }) else { return }
+        guard
+            let entity = state.withLock({ state in
+                defer { state.exhausted = nil }
+                return state.exhausted
+            })
+        else { return }
         throw CoreDataError(
             .persistentStoreSave,
             "the primary keys this instance leased for inserting while PostgreSQL is unreachable are used up (engine entity \(entity)); "
-                + "nothing was saved: save again once PostgreSQL is reachable, or raise MirrorConfiguration.keyBlockSize")
+                + "nothing was saved: save again once PostgreSQL is reachable, or raise MirrorConfiguration.keyBlockSize"
+        )
     }
 
     /// Leases `count` keys of `entity` (call in a transaction holding the head lock, which
     /// orders leases with synchronous saves).
-    static func lease(_ entity: Int, count: Int64, on connection: PostgresConnection, logger: Logger) async throws -> ClosedRange<Int64> {
+    static func lease(
+        _ entity: Int, count: Int64, on connection: PostgresConnection, logger: Logger
+    ) async throws -> ClosedRange<Int64> {
         let entity = Int32(entity)
-        try await connection.send("""
+        try await connection.send(
+            """
             INSERT INTO strata_keys (entity, next) SELECT \(entity), COALESCE(max(pk), 0) + 1 FROM strata_object WHERE entity = \(entity)
             ON CONFLICT DO NOTHING
             """, logger: logger)
         for try await first in try await connection.send(
-            "UPDATE strata_keys SET next = next + \(count) WHERE entity = \(entity) RETURNING next - \(count)", logger: logger
+            "UPDATE strata_keys SET next = next + \(count) WHERE entity = \(entity) RETURNING next - \(count)",
+            logger: logger
         ).decode(Int64.self) {
             return first...(first + count - 1)
         }
@@ -140,7 +150,9 @@ final class MirrorKeys: KeySource, Sendable {
     /// The floors of every entity (call holding the head lock).
     static func floors(on connection: PostgresConnection, logger: Logger) async throws -> [Int: Int64] {
         var floors: [Int: Int64] = [:]
-        for try await (entity, next) in try await connection.send("SELECT entity, next FROM strata_keys", logger: logger).decode((Int32, Int64).self) {
+        for try await (entity, next) in try await connection.send(
+            "SELECT entity, next FROM strata_keys", logger: logger
+        ).decode((Int32, Int64).self) {
             floors[Int(entity)] = next
         }
         return floors

@@ -37,7 +37,8 @@ struct MirrorLogAppend {
         guard !sequences.isEmpty else { return [] }
         var logged: Set<Int64> = []
         for try await sequence in try await connection.send(
-            "SELECT origin_seq FROM strata_txn WHERE origin = \(origin) AND origin_seq = ANY(\(sequences))", logger: logger
+            "SELECT origin_seq FROM strata_txn WHERE origin = \(origin) AND origin_seq = ANY(\(sequences))",
+            logger: logger
         ).decode(Int64.self) {
             logged.insert(sequence)
         }
@@ -52,7 +53,8 @@ struct MirrorLogAppend {
         guard let head else { return }
         var seen: Set<ObjectKey> = [], needed: [ObjectKey] = []
         for entry in entries {
-            for operation in entry.operations where seen.insert(ObjectKey(entity: operation.entity, key: operation.key)).inserted {
+            for operation in entry.operations
+            where seen.insert(ObjectKey(entity: operation.entity, key: operation.key)).inserted {
                 if case .update = operation { needed.append(ObjectKey(entity: operation.entity, key: operation.key)) }
             }
         }
@@ -67,7 +69,9 @@ struct MirrorLogAppend {
                     deleted.remove(object)
                 case .update(_, _, let row, let columns):
                     guard var image = images[object] else { continue }
-                    for column in columns where column < image.row.count && column < row.count { image.row[column] = TaggedValue(row[column]) }
+                    for column in columns where column < image.row.count && column < row.count {
+                        image.row[column] = TaggedValue(row[column])
+                    }
                     image.position = entry.position
                     images[object] = image
                 case .delete:
@@ -80,7 +84,8 @@ struct MirrorLogAppend {
         for (object, image) in images { try put.append(object, position: image.position, row: image.row) }
         for object in deleted { gone.append(object) }
         let log = LogColumns(entries)
-        try await connection.send("""
+        try await connection.send(
+            """
             WITH gone AS (
                 DELETE FROM strata_object o USING unnest(\(gone.entities)::int4[], \(gone.keys)::int8[]) AS x(e, k)
                 WHERE o.entity = x.e AND o.pk = x.k),
@@ -116,13 +121,15 @@ struct MirrorLogAppend {
             case .insert(let entity, let key, let row):
                 try inserted.append(object, position: entry.position, row: row.values.map(TaggedValue.init))
                 floors[entity] = max(floors[entity] ?? 0, key + 1)
-            case .update(_, _, let row, _): try updated.append(object, position: entry.position, row: row.values.map(TaggedValue.init))
+            case .update(_, _, let row, _):
+                try updated.append(object, position: entry.position, row: row.values.map(TaggedValue.init))
             case .delete: deleted.append(object)
             }
         }
         let log = LogColumns(entries)
         let (floorEntities, floorKeys) = (floors.keys.map { Int32($0) }, floors.values.map { $0 })
-        let rows = try await connection.send("""
+        let rows = try await connection.send(
+            """
             WITH ins AS (
                 INSERT INTO strata_object (entity, pk, pos, row)
                 SELECT * FROM unnest(\(inserted.entities)::int4[], \(inserted.keys)::int8[], \(inserted.positions)::int8[], \(inserted.rows)::bytea[])
@@ -153,10 +160,13 @@ struct MirrorLogAppend {
         for try await (entity, key) in rows.decode((Int32, Int64).self) {
             if entity == -1 { logged = true } else { matched.insert(ObjectKey(entity: Int(entity), key: key)) }
         }
-        if let missed = entry.operations.first(where: { !matched.contains(ObjectKey(entity: $0.entity, key: $0.key)) }) {
+        if let missed = entry.operations.first(where: { !matched.contains(ObjectKey(entity: $0.entity, key: $0.key)) })
+        {
             throw MirrorError.versionConflict(entity: missed.entity, key: missed.key)
         }
-        guard logged else { throw MirrorError.malformedPayload("the log already holds \(origin) transaction \(entry.originSequence)") }
+        guard logged else {
+            throw MirrorError.malformedPayload("the log already holds \(origin) transaction \(entry.originSequence)")
+        }
     }
 
     /// The images `strata_object` holds of `objects`, read in one statement.
@@ -166,12 +176,15 @@ struct MirrorLogAppend {
         var images: [ObjectKey: (position: Int64, row: [TaggedValue])] = [:]
         guard !objects.isEmpty else { return images }
         let (entities, keys) = (objects.map { Int32($0.entity) }, objects.map(\.key))
-        let rows = try await connection.send("""
+        let rows = try await connection.send(
+            """
             SELECT o.entity, o.pk, o.pos, o.row FROM strata_object o
             JOIN unnest(\(entities)::int4[], \(keys)::int8[]) AS x(e, k) ON o.entity = x.e AND o.pk = x.k
             """, logger: logger)
         for try await (entity, key, position, data) in rows.decode((Int32, Int64, Int64, Data).self) {
-            images[ObjectKey(entity: Int(entity), key: key)] = (position, try JSONDecoder().decode([TaggedValue].self, from: data))
+            images[ObjectKey(entity: Int(entity), key: key)] = (
+                position, try JSONDecoder().decode([TaggedValue].self, from: data)
+            )
         }
         return images
     }

@@ -16,7 +16,9 @@ struct MirrorLogEntry: Sendable {
     var payload: Data
 
     /// The entries after `cursor`, in log order, at most `limit`.
-    static func read(after cursor: Int64, limit: Int, on connection: PostgresConnection, logger: Logger) async throws -> [MirrorLogEntry] {
+    static func read(
+        after cursor: Int64, limit: Int, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [MirrorLogEntry] {
         let rows = try await connection.send(
             """
             SELECT pos, origin, origin_seq, author, context, ts, payload FROM strata_txn
@@ -26,17 +28,22 @@ struct MirrorLogEntry: Sendable {
         for try await (position, origin, sequence, author, context, timestamp, payload) in rows.decode(
             (Int64, String, Int64, String?, String?, Date, Data).self)
         {
-            entries.append(MirrorLogEntry(
-                position: position, origin: origin, originSequence: sequence, author: author, contextName: context,
-                timestamp: timestamp, payload: payload))
+            entries.append(
+                MirrorLogEntry(
+                    position: position, origin: origin, originSequence: sequence, author: author, contextName: context,
+                    timestamp: timestamp, payload: payload))
         }
         return entries
     }
 
     /// The log's head: the last position handed out.
     static func head(on connection: PostgresConnection, forUpdate: Bool, logger: Logger) async throws -> Int64 {
-        let query: PostgresQuery = forUpdate ? "SELECT pos FROM strata_head WHERE id = 1 FOR UPDATE" : "SELECT pos FROM strata_head WHERE id = 1"
-        for try await position in try await connection.send(query, logger: logger).decode(Int64.self) { return position }
+        let query: PostgresQuery =
+            forUpdate
+            ? "SELECT pos FROM strata_head WHERE id = 1 FOR UPDATE" : "SELECT pos FROM strata_head WHERE id = 1"
+        for try await position in try await connection.send(query, logger: logger).decode(Int64.self) {
+            return position
+        }
         throw MirrorError.malformedPayload("strata_head has no row")
     }
 }
@@ -48,7 +55,9 @@ struct MirrorSnapshot: Sendable {
 
     /// Reads the snapshot; `consistent` when the caller already holds the head lock in an open
     /// transaction, else in a REPEATABLE READ transaction of its own.
-    static func read(on connection: PostgresConnection, holdingHead head: Int64?, logger: Logger) async throws -> MirrorSnapshot {
+    static func read(
+        on connection: PostgresConnection, holdingHead head: Int64?, logger: Logger
+    ) async throws -> MirrorSnapshot {
         if head == nil { try await connection.send("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger) }
         do {
             var snapshot = MirrorSnapshot(position: 0, rows: [:])

@@ -42,7 +42,9 @@ struct MirrorPairs {
     func keys(of pair: Pair, current: (ObjectKey) throws -> Row?, staged: Set<Int64>) throws -> Set<Int64> {
         var keys = staged
         for key in try engine.keys(pair.entity, column: 0, matching: .equal(pair.source)) where !keys.contains(key) {
-            if let row = try current(ObjectKey(entity: pair.entity, key: key)), row[1] == pair.target { keys.insert(key) }
+            if let row = try current(ObjectKey(entity: pair.entity, key: key)), row[1] == pair.target {
+                keys.insert(key)
+            }
         }
         return keys
     }

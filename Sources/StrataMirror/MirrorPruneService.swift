@@ -33,7 +33,8 @@ public struct MirrorPruneService: Service {
                     try? await connection.close()
                 } catch {
                     if Task.isCancelled { return }
-                    mirror.logger.warning("pruning the shared log failed", metadata: ["error": "\(String(reflecting: error))"])
+                    mirror.logger.warning(
+                        "pruning the shared log failed", metadata: ["error": "\(String(reflecting: error))"])
                 }
             }
         }
@@ -50,22 +51,30 @@ public struct MirrorPruneService: Service {
         let silence = Double(configuration.maximumSilence.components.seconds)
         let lowest = head - configuration.maximumLag
         var floor = head
-        for try await position in try await connection.send("""
+        for try await position in try await connection.send(
+            """
             SELECT min(pos) FROM strata_instance WHERE seen > now() - make_interval(secs => \(silence)) AND pos >= \(lowest)
-            """, logger: logger).decode(Int64?.self) {
+            """, logger: logger
+        ).decode(Int64?.self) {
             if let position { floor = position }
         }
         for try await (origin, position) in try await connection.send(
             "DELETE FROM strata_instance WHERE pos < \(floor) RETURNING origin, pos", logger: logger
         ).decode((String, Int64).self) {
             mirror.metrics.evictions.increment()
-            logger.notice("evicted a lagging instance from the shared log's retention", metadata: [
-                "instance": "\(origin)", "cursor": "\(position)", "floor": "\(floor)",
-            ])
+            logger.notice(
+                "evicted a lagging instance from the shared log's retention",
+                metadata: [
+                    "instance": "\(origin)", "cursor": "\(position)", "floor": "\(floor)",
+                ])
         }
-        let deleted = try await connection.send("DELETE FROM strata_txn WHERE pos <= \(floor) RETURNING pos", logger: logger).collect().count
+        let deleted = try await connection.send(
+            "DELETE FROM strata_txn WHERE pos <= \(floor) RETURNING pos", logger: logger
+        ).collect().count
         mirror.metrics.pruned.increment(by: deleted)
-        if deleted > 0 { logger.debug("pruned the shared log", metadata: ["entries": "\(deleted)", "floor": "\(floor)"]) }
+        if deleted > 0 {
+            logger.debug("pruned the shared log", metadata: ["entries": "\(deleted)", "floor": "\(floor)"])
+        }
         return deleted
     }
 }

@@ -22,15 +22,18 @@ enum MirrorSchema {
         do {
             try await connection.send("SELECT pg_advisory_xact_lock(7220150001)", logger: logger)
             try await connection.send(
-                "CREATE TABLE IF NOT EXISTS strata_head (id int PRIMARY KEY CHECK (id = 1), pos bigint NOT NULL)", logger: logger)
+                "CREATE TABLE IF NOT EXISTS strata_head (id int PRIMARY KEY CHECK (id = 1), pos bigint NOT NULL)",
+                logger: logger)
             try await connection.send("INSERT INTO strata_head VALUES (1, 0) ON CONFLICT DO NOTHING", logger: logger)
-            try await connection.send("""
+            try await connection.send(
+                """
                 CREATE TABLE IF NOT EXISTS strata_txn (
                     pos bigint PRIMARY KEY, origin text NOT NULL, origin_seq bigint NOT NULL,
                     author text, context text, ts timestamptz NOT NULL, payload bytea NOT NULL,
                     UNIQUE (origin, origin_seq))
                 """, logger: logger)
-            try await connection.send("""
+            try await connection.send(
+                """
                 CREATE TABLE IF NOT EXISTS strata_object (
                     entity int NOT NULL, pk bigint NOT NULL, pos bigint NOT NULL, row bytea NOT NULL,
                     PRIMARY KEY (entity, pk))

@@ -21,13 +21,15 @@ extension MirrorState {
     /// - Throws: ``CoreDataError`` when the store cannot be read or migrated.
     @discardableResult
     static func upgradeStore(at url: URL, logger: Logger) throws -> Bool {
-        guard FileManager.default.fileExists(atPath: url.path), let upgraded = try ManagedObjectModel.storeModel(at: url),
-              let entity = upgraded.entitiesByName[entityName], entity.propertiesByName[keysAttribute().name] == nil
+        guard FileManager.default.fileExists(atPath: url.path),
+            let upgraded = try ManagedObjectModel.storeModel(at: url),
+            let entity = upgraded.entitiesByName[entityName], entity.propertiesByName[keysAttribute().name] == nil
         else { return false }
         entity.properties.append(keysAttribute())
         let coordinator = PersistentStoreCoordinator(managedObjectModel: upgraded)
         let store = try coordinator.addPersistentStore(
-            type: .strata, at: url, options: [MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true])
+            type: .strata, at: url,
+            options: [MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true])
         try coordinator.remove(store)
         logger.notice("upgraded the store's mirror state to hold leased keys", metadata: ["store": "\(url.path)"])
         return true

@@ -35,13 +35,17 @@ enum MirrorState {
 
         /// The store's cursor: the last log position it holds (0: none).
         func cursor(in store: Store) throws -> Int64 {
-            guard let row = try store.read(layout.storeEntity, key: MirrorState.key), case .int(let position) = row[column] else { return 0 }
+            guard let row = try store.read(layout.storeEntity, key: MirrorState.key),
+                case .int(let position) = row[column]
+            else { return 0 }
             return position
         }
 
         /// The key ranges leased to the instance, by engine entity.
         func keys(in store: Store) throws -> [Int: [ClosedRange<Int64>]] {
-            guard let row = try store.read(layout.storeEntity, key: MirrorState.key), case .data(let data) = row[keysColumn] else { return [:] }
+            guard let row = try store.read(layout.storeEntity, key: MirrorState.key),
+                case .data(let data) = row[keysColumn]
+            else { return [:] }
             return try JSONDecoder().decode([Int: [[Int64]]].self, from: data).mapValues { $0.map { $0[0]...$0[1] } }
         }
 
@@ -62,13 +66,21 @@ enum MirrorState {
         }
 
         /// The operation that sets the cursor and the key ranges given, keeping the rest of the object.
-        func write(cursor: Int64?, keys: [Int: [ClosedRange<Int64>]]?, in store: Store) throws -> StrataStore.Operation {
+        func write(cursor: Int64?, keys: [Int: [ClosedRange<Int64>]]?, in store: Store) throws -> StrataStore.Operation
+        {
             var changes: [(Int, Value)] = []
             if let cursor { changes.append((column, .int(cursor))) }
-            if let keys { changes.append((keysColumn, .data(try JSONEncoder().encode(keys.mapValues { $0.map { [$0.lowerBound, $0.upperBound] } })))) }
+            if let keys {
+                changes.append(
+                    (
+                        keysColumn,
+                        .data(try JSONEncoder().encode(keys.mapValues { $0.map { [$0.lowerBound, $0.upperBound] } }))
+                    ))
+            }
             if var row = try store.read(layout.storeEntity, key: MirrorState.key) {
                 for (target, value) in changes { row[target] = value }
-                return .update(entity: layout.storeEntity, key: MirrorState.key, row: row, changedColumns: changes.map(\.0))
+                return .update(
+                    entity: layout.storeEntity, key: MirrorState.key, row: row, changedColumns: changes.map(\.0))
             }
             var values = [Value](repeating: .null, count: layout.columnCount)
             values[0] = .int(layout.tag)

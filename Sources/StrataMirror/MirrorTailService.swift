@@ -21,7 +21,9 @@ public struct MirrorTailService: Service {
                     try await tail()
                 } catch {
                     if Task.isCancelled { return }
-                    mirror.logger.warning("the mirror's tail lost PostgreSQL; retrying", metadata: ["error": "\(String(reflecting: error))"])
+                    mirror.logger.warning(
+                        "the mirror's tail lost PostgreSQL; retrying",
+                        metadata: ["error": "\(String(reflecting: error))"])
                     try? await Task.sleep(for: .seconds(1))
                 }
             }
@@ -69,7 +71,9 @@ public struct MirrorTailService: Service {
             // closing the socket fails it.
             while try await mirror.step(on: connection) {}
             if ContinuousClock.now - lastHeartbeat >= .seconds(1) {
-                try await connection.withDeadline(seconds: PostgresMirror.deadline) { [self] in try await mirror.heartbeat(on: connection) }
+                try await connection.withDeadline(seconds: PostgresMirror.deadline) { [self] in
+                    try await mirror.heartbeat(on: connection)
+                }
                 lastHeartbeat = .now
             }
         }

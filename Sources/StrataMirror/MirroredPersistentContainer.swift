@@ -46,7 +46,9 @@ open class MirroredPersistentContainer: PersistentContainer, @unchecked Sendable
     /// In asynchronous mode the stores track persistent history (the export reads it). A store
     /// whose mirror state an older build wrote is upgraded first, whether or not the
     /// description migrates automatically (``MirrorState/upgradeStore(at:logger:)``).
-    open override func loadPersistentStores(completionHandler block: @escaping (PersistentStoreDescription, (any Error)?) -> Void) {
+    open override func loadPersistentStores(
+        completionHandler block: @escaping (PersistentStoreDescription, (any Error)?) -> Void
+    ) {
         if mirrorConfiguration.mode == .asynchronous {
             for description in persistentStoreDescriptions { description.isHistoryTrackingEnabled = true }
         }
@@ -56,9 +58,11 @@ open class MirroredPersistentContainer: PersistentContainer, @unchecked Sendable
                 try MirrorState.upgradeStore(at: url, logger: mirrorConfiguration.logger)
             } catch {
                 // Loading the store reports why it cannot be opened.
-                mirrorConfiguration.logger.warning("could not upgrade the store's mirror state", metadata: [
-                    "store": "\(url.path)", "error": "\(String(reflecting: error))",
-                ])
+                mirrorConfiguration.logger.warning(
+                    "could not upgrade the store's mirror state",
+                    metadata: [
+                        "store": "\(url.path)", "error": "\(String(reflecting: error))",
+                    ])
             }
         }
         super.loadPersistentStores { [self] description, error in
@@ -77,14 +81,18 @@ open class MirroredPersistentContainer: PersistentContainer, @unchecked Sendable
         guard let url = description.url, let store = coordinator.persistentStore(for: url) else {
             throw CoreDataError(.persistentStoreInvalidType, "only a store directory can be mirrored")
         }
-        let mirror = try PostgresMirror(configuration: mirrorConfiguration, coordinator: coordinator, store: store) { [weak self] changes in
+        let mirror = try PostgresMirror(configuration: mirrorConfiguration, coordinator: coordinator, store: store) {
+            [weak self] changes in
             self?.merge(changes)
         }
         store.replicator = mirror
         mirrors.withLock { $0.append(mirror) }
-        mirrorConfiguration.logger.debug("mirroring a store through PostgreSQL", metadata: [
-            "store": "\(url.path)", "instance": "\(mirrorConfiguration.instanceName)", "cursor": "\((try? mirror.cursor()) ?? 0)",
-        ])
+        mirrorConfiguration.logger.debug(
+            "mirroring a store through PostgreSQL",
+            metadata: [
+                "store": "\(url.path)", "instance": "\(mirrorConfiguration.instanceName)",
+                "cursor": "\((try? mirror.cursor()) ?? 0)",
+            ])
     }
 
     /// Merges what the mirror applied into the view context, when it merges automatically.
@@ -100,7 +108,10 @@ open class MirroredPersistentContainer: PersistentContainer, @unchecked Sendable
     /// Empty until the stores are loaded.
     public var services: [any Service] {
         mirrors.withLock { $0 }.flatMap { mirror -> [any Service] in
-            [MirrorTailService(mirror: mirror), MirrorPruneService(mirror: mirror), MirrorCheckpointService(mirror: mirror)]
+            [
+                MirrorTailService(mirror: mirror), MirrorPruneService(mirror: mirror),
+                MirrorCheckpointService(mirror: mirror),
+            ]
         }
     }
 

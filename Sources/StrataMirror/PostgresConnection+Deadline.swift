@@ -13,7 +13,9 @@ extension PostgresConnection {
     ///
     /// - Throws: ``MirrorError/connectionLost`` when the connection is closed; what the query throws.
     @discardableResult
-    func send(_ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line) async throws -> PostgresRowSequence {
+    func send(
+        _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
+    ) async throws -> PostgresRowSequence {
         try await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop)) {
             guard !isClosed else { throw MirrorError.connectionLost }
             return try await self.query(query, logger: logger, file: file, line: line)
@@ -41,7 +43,8 @@ extension PostgresConnection {
                 let end = ContinuousClock.now + .seconds(seconds)
                 while !race.isFinished {
                     if isClosed || ContinuousClock.now >= end {
-                        if race.finish(.failure(isClosed ? MirrorError.connectionLost : MirrorError.timedOut(seconds))) {
+                        if race.finish(.failure(isClosed ? MirrorError.connectionLost : MirrorError.timedOut(seconds)))
+                        {
                             work.cancel()
                             try? await close()
                         }
@@ -99,10 +102,14 @@ private final class DeadlineRace<T: Sendable>: Sendable {
     /// Resumes the continuation with `result` unless it was resumed; returns whether it was this call.
     @discardableResult
     func finish(_ result: Result<T, any Error>) -> Bool {
-        let (continuation, then) = state.withLock { state -> (CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?) in
+        let (continuation, then) = state.withLock {
+            state -> (CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?) in
             guard !state.finished else { return (nil, nil) }
             state.finished = true
-            defer { state.continuation = nil; state.onFinish = nil }
+            defer {
+                state.continuation = nil
+                state.onFinish = nil
+            }
             return (state.continuation, state.onFinish)
         }
         guard let continuation else { return false }

@@ -27,7 +27,9 @@ extension PostgresMirror {
     /// is woken to export it.
     ///
     /// - Throws: ``CoreDataError`` `persistentStoreSave` when the save found no leased keys.
-    func commitLocally(_ transaction: StrataStore.Transaction, locally: (StrataStore.Transaction) throws -> UInt64) throws -> UInt64 {
+    func commitLocally(
+        _ transaction: StrataStore.Transaction, locally: (StrataStore.Transaction) throws -> UInt64
+    ) throws -> UInt64 {
         try keys.checkAllocations()
         var local = transaction
         let ranges = keys.changedRanges()
@@ -60,10 +62,13 @@ extension PostgresMirror {
                     throw error
                 }
             }
-            logger.debug("leased primary keys", metadata: ["entity": "\(entity)", "first": "\(range.lowerBound)", "count": "\(count)"])
+            logger.debug(
+                "leased primary keys",
+                metadata: ["entity": "\(entity)", "first": "\(range.lowerBound)", "count": "\(count)"])
             return range
         } catch {
-            logger.warning("could not lease primary keys from PostgreSQL", metadata: ["error": "\(String(reflecting: error))"])
+            logger.warning(
+                "could not lease primary keys from PostgreSQL", metadata: ["error": "\(String(reflecting: error))"])
             return nil
         }
     }
@@ -112,8 +117,11 @@ extension PostgresMirror {
             (Array(try pendingSaves().transactions.prefix(configuration.batchSize)), try self.cursor())
         }
         guard !saves.isEmpty || !refill.isEmpty else { return false }
-        typealias Exchange = (head: Int64, entries: [MirrorLogEntry], position: Int64, leased: [(Int, ClosedRange<Int64>)])
-        let exchange = try await connection.withDeadline(seconds: Self.deadline) { [self] () async throws -> Exchange? in
+        typealias Exchange = (
+            head: Int64, entries: [MirrorLogEntry], position: Int64, leased: [(Int, ClosedRange<Int64>)]
+        )
+        let exchange = try await connection.withDeadline(seconds: Self.deadline) {
+            [self] () async throws -> Exchange? in
             try await connection.send("BEGIN", logger: logger)
             let head = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
             guard head >= cursor else { throw MirrorError.logBehindCursor(head: head, cursor: cursor) }
@@ -121,7 +129,10 @@ extension PostgresMirror {
                 try await connection.send("ROLLBACK", logger: logger)
                 return nil  // more than a batch behind: the catch-up applies it first
             }
-            let entries = head > cursor ? try await MirrorLogEntry.read(after: cursor, limit: Int(head - cursor), on: connection, logger: logger) : []
+            let entries =
+                head > cursor
+                ? try await MirrorLogEntry.read(
+                    after: cursor, limit: Int(head - cursor), on: connection, logger: logger) : []
             guard entries.count == Int(head - cursor), entries.first.map({ $0.position == cursor + 1 }) ?? true else {
                 try await connection.send("ROLLBACK", logger: logger)
                 return nil  // pruned past the cursor: the catch-up re-bootstraps
@@ -134,7 +145,8 @@ extension PostgresMirror {
         let (head, position) = (exchange.head, exchange.position)
         if position > head {
             _ = try? await connection.withDeadline(seconds: 5) { [self] in
-                _ = try await connection.send("SELECT pg_notify(\(MirrorSchema.channel), \(String(position)))", logger: logger)
+                _ = try await connection.send(
+                    "SELECT pg_notify(\(MirrorSchema.channel), \(String(position)))", logger: logger)
             }
             metrics.exported.increment(by: Int(position - head))
             logger.debug("exported local saves", metadata: ["count": "\(position - head)", "position": "\(position)"])
@@ -160,10 +172,12 @@ extension PostgresMirror {
     ) async throws -> (Int64, [(Int, ClosedRange<Int64>)]) {
         var leased: [(Int, ClosedRange<Int64>)] = []
         for entity in refill {
-            leased.append((entity, try await MirrorKeys.lease(entity, count: keys.blockSize, on: connection, logger: logger)))
+            leased.append(
+                (entity, try await MirrorKeys.lease(entity, count: keys.blockSize, on: connection, logger: logger)))
         }
         let logged = try await MirrorLogAppend.alreadyLogged(
-            origin: configuration.instanceName, sequences: saves.map { Int64($0.sequence) }, on: connection, logger: logger)
+            origin: configuration.instanceName, sequences: saves.map { Int64($0.sequence) }, on: connection,
+            logger: logger)
         var batch = MirrorLogAppend(origin: configuration.instanceName)
         let pairs = MirrorPairs(engine: engine)
         for save in saves where !logged.contains(Int64(save.sequence)) {
@@ -174,10 +188,13 @@ extension PostgresMirror {
             for change in save.changes where change.kind == .delete && pairs.isJoin(change.entity) {
                 if let row = change.previousRow { deletedRows[ObjectKey(entity: change.entity, key: change.key)] = row }
             }
-            batch.entries.append(MirrorLogAppend.Entry(
-                position: head + 1 + Int64(batch.entries.count), originSequence: Int64(save.sequence), author: save.author,
-                contextName: save.contextName, timestamp: save.timestamp,
-                payload: try MirrorPayload(transaction, deletedRows: deletedRows).encoded(), operations: transaction.operations))
+            batch.entries.append(
+                MirrorLogAppend.Entry(
+                    position: head + 1 + Int64(batch.entries.count), originSequence: Int64(save.sequence),
+                    author: save.author,
+                    contextName: save.contextName, timestamp: save.timestamp,
+                    payload: try MirrorPayload(transaction, deletedRows: deletedRows).encoded(),
+                    operations: transaction.operations))
         }
         try await batch.export(on: connection, logger: logger)
         try await connection.send("COMMIT", logger: logger)

@@ -56,7 +56,8 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         changes: @escaping @Sendable ([ReplicatedChanges]) -> Void
     ) throws {
         guard let engine = store.engineStore else {
-            throw CoreDataError(.persistentStoreInvalidType, "only a store directory can be mirrored, not \(store.type)")
+            throw CoreDataError(
+                .persistentStoreInvalidType, "only a store directory can be mirrored, not \(store.type)")
         }
         self.configuration = configuration
         self.coordinator = coordinator
@@ -67,7 +68,8 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         self.changesHandler = changes
         self.metrics = MirrorMetrics(instance: configuration.instanceName)
         self.keys = MirrorKeys(
-            asynchronous: configuration.mode == .asynchronous, blockSize: configuration.keyBlockSize, ranges: try location.keys(in: engine))
+            asynchronous: configuration.mode == .asynchronous, blockSize: configuration.keyBlockSize,
+            ranges: try location.keys(in: engine))
         keys.setLease { [weak self] entity, count in self?.leaseNow(entity, count: count) }
         try prepareStore()
     }
@@ -86,7 +88,9 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             do {
                 try engine.registerHistoryConsumer(Self.exportConsumer)
             } catch {
-                throw CoreDataError(.persistentStoreOpen, "asynchronous mirroring needs the store's persistent history: \(error)", underlyingError: error)
+                throw CoreDataError(
+                    .persistentStoreOpen, "asynchronous mirroring needs the store's persistent history: \(error)",
+                    underlyingError: error)
             }
         }
         engine.keySource = keys
@@ -137,19 +141,29 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         let result: Begun
         do {
             // A connection that arrives after the save gave up holds the head lock: close it.
-            result = try bridge.run(abandoned: { begun in try? await begun.0.close() }) { [self] () async throws -> Begun in
+            result = try bridge.run(abandoned: { begun in try? await begun.0.close() }) {
+                [self] () async throws -> Begun in
                 let connection: PostgresConnection
-                if let existing, !existing.isClosed { connection = existing } else { connection = try await connect(on: bridge) }
+                if let existing, !existing.isClosed {
+                    connection = existing
+                } else {
+                    connection = try await connect(on: bridge)
+                }
                 do {
-                    return try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] () async throws -> Begun in
+                    return try await connection.withDeadline(seconds: Self.deadline, on: bridge) {
+                        [self] () async throws -> Begun in
                         try await connection.send("BEGIN", logger: logger)
                         let head = try await MirrorLogEntry.head(on: connection, forUpdate: true, logger: logger)
                         keys.setFloors(try await MirrorKeys.floors(on: connection, logger: logger))
                         let cursor = try cursor()
                         guard head > cursor else { return (connection, head, [], nil) }
-                        let entries = try await MirrorLogEntry.read(after: cursor, limit: Int(head - cursor), on: connection, logger: logger)
+                        let entries = try await MirrorLogEntry.read(
+                            after: cursor, limit: Int(head - cursor), on: connection, logger: logger)
                         if entries.first?.position != cursor + 1 {
-                            return (connection, head, [], try await MirrorSnapshot.read(on: connection, holdingHead: head, logger: logger))
+                            return (
+                                connection, head, [],
+                                try await MirrorSnapshot.read(on: connection, holdingHead: head, logger: logger)
+                            )
                         }
                         return (connection, head, entries, nil)
                     }
@@ -172,7 +186,10 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         save.withLock { $0.applied += applied }
     }
 
-    func store(_ store: PersistentStore, commit transaction: StrataStore.Transaction, locally: (StrataStore.Transaction) throws -> UInt64) throws -> UInt64 {
+    func store(
+        _ store: PersistentStore, commit transaction: StrataStore.Transaction,
+        locally: (StrataStore.Transaction) throws -> UInt64
+    ) throws -> UInt64 {
         if asynchronous { return try commitLocally(transaction, locally: locally) }
         guard let open = save.withLock({ state in state.connection.flatMap { c in state.head.map { (c, $0) } } }) else {
             throw CoreDataError(.persistentStoreSave, "the mirror has no open PostgreSQL transaction for this save")
@@ -183,27 +200,37 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         let sequence = Int64(engine.lastSequence + 1)
         let payload: Data
         do {
-            payload = try MirrorPayload(transaction, deletedRows: try MirrorPairs(engine: engine).deletedRows(transaction.operations)).encoded()
+            payload = try MirrorPayload(
+                transaction, deletedRows: try MirrorPairs(engine: engine).deletedRows(transaction.operations)
+            ).encoded()
         } catch {
             throw CoreDataError(.persistentStoreSave, "the transaction could not be encoded for the mirror: \(error)")
         }
         do {
-            try bridge.run { [self] in try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] in
-                var append = MirrorLogAppend(origin: origin)
-                append.entries = [MirrorLogAppend.Entry(
-                    position: position, originSequence: sequence, author: transaction.author, contextName: transaction.contextName,
-                    timestamp: Date(), payload: payload, operations: transaction.operations)]
-                try await append.save(base: head, on: connection, logger: logger)
-                try await connection.send("COMMIT", logger: logger)
-                save.withLock { $0.head = nil }
-                // After the commit, outside the head lock: a hint for the tails, never relied on.
-                _ = try? await connection.send("SELECT pg_notify(\(MirrorSchema.channel), \(String(position)))", logger: logger)
-            } }
+            try bridge.run { [self] in
+                try await connection.withDeadline(seconds: Self.deadline, on: bridge) { [self] in
+                    var append = MirrorLogAppend(origin: origin)
+                    append.entries = [
+                        MirrorLogAppend.Entry(
+                            position: position, originSequence: sequence, author: transaction.author,
+                            contextName: transaction.contextName,
+                            timestamp: Date(), payload: payload, operations: transaction.operations)
+                    ]
+                    try await append.save(base: head, on: connection, logger: logger)
+                    try await connection.send("COMMIT", logger: logger)
+                    save.withLock { $0.head = nil }
+                    // After the commit, outside the head lock: a hint for the tails, never relied on.
+                    _ = try? await connection.send(
+                        "SELECT pg_notify(\(MirrorSchema.channel), \(String(position)))", logger: logger)
+                }
+            }
         } catch {
             throw unreachable(error)
         }
         metrics.exported.increment()
-        logger.debug("exported a transaction", metadata: ["position": "\(position)", "operations": "\(transaction.operations.count)"])
+        logger.debug(
+            "exported a transaction",
+            metadata: ["position": "\(position)", "operations": "\(transaction.operations.count)"])
         var local = transaction
         local.operations.append(try location.setCursor(position, in: engine))
         // If this fails, the transaction is in the log and the next catch-up applies it.
@@ -212,7 +239,10 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
 
     func storeDidEndSave(_ store: PersistentStore) {
         let (connection, open, applied) = save.withLock { state in
-            defer { state.head = nil; state.applied = [] }
+            defer {
+                state.head = nil
+                state.applied = []
+            }
             return (state.connection, state.head != nil, state.applied)
         }
         if open, let connection {
@@ -230,13 +260,18 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         if let error = error as? CoreDataError { return error }
         if let error = error as? MirrorError {
             if case .versionConflict = error {
-                return CoreDataError(.managedObjectMerge, "optimistic locking failure in the PostgreSQL mirror: \(error)", underlyingError: error)
+                return CoreDataError(
+                    .managedObjectMerge, "optimistic locking failure in the PostgreSQL mirror: \(error)",
+                    underlyingError: error)
             }
-            return CoreDataError(.persistentStoreSave, "the PostgreSQL mirror refused the save: \(error)", underlyingError: error)
+            return CoreDataError(
+                .persistentStoreSave, "the PostgreSQL mirror refused the save: \(error)", underlyingError: error)
         }
         logger.warning("a save could not reach PostgreSQL", metadata: ["error": "\(String(reflecting: error))"])
         return CoreDataError(
-            .persistentStoreSave, "the PostgreSQL mirror is unreachable; nothing was saved: \(String(reflecting: error))", underlyingError: error)
+            .persistentStoreSave,
+            "the PostgreSQL mirror is unreachable; nothing was saved: \(String(reflecting: error))",
+            underlyingError: error)
     }
 
     // MARK: Applying the log
@@ -259,26 +294,37 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         func commitRun() throws {
             guard let last = run.last else { return }
             transaction.operations.append(try location.setCursor(last.position, in: engine))
-            if asynchronous { transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence) }
+            if asynchronous {
+                transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence)
+            }
             transaction.durability = Self.appliedDurability
             applied.append(try coordinator.applyReplicatedTransaction(transaction, to: store))
             let now = Date()
-            for entry in run { metrics.lag.recordNanoseconds(Int64(max(0, now.timeIntervalSince(entry.timestamp)) * 1e9)) }
+            for entry in run {
+                metrics.lag.recordNanoseconds(Int64(max(0, now.timeIntervalSince(entry.timestamp)) * 1e9))
+            }
             metrics.applied.increment(by: run.count)
             (run, staged) = ([], MirrorStaged())
         }
         for entry in entries where entry.position > cursor {
-            guard entry.position == cursor + 1 else { throw MirrorError.cursorBelowLog(cursor: cursor, oldest: entry.position) }
-            if let first = run.first, first.author != entry.author || first.contextName != entry.contextName
-                || transaction.operations.count >= Self.maximumOperationsPerApply {
+            guard entry.position == cursor + 1 else {
+                throw MirrorError.cursorBelowLog(cursor: cursor, oldest: entry.position)
+            }
+            if let first = run.first,
+                first.author != entry.author || first.contextName != entry.contextName
+                    || transaction.operations.count >= Self.maximumOperationsPerApply
+            {
                 try commitRun()
             }
-            if run.isEmpty { transaction = StrataStore.Transaction(author: entry.author, contextName: entry.contextName) }
+            if run.isEmpty {
+                transaction = StrataStore.Transaction(author: entry.author, contextName: entry.contextName)
+            }
             if asynchronous && entry.origin == configuration.instanceName {
                 pending.drop(through: UInt64(entry.originSequence))
             } else {
                 let payload = try MirrorPayload.decode(entry.payload)
-                transaction.operations += try resolve(try payload.engineOperations(), over: pending, staged: &staged, deletedRows: payload.deletedRows())
+                transaction.operations += try resolve(
+                    try payload.engineOperations(), over: pending, staged: &staged, deletedRows: payload.deletedRows())
             }
             run.append(entry)
             cursor = entry.position
@@ -331,7 +377,8 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 // The pair goes, under whichever keys the store holds it (but what pending saves made).
                 let pair = MirrorPairs.Pair(entity: entity, row: row)
                 let held = try pairs.keys(of: pair, current: current, staged: stagedPairs[pair] ?? [])
-                for key in held.sorted() where pending.protectedColumns(of: ObjectKey(entity: entity, key: key)) != nil {
+                for key in held.sorted() where pending.protectedColumns(of: ObjectKey(entity: entity, key: key)) != nil
+                {
                     resolved.append(.delete(entity: entity, key: key))
                     staged[ObjectKey(entity: entity, key: key)] = .some(nil)
                     stagedPairs[pair]?.remove(key)
@@ -353,7 +400,9 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                     if pairs.isJoin(entity) {
                         // A pair the store already holds under another key stays as it is.
                         let pair = MirrorPairs.Pair(entity: entity, row: row)
-                        guard try pairs.keys(of: pair, current: current, staged: stagedPairs[pair] ?? []).isEmpty else { continue }
+                        guard try pairs.keys(of: pair, current: current, staged: stagedPairs[pair] ?? []).isEmpty else {
+                            continue
+                        }
                         stagedPairs[pair, default: []].insert(object.key)
                     }
                     resolved.append(operation)
@@ -384,21 +433,27 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
             let remote = snapshot.rows[entity] ?? [:]
             var local: [ObjectKey: Row] = [:]
             try engine.scan(entity) { key, row in local[ObjectKey(entity: entity, key: key)] = row }
-            var operations: [StrataStore.Operation] = local.keys.filter { remote[$0.key] == nil }.sorted { $0.key < $1.key }
-                .map { .delete(entity: entity, key: $0.key) }
+            var operations: [StrataStore.Operation] = local.keys.filter { remote[$0.key] == nil }.sorted {
+                $0.key < $1.key
+            }
+            .map { .delete(entity: entity, key: $0.key) }
             operations += remote.sorted { $0.key < $1.key }.map { .insert(entity: entity, key: $0.key, row: $0.value) }
             var staged = MirrorStaged(storeRows: local)
             transaction.operations += try resolve(operations, over: pending, staged: &staged)
         }
         transaction.operations.append(try location.setCursor(snapshot.position, in: engine))
-        if asynchronous { transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence) }
+        if asynchronous {
+            transaction.consumerCursors[Self.exportConsumer] = pending.exported(through: engine.lastSequence)
+        }
         transaction.durability = Self.appliedDurability
         let changes = try coordinator.applyReplicatedTransaction(transaction, to: store)
         metrics.bootstraps.increment()
         metrics.cursor.record(snapshot.position)
-        logger.notice("bootstrapped the local store from a snapshot", metadata: [
-            "position": "\(snapshot.position)", "operations": "\(transaction.operations.count - 1)",
-        ])
+        logger.notice(
+            "bootstrapped the local store from a snapshot",
+            metadata: [
+                "position": "\(snapshot.position)", "operations": "\(transaction.operations.count - 1)",
+            ])
         return changes
     }
 
@@ -412,12 +467,18 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
         // Entries commit in log order (under the head lock), so a read sees a gap-free prefix of
         // the log: one that starts right after the cursor is all it takes. Otherwise the head
         // first: entries up to it are committed, so an empty or late start means pruned.
-        let (head, entries) = try await connection.withDeadline(seconds: Self.deadline) { [self] () async throws -> (Int64, [MirrorLogEntry]) in
-            let entries = try await MirrorLogEntry.read(after: cursor, limit: configuration.batchSize, on: connection, logger: logger)
+        let (head, entries) = try await connection.withDeadline(seconds: Self.deadline) {
+            [self] () async throws -> (Int64, [MirrorLogEntry]) in
+            let entries = try await MirrorLogEntry.read(
+                after: cursor, limit: configuration.batchSize, on: connection, logger: logger)
             if let last = entries.last, entries.first?.position == cursor + 1 { return (last.position, entries) }
             let head = try await MirrorLogEntry.head(on: connection, forUpdate: false, logger: logger)
             guard head > cursor else { return (head, []) }
-            return (head, try await MirrorLogEntry.read(after: cursor, limit: configuration.batchSize, on: connection, logger: logger))
+            return (
+                head,
+                try await MirrorLogEntry.read(
+                    after: cursor, limit: configuration.batchSize, on: connection, logger: logger)
+            )
         }
         guard head > cursor else { return false }
         let applied: [ReplicatedChanges]
@@ -431,14 +492,17 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 }
             }
         } else {
-            logger.notice("the shared log was pruned past this instance's cursor: re-bootstrapping", metadata: [
-                "cursor": "\(cursor)", "oldest": "\(entries.first.map { String($0.position) } ?? "none")",
-            ])
+            logger.notice(
+                "the shared log was pruned past this instance's cursor: re-bootstrapping",
+                metadata: [
+                    "cursor": "\(cursor)", "oldest": "\(entries.first.map { String($0.position) } ?? "none")",
+                ])
             let snapshot = try await connection.withDeadline(seconds: Self.snapshotDeadline) { [self] in
                 try await MirrorSnapshot.read(on: connection, holdingHead: nil, logger: logger)
             }
             applied = try await underReplicationLock {
-                try self.cursor() < snapshot.position ? [try self.apply(snapshot, pending: try self.pendingSaves())] : []
+                try self.cursor() < snapshot.position
+                    ? [try self.apply(snapshot, pending: try self.pendingSaves())] : []
             }
         }
         deliver(applied)
@@ -457,7 +521,8 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     /// Records this instance's cursor in PostgreSQL, for pruning.
     func heartbeat(on connection: PostgresConnection) async throws {
         let cursor = try cursor()
-        try await connection.send("""
+        try await connection.send(
+            """
             INSERT INTO strata_instance (origin, pos, seen) VALUES (\(configuration.instanceName), \(cursor), now())
             ON CONFLICT (origin) DO UPDATE SET pos = EXCLUDED.pos, seen = now()
             """, logger: logger)

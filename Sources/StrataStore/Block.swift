@@ -84,7 +84,9 @@ struct BlockBuilder {
         header.u16(UInt16(entity))
         output.replaceSubrange(headerStart..<headerStart + Self.headerSize, with: header.bytes)
         let crc = output.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(headerStart + 4)...])) }
-        output.withUnsafeMutableBytes { $0.storeBytes(of: CRC32C.mask(crc).littleEndian, toByteOffset: headerStart, as: UInt32.self) }
+        output.withUnsafeMutableBytes {
+            $0.storeBytes(of: CRC32C.mask(crc).littleEndian, toByteOffset: headerStart, as: UInt32.self)
+        }
         return DecodedBlock(built: raw.bytes, entity: entity, schemaVersion: schemaVersion, rowCount: keys.count)
     }
 }
@@ -153,7 +155,8 @@ final class DecodedBlock: @unchecked Sendable {
             throw BinaryReader.Malformed(offset: 12)
         }
         do {
-            (rowCount, dataStart) = try Self.layout(of: UnsafeRawBufferPointer(start: memory.baseAddress, count: rawLength))
+            (rowCount, dataStart) = try Self.layout(
+                of: UnsafeRawBufferPointer(start: memory.baseAddress, count: rawLength))
         } catch {
             memory.deallocate()
             throw error

@@ -126,7 +126,8 @@ struct Checkpoint: Sendable {
             var reader = BinaryReader(raw)
             var sectionStart = 0
             do {
-                guard raw.count >= 16, Array(try reader.bytes(8)) == magic, try reader.u32() == Store.formatVersion else {
+                guard raw.count >= 16, Array(try reader.bytes(8)) == magic, try reader.u32() == Store.formatVersion
+                else {
                     throw StoreError(.corrupt, "not a checkpoint of this format", path: path, offset: 0)
                 }
                 let count = Int(try reader.u32())
@@ -142,7 +143,8 @@ struct Checkpoint: Sendable {
                     let crc = try reader.u32()
                     let section = try reader.bytes(length)
                     guard CRC32C.mask(CRC32C.checksum(section)) == crc else {
-                        throw StoreError(.corrupt, "checkpoint section fails its checksum", path: path, offset: Int64(sectionStart))
+                        throw StoreError(
+                            .corrupt, "checkpoint section fails its checksum", path: path, offset: Int64(sectionStart))
                     }
                     sections.append(section)
                 }
@@ -164,17 +166,20 @@ struct Checkpoint: Sendable {
                     state.stats[id] = stats
                 }
                 for _ in 0..<(try header.count()) {
-                    state.history.append(HistoryEntry(
-                        sequence: try header.u64(), segment: try header.u32(), offset: Int64(try header.u64()),
-                        length: Int(try header.u32())))
+                    state.history.append(
+                        HistoryEntry(
+                            sequence: try header.u64(), segment: try header.u32(), offset: Int64(try header.u64()),
+                            length: Int(try header.u32())))
                 }
                 sectionStart = sectionStarts[1]
                 var blocks = BinaryReader(sections[1])
                 let blockCount = try blocks.count()
                 state.blocks.reserveCapacity(blockCount)
                 for _ in 0..<blockCount {
-                    state.blocks.append(BlockLocation(
-                        segment: try blocks.u32(), offset: try blocks.u32(), length: try blocks.u32(), entity: try blocks.u16()))
+                    state.blocks.append(
+                        BlockLocation(
+                            segment: try blocks.u32(), offset: try blocks.u32(), length: try blocks.u32(),
+                            entity: try blocks.u16()))
                 }
                 for entityID in schema.entities.indices {
                     sectionStart = sectionStarts[2 + 2 * entityID]
@@ -187,7 +192,9 @@ struct Checkpoint: Sendable {
                     entity.sizes = Array(sizes.bindMemory(to: UInt32.self))
                     var live = 0
                     for location in entity.locations where location != 0 {
-                        guard RowLocation(raw: location).block < blockCount else { throw BinaryReader.Malformed(offset: 0) }
+                        guard RowLocation(raw: location).block < blockCount else {
+                            throw BinaryReader.Malformed(offset: 0)
+                        }
                         live += 1
                     }
                     guard !entity.locations.isEmpty else { throw BinaryReader.Malformed(offset: 0) }
@@ -283,8 +290,10 @@ extension Store {
         try publishManifest(status)
         if let previous { try? io.unlink(checkpointsPath + "/" + Checkpoint.fileName(previous)) }
         counters.checkpoints.add(1)
-        logger.debug("wrote checkpoint", metadata: [
-            "checkpoint": "\(id)", "bytes": "\(bytes.count)", "duration": "\(ContinuousClock.now - started)",
-        ])
+        logger.debug(
+            "wrote checkpoint",
+            metadata: [
+                "checkpoint": "\(id)", "bytes": "\(bytes.count)", "duration": "\(ContinuousClock.now - started)",
+            ])
     }
 }

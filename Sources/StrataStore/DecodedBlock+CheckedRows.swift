@@ -15,7 +15,9 @@ extension DecodedBlock {
     /// Copies the column offsets (`columns` `UInt16`s) recorded for the row in `slot` into
     /// `destination` and returns `true` when the row was checked before, else returns `false`.
     func copyCheckedOffsets(slot: Int, columns: Int, into destination: UnsafeMutableRawPointer) -> Bool {
-        guard columns > 0, slot < rowCount, let table = offsetTable(columns: columns, creating: false) else { return false }
+        guard columns > 0, slot < rowCount, let table = offsetTable(columns: columns, creating: false) else {
+            return false
+        }
         let row = table + slot * columns
         guard strata_load_acquire_u16(row) != 0 else { return false }
         strata_load_relaxed_u16s(destination.assumingMemoryBound(to: UInt16.self), row, columns)
@@ -51,7 +53,8 @@ extension DecodedBlock {
             fresh.storeBytes(of: columns, as: Int.self)
             (fresh + MemoryLayout<Int>.size).initializeMemory(as: UInt16.self, repeating: 0, count: entries)
             let (exchanged, current) = checkedOffsets.compareExchange(
-                expected: 0, desired: UInt(bitPattern: fresh), successOrdering: .acquiringAndReleasing, failureOrdering: .acquiring)
+                expected: 0, desired: UInt(bitPattern: fresh), successOrdering: .acquiringAndReleasing,
+                failureOrdering: .acquiring)
             if exchanged {
                 address = UInt(bitPattern: fresh)
             } else {

@@ -24,7 +24,8 @@ public final class EncodedRowFormat: Sendable {
         var reader = BinaryReader(bytes)
         let bitmap = try reader.bytes((codec.storedColumns + 7) / 8)
         for column in 0..<codec.storedColumns {
-            offsets?.storeBytes(of: UInt16(truncatingIfNeeded: reader.position), toByteOffset: column << 1, as: UInt16.self)
+            offsets?.storeBytes(
+                of: UInt16(truncatingIfNeeded: reader.position), toByteOffset: column << 1, as: UInt16.self)
             guard bitmap[column >> 3] & (1 << UInt8(column & 7)) == 0 else { continue }
             switch codec.types[column] {
             case .string:
@@ -87,7 +88,8 @@ public struct EncodedRow: @unchecked Sendable {
     /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold a row of `format`; what
     ///   `body` throws.
     static func withCheckedOffsets<R>(
-        _ bytes: UnsafeRawBufferPointer, format: EncodedRowFormat, block: DecodedBlock?, slot: Int, recordsCheck: Bool = true,
+        _ bytes: UnsafeRawBufferPointer, format: EncodedRowFormat, block: DecodedBlock?, slot: Int,
+        recordsCheck: Bool = true,
         _ body: (UnsafeRawPointer?) throws -> R
     ) throws -> R {
         guard offsetTable(byteCount: bytes.count) != nil else {
@@ -97,7 +99,9 @@ public struct EncodedRow: @unchecked Sendable {
         let columns = format.codec.storedColumns
         return try withUnsafeTemporaryAllocation(byteCount: 2 * max(columns, 1), alignment: 2) { buffer in
             let offsets = buffer.baseAddress!
-            if let block, block.copyCheckedOffsets(slot: slot, columns: columns, into: offsets) { return try body(offsets) }
+            if let block, block.copyCheckedOffsets(slot: slot, columns: columns, into: offsets) {
+                return try body(offsets)
+            }
             try format.check(bytes, offsets: offsets)
             if recordsCheck { block?.recordCheckedOffsets(slot: slot, columns: columns, from: offsets) }
             return try body(offsets)
@@ -110,16 +114,20 @@ public struct EncodedRow: @unchecked Sendable {
     /// `format` that ends within that bound.
     static func checkedPrefix(of bytes: UnsafeRawBufferPointer, format: EncodedRowFormat) -> EncodedRow? {
         let bytes = UnsafeRawBufferPointer(rebasing: bytes.prefix(Int(UInt16.max)))
-        return withUnsafeTemporaryAllocation(byteCount: 2 * max(format.codec.storedColumns, 1), alignment: 2) { buffer in
+        return withUnsafeTemporaryAllocation(byteCount: 2 * max(format.codec.storedColumns, 1), alignment: 2) {
+            buffer in
             guard let count = try? format.check(bytes, offsets: buffer.baseAddress!) else { return nil }
-            return EncodedRow(copying: UnsafeRawBufferPointer(rebasing: bytes.prefix(count)), offsets: buffer.baseAddress!, format: format)
+            return EncodedRow(
+                copying: UnsafeRawBufferPointer(rebasing: bytes.prefix(count)), offsets: buffer.baseAddress!,
+                format: format)
         }
     }
 
     /// A copy of `bytes`, one row of `format` checked by ``withCheckedOffsets(_:format:block:slot:recordsCheck:_:)``,
     /// with the `offsets` it gave, in a heap block of its own.
     init(copying bytes: UnsafeRawBufferPointer, offsets: UnsafeRawPointer?, format: EncodedRowFormat) {
-        let storage = Self.storage(format: format, capacity: Self.size(byteCount: bytes.count, storedColumns: format.codec.storedColumns))
+        let storage = Self.storage(
+            format: format, capacity: Self.size(byteCount: bytes.count, storedColumns: format.codec.storedColumns))
         Self.write(bytes, offsets: offsets, storedColumns: format.codec.storedColumns, into: storage, at: 0)
         self.init(storage: storage, start: 0)
     }
@@ -131,12 +139,17 @@ public struct EncodedRow: @unchecked Sendable {
 
     /// Writes a row of `bytes` with its column `offsets` (from a check) at `start` of
     /// `storage`, which has room for ``size(byteCount:storedColumns:)`` bytes there.
-    static func write(_ bytes: UnsafeRawBufferPointer, offsets: UnsafeRawPointer?, storedColumns: Int, into storage: Storage, at start: Int) {
+    static func write(
+        _ bytes: UnsafeRawBufferPointer, offsets: UnsafeRawPointer?, storedColumns: Int, into storage: Storage,
+        at start: Int
+    ) {
         storage.withUnsafeMutablePointerToElements { elements in
             let row = UnsafeMutableRawPointer(elements) + start
             row.storeBytes(of: UInt32(bytes.count), as: UInt32.self)
             if let base = bytes.baseAddress { (row + 4).copyMemory(from: base, byteCount: bytes.count) }
-            if let table = offsetTable(byteCount: bytes.count), let offsets { (row + 4 + table).copyMemory(from: offsets, byteCount: 2 * storedColumns) }
+            if let table = offsetTable(byteCount: bytes.count), let offsets {
+                (row + 4 + table).copyMemory(from: offsets, byteCount: 2 * storedColumns)
+            }
         }
     }
 
@@ -168,7 +181,9 @@ public struct EncodedRow: @unchecked Sendable {
             let row = UnsafeRawPointer(elements) + Int(start)
             let count = Int(row.load(as: UInt32.self))
             let offsets = Self.offsetTable(byteCount: count).map { row + 4 + $0 }
-            return format._withUnsafeGuaranteedRef { body($0, UnsafeRawBufferPointer(start: row + 4, count: count), offsets) }
+            return format._withUnsafeGuaranteedRef {
+                body($0, UnsafeRawBufferPointer(start: row + 4, count: count), offsets)
+            }
         }
     }
 
@@ -181,7 +196,9 @@ public struct EncodedRow: @unchecked Sendable {
     /// The number of bytes the row keeps after its byte count: the encoded bytes and, unless the
     /// row is longer than 64 KiB, its column offsets (2 bytes a stored column, 2-byte aligned).
     public var footprint: Int {
-        withBytes { format, bytes, _ in Self.footprint(byteCount: bytes.count, storedColumns: format.codec.storedColumns) }
+        withBytes { format, bytes, _ in
+            Self.footprint(byteCount: bytes.count, storedColumns: format.codec.storedColumns)
+        }
     }
 
     /// The value of the column at `column` (`0..<count`).

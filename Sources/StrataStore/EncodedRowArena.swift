@@ -21,10 +21,14 @@ struct EncodedRowArena {
     /// A copy of `bytes`, one row of `format` checked by
     /// ``EncodedRow/withCheckedOffsets(_:format:block:slot:recordsCheck:_:)``, with the `offsets`
     /// it gave.
-    mutating func copy(_ bytes: UnsafeRawBufferPointer, offsets: UnsafeRawPointer?, format: EncodedRowFormat) -> EncodedRow {
+    mutating func copy(
+        _ bytes: UnsafeRawBufferPointer, offsets: UnsafeRawPointer?, format: EncodedRowFormat
+    ) -> EncodedRow {
         let columns = format.codec.storedColumns
         let size = EncodedRow.size(byteCount: bytes.count, storedColumns: columns)
-        guard size <= Self.blockCapacity / 4 else { return EncodedRow(copying: bytes, offsets: offsets, format: format) }
+        guard size <= Self.blockCapacity / 4 else {
+            return EncodedRow(copying: bytes, offsets: offsets, format: format)
+        }
         guard let block = current, block.used + size <= Self.blockCapacity, block.format === format else {
             let storage = EncodedRow.storage(format: format, capacity: Self.blockCapacity)
             current = (storage, format, 0)

@@ -37,7 +37,9 @@ struct FetchIndexChanges: Sendable {
     /// Records the move of `key`'s entry in the index on `column` (at `position` among its
     /// entity's indexed columns), whose changes are at `slot` of ``indexes``, from the value of
     /// `old` to that of `new`.
-    private mutating func record(_ key: PrimaryKey, position: Int, column: Int, slot: Int, old: IndexedValues?, new: IndexedValues?) {
+    private mutating func record(
+        _ key: PrimaryKey, position: Int, column: Int, slot: Int, old: IndexedValues?, new: IndexedValues?
+    ) {
         let before = old?.value(at: position, column: column)
         let after = new?.value(at: position, column: column)
         if let before {
@@ -61,7 +63,8 @@ struct FetchIndexChanges: Sendable {
                 slots = indexedColumns[entity].map { slot(entity, $0) }
             }
             for (position, column) in indexedColumns[entity].enumerated() {
-                record(op.key, position: position, column: column, slot: slots[position], old: change.old, new: change.new)
+                record(
+                    op.key, position: position, column: column, slot: slots[position], old: change.old, new: change.new)
             }
         }
     }
@@ -70,7 +73,9 @@ struct FetchIndexChanges: Sendable {
     var count: Int { indexes.reduce(0) { $0 + $1.changes.count } }
 
     /// The number of changes recorded for each index.
-    var countsByIndex: [(entity: Int, column: Int, count: Int)] { indexes.map { ($0.entity, $0.column, $0.changes.count) } }
+    var countsByIndex: [(entity: Int, column: Int, count: Int)] {
+        indexes.map { ($0.entity, $0.column, $0.changes.count) }
+    }
 
     /// Whether no change is recorded.
     var isEmpty: Bool { indexes.allSatisfy { $0.changes.isEmpty } }
@@ -109,7 +114,8 @@ struct FetchIndexChanges: Sendable {
     /// if there is none yet.
     private mutating func slot(_ entity: Int, _ column: Int) -> Int {
         if let slot = indexes.firstIndex(where: { $0.entity == entity && $0.column == column }) { return slot }
-        indexes.append(IndexChanges(entity: entity, column: column, changes: IndexChangeList(reservingCapacity: reservedPerIndex)))
+        indexes.append(
+            IndexChanges(entity: entity, column: column, changes: IndexChangeList(reservingCapacity: reservedPerIndex)))
         return indexes.count - 1
     }
 
@@ -119,20 +125,21 @@ struct FetchIndexChanges: Sendable {
     /// (those empty when the group started), the index the insertions make is built too, for
     /// ``SettledFetchIndexChanges/apply(to:)`` to take whole if the index is still empty then.
     func settled(buildingFor empty: [(entity: Int, column: Int)] = []) -> SettledFetchIndexChanges {
-        SettledFetchIndexChanges(indexes: indexes.map { index in
-            let order = Self.indexOrder(index.changes)
-            // Changes to distinct keys (a bulk insert's) change distinct pairs: each is the last
-            // change of its pair, and no run needs cutting down.
-            let net = Self.keysStrictlyRise(index.changes) ? order : Self.netPositions(index.changes, order: order)
-            // An index built ahead takes the net changes as they come, when each inserts: no
-            // list of them is kept besides.
-            if empty.contains(where: { $0.entity == index.entity && $0.column == index.column }),
-                let built = OrderedIndex(onlyInsertions: net.lazy.map { index.changes[$0] })
-            {
-                return (index.entity, index.column, [], built)
-            }
-            return (index.entity, index.column, net.map { index.changes[$0] }, nil)
-        })
+        SettledFetchIndexChanges(
+            indexes: indexes.map { index in
+                let order = Self.indexOrder(index.changes)
+                // Changes to distinct keys (a bulk insert's) change distinct pairs: each is the last
+                // change of its pair, and no run needs cutting down.
+                let net = Self.keysStrictlyRise(index.changes) ? order : Self.netPositions(index.changes, order: order)
+                // An index built ahead takes the net changes as they come, when each inserts: no
+                // list of them is kept besides.
+                if empty.contains(where: { $0.entity == index.entity && $0.column == index.column }),
+                    let built = OrderedIndex(onlyInsertions: net.lazy.map { index.changes[$0] })
+                {
+                    return (index.entity, index.column, [], built)
+                }
+                return (index.entity, index.column, net.map { index.changes[$0] }, nil)
+            })
     }
 
     /// The positions in `changes` of the net change of each pair, in index order: `order`
@@ -196,9 +203,15 @@ struct FetchIndexChanges: Sendable {
         for (position, change) in changes.enumerated() {
             let rank: UInt64
             switch change.value {
-            case .null: rank = 0; values.append(0)
-            case .int(let value): rank = 1; values.append(unsigned(value))
-            case .reference(let value): rank = 2; values.append(unsigned(value))
+            case .null:
+                rank = 0
+                values.append(0)
+            case .int(let value):
+                rank = 1
+                values.append(unsigned(value))
+            case .reference(let value):
+                rank = 2
+                values.append(unsigned(value))
             default: return nil
             }
             if let firstRank, ranks.isEmpty, rank != firstRank {
@@ -214,8 +227,12 @@ struct FetchIndexChanges: Sendable {
         // of which clears and sums 256 counts.
         if changes.count < Self.fewChanges {
             let keys = changes.map(\.key)
-            guard !ranks.isEmpty else { return changes.indices.sorted { a, b in (values[a], keys[a], a) < (values[b], keys[b], b) } }
-            return changes.indices.sorted { a, b in (ranks[a], values[a], keys[a], a) < (ranks[b], values[b], keys[b], b) }
+            guard !ranks.isEmpty else {
+                return changes.indices.sorted { a, b in (values[a], keys[a], a) < (values[b], keys[b], b) }
+            }
+            return changes.indices.sorted { a, b in
+                (ranks[a], values[a], keys[a], a) < (ranks[b], values[b], keys[b], b)
+            }
         }
         var order = RadixOrder(count: changes.count)
         if !keysRise { order.sort(by: changes.map { unsigned($0.key) }) }

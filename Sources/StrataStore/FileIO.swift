@@ -241,7 +241,8 @@ extension FileIO {
     func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         var done = 0
         while done < buffer.count {
-            let read = try pread(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: offset + Int64(done))
+            let read = try pread(
+                fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: offset + Int64(done))
             if read == 0 { break }
             done += read
         }

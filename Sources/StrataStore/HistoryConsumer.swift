@@ -58,7 +58,8 @@ extension StoreState {
     /// Raises the history floor to the lowest of the requested floor and the live consumers'
     /// cursors, dropping the history below it. Returns whether it moved.
     mutating func raiseHistoryFloor() -> Bool {
-        let held = consumers.filter { $0.value.evictedAt == nil && HistoryConsumerState.holdsHistory(named: $0.key) }
+        let held =
+            consumers.filter { $0.value.evictedAt == nil && HistoryConsumerState.holdsHistory(named: $0.key) }
             .map(\.value.sequence).min() ?? .max
         let target = Swift.min(requestedHistoryFloor, held, lastSequence)
         guard target > historyFloor else { return false }
@@ -101,7 +102,9 @@ extension Store {
             }
             if added {
                 try publishManifest(status)
-                logger.debug("registered history consumer", metadata: ["consumer": "\(name)", "sequence": "\(consumer.sequence)"])
+                logger.debug(
+                    "registered history consumer",
+                    metadata: ["consumer": "\(name)", "sequence": "\(consumer.sequence)"])
             }
             return consumer
         }
@@ -124,9 +127,13 @@ extension Store {
                 state.advanceConsumers([name: sequence])
                 return state.consumers[name]
             }
-            guard let known else { throw StoreError(.historyUnavailable, "no history consumer named \(name)", path: path) }
+            guard let known else {
+                throw StoreError(.historyUnavailable, "no history consumer named \(name)", path: path)
+            }
             if let resync = known.evictedAt {
-                throw StoreError(.historyUnavailable, "history consumer \(name) was evicted; resync and advance to at least \(resync)", path: path)
+                throw StoreError(
+                    .historyUnavailable,
+                    "history consumer \(name) was evicted; resync and advance to at least \(resync)", path: path)
             }
             try publishManifest(status)
         }
@@ -163,7 +170,9 @@ extension Store {
     @discardableResult
     public func evictLaggingHistoryConsumers() throws -> [String] {
         try checkOpen()
-        guard !configuration.readOnly, configuration.historyConsumerLagLimit != nil || configuration.historyConsumerAgeLimit != nil else { return [] }
+        guard !configuration.readOnly,
+            configuration.historyConsumerLagLimit != nil || configuration.historyConsumerAgeLimit != nil
+        else { return [] }
         return try manifestLock.withLock { status in
             let evicted = evictLaggingConsumers()
             guard !evicted.isEmpty else { return [] }
@@ -184,7 +193,9 @@ extension Store {
         let evicted = state.withLock { state -> [(String, UInt64, Int)] in
             var evicted: [(String, UInt64, Int)] = []
             for (name, consumer) in state.consumers
-            where consumer.evictedAt == nil && HistoryConsumerState.holdsHistory(named: name) && consumer.sequence < state.requestedHistoryFloor {
+            where consumer.evictedAt == nil && HistoryConsumerState.holdsHistory(named: name)
+                && consumer.sequence < state.requestedHistoryFloor
+            {
                 let start = state.history.partitioningIndex { $0.sequence > consumer.sequence }
                 let end = state.history.partitioningIndex { $0.sequence > state.requestedHistoryFloor }
                 let bytes = start < end ? state.history[start..<end].reduce(0) { $0 + $1.length } : 0
@@ -198,9 +209,11 @@ extension Store {
         }
         for (name, sequence, bytes) in evicted {
             evictions.increment()
-            logger.warning("evicted a history consumer that held back deleted history", metadata: [
-                "consumer": "\(name)", "cursor": "\(sequence)", "heldBytes": "\(bytes)", "path": "\(path)",
-            ])
+            logger.warning(
+                "evicted a history consumer that held back deleted history",
+                metadata: [
+                    "consumer": "\(name)", "cursor": "\(sequence)", "heldBytes": "\(bytes)", "path": "\(path)",
+                ])
         }
         return evicted.map(\.0)
     }

@@ -28,8 +28,12 @@ package struct InsertedRows: Sendable {
 
     /// Describes rows of `entity` keyed `keys`, in order, each a copy of `template` (the
     /// entity's defaults) whose values `fill` sets.
-    package init(entity: Int, keys: Range<PrimaryKey>, template: Row, fill: @escaping @Sendable (_ index: Int, _ row: inout Row) throws -> Void) {
-        self.init(count: keys.count, entities: [entity], target: { (entity, keys.lowerBound + PrimaryKey($0)) }) { index, row in
+    package init(
+        entity: Int, keys: Range<PrimaryKey>, template: Row,
+        fill: @escaping @Sendable (_ index: Int, _ row: inout Row) throws -> Void
+    ) {
+        self.init(count: keys.count, entities: [entity], target: { (entity, keys.lowerBound + PrimaryKey($0)) }) {
+            index, row in
             if row.count == template.count {
                 for column in template.values.indices { row.values[column] = template.values[column] }
             } else {

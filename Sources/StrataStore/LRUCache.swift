@@ -75,7 +75,8 @@ final class LRUCache<Element: Sendable>: Sendable {
         /// Keeps `value` under `key` in a free (or new) slot, not yet linked into the recency
         /// list; returns the slot.
         mutating func add(_ value: Element, forKey key: UInt64, cost: Int, readAt: UInt) -> Int {
-            let entry = Slot(key: key, element: value, cost: cost, previous: LRUCache.none, next: LRUCache.none, readAt: readAt)
+            let entry = Slot(
+                key: key, element: value, cost: cost, previous: LRUCache.none, next: LRUCache.none, readAt: readAt)
             let slot: Int
             if let free = freeSlots.popLast() {
                 slot = free
@@ -123,7 +124,9 @@ final class LRUCache<Element: Sendable>: Sendable {
                 state.misses += 1
                 return nil
             }
-            if let offset, let address = UnsafeRawPointer(bitPattern: state.slots[slot].readAt) { strata_prefetch(address + offset) }
+            if let offset, let address = UnsafeRawPointer(bitPattern: state.slots[slot].readAt) {
+                strata_prefetch(address + offset)
+            }
             state.hits += 1
             if slot != state.head {
                 state.unlink(slot)

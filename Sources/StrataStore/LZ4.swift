@@ -42,7 +42,9 @@ enum LZ4 {
 
     /// Decompresses `source` into exactly the `rawCount` bytes at `target`; returns whether
     /// `source` is an LZ4 block of that size.
-    static func decompress(_ source: UnsafeRawBufferPointer, into target: UnsafeMutableRawPointer?, rawCount: Int) -> Bool {
+    static func decompress(
+        _ source: UnsafeRawBufferPointer, into target: UnsafeMutableRawPointer?, rawCount: Int
+    ) -> Bool {
         guard rawCount >= 0, source.count <= Int(Int32.max), rawCount <= Int(Int32.max) else { return false }
         let produced = LZ4_decompress_safe(
             source.baseAddress?.assumingMemoryBound(to: CChar.self), target?.assumingMemoryBound(to: CChar.self),
@@ -71,7 +73,9 @@ enum LZ4 {
         deinit {
             for slot in 0..<Self.slotCount {
                 let address = slots[slot].exchange(0, ordering: .acquiring)
-                if let pointer = UnsafeRawPointer(bitPattern: address) { Unmanaged<CompressionState>.fromOpaque(pointer).release() }
+                if let pointer = UnsafeRawPointer(bitPattern: address) {
+                    Unmanaged<CompressionState>.fromOpaque(pointer).release()
+                }
             }
             slots.deinitialize(count: Self.slotCount)
             slots.deallocate()
@@ -91,7 +95,8 @@ enum LZ4 {
         /// Puts `state` in an empty slot, or lets it go when there is none.
         func put(_ state: CompressionState) {
             let address = UInt(bitPattern: Unmanaged.passRetained(state).toOpaque())
-            for slot in 0..<Self.slotCount where slots[slot].compareExchange(expected: 0, desired: address, ordering: .releasing).exchanged {
+            for slot in 0..<Self.slotCount
+            where slots[slot].compareExchange(expected: 0, desired: address, ordering: .releasing).exchanged {
                 return
             }
             Unmanaged<CompressionState>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).release()
@@ -128,9 +133,10 @@ enum LZ4 {
                 scratchSize = bound
                 scratch = .allocate(byteCount: scratchSize, alignment: 16)
             }
-            let produced = Int(LZ4_compress_fast_extState(
-                state, source.baseAddress!.assumingMemoryBound(to: CChar.self),
-                scratch.assumingMemoryBound(to: CChar.self), Int32(source.count), Int32(bound), 1))
+            let produced = Int(
+                LZ4_compress_fast_extState(
+                    state, source.baseAddress!.assumingMemoryBound(to: CChar.self),
+                    scratch.assumingMemoryBound(to: CChar.self), Int32(source.count), Int32(bound), 1))
             return produced > 0 ? produced : nil
         }
     }

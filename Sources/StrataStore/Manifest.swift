@@ -81,7 +81,8 @@ struct Manifest: Sendable {
                 let version = try reader.u32()
                 guard version == Store.formatVersion || version == evolvedFormatVersion else {
                     throw StoreError(
-                        .unsupportedFormat, "format version \(version); this build reads \(Store.formatVersion) and \(evolvedFormatVersion)",
+                        .unsupportedFormat,
+                        "format version \(version); this build reads \(Store.formatVersion) and \(evolvedFormatVersion)",
                         path: path, offset: 8)
                 }
                 let crc = try reader.u32()
@@ -91,7 +92,8 @@ struct Manifest: Sendable {
                     throw StoreError(.corrupt, "manifest checksum mismatch", path: path, offset: 12)
                 }
                 // Reads the body in place, so that a parse failure names its offset in the file.
-                var fields = BinaryReader(UnsafeRawBufferPointer(rebasing: raw[..<reader.position]), position: reader.position - length)
+                var fields = BinaryReader(
+                    UnsafeRawBufferPointer(rebasing: raw[..<reader.position]), position: reader.position - length)
                 var uuid = UUID().uuid
                 let uuidBytes = try fields.bytes(16)
                 withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: uuidBytes) }
@@ -116,15 +118,19 @@ struct Manifest: Sendable {
                         consumers[name] = try HistoryConsumerState.decode(from: &fields)
                     }
                 }
-                let schemaHistory = fields.isAtEnd ? SchemaHistory() : try SchemaHistory.decode(from: &fields, schema: schema)
+                let schemaHistory =
+                    fields.isAtEnd ? SchemaHistory() : try SchemaHistory.decode(from: &fields, schema: schema)
                 // Version 2 is exactly a manifest with a schema history.
                 guard (version == evolvedFormatVersion) == (schemaHistory.version > 0) else {
-                    throw StoreError(.unsupportedFormat, "format version \(version) with schema version \(schemaHistory.version)", path: path, offset: 8)
+                    throw StoreError(
+                        .unsupportedFormat, "format version \(version) with schema version \(schemaHistory.version)",
+                        path: path, offset: 8)
                 }
                 // The store indexes both without checking: the last segment is the active one,
                 // and each entity allocates keys from its entry.
                 guard !segments.isEmpty, keys.count == schema.entities.count else {
-                    throw StoreError(.corrupt, "manifest names no segment or not one next key per entity", path: path, offset: 20)
+                    throw StoreError(
+                        .corrupt, "manifest names no segment or not one next key per entity", path: path, offset: 20)
                 }
                 return Manifest(
                     storeID: UUID(uuid: uuid), schema: schema, historyTracking: history, segments: segments,

@@ -156,6 +156,7 @@ struct EntityKey: Hashable, Sendable {
     /// The tables' hash (``TableHashing``): the key with the table's seed, and the entity spread
     /// by a second odd multiplier.
     func _rawHashValue(seed: Int) -> Int {
-        TableHashing.hash(UInt64(bitPattern: key), seed: seed, adding: UInt64(truncatingIfNeeded: entity) &* 0xC2B2_AE3D_27D4_EB4F)
+        TableHashing.hash(
+            UInt64(bitPattern: key), seed: seed, adding: UInt64(truncatingIfNeeded: entity) &* 0xC2B2_AE3D_27D4_EB4F)
     }
 }

@@ -100,7 +100,9 @@ struct OrderedIndex: Sendable {
             guard change.inserts else { return nil }
             if chunk.isEmpty { chunk.reserveCapacity(chunkSize) }
             let entry = Entry(value: change.value, key: change.key)
-            assert(chunk.last.map { $0.precedes(entry) } ?? chunks.last.map { $0[$0.count - 1].precedes(entry) } ?? true, "changes out of index order")
+            assert(
+                chunk.last.map { $0.precedes(entry) } ?? chunks.last.map { $0[$0.count - 1].precedes(entry) } ?? true,
+                "changes out of index order")
             chunk.append(entry)
             if chunk.count == chunkSize {
                 heads.append(chunk[0])
@@ -167,7 +169,11 @@ struct OrderedIndex: Sendable {
         // Sparse changes move fewer bytes one at a time than copying every chunk they touch.
         guard mergesInOnePass(changes.count) else {
             for change in changes {
-                if change.inserts { insert(change.value, key: change.key) } else { remove(change.value, key: change.key) }
+                if change.inserts {
+                    insert(change.value, key: change.key)
+                } else {
+                    remove(change.value, key: change.key)
+                }
             }
             return
         }
@@ -189,7 +195,8 @@ struct OrderedIndex: Sendable {
             let limit = chunk + 1 < heads.count ? heads[chunk + 1] : nil
             var end = start + 1
             while end < changes.count,
-                  limit.map({ Entry(value: changes[end].value, key: changes[end].key).precedes($0) }) ?? true {
+                limit.map({ Entry(value: changes[end].value, key: changes[end].key).precedes($0) }) ?? true
+            {
                 end += 1
             }
             merged.append(contentsOf: chunks[next..<chunk])
@@ -241,7 +248,8 @@ struct OrderedIndex: Sendable {
         let entry = Entry(value: value, key: key)
         let position = firstPosition { $0.precedes(entry) }
         guard position.chunk < chunks.count,
-              !entry.precedes(chunks[position.chunk][position.offset]) else { return }
+            !entry.precedes(chunks[position.chunk][position.offset])
+        else { return }
         chunks[position.chunk].remove(at: position.offset)
         count -= 1
         if chunks[position.chunk].isEmpty {
@@ -274,7 +282,9 @@ struct OrderedIndex: Sendable {
                     let taken = min(upper - lower, remaining)
                     let entries = chunks[chunk]
                     if descending {
-                        for offset in stride(from: upper - 1, through: upper - taken, by: -1) { keys.append(entries[offset].key) }
+                        for offset in stride(from: upper - 1, through: upper - taken, by: -1) {
+                            keys.append(entries[offset].key)
+                        }
                     } else {
                         for offset in lower..<(lower + taken) { keys.append(entries[offset].key) }
                     }

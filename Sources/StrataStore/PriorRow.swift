@@ -19,12 +19,15 @@ extension Store {
             let codec = try codec(entity, of: block)
             return (codec, codec.storesEveryColumn)
         } catch {
-            throw StoreError(.corrupt, "a block names schema version \(block.schemaVersion), unknown to the store", path: path)
+            throw StoreError(
+                .corrupt, "a block names schema version \(block.schemaVersion), unknown to the store", path: path)
         }
     }
 
     /// Decodes the `.encoded` row of `block` at `slot` with `body`, as a `corrupt` error when it does not decode.
-    private func decodingPrior<T>(_ block: DecodedBlock, slot: Int, entity: Int, _ body: (RowCodec, UnsafeRawBufferPointer) throws -> T) throws -> T {
+    private func decodingPrior<T>(
+        _ block: DecodedBlock, slot: Int, entity: Int, _ body: (RowCodec, UnsafeRawBufferPointer) throws -> T
+    ) throws -> T {
         let codec = try priorCodec(block, entity: entity).codec
         do {
             return try block.withRow(at: slot) { try body(codec, $0) }
@@ -37,7 +40,8 @@ extension Store {
     func decoded(_ prior: PriorRow, entity: Int) throws -> Row {
         switch prior {
         case .decoded(let row): return row
-        case .encoded(let block, let slot): return try decodingPrior(block, slot: slot, entity: entity) { codec, bytes in try codec.decode(bytes) }
+        case .encoded(let block, let slot):
+            return try decodingPrior(block, slot: slot, entity: entity) { codec, bytes in try codec.decode(bytes) }
         }
     }
 

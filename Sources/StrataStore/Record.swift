@@ -78,7 +78,9 @@ enum RecordHeader {
     static func seal(_ record: inout [UInt8], at start: Int = 0, sequence: UInt64) {
         record.withUnsafeMutableBytes { raw in
             let bytes = UnsafeMutableRawBufferPointer(rebasing: raw[start...])
-            seal(UnsafeRawBufferPointer(bytes), sequence: sequence, into: UnsafeMutableRawBufferPointer(rebasing: bytes[0..<size]))
+            seal(
+                UnsafeRawBufferPointer(bytes), sequence: sequence,
+                into: UnsafeMutableRawBufferPointer(rebasing: bytes[0..<size]))
         }
     }
 
@@ -87,7 +89,9 @@ enum RecordHeader {
     /// written after its sealed header from its own bytes, uncopied. `header` may be the
     /// record's own first bytes.
     static func seal(_ record: UnsafeRawBufferPointer, sequence: UInt64, into header: UnsafeMutableRawBufferPointer) {
-        if UnsafeRawPointer(header.baseAddress) != record.baseAddress { header.copyMemory(from: UnsafeRawBufferPointer(rebasing: record[0..<size])) }
+        if UnsafeRawPointer(header.baseAddress) != record.baseAddress {
+            header.copyMemory(from: UnsafeRawBufferPointer(rebasing: record[0..<size]))
+        }
         header.storeBytes(of: sequence.littleEndian, toByteOffset: sequenceOffset, as: UInt64.self)
         let length = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 0, as: UInt32.self)))
         let headerCRC = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: header[8..<size]))
@@ -161,8 +165,10 @@ struct RecordBuilder {
         let index = blockIndex(for: entity, adding: 0)
         let (slot, start, size) = blocks[index].append(key: key, row: row, codec: codec)
         rowBytes += size
-        ops.append(RecordOp(
-            kind: kind, entity: entity, key: key, block: index, slot: slot, size: size, start: start, changedColumns: changedColumns))
+        ops.append(
+            RecordOp(
+                kind: kind, entity: entity, key: key, block: index, slot: slot, size: size, start: start,
+                changedColumns: changedColumns))
     }
 
     /// Adds an operation with an already-encoded row image.
@@ -172,9 +178,10 @@ struct RecordBuilder {
         let index = blockIndex(for: entity, adding: encodedRow.count)
         let (slot, start) = blocks[index].append(key: key, encodedRow: encodedRow)
         rowBytes += encodedRow.count
-        ops.append(RecordOp(
-            kind: kind, entity: entity, key: key, block: index, slot: slot, size: encodedRow.count, start: start,
-            changedColumns: changedColumns))
+        ops.append(
+            RecordOp(
+                kind: kind, entity: entity, key: key, block: index, slot: slot, size: encodedRow.count, start: start,
+                changedColumns: changedColumns))
     }
 
     /// Records `row` as the prior image (before the change) of the last operation added.
@@ -237,10 +244,12 @@ struct RecordBuilder {
     ) -> EncodedRecord {
         // The blocks kept decoded: the first ones whose cost fits the budget.
         var budget = decodedBudget
-        let kept = budget > 0 ? blocks.prefix { block in
-            budget -= block.rawSize + DecodedBlock.overhead
-            return budget >= 0
-        }.count : 0
+        let kept =
+            budget > 0
+            ? blocks.prefix { block in
+                budget -= block.rawSize + DecodedBlock.overhead
+                return budget >= 0
+            }.count : 0
         var decoded: [DecodedBlock] = []
         var record = Self.encode(
             kind: kind, ops: ops, blockBytes: rowBytes + blocks.count * 64, timestamp: timestamp, author: author,
@@ -261,7 +270,9 @@ struct RecordBuilder {
             for part in parts {
                 let shift = bytes.count
                 bytes += part.bytes
-                spans += part.spans.lazy.map { BlockSpan(offset: $0.offset + shift, length: $0.length, entity: $0.entity) }
+                spans += part.spans.lazy.map {
+                    BlockSpan(offset: $0.offset + shift, length: $0.length, entity: $0.entity)
+                }
                 decoded += part.decoded
             }
             return spans
@@ -276,7 +287,9 @@ struct RecordBuilder {
 
     /// Appends the on-disk form of the blocks in `range` to `output`, and the decoded form of
     /// those before `kept` to `decoded`; returns their places in `output`.
-    private func write(_ range: Range<Int>, to output: inout [UInt8], keeping kept: Int, decoded: inout [DecodedBlock]) -> [BlockSpan] {
+    private func write(
+        _ range: Range<Int>, to output: inout [UInt8], keeping kept: Int, decoded: inout [DecodedBlock]
+    ) -> [BlockSpan] {
         range.map { index in
             let start = output.count
             let block = blocks[index].write(to: &output)
@@ -296,7 +309,9 @@ struct RecordBuilder {
         bundleID: String?, processID: Int32?, cursors: [String: UInt64], writeBlocks: (inout [UInt8]) -> [BlockSpan]
     ) -> EncodedRecord {
         // Room for the strings and cursors too, so that the writer does not grow.
-        let strings = [author, contextName, bundleID].reduce(0) { $0 + ($1?.utf8.count ?? 0) } + cursors.keys.reduce(0) { $0 + $1.utf8.count }
+        let strings =
+            [author, contextName, bundleID].reduce(0) { $0 + ($1?.utf8.count ?? 0) }
+            + cursors.keys.reduce(0) { $0 + $1.utf8.count }
         var meta = BinaryWriter(capacity: 32 + strings + cursors.count * 16 + ops.count * 10)
         var flags = kind == .transaction ? RecordHeader.processFlag | RecordHeader.priorRowsFlag : 0
         if kind == .transaction && !cursors.isEmpty { flags |= RecordHeader.cursorsFlag }
@@ -342,7 +357,9 @@ struct RecordBuilder {
         bytes.reserveCapacity(RecordHeader.size + meta.count + blockBytes)
         // A few operations' metadata is stored as it is: LZ4 seldom saves a sixteenth of so few
         // bytes, and readying its state for them took longer than encoding them.
-        let compressedMeta = meta.count < Self.smallestCompressedMeta ? nil : meta.bytes.withUnsafeBytes { LZ4.compress($0, appendingTo: &bytes) }
+        let compressedMeta =
+            meta.count < Self.smallestCompressedMeta
+            ? nil : meta.bytes.withUnsafeBytes { LZ4.compress($0, appendingTo: &bytes) }
         if compressedMeta == nil { bytes.append(contentsOf: meta.bytes) }
         let spans = writeBlocks(&bytes)
         var header = BinaryWriter(capacity: RecordHeader.size)
@@ -476,7 +493,9 @@ struct ParsedRecord {
                     for _ in 0..<changedCount { changed.append(try meta.count(limit: 4095)) }
                 }
                 guard block >= 0 || opKind.removes else { throw BinaryReader.Malformed(offset: 0) }
-                var op = RecordOp(kind: opKind, entity: entity, key: key, block: block, slot: slot, size: size, changedColumns: changed)
+                var op = RecordOp(
+                    kind: opKind, entity: entity, key: key, block: block, slot: slot, size: size,
+                    changedColumns: changed)
                 if flags & RecordHeader.priorRowsFlag != 0, opKind == .update || opKind == .delete {
                     op.priorBlock = try meta.count(limit: blockCount) - 1
                     if op.priorBlock >= 0 {

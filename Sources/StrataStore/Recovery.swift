@@ -43,7 +43,9 @@ struct Recovery {
             if names.contains("manifest") {
                 let bytes = try StoreError.io("read manifest", path: manifestPath) { try io.readFile(manifestPath) }
                 manifest = try Manifest.decode(bytes, path: manifestPath)
-            } else if let schema, !configuration.readOnly, Set(names).isSubset(of: ["lock", "segments", "checkpoints", "manifest.tmp"]) {
+            } else if let schema, !configuration.readOnly,
+                Set(names).isSubset(of: ["lock", "segments", "checkpoints", "manifest.tmp"])
+            {
                 manifest = try create(schema: schema)
             } else {
                 throw StoreError(.unsupportedFormat, "the directory is not a Strata store (no manifest)", path: path)
@@ -56,10 +58,13 @@ struct Recovery {
                     path: manifestPath)
             }
             let store = try openStore(manifest: manifest, lockFD: lockFD, lockHandedOver: &lockHandedOver)
-            logger.debug("opened store", metadata: [
-                "path": "\(path)", "rows": "\(store.state.withLock { $0.entities.reduce(0) { $0 + $1.liveCount } })",
-                "segments": "\(manifest.segments.count)", "duration": "\(ContinuousClock.now - started)",
-            ])
+            logger.debug(
+                "opened store",
+                metadata: [
+                    "path": "\(path)",
+                    "rows": "\(store.state.withLock { $0.entities.reduce(0) { $0 + $1.liveCount } })",
+                    "segments": "\(manifest.segments.count)", "duration": "\(ContinuousClock.now - started)",
+                ])
             return store
         } catch {
             // Once a store holds the lock, releasing the store releases it; closing it here too
@@ -76,7 +81,9 @@ struct Recovery {
     func lock() throws -> Int32 {
         guard !configuration.readOnly else { return -1 }
         let lockPath = path + "/lock"
-        let fd = try StoreError.io("open lock file", path: lockPath) { try io.open(lockPath, flags: O_RDWR | O_CREAT, mode: 0o644) }
+        let fd = try StoreError.io("open lock file", path: lockPath) {
+            try io.open(lockPath, flags: O_RDWR | O_CREAT, mode: 0o644)
+        }
         let locked: Bool
         do {
             locked = try StoreError.io("lock store", path: lockPath) { try io.lockExclusively(fd) }
@@ -86,7 +93,8 @@ struct Recovery {
         }
         guard locked else {
             io.close(fd)
-            throw StoreError(.locked, "another process (or another open Store) has the store open for writing", path: lockPath)
+            throw StoreError(
+                .locked, "another process (or another open Store) has the store open for writing", path: lockPath)
         }
         return fd
     }
@@ -117,7 +125,9 @@ struct Recovery {
             try io.makeDirectory(path + "/checkpoints")
         }
         let names = try StoreError.io("list segments", path: segments) { try io.contentsOfDirectory(segments) }
-        let checkpoints = try StoreError.io("list checkpoints", path: path + "/checkpoints") { try io.contentsOfDirectory(path + "/checkpoints") }
+        let checkpoints = try StoreError.io("list checkpoints", path: path + "/checkpoints") {
+            try io.contentsOfDirectory(path + "/checkpoints")
+        }
         var leftoverSize: Int64 = 0
         if names.contains(first) {
             leftoverSize = try StoreError.io("stat segment", path: segments + "/" + first) {
@@ -126,11 +136,15 @@ struct Recovery {
                 return try io.size(fd)
             }
         }
-        guard names.allSatisfy({ $0 == first }), checkpoints.isEmpty, leftoverSize <= Int64(SegmentFile.headerSize) else {
-            throw StoreError(.unsupportedFormat, "the directory holds segments or checkpoints but no manifest", path: path)
+        guard names.allSatisfy({ $0 == first }), checkpoints.isEmpty, leftoverSize <= Int64(SegmentFile.headerSize)
+        else {
+            throw StoreError(
+                .unsupportedFormat, "the directory holds segments or checkpoints but no manifest", path: path)
         }
         if names.contains(first) {
-            try StoreError.io("remove a segment left by an interrupted create", path: segments + "/" + first) { try io.unlink(segments + "/" + first) }
+            try StoreError.io("remove a segment left by an interrupted create", path: segments + "/" + first) {
+                try io.unlink(segments + "/" + first)
+            }
         }
     }
 
@@ -163,13 +177,15 @@ struct Recovery {
         status.nextFileID = manifest.nextFileID
         status.historyTracking = manifest.historyTracking
         var effective = configuration
-        let startsTracking = historyTrackingSwitch(manifest, effective: &effective, lockFD: lockFD, lockHandedOver: &lockHandedOver)
+        let startsTracking = historyTrackingSwitch(
+            manifest, effective: &effective, lockFD: lockFD, lockHandedOver: &lockHandedOver)
         let store = Store(
             path: path, schema: schema ?? manifest.schema, storeID: manifest.storeID, configuration: effective,
             state: state, nextKeys: nextKeys, manifest: status, lockFD: effective.readOnly ? -1 : lockFD,
             schemaHistory: manifest.schemaHistory)
         lockHandedOver = true
-        let start = checkpoint.map { (manifest.segments.firstIndex(of: $0.segment)!, $0.offset) }
+        let start =
+            checkpoint.map { (manifest.segments.firstIndex(of: $0.segment)!, $0.offset) }
             ?? (0, Int64(SegmentFile.headerSize))
         if let sections = checkpoint?.fetchIndexSections { store.loadFetchIndexesInBackground(sections) }
         try store.replay(from: start.0, offset: start.1)
@@ -177,7 +193,9 @@ struct Recovery {
         // Only once the manifest proved to match the segments: a wrong manifest must not delete them.
         if !effective.readOnly { removeOrphans(manifest) }
         try store.evictLaggingHistoryConsumers()
-        if configuration.backgroundMaintenance && configuration.warmsCacheAfterOpening { store.warmBlockCacheInBackground() }
+        if configuration.backgroundMaintenance && configuration.warmsCacheAfterOpening {
+            store.warmBlockCacheInBackground()
+        }
         if !effective.readOnly && configuration.backgroundMaintenance { store.startMaintenance() }
         return store
     }

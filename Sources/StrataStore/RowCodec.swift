@@ -99,21 +99,26 @@ final class RowCodec: Sendable {
                 // Room for the longest encoding of a fixed-size value; strings and data check their own.
                 guard out.position + 16 <= Self.scratchBytes else { return false }
                 switch value {
-                case .null: base.storeBytes(of: base.load(fromByteOffset: column / 8, as: UInt8.self) | 1 << UInt8(column % 8), toByteOffset: column / 8, as: UInt8.self)
+                case .null:
+                    base.storeBytes(
+                        of: base.load(fromByteOffset: column / 8, as: UInt8.self) | 1 << UInt8(column % 8),
+                        toByteOffset: column / 8, as: UInt8.self)
                 case .int(let v), .reference(let v): out.varint(UInt64(bitPattern: (v << 1) ^ (v >> 63)))
                 case .float(let v): out.fixed(v.bitPattern)
                 case .double(let v): out.fixed(v.bitPattern)
                 case .date(let v): out.fixed(v.timeIntervalSinceReferenceDate.bitPattern)
                 case .bool(let v): out.fixed(UInt8(v ? 1 : 0))
                 case .string(var v):
-                    guard v.withUTF8({ out.lengthPrefixed(UnsafeRawBufferPointer($0), limit: Self.scratchBytes) }) else { return false }
+                    guard v.withUTF8({ out.lengthPrefixed(UnsafeRawBufferPointer($0), limit: Self.scratchBytes) })
+                    else { return false }
                 case .data(let v):
                     guard v.withUnsafeBytes({ out.lengthPrefixed($0, limit: Self.scratchBytes) }) else { return false }
                 case .uuid(let v): withUnsafeBytes(of: v.uuid) { out.raw($0) }
                 case .uri, .decimal: return false
                 }
             }
-            writer.bytes.append(contentsOf: UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: out.position))
+            writer.bytes.append(
+                contentsOf: UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: out.position))
             return true
         }
         if !written { appendEncoding(row, to: &writer) }
@@ -259,7 +264,8 @@ final class RowCodec: Sendable {
         guard !isNull(column) else { return .null }
         var reader: BinaryReader
         if let offsets {
-            reader = BinaryReader(bytes, position: Int(offsets.loadUnaligned(fromByteOffset: column << 1, as: UInt16.self)))
+            reader = BinaryReader(
+                bytes, position: Int(offsets.loadUnaligned(fromByteOffset: column << 1, as: UInt16.self)))
         } else {
             reader = BinaryReader(bytes, position: bitmapCount)
             for earlier in 0..<column where !isNull(earlier) {
@@ -306,7 +312,6 @@ final class RowCodec: Sendable {
         case .string, .binary, .transformable, .uri, .decimal: _ = try reader.lengthPrefixed()
         }
     }
-
 
     /// Decodes a one-column row (a codec made for a single column) at the reader's position.
     func decodeSingleValue(from reader: inout BinaryReader) throws -> Value {

@@ -36,9 +36,10 @@ extension Schema {
                     throw BinaryReader.Malformed(offset: reader.position - 1)
                 }
                 let flags = try reader.u8()
-                columns.append(ColumnSchema(
-                    name: columnName, type: type,
-                    isNullable: flags & 1 != 0, isIndexed: flags & 2 != 0, keepsTombstone: flags & 4 != 0))
+                columns.append(
+                    ColumnSchema(
+                        name: columnName, type: type,
+                        isNullable: flags & 1 != 0, isIndexed: flags & 2 != 0, keepsTombstone: flags & 4 != 0))
             }
             entities.append(EntitySchema(id: id, name: name, columns: columns))
         }

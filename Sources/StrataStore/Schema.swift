@@ -25,7 +25,8 @@ public struct Schema: Sendable, Hashable {
             }
             for column in entity.columns {
                 if case .reference(let target) = column.type, !(0..<entities.count).contains(target) {
-                    throw StoreError(.invalidSchema, "\(entity.name).\(column.name) references unknown entity \(target)")
+                    throw StoreError(
+                        .invalidSchema, "\(entity.name).\(column.name) references unknown entity \(target)")
                 }
             }
         }

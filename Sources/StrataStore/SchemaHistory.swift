@@ -50,7 +50,9 @@ struct SchemaHistory: Sendable, Hashable {
             writer.varint(counts.count)
             for count in counts { writer.varint(count) }
         }
-        let entries = defaults.flatMap { entity, columns in columns.map { (entity, $0.key, $0.value) } }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+        let entries = defaults.flatMap { entity, columns in columns.map { (entity, $0.key, $0.value) } }.sorted {
+            ($0.0, $0.1) < ($1.0, $1.1)
+        }
         writer.varint(entries.count)
         for (entity, column, value) in entries {
             writer.varint(entity)
@@ -71,7 +73,8 @@ struct SchemaHistory: Sendable, Hashable {
         for _ in 0..<(try reader.count(limit: 1 << 20)) {
             let entity = try reader.count(limit: 65_535)
             let column = try reader.count(limit: 4096)
-            guard schema.entities.indices.contains(entity), schema.entities[entity].columns.indices.contains(column) else {
+            guard schema.entities.indices.contains(entity), schema.entities[entity].columns.indices.contains(column)
+            else {
                 throw BinaryReader.Malformed(offset: reader.position)
             }
             let codec = Checkpoint.valueCodec(schema.entities[entity].columns[column])

@@ -53,7 +53,9 @@ enum SealedGroup {
         case .inPlace(let header, let record):
             try header.withUnsafeBytes { try io.writeAll(fd, $0, at: offset) }
             try record.withUnsafeBytes { record in
-                try io.writeAll(fd, UnsafeRawBufferPointer(rebasing: record[RecordHeader.size...]), at: offset + Int64(RecordHeader.size))
+                try io.writeAll(
+                    fd, UnsafeRawBufferPointer(rebasing: record[RecordHeader.size...]),
+                    at: offset + Int64(RecordHeader.size))
             }
         }
     }

@@ -50,7 +50,9 @@ final class SegmentFile: Sendable {
     /// Creates a new segment file with its header, synced, and syncs the directory.
     static func create(id: UInt32, directory: String, storeID: UUID, io: any FileIO) throws -> SegmentFile {
         let path = directory + "/" + fileName(id)
-        let fd = try StoreError.io("create segment", path: path) { try io.open(path, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o644) }
+        let fd = try StoreError.io("create segment", path: path) {
+            try io.open(path, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o644)
+        }
         let segment = SegmentFile(id: id, path: path, fd: fd, io: io)
         var header = BinaryWriter(capacity: headerSize)
         header.raw(magic)
@@ -66,9 +68,12 @@ final class SegmentFile: Sendable {
     }
 
     /// Opens an existing segment and checks its header.
-    static func open(id: UInt32, directory: String, storeID: UUID, writable: Bool, io: any FileIO) throws -> SegmentFile {
+    static func open(id: UInt32, directory: String, storeID: UUID, writable: Bool, io: any FileIO) throws -> SegmentFile
+    {
         let path = directory + "/" + fileName(id)
-        let fd = try StoreError.io("open segment", path: path) { try io.open(path, flags: writable ? O_RDWR : O_RDONLY, mode: 0) }
+        let fd = try StoreError.io("open segment", path: path) {
+            try io.open(path, flags: writable ? O_RDWR : O_RDONLY, mode: 0)
+        }
         let segment = SegmentFile(id: id, path: path, fd: fd, io: io)
         var header = [UInt8](repeating: 0, count: headerSize)
         let read = try StoreError.io("read segment header", path: path) {

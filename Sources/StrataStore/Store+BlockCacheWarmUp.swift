@@ -31,7 +31,8 @@ extension Store {
                 guard let store = self, !store.closed.load(ordering: .acquiring) else { return }
                 guard !store.cache.contains(UInt64(block.number)) else { continue }
                 guard let decoded = try? store.readBlock(block.location, file: block.file),
-                    store.cache.insertIfRoom(decoded, forKey: UInt64(block.number), cost: decoded.cost, readAt: decoded.rowDataAddress)
+                    store.cache.insertIfRoom(
+                        decoded, forKey: UInt64(block.number), cost: decoded.cost, readAt: decoded.rowDataAddress)
                 else { return }
             }
         }

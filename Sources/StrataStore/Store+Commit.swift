@@ -61,7 +61,6 @@ private enum GroupImage {
     case deleted
 }
 
-
 extension Store {
     /// The most bytes one group write carries.
     private static let groupLimit = 4 << 20
@@ -90,7 +89,9 @@ extension Store {
         try checkOpen(writing: true)
         guard !transaction.operations.isEmpty else {
             let known = historyConsumers
-            for (name, sequence) in transaction.consumerCursors where known[name] != nil { try advanceHistoryConsumer(name, to: sequence) }
+            for (name, sequence) in transaction.consumerCursors where known[name] != nil {
+                try advanceHistoryConsumer(name, to: sequence)
+            }
             return lastSequence
         }
         var written: [EntityKey: Row?] = [:]
@@ -107,7 +108,9 @@ extension Store {
     ///   updates or deletes (a bulk insert), or when each key is written once.
     /// - Throws: ``StoreError`` `invalidValue`, and `keyConflict` for a delete of a missing row
     ///   whose tombstone is kept.
-    func encode(_ transaction: Transaction, written: inout [EntityKey: Row?], recordsRows: Bool = true) throws -> PendingCommit {
+    func encode(
+        _ transaction: Transaction, written: inout [EntityKey: Row?], recordsRows: Bool = true
+    ) throws -> PendingCommit {
         waitForFetchIndexes()
         let readSequence = lastSequence
         var builder = newRecordBuilder()
@@ -124,20 +127,25 @@ extension Store {
         }
         let operations = transaction.operations
         // A bulk insert is encoded on up to `commitThreads` threads; any other transaction in one pass.
-        let sharesOut = configuration.commitThreads > 1 && operations.count >= 2 * ParallelParts.rowsPerPart && transaction.insertsOnly
+        let sharesOut =
+            configuration.commitThreads > 1 && operations.count >= 2 * ParallelParts.rowsPerPart
+            && transaction.insertsOnly
         var indexChanges: FetchIndexChanges?
         // An insert-only transaction's changes are recorded here, on the writer's thread, rather
         // than by the group's leader: its inserts have no old image for the leader to check.
         if transaction.insertsOnly { indexChanges = FetchIndexChanges(reservingPerIndex: operations.count) }
         if sharesOut {
-            indexChanges = try encodeInserts(count: operations.count, into: &builder, highestKeys: &highestKeys) { range, encode in
+            indexChanges = try encodeInserts(count: operations.count, into: &builder, highestKeys: &highestKeys) {
+                range, encode in
                 for index in range {
                     guard case .insert(let entity, let key, let row) = operations[index] else { continue }
                     try encode(entity, key, row)
                 }
             }
             if recordsRows {
-                for case .insert(let entity, let key, let row) in operations { written[EntityKey(entity: entity, key: key)] = row }
+                for case .insert(let entity, let key, let row) in operations {
+                    written[EntityKey(entity: entity, key: key)] = row
+                }
             }
         }
         for index in (sharesOut ? operations.count : 0)..<operations.count {
@@ -148,7 +156,8 @@ extension Store {
             let indexed = !schema.entities[entity].indexedColumns.isEmpty
             switch op {
             case .insert(_, let key, let row):
-                try encodeInsert(entity: entity, key: key, row: row, codec: codec, into: &builder, highestKeys: &highestKeys)
+                try encodeInsert(
+                    entity: entity, key: key, row: row, codec: codec, into: &builder, highestKeys: &highestKeys)
                 if indexed {
                     if indexChanges != nil {
                         indexChanges!.record(entity, key, columns: indexedColumns[entity], old: nil, new: .row(row))
@@ -160,15 +169,21 @@ extension Store {
             case .update(_, let key, let row, let changed):
                 try codec.validate(row)
                 guard changed.allSatisfy({ codec.types.indices.contains($0) }) else {
-                    throw StoreError(.invalidValue, "changed columns \(changed) are not all columns of \(codec.entityName)")
+                    throw StoreError(
+                        .invalidValue, "changed columns \(changed) are not all columns of \(codec.entityName)")
                 }
                 builder.add(.update, entity: entity, key: key, row: row, codec: codec, changedColumns: changed)
-                let reindexes = indexed && changed.contains(where: { schema.entities[entity].columns[$0].hasFetchIndex })
+                let reindexes =
+                    indexed && changed.contains(where: { schema.entities[entity].columns[$0].hasFetchIndex })
                 // The prior row is read once, for history and for the fetch indexes.
                 let before = needsPriorRow(op) ? try prior(entity, key, at: index) : nil
                 if keepsPriorRows, let before { try addPrior(before, entity: entity, to: &builder) }
                 if recordsRows { written[EntityKey(entity: entity, key: key)] = row }
-                if reindexes { rows.append(IndexedRowChange(op: index, old: try before.map { try indexedValues($0, entity: entity) }, new: .row(row))) }
+                if reindexes {
+                    rows.append(
+                        IndexedRowChange(
+                            op: index, old: try before.map { try indexedValues($0, entity: entity) }, new: .row(row)))
+                }
             case .delete(_, let key):
                 let keep = schema.entities[entity].tombstoneColumns
                 let current = needsPriorRow(op) ? try prior(entity, key, at: index) : nil
@@ -178,21 +193,28 @@ extension Store {
                     guard let current else {
                         throw StoreError(.keyConflict, "delete of \(codec.entityName) \(key), which does not exist")
                     }
-                    let tombstone = schema.entities[entity].tombstone(of: try decoded(current, entity: entity), width: codec.types.count)
+                    let tombstone = schema.entities[entity].tombstone(
+                        of: try decoded(current, entity: entity), width: codec.types.count)
                     builder.add(.delete, entity: entity, key: key, row: tombstone, codec: codec)
                 }
                 if let current, keepsPriorRows { try addPrior(current, entity: entity, to: &builder) }
                 if recordsRows { written[EntityKey(entity: entity, key: key)] = .some(nil) }
-                if indexed { rows.append(IndexedRowChange(op: index, old: try current.map { try indexedValues($0, entity: entity) }, new: nil)) }
+                if indexed {
+                    rows.append(
+                        IndexedRowChange(
+                            op: index, old: try current.map { try indexedValues($0, entity: entity) }, new: nil))
+                }
             }
         }
         return try pendingCommit(
-            transaction, builder: builder, rows: rows, indexChanges: indexChanges, readSequence: readSequence, highestKeys: highestKeys)
+            transaction, builder: builder, rows: rows, indexChanges: indexChanges, readSequence: readSequence,
+            highestKeys: highestKeys)
     }
 
     /// An empty builder of a transaction record.
     func newRecordBuilder() -> RecordBuilder {
-        RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
+        RecordBuilder(
+            kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
     }
 
     /// The commit of `transaction` whose operations are encoded in `builder`: raises the next
@@ -200,7 +222,8 @@ extension Store {
     ///
     /// - Throws: ``StoreError`` `invalidValue` for a record larger than 1 GiB.
     func pendingCommit(
-        _ transaction: Transaction, builder: RecordBuilder, rows: [IndexedRowChange], indexChanges: FetchIndexChanges?, readSequence: UInt64,
+        _ transaction: Transaction, builder: RecordBuilder, rows: [IndexedRowChange], indexChanges: FetchIndexChanges?,
+        readSequence: UInt64,
         highestKeys: [Int64]
     ) throws -> PendingCommit {
         raiseNextKeys(highestKeys)
@@ -213,14 +236,17 @@ extension Store {
         }
         let durable = (transaction.durability ?? configuration.durability) == .durable
         return PendingCommit(
-            record: record, rows: rows, indexChanges: indexChanges, readSequence: readSequence, durable: durable, condition: transaction.condition, ticket: CommitTicket())
+            record: record, rows: rows, indexChanges: indexChanges, readSequence: readSequence, durable: durable,
+            condition: transaction.condition, ticket: CommitTicket())
     }
 
     /// Moves each entity's next key above the highest key of it a commit writes (0: none).
     func raiseNextKeys(_ highestKeys: [Int64]) {
         guard highestKeys.contains(where: { $0 > 0 }) else { return }
         nextKeys.withLock { keys in
-            for (entity, key) in highestKeys.enumerated() where key > 0 && key >= keys[entity] { keys[entity] = key + 1 }
+            for (entity, key) in highestKeys.enumerated() where key > 0 && key >= keys[entity] {
+                keys[entity] = key + 1
+            }
         }
     }
 
@@ -310,13 +336,20 @@ extension Store {
             for index in unitStart..<unitEnd {
                 let item = batch[index]
                 if let condition = item.condition, !recent.holds(condition) || condition.isBroken(by: unitWritten) {
-                    failure = StoreError(.writeConflict, "a commit since sequence \(condition.since) changed rows this transaction depends on")
+                    failure = StoreError(
+                        .writeConflict,
+                        "a commit since sequence \(condition.since) changed rows this transaction depends on")
                     break
                 }
-                switch validate(item, against: &images, undo: &undo, imagesCurrent: item.readSequence == groupBase, distinctKeys: distinctKeys) {
+                switch validate(
+                    item, against: &images, undo: &undo, imagesCurrent: item.readSequence == groupBase,
+                    distinctKeys: distinctKeys)
+                {
                 case .success(let rows):
                     unitAccepted.append((index, rows))
-                    if checksConditions { for op in item.record.ops { unitWritten[op.entity, default: []].append(op.key) } }
+                    if checksConditions {
+                        for op in item.record.ops { unitWritten[op.entity, default: []].append(op.key) }
+                    }
                 case .failure(let error): failure = error
                 }
                 if failure != nil { break }
@@ -334,18 +367,24 @@ extension Store {
 
         // The group's fetch-index changes, netted out and put in index order before the state is
         // locked to merge them: those of a large group on another core while it is sealed and written.
-        let recordedIndexChanges = accepted.map { (ops: batch[$0.index].record.ops, rows: $0.rows, recorded: batch[$0.index].indexChanges) }
+        let recordedIndexChanges = accepted.map {
+            (ops: batch[$0.index].record.ops, rows: $0.rows, recorded: batch[$0.index].indexChanges)
+        }
         let settling = settleAside(recordedIndexChanges)
         let firstSequence = state.lastSequence + 1
         let sealed = SealedGroup(accepted.map { batch[$0.index].record.bytes }, firstSequence: firstSequence)
         let groupBytes = sealed.count
         let durable = accepted.contains { batch[$0.index].durable }
         do {
-            let (end, segmentFull) = state.withLock { ($0.activeEnd, $0.activeEnd + Int64(groupBytes) > Int64(configuration.segmentSize)) }
+            let (end, segmentFull) = state.withLock {
+                ($0.activeEnd, $0.activeEnd + Int64(groupBytes) > Int64(configuration.segmentSize))
+            }
             if segmentFull && end > Int64(SegmentFile.headerSize) {
                 do { try rollSegment() } catch { throw failStop(error, "starting a new segment") }
             }
-            let (file, start, known) = state.withLock { ($0.files[$0.activeSegment]!, $0.activeEnd, $0.preallocatedEnd) }
+            let (file, start, known) = state.withLock {
+                ($0.files[$0.activeSegment]!, $0.activeEnd, $0.preallocatedEnd)
+            }
             var allocated = known
             if start + Int64(groupBytes) > allocated {
                 // The window the maintenance thread may be allocating ends first.
@@ -363,7 +402,9 @@ extension Store {
                     state.withLock { $0.preallocatedEnd = start + length }
                     counters.spaceAllocations.add(1)
                 }
-                try StoreError.io("append to segment", path: file.path) { try sealed.write(to: file.fd, at: start, io: io) }
+                try StoreError.io("append to segment", path: file.path) {
+                    try sealed.write(to: file.fd, at: start, io: io)
+                }
             } catch {
                 do {
                     spaceAllocating.wait()
@@ -394,7 +435,8 @@ extension Store {
                     let summary = RecordSummary(
                         kind: .transaction, sequence: firstSequence + UInt64(position), length: record.bytes.count,
                         ops: record.ops, blocks: record.blocks, cursors: record.cursors)
-                    state.apply(summary, segment: file.id, offset: offset, historyTracking: configuration.historyTracking)
+                    state.apply(
+                        summary, segment: file.id, offset: offset, historyTracking: configuration.historyTracking)
                     offset += Int64(record.bytes.count)
                 }
                 if let settled {
@@ -412,14 +454,17 @@ extension Store {
             cacheWrittenBlocks(accepted.lazy.map { batch[$0.index].record }, firstNumber: firstBlockNumber)
             recentCommits.withLock { recent in
                 for (position, entry) in accepted.enumerated() {
-                    recent.record(sequence: firstSequence + UInt64(position), written: RecordOp.written(batch[entry.index].record.ops))
+                    recent.record(
+                        sequence: firstSequence + UInt64(position),
+                        written: RecordOp.written(batch[entry.index].record.ops))
                 }
             }
             counters.commits.add(accepted.count)
             counters.groupWrites.add(1)
             CommitSignal.notify(self, sequence: firstSequence + UInt64(accepted.count - 1))
             counters.bytesWritten.add(groupBytes)
-            let wantsIndexMerge = pendingIndexChanges >= Self.pendingIndexChangesMerged
+            let wantsIndexMerge =
+                pendingIndexChanges >= Self.pendingIndexChangesMerged
                 && !indexMergeRequested.exchange(true, ordering: .acquiringAndReleasing)
             if wantsCheckpoint || wantsIndexMerge || wantsSpace {
                 maintenance.wake()
@@ -455,7 +500,9 @@ extension Store {
     private func settleAside(
         _ commits: [CommitIndexChanges]
     ) -> BackgroundWork<SettledFetchIndexChanges>? {
-        guard commits.reduce(0, { $0 + ($1.recorded?.count ?? $1.rows.count) }) >= Self.indexChangesSettledAside else { return nil }
+        guard commits.reduce(0, { $0 + ($1.recorded?.count ?? $1.rows.count) }) >= Self.indexChangesSettledAside else {
+            return nil
+        }
         let empty = state.withLock { state in
             state.fetchIndexes.enumerated().flatMap { entity, columns in
                 columns.filter { $0.value.count == 0 }.map { (entity: entity, column: $0.key) }
@@ -524,7 +571,8 @@ extension Store {
         }
         guard spans.count > 1 else { return true }
         spans.sort { ($0.entity, $0.first) < ($1.entity, $1.first) }
-        for (earlier, later) in zip(spans, spans.dropFirst()) where earlier.entity == later.entity && later.first <= earlier.last {
+        for (earlier, later) in zip(spans, spans.dropFirst())
+        where earlier.entity == later.entity && later.first <= earlier.last {
             return false
         }
         return true
@@ -540,21 +588,26 @@ extension Store {
     ///   - distinctKeys: whether no other operation of the group writes a key this commit writes
     ///     (``writesDistinctKeys(_:entityCount:)``): then `local` is neither read nor written.
     private func validate(
-        _ item: PendingCommit, against local: inout [EntityKey: GroupImage], undo: inout [(EntityKey, GroupImage?)], imagesCurrent: Bool,
+        _ item: PendingCommit, against local: inout [EntityKey: GroupImage], undo: inout [(EntityKey, GroupImage?)],
+        imagesCurrent: Bool,
         distinctKeys: Bool
     ) -> Result<[IndexedRowChange], StoreError> {
         let ops = item.record.ops
         var rows = item.rows
         // A bulk insert encoded in parts keeps no rows: the new images of its inserts are those
         // its recorded changes hold, needed only when another commit of the group writes its keys.
-        if !distinctKeys, rows.isEmpty, let recorded = item.indexChanges { rows = recorded.insertedRows(ops, indexedColumns: indexedColumns) }
+        if !distinctKeys, rows.isEmpty, let recorded = item.indexChanges {
+            rows = recorded.insertedRows(ops, indexedColumns: indexedColumns)
+        }
         func set(_ id: EntityKey, _ image: GroupImage, replacing current: GroupImage?) {
             undo.append((id, current))
             local[id] = image
         }
         // Whether each key is live in the committed state, read under one lock for the commit.
         let committed = state.withLock { state in
-            ops.map { op in state.entities.indices.contains(op.entity) && state.entities[op.entity].location(of: op.key).isPresent }
+            ops.map { op in
+                state.entities.indices.contains(op.entity) && state.entities[op.entity].location(of: op.key).isPresent
+            }
         }
         var next = 0
         do {
@@ -569,10 +622,16 @@ extension Store {
                 }
                 switch op.kind {
                 case .insert:
-                    guard !live else { throw StoreError(.keyConflict, "insert of \(schema.entities[op.entity].name) \(op.key), which exists") }
+                    guard !live else {
+                        throw StoreError(
+                            .keyConflict, "insert of \(schema.entities[op.entity].name) \(op.key), which exists")
+                    }
                 case .update, .delete:
                     guard live else {
-                        throw StoreError(.keyConflict, "\(op.kind == .update ? "update" : "delete") of \(schema.entities[op.entity].name) \(op.key), which does not exist")
+                        throw StoreError(
+                            .keyConflict,
+                            "\(op.kind == .update ? "update" : "delete") of \(schema.entities[op.entity].name) \(op.key), which does not exist"
+                        )
                     }
                 case .put, .erase:
                     break
@@ -608,8 +667,11 @@ extension Store {
     func failStop(_ error: any Error, _ what: String) -> StoreError {
         let description = "\(what): \(error)"
         lifecycle.withLock { $0.failure = description }
-        logger.critical("store stops accepting writes until reopened", metadata: ["path": "\(path)", "error": "\(description)"])
+        logger.critical(
+            "store stops accepting writes until reopened", metadata: ["path": "\(path)", "error": "\(description)"])
         let cause = error as? StoreError
-        return StoreError(cause?.code ?? .io, "\(what) failed; the store refuses writes until it is reopened", path: cause?.path, cause: cause)
+        return StoreError(
+            cause?.code ?? .io, "\(what) failed; the store refuses writes until it is reopened", path: cause?.path,
+            cause: cause)
     }
 }

@@ -60,17 +60,24 @@ extension Store {
         return try compactionLock.withLock { _ in
             let (order, stats, floor) = state.withLock { ($0.segmentOrder, $0.stats, $0.historyFloor) }
             let before = order.reduce(Int64(0)) { $0 + (stats[$1]?.fileBytes ?? 0) }
-            var report = CompactionReport(segmentsCompacted: 0, bytesRead: 0, bytesWritten: 0, bytesBefore: before, bytesAfter: before)
+            var report = CompactionReport(
+                segmentsCompacted: 0, bytesRead: 0, bytesWritten: 0, bytesBefore: before, bytesAfter: before)
             let tracking = configuration.historyTracking
             let selected = order.dropLast().map { id -> Bool in
                 let segment = stats[id] ?? SegmentStats()
                 if onDemand { return segment.deadBytes > 0 }
-                return segment.deadFraction >= configuration.compactionThreshold && (!tracking || segment.maxSequence <= floor)
+                return segment.deadFraction >= configuration.compactionThreshold
+                    && (!tracking || segment.maxSequence <= floor)
             }
             var runs: [[UInt32]] = []
             var current: [UInt32] = []
             for (index, isSelected) in selected.enumerated() {
-                if isSelected { current.append(order[index]) } else if !current.isEmpty { runs.append(current); current = [] }
+                if isSelected {
+                    current.append(order[index])
+                } else if !current.isEmpty {
+                    runs.append(current)
+                    current = []
+                }
             }
             if !current.isEmpty { runs.append(current) }
             for run in runs {
@@ -79,13 +86,18 @@ extension Store {
                 report.bytesRead += read
                 report.bytesWritten += written
             }
-            report.bytesAfter = state.withLock { state in state.segmentOrder.reduce(Int64(0)) { $0 + (state.stats[$1]?.fileBytes ?? 0) } }
+            report.bytesAfter = state.withLock { state in
+                state.segmentOrder.reduce(Int64(0)) { $0 + (state.stats[$1]?.fileBytes ?? 0) }
+            }
             if report.segmentsCompacted > 0 {
                 counters.compactions.add(1)
                 counters.bytesReclaimed.add(Int(max(0, report.bytesBefore - report.bytesAfter)))
-                logger.info("compacted segments", metadata: [
-                    "segments": "\(report.segmentsCompacted)", "before": "\(report.bytesBefore)", "after": "\(report.bytesAfter)",
-                ])
+                logger.info(
+                    "compacted segments",
+                    metadata: [
+                        "segments": "\(report.segmentsCompacted)", "before": "\(report.bytesBefore)",
+                        "after": "\(report.bytesAfter)",
+                    ])
             }
             return report
         }
@@ -94,7 +106,8 @@ extension Store {
     /// Rewrites a run of adjacent sealed segments into new ones, keeping the order of what is
     /// copied, and switches the store over to them. Returns bytes read and written.
     private func compactRun(_ run: [UInt32]) throws -> (Int64, Int64) {
-        let (files, isPrefix, floor, blockNumbers) = state.withLock { state -> ([SegmentFile], Bool, UInt64, [UInt64: UInt32]) in
+        let (files, isPrefix, floor, blockNumbers) = state.withLock {
+            state -> ([SegmentFile], Bool, UInt64, [UInt64: UInt32]) in
             let inputs = Set(run)
             var numbers: [UInt64: UInt32] = [:]
             for (number, block) in state.blocks.enumerated() where inputs.contains(block.segment) {
@@ -108,12 +121,14 @@ extension Store {
         var written: [WrittenRecord] = []
         var moved: [MovedRow] = []
         var pendingMoves: [(entity: Int, key: Int64, old: RowLocation, op: Int)] = []
-        var builder = RecordBuilder(kind: .compaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
+        var builder = RecordBuilder(
+            kind: .compaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
         var builderSequence: UInt64 = 0
         var bytesRead: Int64 = 0
 
         func append(_ bytes: [UInt8], summary: RecordSummary, copiedFrom: (UInt32, Int64)?) throws {
-            if outputs.isEmpty || outputEnds[outputs.count - 1] + Int64(bytes.count) > Int64(configuration.segmentSize) {
+            if outputs.isEmpty || outputEnds[outputs.count - 1] + Int64(bytes.count) > Int64(configuration.segmentSize)
+            {
                 let id = manifestLock.withLock { $0.takeFileID() }
                 outputs.append(try SegmentFile.create(id: id, directory: segmentsPath, storeID: storeID, io: io))
                 outputEnds.append(Int64(SegmentFile.headerSize))
@@ -131,13 +146,19 @@ extension Store {
             guard !builder.ops.isEmpty else { return }
             var record = builder.build(threads: configuration.commitThreads)
             RecordHeader.seal(&record.bytes, sequence: builderSequence)
-            let summary = RecordSummary(kind: .compaction, sequence: builderSequence, length: record.bytes.count, ops: record.ops, blocks: record.blocks)
+            let summary = RecordSummary(
+                kind: .compaction, sequence: builderSequence, length: record.bytes.count, ops: record.ops,
+                blocks: record.blocks)
             try append(record.bytes, summary: summary, copiedFrom: nil)
             for move in pendingMoves {
-                moved.append(MovedRow(entity: move.entity, key: move.key, old: move.old, output: outputs.count - 1, record: written.count - 1, op: move.op))
+                moved.append(
+                    MovedRow(
+                        entity: move.entity, key: move.key, old: move.old, output: outputs.count - 1,
+                        record: written.count - 1, op: move.op))
             }
             pendingMoves = []
-            builder = RecordBuilder(kind: .compaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
+            builder = RecordBuilder(
+                kind: .compaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
             builderSequence = 0
         }
 
@@ -148,16 +169,26 @@ extension Store {
                 bytesRead += size
                 var position = SegmentFile.headerSize
                 while position < bytes.count {
-                    let parsed = bytes.withUnsafeBytes { Self.parseRecord(in: UnsafeRawBufferPointer(rebasing: $0[position...])) }
+                    let parsed = bytes.withUnsafeBytes {
+                        Self.parseRecord(in: UnsafeRawBufferPointer(rebasing: $0[position...]))
+                    }
                     guard case .success(let record) = parsed else {
-                        throw StoreError(.corrupt, "sealed segment record fails its checksum", path: file.path, offset: Int64(position))
+                        throw StoreError(
+                            .corrupt, "sealed segment record fails its checksum", path: file.path,
+                            offset: Int64(position))
                     }
                     if record.kind == .transaction && tracking && record.sequence > floor {
                         try flush()
-                        let summary = RecordSummary(kind: .transaction, sequence: record.sequence, length: record.length, ops: record.ops, blocks: record.blocks)
-                        try append(Array(bytes[position..<(position + record.length)]), summary: summary, copiedFrom: (file.id, Int64(position)))
+                        let summary = RecordSummary(
+                            kind: .transaction, sequence: record.sequence, length: record.length, ops: record.ops,
+                            blocks: record.blocks)
+                        try append(
+                            Array(bytes[position..<(position + record.length)]), summary: summary,
+                            copiedFrom: (file.id, Int64(position)))
                     } else {
-                        try copyLiveRows(record, in: bytes, file: file, offset: position, blockNumbers: blockNumbers, isPrefix: isPrefix, into: &builder, moves: &pendingMoves)
+                        try copyLiveRows(
+                            record, in: bytes, file: file, offset: position, blockNumbers: blockNumbers,
+                            isPrefix: isPrefix, into: &builder, moves: &pendingMoves)
                         builderSequence = max(builderSequence, record.sequence)
                         if builder.rowBytes >= 1 << 20 { try flush() }
                     }
@@ -176,7 +207,9 @@ extension Store {
             throw error
         }
         do {
-            try switchOver(run: run, outputs: outputs, ends: outputEnds, written: written, moved: moved, blockNumbers: blockNumbers)
+            try switchOver(
+                run: run, outputs: outputs, ends: outputEnds, written: written, moved: moved, blockNumbers: blockNumbers
+            )
         } catch {
             lifecycle.withLock { $0.failure = "compaction could not publish its manifest: \(error)" }
             throw error
@@ -189,17 +222,23 @@ extension Store {
     /// deletes) to the compaction record being built. `segmentBytes` is the whole of `file`, in
     /// which the record starts at `offset`.
     private func copyLiveRows(
-        _ record: ParsedRecord, in segmentBytes: [UInt8], file: SegmentFile, offset: Int, blockNumbers: [UInt64: UInt32],
-        isPrefix: Bool, into builder: inout RecordBuilder, moves: inout [(entity: Int, key: Int64, old: RowLocation, op: Int)]
+        _ record: ParsedRecord, in segmentBytes: [UInt8], file: SegmentFile, offset: Int,
+        blockNumbers: [UInt64: UInt32],
+        isPrefix: Bool, into builder: inout RecordBuilder,
+        moves: inout [(entity: Int, key: Int64, old: RowLocation, op: Int)]
     ) throws {
         let locations = record.ops.map { op -> RowLocation in
             guard op.block >= 0, !op.kind.removes else { return .absent }
             let span = record.blocks[op.block]
-            guard let number = blockNumbers[UInt64(file.id) << 32 | UInt64(offset + span.offset)] else { return .absent }
+            guard let number = blockNumbers[UInt64(file.id) << 32 | UInt64(offset + span.offset)] else {
+                return .absent
+            }
             return RowLocation(block: number, slot: op.slot)
         }
         let live = state.withLock { state in
-            zip(record.ops, locations).map { op, location in location.isPresent && state.entities[op.entity].location(of: op.key) == location }
+            zip(record.ops, locations).map { op, location in
+                location.isPresent && state.entities[op.entity].location(of: op.key) == location
+            }
         }
         var blocks: [Int: DecodedBlock] = [:]
         for (index, op) in record.ops.enumerated() {
@@ -210,10 +249,13 @@ extension Store {
             guard live[index] else { continue }
             let span = record.blocks[op.block]
             if blocks[op.block] == nil {
-                blocks[op.block] = try Self.decodeBlock(span, in: segmentBytes, recordStart: offset, path: file.path, recordOffset: Int64(offset))
+                blocks[op.block] = try Self.decodeBlock(
+                    span, in: segmentBytes, recordStart: offset, path: file.path, recordOffset: Int64(offset))
             }
             guard op.slot < blocks[op.block]!.rowCount else {
-                throw StoreError(.corrupt, "row slot past the end of its block", path: file.path, offset: Int64(offset + span.offset))
+                throw StoreError(
+                    .corrupt, "row slot past the end of its block", path: file.path, offset: Int64(offset + span.offset)
+                )
             }
             if Int(blocks[op.block]!.schemaVersion) == schemaHistory.version {
                 blocks[op.block]!.withRow(at: op.slot) { encoded in
@@ -221,7 +263,9 @@ extension Store {
                 }
             } else {
                 // A row of an earlier schema version is rewritten in the current one.
-                let row = try decodeRow(blocks[op.block]!, slot: op.slot, entity: op.entity, file: file, offset: Int64(offset + span.offset))
+                let row = try decodeRow(
+                    blocks[op.block]!, slot: op.slot, entity: op.entity, file: file, offset: Int64(offset + span.offset)
+                )
                 builder.add(.put, entity: op.entity, key: op.key, row: row, codec: codecs[op.entity])
             }
             moves.append((op.entity, op.key, locations[index], builder.ops.count - 1))
@@ -250,7 +294,9 @@ extension Store {
                 }
                 // A row copied with its whole record keeps its start in the block (the block's
                 // bytes are the same); a moved row's is the one the builder gave it.
-                func install(_ entity: Int, _ key: Int64, old: RowLocation, new: RowLocation, size: Int, segment: UInt32) {
+                func install(
+                    _ entity: Int, _ key: Int64, old: RowLocation, new: RowLocation, size: Int, segment: UInt32
+                ) {
                     let current = state.entities[entity].location(of: key)
                     guard current == old else { return }
                     state.entities[entity].set(key, to: new.keepingStart(of: current), size: size)
@@ -261,19 +307,28 @@ extension Store {
                     let record = written[move.record]
                     let op = record.summary.ops[move.op]
                     install(
-                        move.entity, move.key, old: move.old, new: RowLocation(block: numbers[move.record][op.block], slot: op.slot, start: op.start),
+                        move.entity, move.key, old: move.old,
+                        new: RowLocation(block: numbers[move.record][op.block], slot: op.slot, start: op.start),
                         size: op.size, segment: outputs[record.output].id)
                 }
-                let historyIndex = Dictionary(state.history.enumerated().map { ($1.sequence, $0) }, uniquingKeysWith: { first, _ in first })
+                let historyIndex = Dictionary(
+                    state.history.enumerated().map { ($1.sequence, $0) }, uniquingKeysWith: { first, _ in first })
                 for (index, record) in written.enumerated() {
                     guard let source = record.copiedFrom else { continue }
                     let segment = outputs[record.output].id
                     for op in record.summary.ops where op.block >= 0 && !op.kind.removes {
                         let span = record.summary.blocks[op.block]
-                        guard let oldNumber = blockNumbers[UInt64(source.segment) << 32 | UInt64(source.offset + Int64(span.offset))] else { continue }
-                        install(op.entity, op.key, old: RowLocation(block: oldNumber, slot: op.slot), new: RowLocation(block: numbers[index][op.block], slot: op.slot), size: op.size, segment: segment)
+                        guard
+                            let oldNumber = blockNumbers[
+                                UInt64(source.segment) << 32 | UInt64(source.offset + Int64(span.offset))]
+                        else { continue }
+                        install(
+                            op.entity, op.key, old: RowLocation(block: oldNumber, slot: op.slot),
+                            new: RowLocation(block: numbers[index][op.block], slot: op.slot), size: op.size,
+                            segment: segment)
                     }
-                    if let entry = historyIndex[record.summary.sequence], state.history[entry].segment == source.segment {
+                    if let entry = historyIndex[record.summary.sequence], state.history[entry].segment == source.segment
+                    {
                         state.history[entry].segment = segment
                         state.history[entry].offset = record.offset
                         state.history[entry].firstBlock = numbers[index].first

@@ -29,7 +29,8 @@ extension Store {
     public func readEncoded(_ located: LocatedRow) throws -> EncodedRow {
         let resolved = located.resolved
         // A cached block starts loading the row's bytes before the block itself is touched.
-        let block = try loadBlock(resolved.location.block, resolved.block, file: resolved.file, prefetchingRowAt: resolved.location.rowStart)
+        let block = try loadBlock(
+            resolved.location.block, resolved.block, file: resolved.file, prefetchingRowAt: resolved.location.rowStart)
         let offset = Int64(resolved.block.offset)
         let format = try blockFormat(Int(resolved.block.entity), of: block, file: resolved.file, offset: offset)
         // Where the location says the row starts, it is read from there, without the block's
@@ -42,7 +43,9 @@ extension Store {
         }
         // A row read on its own (a fault) is seldom read again while its block lives: its
         // check is not recorded.
-        return try encodedRow(block, slot: resolved.location.slot, format: format, file: resolved.file, offset: offset, recordsCheck: false)
+        return try encodedRow(
+            block, slot: resolved.location.slot, format: format, file: resolved.file, offset: offset,
+            recordsCheck: false)
     }
 
     /// Calls `body` with every live row of `entity` that `accept` takes, as its encoded bytes, as
@@ -53,9 +56,12 @@ extension Store {
     /// - Throws: what `accept` or `body` throws, or ``StoreError`` `corrupt`/`io` for a bad block
     ///   or row.
     public func scanEncoded(
-        _ entity: Int, where accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ body: (PrimaryKey, consuming EncodedRow) throws -> Void
+        _ entity: Int, where accept: (PrimaryKey, EncodedRowView) throws -> Bool,
+        _ body: (PrimaryKey, consuming EncodedRow) throws -> Void
     ) throws {
-        guard schema.entities.indices.contains(entity) else { throw StoreError(.invalidValue, "no entity with id \(entity)") }
+        guard schema.entities.indices.contains(entity) else {
+            throw StoreError(.invalidValue, "no entity with id \(entity)")
+        }
         var arena = EncodedRowArena()
         try forEachLiveBlock(entity) { block, slots, place, file in
             let format = try blockFormat(entity, of: block, file: file, offset: Int64(place.offset))
@@ -98,7 +104,8 @@ extension Store {
     /// - Throws: ``StoreError`` `corrupt` or `io` for a bad block or row.
     public func readEncoded(_ entity: Int, keys: [PrimaryKey]) throws -> [EncodedRow?] {
         var rows = [EncodedRow?](repeating: nil, count: keys.count)
-        try forEachAcceptedRow(entity, keys: keys, where: { _, _ in true }, recordsChecks: false, sharesBlocks: false) { position, row in
+        try forEachAcceptedRow(entity, keys: keys, where: { _, _ in true }, recordsChecks: false, sharesBlocks: false) {
+            position, row in
             rows[position] = row
         }
         return rows
@@ -110,7 +117,9 @@ extension Store {
     /// blocks they share (``EncodedRowArena``).
     ///
     /// - Throws: what `accept` throws; ``StoreError`` `corrupt` or `io` for a bad block or row.
-    public func readEncoded(_ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool) throws -> [EncodedRow?] {
+    public func readEncoded(
+        _ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool
+    ) throws -> [EncodedRow?] {
         var rows = [EncodedRow?](repeating: nil, count: keys.count)
         try forEachAcceptedRow(entity, keys: keys, where: accept) { position, row in rows[position] = row }
         return rows
@@ -120,7 +129,8 @@ extension Store {
     /// that `accept` takes, block by block in log order; each row's check recorded in its block
     /// when `recordsChecks`, the copies sharing heap blocks when `sharesBlocks`.
     private func forEachAcceptedRow(
-        _ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool, recordsChecks: Bool = true,
+        _ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool,
+        recordsChecks: Bool = true,
         sharesBlocks: Bool = true, _ body: (Int, consuming EncodedRow) throws -> Void
     ) throws {
         var arena = EncodedRowArena()
@@ -130,8 +140,13 @@ extension Store {
                 let key = keys[position]
                 guard
                     let row = try acceptedRow(
-                        accept, key, block, slot: slot, format: format, file: file, offset: Int64(place.offset), recordsCheck: recordsChecks,
-                        copy: { sharesBlocks ? arena.copy($0, offsets: $1, format: format) : EncodedRow(copying: $0, offsets: $1, format: format) })
+                        accept, key, block, slot: slot, format: format, file: file, offset: Int64(place.offset),
+                        recordsCheck: recordsChecks,
+                        copy: {
+                            sharesBlocks
+                                ? arena.copy($0, offsets: $1, format: format)
+                                : EncodedRow(copying: $0, offsets: $1, format: format)
+                        })
                 else { continue }
                 try body(position, row)
             }
@@ -139,10 +154,14 @@ extension Store {
     }
 
     /// The format of a block's rows, or ``StoreError`` `corrupt` naming the block.
-    private func blockFormat(_ entity: Int, of block: DecodedBlock, file: SegmentFile, offset: Int64) throws -> EncodedRowFormat {
+    private func blockFormat(
+        _ entity: Int, of block: DecodedBlock, file: SegmentFile, offset: Int64
+    ) throws -> EncodedRowFormat {
         let version = Int(block.schemaVersion)
         guard version < versionFormats.count, entity < versionFormats[version].count else {
-            throw StoreError(.corrupt, "block names schema version \(block.schemaVersion), unknown to the store", path: file.path, offset: offset)
+            throw StoreError(
+                .corrupt, "block names schema version \(block.schemaVersion), unknown to the store", path: file.path,
+                offset: offset)
         }
         return versionFormats[version][entity]
     }
@@ -150,9 +169,11 @@ extension Store {
     /// A copy of the encoded row in `slot` of a decoded block, checked against `format` (once
     /// while the block lives, with `recordsCheck`: see ``EncodedRow/withCheckedOffsets(_:format:block:slot:recordsCheck:_:)``).
     private func encodedRow(
-        _ block: DecodedBlock, slot: Int, format: EncodedRowFormat, file: SegmentFile, offset: Int64, recordsCheck: Bool = true
+        _ block: DecodedBlock, slot: Int, format: EncodedRowFormat, file: SegmentFile, offset: Int64,
+        recordsCheck: Bool = true
     ) throws -> EncodedRow {
-        try withCheckedRow(block, slot: slot, format: format, file: file, offset: offset, recordsCheck: recordsCheck) { bytes, offsets in
+        try withCheckedRow(block, slot: slot, format: format, file: file, offset: offset, recordsCheck: recordsCheck) {
+            bytes, offsets in
             EncodedRow(copying: bytes, offsets: offsets, format: format)
         }
     }
@@ -161,11 +182,17 @@ extension Store {
     /// place once checked as ``encodedRow(_:slot:format:file:offset:recordsCheck:)`` checks it;
     /// else `nil`. `copy` makes the copy of the row's bytes and column offsets.
     private func acceptedRow(
-        _ accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ key: PrimaryKey, _ block: DecodedBlock, slot: Int, format: EncodedRowFormat,
-        file: SegmentFile, offset: Int64, recordsCheck: Bool = true, copy: (UnsafeRawBufferPointer, UnsafeRawPointer?) -> EncodedRow
+        _ accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ key: PrimaryKey, _ block: DecodedBlock, slot: Int,
+        format: EncodedRowFormat,
+        file: SegmentFile, offset: Int64, recordsCheck: Bool = true,
+        copy: (UnsafeRawBufferPointer, UnsafeRawPointer?) -> EncodedRow
     ) throws -> EncodedRow? {
-        try withCheckedRow(block, slot: slot, format: format, file: file, offset: offset, recordsCheck: recordsCheck) { bytes, offsets in
-            guard try accept(key, EncodedRowView(bytes: bytes, offsets: offsets, codec: Unmanaged.passUnretained(format.codec))) else { return nil }
+        try withCheckedRow(block, slot: slot, format: format, file: file, offset: offset, recordsCheck: recordsCheck) {
+            bytes, offsets in
+            guard
+                try accept(
+                    key, EncodedRowView(bytes: bytes, offsets: offsets, codec: Unmanaged.passUnretained(format.codec)))
+            else { return nil }
             return copy(bytes, offsets)
         }
     }
@@ -176,15 +203,20 @@ extension Store {
     /// - Throws: ``StoreError`` `corrupt` when the slot is past the block's rows or the row does
     ///   not decode; what `body` throws.
     private func withCheckedRow<R>(
-        _ block: DecodedBlock, slot: Int, format: EncodedRowFormat, file: SegmentFile, offset: Int64, recordsCheck: Bool = true,
+        _ block: DecodedBlock, slot: Int, format: EncodedRowFormat, file: SegmentFile, offset: Int64,
+        recordsCheck: Bool = true,
         _ body: (UnsafeRawBufferPointer, UnsafeRawPointer?) throws -> R
     ) throws -> R {
         guard slot < block.rowCount else {
-            throw StoreError(.corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: offset)
+            throw StoreError(
+                .corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: offset
+            )
         }
         do {
             return try block.withRow(at: slot) { bytes in
-                try EncodedRow.withCheckedOffsets(bytes, format: format, block: block, slot: slot, recordsCheck: recordsCheck) { try body(bytes, $0) }
+                try EncodedRow.withCheckedOffsets(
+                    bytes, format: format, block: block, slot: slot, recordsCheck: recordsCheck
+                ) { try body(bytes, $0) }
             }
         } catch is BinaryReader.Malformed {
             throw StoreError(.corrupt, "row \(slot) of a block does not decode", path: file.path, offset: offset)

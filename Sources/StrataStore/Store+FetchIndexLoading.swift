@@ -19,7 +19,9 @@ extension Store {
             if let decoded = try? Checkpoint.decodeFetchIndexes(sections, schema: schema) {
                 state.withLock { $0.fetchIndexes = decoded }
             } else if let store = self {
-                store.logger.error("checkpoint fetch indexes do not parse; rebuilding them from the rows", metadata: ["path": "\(store.path)"])
+                store.logger.error(
+                    "checkpoint fetch indexes do not parse; rebuilding them from the rows",
+                    metadata: ["path": "\(store.path)"])
                 store.rebuildFetchIndexes()
             }
         }

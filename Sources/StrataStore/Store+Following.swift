@@ -41,9 +41,14 @@ extension Store {
         let bytes = try file.read(at: start, count: Int(size - start))
         var position = 0
         while position < bytes.count {
-            let outcome = bytes.withUnsafeBytes { Self.parseRecord(in: UnsafeRawBufferPointer(rebasing: $0[position...])) }
-            guard case .success(let record) = outcome, record.sequence > lastSequence || record.kind == .compaction else { break }
-            try replayRecord(record, bytes: bytes, at: position, file: file, recordOffset: start + Int64(position), highestKeys: &highestKeys)
+            let outcome = bytes.withUnsafeBytes {
+                Self.parseRecord(in: UnsafeRawBufferPointer(rebasing: $0[position...]))
+            }
+            guard case .success(let record) = outcome, record.sequence > lastSequence || record.kind == .compaction
+            else { break }
+            try replayRecord(
+                record, bytes: bytes, at: position, file: file, recordOffset: start + Int64(position),
+                highestKeys: &highestKeys)
             position += record.length
         }
         return start + Int64(position)
@@ -57,7 +62,8 @@ extension Store {
         let order = state.withLock { $0.segmentOrder }
         guard manifest.segments.count > order.count else { return false }
         guard Array(manifest.segments.prefix(order.count)) == order else {
-            logger.debug("the writer compacted the log; reopen the store to see later commits", metadata: ["path": "\(path)"])
+            logger.debug(
+                "the writer compacted the log; reopen the store to see later commits", metadata: ["path": "\(path)"])
             return false
         }
         let id = manifest.segments[order.count]

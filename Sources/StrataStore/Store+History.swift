@@ -43,7 +43,9 @@ extension Store {
     }
 
     /// Decodes one parsed history record, whose bytes start at `start` of `bytes` and at `offset` of `file`.
-    func historyTransaction(_ record: ParsedRecord, bytes: [UInt8], start: Int, offset: Int64, file: SegmentFile) throws -> HistoryTransaction {
+    func historyTransaction(
+        _ record: ParsedRecord, bytes: [UInt8], start: Int, offset: Int64, file: SegmentFile
+    ) throws -> HistoryTransaction {
         var blocks: [Int: DecodedBlock] = [:]
         var changes: [HistoryChange] = []
         changes.reserveCapacity(record.ops.count)
@@ -51,18 +53,22 @@ extension Store {
             guard block >= 0 else { return nil }
             let span = record.blocks[block]
             if blocks[block] == nil {
-                blocks[block] = try Self.decodeBlock(span, in: bytes, recordStart: start, path: file.path, recordOffset: offset)
+                blocks[block] = try Self.decodeBlock(
+                    span, in: bytes, recordStart: start, path: file.path, recordOffset: offset)
             }
-            return try decodeRow(blocks[block]!, slot: slot, entity: entity, file: file, offset: offset + Int64(span.offset))
+            return try decodeRow(
+                blocks[block]!, slot: slot, entity: entity, file: file, offset: offset + Int64(span.offset))
         }
         for op in record.ops {
             let image = try row(block: op.block, slot: op.slot, entity: op.entity)
             let kind: ChangeKind = op.kind == .insert ? .insert : op.kind == .update ? .update : .delete
-            changes.append(HistoryChange(
-                kind: kind, entity: op.entity, key: op.key,
-                changedColumns: kind == .insert ? Array(schema.entities[op.entity].columns.indices) : op.changedColumns,
-                row: kind == .delete ? nil : image, tombstone: kind == .delete ? image : nil,
-                previousRow: try row(block: op.priorBlock, slot: op.priorSlot, entity: op.entity)))
+            changes.append(
+                HistoryChange(
+                    kind: kind, entity: op.entity, key: op.key,
+                    changedColumns: kind == .insert
+                        ? Array(schema.entities[op.entity].columns.indices) : op.changedColumns,
+                    row: kind == .delete ? nil : image, tombstone: kind == .delete ? image : nil,
+                    previousRow: try row(block: op.priorBlock, slot: op.priorSlot, entity: op.entity)))
         }
         return HistoryTransaction(
             sequence: record.sequence, timestamp: record.timestamp, author: record.author,

@@ -47,7 +47,8 @@ extension Store {
     ///   ``commit(_:)`` and `progress` throw.
     @discardableResult
     public func replayHistory(
-        from source: Store, after sequence: UInt64? = nil, progress: ((_ applied: Int, _ total: Int) throws -> Void)? = nil,
+        from source: Store, after sequence: UInt64? = nil,
+        progress: ((_ applied: Int, _ total: Int) throws -> Void)? = nil,
         aroundEachBatch: ((_ changes: [ReplayedChange], _ commit: () throws -> Void) throws -> Void)? = nil
     ) throws -> Int {
         let (name, start) = try replayStart(from: source, after: sequence)
@@ -110,9 +111,11 @@ extension Store {
                 if record.ops.isEmpty {
                     emptyCursor = record.sequence
                 } else {
-                    batch.append(try replayCommit(
-                        of: record, bytes: bytes, start: recordStart, entry: entry, file: file, encoding: encoding,
-                        written: &written, changes: &batchChanges, readSequence: inFlightEnd ?? lastSequence, durable: false))
+                    batch.append(
+                        try replayCommit(
+                            of: record, bytes: bytes, start: recordStart, entry: entry, file: file, encoding: encoding,
+                            written: &written, changes: &batchChanges, readSequence: inFlightEnd ?? lastSequence,
+                            durable: false))
                 }
                 applied += 1
                 do {
@@ -132,7 +135,9 @@ extension Store {
             throw error
         }
         if applied > 0 {
-            logger.debug("replayed history", metadata: ["source": "\(source.path)", "transactions": "\(applied)", "path": "\(path)"])
+            logger.debug(
+                "replayed history",
+                metadata: ["source": "\(source.path)", "transactions": "\(applied)", "path": "\(path)"])
         }
         return applied
     }

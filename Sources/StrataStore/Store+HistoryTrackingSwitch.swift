@@ -15,7 +15,8 @@ extension Recovery {
         _ manifest: Manifest, effective: inout StoreConfiguration, lockFD: Int32, lockHandedOver: inout Bool
     ) -> Bool {
         effective.historyTracking = manifest.historyTracking
-        guard configuration.historyTrackingFollowsConfiguration, configuration.historyTracking != manifest.historyTracking,
+        guard configuration.historyTrackingFollowsConfiguration,
+            configuration.historyTracking != manifest.historyTracking,
             !configuration.readOnly
         else { return false }
         if configuration.historyTracking {
@@ -46,7 +47,8 @@ extension Store {
             }
             status.historyTracking = true
             try publishManifest(status)
-            logger.info("the store keeps persistent history from now on", metadata: ["path": "\(path)", "sequence": "\(floor)"])
+            logger.info(
+                "the store keeps persistent history from now on", metadata: ["path": "\(path)", "sequence": "\(floor)"])
         }
     }
 }

@@ -10,7 +10,8 @@ extension Store {
     /// Encodes an insert of `row` under `key` with `codec` (the entity's): checks `row`, adds it
     /// to `builder` and raises the entity's highest key in `highestKeys`.
     func encodeInsert(
-        entity: Int, key: PrimaryKey, row: Row, codec: RowCodec, into builder: inout RecordBuilder, highestKeys: inout [Int64]
+        entity: Int, key: PrimaryKey, row: Row, codec: RowCodec, into builder: inout RecordBuilder,
+        highestKeys: inout [Int64]
     ) throws {
         try codec.validate(row)
         builder.add(.insert, entity: entity, key: key, row: row, codec: codec)
@@ -33,16 +34,21 @@ extension Store {
         let indexedColumns = indexedColumns
         let empty = builder
         let codecs = codecs
-        let parts = ParallelParts.map(count: count, minimumPerPart: ParallelParts.rowsPerPart, cores: configuration.commitThreads) { range in
+        let parts = ParallelParts.map(
+            count: count, minimumPerPart: ParallelParts.rowsPerPart, cores: configuration.commitThreads
+        ) { range in
             Result { () throws -> (builder: RecordBuilder, highestKeys: [Int64], changes: FetchIndexChanges) in
-                var part = (builder: empty, highestKeys: [Int64](repeating: 0, count: entityCount), changes: FetchIndexChanges())
+                var part = (
+                    builder: empty, highestKeys: [Int64](repeating: 0, count: entityCount), changes: FetchIndexChanges()
+                )
                 // What a row's encoding retains is the part's own: see RowCodec.copy().
                 let partCodecs = codecs.map { $0.copy() }
                 let partIndexedColumns = indexedColumns.map { columns in columns.map { $0 } }
                 try inserts(range) { entity, key, row in
                     try Self.checkTarget(entity: entity, key: key, entityCount: entityCount)
                     try encodeInsert(
-                        entity: entity, key: key, row: row, codec: partCodecs[entity], into: &part.builder, highestKeys: &part.highestKeys)
+                        entity: entity, key: key, row: row, codec: partCodecs[entity], into: &part.builder,
+                        highestKeys: &part.highestKeys)
                     if !partIndexedColumns[entity].isEmpty {
                         part.changes.record(entity, key, columns: partIndexedColumns[entity], old: nil, new: .row(row))
                     }
@@ -82,7 +88,8 @@ extension Store {
             try rows.forEach(in: range, encode)
         }
         let commit = try pendingCommit(
-            transaction, builder: builder, rows: [], indexChanges: changes, readSequence: readSequence, highestKeys: highestKeys)
+            transaction, builder: builder, rows: [], indexChanges: changes, readSequence: readSequence,
+            highestKeys: highestKeys)
         return try submit([commit])[0].get()
     }
 }

@@ -96,7 +96,9 @@ extension Store {
     ///   record or row fails its checks, `unsupportedFormat`, `io`, `diskFull`; and whatever
     ///   `rewrite.convert` throws. The store is unchanged then.
     @discardableResult
-    public static func rewriteLog(at url: URL, _ rewrite: LogRewrite, configuration: StoreConfiguration = StoreConfiguration()) throws -> LogRewriteReport {
+    public static func rewriteLog(
+        at url: URL, _ rewrite: LogRewrite, configuration: StoreConfiguration = StoreConfiguration()
+    ) throws -> LogRewriteReport {
         var unlocked = configuration
         unlocked.readOnly = false
         let io = configuration.io
@@ -110,17 +112,23 @@ extension Store {
         let bytes = try StoreError.io("read manifest", path: manifestPath) { try io.readFile(manifestPath) }
         var manifest = try Manifest.decode(bytes, path: manifestPath)
         var writer = LogRewriter(
-            rewrite: rewrite, oldCodecs: manifest.schemaHistory.codecs(for: manifest.schema), segmentsPath: segmentsPath,
+            rewrite: rewrite, oldCodecs: manifest.schemaHistory.codecs(for: manifest.schema),
+            segmentsPath: segmentsPath,
             storeID: manifest.storeID, nextFileID: manifest.nextFileID, configuration: configuration)
         do {
             for (index, id) in manifest.segments.enumerated() {
-                let file = try SegmentFile.open(id: id, directory: segmentsPath, storeID: manifest.storeID, writable: false, io: io)
+                let file = try SegmentFile.open(
+                    id: id, directory: segmentsPath, storeID: manifest.storeID, writable: false, io: io)
                 try writer.rewriteSegment(file, isLast: index == manifest.segments.count - 1)
-                rewrite.progress?(LogRewriteProgress(segmentsDone: index + 1, segmentCount: manifest.segments.count, report: writer.report))
-                configuration.logger.debug("rewrote a segment of the log", metadata: [
-                    "path": "\(url.path)", "segment": "\(index + 1)", "of": "\(manifest.segments.count)",
-                    "records": "\(writer.report.records)", "rows": "\(writer.report.rows)",
-                ])
+                rewrite.progress?(
+                    LogRewriteProgress(
+                        segmentsDone: index + 1, segmentCount: manifest.segments.count, report: writer.report))
+                configuration.logger.debug(
+                    "rewrote a segment of the log",
+                    metadata: [
+                        "path": "\(url.path)", "segment": "\(index + 1)", "of": "\(manifest.segments.count)",
+                        "records": "\(writer.report.records)", "rows": "\(writer.report.rows)",
+                    ])
             }
             try writer.finish()
         } catch {
@@ -134,7 +142,9 @@ extension Store {
             nextKeys[new] = max(nextKeys[new], manifest.nextKeys[old])
         }
         for (old, byTag) in rewrite.routes where old < manifest.nextKeys.count {
-            for new in Set(byTag.values) where new < nextKeys.count { nextKeys[new] = max(nextKeys[new], manifest.nextKeys[old]) }
+            for new in Set(byTag.values) where new < nextKeys.count {
+                nextKeys[new] = max(nextKeys[new], manifest.nextKeys[old])
+            }
         }
         manifest.schema = rewrite.schema
         manifest.schemaHistory = SchemaHistory()
@@ -143,17 +153,21 @@ extension Store {
         manifest.nextKeys = nextKeys
         manifest.nextFileID = writer.nextFileID
         do {
-            try StoreError.io("write manifest", path: manifestPath) { try io.replaceAtomically(manifestPath, with: manifest.encode(), directory: url.path) }
+            try StoreError.io("write manifest", path: manifestPath) {
+                try io.replaceAtomically(manifestPath, with: manifest.encode(), directory: url.path)
+            }
         } catch {
             writer.discard()
             throw error
         }
         for id in oldSegments { try? io.unlink(segmentsPath + "/" + SegmentFile.fileName(id)) }
         if let oldCheckpoint { try? io.unlink(url.path + "/checkpoints/" + Checkpoint.fileName(oldCheckpoint)) }
-        configuration.logger.debug("rewrote the log under a new schema", metadata: [
-            "path": "\(url.path)", "records": "\(writer.report.records)", "rows": "\(writer.report.rows)",
-            "read": "\(writer.report.bytesRead)", "written": "\(writer.report.bytesWritten)",
-        ])
+        configuration.logger.debug(
+            "rewrote the log under a new schema",
+            metadata: [
+                "path": "\(url.path)", "records": "\(writer.report.records)", "rows": "\(writer.report.rows)",
+                "read": "\(writer.report.bytesRead)", "written": "\(writer.report.bytesWritten)",
+            ])
         return writer.report
     }
 }
@@ -166,9 +180,13 @@ extension Store {
     ///
     /// - Throws: ``StoreError`` `unsupportedFormat` when the directory holds no store, `io`,
     ///   `corrupt` when the manifest does not decode.
-    public static func logFileIDs(at url: URL, configuration: StoreConfiguration = StoreConfiguration()) throws -> (oldest: UInt32?, next: UInt32) {
+    public static func logFileIDs(
+        at url: URL, configuration: StoreConfiguration = StoreConfiguration()
+    ) throws -> (oldest: UInt32?, next: UInt32) {
         let path = url.path + "/manifest"
-        guard FileManager.default.fileExists(atPath: path) else { throw StoreError(.unsupportedFormat, "the directory is not a Strata store (no manifest)", path: url.path) }
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError(.unsupportedFormat, "the directory is not a Strata store (no manifest)", path: url.path)
+        }
         let bytes = try StoreError.io("read manifest", path: path) { try configuration.io.readFile(path) }
         let manifest = try Manifest.decode(bytes, path: path)
         return (manifest.segments.min(), manifest.nextFileID)
@@ -219,7 +237,9 @@ private struct LogRewriter {
             if isLast && Store.isZero(rest) { break }
             guard case .success(let record) = Store.parseRecord(in: rest) else {
                 if isLast && Store.isTail(rest, after: newest) { break }
-                throw StoreError(.corrupt, "log record fails its checksum or does not parse", path: file.path, offset: Int64(position))
+                throw StoreError(
+                    .corrupt, "log record fails its checksum or does not parse", path: file.path,
+                    offset: Int64(position))
             }
             try append(convert(record, in: bytes, at: position, file: file))
             newest = max(newest, record.sequence)
@@ -228,17 +248,25 @@ private struct LogRewriter {
     }
 
     /// The record `record` (at `position` of the segment `bytes`) with its rows converted, sealed.
-    private mutating func convert(_ record: ParsedRecord, in bytes: [UInt8], at position: Int, file: SegmentFile) throws -> [UInt8] {
+    private mutating func convert(
+        _ record: ParsedRecord, in bytes: [UInt8], at position: Int, file: SegmentFile
+    ) throws -> [UInt8] {
         var builder = RecordBuilder(kind: record.kind, blockSize: configuration.blockSize)
         var blocks: [Int: DecodedBlock] = [:]
         func decode(block: Int, slot: Int, entity: Int) throws -> Row {
             if blocks[block] == nil {
-                blocks[block] = try Store.decodeBlock(record.blocks[block], in: bytes, recordStart: position, path: file.path, recordOffset: Int64(position))
+                blocks[block] = try Store.decodeBlock(
+                    record.blocks[block], in: bytes, recordStart: position, path: file.path,
+                    recordOffset: Int64(position))
             }
             let decoded = blocks[block]!
             let offset = Int64(position + record.blocks[block].offset)
-            guard slot < decoded.rowCount, Int(decoded.schemaVersion) < oldCodecs.count, entity < oldCodecs[Int(decoded.schemaVersion)].count else {
-                throw StoreError(.corrupt, "row \(slot) of a block is out of range or of an unknown schema version", path: file.path, offset: offset)
+            guard slot < decoded.rowCount, Int(decoded.schemaVersion) < oldCodecs.count,
+                entity < oldCodecs[Int(decoded.schemaVersion)].count
+            else {
+                throw StoreError(
+                    .corrupt, "row \(slot) of a block is out of range or of an unknown schema version", path: file.path,
+                    offset: offset)
             }
             let codec = oldCodecs[Int(decoded.schemaVersion)][entity]
             let old: Row
@@ -252,8 +280,11 @@ private struct LogRewriter {
         }
         for op in record.ops {
             guard var entity = rewrite.entities[op.entity] else { continue }
-            let oldPrior = op.priorBlock >= 0 ? try decode(block: op.priorBlock, slot: op.priorSlot, entity: op.entity) : nil
-            let oldImage = op.block >= 0 && !(op.kind == .delete && oldPrior != nil) ? try decode(block: op.block, slot: op.slot, entity: op.entity) : nil
+            let oldPrior =
+                op.priorBlock >= 0 ? try decode(block: op.priorBlock, slot: op.priorSlot, entity: op.entity) : nil
+            let oldImage =
+                op.block >= 0 && !(op.kind == .delete && oldPrior != nil)
+                ? try decode(block: op.block, slot: op.slot, entity: op.entity) : nil
             var untagged = false
             if let routes = rewrite.routes[op.entity] {
                 if case .int(let tag)? = (oldPrior ?? oldImage)?[0], let routed = routes[tag] {
@@ -273,7 +304,9 @@ private struct LogRewriter {
                     // A tombstone keeps the new schema's tombstone columns of the row deleted, as a commit makes it.
                     image = rewrite.schema.entities[entity].tombstone(of: prior, width: newCodecs[entity].types.count)
                 } else {
-                    guard let oldImage, let converted = try rewrite.convert(op.entity, op.key, oldImage) else { continue }
+                    guard let oldImage, let converted = try rewrite.convert(op.entity, op.key, oldImage) else {
+                        continue
+                    }
                     image = converted
                 }
                 if untagged && image.count != newCodecs[entity].types.count {
@@ -281,14 +314,16 @@ private struct LogRewriter {
                 }
                 let columns = rewrite.routedColumns[op.entity]?[entity] ?? rewrite.columns[op.entity]
                 let changed = op.changedColumns.compactMap { columns?[$0] }
-                builder.add(op.kind, entity: entity, key: op.key, row: image, codec: newCodecs[entity], changedColumns: changed)
+                builder.add(
+                    op.kind, entity: entity, key: op.key, row: image, codec: newCodecs[entity], changedColumns: changed)
             } else {
                 builder.addMarker(op.kind, entity: entity, key: op.key)
             }
             if let prior { builder.addPrior(prior, codec: newCodecs[entity]) }
         }
         var built = builder.build(
-            timestamp: record.timestamp, author: record.author, contextName: record.contextName, bundleID: record.bundleID,
+            timestamp: record.timestamp, author: record.author, contextName: record.contextName,
+            bundleID: record.bundleID,
             processID: record.processID, cursors: record.cursors, threads: configuration.commitThreads)
         RecordHeader.seal(&built.bytes, sequence: record.sequence)
         report.records += 1
@@ -298,7 +333,10 @@ private struct LogRewriter {
     /// Appends a record to the newest output segment, starting a new one when it would pass the
     /// segment size.
     private mutating func append(_ bytes: [UInt8]) throws {
-        if outputs.isEmpty || outputEnd + Int64(bytes.count) > Int64(configuration.segmentSize) && outputEnd > Int64(SegmentFile.headerSize) {
+        if outputs.isEmpty
+            || outputEnd + Int64(bytes.count) > Int64(configuration.segmentSize)
+                && outputEnd > Int64(SegmentFile.headerSize)
+        {
             try startSegment()
         }
         let output = outputs[outputs.count - 1]
@@ -315,7 +353,8 @@ private struct LogRewriter {
         if let last = outputs.last {
             try StoreError.io("sync rewritten segment", path: last.path) { try configuration.io.fsync(last.fd) }
         }
-        outputs.append(try SegmentFile.create(id: nextFileID, directory: segmentsPath, storeID: storeID, io: configuration.io))
+        outputs.append(
+            try SegmentFile.create(id: nextFileID, directory: segmentsPath, storeID: storeID, io: configuration.io))
         nextFileID += 1
         outputEnd = Int64(SegmentFile.headerSize)
         report.bytesWritten += Int64(SegmentFile.headerSize)
@@ -326,7 +365,9 @@ private struct LogRewriter {
         if outputs.isEmpty { try startSegment() }
         let last = outputs[outputs.count - 1]
         try StoreError.io("sync rewritten segment", path: last.path) { try configuration.io.fsync(last.fd) }
-        try StoreError.io("sync segments directory", path: segmentsPath) { try configuration.io.syncDirectory(segmentsPath) }
+        try StoreError.io("sync segments directory", path: segmentsPath) {
+            try configuration.io.syncDirectory(segmentsPath)
+        }
     }
 
     /// Removes the outputs of a rewrite that did not commit.

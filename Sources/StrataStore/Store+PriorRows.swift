@@ -15,21 +15,28 @@ extension Store {
     /// - Throws: ``StoreError`` `corrupt` or `io` for a bad block.
     func committedPriorRows(of transaction: Transaction) throws -> [PriorRow?]? {
         // The caller's rows, when no commit came since it read them.
-        let known = transaction.knownRowsSequence == lastSequence && transaction.knownRows?.count == transaction.operations.count
+        let known =
+            transaction.knownRowsSequence == lastSequence
+                && transaction.knownRows?.count == transaction.operations.count
             ? transaction.knownRows : nil
         guard known != nil || transaction.operations.count >= Self.groupedPriorReadThreshold else { return nil }
         var positions: [Int: [Int]] = [:]
         var count = 0
         for (position, operation) in transaction.operations.enumerated()
-        where schema.entities.indices.contains(operation.entity) && needsPriorRow(operation) && known?[position] == nil {
+        where schema.entities.indices.contains(operation.entity) && needsPriorRow(operation) && known?[position] == nil
+        {
             positions[operation.entity, default: []].append(position)
             count += 1
         }
-        var rows = known.map { $0.map { $0.map(PriorRow.decoded) } } ?? [PriorRow?](repeating: nil, count: transaction.operations.count)
+        var rows =
+            known.map { $0.map { $0.map(PriorRow.decoded) } }
+            ?? [PriorRow?](repeating: nil, count: transaction.operations.count)
         guard count >= Self.groupedPriorReadThreshold else {
             guard known != nil else { return nil }
             for (entity, entityPositions) in positions {
-                for position in entityPositions { rows[position] = try read(entity, key: transaction.operations[position].key).map(PriorRow.decoded) }
+                for position in entityPositions {
+                    rows[position] = try read(entity, key: transaction.operations[position].key).map(PriorRow.decoded)
+                }
             }
             return rows
         }
@@ -39,7 +46,9 @@ extension Store {
                 try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
                     for (position, slot) in slots {
                         guard slot < block.rowCount else {
-                            throw StoreError(.corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: Int64(place.offset))
+                            throw StoreError(
+                                .corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows",
+                                path: file.path, offset: Int64(place.offset))
                         }
                         rows[entityPositions[position]] = .encoded(block, slot: slot)
                     }

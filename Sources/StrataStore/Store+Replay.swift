@@ -32,11 +32,14 @@ extension Store {
     }
 
     /// Replays one segment from `start`; returns where its valid log ends.
-    private func replaySegment(_ file: SegmentFile, from start: Int64, isActive: Bool, highestKeys: inout [Int64]) throws -> Int64 {
+    private func replaySegment(
+        _ file: SegmentFile, from start: Int64, isActive: Bool, highestKeys: inout [Int64]
+    ) throws -> Int64 {
         let size = try file.size()
         guard size > start else {
             guard size == start || isActive else {
-                throw StoreError(.corrupt, "segment is shorter than the log position recorded for it", path: file.path, offset: size)
+                throw StoreError(
+                    .corrupt, "segment is shorter than the log position recorded for it", path: file.path, offset: size)
             }
             return min(size, start)
         }
@@ -50,18 +53,27 @@ extension Store {
             }
             switch outcome {
             case .success(let record):
-                try replayRecord(record, bytes: bytes, at: position, file: file, recordOffset: start + Int64(position), highestKeys: &highestKeys)
+                try replayRecord(
+                    record, bytes: bytes, at: position, file: file, recordOffset: start + Int64(position),
+                    highestKeys: &highestKeys)
                 position += record.length
                 newest = max(newest, record.sequence)
             case .failure(let error):
                 let offset = start + Int64(position)
-                if isActive && bytes.withUnsafeBytes({ Self.isZero(UnsafeRawBufferPointer(rebasing: $0[position...])) }) {
+                if isActive && bytes.withUnsafeBytes({ Self.isZero(UnsafeRawBufferPointer(rebasing: $0[position...])) })
+                {
                     state.withLock { $0.preallocatedEnd = size }
                     return offset
                 }
-                let isTail = isActive && bytes.withUnsafeBytes { Self.isTail(UnsafeRawBufferPointer(rebasing: $0[position...]), after: newest) }
+                let isTail =
+                    isActive
+                    && bytes.withUnsafeBytes {
+                        Self.isTail(UnsafeRawBufferPointer(rebasing: $0[position...]), after: newest)
+                    }
                 guard isTail else {
-                    throw StoreError(.corrupt, "log record fails its checksum or does not parse", path: file.path, offset: offset + Int64(error.offset))
+                    throw StoreError(
+                        .corrupt, "log record fails its checksum or does not parse", path: file.path,
+                        offset: offset + Int64(error.offset))
                 }
                 try truncateTornTail(file, at: offset, size: size)
                 return offset
@@ -107,8 +119,11 @@ extension Store {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
             guard rest.count >= RecordHeader.size, RecordKind(rawValue: rest[8]) != nil else { return false }
             // A cheap filter before the checksum: a later record continues the sequence.
-            let next = UInt64(littleEndian: rest.loadUnaligned(fromByteOffset: RecordHeader.sequenceOffset, as: UInt64.self))
-            guard next > sequence, next - sequence <= UInt64(UInt32.max), case .success = parseRecord(in: rest) else { return false }
+            let next = UInt64(
+                littleEndian: rest.loadUnaligned(fromByteOffset: RecordHeader.sequenceOffset, as: UInt64.self))
+            guard next > sequence, next - sequence <= UInt64(UInt32.max), case .success = parseRecord(in: rest) else {
+                return false
+            }
             return true
         }
         let length = ParsedRecord.declaredLength(bytes)
@@ -123,9 +138,11 @@ extension Store {
     }
 
     private func truncateTornTail(_ file: SegmentFile, at offset: Int64, size: Int64) throws {
-        logger.warning("truncating torn tail of the log", metadata: [
-            "file": "\(file.path)", "offset": "\(offset)", "bytes": "\(size - offset)",
-        ])
+        logger.warning(
+            "truncating torn tail of the log",
+            metadata: [
+                "file": "\(file.path)", "offset": "\(offset)", "bytes": "\(size - offset)",
+            ])
         guard !configuration.readOnly else { return }
         try StoreError.io("truncate torn tail", path: file.path) {
             try io.ftruncate(file.fd, to: offset)
@@ -152,9 +169,12 @@ extension Store {
             if !op.kind.removes {
                 let span = record.blocks[op.block]
                 if blocks[op.block] == nil {
-                    blocks[op.block] = try Self.decodeBlock(span, in: bytes, recordStart: position, path: file.path, recordOffset: recordOffset)
+                    blocks[op.block] = try Self.decodeBlock(
+                        span, in: bytes, recordStart: position, path: file.path, recordOffset: recordOffset)
                 }
-                new = try decodeRow(blocks[op.block]!, slot: op.slot, entity: op.entity, file: file, offset: recordOffset + Int64(span.offset))
+                new = try decodeRow(
+                    blocks[op.block]!, slot: op.slot, entity: op.entity, file: file,
+                    offset: recordOffset + Int64(span.offset))
             }
             let id = EntityKey(entity: op.entity, key: op.key)
             let old = op.kind == .insert ? nil : try latest[id] ?? read(op.entity, key: op.key)
@@ -162,7 +182,8 @@ extension Store {
             state.withLock { $0.updateFetchIndexes(op.entity, op.key, old: old, new: new) }
         }
         let summary = RecordSummary(
-            kind: record.kind, sequence: record.sequence, length: record.length, ops: record.ops, blocks: record.blocks, cursors: record.cursors)
+            kind: record.kind, sequence: record.sequence, length: record.length, ops: record.ops, blocks: record.blocks,
+            cursors: record.cursors)
         state.withLock { state in
             state.apply(summary, segment: file.id, offset: recordOffset, historyTracking: configuration.historyTracking)
         }

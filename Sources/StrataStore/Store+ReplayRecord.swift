@@ -35,7 +35,8 @@ extension ReplayImage {
     func sameBytes(as other: ReplayImage) -> Bool {
         block.withRow(at: slot) { mine in
             other.block.withRow(at: other.slot) { theirs in
-                mine.count == theirs.count && (mine.isEmpty || memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) == 0)
+                mine.count == theirs.count
+                    && (mine.isEmpty || memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) == 0)
             }
         }
     }
@@ -147,7 +148,8 @@ extension Store {
     /// - Throws: ``StoreError`` `corrupt` for a record that does not decode or names what the
     ///   schema does not have; `keyConflict` for a delete of a missing row whose tombstone is kept.
     func replayCommit(
-        of record: ParsedRecord, bytes: [UInt8], start: Int, entry: HistoryEntry, file: SegmentFile, encoding: ReplayEncoding,
+        of record: ParsedRecord, bytes: [UInt8], start: Int, entry: HistoryEntry, file: SegmentFile,
+        encoding: ReplayEncoding,
         written: inout ReplayWrites, changes: inout [ReplayedChange], readSequence: UInt64, durable: Bool
     ) throws -> PendingCommit {
         let offset = entry.offset
@@ -158,16 +160,22 @@ extension Store {
             }
             if sourceBlocks[block] == nil {
                 // The source's cache holds the blocks its recent commits wrote, decoded.
-                sourceBlocks[block] = try entry.firstBlock.flatMap { encoding.source.cachedBlock($0 + UInt32(block)) }
-                    ?? Self.decodeBlock(record.blocks[block], in: bytes, recordStart: start, path: file.path, recordOffset: offset)
+                sourceBlocks[block] =
+                    try entry.firstBlock.flatMap { encoding.source.cachedBlock($0 + UInt32(block)) }
+                    ?? Self.decodeBlock(
+                        record.blocks[block], in: bytes, recordStart: start, path: file.path, recordOffset: offset)
             }
             guard slot < sourceBlocks[block]!.rowCount else {
-                throw StoreError(.corrupt, "row slot \(slot) is past the block's rows", path: file.path, offset: offset + Int64(record.blocks[block].offset))
+                throw StoreError(
+                    .corrupt, "row slot \(slot) is past the block's rows", path: file.path,
+                    offset: offset + Int64(record.blocks[block].offset))
             }
             return ReplayImage(block: sourceBlocks[block]!, slot: slot, fromSource: true)
         }
         /// Decodes the row of `image` with `decode`, given the codec of the image's schema version.
-        func decoding<T>(_ image: ReplayImage, _ entity: Int, _ decode: (RowCodec, UnsafeRawBufferPointer) throws -> T) throws -> T {
+        func decoding<T>(
+            _ image: ReplayImage, _ entity: Int, _ decode: (RowCodec, UnsafeRawBufferPointer) throws -> T
+        ) throws -> T {
             do {
                 let codec = try (image.fromSource ? encoding.source : self).codec(entity, of: image.block)
                 return try image.block.withRow(at: image.slot) { try decode(codec, $0) }
@@ -181,14 +189,18 @@ extension Store {
         }
         /// The values of the fetch-indexed columns of the row of `image`.
         func indexedValues(_ image: ReplayImage, _ entity: Int) throws -> IndexedValues {
-            try decoding(image, entity) { codec, bytes in try codec.decodeIndexed(bytes, columns: schema.entities[entity].indexedColumns) }
+            try decoding(image, entity) { codec, bytes in
+                try codec.decodeIndexed(bytes, columns: schema.entities[entity].indexedColumns)
+            }
         }
         // Operations are read by position: a copy of one would retain its changed columns.
         let ops = record.ops
         for index in ops.indices {
             let (entity, key, kind) = (ops[index].entity, ops[index].key, ops[index].kind)
             guard schema.entities.indices.contains(entity), key > 0, !(kind == .put || kind == .erase) else {
-                throw StoreError(.corrupt, "a history record names an operation the schema does not have", path: file.path, offset: offset)
+                throw StoreError(
+                    .corrupt, "a history record names an operation the schema does not have", path: file.path,
+                    offset: offset)
             }
         }
         let committed = try replayCommittedPriors(of: ops, written: written)
@@ -208,31 +220,44 @@ extension Store {
             befores[index] = before
             if reusesBlocks && op.kind != .insert {
                 // The same bytes in the same (current) layout: the same row.
-                reusesBlocks = try before != nil && op.priorBlock >= 0 && encoding.isCurrent(before!, entity: op.entity)
+                reusesBlocks =
+                    try before != nil && op.priorBlock >= 0 && encoding.isCurrent(before!, entity: op.entity)
                     && sourceImage(op.priorBlock, op.priorSlot).sameBytes(as: before!)
             }
             switch op.kind {
             case .insert:
-                if indexed { rows.append(IndexedRowChange(op: index, old: nil, new: try indexedValues(try sourceImage(op.block, op.slot), op.entity))) }
+                if indexed {
+                    rows.append(
+                        IndexedRowChange(
+                            op: index, old: nil, new: try indexedValues(try sourceImage(op.block, op.slot), op.entity)))
+                }
                 highestKeys[op.entity] = max(highestKeys[op.entity], op.key)
                 written.record(try sourceImage(op.block, op.slot), for: id)
                 changes.append(ReplayedChange(kind: .insert, entity: op.entity, key: op.key))
             case .update:
                 guard op.changedColumns.allSatisfy({ encoding.fetchIndexed[op.entity].indices.contains($0) }) else {
-                    throw StoreError(.corrupt, "a history record names columns \(op.changedColumns) the schema does not have", path: file.path, offset: offset)
+                    throw StoreError(
+                        .corrupt, "a history record names columns \(op.changedColumns) the schema does not have",
+                        path: file.path, offset: offset)
                 }
                 let image = try sourceImage(op.block, op.slot)
                 if indexed && op.changedColumns.contains(where: { encoding.fetchIndexed[op.entity][$0] }) {
-                    rows.append(IndexedRowChange(
-                        op: index, old: try before.map { try indexedValues($0, op.entity) }, new: try indexedValues(image, op.entity)))
+                    rows.append(
+                        IndexedRowChange(
+                            op: index, old: try before.map { try indexedValues($0, op.entity) },
+                            new: try indexedValues(image, op.entity)))
                 }
                 written.record(image, for: id)
                 changes.append(ReplayedChange(kind: .update, entity: op.entity, key: op.key))
             case .delete:
                 if before == nil && !schema.entities[op.entity].tombstoneColumns.isEmpty {
-                    throw StoreError(.keyConflict, "delete of \(schema.entities[op.entity].name) \(op.key), which does not exist")
+                    throw StoreError(
+                        .keyConflict, "delete of \(schema.entities[op.entity].name) \(op.key), which does not exist")
                 }
-                if indexed { rows.append(IndexedRowChange(op: index, old: try before.map { try indexedValues($0, op.entity) }, new: nil)) }
+                if indexed {
+                    rows.append(
+                        IndexedRowChange(op: index, old: try before.map { try indexedValues($0, op.entity) }, new: nil))
+                }
                 written.record(nil, for: id)
                 changes.append(ReplayedChange(kind: .delete, entity: op.entity, key: op.key))
             case .put, .erase:
@@ -244,8 +269,10 @@ extension Store {
         var encoded: EncodedRecord
         if reusesBlocks {
             encoded = RecordBuilder.encode(
-                kind: .transaction, ops: ops, blockBytes: record.blocks.reduce(0) { $0 + $1.length }, timestamp: record.timestamp,
-                author: record.author, contextName: record.contextName, bundleID: record.bundleID, processID: record.processID,
+                kind: .transaction, ops: ops, blockBytes: record.blocks.reduce(0) { $0 + $1.length },
+                timestamp: record.timestamp,
+                author: record.author, contextName: record.contextName, bundleID: record.bundleID,
+                processID: record.processID,
                 cursors: cursors
             ) { output in
                 record.blocks.map { span in
@@ -257,13 +284,18 @@ extension Store {
             // The same bytes: the source's blocks as the replay decoded them are this record's.
             encoded.decodedBlocks = sourceBlocks
         } else {
-            var builder = RecordBuilder(kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
+            var builder = RecordBuilder(
+                kind: .transaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
             for (op, before) in zip(ops, befores) {
                 func add(_ kind: OpKind, _ image: ReplayImage, changed: [Int] = []) throws {
                     if encoding.isCurrent(image, entity: op.entity) {
-                        image.block.withRow(at: image.slot) { builder.add(kind, entity: op.entity, key: op.key, encodedRow: $0, changedColumns: changed) }
+                        image.block.withRow(at: image.slot) {
+                            builder.add(kind, entity: op.entity, key: op.key, encodedRow: $0, changedColumns: changed)
+                        }
                     } else {
-                        builder.add(kind, entity: op.entity, key: op.key, row: try decode(image, op.entity), codec: codecs[op.entity], changedColumns: changed)
+                        builder.add(
+                            kind, entity: op.entity, key: op.key, row: try decode(image, op.entity),
+                            codec: codecs[op.entity], changedColumns: changed)
                     }
                 }
                 switch op.kind {
@@ -271,7 +303,8 @@ extension Store {
                 case .update: try add(.update, try sourceImage(op.block, op.slot), changed: op.changedColumns)
                 case .delete:
                     if let before, !schema.entities[op.entity].tombstoneColumns.isEmpty {
-                        let tombstone = schema.entities[op.entity].tombstone(of: try decode(before, op.entity), width: codecs[op.entity].types.count)
+                        let tombstone = schema.entities[op.entity].tombstone(
+                            of: try decode(before, op.entity), width: codecs[op.entity].types.count)
                         builder.add(.delete, entity: op.entity, key: op.key, row: tombstone, codec: codecs[op.entity])
                     } else {
                         builder.addMarker(.delete, entity: op.entity, key: op.key)
@@ -293,7 +326,9 @@ extension Store {
         guard encoded.bytes.count <= RecordHeader.maxLength else {
             throw StoreError(.invalidValue, "a transaction of \(encoded.bytes.count) bytes is larger than 1 GiB")
         }
-        return PendingCommit(record: encoded, rows: rows, readSequence: readSequence, durable: durable, condition: nil, ticket: CommitTicket())
+        return PendingCommit(
+            record: encoded, rows: rows, readSequence: readSequence, durable: durable, condition: nil,
+            ticket: CommitTicket())
     }
 
     /// The committed images of the keys that the updates and deletes of `ops` change and that
@@ -307,7 +342,9 @@ extension Store {
         }
         for (entity, entityPositions) in positions {
             try forEachLiveSlot(entity, keys: entityPositions.map { ops[$0].key }) { block, slots, _, _ in
-                for (position, slot) in slots { images[entityPositions[position]] = ReplayImage(block: block, slot: slot, fromSource: false) }
+                for (position, slot) in slots {
+                    images[entityPositions[position]] = ReplayImage(block: block, slot: slot, fromSource: false)
+                }
             }
         }
         return images

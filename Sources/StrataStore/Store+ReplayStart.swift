@@ -7,14 +7,17 @@ extension Store {
     /// - Returns: the cursor's name, and the source sequence to apply the history after.
     /// - Throws: ``StoreError`` `schemaMismatch` for a source of another schema;
     ///   `historyUnavailable` when this store keeps no history or the cursor was evicted; `io`.
-    public func replayStart(from source: Store, after sequence: UInt64? = nil) throws -> (cursor: String, after: UInt64) {
+    public func replayStart(from source: Store, after sequence: UInt64? = nil) throws -> (cursor: String, after: UInt64)
+    {
         guard source.schema == schema else {
             throw StoreError(.schemaMismatch, "the source store \(source.path) has another schema", path: path)
         }
         let name = Self.replayConsumerName(source: source.storeID)
         let cursor = try registerHistoryConsumer(name)
         if cursor.evictedAt != nil {
-            throw StoreError(.historyUnavailable, "the replay cursor of \(source.path) was evicted; replay into a new store", path: path)
+            throw StoreError(
+                .historyUnavailable, "the replay cursor of \(source.path) was evicted; replay into a new store",
+                path: path)
         }
         return (name, max(cursor.sequence, sequence ?? 0))
     }
@@ -34,7 +37,10 @@ extension Transaction {
         for change in record.changes {
             switch change.kind {
             case .insert: if let row = change.row { insert(change.entity, key: change.key, row: row) }
-            case .update: if let row = change.row { update(change.entity, key: change.key, row: row, changedColumns: change.changedColumns) }
+            case .update:
+                if let row = change.row {
+                    update(change.entity, key: change.key, row: row, changedColumns: change.changedColumns)
+                }
             case .delete: delete(change.entity, key: change.key)
             }
         }

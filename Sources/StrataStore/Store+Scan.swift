@@ -17,12 +17,18 @@ extension Store {
     ///
     /// - Throws: what `body` throws, or ``StoreError`` `corrupt`/`io` for a bad block.
     public func scan(_ entity: Int, columns: [Int]?, _ body: (PrimaryKey, Row) throws -> Void) throws {
-        guard schema.entities.indices.contains(entity) else { throw StoreError(.invalidValue, "no entity with id \(entity)") }
+        guard schema.entities.indices.contains(entity) else {
+            throw StoreError(.invalidValue, "no entity with id \(entity)")
+        }
         let projection = projection(entity, columns)
         try forEachLiveBlock(entity) { block, slots, location, file in
             let codec = try blockCodec(entity, of: block, file: file, offset: Int64(location.offset))
             for (key, slot) in slots {
-                try body(key, try decodeRow(block, slot: slot, codec: codec, projection: projection, file: file, offset: Int64(location.offset)))
+                try body(
+                    key,
+                    try decodeRow(
+                        block, slot: slot, codec: codec, projection: projection, file: file,
+                        offset: Int64(location.offset)))
             }
         }
     }
@@ -30,7 +36,10 @@ extension Store {
     /// Calls `body` once per block of `entity` (a valid entity), in log order, with the key and
     /// slot of each row of the block live when the walk starts (see ``scan(_:_:)``).
     func forEachLiveBlock(
-        _ entity: Int, _ body: (_ block: DecodedBlock, _ slots: [(key: PrimaryKey, slot: Int)], _ place: BlockLocation, _ file: SegmentFile) throws -> Void
+        _ entity: Int,
+        _ body: (
+            _ block: DecodedBlock, _ slots: [(key: PrimaryKey, slot: Int)], _ place: BlockLocation, _ file: SegmentFile
+        ) throws -> Void
     ) throws {
         let (locations, blocks, files) = state.withLock { ($0.entities[entity].locations, $0.blocks, $0.files) }
         let entityTag = UInt16(entity)
@@ -43,7 +52,9 @@ extension Store {
             for slot in 0..<block.rowCount {
                 let key = block.key(at: slot)
                 guard key > 0, key < locations.count else { continue }
-                guard RowLocation(raw: locations[Int(key)]) == RowLocation(block: UInt32(number), slot: slot) else { continue }
+                guard RowLocation(raw: locations[Int(key)]) == RowLocation(block: UInt32(number), slot: slot) else {
+                    continue
+                }
                 slots.append((key, slot))
             }
             try body(block, slots, location, file)
@@ -74,17 +85,27 @@ extension Store {
     /// - Throws: what `body` throws; ``StoreError`` `corrupt` or `io` for a bad block.
     ///
     /// - Parameter columns: the columns to decode (every column when `nil`); the others are `null`.
-    public func forEachRow(_ entity: Int, keys: [PrimaryKey], columns: [Int]? = nil, _ body: (PrimaryKey, Row) throws -> Void) throws {
-        try readGrouped(entity, keys: keys, projection: projection(entity, columns)) { position, row in try body(keys[position], row) }
+    public func forEachRow(
+        _ entity: Int, keys: [PrimaryKey], columns: [Int]? = nil, _ body: (PrimaryKey, Row) throws -> Void
+    ) throws {
+        try readGrouped(entity, keys: keys, projection: projection(entity, columns)) { position, row in
+            try body(keys[position], row)
+        }
     }
 
     /// Decodes the live rows at `keys` grouped by block, blocks in log order, calling `body` with
     /// each row's position in `keys`.
-    func readGrouped(_ entity: Int, keys: [PrimaryKey], projection: [Bool]? = nil, _ body: (Int, Row) throws -> Void) throws {
+    func readGrouped(
+        _ entity: Int, keys: [PrimaryKey], projection: [Bool]? = nil, _ body: (Int, Row) throws -> Void
+    ) throws {
         try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
             let codec = try blockCodec(Int(place.entity), of: block, file: file, offset: Int64(place.offset))
             for (position, slot) in slots {
-                try body(position, try decodeRow(block, slot: slot, codec: codec, projection: projection, file: file, offset: Int64(place.offset)))
+                try body(
+                    position,
+                    try decodeRow(
+                        block, slot: slot, codec: codec, projection: projection, file: file, offset: Int64(place.offset)
+                    ))
             }
         }
     }
@@ -97,7 +118,9 @@ extension Store {
     /// those live when the read started; each block's place and file are then looked up once.
     func forEachLiveSlot(
         _ entity: Int, keys: [PrimaryKey],
-        _ body: (_ block: DecodedBlock, _ slots: [(position: Int, slot: Int)], _ place: BlockLocation, _ file: SegmentFile) throws -> Void
+        _ body: (
+            _ block: DecodedBlock, _ slots: [(position: Int, slot: Int)], _ place: BlockLocation, _ file: SegmentFile
+        ) throws -> Void
     ) throws {
         try checkOpen()
         let (located, blocks, files) = state.withLock { state in
@@ -124,7 +147,9 @@ extension Store {
             if let file = files[place.segment] {
                 let block = try loadBlock(number, place, file: file, caching: caching)
                 slots.removeAll(keepingCapacity: true)
-                for entry in ordered[start..<end] { slots.append((entry.position, RowLocation(raw: entry.location).slot)) }
+                for entry in ordered[start..<end] {
+                    slots.append((entry.position, RowLocation(raw: entry.location).slot))
+                }
                 try body(block, slots, place, file)
             }
             start = end
@@ -132,11 +157,14 @@ extension Store {
     }
 
     /// The codec of a block's rows, or ``StoreError`` `corrupt` naming the block.
-    private func blockCodec(_ entity: Int, of block: DecodedBlock, file: SegmentFile, offset: Int64) throws -> RowCodec {
+    private func blockCodec(_ entity: Int, of block: DecodedBlock, file: SegmentFile, offset: Int64) throws -> RowCodec
+    {
         do {
             return try codec(entity, of: block)
         } catch {
-            throw StoreError(.corrupt, "block names schema version \(block.schemaVersion), unknown to the store", path: file.path, offset: offset)
+            throw StoreError(
+                .corrupt, "block names schema version \(block.schemaVersion), unknown to the store", path: file.path,
+                offset: offset)
         }
     }
 
@@ -151,9 +179,13 @@ extension Store {
     /// Decodes the row in `slot` of a decoded block with `codec`, only the columns `projection`
     /// marks (every column when `nil`). Callers take the codec once for many rows: a copy of a
     /// codec counts four references.
-    private func decodeRow(_ block: DecodedBlock, slot: Int, codec: RowCodec, projection: [Bool]?, file: SegmentFile, offset: Int64) throws -> Row {
+    private func decodeRow(
+        _ block: DecodedBlock, slot: Int, codec: RowCodec, projection: [Bool]?, file: SegmentFile, offset: Int64
+    ) throws -> Row {
         guard slot < block.rowCount else {
-            throw StoreError(.corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: offset)
+            throw StoreError(
+                .corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: offset
+            )
         }
         do {
             return try block.withRow(at: slot) { bytes in
@@ -183,7 +215,9 @@ extension Store {
     ) throws -> [PrimaryKey] {
         try checkFetchIndex(entity, column)
         waitForFetchIndexes()
-        return state.withLock { $0.fetchIndexes[entity][column]!.keys(matching: query, descending: descending, limit: limit) }
+        return state.withLock {
+            $0.fetchIndexes[entity][column]!.keys(matching: query, descending: descending, limit: limit)
+        }
     }
 
     /// The number of rows of `entity` whose `column` value matches `query`. Costs no I/O.

@@ -6,10 +6,14 @@ extension Store {
     /// - Parameter configuration: the file system to use (its `io`).
     /// - Throws: ``StoreError`` `unsupportedFormat` when the directory holds no store, `corrupt`
     ///   for a damaged manifest, `io` when it cannot be read.
-    public static func storedSchema(at url: URL, configuration: StoreConfiguration = StoreConfiguration()) throws -> Schema {
+    public static func storedSchema(
+        at url: URL, configuration: StoreConfiguration = StoreConfiguration()
+    ) throws -> Schema {
         let path = url.path + "/manifest"
         let io = configuration.io
-        guard FileManager.default.fileExists(atPath: path) else { throw StoreError(.unsupportedFormat, "the directory is not a Strata store (no manifest)", path: url.path) }
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError(.unsupportedFormat, "the directory is not a Strata store (no manifest)", path: url.path)
+        }
         let bytes = try StoreError.io("read manifest", path: path) { try io.readFile(path) }
         return try Manifest.decode(bytes, path: path).schema
     }
@@ -36,7 +40,8 @@ extension Store {
     ///   `unsupportedFormat`, `corrupt`, `io`. The store is unchanged then.
     @discardableResult
     public static func evolveSchema(
-        at url: URL, to schema: Schema, defaults: [Int: [Int: Value]] = [:], configuration: StoreConfiguration = StoreConfiguration()
+        at url: URL, to schema: Schema, defaults: [Int: [Int: Value]] = [:],
+        configuration: StoreConfiguration = StoreConfiguration()
     ) throws -> Bool {
         var unlocked = configuration
         unlocked.readOnly = false
@@ -54,18 +59,27 @@ extension Store {
         guard old != schema else { return false }
         try checkEvolution(from: old, to: schema, defaults: defaults)
         guard manifest.schemaHistory.version < SchemaHistory.maximumVersion else {
-            throw StoreError(.schemaMismatch, "the store's schema changed \(SchemaHistory.maximumVersion) times in place; it must be rewritten", path: path)
+            throw StoreError(
+                .schemaMismatch,
+                "the store's schema changed \(SchemaHistory.maximumVersion) times in place; it must be rewritten",
+                path: path)
         }
-        let keepsCheckpoint = old.entities.count == schema.entities.count
+        let keepsCheckpoint =
+            old.entities.count == schema.entities.count
             && old.entities.indices.allSatisfy { old.entities[$0].indexedColumns == schema.entities[$0].indexedColumns }
         manifest.schemaHistory = manifest.schemaHistory.advanced(from: old, defaults: defaults)
         manifest.schema = schema
         manifest.nextKeys += Array(repeating: 1, count: schema.entities.count - old.entities.count)
         if !keepsCheckpoint { manifest.checkpoint = nil }
-        try StoreError.io("write manifest", path: path) { try io.replaceAtomically(path, with: manifest.encode(), directory: url.path) }
-        configuration.logger.debug("evolved store schema in place", metadata: [
-            "path": "\(url.path)", "version": "\(manifest.schemaHistory.version)", "entities": "\(schema.entities.count)",
-        ])
+        try StoreError.io("write manifest", path: path) {
+            try io.replaceAtomically(path, with: manifest.encode(), directory: url.path)
+        }
+        configuration.logger.debug(
+            "evolved store schema in place",
+            metadata: [
+                "path": "\(url.path)", "version": "\(manifest.schemaHistory.version)",
+                "entities": "\(schema.entities.count)",
+            ])
         return true
     }
 
@@ -74,7 +88,10 @@ extension Store {
     /// - Throws: ``StoreError`` `schemaMismatch` naming the first entity and column that differ.
     static func checkEvolution(from old: Schema, to new: Schema, defaults: [Int: [Int: Value]]) throws {
         guard new.entities.count >= old.entities.count else {
-            throw StoreError(.schemaMismatch, "an in-place schema change cannot remove entities (\(old.entities.count) before, \(new.entities.count) after)")
+            throw StoreError(
+                .schemaMismatch,
+                "an in-place schema change cannot remove entities (\(old.entities.count) before, \(new.entities.count) after)"
+            )
         }
         for (before, after) in zip(old.entities, new.entities) {
             guard after.columns.count >= before.columns.count else {
@@ -82,16 +99,24 @@ extension Store {
             }
             for (column, (was, now)) in zip(before.columns, after.columns).enumerated() {
                 guard was.type == now.type else {
-                    throw StoreError(.schemaMismatch, "\(before.name) column \(column) (\(was.name)) changes type from \(was.type.name) to \(now.type.name)")
+                    throw StoreError(
+                        .schemaMismatch,
+                        "\(before.name) column \(column) (\(was.name)) changes type from \(was.type.name) to \(now.type.name)"
+                    )
                 }
                 guard now.isNullable || !was.isNullable else {
-                    throw StoreError(.schemaMismatch, "\(before.name) column \(column) (\(was.name)) cannot become non-nullable in place")
+                    throw StoreError(
+                        .schemaMismatch,
+                        "\(before.name) column \(column) (\(was.name)) cannot become non-nullable in place")
                 }
             }
             for column in before.columns.count..<after.columns.count {
                 let value = defaults[after.id]?[column] ?? .null
-                guard after.columns[column].type.accepts(value), !value.isNull || after.columns[column].isNullable else {
-                    throw StoreError(.schemaMismatch, "\(after.name) column \(after.columns[column].name) is new and needs a default of its type")
+                guard after.columns[column].type.accepts(value), !value.isNull || after.columns[column].isNullable
+                else {
+                    throw StoreError(
+                        .schemaMismatch,
+                        "\(after.name) column \(after.columns[column].name) is new and needs a default of its type")
                 }
             }
         }

@@ -4,7 +4,8 @@ extension Store {
     /// commit then asks that thread for the next window (``allocateSpaceAhead()``), so that no
     /// later commit group waits while the window's zeros are written and synced.
     func needsSpaceAhead(_ state: StoreState) -> Bool {
-        configuration.backgroundMaintenance && state.preallocatedEnd - state.activeEnd < Int64(Self.preallocationWindow / 2)
+        configuration.backgroundMaintenance
+            && state.preallocatedEnd - state.activeEnd < Int64(Self.preallocationWindow / 2)
             && state.preallocatedEnd < Int64(configuration.segmentSize)
     }
 
@@ -32,7 +33,10 @@ extension Store {
                 let start = max(state.preallocatedEnd, state.activeEnd)
                 guard needsSpaceAhead(state), start < Int64(configuration.segmentSize) else { return nil }
                 spaceAllocating.enter()
-                return (state.files[state.activeSegment]!, start, min(Int64(Self.preallocationWindow), Int64(configuration.segmentSize) - start))
+                return (
+                    state.files[state.activeSegment]!, start,
+                    min(Int64(Self.preallocationWindow), Int64(configuration.segmentSize) - start)
+                )
             }
         }
         guard let claim else { return }

@@ -179,13 +179,17 @@ public final class Store: Sendable {
     /// Decodes the row at a resolved location.
     func readRow(_ resolved: ResolvedRow) throws -> Row {
         let block = try loadBlock(resolved.location.block, resolved.block, file: resolved.file)
-        return try decodeRow(block, slot: resolved.location.slot, entity: Int(resolved.block.entity), file: resolved.file, offset: Int64(resolved.block.offset))
+        return try decodeRow(
+            block, slot: resolved.location.slot, entity: Int(resolved.block.entity), file: resolved.file,
+            offset: Int64(resolved.block.offset))
     }
 
     /// Decodes the row in `slot` of a decoded block; `offset` is the block's in `file`, for errors.
     func decodeRow(_ block: DecodedBlock, slot: Int, entity: Int, file: SegmentFile, offset: Int64) throws -> Row {
         guard slot < block.rowCount else {
-            throw StoreError(.corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: offset)
+            throw StoreError(
+                .corrupt, "row slot \(slot) is past the block's \(block.rowCount) rows", path: file.path, offset: offset
+            )
         }
         do {
             let codec = try codec(entity, of: block)
@@ -211,10 +215,14 @@ public final class Store: Sendable {
     ) throws -> DecodedBlock {
         let start = recordStart + span.offset
         do {
-            return try bytes.withUnsafeBytes { try DecodedBlock(onDisk: UnsafeRawBufferPointer(rebasing: $0[start..<(start + span.length)])) }
+            return try bytes.withUnsafeBytes {
+                try DecodedBlock(onDisk: UnsafeRawBufferPointer(rebasing: $0[start..<(start + span.length)]))
+            }
         } catch {
             let within = (error as? BinaryReader.Malformed)?.offset ?? 0
-            throw StoreError(.corrupt, "block fails its checksum or does not decode", path: path, offset: recordOffset + Int64(span.offset + within))
+            throw StoreError(
+                .corrupt, "block fails its checksum or does not decode", path: path,
+                offset: recordOffset + Int64(span.offset + within))
         }
     }
 
@@ -228,7 +236,8 @@ public final class Store: Sendable {
     /// - Parameter caching: cache the block as recently used (evicting others if need be);
     ///   otherwise it is cached only into room the cache has free, as least recently used.
     func loadBlock(
-        _ number: UInt32, _ location: BlockLocation, file: SegmentFile, caching: Bool = true, prefetchingRowAt start: Int? = nil
+        _ number: UInt32, _ location: BlockLocation, file: SegmentFile, caching: Bool = true,
+        prefetchingRowAt start: Int? = nil
     ) throws -> DecodedBlock {
         if let cached = cachedBlock(number, prefetchingRowAt: start) { return cached }
         let block = try readBlock(location, file: file)
@@ -252,7 +261,9 @@ public final class Store: Sendable {
         do {
             return try bytes.withUnsafeBytes { try DecodedBlock(onDisk: $0) }
         } catch let error as BinaryReader.Malformed {
-            throw StoreError(.corrupt, "block fails its checksum or does not decode", path: file.path, offset: Int64(location.offset) + Int64(error.offset))
+            throw StoreError(
+                .corrupt, "block fails its checksum or does not decode", path: file.path,
+                offset: Int64(location.offset) + Int64(error.offset))
         }
     }
 

@@ -77,9 +77,10 @@ struct StoreState: Sendable {
     /// Appends the blocks of a record written at `offset` of `segment`; returns their numbers.
     mutating func registerBlocks(_ spans: [BlockSpan], segment: UInt32, offset: Int64) -> [UInt32] {
         spans.map { span in
-            blocks.append(BlockLocation(
-                segment: segment, offset: UInt32(offset + Int64(span.offset)), length: UInt32(span.length),
-                entity: UInt16(span.entity)))
+            blocks.append(
+                BlockLocation(
+                    segment: segment, offset: UInt32(offset + Int64(span.offset)), length: UInt32(span.length),
+                    entity: UInt16(span.entity)))
             return UInt32(blocks.count - 1)
         }
     }
@@ -88,7 +89,8 @@ struct StoreState: Sendable {
     /// The byte counts of `segment`, where the row is written, go to `counts`, for the caller to
     /// add to ``stats`` once; those of the segment of the row replaced, when another, go to ``stats``.
     private mutating func place(
-        _ entity: Int, _ key: Int64, at location: RowLocation, size: Int, segment: UInt32, counting counts: inout SegmentByteCounts
+        _ entity: Int, _ key: Int64, at location: RowLocation, size: Int, segment: UInt32,
+        counting counts: inout SegmentByteCounts
     ) {
         let oldSize = entities[entity].size(of: key)
         let previous = entities[entity].set(key, to: location, size: size)
@@ -126,13 +128,17 @@ struct StoreState: Sendable {
             }
         }
         counts.add(to: &stats[segment])
-        if let newest = stats[segment]?.maxSequence, newest < record.sequence { stats[segment]!.maxSequence = record.sequence }
+        if let newest = stats[segment]?.maxSequence, newest < record.sequence {
+            stats[segment]!.maxSequence = record.sequence
+        }
         if record.kind == .transaction {
             lastSequence = Swift.max(lastSequence, record.sequence)
             if !record.cursors.isEmpty { advanceConsumers(record.cursors) }
             if historyTracking && record.sequence > historyFloor {
-                history.append(HistoryEntry(
-                    sequence: record.sequence, segment: segment, offset: offset, length: record.length, firstBlock: numbers.first))
+                history.append(
+                    HistoryEntry(
+                        sequence: record.sequence, segment: segment, offset: offset, length: record.length,
+                        firstBlock: numbers.first))
             }
         }
     }

@@ -104,14 +104,21 @@ extension Store {
     /// The store's counters and sizes now. Costs no I/O.
     public var statistics: StoreStatistics {
         let (rows, indexBytes, blocks, segmentBytes, liveRowBytes) = state.withLock { state in
-            (state.entities.reduce(0) { $0 + $1.liveCount }, state.entities.reduce(0) { $0 + $1.memoryBytes } + state.blocks.capacity * MemoryLayout<BlockLocation>.stride,
-             state.blocks.count, state.stats.values.reduce(Int64(0)) { $0 + $1.fileBytes }, state.stats.values.reduce(Int64(0)) { $0 + $1.liveBytes })
+            (
+                state.entities.reduce(0) { $0 + $1.liveCount },
+                state.entities.reduce(0) { $0 + $1.memoryBytes } + state.blocks.capacity
+                    * MemoryLayout<BlockLocation>.stride,
+                state.blocks.count, state.stats.values.reduce(Int64(0)) { $0 + $1.fileBytes },
+                state.stats.values.reduce(Int64(0)) { $0 + $1.liveBytes }
+            )
         }
         return StoreStatistics(
-            commits: counters.commits.total, fsyncs: counters.fsyncs.total, commitGroups: counters.groupWrites.total, bytesWritten: counters.bytesWritten.total,
+            commits: counters.commits.total, fsyncs: counters.fsyncs.total, commitGroups: counters.groupWrites.total,
+            bytesWritten: counters.bytesWritten.total,
             bytesReclaimed: counters.bytesReclaimed.total, cacheHits: cache.hits, cacheMisses: cache.misses,
             compactions: counters.compactions.total, checkpoints: counters.checkpoints.total,
-            spaceAllocations: counters.spaceAllocations.total, spaceAllocationsAhead: counters.spaceAllocationsAhead.total, liveRows: rows,
+            spaceAllocations: counters.spaceAllocations.total,
+            spaceAllocationsAhead: counters.spaceAllocationsAhead.total, liveRows: rows,
             indexBytes: indexBytes, blocks: blocks, segmentBytes: segmentBytes, liveRowBytes: liveRowBytes)
     }
 

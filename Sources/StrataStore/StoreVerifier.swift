@@ -96,12 +96,15 @@ struct StoreVerifier {
         versionCodecs = manifest.schemaHistory.codecs(for: manifest.schema)
         codecs = versionCodecs[manifest.schemaHistory.version]
         let checkpoint = readCheckpoint(manifest)
-        let replay = walkLog(manifest, checkpointPosition: checkpoint.map { ($0.checkpoint.segment, $0.checkpoint.offset) }, progress: progress)
+        let replay = walkLog(
+            manifest, checkpointPosition: checkpoint.map { ($0.checkpoint.segment, $0.checkpoint.offset) },
+            progress: progress)
         let checkpointMatches = checkpoint.map { compareCheckpoint($0, replay: replay) } ?? true
         if checkpointMatches {
             compareWithOpenStore(manifest, replay: replay, checkpoint: checkpoint)
         } else {
-            report.skippedChecks.append("comparing the index with a read-only open: it loads the checkpoint, which differs from the log")
+            report.skippedChecks.append(
+                "comparing the index with a read-only open: it loads the checkpoint, which differs from the log")
         }
         return report
     }
@@ -137,7 +140,8 @@ struct StoreVerifier {
             return try Manifest.decode(bytes, path: manifestPath)
         } catch let error as StoreError where error.code == .corrupt {
             problem(error, file: manifestPath)
-            report.skippedChecks.append("everything else: the manifest, which names the segments and the schema, is damaged")
+            report.skippedChecks.append(
+                "everything else: the manifest, which names the segments and the schema, is damaged")
             return nil
         }
     }
@@ -166,14 +170,20 @@ struct StoreVerifier {
             var checkpoint = try Checkpoint.decode(bytes, path: file, schema: manifest.schema)
             let offsets = Self.sectionOffsets(bytes)
             do {
-                checkpoint.state.fetchIndexes = try Checkpoint.decodeFetchIndexes(checkpoint.fetchIndexSections, schema: manifest.schema)
+                checkpoint.state.fetchIndexes = try Checkpoint.decodeFetchIndexes(
+                    checkpoint.fetchIndexSections, schema: manifest.schema)
             } catch {
-                throw StoreError(.corrupt, "checkpoint fetch-index section does not parse", path: file, offset: offsets.count > 3 ? offsets[3] : 0)
+                throw StoreError(
+                    .corrupt, "checkpoint fetch-index section does not parse", path: file,
+                    offset: offsets.count > 3 ? offsets[3] : 0)
             }
             guard let position = manifest.segments.firstIndex(of: checkpoint.segment),
                 Array(manifest.segments[...position]) == checkpoint.state.segmentOrder
             else {
-                problem(file, offsets[0], "the checkpoint's segments \(checkpoint.state.segmentOrder) do not match the manifest's \(manifest.segments)" + ignored)
+                problem(
+                    file, offsets[0],
+                    "the checkpoint's segments \(checkpoint.state.segmentOrder) do not match the manifest's \(manifest.segments)"
+                        + ignored)
                 return nil
             }
             return LoadedCheckpoint(checkpoint: checkpoint, file: file, sectionOffsets: offsets)
@@ -189,7 +199,9 @@ struct StoreVerifier {
         var position = 16
         while position + 8 <= bytes.count {
             offsets.append(Int64(position))
-            let length = bytes.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: UInt32.self))) }
+            let length = bytes.withUnsafeBytes {
+                Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: UInt32.self)))
+            }
             position += 8 + length
         }
         return offsets
@@ -201,7 +213,8 @@ struct StoreVerifier {
     private mutating func walkLog(
         _ manifest: Manifest, checkpointPosition: (UInt32, Int64)?, progress: ((Int64, Int64) -> Void)?
     ) -> LogReplay {
-        var replay = LogReplay(schema: manifest.schema, historyTracking: manifest.historyTracking, checkpointPosition: checkpointPosition)
+        var replay = LogReplay(
+            schema: manifest.schema, historyTracking: manifest.historyTracking, checkpointPosition: checkpointPosition)
         let segments = manifest.segments.map { openSegment($0, storeID: manifest.storeID) }
         let total = segments.reduce(Int64(0)) { $0 + ($1?.size ?? 0) }
         var done: Int64 = 0
@@ -210,7 +223,9 @@ struct StoreVerifier {
                 replay.isIntact = false
                 continue
             }
-            walkSegment(segment.file, size: segment.size, isActive: index == segments.count - 1, replay: &replay) { progress?(done + $0, total) }
+            walkSegment(segment.file, size: segment.size, isActive: index == segments.count - 1, replay: &replay) {
+                progress?(done + $0, total)
+            }
             done += segment.size
             progress?(done, total)
         }
@@ -249,7 +264,9 @@ struct StoreVerifier {
         walk: while position < bytes.count {
             replay.reach(file.id, Int64(position))
             let start = position
-            let outcome = bytes.withUnsafeBytes { Store.parseRecord(in: UnsafeRawBufferPointer(rebasing: $0[start...])) }
+            let outcome = bytes.withUnsafeBytes {
+                Store.parseRecord(in: UnsafeRawBufferPointer(rebasing: $0[start...]))
+            }
             switch outcome {
             case .success(let record):
                 report.recordsChecked += 1
@@ -263,7 +280,10 @@ struct StoreVerifier {
                 if isActive && bytes.withUnsafeBytes({ Store.isZero(UnsafeRawBufferPointer(rebasing: $0[start...])) }) {
                     break walk
                 }
-                guard let next = skipDamagedRecord(in: bytes, at: position, errorOffset: error.offset, file: file.path, isActive: isActive) else {
+                guard
+                    let next = skipDamagedRecord(
+                        in: bytes, at: position, errorOffset: error.offset, file: file.path, isActive: isActive)
+                else {
                     if !isActive { replay.isIntact = false }
                     replay.end = (file.id, Int64(position))
                     return
@@ -282,23 +302,31 @@ struct StoreVerifier {
 
     /// Records the problem of a record that fails its checksum or does not parse; returns where
     /// the next valid record starts, or `nil` when nothing valid follows.
-    private mutating func skipDamagedRecord(in bytes: [UInt8], at position: Int, errorOffset: Int, file: String, isActive: Bool) -> Int? {
+    private mutating func skipDamagedRecord(
+        in bytes: [UInt8], at position: Int, errorOffset: Int, file: String, isActive: Bool
+    ) -> Int? {
         let rest = bytes.count - position
         let isTail = bytes.withUnsafeBytes { Store.isTail(UnsafeRawBufferPointer(rebasing: $0[position...])) }
         if isTail && isActive {
-            problem(file, Int64(position), "torn tail (would be truncated on open): \(rest) bytes after the last valid record")
+            problem(
+                file, Int64(position),
+                "torn tail (would be truncated on open): \(rest) bytes after the last valid record")
             return nil
         }
         let message = "log record fails its checksum or does not parse"
         if isTail {
-            problem(file, Int64(position + errorOffset), message + "; the remaining \(rest) bytes of the segment are unchecked")
+            problem(
+                file, Int64(position + errorOffset),
+                message + "; the remaining \(rest) bytes of the segment are unchecked")
             return nil
         }
         // Where the length field points, unless the length field is the damage (a zero length
         // would never move on): then the first offset where a record parses, which `isTail` found.
         let next = bytes.withUnsafeBytes { raw -> Int in
             func parses(at offset: Int) -> Bool {
-                guard offset < raw.count, case .success = Store.parseRecord(in: UnsafeRawBufferPointer(rebasing: raw[offset...])) else {
+                guard offset < raw.count,
+                    case .success = Store.parseRecord(in: UnsafeRawBufferPointer(rebasing: raw[offset...]))
+                else {
                     return false
                 }
                 return true
@@ -307,7 +335,9 @@ struct StoreVerifier {
             if length >= RecordHeader.size && parses(at: position + length) { return position + length }
             return ((position + 1)..<raw.count).first { parses(at: $0) } ?? raw.count
         }
-        problem(file, Int64(position + errorOffset), message + "; skipped \(next - position) bytes to the next valid record")
+        problem(
+            file, Int64(position + errorOffset), message + "; skipped \(next - position) bytes to the next valid record"
+        )
         return next
     }
 
@@ -324,12 +354,16 @@ struct StoreVerifier {
     ) -> [Row?]? {
         var blocks: [CheckedBlock] = []
         for span in record.blocks {
-            guard let block = checkBlock(in: bytes, at: position + span.offset, length: span.length, file: file) else { return nil }
+            guard let block = checkBlock(in: bytes, at: position + span.offset, length: span.length, file: file) else {
+                return nil
+            }
             blocks.append(block)
         }
         if record.kind == .transaction {
             if record.sequence <= replay.lastSequence {
-                problem(file, Int64(position), "transaction sequence \(record.sequence) does not follow \(replay.lastSequence)")
+                problem(
+                    file, Int64(position),
+                    "transaction sequence \(record.sequence) does not follow \(replay.lastSequence)")
             }
             replay.lastSequence = max(replay.lastSequence, record.sequence)
         }
@@ -349,10 +383,14 @@ struct StoreVerifier {
         report.blocksChecked += 1
         let block: DecodedBlock
         do {
-            block = try bytes.withUnsafeBytes { try DecodedBlock(onDisk: UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)])) }
+            block = try bytes.withUnsafeBytes {
+                try DecodedBlock(onDisk: UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)]))
+            }
         } catch {
             let offset = (error as? BinaryReader.Malformed)?.offset ?? 0
-            problem(file, Int64(start + offset), "block fails its checksum, does not decompress or has an inconsistent layout")
+            problem(
+                file, Int64(start + offset),
+                "block fails its checksum, does not decompress or has an inconsistent layout")
             return nil
         }
         guard codecs.indices.contains(block.entity) else {
@@ -360,7 +398,9 @@ struct StoreVerifier {
             return nil
         }
         guard Int(block.schemaVersion) < versionCodecs.count else {
-            problem(file, Int64(start), "block names schema version \(block.schemaVersion), which the manifest does not have")
+            problem(
+                file, Int64(start),
+                "block names schema version \(block.schemaVersion), which the manifest does not have")
             return nil
         }
         let codec = versionCodecs[Int(block.schemaVersion)][block.entity]
@@ -370,7 +410,9 @@ struct StoreVerifier {
             do {
                 rows.append(try block.withRow(at: slot) { try codec.decode($0) })
             } catch {
-                problem(file, Int64(start), "row \(slot) of the block does not decode as a \(codec.entityName) row of the stored schema")
+                problem(
+                    file, Int64(start),
+                    "row \(slot) of the block does not decode as a \(codec.entityName) row of the stored schema")
                 return nil
             }
         }
@@ -388,7 +430,8 @@ struct StoreVerifier {
         guard op.block >= 0 else { return nil }
         let block = blocks[op.block]
         guard block.block.entity == op.entity, op.slot < block.rows.count, block.block.key(at: op.slot) == op.key else {
-            return "operation on \(name) \(op.key) points at slot \(op.slot) of block \(op.block), which holds another row"
+            return
+                "operation on \(name) \(op.key) points at slot \(op.slot) of block \(op.block), which holds another row"
         }
         return nil
     }
@@ -401,19 +444,26 @@ struct StoreVerifier {
         let position = "\(SegmentFile.fileName(checkpoint.segment)) offset \(checkpoint.offset)"
         guard let snapshot = replay.snapshot else {
             if replay.isIntact {
-                problem(loaded.file, loaded.sectionOffsets[0], "the checkpoint's log position (\(position)) is not the end of a valid record of the log")
+                problem(
+                    loaded.file, loaded.sectionOffsets[0],
+                    "the checkpoint's log position (\(position)) is not the end of a valid record of the log")
                 return false
             }
-            report.skippedChecks.append("comparing the checkpoint with the log: the log is damaged before its position (\(position))")
+            report.skippedChecks.append(
+                "comparing the checkpoint with the log: the log is damaged before its position (\(position))")
             return true
         }
         guard snapshot.isIntact else {
-            report.skippedChecks.append("comparing the checkpoint with the log: the log is damaged before its position (\(position))")
+            report.skippedChecks.append(
+                "comparing the checkpoint with the log: the log is damaged before its position (\(position))")
             return true
         }
-        let differences = IndexDifference.between(checkpoint.state, "the checkpoint", snapshot.state, "the log up to it", schema: replay.schema)
+        let differences = IndexDifference.between(
+            checkpoint.state, "the checkpoint", snapshot.state, "the log up to it", schema: replay.schema)
         for difference in differences {
-            problem(loaded.file, loaded.sectionOffset(entity: difference.entity, fetchIndex: difference.isFetchIndex), difference.message)
+            problem(
+                loaded.file, loaded.sectionOffset(entity: difference.entity, fetchIndex: difference.isFetchIndex),
+                difference.message)
         }
         return differences.isEmpty
     }
@@ -441,13 +491,20 @@ struct StoreVerifier {
             problem(error, file: manifestPath, adding: " (a read-only open fails)")
             return
         }
-        guard opened.segmentOrder == manifest.segments, opened.activeSegment == end.segment, opened.activeEnd == end.offset else {
+        guard opened.segmentOrder == manifest.segments, opened.activeSegment == end.segment,
+            opened.activeEnd == end.offset
+        else {
             report.skippedChecks.append(skipped + "the store changed during verification")
             return
         }
-        for difference in IndexDifference.between(replay.indexes, "the whole log", opened, "a read-only open", schema: replay.schema) {
+        for difference in IndexDifference.between(
+            replay.indexes, "the whole log", opened, "a read-only open", schema: replay.schema)
+        {
             if let checkpoint {
-                problem(checkpoint.file, checkpoint.sectionOffset(entity: difference.entity, fetchIndex: difference.isFetchIndex), difference.message)
+                problem(
+                    checkpoint.file,
+                    checkpoint.sectionOffset(entity: difference.entity, fetchIndex: difference.isFetchIndex),
+                    difference.message)
             } else {
                 problem(manifestPath, 0, difference.message)
             }
@@ -514,7 +571,8 @@ private struct LogReplay {
             let id = EntityKey(entity: op.entity, key: op.key)
             indexedRows[id] = op.kind.removes ? nil : images[index].map { Self.indexedValues($0, columns) }
         }
-        let summary = RecordSummary(kind: record.kind, sequence: record.sequence, length: record.length, ops: record.ops, blocks: record.blocks)
+        let summary = RecordSummary(
+            kind: record.kind, sequence: record.sequence, length: record.length, ops: record.ops, blocks: record.blocks)
         state.apply(summary, segment: segment, offset: offset, historyTracking: historyTracking)
     }
 
@@ -551,7 +609,9 @@ private struct IndexDifference {
     }
 
     /// The differences between two index states, named `leftName` and `rightName` in messages.
-    static func between(_ left: StoreState, _ leftName: String, _ right: StoreState, _ rightName: String, schema: Schema) -> [IndexDifference] {
+    static func between(
+        _ left: StoreState, _ leftName: String, _ right: StoreState, _ rightName: String, schema: Schema
+    ) -> [IndexDifference] {
         schema.entities.indices.flatMap { entity in
             objectIndexDifferences(entity, left, leftName, right, rightName, schema: schema)
                 + fetchIndexDifferences(entity, left, leftName, right, rightName, schema: schema)
@@ -565,9 +625,12 @@ private struct IndexDifference {
         var differences: [IndexDifference] = []
         let (leftIndex, rightIndex) = (left.entities[entity], right.entities[entity])
         if leftIndex.liveCount != rightIndex.liveCount {
-            differences.append(IndexDifference(
-                entity: entity, isFetchIndex: false,
-                message: "\(name) has \(leftIndex.liveCount) live rows in \(leftName) but \(rightIndex.liveCount) in \(rightName)"))
+            differences.append(
+                IndexDifference(
+                    entity: entity, isFetchIndex: false,
+                    message:
+                        "\(name) has \(leftIndex.liveCount) live rows in \(leftName) but \(rightIndex.liveCount) in \(rightName)"
+                ))
         }
         var differing: [(key: Int64, left: RowPlace?, right: RowPlace?)] = []
         for key in 1..<Int64(max(leftIndex.locations.count, rightIndex.locations.count)) {
@@ -576,10 +639,11 @@ private struct IndexDifference {
         }
         if let first = differing.first {
             let describe = { (place: RowPlace?) in place.map { "at \($0)" } ?? "absent" }
-            differences.append(IndexDifference(
-                entity: entity, isFetchIndex: false,
-                message: "object index of \(name) differs for \(differing.count) keys; key \(first.key) is "
-                    + "\(describe(first.left)) in \(leftName) but \(describe(first.right)) in \(rightName)"))
+            differences.append(
+                IndexDifference(
+                    entity: entity, isFetchIndex: false,
+                    message: "object index of \(name) differs for \(differing.count) keys; key \(first.key) is "
+                        + "\(describe(first.left)) in \(leftName) but \(describe(first.right)) in \(rightName)"))
         }
         return differences
     }
@@ -595,7 +659,9 @@ private struct IndexDifference {
             let leftEntries = entries(leftIndexes[column])
             let rightEntries = entries(rightIndexes[column])
             guard leftEntries != rightEntries else { return nil }
-            let first = zip(leftEntries, rightEntries).enumerated().first { $1.0 != $1.1 }?.offset ?? min(leftEntries.count, rightEntries.count)
+            let first =
+                zip(leftEntries, rightEntries).enumerated().first { $1.0 != $1.1 }?.offset
+                ?? min(leftEntries.count, rightEntries.count)
             let describe = { (entries: [FetchEntry]) in
                 first < entries.count ? "(\(entries[first].value), key \(entries[first].key))" : "the end"
             }

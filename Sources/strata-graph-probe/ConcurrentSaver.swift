@@ -36,8 +36,12 @@ func saveConcurrently(store url: URL, contexts count: Int) throws -> Never {
                 }
                 output.withLock { _ in
                     FileHandle.standardOutput.write(Data("saved \(name)\n".utf8))
-                    if worker == 0, let statistics = container.persistentStoreCoordinator.persistentStores.first?.engineStore?.statistics {
-                        FileHandle.standardOutput.write(Data("statistics \(statistics.commits) \(statistics.fsyncs)\n".utf8))
+                    if worker == 0,
+                        let statistics = container.persistentStoreCoordinator.persistentStores.first?.engineStore?
+                            .statistics
+                    {
+                        FileHandle.standardOutput.write(
+                            Data("statistics \(statistics.commits) \(statistics.fsyncs)\n".utf8))
                     }
                 }
                 number += 1

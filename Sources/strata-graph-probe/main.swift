@@ -39,7 +39,10 @@ func makeModel() -> ManagedObjectModel {
     worksIn.inverseRelationship = employees
     department.properties = [departmentName, budget, employees]
     employee.properties = [employeeName, salary, active, notes, worksIn]
-    employee.indexes = [FetchIndexDescription(name: "bySalary", elements: [FetchIndexElementDescription(property: salary, collationType: .binary)])]
+    employee.indexes = [
+        FetchIndexDescription(
+            name: "bySalary", elements: [FetchIndexElementDescription(property: salary, collationType: .binary)])
+    ]
     let model = ManagedObjectModel()
     model.entities = [department, employee]
     return model
@@ -64,7 +67,8 @@ func run(_ arguments: [String]) throws -> Data {
         // A store that keeps persistent history opens read-only without the key: open it as an
         // app that keeps history does.
         try coordinator.remove(store)
-        store = try coordinator.addPersistentStore(type: .strata, at: url, options: [PersistentHistoryTrackingKey: true])
+        store = try coordinator.addPersistentStore(
+            type: .strata, at: url, options: [PersistentHistoryTrackingKey: true])
     }
     defer { try? coordinator.remove(store) }
     let context = ManagedObjectContext(.privateQueue)

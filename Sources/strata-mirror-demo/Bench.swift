@@ -28,10 +28,12 @@ struct BenchInstance {
         logger.logLevel = .error
         let description = PersistentStoreDescription(url: URL(fileURLWithPath: "\(work)/\(name).strata"))
         if let mode {
-            var configuration = MirrorConfiguration(postgres: postgresConfiguration(socket: socket), instanceName: name, logger: logger)
+            var configuration = MirrorConfiguration(
+                postgres: postgresConfiguration(socket: socket), instanceName: name, logger: logger)
             configuration.pollInterval = .milliseconds(20)
             configuration.mode = mode
-            let mirrored = MirroredPersistentContainer(name: name, managedObjectModel: demoModel(), mirror: configuration)
+            let mirrored = MirroredPersistentContainer(
+                name: name, managedObjectModel: demoModel(), mirror: configuration)
             container = mirrored
             container.persistentStoreDescriptions = [description]
             container.loadPersistentStores { _, error in if let error { fatalError("\(name): \(error)") } }
@@ -55,7 +57,8 @@ struct BenchInstance {
         let context = container.newBackgroundContext()
         return try context.performAndWait {
             for index in 0..<inserts {
-                EntityDescription.insertNewObject(forEntityName: "Item", into: context).setValue("\(prefix)-\(index)", forKey: "name")
+                EntityDescription.insertNewObject(forEntityName: "Item", into: context).setValue(
+                    "\(prefix)-\(index)", forKey: "name")
             }
             let start = DispatchTime.now().uptimeNanoseconds
             try context.save()
@@ -72,7 +75,9 @@ struct BenchInstance {
     func close() async throws {
         services?.cancel()
         _ = try? await services?.value
-        for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+        for store in container.persistentStoreCoordinator.persistentStores {
+            try container.persistentStoreCoordinator.remove(store)
+        }
     }
 }
 
@@ -95,7 +100,9 @@ func onThread(_ body: @escaping @Sendable () throws -> Void) async throws {
 func waitForCursor(_ instance: BenchInstance, _ head: Int64, seconds: Double = 600) async throws {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while try instance.cursor() < head {
-        guard ContinuousClock.now < deadline else { throw CoreDataError(.coreData, "catch-up did not reach \(head) within \(seconds) s") }
+        guard ContinuousClock.now < deadline else {
+            throw CoreDataError(.coreData, "catch-up did not reach \(head) within \(seconds) s")
+        }
         try await Task.sleep(for: .milliseconds(5))
     }
 }
@@ -108,7 +115,9 @@ func logHead(socket: String, database: String) async throws -> Int64 {
     let connection = try await PostgresConnection.connect(configuration: configuration, id: 9, logger: logger)
     var head: Int64 = 0
     do {
-        for try await position in try await connection.query("SELECT pos FROM strata_head", logger: logger).decode(Int64.self) { head = position }
+        for try await position in try await connection.query("SELECT pos FROM strata_head", logger: logger).decode(
+            Int64.self)
+        { head = position }
     } catch {
         try? await connection.close()
         throw error
@@ -121,7 +130,8 @@ func logHead(socket: String, database: String) async throws -> Int64 {
 func createDatabase(_ name: String, socket: String) async throws {
     let logger = Logger(label: "strata.mirror.bench")
     let admin = try await PostgresConnection.connect(
-        configuration: PostgresConnection.Configuration(unixSocketPath: socket, username: "postgres", password: nil, database: "postgres"),
+        configuration: PostgresConnection.Configuration(
+            unixSocketPath: socket, username: "postgres", password: nil, database: "postgres"),
         id: 0, logger: logger)
     try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
     try await admin.close()
@@ -136,7 +146,9 @@ func runBench(saves: Int, changes: Int, rate: Double, parts: Set<String>) async 
     let script = privatePostgresScript()
     let pgDirectory = "/tmp/strata-bench-pg-\(UUID().uuidString.prefix(8))"
     let port = Int.random(in: 40_000..<60_000)
-    say("mirror-bench: a private PostgreSQL server in \(pgDirectory) (port \(port)); \(saves) saves, \(changes) changes")
+    say(
+        "mirror-bench: a private PostgreSQL server in \(pgDirectory) (port \(port)); \(saves) saves, \(changes) changes"
+    )
     try shell([script, "start", pgDirectory, String(port)])
     defer {
         try? shell([script, "stop", pgDirectory])
@@ -150,18 +162,23 @@ func runBench(saves: Int, changes: Int, rate: Double, parts: Set<String>) async 
     func fresh() async throws -> String {
         round += 1
         let admin = try await PostgresConnection.connect(
-            configuration: PostgresConnection.Configuration(unixSocketPath: socket, username: "postgres", password: nil, database: "postgres"),
+            configuration: PostgresConnection.Configuration(
+                unixSocketPath: socket, username: "postgres", password: nil, database: "postgres"),
             id: 0, logger: Logger(label: "strata.mirror.bench"))
         try await admin.query("DROP DATABASE IF EXISTS demo WITH (FORCE)", logger: Logger(label: "strata.mirror.bench"))
         try await admin.close()
         try await createDatabase("demo", socket: socket)
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("strata-mirror-bench-\(round)-\(UUID().uuidString.prefix(8))").path
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strata-mirror-bench-\(round)-\(UUID().uuidString.prefix(8))"
+        ).path
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         return work
     }
 
     // Save latency, one instance saving one insert at a time.
-    for (label, mode) in [("off", nil), ("synchronous", MirrorConfiguration.Mode.synchronous), ("asynchronous", .asynchronous)]
+    for (label, mode) in [
+        ("off", nil), ("synchronous", MirrorConfiguration.Mode.synchronous), ("asynchronous", .asynchronous),
+    ]
     where parts.contains("latency") {
         let work = try await fresh()
         let instance = BenchInstance("writer", work: work, socket: socket, mode: mode)
@@ -192,8 +209,9 @@ func runBench(saves: Int, changes: Int, rate: Double, parts: Set<String>) async 
         let achieved = Double(saves) / (ContinuousClock.now - started).seconds
         try await waitForCursor(reader, try await logHead(socket: socket, database: "demo"))
         let lags = collector.samples.withLock { $0 }  // the writer applies nothing: every sample is the reader's
-        say("replication lag, \(mode) (\(Int(achieved)) saves/s): p50 \(milliseconds(lags, 0.5)) ms p99 \(milliseconds(lags, 0.99)) ms "
-            + "p99.9 \(milliseconds(lags, 0.999)) ms")
+        say(
+            "replication lag, \(mode) (\(Int(achieved)) saves/s): p50 \(milliseconds(lags, 0.5)) ms p99 \(milliseconds(lags, 0.99)) ms "
+                + "p99.9 \(milliseconds(lags, 0.999)) ms")
         try await writer.close()
         try await reader.close()
         try? FileManager.default.removeItem(atPath: work)
@@ -203,8 +221,11 @@ func runBench(saves: Int, changes: Int, rate: Double, parts: Set<String>) async 
     for mode in [MirrorConfiguration.Mode.synchronous, .asynchronous] where parts.contains("throughput") {
         for writers in [1, 2, 4] {
             let work = try await fresh()
-            let rate = try await throughput(writers: writers, perWriter: max(1, saves / writers), mode: mode, work: work, socket: socket)
-            say("throughput, \(mode), \(writers) writing instance\(writers == 1 ? "" : "s") (processes): \(Int(rate)) saves/s")
+            let rate = try await throughput(
+                writers: writers, perWriter: max(1, saves / writers), mode: mode, work: work, socket: socket)
+            say(
+                "throughput, \(mode), \(writers) writing instance\(writers == 1 ? "" : "s") (processes): \(Int(rate)) saves/s"
+            )
             try? FileManager.default.removeItem(atPath: work)
         }
     }
@@ -219,14 +240,18 @@ func runBench(saves: Int, changes: Int, rate: Double, parts: Set<String>) async 
         var started = ContinuousClock.now
         let fromScratch = BenchInstance("scratch", work: work, socket: socket, mode: .synchronous)
         try await waitForCursor(fromScratch, head)
-        say("catch-up from scratch: \(Int(Double(changes) / (ContinuousClock.now - started).seconds)) changes/s (\(changes) changes)")
+        say(
+            "catch-up from scratch: \(Int(Double(changes) / (ContinuousClock.now - started).seconds)) changes/s (\(changes) changes)"
+        )
         try await fromScratch.close()
         for index in 0..<max(1, changes / perSave) { try writer.save("d\(index)", inserts: perSave) }
         let newHead = try await logHead(socket: socket, database: "demo")
         started = ContinuousClock.now
         let behind = BenchInstance("scratch", work: work, socket: socket, mode: .synchronous)
         try await waitForCursor(behind, newHead)
-        say("catch-up from a cursor \(changes) changes behind: \(Int(Double(changes) / (ContinuousClock.now - started).seconds)) changes/s")
+        say(
+            "catch-up from a cursor \(changes) changes behind: \(Int(Double(changes) / (ContinuousClock.now - started).seconds)) changes/s"
+        )
         try await behind.close()
         try await writer.close()
         try? FileManager.default.removeItem(atPath: work)
@@ -242,7 +267,11 @@ func runBench(saves: Int, changes: Int, rate: Double, parts: Set<String>) async 
         try shell([pgbench, "-i", "-q"] + connection + ["demo"])
         for clients in [1, 4] {
             say("pgbench -N, \(clients) client\(clients == 1 ? "" : "s"):")
-            try shell([pgbench, "-N", "-n", "-c", String(clients), "-j", String(clients), "-t", String(max(100, saves / clients))] + connection + ["demo"])
+            try shell(
+                [
+                    pgbench, "-N", "-n", "-c", String(clients), "-j", String(clients), "-t",
+                    String(max(100, saves / clients)),
+                ] + connection + ["demo"])
         }
     } else {
         say("pgbench: not found under /usr/lib/postgresql")

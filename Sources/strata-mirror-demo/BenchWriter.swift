@@ -12,11 +12,14 @@ import StrataMirror
 ///
 ///     strata-mirror-demo writer NAME WORK SOCKET SAVES TOTAL MODE
 func runWriter(_ arguments: [String]) async throws {
-    let (name, work, socket, saves, total) = (arguments[0], arguments[1], arguments[2], Int(arguments[3])!, Int64(arguments[4])!)
+    let (name, work, socket, saves, total) = (
+        arguments[0], arguments[1], arguments[2], Int(arguments[3])!, Int64(arguments[4])!
+    )
     let mode: MirrorConfiguration.Mode = arguments[5] == "asynchronous" ? .asynchronous : .synchronous
     let instance = BenchInstance(name, work: work, socket: socket, mode: mode)
     try saveRetrying(instance.container) { context in
-        EntityDescription.insertNewObject(forEntityName: "Item", into: context).setValue("\(name)-warm-up", forKey: "name")
+        EntityDescription.insertNewObject(forEntityName: "Item", into: context).setValue(
+            "\(name)-warm-up", forKey: "name")
     }
     _ = FileManager.default.createFile(atPath: "\(work)/\(name).ready", contents: nil)
     while !FileManager.default.fileExists(atPath: "\(work)/go") { try await Task.sleep(for: .milliseconds(2)) }
@@ -24,13 +27,16 @@ func runWriter(_ arguments: [String]) async throws {
     try await onThread {
         for save in 0..<saves {
             try saveRetrying(instance.container) { context in
-                EntityDescription.insertNewObject(forEntityName: "Item", into: context).setValue("\(name)-\(save)", forKey: "name")
+                EntityDescription.insertNewObject(forEntityName: "Item", into: context).setValue(
+                    "\(name)-\(save)", forKey: "name")
             }
         }
     }
     let deadline = ContinuousClock.now + .seconds(600)
     while try await logHead(socket: socket, database: "demo") < total {
-        guard ContinuousClock.now < deadline else { throw CoreDataError(.coreData, "\(name): the log did not reach \(total) within 600 s") }
+        guard ContinuousClock.now < deadline else {
+            throw CoreDataError(.coreData, "\(name): the log did not reach \(total) within 600 s")
+        }
         try await Task.sleep(for: .milliseconds(10))
     }
     let end = Date().timeIntervalSince1970
@@ -40,17 +46,23 @@ func runWriter(_ arguments: [String]) async throws {
 
 /// Runs `writers` writing processes of `perWriter` saves each over a fresh database; returns
 /// the saves per second from the first start to the last end.
-func throughput(writers: Int, perWriter: Int, mode: MirrorConfiguration.Mode, work: String, socket: String) async throws -> Double {
+func throughput(
+    writers: Int, perWriter: Int, mode: MirrorConfiguration.Mode, work: String, socket: String
+) async throws -> Double {
     let names = (0..<writers).map { "w\($0)" }
     let total = Int64(writers * (perWriter + 1))  // each writer's warm-up save included
     let processes = try names.map { name in
-        try spawn(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
-                  ["writer", name, work, socket, String(perWriter), String(total), "\(mode)"])
+        try spawn(
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
+            ["writer", name, work, socket, String(perWriter), String(total), "\(mode)"])
     }
     let deadline = ContinuousClock.now + .seconds(120)
     while names.contains(where: { !FileManager.default.fileExists(atPath: "\(work)/\($0).ready") }) {
         guard ContinuousClock.now < deadline else {
-            for process in processes { kill(process, SIGKILL); _ = wait(for: process) }
+            for process in processes {
+                kill(process, SIGKILL)
+                _ = wait(for: process)
+            }
             throw CoreDataError(.coreData, "the writing instances did not start within 120 s")
         }
         try await Task.sleep(for: .milliseconds(5))

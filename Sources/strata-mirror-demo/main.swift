@@ -21,10 +21,16 @@ import Synchronization
 /// Collects the mirror's lag samples (swift-metrics timer `strata_mirror_lag`); other metrics are dropped.
 final class LagCollector: MetricsFactory, TimerHandler, @unchecked Sendable {
     let samples = Mutex<[Int64]>([])
-    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler { NOOPMetricsHandler.instance }
-    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler { NOOPMetricsHandler.instance }
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+        NOOPMetricsHandler.instance
+    }
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+        NOOPMetricsHandler.instance
+    }
     func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler { NOOPMetricsHandler.instance }
-    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler { NOOPMetricsHandler.instance }
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+        NOOPMetricsHandler.instance
+    }
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
         label == "strata_mirror_lag" ? self : NOOPMetricsHandler.instance
     }
@@ -70,24 +76,30 @@ func saveRetrying(_ container: PersistentContainer, _ body: (ManagedObjectContex
                 try context.save()
             }
             return
-        } catch let error as CoreDataError where error.code == .persistentStoreSave || error.code == .managedObjectMerge {
+        } catch let error as CoreDataError where error.code == .persistentStoreSave || error.code == .managedObjectMerge
+        {
             Thread.sleep(forTimeInterval: 0.2)
         }
     }
 }
 
 func runInstance(_ arguments: [String]) async throws {
-    let (name, work, socket, saves, prefix) = (arguments[0], arguments[1], arguments[2], Int(arguments[3])!, arguments[4])
+    let (name, work, socket, saves, prefix) = (
+        arguments[0], arguments[1], arguments[2], Int(arguments[3])!, arguments[4]
+    )
     let mode: MirrorConfiguration.Mode = arguments[5] == "asynchronous" ? .asynchronous : .synchronous
     let collector = LagCollector()
     MetricsSystem.bootstrap(collector)
     var logger = Logger(label: "strata.mirror.\(name)")
     logger.logLevel = .error
-    var configuration = MirrorConfiguration(postgres: postgresConfiguration(socket: socket), instanceName: name, logger: logger)
+    var configuration = MirrorConfiguration(
+        postgres: postgresConfiguration(socket: socket), instanceName: name, logger: logger)
     configuration.pollInterval = .milliseconds(20)
     configuration.mode = mode
     let container = MirroredPersistentContainer(name: name, managedObjectModel: demoModel(), mirror: configuration)
-    container.persistentStoreDescriptions = [PersistentStoreDescription(url: URL(fileURLWithPath: "\(work)/\(name).strata"))]
+    container.persistentStoreDescriptions = [
+        PersistentStoreDescription(url: URL(fileURLWithPath: "\(work)/\(name).strata"))
+    ]
     container.loadPersistentStores { _, error in
         if let error { fatalError("\(name): \(error)") }
     }
@@ -96,26 +108,29 @@ func runInstance(_ arguments: [String]) async throws {
     // Saves block their thread while PostgreSQL answers: run them off the cooperative pool.
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
         Thread.detachNewThread {
-            continuation.resume(with: Result {
-                for index in 0..<saves {
-                    try saveRetrying(container) { context in
-                        let item = EntityDescription.insertNewObject(forEntityName: "Item", into: context)
-                        item.setValue("\(name)-\(prefix)\(index)", forKey: "name")
-                        // Every fourth save also bumps an item another instance may be bumping: conflicts.
-                        if index % 4 == 3 {
-                            let request = FetchRequest<ManagedObject>(entityName: "Item")
-                            request.fetchLimit = 1
-                            request.predicate = FetchPredicate(format: "name ENDSWITH %@", "-\(prefix)\(index / 8)")
-                            if let other = try context.fetch(request).first {
-                                other.setValue((other.value(forKey: "count") as? Int64 ?? 0) + 1, forKey: "count")
+            continuation.resume(
+                with: Result {
+                    for index in 0..<saves {
+                        try saveRetrying(container) { context in
+                            let item = EntityDescription.insertNewObject(forEntityName: "Item", into: context)
+                            item.setValue("\(name)-\(prefix)\(index)", forKey: "name")
+                            // Every fourth save also bumps an item another instance may be bumping: conflicts.
+                            if index % 4 == 3 {
+                                let request = FetchRequest<ManagedObject>(entityName: "Item")
+                                request.fetchLimit = 1
+                                request.predicate = FetchPredicate(format: "name ENDSWITH %@", "-\(prefix)\(index / 8)")
+                                if let other = try context.fetch(request).first {
+                                    other.setValue((other.value(forKey: "count") as? Int64 ?? 0) + 1, forKey: "count")
+                                }
                             }
                         }
+                        Thread.sleep(forTimeInterval: Double.random(in: 0.002...0.015))
+                        // Halfway: the demo kills this instance now if it is the one to kill.
+                        if index == saves / 2 {
+                            _ = FileManager.default.createFile(atPath: "\(work)/\(name).half", contents: nil)
+                        }
                     }
-                    Thread.sleep(forTimeInterval: Double.random(in: 0.002...0.015))
-                    // Halfway: the demo kills this instance now if it is the one to kill.
-                    if index == saves / 2 { _ = FileManager.default.createFile(atPath: "\(work)/\(name).half", contents: nil) }
-                }
-            })
+                })
         }
     }
     // Done once every save is in the shared log (asynchronous saves wait for their export).
@@ -129,11 +144,14 @@ func runInstance(_ arguments: [String]) async throws {
     while true {
         do {
             if connection?.isClosed ?? true {
-                connection = try await PostgresConnection.connect(configuration: postgresConfiguration(socket: socket), id: 1, logger: logger)
+                connection = try await PostgresConnection.connect(
+                    configuration: postgresConfiguration(socket: socket), id: 1, logger: logger)
             }
             let done = try FileManager.default.contentsOfDirectory(atPath: work).filter { $0.hasSuffix(".done") }.count
             var head: Int64 = -1
-            for try await position in try await connection!.query("SELECT pos FROM strata_head", logger: logger).decode(Int64.self) { head = position }
+            for try await position in try await connection!.query("SELECT pos FROM strata_head", logger: logger).decode(
+                Int64.self)
+            { head = position }
             let restarted = FileManager.default.fileExists(atPath: "\(work)/\(restartedMarker)")
             if restarted, done == 3, try container.mirrorCursors().values.first == head { break }
         } catch {
@@ -147,7 +165,8 @@ func runInstance(_ arguments: [String]) async throws {
     try? await connection?.close()
     services.cancel()
     _ = try? await services.value
-    try digest(container).joined(separator: "\n").write(toFile: "\(work)/\(name).digest", atomically: true, encoding: .utf8)
+    try digest(container).joined(separator: "\n").write(
+        toFile: "\(work)/\(name).digest", atomically: true, encoding: .utf8)
     try collector.samples.withLock { $0 }.map(String.init).joined(separator: "\n")
         .write(toFile: "\(work)/\(name).lag.\(prefix.isEmpty ? "0" : "1")", atomically: true, encoding: .utf8)
 }
@@ -178,7 +197,9 @@ func wait(for pid: pid_t) -> Int32 {
 
 func shell(_ arguments: [String]) throws {
     let status = wait(for: try spawn(arguments[0], Array(arguments.dropFirst())))
-    guard status == 0 else { throw CoreDataError(.coreData, "\(arguments.joined(separator: " ")) exited with \(status)") }
+    guard status == 0 else {
+        throw CoreDataError(.coreData, "\(arguments.joined(separator: " ")) exited with \(status)")
+    }
 }
 
 func launch(_ arguments: [String]) throws -> pid_t {
@@ -190,13 +211,15 @@ func launch(_ arguments: [String]) throws -> pid_t {
 func privatePostgresScript() -> String {
     ProcessInfo.processInfo.environment["STRATA_PG_SCRIPT"]
         ?? URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("../../scripts/private-postgres.sh").standardized.path
+        .appendingPathComponent("../../scripts/private-postgres.sh").standardized.path
 }
 
 /// Runs the demo; returns whether the stores ended identical and the log gap-free.
 func runDemo(saves: Int, mode: MirrorConfiguration.Mode) async throws -> Bool {
     let script = privatePostgresScript()
-    let work = FileManager.default.temporaryDirectory.appendingPathComponent("strata-mirror-demo-\(UUID().uuidString.prefix(8))").path
+    let work = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "strata-mirror-demo-\(UUID().uuidString.prefix(8))"
+    ).path
     let pgDirectory = "/tmp/strata-demo-pg-\(UUID().uuidString.prefix(8))"
     let port = Int.random(in: 40_000..<60_000)
     try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
@@ -210,7 +233,8 @@ func runDemo(saves: Int, mode: MirrorConfiguration.Mode) async throws -> Bool {
     let socket = "\(pgDirectory)/.s.PGSQL.\(port)"
     let logger = Logger(label: "strata.mirror.demo")
     let admin = try await PostgresConnection.connect(
-        configuration: PostgresConnection.Configuration(unixSocketPath: socket, username: "postgres", password: nil, database: "postgres"),
+        configuration: PostgresConnection.Configuration(
+            unixSocketPath: socket, username: "postgres", password: nil, database: "postgres"),
         id: 0, logger: logger)
     try await admin.query("CREATE DATABASE demo", logger: logger)
     try await admin.close()
@@ -245,19 +269,26 @@ func runDemo(saves: Int, mode: MirrorConfiguration.Mode) async throws -> Bool {
     let digests = try names.map { try String(contentsOfFile: "\(work)/\($0).digest", encoding: .utf8) }
     let identical = Set(digests).count == 1
 
-    let check = try await PostgresConnection.connect(configuration: postgresConfiguration(socket: socket), id: 2, logger: logger)
+    let check = try await PostgresConnection.connect(
+        configuration: postgresConfiguration(socket: socket), id: 2, logger: logger)
     var (transactions, lowest, highest) = (Int64(0), Int64(0), Int64(0))
-    for try await row in try await check.query("SELECT count(*), coalesce(min(pos), 0), coalesce(max(pos), 0) FROM strata_txn", logger: logger)
-        .decode((Int64, Int64, Int64).self) {
+    for try await row in try await check.query(
+        "SELECT count(*), coalesce(min(pos), 0), coalesce(max(pos), 0) FROM strata_txn", logger: logger
+    )
+    .decode((Int64, Int64, Int64).self) {
         (transactions, lowest, highest) = row
     }
     try await check.close()
     let gapFree = transactions == highest - lowest + 1
-    print("mirror-demo: each store holds \(digests[0].split(separator: "\n").count) items; log positions \(lowest)...\(highest), gap-free: \(gapFree ? "yes" : "no")")
+    print(
+        "mirror-demo: each store holds \(digests[0].split(separator: "\n").count) items; log positions \(lowest)...\(highest), gap-free: \(gapFree ? "yes" : "no")"
+    )
 
     var lags: [Int64] = []
     for file in try FileManager.default.contentsOfDirectory(atPath: work) where file.contains(".lag.") {
-        lags += try String(contentsOfFile: "\(work)/\(file)", encoding: .utf8).split(separator: "\n").compactMap { Int64($0) }
+        lags += try String(contentsOfFile: "\(work)/\(file)", encoding: .utf8).split(separator: "\n").compactMap {
+            Int64($0)
+        }
     }
     lags.sort()
     func percentile(_ p: Double) -> String {
@@ -265,7 +296,9 @@ func runDemo(saves: Int, mode: MirrorConfiguration.Mode) async throws -> Bool {
         return String(format: "%.1f", Double(lags[min(lags.count - 1, Int(Double(lags.count) * p))]) / 1e6)
     }
     print("mirror-demo: \(mode) mode")
-    print("mirror: \(highest) transactions, 3 instances, lag p50 \(percentile(0.5)) ms p99 \(percentile(0.99)) ms, identical: \(identical && gapFree ? "yes" : "no")")
+    print(
+        "mirror: \(highest) transactions, 3 instances, lag p50 \(percentile(0.5)) ms p99 \(percentile(0.99)) ms, identical: \(identical && gapFree ? "yes" : "no")"
+    )
     return identical && gapFree
 }
 
@@ -277,15 +310,17 @@ if arguments.first == "instance" {
 } else if arguments.first == "bench" {
     let options = Array(arguments.dropFirst())
     try await runBench(
-        saves: options.first.flatMap { Int($0) } ?? 2_000, changes: options.dropFirst().first.flatMap { Int($0) } ?? 100_000,
+        saves: options.first.flatMap { Int($0) } ?? 2_000,
+        changes: options.dropFirst().first.flatMap { Int($0) } ?? 100_000,
         rate: options.dropFirst(2).first.flatMap { Double($0) } ?? 1_000,
         parts: options.dropFirst(3).first.map { Set($0.split(separator: ",").map(String.init)) } ?? BenchPart.all)
 } else {
-    let modes: [MirrorConfiguration.Mode] = switch arguments.dropFirst().first {
-    case "synchronous": [.synchronous]
-    case "asynchronous": [.asynchronous]
-    default: [.synchronous, .asynchronous]
-    }
+    let modes: [MirrorConfiguration.Mode] =
+        switch arguments.dropFirst().first {
+        case "synchronous": [.synchronous]
+        case "asynchronous": [.asynchronous]
+        default: [.synchronous, .asynchronous]
+        }
     var identical = true
     for mode in modes {
         if try await !runDemo(saves: arguments.first.flatMap { Int($0) } ?? 200, mode: mode) { identical = false }

@@ -38,7 +38,10 @@ func makeModel() -> ManagedObjectModel {
     salary.defaultValue = Int64(0)
     department.properties = [AttributeDescription(name: "name", type: .string), employees]
     employee.properties = [AttributeDescription(name: "name", type: .string), salary, worksIn]
-    employee.indexes = [FetchIndexDescription(name: "bySalary", elements: [FetchIndexElementDescription(property: salary, collationType: .binary)])]
+    employee.indexes = [
+        FetchIndexDescription(
+            name: "bySalary", elements: [FetchIndexElementDescription(property: salary, collationType: .binary)])
+    ]
     let model = ManagedObjectModel()
     model.entities = [department, employee]
     return model
@@ -85,7 +88,9 @@ try context.performAndWait {
 }
 
 print("Closing and reopening the store")
-for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+for store in container.persistentStoreCoordinator.persistentStores {
+    try container.persistentStoreCoordinator.remove(store)
+}
 container = try loadContainer(model)
 context = container.newBackgroundContext()
 context.transactionAuthor = "quickstart"
@@ -113,18 +118,23 @@ try context.performAndWait {
     let sales = try context.fetch(Department.fetchRequest()).first { $0.name == "Sales" }!
     context.delete(sales)
     try context.save()
-    print("Deleted Sales; its employees went with it (cascade): \(try context.count(for: Employee.fetchRequest())) employees left")
+    print(
+        "Deleted Sales; its employees went with it (cascade): \(try context.count(for: Employee.fetchRequest())) employees left"
+    )
 }
 
 print("History (Core Data's persistent history API):")
 try context.performAndWait {
-    let result = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)) as! PersistentHistoryResult
+    let result =
+        try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?))
+        as! PersistentHistoryResult
     let transactions = result.result as? [PersistentHistoryTransaction] ?? []
     for transaction in transactions {
         let changes = transaction.changes ?? []
         let count = { (type: PersistentHistoryChangeType) in changes.filter { $0.changeType == type }.count }
-        print("  #\(transaction.transactionNumber) by \(transaction.author ?? "-"): "
-            + "\(count(.insert)) inserts, \(count(.update)) updates, \(count(.delete)) deletes")
+        print(
+            "  #\(transaction.transactionNumber) by \(transaction.author ?? "-"): "
+                + "\(count(.insert)) inserts, \(count(.update)) updates, \(count(.delete)) deletes")
     }
     if let last = transactions.last {
         _ = try context.execute(PersistentHistoryChangeRequest.deleteHistory(before: last.token))
@@ -132,9 +142,13 @@ try context.performAndWait {
 }
 let engine = container.persistentStoreCoordinator.persistentStores[0].engineStore!
 let report = try engine.compact()
-print("Deleted the history and compacted \(report.segmentsCompacted) segment(s): \(report.bytesBefore) -> \(report.bytesAfter) bytes")
+print(
+    "Deleted the history and compacted \(report.segmentsCompacted) segment(s): \(report.bytesBefore) -> \(report.bytesAfter) bytes"
+)
 try context.performAndWait {
     print("Still there after compaction: \(try context.count(for: Employee.fetchRequest())) employees")
 }
-for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+for store in container.persistentStoreCoordinator.persistentStores {
+    try container.persistentStoreCoordinator.remove(store)
+}
 print("Done. Inspect the store with: swift run strata info \(storeURL().path)")

@@ -6,9 +6,13 @@ import Testing
 @testable import StrataMirror
 
 /// An asynchronous instance stopped with saves not yet exported, then restarted from its cursor.
-@Suite("Mirror asynchronous restart", .serialized, .timeLimit(.minutes(2)), .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
+@Suite(
+    "Mirror asynchronous restart", .serialized, .timeLimit(.minutes(2)),
+    .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
 struct MirrorAsynchronousRestartTests {
-    @Test("a restarted asynchronous instance exports the saves it left pending, then its later saves, and another instance that kept tailing receives them all")
+    @Test(
+        "a restarted asynchronous instance exports the saves it left pending, then its later saves, and another instance that kept tailing receives them all"
+    )
     func restartedInstanceSavesReachTheOthers() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
         let folder = TemporaryDirectory()
@@ -19,7 +23,10 @@ struct MirrorAsynchronousRestartTests {
         try a.insert("a-exported", count: 1)
         try b.insert("b-before", count: 2)
         // Either save may reach the log first: a's cursor is 2 once a holds b's and exported its own.
-        #expect(try await a.waitUntil { $0 == ["a-exported": 1, "b-before": 2] && (try? a.container.hasPendingExports()) == false })
+        #expect(
+            try await a.waitUntil {
+                $0 == ["a-exported": 1, "b-before": 2] && (try? a.container.hasPendingExports()) == false
+            })
         #expect(try await b.waitUntil { $0 == ["a-exported": 1, "b-before": 2] })
         let cursor = try a.mirror.cursor()
         #expect(cursor == 2)

@@ -6,7 +6,9 @@ import Testing
 @testable import StrataMirror
 
 /// Asynchronous mode: saves commit locally and the tail exports them.
-@Suite("Mirror asynchronous mode", .serialized, .timeLimit(.minutes(2)), .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
+@Suite(
+    "Mirror asynchronous mode", .serialized, .timeLimit(.minutes(2)),
+    .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
 struct MirrorAsynchronousTests {
     @Test("saves made while PostgreSQL is down commit locally and are exported once it is back")
     func savesQueueWhileServerIsDown() async throws {
@@ -38,7 +40,9 @@ struct MirrorAsynchronousTests {
         try await reopened.close()
     }
 
-    @Test("two instances changing the same objects concurrently converge, the later log position winning column by column")
+    @Test(
+        "two instances changing the same objects concurrently converge, the later log position winning column by column"
+    )
     func concurrentChangesConverge() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
         let folder = TemporaryDirectory()
@@ -69,7 +73,8 @@ struct MirrorAsynchronousTests {
         try await first.close()
         a2.startTailing()
         b2.startTailing()
-        let expected = Dictionary(uniqueKeysWithValues: (0..<20).flatMap { [("a\($0)", Int64(0)), ("b\($0)", Int64(0))] } + [("shared", 20)])
+        let expected = Dictionary(
+            uniqueKeysWithValues: (0..<20).flatMap { [("a\($0)", Int64(0)), ("b\($0)", Int64(0))] } + [("shared", 20)])
         #expect(try await a2.waitUntil { $0 == expected })
         #expect(try await b2.waitUntil { $0 == expected })
         #expect(try a2.itemCount() == 41 && b2.itemCount() == 41)
@@ -78,7 +83,9 @@ struct MirrorAsynchronousTests {
         try await b2.close()
     }
 
-    @Test("an instance that crashed after PostgreSQL committed its export, before recording it, resumes without duplicates")
+    @Test(
+        "an instance that crashed after PostgreSQL committed its export, before recording it, resumes without duplicates"
+    )
     func crashMidExportResumesExactlyOnce() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
         let folder = TemporaryDirectory()

@@ -6,9 +6,13 @@ import Testing
 
 /// Exchanges on a connection whose server went away fail at once instead of leaving a task
 /// suspended in postgres-nio (which drops a query written to a closed channel without failing it).
-@Suite("Mirror closed connections", .serialized, .timeLimit(.minutes(1)), .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
+@Suite(
+    "Mirror closed connections", .serialized, .timeLimit(.minutes(1)),
+    .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
 struct MirrorClosedConnectionTests {
-    @Test("after the server stops, queries and exchanges on its connection fail with connectionLost, without running or hanging")
+    @Test(
+        "after the server stops, queries and exchanges on its connection fail with connectionLost, without running or hanging"
+    )
     func closedConnectionFailsAtOnce() async throws {
         let server = try PrivatePostgres()
         let postgres = try await server.newDatabase()
@@ -20,7 +24,9 @@ struct MirrorClosedConnectionTests {
         #expect(connection.isClosed)
 
         for _ in 0..<5 {
-            let error = await #expect(throws: MirrorError.self) { try await connection.send("SELECT 1", logger: logger) }
+            let error = await #expect(throws: MirrorError.self) {
+                try await connection.send("SELECT 1", logger: logger)
+            }
             #expect(isConnectionLost(error))
         }
         let ran = LockedFlag()

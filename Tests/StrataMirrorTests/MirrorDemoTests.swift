@@ -3,16 +3,21 @@ import StrataTestSupport
 import Testing
 
 /// `make mirror-demo`: the demo program (built with the tests) run as a user runs it.
-@Suite("Mirror demo", .serialized, .timeLimit(.minutes(3)), .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
+@Suite(
+    "Mirror demo", .serialized, .timeLimit(.minutes(3)),
+    .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
 struct MirrorDemoTests {
-    @Test("the stores converge, the restarted instance's saves included, however early the others finished", arguments: ["asynchronous", "synchronous"])
+    @Test(
+        "the stores converge, the restarted instance's saves included, however early the others finished",
+        arguments: ["asynchronous", "synchronous"])
     func demoConverges(mode: String) throws {
         let saves = 20
         // The demo program beside the test program (`swift build --build-tests` builds both).
         let demo = try BuiltExecutable.url(named: "strata-mirror-demo")
         let directory = TemporaryDirectory()
         let output = directory.url.appendingPathComponent("demo.out")
-        let status = try spawnAndWait("/bin/sh", ["-c", "exec \"$0\" \(saves) \(mode) >\"$1\" 2>&1", demo.path, output.path])
+        let status = try spawnAndWait(
+            "/bin/sh", ["-c", "exec \"$0\" \(saves) \(mode) >\"$1\" 2>&1", demo.path, output.path])
         let lines = try String(contentsOf: output, encoding: .utf8).split(separator: "\n").map(String.init)
         #expect(status == 0, "\(lines.joined(separator: "\n"))")
 

@@ -10,9 +10,13 @@ import Testing
 /// An asynchronous instance exports its pending saves as one batch (one statement): the log
 /// gets every save, in order, and `strata_object` (what snapshots and version checks read) the
 /// image each object has after its last save in the batch.
-@Suite("Mirror export batches", .serialized, .timeLimit(.minutes(2)), .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
+@Suite(
+    "Mirror export batches", .serialized, .timeLimit(.minutes(2)),
+    .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
 struct MirrorExportBatchTests {
-    @Test("saves exported together (an update of an object exported before, an insert then update, a delete) leave each object's last image and reach another instance")
+    @Test(
+        "saves exported together (an update of an object exported before, an insert then update, a delete) leave each object's last image and reach another instance"
+    )
     func batchLeavesLastImages() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
         let folder = TemporaryDirectory()
@@ -57,9 +61,12 @@ struct MirrorExportBatchTests {
         let connection = try await PostgresConnection.connect(configuration: postgres, id: 0, logger: logger)
         var images: [String: [Int64]] = [:]
         do {
-            for try await data in try await connection.query("SELECT row FROM strata_object", logger: logger).decode(Data.self) {
+            for try await data in try await connection.query("SELECT row FROM strata_object", logger: logger).decode(
+                Data.self)
+            {
                 let values = try JSONDecoder().decode([TaggedValue].self, from: data).map(\.value)
-                guard let name = values.lazy.compactMap({ if case .string(let name) = $0 { name } else { nil } }).first else { continue }
+                guard let name = values.lazy.compactMap({ if case .string(let name) = $0 { name } else { nil } }).first
+                else { continue }
                 images[name] = values.compactMap { if case .int(let number) = $0, number > 100 { number } else { nil } }
             }
         } catch {

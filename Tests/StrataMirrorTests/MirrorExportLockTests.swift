@@ -8,9 +8,12 @@ import Testing
 
 /// The asynchronous export holds the store's save lock only for its local steps: local saves
 /// go on while it waits for PostgreSQL.
-@Suite("Mirror export and the save lock", .serialized, .timeLimit(.minutes(1)), .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
+@Suite(
+    "Mirror export and the save lock", .serialized, .timeLimit(.minutes(1)),
+    .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
 struct MirrorExportLockTests {
-    @Test("while an export waits for the log's head lock, local saves commit, and everything is exported once it is free")
+    @Test(
+        "while an export waits for the log's head lock, local saves commit, and everything is exported once it is free")
     func savesGoOnWhileExportWaits() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
         let folder = TemporaryDirectory()

@@ -5,9 +5,12 @@ import Testing
 @testable import StrataMirror
 
 /// The mirror while its PostgreSQL server is down.
-@Suite("Mirror faults", .serialized, .timeLimit(.minutes(2)), .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
+@Suite(
+    "Mirror faults", .serialized, .timeLimit(.minutes(2)),
+    .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
 struct MirrorFaultTests {
-    @Test("with PostgreSQL stopped a save fails with persistentStoreSave, keeps its changes and succeeds after a restart")
+    @Test(
+        "with PostgreSQL stopped a save fails with persistentStoreSave, keeps its changes and succeeds after a restart")
     func saveFailsWhileServerIsDown() async throws {
         let server = try PrivatePostgres()
         let postgres = try await server.newDatabase()

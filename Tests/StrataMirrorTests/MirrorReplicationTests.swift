@@ -5,7 +5,9 @@ import Testing
 @testable import StrataMirror
 
 /// Instances sharing one dataset through a private PostgreSQL server.
-@Suite("Mirror replication", .serialized, .timeLimit(.minutes(2)), .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
+@Suite(
+    "Mirror replication", .serialized, .timeLimit(.minutes(2)),
+    .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
 struct MirrorReplicationTests {
     @Test("two instances see each other's inserts, updates and deletes")
     func instancesSeeEachOther() async throws {

@@ -6,7 +6,9 @@ import Testing
 @testable import StrataMirror
 
 /// Stores mirrored by builds whose `StrataMirrorState` held the cursor only (no leased keys).
-@Suite("Mirror state upgrade", .serialized, .timeLimit(.minutes(2)), .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
+@Suite(
+    "Mirror state upgrade", .serialized, .timeLimit(.minutes(2)),
+    .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
 struct MirrorStateUpgradeTests {
     /// The model an older build mirrored: the tests' model plus `StrataMirrorState(position)`.
     private func olderModel() -> ManagedObjectModel {
@@ -46,11 +48,18 @@ struct MirrorStateUpgradeTests {
             return state.objectID.uriRepresentation().lastPathComponent
         }
         #expect(stateKey == "p\(MirrorState.key)")
-        for store in older.persistentStoreCoordinator.persistentStores { try older.persistentStoreCoordinator.remove(store) }
+        for store in older.persistentStoreCoordinator.persistentStores {
+            try older.persistentStoreCoordinator.remove(store)
+        }
 
-        #expect(try ManagedObjectModel.storeModel(at: url)?.entitiesByName["StrataMirrorState"]?.propertiesByName["keys"] == nil)
-        let b = try MirrorInstance("b", folder: folder, postgres: postgres, mode: mode, migratesAutomatically: migratesAutomatically)
-        #expect(try ManagedObjectModel.storeModel(at: url)?.entitiesByName["StrataMirrorState"]?.propertiesByName["keys"] != nil)
+        #expect(
+            try ManagedObjectModel.storeModel(at: url)?.entitiesByName["StrataMirrorState"]?.propertiesByName["keys"]
+                == nil)
+        let b = try MirrorInstance(
+            "b", folder: folder, postgres: postgres, mode: mode, migratesAutomatically: migratesAutomatically)
+        #expect(
+            try ManagedObjectModel.storeModel(at: url)?.entitiesByName["StrataMirrorState"]?.propertiesByName["keys"]
+                != nil)
         #expect(try b.mirror.cursor() == 1)
         #expect(try b.mirror.location.keys(in: b.mirror.engine).isEmpty)
         #expect(try b.items() == ["from-a": 1])
@@ -64,7 +73,8 @@ struct MirrorStateUpgradeTests {
         try await b.close()
 
         // Reopened, it still holds everything.
-        let reopened = try MirrorInstance("b", folder: folder, postgres: postgres, mode: mode, migratesAutomatically: migratesAutomatically)
+        let reopened = try MirrorInstance(
+            "b", folder: folder, postgres: postgres, mode: mode, migratesAutomatically: migratesAutomatically)
         #expect(try reopened.items() == ["from-a": 1, "from-b": 2, "again": 3])
         #expect(try reopened.mirror.cursor() == 3)
         try await reopened.close()

@@ -46,24 +46,28 @@ final class PrivatePostgres: Sendable {
     /// A connection configuration for `database`.
     func configuration(database: String = "postgres") -> PostgresConnection.Configuration {
         PostgresConnection.Configuration(
-            unixSocketPath: directory.appendingPathComponent(".s.PGSQL.\(port)").path, username: "postgres", password: nil, database: database)
+            unixSocketPath: directory.appendingPathComponent(".s.PGSQL.\(port)").path, username: "postgres",
+            password: nil, database: database)
     }
 
     /// Creates a fresh database and returns its configuration.
     func newDatabase() async throws -> PostgresConnection.Configuration {
         let name = "strata_\(UUID().uuidString.prefix(8).lowercased())"
-        let connection = try await PostgresConnection.connect(configuration: configuration(), id: 0, logger: Logger(label: "test"))
+        let connection = try await PostgresConnection.connect(
+            configuration: configuration(), id: 0, logger: Logger(label: "test"))
         try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: Logger(label: "test"))
         try await connection.close()
         return configuration(database: name)
     }
 
     private static func run(_ arguments: [String]) throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("scripts/private-postgres.sh")
         let status = try spawnAndWait(script.path, arguments)
         guard status == 0 else {
-            throw CoreDataError(.coreData, "private-postgres.sh \(arguments.joined(separator: " ")) exited with \(status)")
+            throw CoreDataError(
+                .coreData, "private-postgres.sh \(arguments.joined(separator: " ")) exited with \(status)")
         }
     }
 }
@@ -101,8 +105,10 @@ final class MirrorInstance: @unchecked Sendable {
 
     /// Opens the instance `name` with its store in `folder`, sharing `postgres` (the model: mirrorTestModel()).
     init(
-        _ name: String, folder: TemporaryDirectory, postgres: PostgresConnection.Configuration, pollInterval: Duration = .milliseconds(20),
-        mode: MirrorConfiguration.Mode = .synchronous, model: ManagedObjectModel = mirrorTestModel(), migratesAutomatically: Bool = true
+        _ name: String, folder: TemporaryDirectory, postgres: PostgresConnection.Configuration,
+        pollInterval: Duration = .milliseconds(20),
+        mode: MirrorConfiguration.Mode = .synchronous, model: ManagedObjectModel = mirrorTestModel(),
+        migratesAutomatically: Bool = true
     ) throws {
         var logger = Logger(label: "strata.mirror.\(name)")
         if ProcessInfo.processInfo.environment["STRATA_MIRROR_DEBUG"] != nil { logger.logLevel = .debug }
@@ -120,7 +126,9 @@ final class MirrorInstance: @unchecked Sendable {
     }
 
     /// The mirror of the instance's store.
-    var mirror: PostgresMirror { container.persistentStoreCoordinator.persistentStores[0].replicator as! PostgresMirror }
+    var mirror: PostgresMirror {
+        container.persistentStoreCoordinator.persistentStores[0].replicator as! PostgresMirror
+    }
 
     /// Starts tailing the shared log.
     func startTailing() {
@@ -133,7 +141,9 @@ final class MirrorInstance: @unchecked Sendable {
         for task in tasks { task.cancel() }
         for task in tasks { _ = try? await task.value }
         tasks = []
-        for store in container.persistentStoreCoordinator.persistentStores { try container.persistentStoreCoordinator.remove(store) }
+        for store in container.persistentStoreCoordinator.persistentStores {
+            try container.persistentStoreCoordinator.remove(store)
+        }
     }
 
     /// Inserts an item and saves.
@@ -166,7 +176,9 @@ final class MirrorInstance: @unchecked Sendable {
         return try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Item")
             var items: [String: Int64] = [:]
-            for item in try context.fetch(request) { items[item.value(forKey: "name") as! String] = item.value(forKey: "count") as? Int64 ?? 0 }
+            for item in try context.fetch(request) {
+                items[item.value(forKey: "name") as! String] = item.value(forKey: "count") as? Int64 ?? 0
+            }
             return items
         }
     }

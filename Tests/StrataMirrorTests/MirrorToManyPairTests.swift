@@ -8,7 +8,9 @@ import Testing
 
 /// To-many relationships kept in join entities apply per pair (MirrorPairs): two asynchronous
 /// instances adding the same pair while apart store it once, and removing it removes it everywhere.
-@Suite("Mirror to-many pairs", .serialized, .timeLimit(.minutes(2)), .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
+@Suite(
+    "Mirror to-many pairs", .serialized, .timeLimit(.minutes(2)),
+    .enabled(if: PrivatePostgres.isAvailable, "PostgreSQL binaries are missing (apt-get install postgresql)"))
 struct MirrorToManyPairTests {
     /// The tests' model plus `Tag(label)`, and `Item.tags` ⟷ `Tag.items`, many-to-many.
     private func taggedModel() -> ManagedObjectModel {
@@ -39,7 +41,11 @@ struct MirrorToManyPairTests {
         try context.performAndWait {
             let item = try context.fetch(FetchRequest<ManagedObject>(entityName: "Item"))[0]
             let tag = try context.fetch(FetchRequest<ManagedObject>(entityName: "Tag"))[0]
-            if adding { item.mutableSetValue(forKey: "tags").add(tag) } else { item.mutableSetValue(forKey: "tags").remove(tag) }
+            if adding {
+                item.mutableSetValue(forKey: "tags").add(tag)
+            } else {
+                item.mutableSetValue(forKey: "tags").remove(tag)
+            }
             try context.save()
         }
     }
@@ -54,7 +60,9 @@ struct MirrorToManyPairTests {
     }
 
     /// Waits until the instance holds the whole log of `count` entries (at most 20 s).
-    private func caughtUp(_ instance: MirrorInstance, _ count: Int64, _ postgres: PostgresConnection.Configuration) async throws -> Bool {
+    private func caughtUp(
+        _ instance: MirrorInstance, _ count: Int64, _ postgres: PostgresConnection.Configuration
+    ) async throws -> Bool {
         guard try await waitForLog(count, postgres) else { return false }
         for _ in 0..<400 {
             if try instance.mirror.cursor() == count { return true }
@@ -63,7 +71,9 @@ struct MirrorToManyPairTests {
         return false
     }
 
-    @Test("the same pair added by two instances while apart is stored once everywhere; removed by one, it is gone everywhere")
+    @Test(
+        "the same pair added by two instances while apart is stored once everywhere; removed by one, it is gone everywhere"
+    )
     func samePairAddedApart() async throws {
         let postgres = try await PrivatePostgres.shared.newDatabase()
         let folder = TemporaryDirectory()

@@ -22,7 +22,9 @@ import Testing
     /// several records), closed.
     static func fill(_ url: URL) throws {
         let store = try Store.open(at: url, schema: TestSchema.schema, configuration: configuration(warming: false))
-        for first in stride(from: 1, through: 300, by: 5) { try WrittenBlockCacheTests.insert(first...(first + 4), into: store) }
+        for first in stride(from: 1, through: 300, by: 5) {
+            try WrittenBlockCacheTests.insert(first...(first + 4), into: store)
+        }
         try store.close()
     }
 
@@ -40,14 +42,19 @@ import Testing
 
         let store = try Self.openWarmed(url)
         #expect(WrittenBlockCacheTests.blockCount(store) > 10, "the rows span many blocks")
-        for index in 1...300 { #expect(try store.read(TestSchema.employee, key: Int64(index)) == TestSchema.employee(index)) }
+        for index in 1...300 {
+            #expect(try store.read(TestSchema.employee, key: Int64(index)) == TestSchema.employee(index))
+        }
         #expect(store.statistics.cacheMisses == 0, "the warm-up decoded every block before the reads")
         #expect(store.statistics.cacheHits >= 300)
         try store.close()
 
         let cold = try Self.openWarmed(url, configuration: Self.configuration(warming: false))
-        for index in 1...300 { #expect(try cold.read(TestSchema.employee, key: Int64(index)) == TestSchema.employee(index)) }
-        #expect(cold.statistics.cacheMisses > 10, "without the warm-up, each block is read by the first read that needs it")
+        for index in 1...300 {
+            #expect(try cold.read(TestSchema.employee, key: Int64(index)) == TestSchema.employee(index))
+        }
+        #expect(
+            cold.statistics.cacheMisses > 10, "without the warm-up, each block is read by the first read that needs it")
         try cold.close()
     }
 
@@ -59,7 +66,8 @@ import Testing
         let cacheSize = 6 << 10
 
         // A read before the warm-up cannot be evicted by it: the warm-up fills free room only.
-        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration(cacheSize: cacheSize))
+        let store = try Store.open(
+            at: url, schema: TestSchema.schema, configuration: Self.configuration(cacheSize: cacheSize))
         let oldest = try store.read(TestSchema.employee, key: 1)
         store.blockCacheWarming.wait()
         #expect(oldest == TestSchema.employee(1))
@@ -84,12 +92,16 @@ import Testing
         for _ in 0..<3 {
             let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
             try store.close()
-            #expect(store.blockCacheWarming.wait(timeout: .now()) == .success, "the warm-up was still running after close()")
+            #expect(
+                store.blockCacheWarming.wait(timeout: .now()) == .success, "the warm-up was still running after close()"
+            )
         }
         var store: Store? = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
         store = nil  // a crash during the warm-up: it stops, and the store opens again
         store = try Self.openWarmed(url)
-        for index in 1...300 { #expect(try store!.read(TestSchema.employee, key: Int64(index)) == TestSchema.employee(index)) }
+        for index in 1...300 {
+            #expect(try store!.read(TestSchema.employee, key: Int64(index)) == TestSchema.employee(index))
+        }
         try store!.close()
     }
 
@@ -104,7 +116,8 @@ import Testing
         let store = try Store.open(at: url, schema: TestSchema.schema, configuration: configuration)
         for key in stride(from: 1, through: 300, by: 3) {
             var update = Transaction()
-            update.update(TestSchema.employee, key: Int64(key), row: TestSchema.employee(key + 10_000), changedColumns: [0, 1, 2])
+            update.update(
+                TestSchema.employee, key: Int64(key), row: TestSchema.employee(key + 10_000), changedColumns: [0, 1, 2])
             try store.commit(update)
         }
         try store.deleteHistory(before: store.lastSequence + 1)

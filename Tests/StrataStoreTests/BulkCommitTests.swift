@@ -10,7 +10,9 @@ import Testing
     /// A transaction inserting employees `range` under `keys`, in order.
     static func inserts(_ keys: [PrimaryKey], from first: Int = 0) -> Transaction {
         var transaction = Transaction(author: "bulk")
-        for (offset, key) in keys.enumerated() { transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(first + offset)) }
+        for (offset, key) in keys.enumerated() {
+            transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(first + offset))
+        }
         return transaction
     }
 
@@ -37,7 +39,10 @@ import Testing
         #expect(store.count(TestSchema.employee) == 10_000)
         for index in [0, 4_095, 4_096, 9_999] {
             #expect(try store.read(TestSchema.employee, key: keys[index]) == TestSchema.employee(index))
-            guard case .int(let salary) = TestSchema.employee(index)[1] else { Issue.record("salary is not an integer"); continue }
+            guard case .int(let salary) = TestSchema.employee(index)[1] else {
+                Issue.record("salary is not an integer")
+                continue
+            }
             #expect(try Self.keys(salary: salary, in: store).contains(keys[index]))
         }
         try store.close()
@@ -45,14 +50,18 @@ import Testing
 
     @Test func aBulkInsertOfOneLiveKeyIsRefusedWholeAndWritesNothing() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
         let keys = Array(store.allocateKeys(for: TestSchema.employee, count: 1_000))
         try store.commit(Self.inserts([keys[500]], from: 500))
         let before = store.lastSequence
         #expect { try store.commit(Self.inserts(keys)) } throws: { ($0 as? StoreError)?.code == .keyConflict }
         #expect(store.lastSequence == before)
         #expect(store.count(TestSchema.employee) == 1)
-        guard case .int(let salary) = TestSchema.employee(0)[1] else { Issue.record("salary is not an integer"); return }
+        guard case .int(let salary) = TestSchema.employee(0)[1] else {
+            Issue.record("salary is not an integer")
+            return
+        }
         #expect(try Self.keys(salary: salary, in: store).isEmpty, "the refused rows are not indexed")
     }
 

@@ -20,7 +20,9 @@ import Testing
     static func changes(_ keys: [PrimaryKey], updated: Range<Int>, deleted: Range<Int>) -> Transaction {
         var transaction = Transaction(author: "batch")
         for index in updated {
-            transaction.update(TestSchema.employee, key: keys[index], row: TestSchema.employee(1_000 + index), changedColumns: [0, 1, 2])
+            transaction.update(
+                TestSchema.employee, key: keys[index], row: TestSchema.employee(1_000 + index),
+                changedColumns: [0, 1, 2])
         }
         for index in deleted { transaction.delete(TestSchema.employee, key: keys[index]) }
         return transaction
@@ -28,7 +30,9 @@ import Testing
 
     /// The salary of employee `index`'s row.
     static func salary(_ index: Int) throws -> Int64 {
-        guard case .int(let salary) = TestSchema.employee(index)[1] else { throw StoreError(.invalidValue, "salary is not an integer") }
+        guard case .int(let salary) = TestSchema.employee(index)[1] else {
+            throw StoreError(.invalidValue, "salary is not an integer")
+        }
         return salary
     }
 
@@ -105,18 +109,24 @@ import Testing
         entities[TestSchema.employee].columns.append(ColumnSchema(name: "title", type: .string))
         let evolved = try Schema(entities: entities)
         store = nil
-        #expect(try Store.evolveSchema(at: url, to: evolved, defaults: [TestSchema.employee: [4: .string("none")]], configuration: configuration))
+        #expect(
+            try Store.evolveSchema(
+                at: url, to: evolved, defaults: [TestSchema.employee: [4: .string("none")]],
+                configuration: configuration))
         store = try Store.open(at: url, schema: evolved, configuration: configuration)
         // Rows 0..<10 rewritten under the new layout first, so that the bulk commit finds both layouts.
         var rewrite = Transaction()
         for index in 0..<10 {
-            rewrite.update(TestSchema.employee, key: keys[index], row: Row(TestSchema.employee(index).values + [.string("t\(index)")]), changedColumns: [4])
+            rewrite.update(
+                TestSchema.employee, key: keys[index],
+                row: Row(TestSchema.employee(index).values + [.string("t\(index)")]), changedColumns: [4])
         }
         try store!.commit(rewrite)
         var transaction = Transaction(author: "batch")
         for index in 0..<40 {
             transaction.update(
-                TestSchema.employee, key: keys[index], row: Row(TestSchema.employee(1_000 + index).values + [.string("new")]), changedColumns: [0, 1, 2, 4])
+                TestSchema.employee, key: keys[index],
+                row: Row(TestSchema.employee(1_000 + index).values + [.string("new")]), changedColumns: [0, 1, 2, 4])
         }
         for index in 60..<90 { transaction.delete(TestSchema.employee, key: keys[index]) }
         let sequence = try store!.commit(transaction)
@@ -136,7 +146,8 @@ import Testing
 
     @Test func aKeyWrittenTwiceInOneTransactionStillSeesItsEarlierWrite() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
         let keys = try Self.seed(store, count: 100)
         var transaction = Self.changes(keys, updated: 20..<60, deleted: 60..<90)
         // The keys no longer rise: the update's new salary must leave the index when the row goes.

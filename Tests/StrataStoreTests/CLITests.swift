@@ -39,7 +39,9 @@ import Testing
     static func makeStore(_ url: URL, employees: Int = 30, transactions: Int = 3) throws -> Store {
         let store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
         var first = Transaction(author: "cli-tests", contextName: "setup")
-        first.insert(TestSchema.department, key: store.allocateKeys(for: TestSchema.department).lowerBound, row: Row([.string("R&D"), .double(1e6)]))
+        first.insert(
+            TestSchema.department, key: store.allocateKeys(for: TestSchema.department).lowerBound,
+            row: Row([.string("R&D"), .double(1e6)]))
         try store.commit(first)
         for _ in 0..<transactions {
             var transaction = Transaction(author: "cli-tests")
@@ -154,7 +156,9 @@ import Testing
         let all = try Self.strata("history", url.path, "--json", in: directory)
         #expect(all.status == 0, "\(all.errors)")
         let lines = all.output.split(separator: "\n")
-        let transactions = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let transactions = try lines.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
         #expect(transactions.map { $0["sequence"] as? Int } == [1, 2, 3, 4, 5])
         #expect(transactions[0]["author"] as? String == "cli-tests")
         let last = try #require(transactions.last?["changes"] as? [[String: Any]])

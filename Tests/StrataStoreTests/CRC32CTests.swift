@@ -52,7 +52,8 @@ import Testing
         let storage = (0..<(200_000 + 8)).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         storage.withUnsafeBytes { buffer in
             for round in 0..<2_000 {
-                let length = round < 1_900
+                let length =
+                    round < 1_900
                     ? Int.random(in: 0...4096, using: &generator)
                     : Int.random(in: 4096...200_000, using: &generator)
                 let offset = Int.random(in: 0..<8, using: &generator)

@@ -86,7 +86,9 @@ import Testing
             #expect(store.count(TestSchema.employee) == 13)
             for key in ranges.joined() {
                 #expect(try store.read(TestSchema.employee, key: key) == TestSchema.employee(Int(key)))
-                #expect(try store.keys(TestSchema.employee, column: 1, matching: .equal(TestSchema.employee(Int(key))[1])).contains(key))
+                #expect(
+                    try store.keys(TestSchema.employee, column: 1, matching: .equal(TestSchema.employee(Int(key))[1]))
+                        .contains(key))
             }
             #expect(try store.keys(TestSchema.department, column: 0, matching: .equal(.string("Sales"))) == [1])
         }
@@ -102,7 +104,9 @@ import Testing
         for (first, second) in [([10, 11, 12], [1, 11]), ([5], [5]), ([7, 9], [8, 9])] as [([Int64], [Int64])] {
             let batch = [first, second].map { keys in
                 var transaction = Transaction()
-                for key in keys { transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(Int(key))) }
+                for key in keys {
+                    transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(Int(key)))
+                }
                 return transaction
             }
             let error = #expect(throws: StoreError.self) { try store.commit(batch) }
@@ -122,33 +126,35 @@ import Testing
         let threads = 4
         let rounds = 25
         let batchSize = 8
-        runThreads((0..<threads).map { thread in
-            {
-                for round in 0..<rounds {
-                    do {
-                        if thread.isMultiple(of: 2) {
-                            let keys = shared.allocateKeys(for: TestSchema.employee, count: batchSize)
-                            let batch = keys.map { key in
-                                var transaction = Transaction(author: "batch \(thread)")
+        runThreads(
+            (0..<threads).map { thread in
+                {
+                    for round in 0..<rounds {
+                        do {
+                            if thread.isMultiple(of: 2) {
+                                let keys = shared.allocateKeys(for: TestSchema.employee, count: batchSize)
+                                let batch = keys.map { key in
+                                    var transaction = Transaction(author: "batch \(thread)")
+                                    transaction.insert(
+                                        TestSchema.employee, key: key, row: TestSchema.employee(Int(key)))
+                                    return transaction
+                                }
+                                let sequences = try shared.commit(batch)
+                                if sequences != Array(sequences[0]...(sequences[0] + UInt64(batchSize) - 1)) {
+                                    failures.withLock { $0 += 1 }
+                                }
+                            } else {
+                                let key = shared.allocateKeys(for: TestSchema.employee).lowerBound
+                                var transaction = Transaction(author: "single \(thread) \(round)")
                                 transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(Int(key)))
-                                return transaction
+                                try shared.commit(transaction)
                             }
-                            let sequences = try shared.commit(batch)
-                            if sequences != Array(sequences[0]...(sequences[0] + UInt64(batchSize) - 1)) {
-                                failures.withLock { $0 += 1 }
-                            }
-                        } else {
-                            let key = shared.allocateKeys(for: TestSchema.employee).lowerBound
-                            var transaction = Transaction(author: "single \(thread) \(round)")
-                            transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(Int(key)))
-                            try shared.commit(transaction)
+                        } catch {
+                            failures.withLock { $0 += 1 }
                         }
-                    } catch {
-                        failures.withLock { $0 += 1 }
                     }
                 }
-            }
-        })
+            })
         #expect(failures.withLock { $0 } == 0, "every commit succeeds and a batch's sequences are consecutive")
         let expected = (threads / 2) * rounds * batchSize + (threads / 2) * rounds
         #expect(store.count(TestSchema.employee) == expected)

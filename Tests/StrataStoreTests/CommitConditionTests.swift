@@ -11,7 +11,9 @@ import Testing
     static func insertEmployees(_ count: Int, into store: Store) throws -> [PrimaryKey] {
         let keys = Array(store.allocateKeys(for: TestSchema.employee, count: count))
         var transaction = Transaction()
-        for (index, key) in keys.enumerated() { transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(index)) }
+        for (index, key) in keys.enumerated() {
+            transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(index))
+        }
         try store.commit(transaction)
         return keys
     }
@@ -51,7 +53,8 @@ import Testing
 
     @Test func aWatchedEntityIsBrokenOnlyByCommitsWritingIt() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
         let keys = try Self.insertEmployees(1, into: store)
         let since = store.lastSequence
         let watchDepartments = CommitCondition(since: since, entities: [TestSchema.department])
@@ -59,7 +62,9 @@ import Testing
         // An employee written since does not break a condition on departments.
         try store.commit(Self.update(keys[0], to: 6, condition: watchDepartments))
         var department = Transaction()
-        department.insert(TestSchema.department, key: store.allocateKeys(for: TestSchema.department, count: 1).lowerBound, row: Row([.string("Research"), .double(1)]))
+        department.insert(
+            TestSchema.department, key: store.allocateKeys(for: TestSchema.department, count: 1).lowerBound,
+            row: Row([.string("Research"), .double(1)]))
         try store.commit(department)
         #expect { try store.commit(Self.update(keys[0], to: 7, condition: watchDepartments)) } throws: {
             ($0 as? StoreError)?.code == .writeConflict
@@ -93,18 +98,23 @@ import Testing
     /// groups and `fdatasync`s than commits.
     @Test func concurrentDurableCommitsShareSyncs() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration(durability: .durable))
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema,
+            configuration: TestSchema.configuration(durability: .durable))
         let keys = try Self.insertEmployees(16, into: store)
         let before = store.statistics
         let failures = LockedBox(0)
-        runThreads(keys.map { key in
-            { @Sendable in
-                for round in 0..<20 {
-                    let condition = CommitCondition(since: store.lastSequence, rows: [TestSchema.employee: [key]])
-                    do { try store.commit(Self.update(key, to: round, condition: condition)) } catch { failures.withLock { $0 += 1 } }
+        runThreads(
+            keys.map { key in
+                { @Sendable in
+                    for round in 0..<20 {
+                        let condition = CommitCondition(since: store.lastSequence, rows: [TestSchema.employee: [key]])
+                        do { try store.commit(Self.update(key, to: round, condition: condition)) } catch {
+                            failures.withLock { $0 += 1 }
+                        }
+                    }
                 }
-            }
-        })
+            })
         let after = store.statistics
         #expect(failures.withLock { $0 } == 0, "commits on disjoint rows never conflict")
         #expect(after.commits - before.commits == 320)

@@ -12,11 +12,13 @@ import Testing
 
     /// One entity whose rows say, three times over, which version of which key they are.
     static let schema = try! Schema(entities: [
-        EntitySchema(id: 0, name: "Counter", columns: [
-            ColumnSchema(name: "version", type: .int64, isNullable: false, isIndexed: true),
-            ColumnSchema(name: "check", type: .string, isNullable: false),
-            ColumnSchema(name: "payload", type: .binary, isNullable: false),
-        ])
+        EntitySchema(
+            id: 0, name: "Counter",
+            columns: [
+                ColumnSchema(name: "version", type: .int64, isNullable: false, isIndexed: true),
+                ColumnSchema(name: "check", type: .string, isNullable: false),
+                ColumnSchema(name: "payload", type: .binary, isNullable: false),
+            ])
     ])
 
     /// The row image of `key` at `version`: every column derives from both.
@@ -59,7 +61,9 @@ import Testing
         #expect(scanned == expected, "\(stage): scan")
         #expect(store.count(counter) == expected.count, "\(stage): count")
         let indexOrder = expected.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key)
-        #expect(try store.keys(counter, column: version, matching: .range(lower: nil, upper: nil)) == indexOrder, "\(stage): version index")
+        #expect(
+            try store.keys(counter, column: version, matching: .range(lower: nil, upper: nil)) == indexOrder,
+            "\(stage): version index")
     }
 
     @Test func readersSeeCommittedImagesWhileWritersCommitAndCompactionRuns() throws {
@@ -92,7 +96,9 @@ import Testing
         let committed = LockedBox<[PrimaryKey: Int64]>([:])
         let reads = ConcurrencyCounter()
         let compactions = ConcurrencyCounter()
-        let report: @Sendable (String) -> Void = { problem in problems.withLock { if $0.count < 20 && !$0.contains(problem) { $0.append(problem) } } }
+        let report: @Sendable (String) -> Void = { problem in
+            problems.withLock { if $0.count < 20 && !$0.contains(problem) { $0.append(problem) } }
+        }
 
         var bodies: [@Sendable () -> Void] = []
         for writer in 0..<writers {
@@ -227,25 +233,26 @@ import Testing
         let fsyncsBefore = shared.statistics.fsyncs
         let results = LockedBox<[Commit]>([])
         let problems = LockedBox<[String]>([])
-        runThreads((0..<threads).map { thread in
-            {
-                var mine: [Commit] = []
-                for _ in 0..<commitsPerThread {
-                    let key = shared.allocateKeys(for: Self.counter).lowerBound
-                    var transaction = Transaction(author: "thread \(thread)")
-                    transaction.insert(Self.counter, key: key, row: Self.row(key, Int64(thread)))
-                    do {
-                        mine.append(Commit(sequence: try shared.commit(transaction), key: key))
-                    } catch {
-                        problems.withLock { $0.append("thread \(thread): \(error)") }
+        runThreads(
+            (0..<threads).map { thread in
+                {
+                    var mine: [Commit] = []
+                    for _ in 0..<commitsPerThread {
+                        let key = shared.allocateKeys(for: Self.counter).lowerBound
+                        var transaction = Transaction(author: "thread \(thread)")
+                        transaction.insert(Self.counter, key: key, row: Self.row(key, Int64(thread)))
+                        do {
+                            mine.append(Commit(sequence: try shared.commit(transaction), key: key))
+                        } catch {
+                            problems.withLock { $0.append("thread \(thread): \(error)") }
+                        }
                     }
+                    if !zip(mine, mine.dropFirst()).allSatisfy({ $0.sequence < $1.sequence }) {
+                        problems.withLock { $0.append("thread \(thread): sequences not increasing") }
+                    }
+                    results.withLock { $0.append(contentsOf: mine) }
                 }
-                if !zip(mine, mine.dropFirst()).allSatisfy({ $0.sequence < $1.sequence }) {
-                    problems.withLock { $0.append("thread \(thread): sequences not increasing") }
-                }
-                results.withLock { $0.append(contentsOf: mine) }
-            }
-        })
+            })
         let total = threads * commitsPerThread
         #expect(problems.withLock { $0 } == [])
         let committed = results.withLock { $0 }.sorted { $0.sequence < $1.sequence }
@@ -253,7 +260,9 @@ import Testing
         #expect(Set(committed.map(\.key)).count == total)
         let statistics = shared.statistics
         #expect(statistics.commits == total)
-        #expect(statistics.fsyncs - fsyncsBefore <= total, "\(statistics.fsyncs - fsyncsBefore) fsyncs for \(total) commits")
+        #expect(
+            statistics.fsyncs - fsyncsBefore <= total, "\(statistics.fsyncs - fsyncsBefore) fsyncs for \(total) commits"
+        )
         #expect(shared.lastSequence == UInt64(total))
 
         func check(_ store: Store, _ stage: Comment) throws {
@@ -262,7 +271,9 @@ import Testing
             #expect(history.map(\.sequence) == committed.map(\.sequence), "\(stage)")
             for (transaction, commit) in zip(history, committed) {
                 #expect(transaction.changes.map(\.key) == [commit.key], "\(stage): sequence \(commit.sequence)")
-                guard let row = transaction.changes.first?.row, case .int(let thread) = row[Self.version] else { continue }
+                guard let row = transaction.changes.first?.row, case .int(let thread) = row[Self.version] else {
+                    continue
+                }
                 #expect(transaction.author == "thread \(thread)", "\(stage)")
                 #expect(try store.read(Self.counter, key: commit.key) == row, "\(stage)")
             }
@@ -290,7 +301,9 @@ import Testing
                     let key = store.allocateKeys(for: Self.counter).lowerBound
                     var transaction = Transaction()
                     transaction.insert(Self.counter, key: key, row: Self.row(key, Int64(writer)))
-                    do { try store.commit(transaction) } catch { problems.withLock { $0.append("writer \(writer): \(error)") } }
+                    do { try store.commit(transaction) } catch {
+                        problems.withLock { $0.append("writer \(writer): \(error)") }
+                    }
                 }
                 finished.add(1)
             }

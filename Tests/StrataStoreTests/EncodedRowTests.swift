@@ -16,15 +16,21 @@ import Testing
         }
         #expect(encoded.count == expected.count, "\(stage): column count")
         let columns = Row((0..<encoded.count).map { encoded.value($0) })
-        #expect(RoundTripTests.identical(columns, expected), "\(stage) by column: \(RoundTripTests.differences(columns, expected))")
-        #expect(RoundTripTests.identical(encoded.decoded(), expected), "\(stage) decoded: \(RoundTripTests.differences(encoded.decoded(), expected))")
+        #expect(
+            RoundTripTests.identical(columns, expected),
+            "\(stage) by column: \(RoundTripTests.differences(columns, expected))")
+        #expect(
+            RoundTripTests.identical(encoded.decoded(), expected),
+            "\(stage) decoded: \(RoundTripTests.differences(encoded.decoded(), expected))")
     }
 
     /// Every AllTypes row through the three encoded reads.
     static func checkContents(_ store: Store, _ stage: String) throws {
         let keys = Array(1...Int64(RoundTripTests.rows.count)) + [99]
         for key in keys {
-            check(try store.readEncoded(RoundTripTests.allTypes, key: key), try store.read(RoundTripTests.allTypes, key: key), "\(stage) key \(key)")
+            check(
+                try store.readEncoded(RoundTripTests.allTypes, key: key),
+                try store.read(RoundTripTests.allTypes, key: key), "\(stage) key \(key)")
         }
         for (key, row) in zip(keys, try store.readEncoded(RoundTripTests.allTypes, keys: keys.reversed()).reversed()) {
             check(row, try store.read(RoundTripTests.allTypes, key: key), "\(stage) keys \(key)")
@@ -38,7 +44,9 @@ import Testing
         }
         let even = try store.readEncoded(RoundTripTests.allTypes, keys: keys, where: evenKeys)
         for (key, row) in zip(keys, even) {
-            check(row, key % 2 == 0 ? try store.read(RoundTripTests.allTypes, key: key) : nil, "\(stage) even keys \(key)")
+            check(
+                row, key % 2 == 0 ? try store.read(RoundTripTests.allTypes, key: key) : nil, "\(stage) even keys \(key)"
+            )
         }
         #expect(seen.sorted() == Array(keys.dropLast()), "\(stage): readEncoded(where:) sees every live row")
         var byKeys: [PrimaryKey] = []
@@ -48,7 +56,9 @@ import Testing
             check(row, RoundTripTests.rows[Int(key) - 1], "\(stage) forEach \(key)")
         }
         #expect(seen.sorted() == Array(keys.dropLast()), "\(stage): forEachEncodedRow skips the missing key only")
-        #expect(byKeys.sorted() == keys.dropLast().filter { $0 % 2 == 0 }, "\(stage): forEachEncodedRow passes the rows taken only")
+        #expect(
+            byKeys.sorted() == keys.dropLast().filter { $0 % 2 == 0 },
+            "\(stage): forEachEncodedRow passes the rows taken only")
         var scanned: [PrimaryKey] = []
         seen = []
         try store.scanEncoded(RoundTripTests.allTypes, where: evenKeys) { key, row in
@@ -56,14 +66,17 @@ import Testing
             check(row, RoundTripTests.rows[Int(key) - 1], "\(stage) scan \(key)")
         }
         #expect(seen.sorted() == Array(keys.dropLast()), "\(stage): scanEncoded sees every live row")
-        #expect(scanned.sorted() == keys.dropLast().filter { $0 % 2 == 0 }, "\(stage): scanEncoded passes the rows taken only")
+        #expect(
+            scanned.sorted() == keys.dropLast().filter { $0 % 2 == 0 },
+            "\(stage): scanEncoded passes the rows taken only")
         #expect(throws: StoreError.self) { try store.scanEncoded(42, where: { _, _ in true }) { _, _ in } }
     }
 
     /// Every column of `view` equals `expected`'s.
     static func checkView(_ view: EncodedRowView, _ expected: Row, _ stage: Comment) {
         let columns = Row(expected.values.indices.map { view.value($0) })
-        #expect(RoundTripTests.identical(columns, expected), "\(stage): \(RoundTripTests.differences(columns, expected))")
+        #expect(
+            RoundTripTests.identical(columns, expected), "\(stage): \(RoundTripTests.differences(columns, expected))")
     }
 
     @Test func encodedReadsGiveTheDecodedValuesBeforeAndAfterReopen() throws {
@@ -73,7 +86,9 @@ import Testing
         configuration.blockSize = 4096
         var store: Store? = try Store.open(at: url, schema: RoundTripTests.schema, configuration: configuration)
         var transaction = Transaction()
-        for (key, row) in zip(store!.allocateKeys(for: RoundTripTests.allTypes, count: RoundTripTests.rows.count), RoundTripTests.rows) {
+        for (key, row) in zip(
+            store!.allocateKeys(for: RoundTripTests.allTypes, count: RoundTripTests.rows.count), RoundTripTests.rows)
+        {
             transaction.insert(RoundTripTests.allTypes, key: key, row: row)
         }
         try store!.commit(transaction)
@@ -87,17 +102,23 @@ import Testing
     @Test func aRowWrittenBeforeAColumnWasAddedReadsTheDefault() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
-        let old = try Schema(entities: [EntitySchema(id: 0, name: "Item", columns: [ColumnSchema(name: "name", type: .string)])])
+        let old = try Schema(entities: [
+            EntitySchema(id: 0, name: "Item", columns: [ColumnSchema(name: "name", type: .string)])
+        ])
         var store: Store? = try Store.open(at: url, schema: old, configuration: TestSchema.configuration())
         var transaction = Transaction()
         transaction.insert(0, key: 1, row: Row([.string("old é")]))
         try store!.commit(transaction)
         try store!.close()
         let new = try Schema(entities: [
-            EntitySchema(id: 0, name: "Item", columns: [ColumnSchema(name: "name", type: .string), ColumnSchema(name: "rank", type: .int64)])
+            EntitySchema(
+                id: 0, name: "Item",
+                columns: [ColumnSchema(name: "name", type: .string), ColumnSchema(name: "rank", type: .int64)])
         ])
         store = nil
-        #expect(try Store.evolveSchema(at: url, to: new, defaults: [0: [1: .int(7)]], configuration: TestSchema.configuration()))
+        #expect(
+            try Store.evolveSchema(
+                at: url, to: new, defaults: [0: [1: .int(7)]], configuration: TestSchema.configuration()))
         store = try Store.open(at: url, schema: new, configuration: TestSchema.configuration())
         let encoded = try #require(try store!.readEncoded(0, key: 1))
         #expect(encoded.count == 2)
@@ -119,10 +140,12 @@ import Testing
         let directory = TemporaryDirectory()
         let url = directory.store()
         let schema = try Schema(entities: [
-            EntitySchema(id: 0, name: "Blob", columns: [
-                ColumnSchema(name: "name", type: .string), ColumnSchema(name: "data", type: .binary),
-                ColumnSchema(name: "note", type: .string), ColumnSchema(name: "rank", type: .int64),
-            ])
+            EntitySchema(
+                id: 0, name: "Blob",
+                columns: [
+                    ColumnSchema(name: "name", type: .string), ColumnSchema(name: "data", type: .binary),
+                    ColumnSchema(name: "note", type: .string), ColumnSchema(name: "rank", type: .int64),
+                ])
         ])
         let store = try Store.open(at: url, schema: schema, configuration: TestSchema.configuration())
         // Bitmap, name and the length prefixes around a 65,500-byte value: under 65,536 bytes;
@@ -151,7 +174,9 @@ import Testing
         let directory = TemporaryDirectory()
         let url = directory.store()
         let old = try Schema(entities: [
-            EntitySchema(id: 0, name: "Item", columns: [ColumnSchema(name: "name", type: .string), ColumnSchema(name: "data", type: .binary)])
+            EntitySchema(
+                id: 0, name: "Item",
+                columns: [ColumnSchema(name: "name", type: .string), ColumnSchema(name: "data", type: .binary)])
         ])
         var store: Store? = try Store.open(at: url, schema: old, configuration: TestSchema.configuration())
         func row(_ key: PrimaryKey) -> Row {
@@ -165,28 +190,40 @@ import Testing
         try store!.close()
         store = nil
         let new = try Schema(entities: [
-            EntitySchema(id: 0, name: "Item", columns: [
-                ColumnSchema(name: "name", type: .string), ColumnSchema(name: "data", type: .binary), ColumnSchema(name: "rank", type: .int64),
-            ])
+            EntitySchema(
+                id: 0, name: "Item",
+                columns: [
+                    ColumnSchema(name: "name", type: .string), ColumnSchema(name: "data", type: .binary),
+                    ColumnSchema(name: "rank", type: .int64),
+                ])
         ])
-        #expect(try Store.evolveSchema(at: url, to: new, defaults: [0: [2: .int(7)]], configuration: TestSchema.configuration()))
+        #expect(
+            try Store.evolveSchema(
+                at: url, to: new, defaults: [0: [2: .int(7)]], configuration: TestSchema.configuration()))
         store = try Store.open(at: url, schema: new, configuration: TestSchema.configuration())
         var later = Transaction()
-        for key in store!.allocateKeys(for: 0, count: 40) { later.insert(0, key: key, row: Row(row(key).values + [.int(key)])) }
+        for key in store!.allocateKeys(for: 0, count: 40) {
+            later.insert(0, key: key, row: Row(row(key).values + [.int(key)]))
+        }
         try store!.commit(later)
         func expected(_ key: PrimaryKey) -> Row { Row(row(key).values + [.int(key <= 60 ? 7 : key)]) }
 
         var scanned: [(PrimaryKey, EncodedRow)] = []
         try store!.scanEncoded(0, where: { key, _ in key % 3 != 0 }) { key, row in scanned.append((key, row)) }
         var byKeys: [(PrimaryKey, EncodedRow)] = []
-        try store!.forEachEncodedRow(0, keys: Array(1...100), where: { _, _ in true }) { key, row in byKeys.append((key, row)) }
+        try store!.forEachEncodedRow(0, keys: Array(1...100), where: { _, _ in true }) { key, row in
+            byKeys.append((key, row))
+        }
         #expect(scanned.count == 67 && byKeys.count == 100)
         for (rows, stage) in [(scanned, "scan"), (byKeys, "by keys")] {
             let blocks = Dictionary(grouping: rows) { ObjectIdentifier($0.1.storage) }
             for (key, row) in rows {
-                let size = EncodedRow.size(byteCount: row.byteCount, storedColumns: row.storage.header.codec.storedColumns)
+                let size = EncodedRow.size(
+                    byteCount: row.byteCount, storedColumns: row.storage.header.codec.storedColumns)
                 let shared = blocks[ObjectIdentifier(row.storage)]!.count > 1
-                #expect(shared == (size <= EncodedRowArena.blockCapacity / 4), "\(stage) \(key): \(size) bytes, shared \(shared)")
+                #expect(
+                    shared == (size <= EncodedRowArena.blockCapacity / 4),
+                    "\(stage) \(key): \(size) bytes, shared \(shared)")
                 let formats = Set(blocks[ObjectIdentifier(row.storage)]!.map { ObjectIdentifier($0.1.storage.header) })
                 #expect(formats.count == 1, "\(stage) \(key): one format a block")
             }
@@ -199,7 +236,8 @@ import Testing
         byKeys = []
         for (key, row) in kept { Self.check(row, expected(key), "kept \(key)") }
         let cached = try store!.readEncoded(0, keys: Array(1...100))
-        #expect(Set(cached.map { ObjectIdentifier($0!.storage) }).count == 100, "rows read for a cache keep a block each")
+        #expect(
+            Set(cached.map { ObjectIdentifier($0!.storage) }).count == 100, "rows read for a cache keep a block each")
         for (key, row) in zip(1...100, cached) { Self.check(row, expected(PrimaryKey(key)), "cached \(key)") }
         try store!.close()
     }
@@ -211,11 +249,14 @@ import Testing
     /// nothing, and a row that does not decode is refused every time and never recorded.
     @Test func rowsReadAgainFromALiveBlockTakeTheOffsetsTheirCheckRecorded() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: RoundTripTests.schema, configuration: TestSchema.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: RoundTripTests.schema, configuration: TestSchema.configuration())
         defer { try? store.close() }
         var transaction = Transaction()
         let keys = Array(store.allocateKeys(for: RoundTripTests.allTypes, count: RoundTripTests.rows.count))
-        for (key, row) in zip(keys, RoundTripTests.rows) { transaction.insert(RoundTripTests.allTypes, key: key, row: row) }
+        for (key, row) in zip(keys, RoundTripTests.rows) {
+            transaction.insert(RoundTripTests.allTypes, key: key, row: row)
+        }
         try store.commit(transaction)
         // The commit cached its one block, decoded, as block 0.
         let block = try #require(store.cachedBlock(0))
@@ -223,7 +264,9 @@ import Testing
         let columns = format.codec.storedColumns
         func recorded(_ slot: Int) -> [UInt16]? {
             var offsets = [UInt16](repeating: 0, count: columns)
-            return offsets.withUnsafeMutableBytes { block.copyCheckedOffsets(slot: slot, columns: columns, into: $0.baseAddress!) } ? offsets : nil
+            return offsets.withUnsafeMutableBytes {
+                block.copyCheckedOffsets(slot: slot, columns: columns, into: $0.baseAddress!)
+            } ? offsets : nil
         }
         _ = try store.readEncoded(RoundTripTests.allTypes, key: keys[0])
         #expect(recorded(0) == nil, "a row read on its own records nothing")
@@ -249,11 +292,14 @@ import Testing
         let bad = try Self.blockWithRowThatIsNotUTF8()
         for attempt in 1...2 {
             #expect(throws: BinaryReader.Malformed.self, "attempt \(attempt)") {
-                try bad.block.withRow(at: 0) { try EncodedRow.withCheckedOffsets($0, format: bad.format, block: bad.block, slot: 0) { _ in } }
+                try bad.block.withRow(at: 0) {
+                    try EncodedRow.withCheckedOffsets($0, format: bad.format, block: bad.block, slot: 0) { _ in }
+                }
             }
         }
         var none = [UInt16](repeating: 0, count: 2)
-        #expect(!none.withUnsafeMutableBytes { bad.block.copyCheckedOffsets(slot: 0, columns: 2, into: $0.baseAddress!) })
+        #expect(
+            !none.withUnsafeMutableBytes { bad.block.copyCheckedOffsets(slot: 0, columns: 2, into: $0.baseAddress!) })
     }
 
     /// Readers on several threads reading the rows of one block at once, each recording the
@@ -261,10 +307,14 @@ import Testing
     /// every row recorded with the offsets a check computes (the first row recorded allocates
     /// the block's table; the readers race for it on each fresh block).
     @Test func readersRecordingOneBlockAtOnceReadEveryValue() throws {
-        let entity = EntitySchema(id: 0, name: "Note", columns: [ColumnSchema(name: "text", type: .string), ColumnSchema(name: "rank", type: .int64)])
+        let entity = EntitySchema(
+            id: 0, name: "Note",
+            columns: [ColumnSchema(name: "text", type: .string), ColumnSchema(name: "rank", type: .int64)])
         let codec = RowCodec(entity)
         let format = EncodedRowFormat(codec)
-        let rows = (0..<200).map { Row([.string(String(repeating: "n", count: $0 % 37) + "é\($0)"), .int(Int64($0) * 1_000_003)]) }
+        let rows = (0..<200).map {
+            Row([.string(String(repeating: "n", count: $0 % 37) + "é\($0)"), .int(Int64($0) * 1_000_003)])
+        }
         var builder = BlockBuilder(entity: 0)
         for (index, row) in rows.enumerated() { _ = builder.append(key: Int64(index + 1), row: row, codec: codec) }
         var stored: [UInt8] = []
@@ -282,14 +332,20 @@ import Testing
                             EncodedRow(copying: bytes, offsets: $0, format: format)
                         }
                     }
-                    if row?.value(0) != rows[slot].values[0] || row?.value(1) != rows[slot].values[1] { wrong.withLock { $0 += 1 } }
+                    if row?.value(0) != rows[slot].values[0] || row?.value(1) != rows[slot].values[1] {
+                        wrong.withLock { $0 += 1 }
+                    }
                 }
             }
             for slot in 0..<rows.count {
                 var checked = [UInt16](repeating: 0, count: 2)
-                _ = try checked.withUnsafeMutableBytes { offsets in try block.withRow(at: slot) { try format.check($0, offsets: offsets.baseAddress!) } }
+                _ = try checked.withUnsafeMutableBytes { offsets in
+                    try block.withRow(at: slot) { try format.check($0, offsets: offsets.baseAddress!) }
+                }
                 var recorded = [UInt16](repeating: 0, count: 2)
-                let found = recorded.withUnsafeMutableBytes { block.copyCheckedOffsets(slot: slot, columns: 2, into: $0.baseAddress!) }
+                let found = recorded.withUnsafeMutableBytes {
+                    block.copyCheckedOffsets(slot: slot, columns: 2, into: $0.baseAddress!)
+                }
                 #expect(found && recorded == checked, "round \(round), slot \(slot)")
             }
         }
@@ -298,13 +354,17 @@ import Testing
 
     /// A checked copy of `bytes`, one row of `format`, as the store makes one.
     static func copy(_ bytes: UnsafeRawBufferPointer, format: EncodedRowFormat) throws -> EncodedRow {
-        try EncodedRow.withCheckedOffsets(bytes, format: format, block: nil, slot: 0) { EncodedRow(copying: bytes, offsets: $0, format: format) }
+        try EncodedRow.withCheckedOffsets(bytes, format: format, block: nil, slot: 0) {
+            EncodedRow(copying: bytes, offsets: $0, format: format)
+        }
     }
 
     /// A block of one `Note(text, rank)` row whose text holds the byte 0xFF (its checksum made
     /// for those bytes, as a writer's bug would leave it), with its format.
     static func blockWithRowThatIsNotUTF8() throws -> (block: DecodedBlock, format: EncodedRowFormat) {
-        let entity = EntitySchema(id: 0, name: "Note", columns: [ColumnSchema(name: "text", type: .string), ColumnSchema(name: "rank", type: .int64)])
+        let entity = EntitySchema(
+            id: 0, name: "Note",
+            columns: [ColumnSchema(name: "text", type: .string), ColumnSchema(name: "rank", type: .int64)])
         let codec = RowCodec(entity)
         var builder = BlockBuilder(entity: 0)
         _ = builder.append(key: 1, row: Row([.string("abc"), .int(7)]), codec: codec)
@@ -312,7 +372,8 @@ import Testing
         _ = builder.write(to: &stored)
         // Too short to compress: the payload after the 16-byte header is the raw block.
         try #require(stored[12] == BlockCodec.raw.rawValue)
-        let position = try #require(stored.indices.dropFirst(BlockBuilder.headerSize).first { stored[$0] == UInt8(ascii: "b") })
+        let position = try #require(
+            stored.indices.dropFirst(BlockBuilder.headerSize).first { stored[$0] == UInt8(ascii: "b") })
         stored[position] = 0xFF
         let crc = stored.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[4...]))) }
         stored.withUnsafeMutableBytes { $0.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self) }
@@ -324,7 +385,9 @@ import Testing
     /// of lengths around the 8- and 16-byte widths a scan may read at once, and kept when its
     /// strings are ASCII or valid UTF-8 of any of those lengths.
     @Test func stringsThatAreNotUTF8AreRefusedWhereverTheBadByteSits() throws {
-        let entity = EntitySchema(id: 0, name: "Note", columns: [ColumnSchema(name: "text", type: .string), ColumnSchema(name: "rank", type: .int64)])
+        let entity = EntitySchema(
+            id: 0, name: "Note",
+            columns: [ColumnSchema(name: "text", type: .string), ColumnSchema(name: "rank", type: .int64)])
         let codec = RowCodec(entity)
         let format = EncodedRowFormat(codec)
         func encoded(_ text: [UInt8]) -> [UInt8] {
@@ -344,7 +407,9 @@ import Testing
             #expect(row.value(1) == .int(7), "the column after ASCII of \(length) bytes")
             let accented = Array("é".utf8) + ascii
             let valid = try encoded(accented).withUnsafeBytes { try Self.copy($0, format: format) }
-            #expect(valid.value(0) == .string(String(decoding: accented, as: UTF8.self)), "UTF-8 of \(accented.count) bytes")
+            #expect(
+                valid.value(0) == .string(String(decoding: accented, as: UTF8.self)), "UTF-8 of \(accented.count) bytes"
+            )
             for position in 0..<length {
                 var bad = ascii
                 bad[position] = 0xFF

@@ -9,11 +9,13 @@ import Testing
 @Suite struct EntitySchemaDerivedColumnsTests {
     /// Employee with no index and no tombstone column, changed in place to the test schema's.
     static func changedEmployee() -> EntitySchema {
-        var employee = EntitySchema(id: 1, name: "Employee", columns: [
-            ColumnSchema(name: "name", type: .string, isNullable: false),
-            ColumnSchema(name: "salary", type: .int64, isNullable: false),
-            ColumnSchema(name: "notes", type: .string),
-        ])
+        var employee = EntitySchema(
+            id: 1, name: "Employee",
+            columns: [
+                ColumnSchema(name: "name", type: .string, isNullable: false),
+                ColumnSchema(name: "salary", type: .int64, isNullable: false),
+                ColumnSchema(name: "notes", type: .string),
+            ])
         #expect(employee.indexedColumns == [])
         #expect(employee.tombstoneColumns == [])
         employee.columns[0].keepsTombstone = true

@@ -10,11 +10,14 @@ import Testing
     /// A random value among few: mostly integers, some strings.
     static func randomValue(using generator: inout some RandomNumberGenerator) -> Value {
         Int.random(in: 0..<4, using: &generator) == 0
-            ? .string("s\(Int.random(in: 0..<5, using: &generator))") : .int(Int64.random(in: -3...9, using: &generator))
+            ? .string("s\(Int.random(in: 0..<5, using: &generator))")
+            : .int(Int64.random(in: -3...9, using: &generator))
     }
 
     /// A change of a random pair among few values and keys, so that pairs repeat and net out.
-    static func randomChange(using generator: inout some RandomNumberGenerator) -> (key: PrimaryKey, old: Value?, new: Value?) {
+    static func randomChange(
+        using generator: inout some RandomNumberGenerator
+    ) -> (key: PrimaryKey, old: Value?, new: Value?) {
         let key = PrimaryKey.random(in: 1...400, using: &generator)
         switch Int.random(in: 0..<3, using: &generator) {
         case 0: return (key, nil, randomValue(using: &generator))
@@ -36,14 +39,17 @@ import Testing
         let changes = (0..<2_000).map { _ in Self.randomChange(using: &generator) }
         var whole = FetchIndexChanges()
         for change in changes {
-            whole.record(0, change.key, columns: [0], old: change.old.map { .list([$0]) }, new: change.new.map { .list([$0]) })
+            whole.record(
+                0, change.key, columns: [0], old: change.old.map { .list([$0]) }, new: change.new.map { .list([$0]) })
         }
         var joined = FetchIndexChanges()
         let size = (changes.count + parts - 1) / parts
         for start in stride(from: 0, to: changes.count, by: size) {
             var part = FetchIndexChanges()
             for change in changes[start..<min(start + size, changes.count)] {
-                part.record(0, change.key, columns: [0], old: change.old.map { .list([$0]) }, new: change.new.map { .list([$0]) })
+                part.record(
+                    0, change.key, columns: [0], old: change.old.map { .list([$0]) },
+                    new: change.new.map { .list([$0]) })
             }
             joined.append(part)
         }
@@ -52,7 +58,9 @@ import Testing
         for base in [OrderedIndex(), start] {
             let expected = FetchIndexBulkChangeTests.pairs(Self.applied(whole.settled(), to: base))
             #expect(FetchIndexBulkChangeTests.pairs(Self.applied(joined.settled(), to: base)) == expected)
-            #expect(FetchIndexBulkChangeTests.pairs(Self.applied(joined.settled(buildingFor: [(0, 0)]), to: base)) == expected)
+            #expect(
+                FetchIndexBulkChangeTests.pairs(Self.applied(joined.settled(buildingFor: [(0, 0)]), to: base))
+                    == expected)
         }
     }
 
@@ -65,7 +73,9 @@ import Testing
             reference.insert(value, key: key)
         }
         let settled = changes.settled(buildingFor: [(0, 0)])
-        #expect(FetchIndexBulkChangeTests.pairs(Self.applied(settled, to: OrderedIndex())) == FetchIndexBulkChangeTests.pairs(reference))
+        #expect(
+            FetchIndexBulkChangeTests.pairs(Self.applied(settled, to: OrderedIndex()))
+                == FetchIndexBulkChangeTests.pairs(reference))
         // A commit filled the index between the group's start and its apply: the built index
         // is merged into what is there.
         var filled = OrderedIndex()

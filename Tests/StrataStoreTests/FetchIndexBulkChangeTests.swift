@@ -29,7 +29,8 @@ import Testing
         for _ in 0..<changeCount {
             let key = Int64.random(in: 1...Int64(initial + 400), using: &generator)
             let old = current[key].map { Row([.int($0)]) }
-            let new: Row? = Bool.random(using: &generator) ? Row([.int(Int64.random(in: 0...120, using: &generator))]) : nil
+            let new: Row? =
+                Bool.random(using: &generator) ? Row([.int(Int64.random(in: 0...120, using: &generator))]) : nil
             changes.record(0, key, columns: [0], old: old.map(IndexedValues.row), new: new.map(IndexedValues.row))
             if let old { reference.remove(old[0], key: key) }
             if let new { reference.insert(new[0], key: key) }
@@ -45,11 +46,19 @@ import Testing
     @Test func mergeOfStringsSplitsAndEmptiesChunks() {
         var index = OrderedIndex(unsorted: (1...2_000).map { (Value.string(String(format: "%05d", $0)), Int64($0)) })
         var reference = index
-        var changes: [OrderedIndexChange] = (1...1_000).map { OrderedIndexChange(value: .string(String(format: "%05d", $0)), key: Int64($0), inserts: false) }
-        changes += (1...1_500).map { OrderedIndexChange(value: .string(String(format: "%05da", $0)), key: Int64(10_000 + $0), inserts: true) }
+        var changes: [OrderedIndexChange] = (1...1_000).map {
+            OrderedIndexChange(value: .string(String(format: "%05d", $0)), key: Int64($0), inserts: false)
+        }
+        changes += (1...1_500).map {
+            OrderedIndexChange(value: .string(String(format: "%05da", $0)), key: Int64(10_000 + $0), inserts: true)
+        }
         changes.sort { $0.value < $1.value || (!($1.value < $0.value) && $0.key < $1.key) }
         for change in changes {
-            if change.inserts { reference.insert(change.value, key: change.key) } else { reference.remove(change.value, key: change.key) }
+            if change.inserts {
+                reference.insert(change.value, key: change.key)
+            } else {
+                reference.remove(change.value, key: change.key)
+            }
         }
         index.merge(changes)
         #expect(index.count == 2_500)

@@ -42,7 +42,8 @@ import Testing
         for _ in 0..<changeCount {
             let key = Int64.random(in: keys, using: &generator)
             let old = current[key].map { Row([$0]) }
-            let new: Row? = Int.random(in: 0..<4, using: &generator) == 0 ? nil : Row([Self.value(kinds, using: &generator)])
+            let new: Row? =
+                Int.random(in: 0..<4, using: &generator) == 0 ? nil : Row([Self.value(kinds, using: &generator)])
             changes.record(0, key, columns: [0], old: old.map(IndexedValues.row), new: new.map(IndexedValues.row))
             if let old { reference.remove(old[0], key: key) }
             if let new { reference.insert(new[0], key: key) }

@@ -10,7 +10,8 @@ import Testing
 @Suite struct FetchIndexPendingChangesTests {
     /// Commits `count` small transactions on employees (inserts, salary changes and deletes),
     /// mirrored in `model` (salary by key).
-    static func churn(_ store: Store, _ model: inout [PrimaryKey: Int64], count: Int, _ random: inout SplitMix64) throws {
+    static func churn(_ store: Store, _ model: inout [PrimaryKey: Int64], count: Int, _ random: inout SplitMix64) throws
+    {
         for _ in 0..<count {
             var transaction = Transaction()
             var touched = Set<PrimaryKey>()
@@ -41,7 +42,9 @@ import Testing
     }
 
     /// Commits one transaction inserting `count` employees, mirrored in `model`.
-    static func insert(_ count: Int, into store: Store, _ model: inout [PrimaryKey: Int64], _ random: inout SplitMix64) throws {
+    static func insert(
+        _ count: Int, into store: Store, _ model: inout [PrimaryKey: Int64], _ random: inout SplitMix64
+    ) throws {
         var transaction = Transaction()
         for key in store.allocateKeys(for: TestSchema.employee, count: count) {
             let salary = Int64.random(in: 0...1_000, using: &random)
@@ -63,16 +66,21 @@ import Testing
 
     /// Whether the salary index of `store` lists `model`, in order, and counts a range of it.
     static func expectIndexMatches(_ store: Store, _ model: [PrimaryKey: Int64]) throws {
-        #expect(try store.keys(TestSchema.employee, column: 1, matching: .range(lower: nil, upper: nil)) == indexOrder(model))
+        #expect(
+            try store.keys(TestSchema.employee, column: 1, matching: .range(lower: nil, upper: nil))
+                == indexOrder(model))
         let upper = IndexQuery.range(lower: nil, upper: IndexBound(.int(20), inclusive: true))
-        #expect(try store.countKeys(TestSchema.employee, column: 1, matching: upper) == model.values.filter { $0 <= 20 }.count)
+        #expect(
+            try store.countKeys(TestSchema.employee, column: 1, matching: upper)
+                == model.values.filter { $0 <= 20 }.count)
     }
 
     static func pendingCount(_ store: Store) -> Int { store.state.withLock { $0.pendingIndexChanges.count } }
 
     @Test func smallCommitsWaitPendingUntilAnIndexIsRead() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
         var random = SplitMix64(seed: 7)
         var model: [PrimaryKey: Int64] = [:]
         for _ in 0..<20 {
@@ -126,7 +134,8 @@ import Testing
 
     @Test func aBackgroundMergeKeepsTheChangesCommittedMeanwhile() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
         let model = try Self.mergeWithCommitsBetweenItsSteps(store, seed: 13) { _, _ in }
         #expect(Self.pendingCount(store) > 0)
         try Self.expectIndexMatches(store, model)
@@ -135,7 +144,8 @@ import Testing
 
     @Test func aReadDuringABackgroundMergeMergesTheChangesHandedOver() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
         // The merge ends after a read merged its changes and the later ones: it is dropped.
         let model = try Self.mergeWithCommitsBetweenItsSteps(store, seed: 17) { store, model in
             try Self.expectIndexMatches(store, model)
@@ -146,7 +156,8 @@ import Testing
 
     @Test func fewChangesToALargeIndexAreMergedInPlaceNotHandedOver() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
         var random = SplitMix64(seed: 19)
         var model: [PrimaryKey: Int64] = [:]
         // One large group: merged as it is applied, into ~80 chunks an index.
@@ -170,7 +181,8 @@ import Testing
         // threads threw.
         let acknowledged = LockedBox(0)
         let failures = LockedBox<[String]>([])
-        let fail: @Sendable (String) -> Void = { failure in failures.withLock { if $0.count < 3 { $0.append(failure) } } }
+        let fail: @Sendable (String) -> Void = { failure in failures.withLock { if $0.count < 3 { $0.append(failure) } }
+        }
         let models = LockedBox<[PrimaryKey: Int64]>([:])
         let writersDone = LockedBox(0)
         let writers = 4
@@ -194,7 +206,8 @@ import Testing
             while writersDone.withLock({ $0 }) < writers {
                 let before = acknowledged.withLock { $0 }
                 do {
-                    let seen = try store.countKeys(TestSchema.employee, column: 1, matching: .range(lower: nil, upper: nil))
+                    let seen = try store.countKeys(
+                        TestSchema.employee, column: 1, matching: .range(lower: nil, upper: nil))
                     if seen < before { fail("read \(seen) rows after \(before) were acknowledged") }
                 } catch {
                     fail("reader: \(error)")
@@ -211,7 +224,8 @@ import Testing
     @Test func pendingChangesStayBoundedWithoutReads() throws {
         let directory = TemporaryDirectory()
         // Without the maintenance thread, commits merge the changes once they reach the bound.
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
         var model: [PrimaryKey: Int64] = [:]
         var random = SplitMix64(seed: 3)
         var highest = 0

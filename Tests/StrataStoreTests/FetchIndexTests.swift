@@ -15,13 +15,16 @@ import Testing
     static let indexedColumns = [score, label, owner]
 
     static let schema = try! Schema(entities: [
-        EntitySchema(id: 0, name: "Department", columns: [ColumnSchema(name: "name", type: .string, isNullable: false)]),
-        EntitySchema(id: 1, name: "Item", columns: [
-            ColumnSchema(name: "score", type: .int64, isIndexed: true),
-            ColumnSchema(name: "label", type: .string, isIndexed: true),
-            ColumnSchema(name: "owner", type: .reference(entity: 0)),
-            ColumnSchema(name: "note", type: .string),
-        ]),
+        EntitySchema(
+            id: 0, name: "Department", columns: [ColumnSchema(name: "name", type: .string, isNullable: false)]),
+        EntitySchema(
+            id: 1, name: "Item",
+            columns: [
+                ColumnSchema(name: "score", type: .int64, isIndexed: true),
+                ColumnSchema(name: "label", type: .string, isIndexed: true),
+                ColumnSchema(name: "owner", type: .reference(entity: 0)),
+                ColumnSchema(name: "note", type: .string),
+            ]),
     ])
 
     /// Labels, with two spellings of "é" that Swift strings (and so the index) treat as equal.
@@ -47,7 +50,8 @@ import Testing
         case 3: score = .int(Int64.max)
         default: score = .int(Int64.random(in: -20...20, using: &random))
         }
-        let owner: Value = Int.random(in: 0..<5, using: &random) == 0 ? .null : .reference(Int64.random(in: 1...5, using: &random))
+        let owner: Value =
+            Int.random(in: 0..<5, using: &random) == 0 ? .null : .reference(Int64.random(in: 1...5, using: &random))
         let note: Value = Bool.random(using: &random) ? .null : .string("note \(random.next() % 1000)")
         return Row([score, labels.randomElement(using: &random)!, owner, note])
     }
@@ -111,7 +115,9 @@ import Testing
         default:
             func bound() -> IndexBound? {
                 Int.random(in: 0..<4, using: &random) == 0
-                    ? nil : IndexBound(values.dropFirst().randomElement(using: &random)!, inclusive: Bool.random(using: &random))
+                    ? nil
+                    : IndexBound(
+                        values.dropFirst().randomElement(using: &random)!, inclusive: Bool.random(using: &random))
             }
             return .range(lower: bound(), upper: bound())
         }
@@ -136,10 +142,15 @@ import Testing
                 #expect(keys == expected, "\(stage): column \(column) \(query)")
                 let limit = Int.random(in: 0...6, using: &random)
                 let descending = try store.keys(item, column: column, matching: query, descending: true, limit: limit)
-                #expect(descending == Array(expected.reversed().prefix(limit)), "\(stage): column \(column) \(query) descending, limit \(limit)")
+                #expect(
+                    descending == Array(expected.reversed().prefix(limit)),
+                    "\(stage): column \(column) \(query) descending, limit \(limit)")
                 let ascending = try store.keys(item, column: column, matching: query, limit: limit)
-                #expect(ascending == Array(expected.prefix(limit)), "\(stage): column \(column) \(query) limit \(limit)")
-                #expect(try store.countKeys(item, column: column, matching: query) == expected.count, "\(stage): count \(column) \(query)")
+                #expect(
+                    ascending == Array(expected.prefix(limit)), "\(stage): column \(column) \(query) limit \(limit)")
+                #expect(
+                    try store.countKeys(item, column: column, matching: query) == expected.count,
+                    "\(stage): count \(column) \(query)")
             }
         }
         let error = #expect(throws: StoreError.self) { try store.keys(item, column: note, matching: .equal(.null)) }
@@ -162,7 +173,9 @@ import Testing
         var model: [PrimaryKey: Row] = [:]
         var store: Store? = try Store.open(at: url, schema: Self.schema, configuration: Self.configuration())
         var departments = Transaction()
-        for key in store!.allocateKeys(for: Self.department, count: 5) { departments.insert(Self.department, key: key, row: Row([.string("d\(key)")])) }
+        for key in store!.allocateKeys(for: Self.department, count: 5) {
+            departments.insert(Self.department, key: key, row: Row([.string("d\(key)")]))
+        }
         try store!.commit(departments)
 
         try Self.churn(store!, &model, count: 40, &random)
@@ -213,13 +226,17 @@ import Testing
         var store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
         var transaction = Transaction()
         let keys = store.allocateKeys(for: TestSchema.employee, count: 40_000)
-        for (index, key) in keys.enumerated() { transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(index)) }
+        for (index, key) in keys.enumerated() {
+            transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(index))
+        }
         try store.commit(transaction)
         try store.close()  // writes a checkpoint holding the salary index
 
         store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
         try store.close()
-        #expect(store.fetchIndexLoading.wait(timeout: .now()) == .success, "the fetch indexes were still loading after close()")
+        #expect(
+            store.fetchIndexLoading.wait(timeout: .now()) == .success,
+            "the fetch indexes were still loading after close()")
 
         store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
         let salary = 1

@@ -39,7 +39,9 @@ import Testing
 
         var builder = RecordBuilder(kind: .transaction, blockSize: 16 << 10)
         let codec = RowCodec(TestSchema.schema.entities[TestSchema.employee])
-        builder.add(.update, entity: TestSchema.employee, key: 3, row: TestSchema.employee(30), codec: codec, changedColumns: [0])
+        builder.add(
+            .update, entity: TestSchema.employee, key: 3, row: TestSchema.employee(30), codec: codec,
+            changedColumns: [0])
         builder.addPrior(TestSchema.employee(3), codec: codec)
         var bytes = builder.build(author: "new", bundleID: "tool", processID: 42, cursors: ["indexer": 2]).bytes
         RecordHeader.seal(&bytes, sequence: 10)

@@ -14,7 +14,9 @@ import Testing
             var transaction = Transaction(author: "writer \(index)")
             transaction.insert(TestSchema.employee, key: Int64(index), row: TestSchema.employee(index))
             if index > 1 {
-                transaction.update(TestSchema.employee, key: Int64(index - 1), row: TestSchema.employee(index * 1_000), changedColumns: [0, 1])
+                transaction.update(
+                    TestSchema.employee, key: Int64(index - 1), row: TestSchema.employee(index * 1_000),
+                    changedColumns: [0, 1])
             }
             return transaction
         }
@@ -50,7 +52,9 @@ import Testing
         #expect(replica.map { $0.changes.map(\.key) } == original.map { $0.changes.map(\.key) })
         #expect(replica.map { $0.changes.map(\.previousRow) } == original.map { $0.changes.map(\.previousRow) })
         for key in [1, count / 2, count] {
-            #expect(try destination.read(TestSchema.employee, key: Int64(key)) == source.read(TestSchema.employee, key: Int64(key)))
+            #expect(
+                try destination.read(TestSchema.employee, key: Int64(key))
+                    == source.read(TestSchema.employee, key: Int64(key)))
         }
         try destination.close()
         try source.close()
@@ -60,7 +64,8 @@ import Testing
         let directory = TemporaryDirectory()
         let source = try Self.source(at: directory.store("Source"), count: 40)
         let url = directory.store("Destination")
-        var destination: Store? = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        var destination: Store? = try Store.open(
+            at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
         struct Stop: Error {}
         #expect(throws: Stop.self) {
             try destination!.replayHistory(from: source) { applied, _ in

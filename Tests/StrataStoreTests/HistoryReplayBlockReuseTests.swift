@@ -14,7 +14,8 @@ import Testing
     static func fill(_ store: Store) throws {
         var departments = Transaction(author: "departments")
         for key in 1...3 as ClosedRange<Int64> {
-            departments.insert(TestSchema.department, key: key, row: Row([.string("Department \(key)"), .double(Double(key) * 1_000)]))
+            departments.insert(
+                TestSchema.department, key: key, row: Row([.string("Department \(key)"), .double(Double(key) * 1_000)]))
         }
         try store.commit(departments)
         for index in 1...40 {
@@ -23,22 +24,28 @@ import Testing
             transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(index, department: key % 3 + 1))
             if index % 4 == 0 {
                 // The same key inserted and updated in one transaction.
-                transaction.update(TestSchema.employee, key: key, row: TestSchema.employee(index * 11, department: 1), changedColumns: [1, 3])
+                transaction.update(
+                    TestSchema.employee, key: key, row: TestSchema.employee(index * 11, department: 1),
+                    changedColumns: [1, 3])
             }
             if index > 1 {
-                transaction.update(TestSchema.employee, key: key - 1, row: TestSchema.employee(index * 100, department: 2), changedColumns: [0, 1, 3])
+                transaction.update(
+                    TestSchema.employee, key: key - 1, row: TestSchema.employee(index * 100, department: 2),
+                    changedColumns: [0, 1, 3])
             }
             if index > 5 && index % 5 == 0 { transaction.delete(TestSchema.employee, key: key - 5) }
             try store.commit(transaction)
         }
         var budgets = Transaction(author: "budgets")
-        budgets.update(TestSchema.department, key: 2, row: Row([.string("Department 2"), .double(9_999)]), changedColumns: [1])
+        budgets.update(
+            TestSchema.department, key: 2, row: Row([.string("Department 2"), .double(9_999)]), changedColumns: [1])
         try store.commit(budgets)
     }
 
     @Test func replayedRecordsReplayFromTheDestinationsLogAlone() throws {
         let directory = TemporaryDirectory()
-        let source = try Store.open(at: directory.store("Source"), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let source = try Store.open(
+            at: directory.store("Source"), schema: TestSchema.schema, configuration: TestSchema.configuration())
         try Self.fill(source)
         let url = directory.store("Destination")
         var destination = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
@@ -66,7 +73,8 @@ import Testing
 
     @Test func aDestinationRowThatDiffersFromTheSourcesPriorRowIsTheOneItsHistoryKeeps() throws {
         let directory = TemporaryDirectory()
-        let source = try Store.open(at: directory.store("Source"), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let source = try Store.open(
+            at: directory.store("Source"), schema: TestSchema.schema, configuration: TestSchema.configuration())
         var insert = Transaction(author: "insert")
         insert.insert(TestSchema.employee, key: 1, row: TestSchema.employee(1))
         try source.commit(insert)
@@ -91,7 +99,8 @@ import Testing
         destination = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
         let history = try destination.history()
         #expect(history.map(\.author) == ["insert", "local", "update", "delete"])
-        #expect(history[2].changes.first?.previousRow == local, "the destination's row before the update, not the source's")
+        #expect(
+            history[2].changes.first?.previousRow == local, "the destination's row before the update, not the source's")
         #expect(history[2].changes.first?.row == TestSchema.employee(2))
         #expect(history[3].changes.first?.previousRow == TestSchema.employee(2))
         #expect(try destination.read(TestSchema.employee, key: 1) == nil)

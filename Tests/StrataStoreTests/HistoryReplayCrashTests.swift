@@ -11,11 +11,16 @@ import Testing
         let directory = TemporaryDirectory()
         var configuration = TestSchema.configuration()
         configuration.logger.logLevel = .error
-        let source = try Store.open(at: directory.store("Source"), schema: TestSchema.schema, configuration: configuration)
+        let source = try Store.open(
+            at: directory.store("Source"), schema: TestSchema.schema, configuration: configuration)
         for key in 1...6 as ClosedRange<Int64> {
             var transaction = Transaction(author: "writer \(key)")
             transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(Int(key)))
-            if key > 1 { transaction.update(TestSchema.employee, key: key - 1, row: TestSchema.employee(Int(key) * 100), changedColumns: [0, 1, 2]) }
+            if key > 1 {
+                transaction.update(
+                    TestSchema.employee, key: key - 1, row: TestSchema.employee(Int(key) * 100),
+                    changedColumns: [0, 1, 2])
+            }
             try source.commit(transaction)
         }
         let url = directory.store("Destination")

@@ -27,13 +27,17 @@ import Testing
         #expect(destination.historyConsumers[Store.replayConsumerName(source: source.storeID)]?.sequence == 10)
 
         try destination.deleteHistory(before: 13)
-        #expect(destination.historyFloor == 12, "the replay cursor (source sequence 10) must not hold destination sequences 10-12")
+        #expect(
+            destination.historyFloor == 12,
+            "the replay cursor (source sequence 10) must not hold destination sequences 10-12")
         #expect(try destination.history(after: 12).map(\.sequence) == [13])
         try destination.close()
 
         destination = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
         #expect(destination.historyFloor == 12)
-        #expect(try destination.replayHistory(from: source) == 0, "the cursor survives the reopen: nothing is applied twice")
+        #expect(
+            try destination.replayHistory(from: source) == 0, "the cursor survives the reopen: nothing is applied twice"
+        )
         try destination.close()
         try source.close()
     }
@@ -41,14 +45,19 @@ import Testing
     @Test func aDestinationWithDeletedHistoryReplaysTheSourceFromItsStart() throws {
         let directory = TemporaryDirectory()
         let source = try HistoryReplayBatchTests.source(at: directory.store("Source"), count: 4)
-        let destination = try Store.open(at: directory.store("Destination"), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let destination = try Store.open(
+            at: directory.store("Destination"), schema: TestSchema.schema, configuration: TestSchema.configuration())
         try Self.insert(6, from: 1_000, into: destination)
         try destination.deleteHistory(before: 7)
         #expect(destination.historyFloor == 6)
 
-        #expect(try destination.replayHistory(from: source) == 4, "the cursor starts at the source's sequence 0, not the destination's floor")
+        #expect(
+            try destination.replayHistory(from: source) == 4,
+            "the cursor starts at the source's sequence 0, not the destination's floor")
         for key in 1...4 {
-            #expect(try destination.read(TestSchema.employee, key: Int64(key)) == source.read(TestSchema.employee, key: Int64(key)))
+            #expect(
+                try destination.read(TestSchema.employee, key: Int64(key))
+                    == source.read(TestSchema.employee, key: Int64(key)))
         }
         try destination.close()
         try source.close()
@@ -59,7 +68,8 @@ import Testing
         let source = try HistoryReplayBatchTests.source(at: directory.store("Source"), count: 5)
         var configuration = TestSchema.configuration()
         configuration.historyConsumerLagLimit = 1
-        let destination = try Store.open(at: directory.store("Destination"), schema: TestSchema.schema, configuration: configuration)
+        let destination = try Store.open(
+            at: directory.store("Destination"), schema: TestSchema.schema, configuration: configuration)
         #expect(try destination.replayHistory(from: source) == 5)
         try Self.insert(20, from: 1_000, into: destination)
         try destination.deleteHistory(before: destination.lastSequence)

@@ -15,11 +15,15 @@ import Testing
         let authors = try destination.history().map(\.author)
         let expected = (1...count).map { "writer \($0)" }
         #expect(Array(expected.prefix(authors.count)) == authors, "a prefix of the source's transactions, none twice")
-        #expect(destination.historyConsumers[Store.replayConsumerName(source: source.storeID)]?.sequence ?? 0 == UInt64(authors.count))
+        #expect(
+            destination.historyConsumers[Store.replayConsumerName(source: source.storeID)]?.sequence ?? 0
+                == UInt64(authors.count))
         #expect(try destination.replayHistory(from: source) == count - authors.count)
         #expect(try destination.history().map(\.author) == expected)
         for key in [1, count / 2, count - 1, count] {
-            #expect(try destination.read(TestSchema.employee, key: Int64(key)) == source.read(TestSchema.employee, key: Int64(key)))
+            #expect(
+                try destination.read(TestSchema.employee, key: Int64(key))
+                    == source.read(TestSchema.employee, key: Int64(key)))
         }
         #expect(try destination.replayHistory(from: source) == 0)
         try destination.close()
@@ -34,7 +38,8 @@ import Testing
         let segment: String
         let records: [Range<Int64>]
         do {
-            var destination: Store? = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+            var destination: Store? = try Store.open(
+                at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
             #expect(try destination!.replayHistory(from: source) == count)
             #expect(destination!.statistics.commitGroups == 1, "one append for the whole batch")
             let (entries, id) = destination!.state.withLock { ($0.history, $0.activeSegment) }
@@ -66,7 +71,8 @@ import Testing
         let strata = try BuiltExecutable.url(named: "strata").path
         let complete = directory.store("Complete")
         let started = ContinuousClock.now
-        let (end, output) = try ChildProcess.run(strata, ["replay", sourceURL.path, complete.path], stderrPath: directory.path + "/complete.err")
+        let (end, output) = try ChildProcess.run(
+            strata, ["replay", sourceURL.path, complete.path], stderrPath: directory.path + "/complete.err")
         let duration = ContinuousClock.now - started
         #expect(end == .exited(0))
         #expect(output == "replayed \(count) transactions\n")
@@ -77,13 +83,15 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         for iteration in 0..<6 {
             let url = directory.store("Killed\(iteration)")
-            let child = try ChildProcess(strata, ["replay", sourceURL.path, url.path], stderrPath: directory.path + "/killed\(iteration).err")
+            let child = try ChildProcess(
+                strata, ["replay", sourceURL.path, url.path], stderrPath: directory.path + "/killed\(iteration).err")
             let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
             Thread.sleep(forTimeInterval: seconds * Double.random(in: 0.05...1, using: &generator))
             child.sigkill()
             _ = child.wait()
             // The source is opened read-only by the replay; open it here only once the child is gone.
-            let source = try Store.open(at: sourceURL, schema: TestSchema.schema, configuration: TestSchema.configuration())
+            let source = try Store.open(
+                at: sourceURL, schema: TestSchema.schema, configuration: TestSchema.configuration())
             try Self.checkPrefixThenResume(url, source: source, count: count)
             try source.close()
         }

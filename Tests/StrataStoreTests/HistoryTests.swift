@@ -25,10 +25,12 @@ import Testing
         func commit(_ transaction: Transaction, _ changes: [HistoryChange]) throws {
             let sequence = try store.commit(transaction)
             #expect(sequence == UInt64(expected.count + 1))
-            expected.append(HistoryTransaction(
-                sequence: sequence, timestamp: transaction.timestamp, author: transaction.author,
-                contextName: transaction.contextName, bundleID: transaction.bundleID, processID: transaction.processID,
-                changes: changes))
+            expected.append(
+                HistoryTransaction(
+                    sequence: sequence, timestamp: transaction.timestamp, author: transaction.author,
+                    contextName: transaction.contextName, bundleID: transaction.bundleID,
+                    processID: transaction.processID,
+                    changes: changes))
         }
         let research = Row([.string("Research"), .double(1.5e6)])
         let sales = Row([.string("Sales"), .double(2e5)])
@@ -43,7 +45,8 @@ import Testing
         for key in 1...20 as ClosedRange<Int64> {
             let row = TestSchema.employee(Int(key), department: key % 2 + 1)
             first.insert(employee, key: key, row: row)
-            changes.append(HistoryChange(kind: .insert, entity: employee, key: key, changedColumns: [0, 1, 2, 3], row: row))
+            changes.append(
+                HistoryChange(kind: .insert, entity: employee, key: key, changedColumns: [0, 1, 2, 3], row: row))
         }
         try commit(first, changes)
 
@@ -56,27 +59,37 @@ import Testing
         moved[2] = .null
         moved[3] = .reference(2)
         raise.update(employee, key: 4, row: moved, changedColumns: [2, 3])
-        try commit(raise, [
-            HistoryChange(kind: .update, entity: employee, key: 3, changedColumns: [1], row: raised,
-                          previousRow: TestSchema.employee(3, department: 2)),
-            HistoryChange(kind: .update, entity: employee, key: 4, changedColumns: [2, 3], row: moved,
-                          previousRow: TestSchema.employee(4, department: 1)),
-        ])
+        try commit(
+            raise,
+            [
+                HistoryChange(
+                    kind: .update, entity: employee, key: 3, changedColumns: [1], row: raised,
+                    previousRow: TestSchema.employee(3, department: 2)),
+                HistoryChange(
+                    kind: .update, entity: employee, key: 4, changedColumns: [2, 3], row: moved,
+                    previousRow: TestSchema.employee(4, department: 1)),
+            ])
 
         var removal = Transaction(contextName: "cleanup")
         removal.timestamp = date(3)
         removal.delete(employee, key: 5)
         removal.delete(department, key: 2)
         removal.insert(employee, key: 21, row: TestSchema.employee(21))
-        try commit(removal, [
-            // Employee keeps only its name in tombstones; Department keeps nothing.
-            HistoryChange(kind: .delete, entity: employee, key: 5, changedColumns: [],
-                          row: nil, tombstone: Row([.string("Employee 5"), .null, .null, .null]),
-                          previousRow: TestSchema.employee(5, department: 2)),
-            HistoryChange(kind: .delete, entity: department, key: 2, changedColumns: [], row: nil, tombstone: nil,
-                          previousRow: sales),
-            HistoryChange(kind: .insert, entity: employee, key: 21, changedColumns: [0, 1, 2, 3], row: TestSchema.employee(21)),
-        ])
+        try commit(
+            removal,
+            [
+                // Employee keeps only its name in tombstones; Department keeps nothing.
+                HistoryChange(
+                    kind: .delete, entity: employee, key: 5, changedColumns: [],
+                    row: nil, tombstone: Row([.string("Employee 5"), .null, .null, .null]),
+                    previousRow: TestSchema.employee(5, department: 2)),
+                HistoryChange(
+                    kind: .delete, entity: department, key: 2, changedColumns: [], row: nil, tombstone: nil,
+                    previousRow: sales),
+                HistoryChange(
+                    kind: .insert, entity: employee, key: 21, changedColumns: [0, 1, 2, 3], row: TestSchema.employee(21)
+                ),
+            ])
 
         for round in 4...12 {
             var transaction = Transaction(author: "round \(round)")
@@ -84,9 +97,13 @@ import Testing
             let key = Int64(round + 2)
             let row = TestSchema.employee(round * 100, department: 1)
             transaction.update(employee, key: key, row: row, changedColumns: [0, 1, 2])
-            try commit(transaction, [HistoryChange(
-                kind: .update, entity: employee, key: key, changedColumns: [0, 1, 2], row: row,
-                previousRow: TestSchema.employee(Int(key), department: key % 2 + 1))])
+            try commit(
+                transaction,
+                [
+                    HistoryChange(
+                        kind: .update, entity: employee, key: key, changedColumns: [0, 1, 2], row: row,
+                        previousRow: TestSchema.employee(Int(key), department: key % 2 + 1))
+                ])
         }
         return expected
     }
@@ -152,10 +169,13 @@ import Testing
         #expect(try store!.commit(more) == 13)
         let latest = try store!.history(after: 12)
         #expect(latest.map(\.sequence) == [13])
-        #expect(latest.first?.changes == [HistoryChange(
-            kind: .delete, entity: Self.employee, key: 12, changedColumns: [], row: nil,
-            tombstone: Row([.string("Employee 1000"), .null, .null, .null]),
-            previousRow: TestSchema.employee(1000, department: 1))])
+        #expect(
+            latest.first?.changes == [
+                HistoryChange(
+                    kind: .delete, entity: Self.employee, key: 12, changedColumns: [], row: nil,
+                    tombstone: Row([.string("Employee 1000"), .null, .null, .null]),
+                    previousRow: TestSchema.employee(1000, department: 1))
+            ])
 
         try store!.deleteHistory(before: 14)
         #expect(try store!.history(after: 13).isEmpty)
@@ -189,7 +209,9 @@ import Testing
             #expect(history.map(\.sequence) == Array(30...61), "\(stage)")
             for transaction in history {
                 #expect(transaction.author == "v\(transaction.sequence - 1)", "\(stage)")
-                #expect(transaction.changes.first?.row == expectedRows[transaction.sequence], "\(stage) \(transaction.sequence)")
+                #expect(
+                    transaction.changes.first?.row == expectedRows[transaction.sequence],
+                    "\(stage) \(transaction.sequence)")
             }
             #expect(try store!.read(Self.employee, key: 1) == TestSchema.employee(60), "\(stage)")
         }
@@ -203,7 +225,8 @@ import Testing
     @Test func storeWithoutHistoryTrackingThrowsAndCompactionReclaimsEverythingDead() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
-        var store: Store? = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration(historyTracking: false))
+        var store: Store? = try Store.open(
+            at: url, schema: TestSchema.schema, configuration: Self.configuration(historyTracking: false))
         let keys = store!.allocateKeys(for: Self.employee, count: 50)
         var insert = Transaction()
         for key in keys { insert.insert(Self.employee, key: key, row: TestSchema.employee(Int(key))) }
@@ -211,7 +234,8 @@ import Testing
         for round in 1...8 {
             var transaction = Transaction()
             for key in keys where key % 5 != 0 {
-                transaction.update(Self.employee, key: key, row: TestSchema.employee(Int(key) * 1000 + round), changedColumns: [0, 1])
+                transaction.update(
+                    Self.employee, key: key, row: TestSchema.employee(Int(key) * 1000 + round), changedColumns: [0, 1])
             }
             try store!.commit(transaction)
         }
@@ -231,12 +255,15 @@ import Testing
         #expect(report.bytesAfter < report.bytesBefore / 3, "\(report)")
         #expect(store!.segments().allSatisfy { $0.deadBytes == 0 }, "\(store!.segments())")
         for key in keys {
-            #expect(try store!.read(Self.employee, key: key) == (key % 5 == 0 ? nil : TestSchema.employee(Int(key) * 1000 + 8)))
+            #expect(
+                try store!.read(Self.employee, key: key)
+                    == (key % 5 == 0 ? nil : TestSchema.employee(Int(key) * 1000 + 8)))
         }
         try store!.close()
 
         // The store keeps the setting it was created with.
-        store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration(historyTracking: true))
+        store = try Store.open(
+            at: url, schema: TestSchema.schema, configuration: Self.configuration(historyTracking: true))
         #expect(throws: StoreError.self) { try store!.history() }
         #expect(store!.count(Self.employee) == 40)
         try store!.close()

@@ -7,7 +7,9 @@ import Testing
 @Suite struct IndexChangeListTests {
     static func list(_ keys: Range<Int>, reserving: Int? = nil) -> IndexChangeList {
         var list = reserving.map { IndexChangeList(reservingCapacity: $0) } ?? IndexChangeList()
-        for key in keys { list.append(OrderedIndexChange(value: .int(Int64(key)), key: PrimaryKey(key), inserts: true)) }
+        for key in keys {
+            list.append(OrderedIndexChange(value: .int(Int64(key)), key: PrimaryKey(key), inserts: true))
+        }
         return list
     }
 

@@ -11,8 +11,11 @@ import Testing
 @Suite struct InsertedRowsTests {
     /// The rows of employees `keys`, made by ``ParallelEncodingTests/inserts(_:)``'s rule, with
     /// `fill` failing for the rows `failing` names with the error it gives.
-    static func rows(_ keys: Range<PrimaryKey>, failing: @escaping @Sendable (Int) -> (any Error)? = { _ in nil }) -> InsertedRows {
-        InsertedRows(entity: TestSchema.employee, keys: keys, template: Row([.null, .null, .string("default"), .null])) { index, row in
+    static func rows(
+        _ keys: Range<PrimaryKey>, failing: @escaping @Sendable (Int) -> (any Error)? = { _ in nil }
+    ) -> InsertedRows {
+        InsertedRows(entity: TestSchema.employee, keys: keys, template: Row([.null, .null, .string("default"), .null]))
+        { index, row in
             if let error = failing(index) { throw error }
             let made = TestSchema.employee(index)
             row.values[0] = made.values[0]
@@ -24,7 +27,8 @@ import Testing
     /// The row ``rows(_:failing:)`` makes at `index`.
     static func row(_ index: Int) -> Row {
         var row = TestSchema.employee(index)
-        row.values[2] = index % 3 == 0 ? .string("default") : .string(String(repeating: "note \(index) ", count: index % 97))
+        row.values[2] =
+            index % 3 == 0 ? .string("default") : .string(String(repeating: "note \(index) ", count: index % 97))
         row.values[3] = .null
         return row
     }
@@ -45,15 +49,23 @@ import Testing
                 store = try Store.open(at: url, schema: TestSchema.schema, configuration: configuration)
             }
             #expect(store.count(TestSchema.employee) == count)
-            for (index, key) in keys.enumerated() where try store.read(TestSchema.employee, key: key) != Self.row(index) {
+            for (index, key) in keys.enumerated() where try store.read(TestSchema.employee, key: key) != Self.row(index)
+            {
                 Issue.record("employee \(key) reads back otherwise (reopened: \(reopen))")
                 break
             }
             let history = try store.history(after: sequence - 1)
-            #expect(history.count == 1 && history.first?.changes.map(\.key) == Array(keys), "one transaction, its inserts in order")
+            #expect(
+                history.count == 1 && history.first?.changes.map(\.key) == Array(keys),
+                "one transaction, its inserts in order")
             #expect(history.first?.author == "importer")
-            guard case .int(let salary) = Self.row(count - 1)[1] else { Issue.record("no salary"); return }
-            #expect(try store.keys(TestSchema.employee, column: 1, matching: .equal(.int(salary))).contains(keys.upperBound - 1))
+            guard case .int(let salary) = Self.row(count - 1)[1] else {
+                Issue.record("no salary")
+                return
+            }
+            #expect(
+                try store.keys(TestSchema.employee, column: 1, matching: .equal(.int(salary))).contains(
+                    keys.upperBound - 1))
         }
         #expect(store.allocateKeys(for: TestSchema.employee, count: 1).lowerBound > keys.upperBound - 1)
         try store.close()
@@ -66,14 +78,16 @@ import Testing
 
     @Test func theFirstRowThatFailsFailsTheCommitAndNothingIsWritten() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
         let count = 3 * ParallelParts.rowsPerPart
         let allocated = store.allocateKeys(for: TestSchema.employee, count: count)
         let keys = allocated.lowerBound..<(allocated.upperBound + 1)
         // Two failing rows in different parts: the first in row order is the one reported.
         let failing = [2 * ParallelParts.rowsPerPart + 17, count - 1]
         let thrown = #expect(throws: MadeUpError.self) {
-            try store.commit(Transaction(), inserting: Self.rows(keys) { failing.contains($0) ? MadeUpError(index: $0) : nil })
+            try store.commit(
+                Transaction(), inserting: Self.rows(keys) { failing.contains($0) ? MadeUpError(index: $0) : nil })
         }
         #expect(thrown == MadeUpError(index: failing[0]))
         // A row the store refuses (no salary) fails it as that row alone would.
@@ -89,7 +103,10 @@ import Testing
         let expected = #expect(throws: StoreError.self) { try store.commit(alone) }
         #expect(error?.code == .invalidValue && error?.message == expected?.message)
         #expect(store.lastSequence == 0 && store.count(TestSchema.employee) == 0)
-        guard case .int(let salary) = Self.row(0)[1] else { Issue.record("no salary"); return }
+        guard case .int(let salary) = Self.row(0)[1] else {
+            Issue.record("no salary")
+            return
+        }
         #expect(try store.keys(TestSchema.employee, column: 1, matching: .equal(.int(salary))).isEmpty)
 
         // Operations besides the rows are refused; the store still commits.
@@ -110,9 +127,14 @@ import Testing
         var expected: [(op: Int, value: Value)] = []
         for index in 0..<10 {
             let entity = index % 3 == 0 ? TestSchema.department : TestSchema.employee
-            let row = entity == TestSchema.employee ? TestSchema.employee(index) : Row([.string("Department \(index)"), .double(1)])
+            let row =
+                entity == TestSchema.employee
+                ? TestSchema.employee(index) : Row([.string("Department \(index)"), .double(1)])
             let column = entity == TestSchema.employee ? 1 : 0
-            ops.append(RecordOp(kind: .insert, entity: entity, key: Int64(100 + index), block: 0, slot: index, size: 0, changedColumns: []))
+            ops.append(
+                RecordOp(
+                    kind: .insert, entity: entity, key: Int64(100 + index), block: 0, slot: index, size: 0,
+                    changedColumns: []))
             parts[index < 4 ? 0 : 1].record(entity, Int64(100 + index), columns: [column], old: nil, new: .row(row))
             expected.append((index, row[column]))
         }
@@ -126,7 +148,8 @@ import Testing
 
     @Test func anUpdateInTheGroupOfABulkInsertMovesTheInsertedRowsIndexEntry() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
         let keys = Array(store.allocateKeys(for: TestSchema.employee, count: 3 * ParallelParts.rowsPerPart))
         // The bulk insert records its index changes in parts and keeps no rows; the update of
         // one of its keys in the same group takes the row's old indexed value from them.
@@ -142,8 +165,11 @@ import Testing
         try store.commit([bulk, update])
         #expect(!(try store.keys(TestSchema.employee, column: 1, matching: .equal(.int(before))).contains(key)))
         #expect(try store.keys(TestSchema.employee, column: 1, matching: .equal(.int(999_999))) == [key])
-        #expect(try store.keys(TestSchema.employee, column: 1, matching: .equal(.int(before))).count
-            == bulk.operations.count { if case .insert(_, _, let row) = $0 { row[1] == .int(before) } else { false } } - 1)
+        #expect(
+            try store.keys(TestSchema.employee, column: 1, matching: .equal(.int(before))).count
+                == bulk.operations.count {
+                    if case .insert(_, _, let row) = $0 { row[1] == .int(before) } else { false }
+                } - 1)
         try store.close()
     }
 }

@@ -18,7 +18,8 @@ import Testing
 
     @Test func keysStartAtOneAndIncreasePerEntity() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: Self.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: Self.configuration())
         #expect(store.allocateKeys(for: Self.employee) == 1...1)
         #expect(store.allocateKeys(for: Self.employee, count: 5) == 2...6)
         #expect(store.allocateKeys(for: Self.department) == 1...1)
@@ -88,7 +89,9 @@ import Testing
         try store!.compact()
         try reopen()
         #expect(store!.allocateKeys(for: Self.employee).lowerBound > 501, "\(reopening)")
-        #expect(store!.allocateKeys(for: Self.department).lowerBound == 1, "\(reopening): other entities keep their own keys")
+        #expect(
+            store!.allocateKeys(for: Self.department).lowerBound == 1,
+            "\(reopening): other entities keep their own keys")
         try store!.close()
     }
 
@@ -97,7 +100,8 @@ import Testing
         let url = directory.store()
         var store: Store? = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
         var insert = Transaction()
-        insert.insert(Self.employee, key: store!.allocateKeys(for: Self.employee).lowerBound, row: TestSchema.employee(1))
+        insert.insert(
+            Self.employee, key: store!.allocateKeys(for: Self.employee).lowerBound, row: TestSchema.employee(1))
         try store!.commit(insert)
         let unused = store!.allocateKeys(for: Self.employee, count: 10)
         #expect(unused == 2...11)
@@ -114,19 +118,22 @@ import Testing
 
     @Test func concurrentAllocationGivesDisjointRanges() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: Self.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: Self.configuration())
         let threads = 8
         let ranges = LockedBox<[ClosedRange<PrimaryKey>]>([])
-        runThreads((0..<threads).map { thread in
-            {
-                var random = SplitMix64(seed: UInt64(thread) + 1)
-                var mine: [ClosedRange<PrimaryKey>] = []
-                for _ in 0..<2_000 {
-                    mine.append(store.allocateKeys(for: Self.employee, count: Int.random(in: 1...5, using: &random)))
+        runThreads(
+            (0..<threads).map { thread in
+                {
+                    var random = SplitMix64(seed: UInt64(thread) + 1)
+                    var mine: [ClosedRange<PrimaryKey>] = []
+                    for _ in 0..<2_000 {
+                        mine.append(
+                            store.allocateKeys(for: Self.employee, count: Int.random(in: 1...5, using: &random)))
+                    }
+                    ranges.withLock { $0.append(contentsOf: mine) }
                 }
-                ranges.withLock { $0.append(contentsOf: mine) }
-            }
-        })
+            })
         let all = ranges.withLock { $0 }.sorted { $0.lowerBound < $1.lowerBound }
         #expect(all.count == threads * 2_000)
         #expect(all.first?.lowerBound == 1)

@@ -33,7 +33,9 @@ import Testing
         try #require(history.count == 1 && history[0].changes.count == 30)
         #expect(history[0].changes[0].previousRow?[2] == .string("as the caller read it"))
         for index in 60..<90 {
-            #expect(try !BulkCommitTests.keys(salary: try BulkUpdateDeleteCommitTests.salary(index), in: store).contains(keys[index]))
+            #expect(
+                try !BulkCommitTests.keys(salary: try BulkUpdateDeleteCommitTests.salary(index), in: store).contains(
+                    keys[index]))
         }
         try store.close()
     }
@@ -58,7 +60,9 @@ import Testing
         }
         for index in 60..<65 {
             // The index entry the later commit made is gone, not the stale one looked for.
-            #expect(try !BulkCommitTests.keys(salary: try BulkUpdateDeleteCommitTests.salary(1_000 + index), in: store).contains(keys[index]))
+            #expect(
+                try !BulkCommitTests.keys(salary: try BulkUpdateDeleteCommitTests.salary(1_000 + index), in: store)
+                    .contains(keys[index]))
         }
         try store.close()
     }

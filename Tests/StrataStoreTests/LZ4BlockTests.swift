@@ -44,7 +44,8 @@ struct LZ4BlockTests {
         var compressed = 0
         for index in 0..<200 {
             let size = [100, 4_000, 70_000, 300_000][index % 4]
-            let raw = index % 7 == 3 ? Self.random(size, seed: UInt64(index)) : Self.compressible(size, seed: UInt64(index))
+            let raw =
+                index % 7 == 3 ? Self.random(size, seed: UInt64(index)) : Self.compressible(size, seed: UInt64(index))
             if Self.roundTrip(raw) { compressed += 1 }
         }
         #expect(compressed >= 170)

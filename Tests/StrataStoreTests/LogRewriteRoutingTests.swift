@@ -9,18 +9,25 @@ import Testing
 @Suite struct LogRewriteRoutingTests {
     /// One entity whose rows carry a tag (1, 2 or 3) and a name.
     static let before = try! Schema(entities: [
-        EntitySchema(id: 0, name: "Thing", columns: [
-            ColumnSchema(name: "_entity", type: .int16), ColumnSchema(name: "name", type: .string),
-        ])
+        EntitySchema(
+            id: 0, name: "Thing",
+            columns: [
+                ColumnSchema(name: "_entity", type: .int16), ColumnSchema(name: "name", type: .string),
+            ])
     ])
     /// Tag 1 stays in entity 0, tag 2 moves to entity 1 (with a new column); tag 3 is gone.
     static let after = try! Schema(entities: [
-        EntitySchema(id: 0, name: "Thing", columns: [
-            ColumnSchema(name: "_entity", type: .int16), ColumnSchema(name: "name", type: .string),
-        ]),
-        EntitySchema(id: 1, name: "Other", columns: [
-            ColumnSchema(name: "_entity", type: .int16), ColumnSchema(name: "name", type: .string), ColumnSchema(name: "extra", type: .string),
-        ]),
+        EntitySchema(
+            id: 0, name: "Thing",
+            columns: [
+                ColumnSchema(name: "_entity", type: .int16), ColumnSchema(name: "name", type: .string),
+            ]),
+        EntitySchema(
+            id: 1, name: "Other",
+            columns: [
+                ColumnSchema(name: "_entity", type: .int16), ColumnSchema(name: "name", type: .string),
+                ColumnSchema(name: "extra", type: .string),
+            ]),
     ])
 
     static var rewrite: LogRewrite {
@@ -49,10 +56,14 @@ import Testing
         configuration.segmentSize = 2 << 10
         let store = try Store.open(at: url, schema: Self.before, configuration: configuration)
         var insert = Transaction()
-        for key in store.allocateKeys(for: 0, count: 30) { insert.insert(0, key: key, row: Row([.int(Self.tag(key)), .string("n\(key)")])) }
+        for key in store.allocateKeys(for: 0, count: 30) {
+            insert.insert(0, key: key, row: Row([.int(Self.tag(key)), .string("n\(key)")]))
+        }
         try store.commit(insert)
         var change = Transaction()
-        for key: Int64 in [1, 2, 3] { change.update(0, key: key, row: Row([.int(Self.tag(key)), .string("u\(key)")]), changedColumns: [1]) }
+        for key: Int64 in [1, 2, 3] {
+            change.update(0, key: key, row: Row([.int(Self.tag(key)), .string("u\(key)")]), changedColumns: [1])
+        }
         for key: Int64 in [4, 5, 6] { change.delete(0, key: key) }
         try store.commit(change)
         try store.close()

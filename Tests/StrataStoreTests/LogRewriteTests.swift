@@ -9,15 +9,19 @@ import Testing
     /// Employees only (the department entity dropped), now entity 0: `name`, `salary` as a
     /// string, `notes` dropped, a new `code` column; `department` is gone with its entity.
     static let rewritten = try! Schema(entities: [
-        EntitySchema(id: 0, name: "Employee", columns: [
-            ColumnSchema(name: "name", type: .string, isNullable: false, keepsTombstone: true),
-            ColumnSchema(name: "salary", type: .string, isIndexed: true),
-            ColumnSchema(name: "code", type: .string),
-        ])
+        EntitySchema(
+            id: 0, name: "Employee",
+            columns: [
+                ColumnSchema(name: "name", type: .string, isNullable: false, keepsTombstone: true),
+                ColumnSchema(name: "salary", type: .string, isIndexed: true),
+                ColumnSchema(name: "code", type: .string),
+            ])
     ])
 
     /// The rewrite to ``rewritten``: `salary` becomes its decimal text, `code` is `k<key>`.
-    static let rewrite = LogRewrite(schema: rewritten, entities: [TestSchema.employee: 0], columns: [TestSchema.employee: [0: 0, 1: 1]]) { _, key, row in
+    static let rewrite = LogRewrite(
+        schema: rewritten, entities: [TestSchema.employee: 0], columns: [TestSchema.employee: [0: 0, 1: 1]]
+    ) { _, key, row in
         guard case .int(let salary) = row[1] else { return Row([row[0], .null, .null]) }
         return Row([row[0], .string(String(salary)), .string("k\(key)")])
     }
@@ -76,7 +80,8 @@ import Testing
         #expect(before.count > 1, "the log spans several segments")
         let report = try Store.rewriteLog(at: url, Self.rewrite, configuration: Self.configuration())
         #expect(report.segmentsRead == before.count)
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: url.path + "/segments")).isDisjoint(with: before))
+        #expect(
+            Set(try FileManager.default.contentsOfDirectory(atPath: url.path + "/segments")).isDisjoint(with: before))
         #expect(try Store.storedSchema(at: url) == Self.rewritten)
 
         for _ in 0..<2 {
@@ -107,11 +112,14 @@ import Testing
             #expect(deletes.changes.count == 200)
             for change in deletes.changes {
                 #expect(change.kind == .delete)
-                #expect(change.tombstone == Row([Self.converted(filled.index[change.key]!, key: change.key)[0], .null, .null]))
+                #expect(
+                    change.tombstone
+                        == Row([Self.converted(filled.index[change.key]!, key: change.key)[0], .null, .null]))
                 #expect(change.previousRow == Self.converted(filled.index[change.key]!, key: change.key))
             }
             let raisedKey = try #require(filled.live.first)
-            #expect(try store.keys(0, column: 1, matching: .equal(.string(String(1_000_000 + raisedKey)))) == [raisedKey])
+            #expect(
+                try store.keys(0, column: 1, matching: .equal(.string(String(1_000_000 + raisedKey)))) == [raisedKey])
             // The fetch index on the converted column was rebuilt; new keys come after the old ones.
             let next = try #require(store.allocateKeys(for: 0, count: 1).first)
             #expect(next > filled.live.last!)
@@ -125,7 +133,8 @@ import Testing
         let url = directory.store()
         let filled = try fill(url)
         let before = try FileManager.default.contentsOfDirectory(atPath: url.path + "/segments").sorted()
-        let failing = LogRewrite(schema: Self.rewritten, entities: [TestSchema.employee: 0], columns: [:]) { _, key, row in
+        let failing = LogRewrite(schema: Self.rewritten, entities: [TestSchema.employee: 0], columns: [:]) {
+            _, key, row in
             guard key < 500 else { throw StoreError(.corrupt, "refused") }
             return try Self.rewrite.convert(TestSchema.employee, key, row)
         }
@@ -143,7 +152,9 @@ import Testing
         let url = directory.store()
         _ = try fill(url)
         let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
-        #expect(throws: StoreError.self) { try Store.rewriteLog(at: url, Self.rewrite, configuration: Self.configuration()) }
+        #expect(throws: StoreError.self) {
+            try Store.rewriteLog(at: url, Self.rewrite, configuration: Self.configuration())
+        }
         try store.close()
     }
 }

@@ -79,17 +79,26 @@ private struct ModelIndex {
         #expect(index.keys(matching: .equal(.int(4))) == [])
         #expect(index.keys(matching: .equal(.null)) == [0, 7])
         #expect(index.keys(matching: .range(lower: nil, upper: nil)) == [4, 2, 6, 1, 3, 5])
-        #expect(index.keys(matching: .range(lower: IndexBound(.int(3), inclusive: true), upper: nil)) == [2, 6, 1, 3, 5])
+        #expect(
+            index.keys(matching: .range(lower: IndexBound(.int(3), inclusive: true), upper: nil)) == [2, 6, 1, 3, 5])
         #expect(index.keys(matching: .range(lower: IndexBound(.int(3), inclusive: false), upper: nil)) == [1, 3, 5])
-        #expect(index.keys(matching: .range(lower: nil, upper: IndexBound(.int(5), inclusive: true))) == [4, 2, 6, 1, 3])
+        #expect(
+            index.keys(matching: .range(lower: nil, upper: IndexBound(.int(5), inclusive: true))) == [4, 2, 6, 1, 3])
         #expect(index.keys(matching: .range(lower: nil, upper: IndexBound(.int(5), inclusive: false))) == [4, 2, 6])
-        #expect(index.keys(matching: .range(lower: IndexBound(.int(5), inclusive: false), upper: IndexBound(.int(3), inclusive: true))) == [])
-        #expect(index.keys(matching: .range(lower: IndexBound(.null, inclusive: true), upper: nil)) == [4, 2, 6, 1, 3, 5])
+        #expect(
+            index.keys(
+                matching: .range(
+                    lower: IndexBound(.int(5), inclusive: false), upper: IndexBound(.int(3), inclusive: true))) == [])
+        #expect(
+            index.keys(matching: .range(lower: IndexBound(.null, inclusive: true), upper: nil)) == [4, 2, 6, 1, 3, 5])
         #expect(index.keys(matching: .in([.int(9), .int(3), .null, .int(9)])) == [0, 7, 2, 6, 5])
         #expect(index.keys(matching: .in([.int(9), .int(3), .int(9)]), descending: true) == [5, 6, 2])
         #expect(index.keys(matching: .range(lower: nil, upper: nil), descending: true, limit: 2) == [5, 3])
         #expect(index.keys(matching: .equal(.int(5)), limit: 0) == [])
-        #expect(index.count(matching: .range(lower: IndexBound(.int(2), inclusive: true), upper: IndexBound(.int(9), inclusive: false))) == 4)
+        #expect(
+            index.count(
+                matching: .range(
+                    lower: IndexBound(.int(2), inclusive: true), upper: IndexBound(.int(9), inclusive: false))) == 4)
         #expect(index.count(matching: .in([.int(5), .int(5), .int(1)])) == 3)
     }
 
@@ -110,7 +119,10 @@ private struct ModelIndex {
     @Test func bulkBuildMatchesInserts() {
         var generator = SplitMix64(seed: 10)
         let input = (0..<5_000).map { _ in
-            (Value.int(Int64.random(in: 0..<40, using: &generator)), PrimaryKey.random(in: 0..<3_000, using: &generator))
+            (
+                Value.int(Int64.random(in: 0..<40, using: &generator)),
+                PrimaryKey.random(in: 0..<3_000, using: &generator)
+            )
         }
         var inserted = OrderedIndex()
         for (value, key) in input { inserted.insert(value, key: key) }

@@ -52,12 +52,17 @@ import Testing
                 }
             }
             let history = try store.history(after: sequence - 1)
-            #expect(history.count == 1 && history.first?.changes.map(\.key) == keys, "one transaction, its inserts in order")
-            guard case .insert(_, _, let last) = transaction.operations[count - 1], case .int(let salary) = last[1] else {
+            #expect(
+                history.count == 1 && history.first?.changes.map(\.key) == keys, "one transaction, its inserts in order"
+            )
+            guard case .insert(_, _, let last) = transaction.operations[count - 1], case .int(let salary) = last[1]
+            else {
                 Issue.record("no salary")
                 return
             }
-            #expect(try store.keys(TestSchema.employee, column: 1, matching: .equal(.int(salary))).contains(keys[count - 1]))
+            #expect(
+                try store.keys(TestSchema.employee, column: 1, matching: .equal(.int(salary))).contains(keys[count - 1])
+            )
         }
         // The next key allocated follows every key the parts wrote.
         #expect(store.allocateKeys(for: TestSchema.employee, count: 1).lowerBound > keys[count - 1])
@@ -66,20 +71,26 @@ import Testing
 
     @Test func aBadRowInALaterPartFailsTheCommitAsOnePassWouldAndWritesNothing() throws {
         let directory = TemporaryDirectory()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: TestSchema.configuration())
         let keys = Array(store.allocateKeys(for: TestSchema.employee, count: 3 * ParallelParts.rowsPerPart))
         var transaction = Self.inserts(keys)
         // Two bad rows in different parts: the first in operation order is the one reported.
         let first = 2 * ParallelParts.rowsPerPart + 17
-        transaction.operations[first] = .insert(entity: TestSchema.employee, key: keys[first], row: Row([.string("x"), .string("no salary"), .null, .null]))
-        transaction.operations[keys.count - 1] = .insert(entity: TestSchema.employee, key: keys[keys.count - 1], row: Row([.null, .int(1), .null, .null]))
+        transaction.operations[first] = .insert(
+            entity: TestSchema.employee, key: keys[first], row: Row([.string("x"), .string("no salary"), .null, .null]))
+        transaction.operations[keys.count - 1] = .insert(
+            entity: TestSchema.employee, key: keys[keys.count - 1], row: Row([.null, .int(1), .null, .null]))
         var alone = Transaction()
         alone.operations = [transaction.operations[first]]
         let expected = #expect(throws: StoreError.self) { try store.commit(alone) }
         let error = #expect(throws: StoreError.self) { try store.commit(transaction) }
         #expect(error?.code == .invalidValue && error?.message == expected?.message)
         #expect(store.lastSequence == 0 && store.count(TestSchema.employee) == 0)
-        guard case .int(let salary) = TestSchema.employee(0)[1] else { Issue.record("no salary"); return }
+        guard case .int(let salary) = TestSchema.employee(0)[1] else {
+            Issue.record("no salary")
+            return
+        }
         #expect(try store.keys(TestSchema.employee, column: 1, matching: .equal(.int(salary))).isEmpty)
         try store.close()
     }

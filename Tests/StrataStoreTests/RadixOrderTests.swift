@@ -8,7 +8,10 @@ import Testing
     /// Digits that share many values, over `bits` low bits (64: the whole range, extremes included).
     static func digits(_ count: Int, bits: UInt64, using generator: inout some RandomNumberGenerator) -> [UInt64] {
         let mask: UInt64 = bits == 64 ? .max : (1 << bits) - 1
-        let pool = (0..<max(count / 4, 1)).map { _ in UInt64.random(in: 0...UInt64.max, using: &generator) & mask } + [0, mask]
+        let pool =
+            (0..<max(count / 4, 1)).map { _ in UInt64.random(in: 0...UInt64.max, using: &generator) & mask } + [
+                0, mask,
+            ]
         return (0..<count).map { _ in pool.randomElement(using: &generator)! }
     }
 

@@ -18,9 +18,12 @@ import Darwin
     static func bulkInsert(_ store: Store) -> Transaction {
         var transaction = Transaction(author: "bulk")
         for key in store.allocateKeys(for: TestSchema.employee, count: 30_000) {
-            transaction.insert(TestSchema.employee, key: key, row: Row([
-                .string("Employee \(key)"), .int(30_000 + key * 7_919 % 170_000), .string(UUID().uuidString + UUID().uuidString), .null,
-            ]))
+            transaction.insert(
+                TestSchema.employee, key: key,
+                row: Row([
+                    .string("Employee \(key)"), .int(30_000 + key * 7_919 % 170_000),
+                    .string(UUID().uuidString + UUID().uuidString), .null,
+                ]))
         }
         return transaction
     }
@@ -34,16 +37,21 @@ import Darwin
     func aLargeRecordReadsBackAfterReopen(storeHasRows: Bool) throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
-        var store: Store? = try Store.open(at: url, schema: TestSchema.schema, configuration: FaultInjectionTests.configuration())
+        var store: Store? = try Store.open(
+            at: url, schema: TestSchema.schema, configuration: FaultInjectionTests.configuration())
         if storeHasRows {
             for index in 0..<3 { try FaultInjectionTests.commit(index, to: store!) }
         }
         let before = Self.end(store!).end
         try store!.commit(Self.bulkInsert(store!))
-        #expect(Self.end(store!).end - before >= Int64(SealedGroup.recordWrittenInPlace), "the record is large enough to be written in place")
+        #expect(
+            Self.end(store!).end - before >= Int64(SealedGroup.recordWrittenInPlace),
+            "the record is large enough to be written in place")
         let written = try StoreContents(store!)
         #expect(written.rows[TestSchema.employee].count == 30_000 + (storeHasRows ? 13 : 0))
-        #expect(try store!.countKeys(TestSchema.employee, column: 1, matching: .range(lower: nil, upper: nil)) == written.rows[TestSchema.employee].count)
+        #expect(
+            try store!.countKeys(TestSchema.employee, column: 1, matching: .range(lower: nil, upper: nil))
+                == written.rows[TestSchema.employee].count)
         try store!.close()
         store = try Store.open(at: url, schema: TestSchema.schema, configuration: FaultInjectionTests.configuration())
         let reopened = try StoreContents(store!)
@@ -54,7 +62,8 @@ import Darwin
     /// A commit before the bulk insert allocates the segment's space ahead, so that the bulk
     /// insert's only segment writes are its header and its body.
     static func storeReadyForBulkInsert(_ url: URL, io: FaultyIO) throws -> Store {
-        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: FaultInjectionTests.configuration(io))
+        let store = try Store.open(
+            at: url, schema: TestSchema.schema, configuration: FaultInjectionTests.configuration(io))
         try FaultInjectionTests.commit(0, to: store)
         return store
     }

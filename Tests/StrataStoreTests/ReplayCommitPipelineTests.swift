@@ -25,7 +25,9 @@ import Darwin
             var transaction = Transaction(author: "writer \(index)")
             transaction.insert(TestSchema.employee, key: Int64(index), row: TestSchema.employee(index))
             if index > 1 && (index - 1) % 7 != 4 {
-                transaction.update(TestSchema.employee, key: Int64(index - 1), row: TestSchema.employee(index * 13), changedColumns: [0, 1, 2])
+                transaction.update(
+                    TestSchema.employee, key: Int64(index - 1), row: TestSchema.employee(index * 13),
+                    changedColumns: [0, 1, 2])
             }
             if index > 3 && index % 7 == 0 { transaction.delete(TestSchema.employee, key: Int64(index - 3)) }
             return transaction

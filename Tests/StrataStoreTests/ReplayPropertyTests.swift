@@ -15,17 +15,21 @@ import Testing
 
     /// Folder deletes leave no tombstone; File deletes keep `title`.
     static let schema = try! Schema(entities: [
-        EntitySchema(id: 0, name: "Folder", columns: [
-            ColumnSchema(name: "name", type: .string, isNullable: false, isIndexed: true),
-            ColumnSchema(name: "size", type: .int64),
-            ColumnSchema(name: "tag", type: .string),
-        ]),
-        EntitySchema(id: 1, name: "File", columns: [
-            ColumnSchema(name: "amount", type: .int64, isIndexed: true),
-            ColumnSchema(name: "folder", type: .reference(entity: 0)),
-            ColumnSchema(name: "blob", type: .binary),
-            ColumnSchema(name: "title", type: .string, isNullable: false, keepsTombstone: true),
-        ]),
+        EntitySchema(
+            id: 0, name: "Folder",
+            columns: [
+                ColumnSchema(name: "name", type: .string, isNullable: false, isIndexed: true),
+                ColumnSchema(name: "size", type: .int64),
+                ColumnSchema(name: "tag", type: .string),
+            ]),
+        EntitySchema(
+            id: 1, name: "File",
+            columns: [
+                ColumnSchema(name: "amount", type: .int64, isIndexed: true),
+                ColumnSchema(name: "folder", type: .reference(entity: 0)),
+                ColumnSchema(name: "blob", type: .binary),
+                ColumnSchema(name: "title", type: .string, isNullable: false, keepsTombstone: true),
+            ]),
     ])
 
     static let seeds: [UInt64] = {
@@ -75,7 +79,9 @@ private struct ReplayRun {
         configuration.historyTracking = Int.random(in: 0..<6, using: &random) != 0
         configuration.logger.logLevel = .critical
         store = try Store.open(at: url, schema: ReplayPropertyTests.schema, configuration: configuration)
-        log.append("seed \(seed): segmentSize \(configuration.segmentSize), blockSize \(configuration.blockSize), history \(configuration.historyTracking)")
+        log.append(
+            "seed \(seed): segmentSize \(configuration.segmentSize), blockSize \(configuration.blockSize), history \(configuration.historyTracking)"
+        )
     }
 
     /// A Folder or File row with random values.
@@ -92,7 +98,11 @@ private struct ReplayRun {
         return Row([
             maybe(.int(Int64.random(in: 0...9, using: &random))),
             folders.isEmpty ? .null : maybe(.reference(folders.randomElement(using: &random)!)),
-            maybe(.data(Data((0..<Int.random(in: 0...300, using: &random)).map { _ in UInt8.random(in: 0...3, using: &random) }))),
+            maybe(
+                .data(
+                    Data(
+                        (0..<Int.random(in: 0...300, using: &random)).map { _ in UInt8.random(in: 0...3, using: &random)
+                        }))),
             .string("file \(random.next() % 100)"),
         ])
     }
@@ -131,7 +141,9 @@ private struct ReplayRun {
                 transaction.insert(entity, key: key, row: row)
                 rows[entity][key] = row
                 highest[entity] = max(highest[entity], key)
-                changes.append(HistoryChange(kind: .insert, entity: entity, key: key, changedColumns: Array(0..<columns), row: row))
+                changes.append(
+                    HistoryChange(kind: .insert, entity: entity, key: key, changedColumns: Array(0..<columns), row: row)
+                )
                 touched.append(EntityKey(entity: entity, key: key))
             } else if choice < 8 {
                 let key = live.randomElement(using: &random)!
@@ -140,17 +152,22 @@ private struct ReplayRun {
                 let fresh = randomRow(entity)
                 for column in 0..<columns where Bool.random(using: &random) { row[column] = fresh[column] }
                 var changed = (0..<columns).filter { row[$0] != old[$0] }
-                if Int.random(in: 0..<5, using: &random) == 0 { changed = Array(Set(changed + [Int.random(in: 0..<columns, using: &random)])).sorted() }
+                if Int.random(in: 0..<5, using: &random) == 0 {
+                    changed = Array(Set(changed + [Int.random(in: 0..<columns, using: &random)])).sorted()
+                }
                 transaction.update(entity, key: key, row: row, changedColumns: changed)
                 rows[entity][key] = row
-                changes.append(HistoryChange(kind: .update, entity: entity, key: key, changedColumns: changed, row: row, previousRow: old))
+                changes.append(
+                    HistoryChange(
+                        kind: .update, entity: entity, key: key, changedColumns: changed, row: row, previousRow: old))
                 touched.append(EntityKey(entity: entity, key: key))
             } else {
                 let key = live.randomElement(using: &random)!
                 transaction.delete(entity, key: key)
-                changes.append(HistoryChange(
-                    kind: .delete, entity: entity, key: key, changedColumns: [], row: nil,
-                    tombstone: Self.tombstone(entity, rows[entity][key]!), previousRow: rows[entity][key]!))
+                changes.append(
+                    HistoryChange(
+                        kind: .delete, entity: entity, key: key, changedColumns: [], row: nil,
+                        tombstone: Self.tombstone(entity, rows[entity][key]!), previousRow: rows[entity][key]!))
                 rows[entity][key] = nil
                 touched.append(EntityKey(entity: entity, key: key))
             }
@@ -187,10 +204,11 @@ private struct ReplayRun {
         #expect(committed == sequence, "seed \(seed)")
         model.rows = rows
         model.highestKeys = highest
-        model.history.append(HistoryTransaction(
-            sequence: sequence, timestamp: transaction.timestamp, author: transaction.author,
-            contextName: transaction.contextName, bundleID: transaction.bundleID, processID: transaction.processID,
-            changes: changes))
+        model.history.append(
+            HistoryTransaction(
+                sequence: sequence, timestamp: transaction.timestamp, author: transaction.author,
+                contextName: transaction.contextName, bundleID: transaction.bundleID, processID: transaction.processID,
+                changes: changes))
     }
 
     func describe(_ transaction: Transaction) -> String {
@@ -209,18 +227,28 @@ private struct ReplayRun {
         for entity in 0...1 {
             var scanned: [PrimaryKey: Row] = [:]
             try store.scan(entity) { key, row in
-                if scanned.updateValue(row, forKey: key) != nil { found.append("entity \(entity): scan returned \(key) twice") }
+                if scanned.updateValue(row, forKey: key) != nil {
+                    found.append("entity \(entity): scan returned \(key) twice")
+                }
             }
             let expected = model.rows[entity]
             if scanned != expected {
                 let keys = Set(scanned.keys).union(expected.keys).filter { scanned[$0] != expected[$0] }.sorted()
                 found.append("entity \(entity): scan differs at keys \(keys.prefix(10))")
             }
-            if store.count(entity) != expected.count { found.append("entity \(entity): count \(store.count(entity)), expected \(expected.count)") }
+            if store.count(entity) != expected.count {
+                found.append("entity \(entity): count \(store.count(entity)), expected \(expected.count)")
+            }
             for key in 1...max(1, model.highestKeys[entity]) {
                 let row = try store.read(entity, key: key)
-                if row != expected[key] { found.append("entity \(entity): read of \(key) gives \(String(describing: row)), expected \(String(describing: expected[key]))") }
-                if store.contains(entity, key: key) != (expected[key] != nil) { found.append("entity \(entity): contains(\(key)) is wrong") }
+                if row != expected[key] {
+                    found.append(
+                        "entity \(entity): read of \(key) gives \(String(describing: row)), expected \(String(describing: expected[key]))"
+                    )
+                }
+                if store.contains(entity, key: key) != (expected[key] != nil) {
+                    found.append("entity \(entity): contains(\(key)) is wrong")
+                }
             }
             for column in ReplayPropertyTests.schema.entities[entity].indexedColumns {
                 let pairs = expected.map { (value: $0.value[column], key: $0.key) }.sorted {
@@ -229,28 +257,39 @@ private struct ReplayRun {
                 let nonNull = pairs.filter { !$0.value.isNull }.map(\.key)
                 let null = pairs.filter { $0.value.isNull }.map(\.key)
                 let all = try store.keys(entity, column: column, matching: .range(lower: nil, upper: nil))
-                if all != nonNull { found.append("entity \(entity) column \(column): index order \(all), expected \(nonNull)") }
+                if all != nonNull {
+                    found.append("entity \(entity) column \(column): index order \(all), expected \(nonNull)")
+                }
                 let nulls = try store.keys(entity, column: column, matching: .equal(.null))
-                if nulls != null { found.append("entity \(entity) column \(column): null keys \(nulls), expected \(null)") }
+                if nulls != null {
+                    found.append("entity \(entity) column \(column): null keys \(nulls), expected \(null)")
+                }
                 for value in Set(pairs.map(\.value)) {
                     let keys = pairs.filter { $0.value == value }.map(\.key)
                     if try store.keys(entity, column: column, matching: .equal(value)) != keys
-                        || store.countKeys(entity, column: column, matching: .equal(value)) != keys.count {
+                        || store.countKeys(entity, column: column, matching: .equal(value)) != keys.count
+                    {
                         found.append("entity \(entity) column \(column): keys equal to \(value) differ")
                     }
                 }
-                if try store.countKeys(entity, column: column, matching: .range(lower: nil, upper: nil)) != nonNull.count {
+                if try store.countKeys(entity, column: column, matching: .range(lower: nil, upper: nil))
+                    != nonNull.count
+                {
                     found.append("entity \(entity) column \(column): range count differs")
                 }
             }
         }
-        if store.lastSequence != model.lastSequence { found.append("last sequence \(store.lastSequence), expected \(model.lastSequence)") }
+        if store.lastSequence != model.lastSequence {
+            found.append("last sequence \(store.lastSequence), expected \(model.lastSequence)")
+        }
         if configuration.historyTracking {
             let history = try store.history(after: model.floor)
             let expected = Array(model.history.dropFirst(Int(model.floor)))
             if history != expected {
                 let first = zip(history, expected).first { $0 != $1 }
-                found.append("history after \(model.floor): sequences \(history.map(\.sequence)), expected \(expected.map(\.sequence)); first difference \(String(describing: first))")
+                found.append(
+                    "history after \(model.floor): sequences \(history.map(\.sequence)), expected \(expected.map(\.sequence)); first difference \(String(describing: first))"
+                )
             }
             if model.floor > 0 {
                 do {
@@ -271,7 +310,9 @@ private struct ReplayRun {
     mutating func compare(_ stage: String) throws -> Bool {
         let found = try differences(store!)
         guard found.isEmpty else {
-            Issue.record("seed \(seed), \(stage):\n\(found.prefix(8).joined(separator: "\n"))\n--- log:\n\(log.suffix(60).joined(separator: "\n"))")
+            Issue.record(
+                "seed \(seed), \(stage):\n\(found.prefix(8).joined(separator: "\n"))\n--- log:\n\(log.suffix(60).joined(separator: "\n"))"
+            )
             return false
         }
         return true
@@ -283,7 +324,8 @@ private struct ReplayRun {
         if fullReplay { try StoreFiles.deleteCheckpoints(url) }
         store = try Store.open(at: url, schema: ReplayPropertyTests.schema, configuration: configuration)
         for entity in 0...1 where store!.allocateKeys(for: entity).lowerBound <= model.highestKeys[entity] {
-            Issue.record("seed \(seed): after reopen entity \(entity) hands out a key at or below \(model.highestKeys[entity])")
+            Issue.record(
+                "seed \(seed): after reopen entity \(entity) hands out a key at or below \(model.highestKeys[entity])")
         }
     }
 

@@ -15,27 +15,31 @@ import Testing
     /// column non-nullable, one kept in tombstones).
     static let schema = try! Schema(entities: [
         EntitySchema(id: 0, name: "Target", columns: [ColumnSchema(name: "name", type: .string)]),
-        EntitySchema(id: 1, name: "AllTypes", columns: [
-            ColumnSchema(name: "i16", type: .int16),
-            ColumnSchema(name: "i32", type: .int32),
-            ColumnSchema(name: "i64", type: .int64, isIndexed: true),
-            ColumnSchema(name: "float", type: .float),
-            ColumnSchema(name: "double", type: .double),
-            ColumnSchema(name: "decimal", type: .decimal),
-            ColumnSchema(name: "bool", type: .bool),
-            ColumnSchema(name: "string", type: .string, isIndexed: true),
-            ColumnSchema(name: "date", type: .date),
-            ColumnSchema(name: "binary", type: .binary),
-            ColumnSchema(name: "uuid", type: .uuid),
-            ColumnSchema(name: "uri", type: .uri),
-            ColumnSchema(name: "transformable", type: .transformable),
-            ColumnSchema(name: "target", type: .reference(entity: 0)),
-        ]),
-        EntitySchema(id: 2, name: "Required", columns: [
-            ColumnSchema(name: "name", type: .string, isNullable: false, keepsTombstone: true),
-            ColumnSchema(name: "count", type: .int16, isNullable: false),
-            ColumnSchema(name: "target", type: .reference(entity: 0), isNullable: false),
-        ]),
+        EntitySchema(
+            id: 1, name: "AllTypes",
+            columns: [
+                ColumnSchema(name: "i16", type: .int16),
+                ColumnSchema(name: "i32", type: .int32),
+                ColumnSchema(name: "i64", type: .int64, isIndexed: true),
+                ColumnSchema(name: "float", type: .float),
+                ColumnSchema(name: "double", type: .double),
+                ColumnSchema(name: "decimal", type: .decimal),
+                ColumnSchema(name: "bool", type: .bool),
+                ColumnSchema(name: "string", type: .string, isIndexed: true),
+                ColumnSchema(name: "date", type: .date),
+                ColumnSchema(name: "binary", type: .binary),
+                ColumnSchema(name: "uuid", type: .uuid),
+                ColumnSchema(name: "uri", type: .uri),
+                ColumnSchema(name: "transformable", type: .transformable),
+                ColumnSchema(name: "target", type: .reference(entity: 0)),
+            ]),
+        EntitySchema(
+            id: 2, name: "Required",
+            columns: [
+                ColumnSchema(name: "name", type: .string, isNullable: false, keepsTombstone: true),
+                ColumnSchema(name: "count", type: .int16, isNullable: false),
+                ColumnSchema(name: "target", type: .reference(entity: 0), isNullable: false),
+            ]),
     ])
 
     /// A megabyte of bytes that do not compress to nothing.
@@ -50,7 +54,8 @@ import Testing
         Row([
             .int(Int64(Int16.min)), .int(Int64(Int32.min)), .int(Int64.min), .float(-.greatestFiniteMagnitude),
             .double(-.infinity), .decimal(Decimal(string: "-79228162514264337593543950335")!), .bool(false),
-            .string(""), .date(.distantPast), .data(Data()), .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))),
+            .string(""), .date(.distantPast), .data(Data()),
+            .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))),
             .uri(URL(string: "https://example.com/")!), .data(Data()), .reference(1),
         ]),
         // Maximums, big values and unicode.
@@ -68,7 +73,8 @@ import Testing
             .double(Double(bitPattern: 0x7FF8_0000_DEAD_BEEF)), .decimal(Decimal(string: "-0.00000000000000012345")!),
             .bool(false), .string(String(repeating: "x", count: 10_000)),
             .date(Date(timeIntervalSinceReferenceDate: 123_456.789_012_5)), .data(Data([0])),
-            .uuid(UUID(uuidString: "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF")!), .uri(URL(string: "file:///tmp/a%20b.strata")!),
+            .uuid(UUID(uuidString: "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF")!),
+            .uri(URL(string: "file:///tmp/a%20b.strata")!),
             .data(Data(repeating: 0xFF, count: 3)), .reference(2),
         ]),
         Row([
@@ -122,7 +128,9 @@ import Testing
         }
         #expect(scanned.keys.sorted() == Array(1...Int64(rows.count)), "\(stage) scan keys")
         for (key, row) in scanned {
-            #expect(identical(row, rows[Int(key) - 1]), "\(stage) scan of row \(key): \(differences(row, rows[Int(key) - 1]))")
+            #expect(
+                identical(row, rows[Int(key) - 1]),
+                "\(stage) scan of row \(key): \(differences(row, rows[Int(key) - 1]))")
         }
         let history = try store.history()
         #expect(history.count == 2, "\(stage) history")
@@ -130,12 +138,17 @@ import Testing
         #expect(changes.map(\.key) == Array(1...Int64(rows.count)), "\(stage) history keys")
         for change in changes {
             #expect(change.kind == .insert && change.entity == allTypes && change.changedColumns == Array(0..<14))
-            #expect(identical(change.row, rows[Int(change.key) - 1]), "\(stage) history row \(change.key): \(differences(change.row, rows[Int(change.key) - 1]))")
+            #expect(
+                identical(change.row, rows[Int(change.key) - 1]),
+                "\(stage) history row \(change.key): \(differences(change.row, rows[Int(change.key) - 1]))")
         }
         #expect(try store.keys(allTypes, column: 7, matching: .equal(.string(""))) == [1], "\(stage) string index")
         #expect(try store.keys(allTypes, column: 7, matching: .equal(.null)) == [6], "\(stage) null in string index")
-        #expect(try store.keys(allTypes, column: 2, matching: .range(lower: nil, upper: nil)) == [1, 4, 3, 5, 2], "\(stage) int64 index order")
-        #expect(try store.keys(allTypes, column: 13, matching: .equal(.reference(1))) == [1, 5], "\(stage) reference index")
+        #expect(
+            try store.keys(allTypes, column: 2, matching: .range(lower: nil, upper: nil)) == [1, 4, 3, 5, 2],
+            "\(stage) int64 index order")
+        #expect(
+            try store.keys(allTypes, column: 13, matching: .equal(.reference(1))) == [1, 5], "\(stage) reference index")
     }
 
     @Test func everyColumnTypeSurvivesCommitReopenScanAndHistory() throws {
@@ -145,7 +158,9 @@ import Testing
         configuration.blockSize = 4096
         var store: Store? = try Store.open(at: url, schema: Self.schema, configuration: configuration)
         var targets = Transaction()
-        for key in store!.allocateKeys(for: Self.target, count: 3) { targets.insert(Self.target, key: key, row: Row([.string("t\(key)")])) }
+        for key in store!.allocateKeys(for: Self.target, count: 3) {
+            targets.insert(Self.target, key: key, row: Row([.string("t\(key)")]))
+        }
         try store!.commit(targets)
         var transaction = Transaction(author: "round trip")
         let keys = store!.allocateKeys(for: Self.allTypes, count: Self.rows.count)
@@ -242,23 +257,51 @@ import Testing
         InvalidCase(name: "int in string", operation: .insert(entity: 1, key: 10, row: allTypes(7, .int(1)))),
         InvalidCase(name: "double in float", operation: .insert(entity: 1, key: 10, row: allTypes(3, .double(1)))),
         InvalidCase(name: "int in reference", operation: .insert(entity: 1, key: 10, row: allTypes(13, .int(1)))),
-        InvalidCase(name: "reference in int64", operation: .insert(entity: 1, key: 10, row: allTypes(2, .reference(1)))),
+        InvalidCase(
+            name: "reference in int64", operation: .insert(entity: 1, key: 10, row: allTypes(2, .reference(1)))),
         InvalidCase(name: "string in binary", operation: .insert(entity: 1, key: 10, row: allTypes(9, .string("x")))),
-        InvalidCase(name: "int16 above range", operation: .insert(entity: 1, key: 10, row: allTypes(0, .int(Int64(Int16.max) + 1)))),
-        InvalidCase(name: "int16 below range", operation: .insert(entity: 1, key: 10, row: allTypes(0, .int(Int64(Int16.min) - 1)))),
-        InvalidCase(name: "int32 above range", operation: .insert(entity: 1, key: 10, row: allTypes(1, .int(Int64(Int32.max) + 1)))),
+        InvalidCase(
+            name: "int16 above range",
+            operation: .insert(entity: 1, key: 10, row: allTypes(0, .int(Int64(Int16.max) + 1)))),
+        InvalidCase(
+            name: "int16 below range",
+            operation: .insert(entity: 1, key: 10, row: allTypes(0, .int(Int64(Int16.min) - 1)))),
+        InvalidCase(
+            name: "int32 above range",
+            operation: .insert(entity: 1, key: 10, row: allTypes(1, .int(Int64(Int32.max) + 1)))),
         InvalidCase(name: "reference key 0", operation: .insert(entity: 1, key: 10, row: allTypes(13, .reference(0)))),
-        InvalidCase(name: "reference key -5", operation: .insert(entity: 1, key: 10, row: allTypes(13, .reference(-5)))),
-        InvalidCase(name: "nil in non-nullable", operation: .insert(entity: 2, key: 10, row: Row([.null, .int(1), .reference(1)]))),
-        InvalidCase(name: "nil reference in non-nullable", operation: .insert(entity: 2, key: 10, row: Row([.string("a"), .int(1), .null]))),
-        InvalidCase(name: "too few columns", operation: .insert(entity: 2, key: 10, row: Row([.string("a"), .int(1)]))),
-        InvalidCase(name: "too many columns", operation: .insert(entity: 2, key: 10, row: Row([.string("a"), .int(1), .reference(1), .null]))),
+        InvalidCase(
+            name: "reference key -5", operation: .insert(entity: 1, key: 10, row: allTypes(13, .reference(-5)))),
+        InvalidCase(
+            name: "nil in non-nullable",
+            operation: .insert(entity: 2, key: 10, row: Row([.null, .int(1), .reference(1)]))),
+        InvalidCase(
+            name: "nil reference in non-nullable",
+            operation: .insert(entity: 2, key: 10, row: Row([.string("a"), .int(1), .null]))),
+        InvalidCase(
+            name: "too few columns", operation: .insert(entity: 2, key: 10, row: Row([.string("a"), .int(1)]))),
+        InvalidCase(
+            name: "too many columns",
+            operation: .insert(entity: 2, key: 10, row: Row([.string("a"), .int(1), .reference(1), .null]))),
         InvalidCase(name: "no columns", operation: .insert(entity: 0, key: 10, row: Row([]))),
-        InvalidCase(name: "update with wrong type", operation: .update(entity: 2, key: 1, row: Row([.string("a"), .string("1"), .reference(1)]), changedColumns: [1])),
-        InvalidCase(name: "update with int16 out of range", operation: .update(entity: 2, key: 1, row: Row([.string("a"), .int(40_000), .reference(1)]), changedColumns: [1])),
-        InvalidCase(name: "update to nil in non-nullable", operation: .update(entity: 2, key: 1, row: Row([.string("a"), .null, .reference(1)]), changedColumns: [1])),
-        InvalidCase(name: "update with wrong column count", operation: .update(entity: 2, key: 1, row: Row([.string("a")]), changedColumns: [0])),
-        InvalidCase(name: "update naming a column that does not exist", operation: .update(entity: 2, key: 1, row: Row([.string("a"), .int(1), .reference(1)]), changedColumns: [3])),
+        InvalidCase(
+            name: "update with wrong type",
+            operation: .update(
+                entity: 2, key: 1, row: Row([.string("a"), .string("1"), .reference(1)]), changedColumns: [1])),
+        InvalidCase(
+            name: "update with int16 out of range",
+            operation: .update(
+                entity: 2, key: 1, row: Row([.string("a"), .int(40_000), .reference(1)]), changedColumns: [1])),
+        InvalidCase(
+            name: "update to nil in non-nullable",
+            operation: .update(entity: 2, key: 1, row: Row([.string("a"), .null, .reference(1)]), changedColumns: [1])),
+        InvalidCase(
+            name: "update with wrong column count",
+            operation: .update(entity: 2, key: 1, row: Row([.string("a")]), changedColumns: [0])),
+        InvalidCase(
+            name: "update naming a column that does not exist",
+            operation: .update(
+                entity: 2, key: 1, row: Row([.string("a"), .int(1), .reference(1)]), changedColumns: [3])),
         InvalidCase(name: "unknown entity", operation: .insert(entity: 3, key: 10, row: Row([.string("a")]))),
         InvalidCase(name: "primary key 0", operation: .insert(entity: 0, key: 0, row: Row([.string("a")]))),
         InvalidCase(name: "negative primary key", operation: .delete(entity: 0, key: -1)),
@@ -304,28 +347,44 @@ import Testing
     }
 
     static let conflictCases: [ConflictCase] = [
-        ConflictCase(name: "insert of a live key", operations: [.insert(entity: 0, key: 1, row: Row([.string("again")]))]),
-        ConflictCase(name: "insert of a live key with tombstones", operations: [.insert(entity: 2, key: 1, row: Row([.string("a"), .int(1), .reference(1)]))]),
-        ConflictCase(name: "update of a missing key", operations: [.update(entity: 0, key: 99, row: Row([.string("x")]), changedColumns: [0])]),
-        ConflictCase(name: "update of a deleted key", operations: [.update(entity: 0, key: 2, row: Row([.string("x")]), changedColumns: [0])]),
+        ConflictCase(
+            name: "insert of a live key", operations: [.insert(entity: 0, key: 1, row: Row([.string("again")]))]),
+        ConflictCase(
+            name: "insert of a live key with tombstones",
+            operations: [.insert(entity: 2, key: 1, row: Row([.string("a"), .int(1), .reference(1)]))]),
+        ConflictCase(
+            name: "update of a missing key",
+            operations: [.update(entity: 0, key: 99, row: Row([.string("x")]), changedColumns: [0])]),
+        ConflictCase(
+            name: "update of a deleted key",
+            operations: [.update(entity: 0, key: 2, row: Row([.string("x")]), changedColumns: [0])]),
         ConflictCase(name: "delete of a missing key", operations: [.delete(entity: 0, key: 99)]),
         ConflictCase(name: "delete of a deleted key", operations: [.delete(entity: 0, key: 2)]),
         ConflictCase(name: "delete of a missing key with tombstones", operations: [.delete(entity: 2, key: 99)]),
         ConflictCase(name: "delete of a deleted key with tombstones", operations: [.delete(entity: 2, key: 2)]),
-        ConflictCase(name: "insert twice in one transaction", operations: [
-            .insert(entity: 0, key: 50, row: Row([.string("a")])), .insert(entity: 0, key: 50, row: Row([.string("b")])),
-        ]),
-        ConflictCase(name: "delete twice in one transaction", operations: [.delete(entity: 0, key: 1), .delete(entity: 0, key: 1)]),
-        ConflictCase(name: "update after delete in one transaction", operations: [
-            .delete(entity: 0, key: 1), .update(entity: 0, key: 1, row: Row([.string("x")]), changedColumns: [0]),
-        ]),
-        ConflictCase(name: "good operations then a conflict", operations: [
-            .insert(entity: 0, key: 51, row: Row([.string("new")])),
-            .update(entity: 0, key: 1, row: Row([.string("changed")]), changedColumns: [0]),
-            .delete(entity: 2, key: 1),
-            .update(entity: 1, key: 1, row: allTypes(2, .int(5)), changedColumns: [2]),
-            .insert(entity: 0, key: 1, row: Row([.string("conflict")])),
-        ]),
+        ConflictCase(
+            name: "insert twice in one transaction",
+            operations: [
+                .insert(entity: 0, key: 50, row: Row([.string("a")])),
+                .insert(entity: 0, key: 50, row: Row([.string("b")])),
+            ]),
+        ConflictCase(
+            name: "delete twice in one transaction",
+            operations: [.delete(entity: 0, key: 1), .delete(entity: 0, key: 1)]),
+        ConflictCase(
+            name: "update after delete in one transaction",
+            operations: [
+                .delete(entity: 0, key: 1), .update(entity: 0, key: 1, row: Row([.string("x")]), changedColumns: [0]),
+            ]),
+        ConflictCase(
+            name: "good operations then a conflict",
+            operations: [
+                .insert(entity: 0, key: 51, row: Row([.string("new")])),
+                .update(entity: 0, key: 1, row: Row([.string("changed")]), changedColumns: [0]),
+                .delete(entity: 2, key: 1),
+                .update(entity: 1, key: 1, row: allTypes(2, .int(5)), changedColumns: [2]),
+                .insert(entity: 0, key: 1, row: Row([.string("conflict")])),
+            ]),
     ]
 
     @Test(arguments: conflictCases)

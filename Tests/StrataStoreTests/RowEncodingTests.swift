@@ -16,11 +16,17 @@ import Testing
             plain.values[11] = .null
             var short = plain
             for column in short.values.indices {
-                if case .string(let text) = short[column], text.utf8.count > 100 { short.values[column] = .string(String(text.prefix(100))) }
-                if case .data(let data) = short[column], data.count > 100 { short.values[column] = .data(data.prefix(100)) }
+                if case .string(let text) = short[column], text.utf8.count > 100 {
+                    short.values[column] = .string(String(text.prefix(100)))
+                }
+                if case .data(let data) = short[column], data.count > 100 {
+                    short.values[column] = .data(data.prefix(100))
+                }
             }
             // Nulls in every column but one, by turns.
-            let nulls = short.values.indices.map { kept in Row(short.values.indices.map { $0 == kept ? short[$0] : .null }) }
+            let nulls = short.values.indices.map { kept in
+                Row(short.values.indices.map { $0 == kept ? short[$0] : .null })
+            }
             return [row, plain, short] + nulls
         }
     }
@@ -34,7 +40,9 @@ import Testing
         }
         var start = 0
         for (row, end) in zip(Self.rows, ends) {
-            let decoded = try writer.bytes.withUnsafeBytes { try Self.codec.decode(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+            let decoded = try writer.bytes.withUnsafeBytes {
+                try Self.codec.decode(UnsafeRawBufferPointer(rebasing: $0[start..<end]))
+            }
             #expect(RoundTripTests.identical(decoded, row), "\(RoundTripTests.differences(decoded, row))")
             start = end
         }
@@ -49,7 +57,8 @@ import Testing
             var writer = BinaryWriter()
             Self.codec.encode(row, into: &writer)
             let decoded = try writer.bytes.withUnsafeBytes { try Self.codec.decode($0) }
-            #expect(RoundTripTests.identical(decoded, row), "length \(length): \(RoundTripTests.differences(decoded, row))")
+            #expect(
+                RoundTripTests.identical(decoded, row), "length \(length): \(RoundTripTests.differences(decoded, row))")
         }
     }
 }

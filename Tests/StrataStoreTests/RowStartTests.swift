@@ -28,7 +28,9 @@ import Testing
     static func insert(_ count: Int, into store: Store) throws -> [Int64] {
         let keys = Array(store.allocateKeys(for: TestSchema.employee, count: count))
         var transaction = Transaction()
-        for (index, key) in keys.enumerated() { transaction.insert(TestSchema.employee, key: key, row: employee(index)) }
+        for (index, key) in keys.enumerated() {
+            transaction.insert(TestSchema.employee, key: key, row: employee(index))
+        }
         try store.commit(transaction)
         return keys
     }
@@ -49,7 +51,8 @@ import Testing
     /// Every key's row reads (as the encoded bytes a fault reads) as its decoded read gives it.
     static func expectReads(_ store: Store, _ keys: [Int64], _ expected: (Int) -> Row, _ stage: Comment) throws {
         for (index, key) in keys.enumerated() {
-            EncodedRowTests.check(try store.readEncoded(TestSchema.employee, key: key), expected(index), "\(stage) key \(key)")
+            EncodedRowTests.check(
+                try store.readEncoded(TestSchema.employee, key: key), expected(index), "\(stage) key \(key)")
         }
     }
 
@@ -59,12 +62,19 @@ import Testing
         var store = try Self.open(url)
         let keys = try Self.insert(300, into: store)
         var update = Transaction()
-        for key in keys where key % 4 == 0 { update.update(TestSchema.employee, key: key, row: Self.employee(Int(key) + 1000), changedColumns: [0, 1, 2]) }
+        for key in keys where key % 4 == 0 {
+            update.update(
+                TestSchema.employee, key: key, row: Self.employee(Int(key) + 1000), changedColumns: [0, 1, 2])
+        }
         try store.commit(update)
-        func expected(_ index: Int) -> Row { keys[index] % 4 == 0 ? Self.employee(Int(keys[index]) + 1000) : Self.employee(index) }
+        func expected(_ index: Int) -> Row {
+            keys[index] % 4 == 0 ? Self.employee(Int(keys[index]) + 1000) : Self.employee(index)
+        }
         for stage in ["after the commits", "after a reopen"] {
             let starts = try Self.starts(store, keys)
-            #expect(starts.allSatisfy { $0.kept == $0.table }, "\(stage): every row keeps the start its block's table gives")
+            #expect(
+                starts.allSatisfy { $0.kept == $0.table }, "\(stage): every row keeps the start its block's table gives"
+            )
             #expect(Set(starts.map(\.table)).count > 50, "\(stage): the rows start at many places")
             try Self.expectReads(store, keys, expected, "\(stage)")
             try store.close()
@@ -105,7 +115,9 @@ import Testing
         #expect(report.segmentsCompacted > 0, "the deletes left dead rows to compact")
         let live = keys.enumerated().filter { $0.element % 3 != 0 }
         let starts = try Self.starts(store, live.map(\.element))
-        #expect(starts.allSatisfy { $0.kept != nil && $0.kept == $0.table }, "every live row keeps its start in its new block")
+        #expect(
+            starts.allSatisfy { $0.kept != nil && $0.kept == $0.table },
+            "every live row keeps its start in its new block")
         try Self.expectReads(store, live.map(\.element), { Self.employee(live[$0].offset) }, "after compaction")
         try store.close()
     }

@@ -10,14 +10,16 @@ import Testing
     /// a fetch index on `notes`, and a new `Project` entity.
     static let evolved = try! Schema(entities: [
         TestSchema.schema.entities[0],
-        EntitySchema(id: 1, name: "Employee", columns: TestSchema.schema.entities[1].columns.enumerated().map { position, column in
-            var column = column
-            if position == 2 { column.isIndexed = true }
-            return column
-        } + [
-            ColumnSchema(name: "title", type: .string),
-            ColumnSchema(name: "level", type: .int16, isNullable: false),
-        ]),
+        EntitySchema(
+            id: 1, name: "Employee",
+            columns: TestSchema.schema.entities[1].columns.enumerated().map { position, column in
+                var column = column
+                if position == 2 { column.isIndexed = true }
+                return column
+            } + [
+                ColumnSchema(name: "title", type: .string),
+                ColumnSchema(name: "level", type: .int16, isNullable: false),
+            ]),
         EntitySchema(id: 2, name: "Project", columns: [ColumnSchema(name: "lead", type: .reference(entity: 1))]),
     ])
 
@@ -47,7 +49,9 @@ import Testing
         let live = try fill(url)
         let bytesBefore = StoreFiles.segmentFileBytes(url)
         #expect(try Self.manifestFormatVersion(url) == Store.formatVersion)
-        #expect(try Store.evolveSchema(at: url, to: Self.evolved, defaults: [1: [5: .int(3)]], configuration: TestSchema.configuration()))
+        #expect(
+            try Store.evolveSchema(
+                at: url, to: Self.evolved, defaults: [1: [5: .int(3)]], configuration: TestSchema.configuration()))
         #expect(StoreFiles.segmentFileBytes(url) == bytesBefore)
         // Builds that cannot read older schema versions refuse the store.
         #expect(try Self.manifestFormatVersion(url) == Manifest.evolvedFormatVersion)
@@ -62,7 +66,9 @@ import Testing
         let notes = TestSchema.employee(Int(live[0])).values[2]
         #expect(try store.keys(1, column: 2, matching: .equal(notes)) == [live[0]])
         var write = Transaction()
-        write.update(1, key: live[0], row: Row(TestSchema.employee(1).values + [.string("lead"), .int(7)]), changedColumns: [4, 5])
+        write.update(
+            1, key: live[0], row: Row(TestSchema.employee(1).values + [.string("lead"), .int(7)]),
+            changedColumns: [4, 5])
         let project = store.allocateKeys(for: 2).lowerBound
         write.insert(2, key: project, row: Row([.reference(live[0])]))
         try store.commit(write)
@@ -95,7 +101,8 @@ import Testing
         retyped[1].columns[2].type = .binary
         let manifest = try Data(contentsOf: url.appendingPathComponent("manifest"))
         #expect {
-            try Store.evolveSchema(at: url, to: try Schema(entities: retyped), configuration: TestSchema.configuration())
+            try Store.evolveSchema(
+                at: url, to: try Schema(entities: retyped), configuration: TestSchema.configuration())
         } throws: { ($0 as? StoreError)?.code == .schemaMismatch }
         // `level` is not nullable and has no default.
         #expect {
@@ -113,7 +120,8 @@ import Testing
         _ = try fill(url)
         let store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
         #expect {
-            try Store.evolveSchema(at: url, to: Self.evolved, defaults: [1: [5: .int(3)]], configuration: TestSchema.configuration())
+            try Store.evolveSchema(
+                at: url, to: Self.evolved, defaults: [1: [5: .int(3)]], configuration: TestSchema.configuration())
         } throws: { ($0 as? StoreError)?.code == .locked }
         try store.close()
     }

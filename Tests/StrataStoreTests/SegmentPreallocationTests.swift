@@ -14,7 +14,8 @@ import Glibc
         let directory = TemporaryDirectory()
         let url = directory.store()
         for round in 0..<2 {
-            let store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration(durability: .durable))
+            let store = try Store.open(
+                at: url, schema: TestSchema.schema, configuration: TestSchema.configuration(durability: .durable))
             for index in 0..<20 {
                 var transaction = Transaction()
                 let key = store.allocateKeys(for: TestSchema.employee, count: 1).lowerBound
@@ -29,7 +30,9 @@ import Glibc
             #expect(size >= Int64(Store.preallocationWindow), "round \(round): the window is allocated (\(size) bytes)")
             // Past the log, zeros: the last 64 KiB of the window.
             var tail = [UInt8](repeating: 1, count: 64 << 10)
-            let read = tail.withUnsafeMutableBytes { Glibc.pread(fd, $0.baseAddress, $0.count, off_t(size - Int64($0.count))) }
+            let read = tail.withUnsafeMutableBytes {
+                Glibc.pread(fd, $0.baseAddress, $0.count, off_t(size - Int64($0.count)))
+            }
             #expect(read == tail.count && tail.allSatisfy { $0 == 0 }, "round \(round): the window ends in zeros")
             if let unwritten = Self.unwrittenExtents(fd, length: size) {
                 #expect(unwritten.isEmpty, "round \(round): extents left unwritten at \(unwritten)")
@@ -46,7 +49,8 @@ import Glibc
     /// The path of the newest segment file of the store at `url`.
     private static func activeSegment(of url: URL) throws -> String {
         let directory = url.path + "/segments"
-        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".log") }.max())
+        let name = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".log") }.max())
         return directory + "/" + name
     }
 
@@ -65,7 +69,8 @@ import Glibc
             // `ioctl` is variadic, which Swift does not call: its symbol is called as a
             // three-argument C function instead.
             guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "ioctl") else { return nil }
-            let ioctl = unsafeBitCast(symbol, to: (@convention(c) (Int32, UInt, UnsafeMutableRawPointer?) -> Int32).self)
+            let ioctl = unsafeBitCast(
+                symbol, to: (@convention(c) (Int32, UInt, UnsafeMutableRawPointer?) -> Int32).self)
             let fsIocFiemap: UInt = 0xC020_660B  // _IOWR('f', 11, struct fiemap)
             guard ioctl(fd, fsIocFiemap, raw.baseAddress) == 0 else { return nil }
             let mapped = Int(raw.load(fromByteOffset: 20, as: UInt32.self))

@@ -14,7 +14,9 @@ import Glibc
 /// nothing is lost, and a failed sync of its zeros stops writes as a commit's failed sync does.
 @Suite struct SpaceAheadTests {
     /// Durable (or relaxed) commits with the maintenance thread, the given seam, quiet logs.
-    static func configuration(_ io: any FileIO = SystemFileIO(), durability: Durability = .durable) -> StoreConfiguration {
+    static func configuration(
+        _ io: any FileIO = SystemFileIO(), durability: Durability = .durable
+    ) -> StoreConfiguration {
         var configuration = TestSchema.configuration(durability: durability)
         configuration.backgroundMaintenance = true
         configuration.io = io
@@ -32,7 +34,9 @@ import Glibc
             let keys = store.allocateKeys(for: TestSchema.employee, count: 50)
             for key in keys {
                 let notes = (0..<128).map { _ in String(generator.next(), radix: 16) }.joined()
-                transaction.insert(TestSchema.employee, key: key, row: Row([.string("Employee \(index)"), .int(Int64(index)), .string(notes), .null]))
+                transaction.insert(
+                    TestSchema.employee, key: key,
+                    row: Row([.string("Employee \(index)"), .int(Int64(index)), .string(notes), .null]))
                 index += 1
             }
             try store.commit(transaction)
@@ -53,12 +57,18 @@ import Glibc
     /// A new store at `url` over `io` whose maintenance thread is held inside the allocation of
     /// its second window (`io` armed to hold it), and the employees committed until then, past
     /// half the first window.
-    static func storeAllocatingItsSecondWindow(_ url: URL, io: FaultyIO, generator: inout SplitMix64) throws -> (store: Store, count: Int) {
+    static func storeAllocatingItsSecondWindow(
+        _ url: URL, io: FaultyIO, generator: inout SplitMix64
+    ) throws -> (store: Store, count: Int) {
         let store = try Store.open(at: url, schema: TestSchema.schema, configuration: configuration(io))
-        #expect(wait { store.statistics.spaceAllocationsAhead == 1 }, "the first window is allocated once the store opens")
+        #expect(
+            wait { store.statistics.spaceAllocationsAhead == 1 }, "the first window is allocated once the store opens")
         io.arm([.holdPreallocate])
-        let count = try commit(until: Store.preallocationWindow / 2 + (64 << 10), from: 0, to: store, generator: &generator)
-        #expect(io.preallocationHeld.wait(timeout: .now() + 30) == .success, "the maintenance thread allocates the next window")
+        let count = try commit(
+            until: Store.preallocationWindow / 2 + (64 << 10), from: 0, to: store, generator: &generator)
+        #expect(
+            io.preallocationHeld.wait(timeout: .now() + 30) == .success,
+            "the maintenance thread allocates the next window")
         return (store, count)
     }
 
@@ -77,9 +87,13 @@ import Glibc
         let window = Store.preallocationWindow
         var generator = SplitMix64(seed: 11)
         let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
-        #expect(Self.wait { store.statistics.spaceAllocationsAhead == 1 }, "the first window is allocated once the store opens")
+        #expect(
+            Self.wait { store.statistics.spaceAllocationsAhead == 1 },
+            "the first window is allocated once the store opens")
         var count = try Self.commit(until: window / 2 + (64 << 10), from: 0, to: store, generator: &generator)
-        #expect(Self.wait { store.statistics.spaceAllocationsAhead >= 2 }, "past half the window, the next is allocated ahead")
+        #expect(
+            Self.wait { store.statistics.spaceAllocationsAhead >= 2 },
+            "past half the window, the next is allocated ahead")
         count = try Self.commit(until: window + window / 4, from: count, to: store, generator: &generator)
         let statistics = store.statistics
         #expect(statistics.spaceAllocations == 0, "no commit allocated space itself")
@@ -90,7 +104,8 @@ import Glibc
         try FileManager.default.copyItem(at: url, to: image)
         #expect(try Self.employees(at: image) == count, "the copy of the open store recovers every commit")
         let recovered = try Store.open(at: image, schema: TestSchema.schema, configuration: TestSchema.configuration())
-        _ = try Self.commit(until: recovered.statistics.bytesWritten + 1, from: count, to: recovered, generator: &generator)
+        _ = try Self.commit(
+            until: recovered.statistics.bytesWritten + 1, from: count, to: recovered, generator: &generator)
         try recovered.close()
         #expect(try Self.employees(at: image) == count + 50, "and takes commits after it")
         try store.close()
@@ -128,7 +143,10 @@ import Glibc
         let work = HandedOver((store, generator, count))
         let thread = Thread {
             var (store, generator, count) = work.value
-            count = (try? Self.commit(until: store.statistics.bytesWritten + (512 << 10), from: count, to: store, generator: &generator)) ?? -1
+            count =
+                (try? Self.commit(
+                    until: store.statistics.bytesWritten + (512 << 10), from: count, to: store, generator: &generator))
+                ?? -1
             work.value = (store, generator, count)
             committing.signal()
         }
@@ -141,7 +159,9 @@ import Glibc
         (_, generator, count) = work.value
         #expect(count > 0 && store.statistics.commits > before)
         #expect(Self.wait { store.statistics.spaceAllocationsAhead == 2 })
-        count = try Self.commit(until: Store.preallocationWindow + Store.preallocationWindow / 4, from: count, to: store, generator: &generator)
+        count = try Self.commit(
+            until: Store.preallocationWindow + Store.preallocationWindow / 4, from: count, to: store,
+            generator: &generator)
         #expect(store.statistics.spaceAllocations == 0, "no commit allocated space itself")
         try store.close()
         #expect(try Self.employees(at: url) == count)
@@ -158,7 +178,9 @@ import Glibc
         let keys = store.allocateKeys(for: TestSchema.employee, count: 1_200)
         for (offset, key) in keys.enumerated() {
             let notes = (0..<128).map { _ in String(generator.next(), radix: 16) }.joined()
-            transaction.insert(TestSchema.employee, key: key, row: Row([.string("Employee \(count + offset)"), .int(Int64(count + offset)), .string(notes), .null]))
+            transaction.insert(
+                TestSchema.employee, key: key,
+                row: Row([.string("Employee \(count + offset)"), .int(Int64(count + offset)), .string(notes), .null]))
         }
         let committed = DispatchSemaphore(value: 0)
         let outcome = HandedOver<Result<UInt64, any Error>?>(nil)
@@ -175,7 +197,9 @@ import Glibc
         if waited { committed.wait() }
         #expect(throws: Never.self) { try outcome.value?.get() }
         let statistics = store.statistics
-        #expect(statistics.bytesWritten > Store.preallocationWindow / 2 + (2 << 20), "the transaction went past the room there was")
+        #expect(
+            statistics.bytesWritten > Store.preallocationWindow / 2 + (2 << 20),
+            "the transaction went past the room there was")
         #expect(statistics.spaceAllocations == 0, "it wrote into the window allocated ahead")
         try store.close()
         #expect(try Self.employees(at: url) == count + 1_200, "every commit reads back after reopening")
@@ -190,11 +214,14 @@ import Glibc
         var count = try Self.commit(until: 1, from: 0, to: store, generator: &generator)
         // The disk is full for the maintenance thread's allocation.
         io.arm([.preallocate(ENOSPC)])
-        count = try Self.commit(until: Store.preallocationWindow / 2 + (64 << 10), from: count, to: store, generator: &generator)
+        count = try Self.commit(
+            until: Store.preallocationWindow / 2 + (64 << 10), from: count, to: store, generator: &generator)
         #expect(Self.wait { io.armedFaults == 0 }, "the maintenance thread tried to allocate")
         count = try Self.commit(until: 2 * Store.preallocationWindow, from: count, to: store, generator: &generator)
         let statistics = store.statistics
-        #expect(statistics.spaceAllocations + statistics.spaceAllocationsAhead >= 2, "the space past the first window was allocated")
+        #expect(
+            statistics.spaceAllocations + statistics.spaceAllocationsAhead >= 2,
+            "the space past the first window was allocated")
         try store.close()
         #expect(try Self.employees(at: url) == count)
     }
@@ -205,24 +232,31 @@ import Glibc
         let io = FaultyIO()
         var generator = SplitMix64(seed: 13)
         // Relaxed commits do not sync: the maintenance thread's sync of the zeros is the first.
-        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration(io, durability: .relaxed))
-        #expect(Self.wait { store.statistics.spaceAllocationsAhead == 1 }, "the first window is allocated once the store opens")
+        let store = try Store.open(
+            at: url, schema: TestSchema.schema, configuration: Self.configuration(io, durability: .relaxed))
+        #expect(
+            Self.wait { store.statistics.spaceAllocationsAhead == 1 },
+            "the first window is allocated once the store opens")
         io.arm([.dataSync(EIO)])
-        var count = try Self.commit(until: Store.preallocationWindow / 2 + (64 << 10), from: 0, to: store, generator: &generator)
+        var count = try Self.commit(
+            until: Store.preallocationWindow / 2 + (64 << 10), from: 0, to: store, generator: &generator)
         #expect(Self.wait { io.armedFaults == 0 }, "the maintenance thread synced the zeros")
-        #expect(Self.wait {
-            var transaction = Transaction()
-            transaction.insert(TestSchema.employee, key: store.allocateKeys(for: TestSchema.employee, count: 1).lowerBound, row: TestSchema.employee(0))
-            do {
-                try store.commit(transaction)
-                count += 1
-                return false
-            } catch let error as StoreError {
-                return error.code == .failStopped
-            } catch {
-                return false
-            }
-        }, "the store refuses writes after the failed sync")
+        #expect(
+            Self.wait {
+                var transaction = Transaction()
+                transaction.insert(
+                    TestSchema.employee, key: store.allocateKeys(for: TestSchema.employee, count: 1).lowerBound,
+                    row: TestSchema.employee(0))
+                do {
+                    try store.commit(transaction)
+                    count += 1
+                    return false
+                } catch let error as StoreError {
+                    return error.code == .failStopped
+                } catch {
+                    return false
+                }
+            }, "the store refuses writes after the failed sync")
         try? store.close()
         #expect(try Self.employees(at: url) == count, "every commit acknowledged before the failure reads back")
     }

@@ -7,7 +7,8 @@ import Testing
     @Test func insertReadReopenHistoryCompact() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
-        var store: Store? = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        var store: Store? = try Store.open(
+            at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
         let department = store!.allocateKeys(for: 0).lowerBound
         var first = Transaction(author: "tests")
         first.insert(0, key: department, row: Row([.string("R&D"), .double(1e6)]))

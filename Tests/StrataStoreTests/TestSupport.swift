@@ -9,16 +9,20 @@ enum TestSchema {
     static let employee = 1
 
     static let schema = try! Schema(entities: [
-        EntitySchema(id: 0, name: "Department", columns: [
-            ColumnSchema(name: "name", type: .string, isNullable: false, isIndexed: true),
-            ColumnSchema(name: "budget", type: .double, isNullable: false),
-        ]),
-        EntitySchema(id: 1, name: "Employee", columns: [
-            ColumnSchema(name: "name", type: .string, isNullable: false, keepsTombstone: true),
-            ColumnSchema(name: "salary", type: .int64, isNullable: false, isIndexed: true),
-            ColumnSchema(name: "notes", type: .string),
-            ColumnSchema(name: "department", type: .reference(entity: 0)),
-        ]),
+        EntitySchema(
+            id: 0, name: "Department",
+            columns: [
+                ColumnSchema(name: "name", type: .string, isNullable: false, isIndexed: true),
+                ColumnSchema(name: "budget", type: .double, isNullable: false),
+            ]),
+        EntitySchema(
+            id: 1, name: "Employee",
+            columns: [
+                ColumnSchema(name: "name", type: .string, isNullable: false, keepsTombstone: true),
+                ColumnSchema(name: "salary", type: .int64, isNullable: false, isIndexed: true),
+                ColumnSchema(name: "notes", type: .string),
+                ColumnSchema(name: "department", type: .reference(entity: 0)),
+            ]),
     ])
 
     static func employee(_ index: Int, department: Int64? = nil) -> Row {

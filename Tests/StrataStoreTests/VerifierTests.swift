@@ -15,7 +15,9 @@ import Testing
     private static func fill(_ store: Store, transactions count: Int) throws {
         if store.count(TestSchema.department) == 0 {
             var first = Transaction(author: "verifier")
-            first.insert(TestSchema.department, key: store.allocateKeys(for: TestSchema.department).lowerBound, row: Row([.string("R&D"), .double(1e6)]))
+            first.insert(
+                TestSchema.department, key: store.allocateKeys(for: TestSchema.department).lowerBound,
+                row: Row([.string("R&D"), .double(1e6)]))
             try store.commit(first)
         }
         for _ in 0..<count {
@@ -29,7 +31,8 @@ import Testing
 
     /// The live segments' paths in log order, read from the manifest.
     private static func segmentPaths(_ url: URL) throws -> [String] {
-        let manifest = try Manifest.decode(Array(try Data(contentsOf: url.appendingPathComponent("manifest"))), path: "manifest")
+        let manifest = try Manifest.decode(
+            Array(try Data(contentsOf: url.appendingPathComponent("manifest"))), path: "manifest")
         return manifest.segments.map { url.path + "/segments/" + SegmentFile.fileName($0) }
     }
 
@@ -135,7 +138,8 @@ import Testing
     @Test func truncatedTailIsReportedAsTornTail() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
-        var store: Store? = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        var store: Store? = try Store.open(
+            at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
         try Self.fill(store!, transactions: 2)
         try store!.close()
         store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
@@ -164,18 +168,27 @@ import Testing
         let store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
         try Self.fill(store, transactions: 2)
         try store.close()
-        let manifest = try Manifest.decode(Array(try Data(contentsOf: url.appendingPathComponent("manifest"))), path: "manifest")
+        let manifest = try Manifest.decode(
+            Array(try Data(contentsOf: url.appendingPathComponent("manifest"))), path: "manifest")
         let file = url.path + "/checkpoints/" + Checkpoint.fileName(try #require(manifest.checkpoint))
-        var checkpoint = try Checkpoint.decode(Array(try Data(contentsOf: URL(fileURLWithPath: file))), path: file, schema: TestSchema.schema)
-        checkpoint.state.fetchIndexes = try Checkpoint.decodeFetchIndexes(checkpoint.fetchIndexSections, schema: TestSchema.schema)
+        var checkpoint = try Checkpoint.decode(
+            Array(try Data(contentsOf: URL(fileURLWithPath: file))), path: file, schema: TestSchema.schema)
+        checkpoint.state.fetchIndexes = try Checkpoint.decodeFetchIndexes(
+            checkpoint.fetchIndexSections, schema: TestSchema.schema)
         checkpoint.state.entities[TestSchema.employee].set(5, to: .absent, size: 0)
         try Data(checkpoint.encode(schema: TestSchema.schema)).write(to: URL(fileURLWithPath: file))
 
         let report = try Store.verify(at: url)
         #expect(report.problems.count == 2)
         #expect(report.problems.allSatisfy { $0.file == file && $0.offset > 16 })
-        #expect(report.problems.contains { $0.message.hasPrefix("Employee has 39 live rows in the checkpoint but 40 in the log up to it") })
-        #expect(report.problems.contains { $0.message.contains("object index of Employee differs for 1 keys; key 5 is absent in the checkpoint") })
+        #expect(
+            report.problems.contains {
+                $0.message.hasPrefix("Employee has 39 live rows in the checkpoint but 40 in the log up to it")
+            })
+        #expect(
+            report.problems.contains {
+                $0.message.contains("object index of Employee differs for 1 keys; key 5 is absent in the checkpoint")
+            })
         #expect(report.skippedChecks.count == 1)
     }
 
@@ -196,7 +209,8 @@ import Testing
         try store.close()
         #expect(try Store.verify(at: url).problems == [])
 
-        let manifest = try Manifest.decode(Array(try Data(contentsOf: url.appendingPathComponent("manifest"))), path: "manifest")
+        let manifest = try Manifest.decode(
+            Array(try Data(contentsOf: url.appendingPathComponent("manifest"))), path: "manifest")
         let checkpoint = url.path + "/checkpoints/" + Checkpoint.fileName(try #require(manifest.checkpoint))
         try FileManager.default.removeItem(atPath: checkpoint)
         let replayed = try Store.verify(at: url)

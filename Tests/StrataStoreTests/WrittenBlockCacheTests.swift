@@ -28,7 +28,9 @@ import Darwin
     /// Employees `range`, keyed by their index, in one transaction.
     static func insert(_ range: ClosedRange<Int>, into store: Store) throws {
         var transaction = Transaction()
-        for index in range { transaction.insert(TestSchema.employee, key: Int64(index), row: TestSchema.employee(index)) }
+        for index in range {
+            transaction.insert(TestSchema.employee, key: Int64(index), row: TestSchema.employee(index))
+        }
         try store.commit(transaction)
     }
 
@@ -62,15 +64,18 @@ import Darwin
             #expect(try store.read(TestSchema.employee, key: Int64(index)) == expected)
         }
         let misses = store.statistics.cacheMisses
-        #expect(misses > 10 && misses <= Self.blockCount(store), "a reopened store reads each block holding live rows once")
+        #expect(
+            misses > 10 && misses <= Self.blockCount(store), "a reopened store reads each block holding live rows once")
     }
 
     @Test func aReplayedCopyOfTheSourcesBlocksIsCachedToo() throws {
         let directory = TemporaryDirectory()
-        let source = try Store.open(at: directory.store("Source"), schema: TestSchema.schema, configuration: Self.configuration())
+        let source = try Store.open(
+            at: directory.store("Source"), schema: TestSchema.schema, configuration: Self.configuration())
         defer { try? source.close() }
         try HistoryReplayBlockReuseTests.fill(source)
-        let destination = try Store.open(at: directory.store("Destination"), schema: TestSchema.schema, configuration: Self.configuration())
+        let destination = try Store.open(
+            at: directory.store("Destination"), schema: TestSchema.schema, configuration: Self.configuration())
         defer { try? destination.close() }
         #expect(try destination.replayHistory(from: source) == 42)
 
@@ -90,7 +95,8 @@ import Darwin
         /// Replays the source into a new store `name`, checks the source's cache counted a hit a
         /// record at least (`fromCache`) or nothing, and compares rows and history.
         func replayMatchesTheSource(_ name: String, fromCache: Bool) throws {
-            let destination = try Store.open(at: directory.store(name), schema: TestSchema.schema, configuration: Self.configuration())
+            let destination = try Store.open(
+                at: directory.store(name), schema: TestSchema.schema, configuration: Self.configuration())
             defer { try? destination.close() }
             let (hits, misses) = (source.statistics.cacheHits, source.statistics.cacheMisses)
             #expect(try destination.replayHistory(from: source) == 42)
@@ -119,14 +125,16 @@ import Darwin
 
     @Test func aReplayAfterCompactionMovedTheSourcesHistoryReadsTheMovedBlocks() throws {
         let directory = TemporaryDirectory()
-        let source = try Store.open(at: directory.store("Source"), schema: TestSchema.schema, configuration: HistoryTests.configuration())
+        let source = try Store.open(
+            at: directory.store("Source"), schema: TestSchema.schema, configuration: HistoryTests.configuration())
         defer { try? source.close() }
         var insert = Transaction()
         insert.insert(TestSchema.employee, key: 1, row: TestSchema.employee(0))
         try source.commit(insert)
         for version in 1...60 {
             var transaction = Transaction(author: "v\(version)")
-            transaction.update(TestSchema.employee, key: 1, row: TestSchema.employee(version), changedColumns: [0, 1, 2])
+            transaction.update(
+                TestSchema.employee, key: 1, row: TestSchema.employee(version), changedColumns: [0, 1, 2])
             try source.commit(transaction)
         }
         let segments = source.segments()
@@ -138,7 +146,8 @@ import Darwin
         for (number, block) in blocks.enumerated() {
             if let file = files[block.segment] { _ = try source.loadBlock(UInt32(number), block, file: file) }
         }
-        let destination = try Store.open(at: directory.store("Destination"), schema: TestSchema.schema, configuration: Self.configuration())
+        let destination = try Store.open(
+            at: directory.store("Destination"), schema: TestSchema.schema, configuration: Self.configuration())
         defer { try? destination.close() }
         let misses = source.statistics.cacheMisses
         #expect(try destination.replayHistory(from: source) == 61)
@@ -154,7 +163,8 @@ import Darwin
         try Self.insert(1...10, into: store)
         try store.close()
         // Room for a few blocks of about 1 KiB.
-        store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration(cacheSize: 4 << 10))
+        store = try Store.open(
+            at: url, schema: TestSchema.schema, configuration: Self.configuration(cacheSize: 4 << 10))
         defer { try? store.close() }
         #expect(try store.read(TestSchema.employee, key: 1) == TestSchema.employee(1))
         #expect(store.statistics.cacheMisses == 1)
@@ -171,10 +181,13 @@ import Darwin
     @Test func aTransactionKeepsNoMoreDecodedBlocksThanTheCacheHasRoomFor() throws {
         let directory = TemporaryDirectory()
         let room = 4 << 10
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: Self.configuration(cacheSize: room))
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: Self.configuration(cacheSize: room))
         defer { try? store.close() }
         var transaction = Transaction()
-        for index in 1...200 { transaction.insert(TestSchema.employee, key: Int64(index), row: TestSchema.employee(index)) }
+        for index in 1...200 {
+            transaction.insert(TestSchema.employee, key: Int64(index), row: TestSchema.employee(index))
+        }
         var written: [EntityKey: Row?] = [:]
         let pending = try store.encode(transaction, written: &written)
         let kept = pending.record.decodedBlocks.compactMap { $0 }
@@ -186,7 +199,8 @@ import Darwin
     @Test func aFailedCommitCachesNothingALaterCommitsBlocksCouldBeTakenFor() throws {
         let directory = TemporaryDirectory()
         let io = FaultyIO()
-        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: Self.configuration(io: io))
+        let store = try Store.open(
+            at: directory.store(), schema: TestSchema.schema, configuration: Self.configuration(io: io))
         defer { try? store.close() }
         try Self.insert(1...20, into: store)
         let blocks = Self.blockCount(store)
@@ -195,7 +209,9 @@ import Darwin
         #expect(throws: StoreError.self) { try Self.insert(21...60, into: store) }
         #expect(Self.blockCount(store) == blocks)
         var other = Transaction()
-        for index in 21...60 { other.insert(TestSchema.employee, key: Int64(index), row: TestSchema.employee(index * 3)) }
+        for index in 21...60 {
+            other.insert(TestSchema.employee, key: Int64(index), row: TestSchema.employee(index * 3))
+        }
         try store.commit(other)
 
         for index in 1...60 {

@@ -10,7 +10,9 @@ package enum BuiltExecutable {
     /// - Throws: ``Missing`` when no executable file of that name is there.
     package static func url(named name: String) throws -> URL {
         let candidates = directories.map { $0.appendingPathComponent(name) }
-        guard let found = candidates.first(where: isExecutableFile) else { throw Missing(name: name, candidates: candidates) }
+        guard let found = candidates.first(where: isExecutableFile) else {
+            throw Missing(name: name, candidates: candidates)
+        }
         return found
     }
 
@@ -21,7 +23,9 @@ package enum BuiltExecutable {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         return [Bundle.main.bundleURL, binary].map { directory in
             var directory = directory
-            while directory.pathComponents.contains(where: { $0.hasSuffix(".xctest") }) { directory.deleteLastPathComponent() }
+            while directory.pathComponents.contains(where: { $0.hasSuffix(".xctest") }) {
+                directory.deleteLastPathComponent()
+            }
             return directory
         }
     }

@@ -71,7 +71,9 @@ package final class ChildProcess: Sendable {
     }
 
     /// Runs `executable` to its end; returns how it ended and its stdout.
-    package static func run(_ executable: String, _ arguments: [String], stderrPath: String) throws -> (ChildExit, String) {
+    package static func run(
+        _ executable: String, _ arguments: [String], stderrPath: String
+    ) throws -> (ChildExit, String) {
         let child = try ChildProcess(executable, arguments, stderrPath: stderrPath)
         let end = child.wait()
         return (end, child.outputText)

@@ -74,13 +74,17 @@ import Testing
         #expect(later.first?.changes?.first?.changedObjectID.uriRepresentation() == filled.uris["E0"])
         let expected = try Self.referenceCodes(model)
         #expect(expected[0] == .managedObjectConstraintMerge)
-        #expect([Self.saveEmployee("E3", salary: 2, in: container), Self.saveEmployee("fresh", salary: 3, in: container)] == expected)
+        #expect(
+            [Self.saveEmployee("E3", salary: 2, in: container), Self.saveEmployee("fresh", salary: 3, in: container)]
+                == expected)
         try container.close()
 
         let reopened = try PersistentHistoryTests.container(at: url, model: model)
         try InPlaceMigrationTests.expectEmployees(in: reopened, filled, hasNotes: true, level: nil)
         #expect(Self.saveEmployee("E7", salary: 4, in: reopened) == .managedObjectConstraintMerge)
-        #expect(Self.saveEmployee("fresh", salary: 5, in: reopened) == .managedObjectConstraintMerge, "saved before the reopen")
+        #expect(
+            Self.saveEmployee("fresh", salary: 5, in: reopened) == .managedObjectConstraintMerge,
+            "saved before the reopen")
         try reopened.close()
         #expect(try Store.verify(at: url).problems.isEmpty)
     }
@@ -104,8 +108,14 @@ import Testing
         [
             (["active"], [], ["Employee", "(active)", "active = true"]),
             (["department"], [], ["Employee", "(department)", "department = object"]),
-            (["name", "code"], [AttributeDescription.string("code", defaultValue: "x")], ["(name, code)", "name = \"E1\", code = \"x\""]),
-            (["name", "code"], [AttributeDescription.string("code", defaultValue: "x", isOptional: true)], ["(name, code)", "name = \"E1\", code = \"x\""]),
+            (
+                ["name", "code"], [AttributeDescription.string("code", defaultValue: "x")],
+                ["(name, code)", "name = \"E1\", code = \"x\""]
+            ),
+            (
+                ["name", "code"], [AttributeDescription.string("code", defaultValue: "x", isOptional: true)],
+                ["(name, code)", "name = \"E1\", code = \"x\""]
+            ),
         ]
     }
 
@@ -124,7 +134,9 @@ import Testing
         let model = Self.constrained(constraint, extra: extra)
 
         for _ in 0..<2 {
-            let error = try #require(throws: CoreDataError.self) { try PersistentHistoryTests.container(at: url, model: model) }
+            let error = try #require(throws: CoreDataError.self) {
+                try PersistentHistoryTests.container(at: url, model: model)
+            }
             #expect(error.code == .migrationConstraintViolation)
             #expect(error.code.rawValue == MigrationConstraintViolationError)
             for text in mentions { #expect(error.message.contains(text), "\(error.message)") }
@@ -156,7 +168,8 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             for i in 0..<InPlaceMigrationTests.employeeCount {
-                let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E\(i)"]!))
+                let id = try #require(
+                    container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E\(i)"]!))
                 #expect(try context.existingObject(with: id).value(forKey: "fullName") as? String == "E\(i)")
             }
             let twin = EntityDescription.insertNewObject(forEntityName: "Employee", into: context)
@@ -175,7 +188,9 @@ import Testing
         #expect(Self.saveEmployee("E4", salary: 1, in: container) == nil)
         try container.close()
         let before = try Self.files(url)
-        let error = try #require(throws: CoreDataError.self) { try PersistentHistoryTests.container(at: url, model: Self.renamedUnique()) }
+        let error = try #require(throws: CoreDataError.self) {
+            try PersistentHistoryTests.container(at: url, model: Self.renamedUnique())
+        }
         #expect(error.code == .migrationConstraintViolation)
         #expect(error.message.contains("(fullName)") && error.message.contains("fullName = \"E4\""), "\(error.message)")
         #expect(try Self.files(url) == before)
@@ -192,7 +207,9 @@ import Testing
         #expect(Self.saveEmployee("twin", salary: 20, in: container) == nil)
         try container.close()
         let before = try Self.files(url)
-        let error = try #require(throws: CoreDataError.self) { try PersistentHistoryTests.container(at: url, model: Self.constrained(["salary"])) }
+        let error = try #require(throws: CoreDataError.self) {
+            try PersistentHistoryTests.container(at: url, model: Self.constrained(["salary"]))
+        }
         #expect(error.code == .migrationConstraintViolation)
         #expect(error.message.contains("salary = 20"), "\(error.message)")
         #expect(try Self.files(url) == before)
@@ -204,7 +221,9 @@ import Testing
 
 extension AttributeDescription {
     /// A string attribute named `name` with a default value, required unless `isOptional`.
-    fileprivate static func string(_ name: String, defaultValue: String, isOptional: Bool = false) -> AttributeDescription {
+    fileprivate static func string(
+        _ name: String, defaultValue: String, isOptional: Bool = false
+    ) -> AttributeDescription {
         let attribute = AttributeDescription(name: name, type: .string)
         attribute.isOptional = isOptional
         attribute.defaultValue = defaultValue

@@ -28,7 +28,9 @@ import Testing
         let blocked = folder.url.appendingPathComponent("file")
         try Data("x".utf8).write(to: blocked)
         let failing = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
-        failing.persistentStoreDescriptions = [PersistentStoreDescription(url: blocked.appendingPathComponent("Company.strata"))]
+        failing.persistentStoreDescriptions = [
+            PersistentStoreDescription(url: blocked.appendingPathComponent("Company.strata"))
+        ]
         failing.loadPersistentStores { _, error in loadError = error }
         #expect(loadError != nil)
     }
@@ -125,13 +127,16 @@ import Testing
             byIDs.predicate = FetchPredicate(format: "self IN %@", [grace.objectID])
             #expect(try context.fetch(byIDs).map(\.name) == ["Grace"])
             let bySet = Employee.fetchRequest()
-            bySet.predicate = FetchPredicate(format: "name IN %@ AND department == %@", Set(["Ada", "Grace"]), sales.objectID)
+            bySet.predicate = FetchPredicate(
+                format: "name IN %@ AND department == %@", Set(["Ada", "Grace"]), sales.objectID)
             #expect(try context.fetch(bySet).map(\.name) == ["Ada"])
         }
         let now = Date()
         let uuid = UUID()
         let url = URL(string: "https://example.com/a")!
-        let record: [String: Any] = ["when": now.addingTimeInterval(-60), "uuid": uuid, "url": url, "data": Data([1, 2])]
+        let record: [String: Any] = [
+            "when": now.addingTimeInterval(-60), "uuid": uuid, "url": url, "data": Data([1, 2]),
+        ]
         #expect(FetchPredicate(format: "when < %@", now).evaluate(with: record))
         #expect(FetchPredicate(format: "uuid == %@ AND url == %@", uuid, url).evaluate(with: record))
         #expect(FetchPredicate(format: "data == %@", Data([1, 2])).evaluate(with: record))

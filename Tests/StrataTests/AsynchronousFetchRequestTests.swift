@@ -151,7 +151,9 @@ final class AwakeningItem: ManagedObject {
 
     @Test func cancellingHalfWayEndsWithTheCancelledErrorAndNoResults() throws {
         let folder = TemporaryDirectory()
-        let item = ModelBuilder.entity("AwakeningItem", [ModelBuilder.attribute("rank", .integer64, isOptional: false)], className: "AwakeningItem")
+        let item = ModelBuilder.entity(
+            "AwakeningItem", [ModelBuilder.attribute("rank", .integer64, isOptional: false)], className: "AwakeningItem"
+        )
         AwakeningItem.register(for: "AwakeningItem")
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([item]))
         let writer = container.newBackgroundContext()
@@ -171,7 +173,12 @@ final class AwakeningItem: ManagedObject {
         let bound = Locked<AsynchronousFetchResult<AwakeningItem>?>(nil)
         AwakeningItem.onAwake.withLock { hook in
             hook = {
-                if awakened.withLock({ count in count += 1; return count }) == 250 { bound.current?.cancel() }
+                if awakened.withLock({ count in
+                    count += 1
+                    return count
+                }) == 250 {
+                    bound.current?.cancel()
+                }
             }
         }
         defer { AwakeningItem.onAwake.withLock { $0 = nil } }
@@ -192,7 +199,10 @@ final class AwakeningItem: ManagedObject {
         #expect(awakened.current == 300)
         // The store lost nothing.
         let reader = container.newBackgroundContext()
-        #expect(try reader.performAndWait { try reader.count(for: FetchRequest<AwakeningItem>(entityName: "AwakeningItem")) } == 5_000)
+        #expect(
+            try reader.performAndWait {
+                try reader.count(for: FetchRequest<AwakeningItem>(entityName: "AwakeningItem"))
+            } == 5_000)
     }
 
     @Test func cancellingBeforeItRunsFetchesNothing() throws {

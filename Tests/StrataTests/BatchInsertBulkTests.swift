@@ -31,7 +31,8 @@ import Testing
         let ids = try #require(try BatchInsertRequestTests.execute(request, in: container) as? [ManagedObjectID])
         #expect(ids.count == 9_000 && Set(ids).count == 9_000)
 
-        let history = try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
+        let history = try PersistentHistoryTests.transactions(
+            .fetchHistory(after: nil as PersistentHistoryToken?), in: container)
         #expect(history.count == 1)
         let changes = try #require(history.first?.changes)
         #expect(changes.count == 9_000 && changes.allSatisfy { $0.changeType == .insert })
@@ -62,22 +63,26 @@ import Testing
         objects[2 * ParallelParts.rowsPerPart + 5] = ["name": "Bob", "salary": "much"]
         objects[objects.count - 1] = ["salary": 5]
         let error = #expect(throws: CoreDataError.self) {
-            try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
+            try BatchInsertRequestTests.execute(
+                BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
         }
         #expect(error?.code == .keyValueValidation)
         objects[2 * ParallelParts.rowsPerPart + 5] = ["name": "Bob", "salary": 5, "wage": 5]
         let unknown = #expect(throws: CoreDataError.self) {
-            try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
+            try BatchInsertRequestTests.execute(
+                BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
         }
         #expect(unknown?.code == .keyValueValidation && unknown?.key == "wage")
         #expect(try Self.stored(in: container).isEmpty)
         objects[2 * ParallelParts.rowsPerPart + 5] = ["name": "Bob", "salary": 5]
         let missing = #expect(throws: CoreDataError.self) {
-            try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
+            try BatchInsertRequestTests.execute(
+                BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
         }
         #expect(missing?.code == .validationMissingMandatoryProperty)
         objects.removeLast()
-        _ = try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
+        _ = try BatchInsertRequestTests.execute(
+            BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
         let stored = try Self.stored(in: container)
         #expect(stored.count == objects.count && stored.contains("Bob 5 true -"))
     }
@@ -86,7 +91,8 @@ import Testing
         let folder = TemporaryDirectory()
         let model = BatchInsertRequestTests.uniqueNames()
         var container = try PersistentHistoryTests.container(at: folder.store(), model: model)
-        _ = try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: Self.employees(0..<3_000)), in: container)
+        _ = try BatchInsertRequestTests.execute(
+            BatchInsertRequest(entityName: "Employee", objects: Self.employees(0..<3_000)), in: container)
         let token = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
 
         // 1,000 stored names get a new salary, 2,000 names are new, and each new name comes twice.
@@ -94,7 +100,9 @@ import Testing
         objects += (3_000..<5_000).map { ["name": "Employee \($0)", "salary": 8, "notes": "again"] as [String: Any] }
         let upsert = BatchInsertRequest(entityName: "Employee", objects: objects)
         upsert.resultType = .count
-        #expect(try BatchInsertRequestTests.execute(upsert, policy: .mergeByPropertyObjectTrump, in: container) as? Int == 3_000)
+        #expect(
+            try BatchInsertRequestTests.execute(upsert, policy: .mergeByPropertyObjectTrump, in: container) as? Int
+                == 3_000)
 
         let history = try PersistentHistoryTests.transactions(.fetchHistory(after: token), in: container)
         let changes = try #require(history.first?.changes)
@@ -117,12 +125,14 @@ import Testing
         var objects = Self.employees(0..<100)
         objects[50]["nickname"] = "Ed"
         let unknown = #expect(throws: CoreDataError.self) {
-            try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
+            try BatchInsertRequestTests.execute(
+                BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
         }
         #expect(unknown?.code == .keyValueValidation)
         objects[50] = ["name": "Ed", "salary": "a lot"]
         let mistyped = #expect(throws: CoreDataError.self) {
-            try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
+            try BatchInsertRequestTests.execute(
+                BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
         }
         #expect(mistyped?.code == .keyValueValidation)
         #expect(try Self.stored(in: container).isEmpty)
@@ -130,7 +140,8 @@ import Testing
         objects[50] = ["name": "Ed", "salary": Int32(5)]
         objects[51] = ["name": "Fay", "salary": Int16(6)]
         objects[52] = ["name": "Gus", "salary": UInt8(9)]
-        _ = try BatchInsertRequestTests.execute(BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
+        _ = try BatchInsertRequestTests.execute(
+            BatchInsertRequest(entityName: "Employee", objects: objects), in: container)
         let rows = try Self.stored(in: container)
         #expect(rows.count == 100)
         #expect(rows.contains("Ed 5 true -") && rows.contains("Fay 6 true -") && rows.contains("Gus 9 true -"))

@@ -10,12 +10,15 @@ import Testing
     static func employees(in container: PersistentContainer) throws -> [String] {
         let context = container.newBackgroundContext()
         return try context.performAndWait {
-            try context.fetch(Employee.fetchRequest()).map { "\($0.name) \($0.salary) \($0.active) \($0.notes ?? "-")" }.sorted()
+            try context.fetch(Employee.fetchRequest()).map { "\($0.name) \($0.salary) \($0.active) \($0.notes ?? "-")" }
+                .sorted()
         }
     }
 
     /// Executes `request` in a new context with `policy`.
-    static func execute(_ request: BatchInsertRequest, policy: MergePolicy = .error, in container: PersistentContainer) throws -> Any? {
+    static func execute(
+        _ request: BatchInsertRequest, policy: MergePolicy = .error, in container: PersistentContainer
+    ) throws -> Any? {
         let context = container.newBackgroundContext()
         context.mergePolicy = policy
         return try context.performAndWait {
@@ -35,17 +38,22 @@ import Testing
     @Test func insertsDictionariesWithConvertedValuesAndDefaultsThatSurviveReopening() throws {
         let folder = TemporaryDirectory()
         var container = try PersistentHistoryTests.container(at: folder.store())
-        let request = BatchInsertRequest(entityName: "Employee", objects: [
-            ["name": "Ann", "salary": 100, "notes": "first"],
-            ["name": "Bob", "salary": Int32(200), "active": false],
-        ])
+        let request = BatchInsertRequest(
+            entityName: "Employee",
+            objects: [
+                ["name": "Ann", "salary": 100, "notes": "first"],
+                ["name": "Bob", "salary": Int32(200), "active": false],
+            ])
         request.resultType = .objectIDs
         let ids = try #require(try Self.execute(request, in: container) as? [ManagedObjectID])
         #expect(ids.count == 2 && ids.allSatisfy { !$0.isTemporaryID && $0.entity.name == "Employee" })
 
-        let history = try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
+        let history = try PersistentHistoryTests.transactions(
+            .fetchHistory(after: nil as PersistentHistoryToken?), in: container)
         #expect(history.count == 1)
-        #expect(Set(try #require(history.first?.changes).filter { $0.changeType == .insert }.map(\.changedObjectID)) == Set(ids))
+        #expect(
+            Set(try #require(history.first?.changes).filter { $0.changeType == .insert }.map(\.changedObjectID))
+                == Set(ids))
 
         try container.close()
         container = try PersistentHistoryTests.container(at: folder.store())
@@ -70,15 +78,20 @@ import Testing
         dictionaries.resultType = .count
         #expect(try Self.execute(dictionaries, in: container) as? Int == 3)
         var made = 0
-        let objects = BatchInsertRequest(entity: entity, managedObjectHandler: { object in
-            guard made < 2 else { return true }
-            object.setValue("M\(made)", forKey: "name")
-            object.setValue(Int64(10 + made), forKey: "salary")
-            made += 1
-            return false
-        })
+        let objects = BatchInsertRequest(
+            entity: entity,
+            managedObjectHandler: { object in
+                guard made < 2 else { return true }
+                object.setValue("M\(made)", forKey: "name")
+                object.setValue(Int64(10 + made), forKey: "salary")
+                made += 1
+                return false
+            })
         #expect(try Self.execute(objects, in: container) as? Bool == true)
-        #expect(try Self.employees(in: container) == ["D0 0 true -", "D1 1 true -", "D2 2 true -", "M0 10 true -", "M1 11 true -"])
+        #expect(
+            try Self.employees(in: container) == [
+                "D0 0 true -", "D1 1 true -", "D2 2 true -", "M0 10 true -", "M1 11 true -",
+            ])
     }
 
     @Test func aMissingRequiredValueOrAWrongTypeFailsAndWritesNothing() throws {
@@ -101,14 +114,20 @@ import Testing
     @Test func constrainedValuesFailUnderTheErrorPolicyAndUpsertUnderObjectTrump() throws {
         let folder = TemporaryDirectory()
         var container = try GraphModel.container(at: folder.store(), model: Self.uniqueNames())
-        _ = try Self.execute(BatchInsertRequest(entityName: "Employee", objects: [["name": "Ann", "salary": 100, "notes": "kept"]]), in: container)
+        _ = try Self.execute(
+            BatchInsertRequest(entityName: "Employee", objects: [["name": "Ann", "salary": 100, "notes": "kept"]]),
+            in: container)
         let again = [["name": "Ann", "salary": 500] as [String: Any], ["name": "Dan", "salary": 1]]
 
-        let error = #expect(throws: CoreDataError.self) { try Self.execute(BatchInsertRequest(entityName: "Employee", objects: again), in: container) }
+        let error = #expect(throws: CoreDataError.self) {
+            try Self.execute(BatchInsertRequest(entityName: "Employee", objects: again), in: container)
+        }
         #expect(error?.code == .managedObjectConstraintMerge)
         #expect(try Self.employees(in: container) == ["Ann 100 true kept"])
 
-        _ = try Self.execute(BatchInsertRequest(entityName: "Employee", objects: again), policy: .mergeByPropertyStoreTrump, in: container)
+        _ = try Self.execute(
+            BatchInsertRequest(entityName: "Employee", objects: again), policy: .mergeByPropertyStoreTrump,
+            in: container)
         #expect(try Self.employees(in: container) == ["Ann 100 true kept", "Dan 1 true -"])
 
         let upsert = BatchInsertRequest(entityName: "Employee", objects: again + [["name": "Dan", "salary": 2]])
@@ -119,7 +138,9 @@ import Testing
         #expect(try Self.employees(in: container) == ["Ann 500 true kept", "Dan 2 true -"])
 
         // Overwrite replaces every attribute, defaults included.
-        _ = try Self.execute(BatchInsertRequest(entityName: "Employee", objects: [["name": "Ann", "salary": 7]]), policy: .overwrite, in: container)
+        _ = try Self.execute(
+            BatchInsertRequest(entityName: "Employee", objects: [["name": "Ann", "salary": 7]]), policy: .overwrite,
+            in: container)
         #expect(try Self.employees(in: container) == ["Ann 7 true -", "Dan 2 true -"])
     }
 

@@ -31,7 +31,9 @@ import Testing
         request.propertiesToUpdate = ["salary": 500]
         request.resultType = .updatedObjectIDsResultType
         let result = try #require(try pinned.performAndWait { try pinned.execute(request) } as? BatchUpdateResult)
-        #expect(Set(try #require(result.result as? [ManagedObjectID])) == Set(ids.filter { ["Ann", "Bob", "Cy"].contains($0.key) }.values))
+        #expect(
+            Set(try #require(result.result as? [ManagedObjectID]))
+                == Set(ids.filter { ["Ann", "Bob", "Cy"].contains($0.key) }.values))
 
         try container.close()
         container = try GraphModel.container(at: folder.store())

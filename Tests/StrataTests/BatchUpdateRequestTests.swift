@@ -25,7 +25,8 @@ import Testing
         let result = try #require(try BatchDeleteRequestTests.execute(request, in: container) as? BatchUpdateResult)
         #expect(Set(try #require(result.result as? [ManagedObjectID])) == [ids["Ann"]!, ids["Bob"]!])
 
-        let history = try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
+        let history = try PersistentHistoryTests.transactions(
+            .fetchHistory(after: nil as PersistentHistoryToken?), in: container)
         let changes = try #require(history.last?.changes)
         #expect(Set(changes.filter { $0.changeType == .update }.map(\.changedObjectID)) == [ids["Ann"]!, ids["Bob"]!])
         #expect(Set(changes.first?.updatedProperties?.map(\.name) ?? []) == ["salary", "notes"])
@@ -62,7 +63,9 @@ import Testing
         let container = try GraphModel.container(at: folder.store())
         _ = try BatchDeleteRequestTests.seed(container)
         let request = BatchUpdateRequest(entity: container.managedObjectModel.entitiesByName["Employee"]!)
-        request.propertiesToUpdate = [container.managedObjectModel.entitiesByName["Employee"]!.attributesByName["active"]!: false]
+        request.propertiesToUpdate = [
+            container.managedObjectModel.entitiesByName["Employee"]!.attributesByName["active"]!: false
+        ]
         request.resultType = .updatedObjectsCountResultType
         let result = try #require(try BatchDeleteRequestTests.execute(request, in: container) as? BatchUpdateResult)
         #expect(result.result as? Int == 3)
@@ -83,7 +86,9 @@ import Testing
         for (values, code) in cases {
             let request = BatchUpdateRequest(entityName: "Employee")
             request.propertiesToUpdate = values
-            let error = #expect(throws: CoreDataError.self) { try BatchDeleteRequestTests.execute(request, in: container) }
+            let error = #expect(throws: CoreDataError.self) {
+                try BatchDeleteRequestTests.execute(request, in: container)
+            }
             #expect(error?.code == code)
             #expect(try Self.salaries(in: container) == ["Ann": 100, "Bob": 200, "Cy": 300])
         }
@@ -119,7 +124,8 @@ import Testing
         request.resultType = .updatedObjectIDsResultType
         let result = try #require(try BatchDeleteRequestTests.execute(request, in: container) as? BatchUpdateResult)
         #expect(view.performAndWait { ann.salary } == 100, "a batch update does not change registered objects")
-        ManagedObjectContext.mergeChanges(fromRemoteContextSave: [UpdatedObjectsKey: try #require(result.result as? [ManagedObjectID])], into: [view])
+        ManagedObjectContext.mergeChanges(
+            fromRemoteContextSave: [UpdatedObjectsKey: try #require(result.result as? [ManagedObjectID])], into: [view])
         #expect(view.performAndWait { ann.salary } == 150)
     }
 }

@@ -33,14 +33,18 @@ import Testing
                     salary += 1
                     if Bool.random(using: &random), let employee = inserted.randomElement(using: &random) {
                         employee.salary = salary
-                    } else if let employee = saved.filter({ !deleted.contains(ObjectIdentifier($0)) }).randomElement(using: &random) {
+                    } else if let employee = saved.filter({ !deleted.contains(ObjectIdentifier($0)) }).randomElement(
+                        using: &random)
+                    {
                         employee.salary = salary
                         updated.insert(ObjectIdentifier(employee))
                     }
                 case 60..<80:
                     if Bool.random(using: &random), let index = inserted.indices.randomElement(using: &random) {
                         context.delete(inserted.remove(at: index))
-                    } else if let employee = saved.filter({ !deleted.contains(ObjectIdentifier($0)) }).randomElement(using: &random) {
+                    } else if let employee = saved.filter({ !deleted.contains(ObjectIdentifier($0)) }).randomElement(
+                        using: &random)
+                    {
                         context.delete(employee)
                         updated.remove(ObjectIdentifier(employee))
                         deleted.insert(ObjectIdentifier(employee))
@@ -51,7 +55,8 @@ import Testing
                         context.delete(employee)
                         inserted.removeAll { $0 === employee }
                     }
-                    for employee in saved where !deleted.contains(ObjectIdentifier(employee)) && Bool.random(using: &random) {
+                    for employee in saved
+                    where !deleted.contains(ObjectIdentifier(employee)) && Bool.random(using: &random) {
                         context.delete(employee)
                         updated.remove(ObjectIdentifier(employee))
                         deleted.insert(ObjectIdentifier(employee))
@@ -72,7 +77,8 @@ import Testing
                     updated = []
                     deleted = []
                 }
-                #expect(Set(context.insertedObjects.map(ObjectIdentifier.init)) == Set(inserted.map(ObjectIdentifier.init)))
+                #expect(
+                    Set(context.insertedObjects.map(ObjectIdentifier.init)) == Set(inserted.map(ObjectIdentifier.init)))
                 #expect(Set(context.updatedObjects.map(ObjectIdentifier.init)) == updated)
                 #expect(Set(context.deletedObjects.map(ObjectIdentifier.init)) == deleted)
                 #expect(context.hasChanges == !(inserted.isEmpty && updated.isEmpty && deleted.isEmpty))

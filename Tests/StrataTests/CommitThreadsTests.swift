@@ -20,7 +20,9 @@ import Testing
             return container
         }
         let writer = try container()
-        #expect(writer.persistentStoreCoordinator.persistentStores.first?.engineStore?.configuration.commitThreads == threads)
+        #expect(
+            writer.persistentStoreCoordinator.persistentStores.first?.engineStore?.configuration.commitThreads
+                == threads)
         let context = writer.newBackgroundContext()
         try context.performAndWait {
             for n in 0..<count {

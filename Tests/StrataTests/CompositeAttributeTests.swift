@@ -6,14 +6,17 @@ import Testing
 /// Composite attributes (Core Data's `NSCompositeAttributeDescription`): a dictionary of typed
 /// elements, stored, read back, matched by namespaced key paths.
 @Suite struct CompositeAttributeTests {
-    static var lyon: [String: Any] { [
-        "street": "1 rue de la République", "city": "Lyon", "country": "FR",
-        "geo": ["latitude": 45.764, "longitude": 4.8357],
-    ] }
+    static var lyon: [String: Any] {
+        [
+            "street": "1 rue de la République", "city": "Lyon", "country": "FR",
+            "geo": ["latitude": 45.764, "longitude": 4.8357],
+        ]
+    }
 
     @Test func theModelsCompositesLoadWithTheirElements() throws {
         let model = try RealWorldModelTests.model("Commerce")
-        let billing = try #require(model.entitiesByName["Customer"]?.attributesByName["billingAddress"] as? CompositeAttributeDescription)
+        let billing = try #require(
+            model.entitiesByName["Customer"]?.attributesByName["billingAddress"] as? CompositeAttributeDescription)
         #expect(billing.attributeType == .compositeAttributeType)
         #expect(billing.type == .composite)
         #expect(billing.elements.map(\.name) == ["city", "country", "geo", "street"])
@@ -23,7 +26,8 @@ import Testing
         let defaults = try #require(billing.defaultValue as? [String: Any])
         #expect(defaults["country"] as? String == "FR")
         #expect((defaults["geo"] as? [String: Any])?["latitude"] as? Double == 0)
-        let shipping = try #require(model.entitiesByName["Customer"]?.attributesByName["shippingAddress"] as? CompositeAttributeDescription)
+        let shipping = try #require(
+            model.entitiesByName["Customer"]?.attributesByName["shippingAddress"] as? CompositeAttributeDescription)
         #expect(shipping.elements.map(\.name) == ["street", "city", "postcode"], "inline <element>s")
         #expect(shipping.elements[2].maxValue as? Int == 10)
     }
@@ -33,7 +37,8 @@ import Testing
         let url = try #require(RealWorldModelTests.models["Commerce"])
         var uris: [URL] = []
         do {
-            let container = try GraphModel.container(at: folder.store(), model: try ManagedObjectModel(checkedContentsOf: url))
+            let container = try GraphModel.container(
+                at: folder.store(), model: try ManagedObjectModel(checkedContentsOf: url))
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 let supplier = EntityDescription.insertNewObject(forEntityName: "Supplier", into: context)
@@ -51,7 +56,8 @@ import Testing
             }
             try container.close()
         }
-        let container = try GraphModel.container(at: folder.store(), model: try ManagedObjectModel(checkedContentsOf: url))
+        let container = try GraphModel.container(
+            at: folder.store(), model: try ManagedObjectModel(checkedContentsOf: url))
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let supplier = try DerivedAttributeTests.object(uris[0], in: container, context)
@@ -76,7 +82,8 @@ import Testing
                 let supplier = EntityDescription.insertNewObject(forEntityName: "Supplier", into: context)
                 supplier.setValue(name, forKey: "name")
                 supplier.setValue(UUID(), forKey: "identifier")
-                supplier.setValue(["city": city, "country": "FR", "geo": ["latitude": latitude, "longitude": 2.0]], forKey: "address")
+                supplier.setValue(
+                    ["city": city, "country": "FR", "geo": ["latitude": latitude, "longitude": 2.0]], forKey: "address")
             }
             try context.save()
             context.reset()
@@ -113,7 +120,8 @@ import Testing
                 let error = #expect(throws: CoreDataError.self) { try supplier.setValue(bad, forCheckedKey: "address") }
                 #expect(error?.code == .keyValueValidation)
             }
-            #expect((supplier.value(forKey: "address") as? [String: Any])?["city"] as? String == "Lyon", "nothing changed")
+            #expect(
+                (supplier.value(forKey: "address") as? [String: Any])?["city"] as? String == "Lyon", "nothing changed")
         }
         try container.close()
     }
@@ -121,9 +129,13 @@ import Testing
     /// `NSCompositeAttributeDescription` built in code, with a nested composite.
     @Test func compositesBuiltInCode() throws {
         let richter = ModelBuilder.attribute("richter", .double)
-        let source = CompositeAttributeDescription(name: "source", elements: [ModelBuilder.attribute("network", .string), ModelBuilder.attribute("station", .integer32)])
+        let source = CompositeAttributeDescription(
+            name: "source",
+            elements: [ModelBuilder.attribute("network", .string), ModelBuilder.attribute("station", .integer32)])
         let magnitude = CompositeAttributeDescription(name: "magnitude", elements: [richter, source])
-        let model = ModelBuilder.model([ModelBuilder.entity("Quake", [ModelBuilder.attribute("place", .string), magnitude])])
+        let model = ModelBuilder.model([
+            ModelBuilder.entity("Quake", [ModelBuilder.attribute("place", .string), magnitude])
+        ])
         let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()
@@ -137,7 +149,8 @@ import Testing
             try context.save()
             context.reset()
             let request = FetchRequest<ManagedObject>(entityName: "Quake")
-            request.predicate = try FetchPredicate(checkedFormat: "magnitude.richter >= 6 AND magnitude.source.network == 'JMA'")
+            request.predicate = try FetchPredicate(
+                checkedFormat: "magnitude.richter >= 6 AND magnitude.source.network == 'JMA'")
             let found = try context.fetch(request)
             #expect(found.count == 1)
             #expect(SampleModelTests.same(found.first?.value(forKey: "magnitude"), held))

@@ -13,7 +13,9 @@ import Glibc
     /// Runs `strata-graph-probe <store> save-concurrently <contexts>` until it has acknowledged
     /// `saves` saves, kills it with `SIGKILL` and returns the names of every save it acknowledged
     /// with the last commit and `fdatasync` counts it printed.
-    static func killSaver(store url: URL, contexts: Int, after saves: Int) throws -> (saves: [String], commits: Int, fsyncs: Int) {
+    static func killSaver(
+        store url: URL, contexts: Int, after saves: Int
+    ) throws -> (saves: [String], commits: Int, fsyncs: Int) {
         let process = Process()
         process.executableURL = try BuiltExecutable.url(named: "strata-graph-probe")
         process.arguments = [url.path, "save-concurrently", "\(contexts)"]
@@ -25,7 +27,8 @@ import Glibc
         var text = Data()
         func acknowledged() -> [String] {
             // Only whole lines: a line is printed after its save returned.
-            let lines = String(decoding: text, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            let lines = String(decoding: text, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                .dropLast()
             return lines.compactMap { $0.hasPrefix("saved ") ? String($0.dropFirst(6)) : nil }
         }
         while acknowledged().count < saves {
@@ -38,7 +41,9 @@ import Glibc
         process.waitUntilExit()
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationReason == .uncaughtSignal, "the saver stopped before it was killed: \(stderr)")
-        let statistics = String(decoding: text, as: UTF8.self).split(separator: "\n").last { $0.hasPrefix("statistics ") }
+        let statistics = String(decoding: text, as: UTF8.self).split(separator: "\n").last {
+            $0.hasPrefix("statistics ")
+        }
         let counts = statistics?.split(separator: " ").dropFirst().compactMap { Int($0) } ?? []
         return (acknowledged(), counts.first ?? 0, counts.last ?? 0)
     }
@@ -50,13 +55,17 @@ import Glibc
         try GraphModel.container(at: url).close()
         for _ in 0..<3 {
             let (acknowledged, commits, fsyncs) = try Self.killSaver(store: url, contexts: 16, after: 200)
-            #expect(commits > 0 && fsyncs < commits, "the contexts' durable saves shared fdatasyncs (\(commits) commits, \(fsyncs) syncs)")
+            #expect(
+                commits > 0 && fsyncs < commits,
+                "the contexts' durable saves shared fdatasyncs (\(commits) commits, \(fsyncs) syncs)")
             let container = try GraphModel.container(at: url)
             let context = container.newBackgroundContext()
             let stored = try context.performAndWait { try context.fetch(Employee.fetchRequest()).map(\.name) }
             #expect(acknowledged.count >= 200)
             #expect(stored.count == Set(stored).count, "no save is stored twice")
-            #expect(Set(acknowledged).subtracting(stored).isEmpty, "acknowledged saves lost: \(Set(acknowledged).subtracting(stored).sorted())")
+            #expect(
+                Set(acknowledged).subtracting(stored).isEmpty,
+                "acknowledged saves lost: \(Set(acknowledged).subtracting(stored).sorted())")
             var byWorker: [String: [Int]] = [:]
             for name in Set(stored) {
                 let parts = name.dropFirst().split(separator: "-")

@@ -8,7 +8,9 @@ import Testing
 /// exactly as the same saves run one after another would.
 @Suite struct ConcurrentSaveTests {
     /// A container with one durable Strata store at `url` (every save waits for `fdatasync`).
-    static func durableContainer(at url: URL, model: ManagedObjectModel = GraphModel.make()) throws -> PersistentContainer {
+    static func durableContainer(
+        at url: URL, model: ManagedObjectModel = GraphModel.make()
+    ) throws -> PersistentContainer {
         let container = PersistentContainer(name: "Company", managedObjectModel: model)
         let description = PersistentStoreDescription(url: url)
         description.durability = .durable
@@ -97,7 +99,9 @@ import Testing
     }
 
     /// Sixteen contexts change one object they all read before any of them saved.
-    static func raceOnOneEmployee(policy: MergePolicyType, at url: URL) throws -> (results: [Int: Result<Int64, CoreDataError>], stored: Int64) {
+    static func raceOnOneEmployee(
+        policy: MergePolicyType, at url: URL
+    ) throws -> (results: [Int: Result<Int64, CoreDataError>], stored: Int64) {
         let container = try Self.durableContainer(at: url)
         let seeder = container.newBackgroundContext()
         try seeder.performAndWait {
@@ -128,7 +132,9 @@ import Testing
                     let salary = mine.salary
                     results.withLock { $0[worker] = .success(salary) }
                 } catch {
-                    results.withLock { $0[worker] = .failure(error as? CoreDataError ?? CoreDataError(.coreData, "\(error)")) }
+                    results.withLock {
+                        $0[worker] = .failure(error as? CoreDataError ?? CoreDataError(.coreData, "\(error)"))
+                    }
                 }
             }
         }
@@ -161,7 +167,8 @@ import Testing
     /// the first saver's salary.
     @Test func conflictingUpdatesMergeAsInASerialRun() throws {
         let folder = TemporaryDirectory()
-        let (results, stored) = try Self.raceOnOneEmployee(policy: .mergeByPropertyStoreTrumpMergePolicyType, at: folder.store())
+        let (results, stored) = try Self.raceOnOneEmployee(
+            policy: .mergeByPropertyStoreTrumpMergePolicyType, at: folder.store())
         let salaries = try results.values.map { try $0.get() }
         #expect(salaries.count == 16)
         #expect(Set(salaries) == [stored], "every save resolved against the first one")
@@ -170,9 +177,13 @@ import Testing
 
     /// Sixteen contexts insert an object with the same unique name at once: whatever the policy
     /// does, the store never holds two rows with one unique value.
-    @Test(arguments: [MergePolicyType.errorMergePolicyType, .mergeByPropertyObjectTrumpMergePolicyType, .mergeByPropertyStoreTrumpMergePolicyType])
+    @Test(arguments: [
+        MergePolicyType.errorMergePolicyType, .mergeByPropertyObjectTrumpMergePolicyType,
+        .mergeByPropertyStoreTrumpMergePolicyType,
+    ])
     func concurrentInsertsOfOneUniqueValueKeepOneRow(policy: MergePolicyType) throws {
-        let tag = ModelBuilder.entity("Tag", [ModelBuilder.attribute("name", .string), ModelBuilder.attribute("owner", .integer64)])
+        let tag = ModelBuilder.entity(
+            "Tag", [ModelBuilder.attribute("name", .string), ModelBuilder.attribute("owner", .integer64)])
         tag.uniquenessConstraints = [["name"]]
         let model = ModelBuilder.model([tag])
         let folder = TemporaryDirectory()
@@ -209,7 +220,9 @@ import Testing
         #expect(owners.count == 1)
         let owner = try #require(owners.first ?? nil)
         #expect((0..<16).contains(owner))
-        if policy == .errorMergePolicyType { #expect(saved.current == [Int(owner)], "the one save that succeeded is stored") }
+        if policy == .errorMergePolicyType {
+            #expect(saved.current == [Int(owner)], "the one save that succeeded is stored")
+        }
         try reopened.close()
     }
 
@@ -242,7 +255,9 @@ import Testing
                             // Faults again without moving to a newer generation (refreshAllObjects would).
                             for object in reader.registeredObjects { reader.refresh(object, mergeChanges: false) }
                             let again = try salaries(in: reader)
-                            if again != first { problems.withLock { $0.append("round \(round): \(first) then \(again)") } }
+                            if again != first {
+                                problems.withLock { $0.append("round \(round): \(first) then \(again)") }
+                            }
                         }
                     } catch {
                         problems.withLock { $0.append("round \(round): \(error)") }

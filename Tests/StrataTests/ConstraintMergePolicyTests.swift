@@ -15,8 +15,14 @@ final class ConstrainedEvent: ManagedObject {
     /// over the stored Ada (name "Ada", score 1, on Core) under `policy`.
     @Test(arguments: [
         (MergePolicyType.errorMergePolicyType, nil as MergeModel.Snapshot?),
-        (.mergeByPropertyObjectTrumpMergePolicyType, MergeModel.Snapshot(name: "Ada L.", score: 1, notes: "new", team: "Labs")),
-        (.mergeByPropertyStoreTrumpMergePolicyType, MergeModel.Snapshot(name: "Ada", score: 1, notes: "new", team: "Core")),
+        (
+            .mergeByPropertyObjectTrumpMergePolicyType,
+            MergeModel.Snapshot(name: "Ada L.", score: 1, notes: "new", team: "Labs")
+        ),
+        (
+            .mergeByPropertyStoreTrumpMergePolicyType,
+            MergeModel.Snapshot(name: "Ada", score: 1, notes: "new", team: "Core")
+        ),
         (.overwriteMergePolicyType, MergeModel.Snapshot(name: "Ada L.", score: 0, notes: "new", team: "Labs")),
         (.rollbackMergePolicyType, MergeModel.Snapshot(name: "Ada", score: 1, notes: nil, team: "Core")),
     ])
@@ -44,7 +50,10 @@ final class ConstrainedEvent: ManagedObject {
                 try context.save()
                 #expect(!context.hasChanges)
                 #expect(ada.managedObjectContext == nil, "the inserted duplicate is merged away")
-                #expect(labs.members.count == ((policy == .overwriteMergePolicyType || policy == .mergeByPropertyObjectTrumpMergePolicyType) ? 1 : 0))
+                #expect(
+                    labs.members.count
+                        == ((policy == .overwriteMergePolicyType
+                            || policy == .mergeByPropertyObjectTrumpMergePolicyType) ? 1 : 0))
                 #expect(!labs.members.contains(ada))
             }
             try container.close()
@@ -53,7 +62,9 @@ final class ConstrainedEvent: ManagedObject {
         defer { try? container.close() }
         let members = try MergeModel.members(in: container)
         #expect(members.count == 1)
-        #expect(members["ada@example.com"] == (expected ?? MergeModel.Snapshot(name: "Ada", score: 1, notes: nil, team: "Core")))
+        #expect(
+            members["ada@example.com"]
+                == (expected ?? MergeModel.Snapshot(name: "Ada", score: 1, notes: nil, team: "Core")))
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let teams = try context.fetch(FetchRequest<MergeTeam>(entityName: "MergeTeam"))
@@ -61,7 +72,9 @@ final class ConstrainedEvent: ManagedObject {
             let onLabs = expected?.team == "Labs"
             #expect(byName["Core"] == (onLabs ? [] : ["ada@example.com"]))
             if policy != .errorMergePolicyType {
-                #expect(byName["Labs"] == (onLabs ? ["ada@example.com"] : []), "the new team is saved, holding no deleted duplicate")
+                #expect(
+                    byName["Labs"] == (onLabs ? ["ada@example.com"] : []),
+                    "the new team is saved, holding no deleted duplicate")
             }
         }
     }
@@ -69,8 +82,14 @@ final class ConstrainedEvent: ManagedObject {
     /// Two objects inserted in one save with the same email: the first is kept.
     @Test(arguments: [
         (MergePolicyType.errorMergePolicyType, nil as MergeModel.Snapshot?),
-        (.mergeByPropertyObjectTrumpMergePolicyType, MergeModel.Snapshot(name: "second", score: 5, notes: "n2", team: nil)),
-        (.mergeByPropertyStoreTrumpMergePolicyType, MergeModel.Snapshot(name: "first", score: 5, notes: "n2", team: nil)),
+        (
+            .mergeByPropertyObjectTrumpMergePolicyType,
+            MergeModel.Snapshot(name: "second", score: 5, notes: "n2", team: nil)
+        ),
+        (
+            .mergeByPropertyStoreTrumpMergePolicyType,
+            MergeModel.Snapshot(name: "first", score: 5, notes: "n2", team: nil)
+        ),
         (.overwriteMergePolicyType, MergeModel.Snapshot(name: "second", score: 0, notes: "n2", team: nil)),
         (.rollbackMergePolicyType, MergeModel.Snapshot(name: "first", score: 5, notes: nil, team: nil)),
     ])
@@ -114,7 +133,11 @@ final class ConstrainedEvent: ManagedObject {
                 for conflict in list {
                     guard let kept = conflict.databaseObject as? MergeMember else { continue }
                     let stored = conflict.databaseSnapshot?["score"] as? Int64 ?? -1
-                    conflicts.withLock { $0.append("\(conflict.constraint) \(conflict.constraintValues["email"] ?? "?") stored \(stored) x\(conflict.conflictingObjects.count)") }
+                    conflicts.withLock {
+                        $0.append(
+                            "\(conflict.constraint) \(conflict.constraintValues["email"] ?? "?") stored \(stored) x\(conflict.conflictingObjects.count)"
+                        )
+                    }
                     for case let duplicate as MergeMember in conflict.conflictingObjects {
                         kept.score = max(kept.score, duplicate.score)
                         duplicate.managedObjectContext?.delete(duplicate)
@@ -137,7 +160,9 @@ final class ConstrainedEvent: ManagedObject {
             try context.save()
         }
         #expect(policy.conflicts.current == ["[\"email\"] ada@example.com stored 1 x3"])
-        #expect(try MergeModel.members(in: container)["ada@example.com"] == MergeModel.Snapshot(name: "Ada", score: 9, notes: nil, team: "Core"))
+        #expect(
+            try MergeModel.members(in: container)["ada@example.com"]
+                == MergeModel.Snapshot(name: "Ada", score: 9, notes: nil, team: "Core"))
     }
 
     /// A policy that leaves a conflict unresolved fails the save and loses nothing.
@@ -158,16 +183,20 @@ final class ConstrainedEvent: ManagedObject {
             #expect(error?.code == .managedObjectConstraintMerge)
             #expect(context.insertedObjects == [ada])
         }
-        #expect(try MergeModel.members(in: container)["ada@example.com"] == MergeModel.Snapshot(name: "Ada", score: 1, notes: nil, team: "Core"))
+        #expect(
+            try MergeModel.members(in: container)["ada@example.com"]
+                == MergeModel.Snapshot(name: "Ada", score: 1, notes: nil, team: "Core"))
     }
 
     /// Constrained values compare as the store does: dates to the fraction of a second, data by
     /// content.
     @Test func constrainedValuesCompareExactly() throws {
-        let event = ModelBuilder.entity("ConstrainedEvent", [
-            ModelBuilder.attribute("at", .date, isOptional: false),
-            ModelBuilder.attribute("payload", .binaryData, isOptional: false),
-        ], className: String(reflecting: ConstrainedEvent.self))
+        let event = ModelBuilder.entity(
+            "ConstrainedEvent",
+            [
+                ModelBuilder.attribute("at", .date, isOptional: false),
+                ModelBuilder.attribute("payload", .binaryData, isOptional: false),
+            ], className: String(reflecting: ConstrainedEvent.self))
         event.uniquenessConstraints = [["at", "payload"]]
         let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store("Events"), model: ModelBuilder.model([event]))
@@ -199,7 +228,9 @@ final class ConstrainedEvent: ManagedObject {
 extension ConstraintMergePolicyTests {
     /// A stored object changed onto another stored object's values is not merged away under
     /// any policy: the save fails and both rows stay as they were.
-    @Test(arguments: [MergePolicyType.mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType, .rollbackMergePolicyType])
+    @Test(arguments: [
+        MergePolicyType.mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType, .rollbackMergePolicyType,
+    ])
     func storedObjectChangedOntoTakenValuesFails(policy: MergePolicyType) throws {
         let folder = TemporaryDirectory()
         let container = try MergeModel.seeded(in: folder)
@@ -234,14 +265,18 @@ extension ConstraintMergePolicyTests {
     /// A constraint of a superentity spans its subentities: a new Person with a stored Staff
     /// member's email updates that Staff row, keeping what only Staff has.
     @Test func upsertAcrossAnEntityHierarchy() throws {
-        let person = ModelBuilder.entity("MergePerson", [
-            ModelBuilder.attribute("email", .string, isOptional: false), ModelBuilder.attribute("name", .string),
-        ], className: String(reflecting: MergePerson.self))
+        let person = ModelBuilder.entity(
+            "MergePerson",
+            [
+                ModelBuilder.attribute("email", .string, isOptional: false), ModelBuilder.attribute("name", .string),
+            ], className: String(reflecting: MergePerson.self))
         person.uniquenessConstraints = [["email"]]
-        let staff = ModelBuilder.entity("MergeStaff", [ModelBuilder.attribute("desk", .string)], className: String(reflecting: MergeStaff.self))
+        let staff = ModelBuilder.entity(
+            "MergeStaff", [ModelBuilder.attribute("desk", .string)], className: String(reflecting: MergeStaff.self))
         person.subentities = [staff]
         let folder = TemporaryDirectory()
-        let container = try GraphModel.container(at: folder.store("People"), model: ModelBuilder.model([person, staff]))
+        let container = try GraphModel.container(
+            at: folder.store("People"), model: ModelBuilder.model([person, staff]))
         defer { try? container.close() }
         let context = container.newBackgroundContext()
         try context.performAndWait {

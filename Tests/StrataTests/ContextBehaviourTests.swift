@@ -99,7 +99,8 @@ import Testing
         let container = try Self.company(in: folder)
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            let first = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+            let first = try #require(
+                container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
             let sales = try #require(try context.fetch(Department.fetchRequest()).first)
             sales.budget = 10
             Employee(context: context).name = "Linus"
@@ -109,7 +110,8 @@ import Testing
             transactions.predicate = FetchPredicate(format: "token > %@", first)
             let after = PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?)
             after.fetchRequest = transactions
-            let later = try #require((try context.execute(after) as? PersistentHistoryResult)?.result as? [PersistentHistoryTransaction])
+            let later = try #require(
+                (try context.execute(after) as? PersistentHistoryResult)?.result as? [PersistentHistoryTransaction])
             #expect(later.count == 1)
             #expect(later.first.map { $0.token > first } == true)
 
@@ -135,7 +137,9 @@ import Testing
         let child = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         child.parent = view
         child.automaticallyMergesChangesFromParent = true
-        let ada = try child.performAndWait { try #require(try child.fetch(Employee.fetchRequest()).first { $0.name == "Ada" }) }
+        let ada = try child.performAndWait {
+            try #require(try child.fetch(Employee.fetchRequest()).first { $0.name == "Ada" })
+        }
         let id = ada.objectID
         let salary = try await MainActor.run {
             let viewAda = try #require(try view.existingObject(with: id) as? Employee)

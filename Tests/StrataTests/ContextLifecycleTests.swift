@@ -69,7 +69,9 @@ final class HookedObject: ManagedObject {
     }
 
     /// A container on a new store in `folder`, seeded by ``seed(_:)``, and the IDs by name.
-    static func seededContainer(in folder: TemporaryDirectory) throws -> (PersistentContainer, [String: ManagedObjectID]) {
+    static func seededContainer(
+        in folder: TemporaryDirectory
+    ) throws -> (PersistentContainer, [String: ManagedObjectID]) {
         let container = try GraphModel.container(at: folder.store())
         return (container, try seed(container))
     }
@@ -244,7 +246,9 @@ final class HookedObject: ManagedObject {
     @Test func refreshKeepsTransientValuesOnlyWhenMerging() throws {
         let scratch = ModelBuilder.attribute("scratch", .string)
         scratch.isTransient = true
-        let model = ModelBuilder.model([ModelBuilder.entity("Note", [ModelBuilder.attribute("text", .string), scratch])])
+        let model = ModelBuilder.model([
+            ModelBuilder.entity("Note", [ModelBuilder.attribute("text", .string), scratch])
+        ])
         let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: model)
         let mine = container.newBackgroundContext()
@@ -374,7 +378,8 @@ final class HookedObject: ManagedObject {
         typealias Key = ManagedObjectContext.NotificationKey
         #expect(post[Key.insertedObjects.rawValue] == [newID])
         #expect(post[Key.updatedObjects.rawValue]?.contains(ids["Ann"]!) == true)
-        #expect(post[Key.updatedObjects.rawValue]?.contains(ids["Research"]!) == true, "nullify changed Bob's department")
+        #expect(
+            post[Key.updatedObjects.rawValue]?.contains(ids["Research"]!) == true, "nullify changed Bob's department")
         #expect(post[Key.deletedObjects.rawValue] == [ids["Bob"]!])
         context.performAndWait { context.processPendingChanges() }
         #expect(observer.posts.current.count == 1, "an event without changes posts nothing")
@@ -464,7 +469,8 @@ final class HookedObject: ManagedObject {
             #expect(sales.budget == 7)
             #expect(sales.name == "Sales (mine)", "unsaved changes stay")
             #expect(mine.registeredObject(for: ids["Bob"]!) === bob)
-            #expect(bob.isDeleted && mine.deletedObjects == [bob], "the merged delete is a delete here, as in Core Data")
+            #expect(
+                bob.isDeleted && mine.deletedObjects == [bob], "the merged delete is a delete here, as in Core Data")
             #expect(Set(research.employees.map(\.objectID)) == [ann.objectID, newID])
             try mine.save()
             #expect(bob.managedObjectContext == nil, "the save let the deleted object go")
@@ -478,7 +484,9 @@ final class HookedObject: ManagedObject {
     }
 
     @Test func lifecycleHooksAreCalledWhenExpected() throws {
-        let model = ModelBuilder.model([ModelBuilder.entity("Hooked", [ModelBuilder.attribute("name", .string)], className: "HookedObject")])
+        let model = ModelBuilder.model([
+            ModelBuilder.entity("Hooked", [ModelBuilder.attribute("name", .string)], className: "HookedObject")
+        ])
         HookedObject.register(for: "Hooked")
         let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: model)
@@ -576,8 +584,11 @@ final class HookedObject: ManagedObject {
         #expect(ranOnQueue)
         let inserted = await context.perform { context.insertedObjects.count }
         #expect(inserted == 1)
-        #expect(observer.posts.current.contains { $0[ManagedObjectContext.NotificationKey.insertedObjects.rawValue]?.count == 1 },
-                "perform ends the event after the block")
+        #expect(
+            observer.posts.current.contains {
+                $0[ManagedObjectContext.NotificationKey.insertedObjects.rawValue]?.count == 1
+            },
+            "perform ends the event after the block")
 
         let nested = context.performAndWait {
             context.performAndWait { context.performAndWait { 40 } + 1 } + 1
@@ -605,12 +616,16 @@ final class HookedObject: ManagedObject {
         }
         #expect(reentrant, "performAndWait on the main queue runs the block at once")
         // The main-thread mark is Foundation's answer, asked once a thread and then remembered.
-        let onMain = await MainActor.run { [HeldContextQueues.isMainThread, HeldContextQueues.isMainThread, Thread.isMainThread] }
+        let onMain = await MainActor.run {
+            [HeldContextQueues.isMainThread, HeldContextQueues.isMainThread, Thread.isMainThread]
+        }
         #expect(Set(onMain).count == 1)
         let marks = Locked<[Bool]>([])
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            marks.withLock { $0 = [HeldContextQueues.isMainThread, HeldContextQueues.isMainThread, Thread.isMainThread] }
+            marks.withLock {
+                $0 = [HeldContextQueues.isMainThread, HeldContextQueues.isMainThread, Thread.isMainThread]
+            }
             done.signal()
         }
         done.wait()
@@ -656,7 +671,8 @@ final class HookedObject: ManagedObject {
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: savedID.uriRepresentation()))
+            let id = try #require(
+                container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: savedID.uriRepresentation()))
             let ops = try #require(try context.existingObject(with: id) as? Department)
             #expect(ops.name == "Ops")
             #expect(ops.employees.map(\.name) == ["Dana"])
@@ -831,8 +847,12 @@ final class HookedObject: ManagedObject {
         let (container, ids) = try Self.seededContainer(in: folder)
         let first = container.newBackgroundContext()
         let second = container.newBackgroundContext()
-        let research1 = try first.performAndWait { try #require(try first.existingObject(with: ids["Research"]!) as? Department) }
-        let research2 = try second.performAndWait { try #require(try second.existingObject(with: ids["Research"]!) as? Department) }
+        let research1 = try first.performAndWait {
+            try #require(try first.existingObject(with: ids["Research"]!) as? Department)
+        }
+        let research2 = try second.performAndWait {
+            try #require(try second.existingObject(with: ids["Research"]!) as? Department)
+        }
 
         try first.performAndWait {
             research1.budget = 200
@@ -922,7 +942,9 @@ final class HookedObject: ManagedObject {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             for _ in 0..<3 { _ = try context.fetch(FetchRequest<Employee>(entityName: "Employee")) }
-            #expect(!context.registeredObjects.isEmpty, "fetched objects stay until the event ends, as Core Data's autorelease pool keeps them")
+            #expect(
+                !context.registeredObjects.isEmpty,
+                "fetched objects stay until the event ends, as Core Data's autorelease pool keeps them")
         }
         try context.performAndWait {
             #expect(context.registeredObjects.isEmpty, "the objects were freed and left the context")

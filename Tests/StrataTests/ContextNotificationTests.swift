@@ -12,7 +12,8 @@ import Testing
         private var token: NSObjectProtocol?
 
         init(_ name: Notification.Name, _ context: ManagedObjectContext) {
-            token = NotificationCenter.default.addObserver(forName: name, object: context, queue: nil) { [unowned self] note in
+            token = NotificationCenter.default.addObserver(forName: name, object: context, queue: nil) {
+                [unowned self] note in
                 lock.withLock { infos.append(note.userInfo ?? [:]) }
             }
         }
@@ -24,14 +25,29 @@ import Testing
 
     @Test func namesAndKeysAreCoreDatas() {
         #expect(Notification.Name.ManagedObjectContextDidSave.rawValue == "NSManagingContextDidSaveChangesNotification")
-        #expect(Notification.Name.ManagedObjectContextObjectsDidChange == ManagedObjectContext.didChangeObjectsNotification)
+        #expect(
+            Notification.Name.ManagedObjectContextObjectsDidChange == ManagedObjectContext.didChangeObjectsNotification)
         #expect(Notification.Name.ManagedObjectContextWillSave == ManagedObjectContext.willSaveObjectsNotification)
-        #expect(Notification.Name.ManagedObjectContextDidSaveObjectIDs == ManagedObjectContext.didSaveObjectIDsNotification)
-        #expect(Notification.Name.ManagedObjectContextDidMergeChangesObjectIDs == ManagedObjectContext.didMergeChangesObjectIDsNotification)
-        #expect([InsertedObjectsKey, UpdatedObjectsKey, DeletedObjectsKey, RefreshedObjectsKey, InvalidatedObjectsKey, InvalidatedAllObjectsKey]
-            == ["inserted", "updated", "deleted", "refreshed", "invalidated", "invalidatedAll"])
-        #expect([InsertedObjectIDsKey, UpdatedObjectIDsKey, DeletedObjectIDsKey, RefreshedObjectIDsKey, InvalidatedObjectIDsKey]
-            == ["inserted_objectIDs", "updated_objectIDs", "deleted_objectIDs", "refreshed_objectIDs", "invalidated_objectIDs"])
+        #expect(
+            Notification.Name.ManagedObjectContextDidSaveObjectIDs == ManagedObjectContext.didSaveObjectIDsNotification)
+        #expect(
+            Notification.Name.ManagedObjectContextDidMergeChangesObjectIDs
+                == ManagedObjectContext.didMergeChangesObjectIDsNotification)
+        #expect(
+            [
+                InsertedObjectsKey, UpdatedObjectsKey, DeletedObjectsKey, RefreshedObjectsKey, InvalidatedObjectsKey,
+                InvalidatedAllObjectsKey,
+            ]
+                == ["inserted", "updated", "deleted", "refreshed", "invalidated", "invalidatedAll"])
+        #expect(
+            [
+                InsertedObjectIDsKey, UpdatedObjectIDsKey, DeletedObjectIDsKey, RefreshedObjectIDsKey,
+                InvalidatedObjectIDsKey,
+            ]
+                == [
+                    "inserted_objectIDs", "updated_objectIDs", "deleted_objectIDs", "refreshed_objectIDs",
+                    "invalidated_objectIDs",
+                ])
     }
 
     @Test func saveAndChangeNotificationsLeaveOutEmptySets() throws {

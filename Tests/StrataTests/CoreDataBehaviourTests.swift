@@ -132,8 +132,12 @@ import Testing
             let container = try Self.company(in: folder, history: history)
             let context = container.newBackgroundContext()
             let posts = Locked<[Notification]>([])
-            let tokens = [ManagedObjectContext.willSaveObjectsNotification, ManagedObjectContext.didSaveObjectsNotification].map { name in
-                NotificationCenter.default.addObserver(forName: name, object: context, queue: nil) { note in posts.withLock { $0.append(note) } }
+            let tokens = [
+                ManagedObjectContext.willSaveObjectsNotification, ManagedObjectContext.didSaveObjectsNotification,
+            ].map { name in
+                NotificationCenter.default.addObserver(forName: name, object: context, queue: nil) { note in
+                    posts.withLock { $0.append(note) }
+                }
             }
             defer { for token in tokens { NotificationCenter.default.removeObserver(token) } }
             try context.performAndWait { try context.save() }
@@ -144,11 +148,15 @@ import Testing
                 Employee(context: context).name = "Linus"
                 try context.save()
             }
-            let token = posts.current.last?.userInfo?[ManagedObjectContext.NotificationKey.newChangeToken.rawValue] as? PersistentHistoryToken
+            let token =
+                posts.current.last?.userInfo?[ManagedObjectContext.NotificationKey.newChangeToken.rawValue]
+                as? PersistentHistoryToken
             #expect((token != nil) == history, "history \(history)")
             if let token {
                 let next = try context.performAndWait {
-                    let result = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: token)) as? PersistentHistoryResult
+                    let result =
+                        try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: token))
+                        as? PersistentHistoryResult
                     return (result?.result as? [PersistentHistoryTransaction])?.count
                 }
                 #expect(next == 0, "the token is the position after the save")
@@ -223,12 +231,14 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             var remaining = ["Linus", "Ken"]
-            let insert = BatchInsertRequest(entityName: "Employee", managedObjectHandler: { object in
-                guard let employee = object as? Employee, let name = remaining.popLast() else { return true }
-                employee.name = name
-                employee.salary = 50_000
-                return false
-            })
+            let insert = BatchInsertRequest(
+                entityName: "Employee",
+                managedObjectHandler: { object in
+                    guard let employee = object as? Employee, let name = remaining.popLast() else { return true }
+                    employee.name = name
+                    employee.salary = 50_000
+                    return false
+                })
             _ = try context.execute(insert)
             #expect(try context.count(for: Employee.fetchRequest()) == 4)
 

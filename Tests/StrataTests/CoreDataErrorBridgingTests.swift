@@ -42,7 +42,9 @@ import Testing
 
     @Test func anOverridesErrorNamesTheObject() throws {
         let folder = TemporaryDirectory()
-        let model = ModelBuilder.model([ModelBuilder.entity("Handle", [ModelBuilder.attribute("text", .string)], className: "BridgedHandle")])
+        let model = ModelBuilder.model([
+            ModelBuilder.entity("Handle", [ModelBuilder.attribute("text", .string)], className: "BridgedHandle")
+        ])
         BridgedHandle.register(for: "Handle")
         let container = try GraphModel.container(at: folder.store(), model: model)
         let context = container.newBackgroundContext()

@@ -91,7 +91,8 @@ final class PortedStack {
 
             let request = FetchRequest<FetchRequestResult>(entityName: "PortedDepartment")
             request.predicate = try FetchPredicate(checkedFormat: "name == %@", departmentName)
-            let department = try context.fetch(request).first as? ManagedObject
+            let department =
+                try context.fetch(request).first as? ManagedObject
                 ?? EntityDescription.insertNewObject(forEntityName: "PortedDepartment", into: context)
             department.setValue(departmentName, forKey: "name")
             department.mutableSetValue(forKey: "employees").add(employee)
@@ -161,7 +162,9 @@ final class PortedStack {
             stack.context.performAndWait {
                 let entity = PortedEmployee.entity()
                 #expect(entity.name == "PortedEmployee")
-                #expect(EntityDescription.entity(forEntityName: "PortedDepartment", in: stack.context)?.name == "PortedDepartment")
+                #expect(
+                    EntityDescription.entity(forEntityName: "PortedDepartment", in: stack.context)?.name
+                        == "PortedDepartment")
                 let employee = PortedEmployee(context: stack.context)
                 employee.setValue(nil, forKey: "name")
                 do {
@@ -226,7 +229,9 @@ final class PortedObserver: @unchecked Sendable {
     private var token: NSObjectProtocol?
 
     init(_ context: ManagedObjectContext) {
-        token = NotificationCenter.default.addObserver(forName: .ManagedObjectContextDidSave, object: context, queue: nil) { [unowned self] notification in
+        token = NotificationCenter.default.addObserver(
+            forName: .ManagedObjectContextDidSave, object: context, queue: nil
+        ) { [unowned self] notification in
             let inserted = notification.userInfo?[InsertedObjectsKey] as? Set<ManagedObject> ?? []
             lock.withLock { counts.append(inserted.count) }
         }

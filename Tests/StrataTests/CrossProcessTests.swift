@@ -47,7 +47,9 @@ import Testing
             research.budget = 1_250_000.5
             let sales = Department(context: context)
             sales.name = "Sales"
-            for (name, salary, department) in [("Ann", 90_000, research), ("Bob", 80_000, research), ("Cy", 70_000, sales), ("Dee", 60_000, sales)] {
+            for (name, salary, department) in [
+                ("Ann", 90_000, research), ("Bob", 80_000, research), ("Cy", 70_000, sales), ("Dee", 60_000, sales),
+            ] {
                 let employee = Employee(context: context)
                 employee.name = name
                 employee.salary = Int64(salary)
@@ -183,8 +185,12 @@ import Testing
         }
 
         // Nothing was written anywhere, and removing the store drops its contents.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path).allSatisfy { !$0.hasPrefix(name) })
-        #expect(!FileManager.default.fileExists(atPath: PersistentContainer.defaultDirectoryURL().appendingPathComponent("\(name).strata").path))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path).allSatisfy
+            { !$0.hasPrefix(name) })
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: PersistentContainer.defaultDirectoryURL().appendingPathComponent("\(name).strata").path))
         try container.close()
         #expect(container.persistentStoreCoordinator.persistentStores.isEmpty)
         let fresh = try Self.inMemoryContainer(named: name)

@@ -9,7 +9,9 @@ import Testing
     static func journal() throws -> ManagedObjectModel { try RealWorldModelTests.model("Journal") }
 
     /// The object whose URI is `uri`, in `context` of `container`.
-    static func object(_ uri: URL, in container: PersistentContainer, _ context: ManagedObjectContext) throws -> ManagedObject {
+    static func object(
+        _ uri: URL, in container: PersistentContainer, _ context: ManagedObjectContext
+    ) throws -> ManagedObject {
         let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: uri))
         return try context.existingObject(with: id)
     }
@@ -60,7 +62,9 @@ import Testing
             let entries = try #require(notebook.value(forKey: "entries") as? Set<ManagedObject>)
             for entry in entries {
                 #expect(entry.value(forKey: "notebookTitle") as? String == "Café Notes")
-                #expect(entry.value(forKey: "upperTitle") as? String == (entry.value(forKey: "title") as? String)?.uppercased())
+                #expect(
+                    entry.value(forKey: "upperTitle") as? String
+                        == (entry.value(forKey: "title") as? String)?.uppercased())
             }
             // Stored values answer fetches like any attribute.
             let request = FetchRequest<ManagedObject>(entityName: "Notebook")
@@ -99,8 +103,14 @@ import Testing
                 try context.save()
                 let renamed = try #require(first.value(forKey: "entries") as? Set<ManagedObject>)
                 #expect(renamed.map { $0.value(forKey: "notebookTitle") as? String } == ["Journeys", "Journeys"])
-                #expect(renamed.allSatisfy { $0.committedValues(forKeys: ["notebookTitle"])["notebookTitle"] as? String == "Journeys" }, "saved")
-                let moved = try #require((first.value(forKey: "entries") as? Set<ManagedObject>)?.first { $0.value(forKey: "wordCount") as? Int32 == 20 })
+                #expect(
+                    renamed.allSatisfy {
+                        $0.committedValues(forKeys: ["notebookTitle"])["notebookTitle"] as? String == "Journeys"
+                    }, "saved")
+                let moved = try #require(
+                    (first.value(forKey: "entries") as? Set<ManagedObject>)?.first {
+                        $0.value(forKey: "wordCount") as? Int32 == 20
+                    })
                 moved.setValue(second, forKey: "notebook")
                 let gone = try #require((first.value(forKey: "entries") as? Set<ManagedObject>)?.first)
                 context.delete(gone)
@@ -121,10 +131,13 @@ import Testing
             #expect(first.value(forKey: "searchTitle") as? String == "journeys")
             #expect(first.value(forKey: "entryCount") as? Int64 == 0)
             #expect(second.value(forKey: "entryCount") as? Int64 == 2)
-            let titles = (try #require(second.value(forKey: "entries") as? Set<ManagedObject>)).map { $0.value(forKey: "notebookTitle") as? String }
+            let titles = (try #require(second.value(forKey: "entries") as? Set<ManagedObject>)).map {
+                $0.value(forKey: "notebookTitle") as? String
+            }
             #expect(titles == ["Recipes", "Recipes"])
             let request = FetchRequest<ManagedObject>(entityName: "Entry")
-            request.predicate = try FetchPredicate(checkedFormat: "notebookTitle == 'Travel' OR notebookTitle == 'Journeys'")
+            request.predicate = try FetchPredicate(
+                checkedFormat: "notebookTitle == 'Travel' OR notebookTitle == 'Journeys'")
             #expect(try context.count(for: request) == 0, "no entry keeps its old notebook's title")
         }
         try container.close()
@@ -172,7 +185,8 @@ import Testing
 
             context.reset()
             let request = FetchRequest<ManagedObject>(entityName: "Order")
-            request.predicate = try FetchPredicate(checkedFormat: "total == %@ AND customerName == 'Grace'", argumentArray: [Decimal(string: "5.51")!])
+            request.predicate = try FetchPredicate(
+                checkedFormat: "total == %@ AND customerName == 'Grace'", argumentArray: [Decimal(string: "5.51")!])
             #expect(try context.count(for: request) == 1, "the stored derived values answer fetches")
         }
         try container.close()
@@ -184,7 +198,9 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let notebook = try Self.notebook("Read only", words: [1], in: context)
-            let error = #expect(throws: CoreDataError.self) { try notebook.setValue(Int64(99), forCheckedKey: "entryCount") }
+            let error = #expect(throws: CoreDataError.self) {
+                try notebook.setValue(Int64(99), forCheckedKey: "entryCount")
+            }
             #expect(error?.code == .keyValueValidation)
             #expect(error?.message.contains("entryCount") == true)
             try context.save()
@@ -238,7 +254,8 @@ import Testing
         let slug = DerivedAttributeDescription()
         slug.name = "slug"
         slug.type = .string
-        slug.derivationExpression = FetchExpression(forFunction: "lowercase:", arguments: [FetchExpression(forKeyPath: "name")])
+        slug.derivationExpression = FetchExpression(
+            forFunction: "lowercase:", arguments: [FetchExpression(forKeyPath: "name")])
         let model = ModelBuilder.model([ModelBuilder.entity("Page", [name, slug])])
         let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: model)
@@ -257,7 +274,8 @@ import Testing
         let broken = DerivedAttributeDescription()
         broken.name = "broken"
         broken.type = .integer64
-        broken.derivationExpression = FetchExpression(forFunction: "lowercase:", arguments: [FetchExpression(forKeyPath: "name")])
+        broken.derivationExpression = FetchExpression(
+            forFunction: "lowercase:", arguments: [FetchExpression(forKeyPath: "name")])
         let bad = ModelBuilder.model([ModelBuilder.entity("Page", [ModelBuilder.attribute("name", .string), broken])])
         let coordinator = PersistentStoreCoordinator(managedObjectModel: bad)
         let error = #expect(throws: CoreDataError.self) {

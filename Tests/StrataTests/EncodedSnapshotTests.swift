@@ -63,14 +63,18 @@ import Glibc
                 // 4 bytes; the block: the object header and the format (24 bytes), then the rows.
                 // malloc may hand out up to 46 bytes more than asked for.
                 let storage = rowsOfBlock[0].storage
-                let sizes = rowsOfBlock.map { EncodedRow.size(byteCount: $0.byteCount, storedColumns: storage.header.codec.storedColumns) }
+                let sizes = rowsOfBlock.map {
+                    EncodedRow.size(byteCount: $0.byteCount, storedColumns: storage.header.codec.storedColumns)
+                }
                 let block = usableSize(Unmanaged.passUnretained(storage).toOpaque())
                 #expect(sizes.reduce(0, +) <= EncodedRowArena.blockCapacity)
                 #expect(block >= 24 + EncodedRowArena.blockCapacity && block <= 32 + EncodedRowArena.blockCapacity + 46)
                 #expect(Set(rowsOfBlock.map(\.start)).count == rowsOfBlock.count, "each row at its own place")
                 taken += sizes.reduce(0, +)
             }
-            #expect(blocks.count <= 1 + taken / (EncodedRowArena.blockCapacity - 256), "blocks filled before the next is made")
+            #expect(
+                blocks.count <= 1 + taken / (EncodedRowArena.blockCapacity - 256),
+                "blocks filled before the next is made")
             for (employee, row) in zip(all, rows) {
                 #expect(row.footprint <= row.byteCount + 1 + 2 * row.count)
                 #expect(row.byteCount < 160, "bitmap, tag, name, salary, flag, 120 bytes of notes, reference")
@@ -86,7 +90,8 @@ import Glibc
             // A walk of the salary index with a residual test on `active`, top 5.
             let request = FetchRequest<Employee>(entityName: "Employee")
             request.predicate = FetchPredicate(andPredicateWithSubpredicates: [
-                FetchPredicate(key: "salary", .greaterThan, Int64(10_000)), FetchPredicate(key: "active", .equalTo, true),
+                FetchPredicate(key: "salary", .greaterThan, Int64(10_000)),
+                FetchPredicate(key: "active", .equalTo, true),
             ])
             request.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: false)]
             request.fetchLimit = 5
@@ -115,7 +120,8 @@ import Glibc
         try Self.seed(container, count: 3)
         let reader = container.newBackgroundContext()
         let ids = try reader.performAndWait {
-            try reader.fetch(FetchRequest<Employee>(entityName: "Employee")).sorted { $0.name < $1.name }.map(\.objectID)
+            try reader.fetch(FetchRequest<Employee>(entityName: "Employee")).sorted { $0.name < $1.name }.map(
+                \.objectID)
         }
         let first = container.newBackgroundContext()
         let second = container.newBackgroundContext()
@@ -145,7 +151,9 @@ import Glibc
         let reopened = try GraphModel.container(at: folder.store())
         let context = reopened.newBackgroundContext()
         try context.performAndWait {
-            let employees = try context.fetch(FetchRequest<Employee>(entityName: "Employee")).sorted { $0.name < $1.name }
+            let employees = try context.fetch(FetchRequest<Employee>(entityName: "Employee")).sorted {
+                $0.name < $1.name
+            }
             #expect(employees.map(\.salary) == [0, 5_555, 2_000])
             #expect(employees[1].notes == "é changed")
         }

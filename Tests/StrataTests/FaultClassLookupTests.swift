@@ -24,7 +24,8 @@ final class SwitchingNoteB: ManagedObject {
 @Suite struct FaultClassLookupTests {
     @Test func aClassRegisteredAfterFaultsWereMadeIsUsedForTheNextFaults() throws {
         let folder = TemporaryDirectory()
-        let note = ModelBuilder.entity("LateRegisteredNote", [ModelBuilder.attribute("title", .string, isOptional: false)])
+        let note = ModelBuilder.entity(
+            "LateRegisteredNote", [ModelBuilder.attribute("title", .string, isOptional: false)])
         let model = ModelBuilder.model([note])
         var container: PersistentContainer? = try GraphModel.container(at: folder.store(), model: model)
         let writer = container!.newBackgroundContext()

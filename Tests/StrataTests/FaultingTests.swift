@@ -30,10 +30,12 @@ final class FaultFile: ManagedObject {
 @Suite struct FaultingTests {
     static func model() -> ManagedObjectModel {
         let folder = ModelBuilder.entity("FaultFolder", [ModelBuilder.attribute("name", .string, isOptional: false)])
-        let file = ModelBuilder.entity("FaultFile", [
-            ModelBuilder.attribute("name", .string, isOptional: false),
-            ModelBuilder.attribute("size", .integer64, defaultValue: Int64(0)),
-        ])
+        let file = ModelBuilder.entity(
+            "FaultFile",
+            [
+                ModelBuilder.attribute("name", .string, isOptional: false),
+                ModelBuilder.attribute("size", .integer64, defaultValue: Int64(0)),
+            ])
         ModelBuilder.inverse(
             ModelBuilder.relationship("files", from: folder, to: file, toMany: true, deleteRule: .cascadeDeleteRule),
             ModelBuilder.relationship("folder", from: file, to: folder))
@@ -43,7 +45,9 @@ final class FaultFile: ManagedObject {
     }
 
     /// Saves a folder with three files; returns the folder's and the files' IDs (by name).
-    static func seed(_ container: PersistentContainer) throws -> (folder: ManagedObjectID, files: [String: ManagedObjectID]) {
+    static func seed(
+        _ container: PersistentContainer
+    ) throws -> (folder: ManagedObjectID, files: [String: ManagedObjectID]) {
         let context = container.newBackgroundContext()
         return try context.performAndWait {
             let folder = FaultFolder(context: context)
@@ -209,7 +213,9 @@ final class FaultFile: ManagedObject {
             #expect(context.registeredObject(for: bID) == nil, "nothing is registered for a missing object")
             let staleFault = context.object(with: bID)
             let stillMissing = #expect(throws: CoreDataError.self) { _ = try context.existingObject(with: bID) }
-            #expect(stillMissing?.code == .managedObjectReferentialIntegrity, "a registered fault of a missing row is no exception")
+            #expect(
+                stillMissing?.code == .managedObjectReferentialIntegrity,
+                "a registered fault of a missing row is no exception")
             #expect(staleFault.isFault)
             #expect(throws: CoreDataError.self) { _ = try context.existingObject(with: unsavedID) }
 
@@ -222,7 +228,8 @@ final class FaultFile: ManagedObject {
 
             let mine = FaultFile(context: context)
             mine.name = "mine"
-            #expect(try context.existingObject(with: mine.objectID) === mine, "an inserted object is known to its context")
+            #expect(
+                try context.existingObject(with: mine.objectID) === mine, "an inserted object is known to its context")
         }
     }
 

@@ -31,13 +31,15 @@ struct OracleConditionGenerator {
         case 0:
             let (a, b) = (condition(depth: depth - 1), condition(depth: depth - 1))
             let word = ["AND", "&&", "and"].randomElement(using: &random)!
-            return OracleCondition(format: "(\(a.format)) \(word) (\(b.format))", arguments: a.arguments + b.arguments) {
+            return OracleCondition(format: "(\(a.format)) \(word) (\(b.format))", arguments: a.arguments + b.arguments)
+            {
                 a.matches($0, $1) && b.matches($0, $1)
             }
         case 1:
             let (a, b) = (condition(depth: depth - 1), condition(depth: depth - 1))
             let word = ["OR", "||", "or"].randomElement(using: &random)!
-            return OracleCondition(format: "(\(a.format)) \(word) (\(b.format))", arguments: a.arguments + b.arguments) {
+            return OracleCondition(format: "(\(a.format)) \(word) (\(b.format))", arguments: a.arguments + b.arguments)
+            {
                 a.matches($0, $1) || b.matches($0, $1)
             }
         default:
@@ -54,7 +56,9 @@ struct OracleConditionGenerator {
         case 4...6: return stringLeaf()
         case 7: return booleanLeaf()
         case 8: return dateLeaf()
-        case 9: return Bool.random(using: &random) ? uuidLeaf() : identityLeaf(["blob", "link"].randomElement(using: &random)!)
+        case 9:
+            return Bool.random(using: &random)
+                ? uuidLeaf() : identityLeaf(["blob", "link"].randomElement(using: &random)!)
         case 10: return nilLeaf()
         default: return ownerLeaf()
         }
@@ -63,17 +67,23 @@ struct OracleConditionGenerator {
     private mutating func numericLeaf(_ key: String) -> OracleCondition {
         var constant = OracleDataset.value(key, &random)
         // Integers are sometimes compared with a fractional Double, as Core Data allows.
-        if key.hasPrefix("i"), Int.random(in: 0..<4, using: &random) == 0, let number = OracleValue.number(constant) { constant = number + 0.5 }
+        if key.hasPrefix("i"), Int.random(in: 0..<4, using: &random) == 0, let number = OracleValue.number(constant) {
+            constant = number + 0.5
+        }
         switch Int.random(in: 0..<9, using: &random) {
         case 0...5:
             let op = ["==", "!=", "<", "<=", ">", ">=", "=<", "=>", "<>", "="].randomElement(using: &random)!
             let test = Self.ordering(op)
             if Int.random(in: 0..<4, using: &random) == 0 {
                 // Reversed: the constant on the left.
-                return OracleCondition(format: "%@ \(op) %K", arguments: [constant, key]) { item, _ in test(constant, item.values[key]) }
+                return OracleCondition(format: "%@ \(op) %K", arguments: [constant, key]) { item, _ in
+                    test(constant, item.values[key])
+                }
             }
             let literal = Int.random(in: 0..<2, using: &random) == 0 && !(constant is Decimal)
-            return OracleCondition(format: literal ? "\(key) \(op) \(constant)" : "%K \(op) %@", arguments: literal ? [] : [key, constant]) {
+            return OracleCondition(
+                format: literal ? "\(key) \(op) \(constant)" : "%K \(op) %@", arguments: literal ? [] : [key, constant]
+            ) {
                 item, _ in test(item.values[key], constant)
             }
         case 6, 7:
@@ -103,8 +113,12 @@ struct OracleConditionGenerator {
         let fold = OracleValue.folding(modifier)
         func make(_ op: String, _ constant: Any, _ test: @escaping (String, String) -> Bool) -> OracleCondition {
             let inline = Int.random(in: 0..<2, using: &random) == 0 && constant is String
-            let quoted = inline ? OracleValue.quoted(constant as! String, single: Int.random(in: 0..<2, using: &random) == 0) : "%@"
-            return OracleCondition(format: "\(inline ? key : "%K") \(op)\(modifier) \(quoted)", arguments: inline ? [] : [key, constant]) {
+            let quoted =
+                inline
+                ? OracleValue.quoted(constant as! String, single: Int.random(in: 0..<2, using: &random) == 0) : "%@"
+            return OracleCondition(
+                format: "\(inline ? key : "%K") \(op)\(modifier) \(quoted)", arguments: inline ? [] : [key, constant]
+            ) {
                 item, _ in
                 guard let value = item.values[key] as? String, let wanted = constant as? String else { return false }
                 return test(fold(value), fold(wanted))
@@ -118,10 +132,14 @@ struct OracleConditionGenerator {
                 return fold(value) != fold(source)
             }
         case 2:
-            let prefix = source.isEmpty || Bool.random(using: &random) ? fragments.randomElement(using: &random)! : String(source.prefix(2))
+            let prefix =
+                source.isEmpty || Bool.random(using: &random)
+                ? fragments.randomElement(using: &random)! : String(source.prefix(2))
             return make("BEGINSWITH", prefix) { $0.hasPrefix($1) }
         case 3:
-            let suffix = source.isEmpty || Bool.random(using: &random) ? fragments.randomElement(using: &random)! : String(source.suffix(2))
+            let suffix =
+                source.isEmpty || Bool.random(using: &random)
+                ? fragments.randomElement(using: &random)! : String(source.suffix(2))
             return make("ENDSWITH", suffix) { $0.hasSuffix($1) }
         case 4: return make("CONTAINS", fragments.randomElement(using: &random)!) { $1.isEmpty || $0.contains($1) }
         case 5:
@@ -145,17 +163,31 @@ struct OracleConditionGenerator {
         default:
             let op = ["<", "<=", ">", ">="].randomElement(using: &random)!
             let test = Self.ordering(op)
-            return OracleCondition(format: "%K \(op) %@", arguments: [key, source]) { item, _ in test(item.values[key], source) }
+            return OracleCondition(format: "%K \(op) %@", arguments: [key, source]) { item, _ in
+                test(item.values[key], source)
+            }
         }
     }
 
     private mutating func booleanLeaf() -> OracleCondition {
         let wanted = Bool.random(using: &random)
-        let spelled = wanted ? ["YES", "TRUE", "true"].randomElement(using: &random)! : ["NO", "FALSE", "false"].randomElement(using: &random)!
+        let spelled =
+            wanted
+            ? ["YES", "TRUE", "true"].randomElement(using: &random)!
+            : ["NO", "FALSE", "false"].randomElement(using: &random)!
         switch Int.random(in: 0..<3, using: &random) {
-        case 0: return OracleCondition(format: "flag == \(spelled)", arguments: []) { item, _ in (item.values["flag"] as? Bool) == wanted }
-        case 1: return OracleCondition(format: "flag == %@", arguments: [wanted]) { item, _ in (item.values["flag"] as? Bool) == wanted }
-        default: return OracleCondition(format: "flag != \(spelled)", arguments: []) { item, _ in (item.values["flag"] as? Bool) != wanted }
+        case 0:
+            return OracleCondition(format: "flag == \(spelled)", arguments: []) { item, _ in
+                (item.values["flag"] as? Bool) == wanted
+            }
+        case 1:
+            return OracleCondition(format: "flag == %@", arguments: [wanted]) { item, _ in
+                (item.values["flag"] as? Bool) == wanted
+            }
+        default:
+            return OracleCondition(format: "flag != \(spelled)", arguments: []) { item, _ in
+                (item.values["flag"] as? Bool) != wanted
+            }
         }
     }
 
@@ -199,8 +231,14 @@ struct OracleConditionGenerator {
             }
         }
         switch Int.random(in: 0..<3, using: &random) {
-        case 0: return OracleCondition(format: "%K == %@", arguments: [key, value]) { item, _ in same(item.values[key], value) }
-        case 1: return OracleCondition(format: "%K != %@", arguments: [key, value]) { item, _ in !same(item.values[key], value) }
+        case 0:
+            return OracleCondition(format: "%K == %@", arguments: [key, value]) { item, _ in
+                same(item.values[key], value)
+            }
+        case 1:
+            return OracleCondition(format: "%K != %@", arguments: [key, value]) { item, _ in
+                !same(item.values[key], value)
+            }
         default:
             let elements = (0..<2).map { _ in OracleDataset.value(key, &random) }
             return OracleCondition(format: "%K IN %@", arguments: [key, elements]) { item, _ in
@@ -258,11 +296,15 @@ struct OracleConditionGenerator {
         case 2:
             let text = OracleDataset.strings.randomElement(using: &random)!
             return OracleOwnerCondition(format: "NONE items.text ==[c] %@", arguments: [text]) { owner, data in
-                !data.items(of: owner).contains { ($0.values["text"] as? String).map { $0.lowercased() == text.lowercased() } ?? false }
+                !data.items(of: owner).contains {
+                    ($0.values["text"] as? String).map { $0.lowercased() == text.lowercased() } ?? false
+                }
             }
         case 3:
             let count = Int.random(in: 50...70, using: &random)
-            return OracleOwnerCondition(format: "items.@count > %d", arguments: [count]) { owner, data in data.items(of: owner).count > count }
+            return OracleOwnerCondition(format: "items.@count > %d", arguments: [count]) { owner, data in
+                data.items(of: owner).count > count
+            }
         case 4:
             let total = Int64.random(in: 20_000...40_000, using: &random)
             return OracleOwnerCondition(format: "items.@sum.i64 < %@", arguments: [total]) { owner, data in
@@ -275,16 +317,22 @@ struct OracleConditionGenerator {
         case 6:
             let count = Int.random(in: 5...30, using: &random)
             return OracleOwnerCondition(
-                format: "SUBQUERY(items, $x, $x.i64 > %@ AND $x.flag == YES).@count >= %d", arguments: [threshold, count]
+                format: "SUBQUERY(items, $x, $x.i64 > %@ AND $x.flag == YES).@count >= %d",
+                arguments: [threshold, count]
             ) { owner, data in
                 data.items(of: owner).filter { item in
-                    (item.values["i64"] as? Int64).map { $0 > threshold } ?? false && (item.values["flag"] as? Bool) == true
+                    (item.values["i64"] as? Int64).map { $0 > threshold } ?? false
+                        && (item.values["flag"] as? Bool) == true
                 }.count >= count
             }
         default:
             let rank = Int32.random(in: 0...2, using: &random)
-            return OracleOwnerCondition(format: "rank == %@ OR name BEGINSWITH[cd] 'w'", arguments: [rank]) { owner, data in
-                data.owners[owner].rank == rank || (data.owners[owner].name.map { $0.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).hasPrefix("w") } ?? false)
+            return OracleOwnerCondition(format: "rank == %@ OR name BEGINSWITH[cd] 'w'", arguments: [rank]) {
+                owner, data in
+                data.owners[owner].rank == rank
+                    || (data.owners[owner].name.map {
+                        $0.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).hasPrefix("w")
+                    } ?? false)
             }
         }
     }
@@ -368,6 +416,8 @@ enum OracleValue {
     /// `string` as a quoted format literal.
     static func quoted(_ string: String, single: Bool) -> String {
         let quote = single ? "'" : "\""
-        return quote + string.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: quote, with: "\\" + quote) + quote
+        return quote
+            + string.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: quote, with: "\\" + quote)
+            + quote
     }
 }

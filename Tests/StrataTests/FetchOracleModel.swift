@@ -36,9 +36,11 @@ enum FetchOracleModel {
         ModelBuilder.inverse(toOwner, items)
         if indexed {
             item.indexes = item.properties.compactMap { property in
-                guard let attribute = property as? AttributeDescription, indexedAttributes.contains(attribute.name) else { return nil }
+                guard let attribute = property as? AttributeDescription, indexedAttributes.contains(attribute.name)
+                else { return nil }
                 return FetchIndexDescription(
-                    name: "by_\(attribute.name)", elements: [FetchIndexElementDescription(property: attribute, collationType: .binary)])
+                    name: "by_\(attribute.name)",
+                    elements: [FetchIndexElementDescription(property: attribute, collationType: .binary)])
             }
         }
         return ModelBuilder.model([item, owner])
@@ -115,7 +117,10 @@ struct OracleDataset {
         }
         for serial in 1...count {
             let owner = Int.random(in: 0...owners.count, using: &random)
-            items.append(OracleItem(serial: Int64(serial), values: Self.randomValues(&random), owner: owner == owners.count ? nil : owner))
+            items.append(
+                OracleItem(
+                    serial: Int64(serial), values: Self.randomValues(&random),
+                    owner: owner == owners.count ? nil : owner))
         }
     }
 

@@ -51,7 +51,9 @@ import Testing
                 }
             }
         }
-        #expect(failures.isEmpty, "\(failures.count) fetches disagree with the oracle:\n\(failures.joined(separator: "\n"))")
+        #expect(
+            failures.isEmpty, "\(failures.count) fetches disagree with the oracle:\n\(failures.joined(separator: "\n"))"
+        )
     }
 
     /// A container at `url` holding `dataset`, with or without fetch indexes.
@@ -60,14 +62,16 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let owners = dataset.owners.map { owner in
-                let object = ManagedObject(entity: container.managedObjectModel.entitiesByName["Owner"]!, insertInto: context)
+                let object = ManagedObject(
+                    entity: container.managedObjectModel.entitiesByName["Owner"]!, insertInto: context)
                 object.setValue(owner.serial, forKey: "serial")
                 object.setValue(owner.name, forKey: "name")
                 object.setValue(owner.rank, forKey: "rank")
                 return object
             }
             for item in dataset.items {
-                let object = ManagedObject(entity: container.managedObjectModel.entitiesByName["Item"]!, insertInto: context)
+                let object = ManagedObject(
+                    entity: container.managedObjectModel.entitiesByName["Item"]!, insertInto: context)
                 try OracleChange.set(item, on: object, owners: owners)
             }
             try context.save()
@@ -174,21 +178,27 @@ struct OracleFetch: CustomStringConvertible {
         var description: String { "\(count) counted, serials \(serials)" }
     }
 
-    static func random(_ generator: inout OracleConditionGenerator, _ random: inout SplitMix64, hasChanges: Bool) -> OracleFetch {
+    static func random(
+        _ generator: inout OracleConditionGenerator, _ random: inout SplitMix64, hasChanges: Bool
+    ) -> OracleFetch {
         let owners = Int.random(in: 0..<5, using: &random) == 0
         let keys = owners ? ["name", "rank"] : FetchOracleModel.orderedAttributes + ["owner.name"]
-        let sort = (0..<Int.random(in: 0...2, using: &random)).map { _ in (key: keys.randomElement(using: &random)!, ascending: Bool.random(using: &random)) }
+        let sort = (0..<Int.random(in: 0...2, using: &random)).map { _ in
+            (key: keys.randomElement(using: &random)!, ascending: Bool.random(using: &random))
+        }
         let pending = !hasChanges || Int.random(in: 0..<4, using: &random) > 0
         let cut = pending && Bool.random(using: &random)
         return OracleFetch(
             condition: owners ? .owner(generator.ownerCondition()) : .item(generator.condition()), sort: sort,
-            limit: cut ? Int.random(in: 0...25, using: &random) : 0, offset: cut ? Int.random(in: 0...10, using: &random) : 0,
+            limit: cut ? Int.random(in: 0...25, using: &random) : 0,
+            offset: cut ? Int.random(in: 0...10, using: &random) : 0,
             result: [.objects, .objectIDs, .batched].randomElement(using: &random)!, includesPendingChanges: pending)
     }
 
     var description: String {
         let (format, arguments) = formatAndArguments
-        return "\(entityName) where \(format) \(arguments) sorted by \(sort) limit \(limit) offset \(offset) \(result) pending \(includesPendingChanges)"
+        return
+            "\(entityName) where \(format) \(arguments) sorted by \(sort) limit \(limit) offset \(offset) \(result) pending \(includesPendingChanges)"
     }
 
     /// The predicate's format string and arguments.
@@ -221,7 +231,8 @@ struct OracleFetch: CustomStringConvertible {
         case .owner(let condition):
             rows = data.owners.indices.filter { condition.matches($0, data) }.map { index in
                 let owner = data.owners[index]
-                let keys: [Any?] = sort.map { key -> Any? in key.key == "name" ? owner.name as Any? : owner.rank as Any? }
+                let keys: [Any?] = sort.map { key -> Any? in key.key == "name" ? owner.name as Any? : owner.rank as Any?
+                }
                 return (owner.serial, keys)
             }
         }
@@ -255,7 +266,10 @@ struct OracleFetch: CustomStringConvertible {
         let (format, arguments) = formatAndArguments
         func configure<T>(_ request: FetchRequest<T>) throws -> FetchRequest<T> {
             request.predicate = try FetchPredicate(checkedFormat: format, argumentArray: arguments)
-            request.sortDescriptors = sort.map { FetchSortDescriptor(key: $0.key, ascending: $0.ascending) } + [FetchSortDescriptor(key: "serial")]
+            request.sortDescriptors =
+                sort.map { FetchSortDescriptor(key: $0.key, ascending: $0.ascending) } + [
+                    FetchSortDescriptor(key: "serial")
+                ]
             request.fetchLimit = limit
             request.fetchOffset = offset
             request.includesPendingChanges = includesPendingChanges

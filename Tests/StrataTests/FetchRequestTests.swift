@@ -10,7 +10,8 @@ import Testing
     /// The saved employees: name, salary, active, department (index into `departments`, or nil).
     static let people: [(String, Int64, Bool, Int?)] = [
         ("adam", 40_000, true, 0), ("Ádám", 45_000, false, 0), ("bea", 52_000, true, 1), ("Bob", 61_000, true, 1),
-        ("file10", 70_000, false, 2), ("file2", 70_000, true, 2), ("émile", 83_000, true, nil), ("Zoë", 95_000, true, 0),
+        ("file10", 70_000, false, 2), ("file2", 70_000, true, 2), ("émile", 83_000, true, nil),
+        ("Zoë", 95_000, true, 0),
         ("zed", 99_000, false, 1), ("carl", 120_000, true, 2),
     ]
     static let departments = ["Research", "Sales", "Ops"]
@@ -61,7 +62,11 @@ import Testing
                 let names = Self.people.map(\.0) + (pending ? ["file3"] : [])
                 for comparison in FetchSortDescriptor.Comparison.allCases {
                     for ascending in [true, false] {
-                        let fetched = try context.fetch(Self.employees([FetchSortDescriptor(key: "name", ascending: ascending, comparison: comparison)], pending: pending)).map(\.name)
+                        let fetched = try context.fetch(
+                            Self.employees(
+                                [FetchSortDescriptor(key: "name", ascending: ascending, comparison: comparison)],
+                                pending: pending)
+                        ).map(\.name)
                         let expected = names.sorted { left, right in
                             let order = FetchSortDescriptor.order(left, right, comparison)
                             return ascending ? order == .orderedAscending : order == .orderedDescending
@@ -70,20 +75,33 @@ import Testing
                     }
                 }
             }
-            let standard = try context.fetch(Self.employees([FetchSortDescriptor(key: "name", comparison: .localizedStandardCompare)])).map(\.name)
-            #expect(standard.firstIndex(of: "file2")! < standard.firstIndex(of: "file3")! && standard.firstIndex(of: "file3")! < standard.firstIndex(of: "file10")!,
-                    "numbers in strings by value")
+            let standard = try context.fetch(
+                Self.employees([FetchSortDescriptor(key: "name", comparison: .localizedStandardCompare)])
+            ).map(\.name)
+            #expect(
+                standard.firstIndex(of: "file2")! < standard.firstIndex(of: "file3")!
+                    && standard.firstIndex(of: "file3")! < standard.firstIndex(of: "file10")!,
+                "numbers in strings by value")
             let plain = try context.fetch(Self.employees([FetchSortDescriptor(key: "name")])).map(\.name)
             #expect(plain.firstIndex(of: "file10")! < plain.firstIndex(of: "file2")!)
             #expect(FetchSortDescriptor(key: "name", caseInsensitive: true).comparison == .caseInsensitiveCompare)
 
             // Several keys, a key path through a to-one relationship, nil first ascending and last descending.
-            let byDepartment = try context.fetch(Self.employees([
-                FetchSortDescriptor(key: "department.name"), FetchSortDescriptor(key: "salary", ascending: false), FetchSortDescriptor(key: "name"),
-            ])).map(\.name)
-            #expect(byDepartment == ["émile", "file3", "carl", "file10", "file2", "Zoë", "Ádám", "adam", "zed", "Bob", "bea"])
-            let nilsLast = try context.fetch(Self.employees([FetchSortDescriptor(key: "notes", ascending: false)])).map(\.notes)
-            #expect(nilsLast.suffix(4).allSatisfy { $0 == nil } && nilsLast.prefix(7).allSatisfy { $0 != nil }, "nil sorts last descending")
+            let byDepartment = try context.fetch(
+                Self.employees([
+                    FetchSortDescriptor(key: "department.name"), FetchSortDescriptor(key: "salary", ascending: false),
+                    FetchSortDescriptor(key: "name"),
+                ])
+            ).map(\.name)
+            #expect(
+                byDepartment == [
+                    "émile", "file3", "carl", "file10", "file2", "Zoë", "Ádám", "adam", "zed", "Bob", "bea",
+                ])
+            let nilsLast = try context.fetch(Self.employees([FetchSortDescriptor(key: "notes", ascending: false)])).map(
+                \.notes)
+            #expect(
+                nilsLast.suffix(4).allSatisfy { $0 == nil } && nilsLast.prefix(7).allSatisfy { $0 != nil },
+                "nil sorts last descending")
             let nilsFirst = try context.fetch(Self.employees([FetchSortDescriptor(key: "notes")])).map(\.notes)
             #expect(nilsFirst.prefix(4).allSatisfy { $0 == nil }, "nil sorts first ascending")
         }
@@ -117,7 +135,9 @@ import Testing
                 ids.includesPendingChanges = pending
                 ids.fetchLimit = limit
                 ids.fetchOffset = offset
-                #expect(try context.fetch(ids) == expected.map { byName[$0]?.objectID ?? cheap.objectID }, "IDs \(limit) \(offset)")
+                #expect(
+                    try context.fetch(ids) == expected.map { byName[$0]?.objectID ?? cheap.objectID },
+                    "IDs \(limit) \(offset)")
                 #expect(try context.count(for: ids) == expected.count)
 
                 let counts = FetchRequest<Int>(entityName: "Employee")
@@ -136,7 +156,9 @@ import Testing
                 dictionaries.fetchLimit = limit
                 dictionaries.fetchOffset = offset
                 let stored = Array(storedOrder.dropFirst(offset).prefix(limit > 0 ? limit : Int.max))
-                #expect(try context.fetch(dictionaries).map { $0["name"] as? String } == stored, "dictionaries \(limit) \(offset)")
+                #expect(
+                    try context.fetch(dictionaries).map { $0["name"] as? String } == stored,
+                    "dictionaries \(limit) \(offset)")
                 #expect(try context.count(for: dictionaries) == stored.count)
             }
         }
@@ -167,7 +189,9 @@ import Testing
             #expect(results.count == 25)
             #expect(results.batchSize == 10)
             let ids = results.objectIDs
-            #expect(ids.allSatisfy { context.registeredObject(for: $0) == nil }, "no object is realized before its batch is touched")
+            #expect(
+                ids.allSatisfy { context.registeredObject(for: $0) == nil },
+                "no object is realized before its batch is touched")
             #expect(results[12].name == "e12")
             for (position, id) in ids.enumerated() {
                 let inBatch = (10..<20).contains(position)
@@ -218,7 +242,10 @@ import Testing
 
             let request = FetchRequest<[String: Any]>(entityName: "Employee")
             request.resultType = .dictionaryResultType
-            request.propertiesToFetch = ["name", employee.propertiesByName["salary"]!, "department.name", ExpressionDescription(name: "pay", function: nil, keyPath: "salary")]
+            request.propertiesToFetch = [
+                "name", employee.propertiesByName["salary"]!, "department.name",
+                ExpressionDescription(name: "pay", function: nil, keyPath: "salary"),
+            ]
             request.predicate = FetchPredicate(key: "salary", .lessThan, 60_000)
             request.sortDescriptors = [FetchSortDescriptor(key: "salary")]
             let rows = try context.fetch(request)
@@ -234,8 +261,10 @@ import Testing
             grouped.propertiesToFetch = [
                 "department.name",
                 ExpressionDescription(name: "headcount", function: .count, keyPath: "name"),
-                ExpressionDescription(name: "total", function: .sum, keyPath: "salary", resultType: .integer64AttributeType),
-                ExpressionDescription(name: "mean", function: .average, keyPath: "salary", resultType: .doubleAttributeType),
+                ExpressionDescription(
+                    name: "total", function: .sum, keyPath: "salary", resultType: .integer64AttributeType),
+                ExpressionDescription(
+                    name: "mean", function: .average, keyPath: "salary", resultType: .doubleAttributeType),
                 ExpressionDescription(name: "lowest", function: .min, keyPath: "salary"),
                 ExpressionDescription(name: "highest", function: .max, keyPath: "salary"),
             ]
@@ -258,7 +287,10 @@ import Testing
             // Aggregates alone: one dictionary over every match.
             let totals = FetchRequest<[String: Any]>(entityName: "Employee")
             totals.resultType = .dictionaryResultType
-            totals.propertiesToFetch = [ExpressionDescription(name: "total", function: .sum, keyPath: "salary"), ExpressionDescription(name: "n", function: .count, keyPath: "salary")]
+            totals.propertiesToFetch = [
+                ExpressionDescription(name: "total", function: .sum, keyPath: "salary"),
+                ExpressionDescription(name: "n", function: .count, keyPath: "salary"),
+            ]
             totals.predicate = FetchPredicate(key: "active", .equalTo, false)
             let total = try #require(try context.fetch(totals).first)
             #expect(total["total"] as? Int64 == Int64(45_000 + 70_000 + 99_000))
@@ -310,7 +342,9 @@ import Testing
             let loner = try context.fetch(realized)
             #expect(loner.count == 1 && loner.allSatisfy { !$0.isFault })
             faults.predicate = nil
-            #expect(try context.fetch(faults).filter { !$0.isFault }.count == 4, "registered realized objects stay realized")
+            #expect(
+                try context.fetch(faults).filter { !$0.isFault }.count == 4, "registered realized objects stay realized"
+            )
 
             // Without prefetching, departments are not realized; with it, in one pass.
             let departmentIDs = try context.fetch(Department.fetchRequest()).map(\.objectID)
@@ -348,7 +382,9 @@ import Testing
             extra.salary = 100_000
             let predicates: [FetchPredicate?] = [
                 nil, FetchPredicate(key: "salary", .greaterThan, 65_000), FetchPredicate(key: "active", .equalTo, true),
-                FetchPredicate(andPredicateWithSubpredicates: [FetchPredicate(key: "salary", .greaterThan, 65_000), FetchPredicate(key: "active", .equalTo, true)]),
+                FetchPredicate(andPredicateWithSubpredicates: [
+                    FetchPredicate(key: "salary", .greaterThan, 65_000), FetchPredicate(key: "active", .equalTo, true),
+                ]),
                 FetchPredicate(key: "department", .equalTo, nil), FetchPredicate(value: false),
             ]
             for predicate in predicates {
@@ -361,10 +397,14 @@ import Testing
                             request.fetchOffset = offset
                             request.includesPropertyValues = propertyValues
                             let fetched = try context.fetch(request)
-                            #expect(try context.count(for: request) == fetched.count, "\(predicate?.description ?? "nil") \(pending) \(limit) \(offset)")
+                            #expect(
+                                try context.count(for: request) == fetched.count,
+                                "\(predicate?.description ?? "nil") \(pending) \(limit) \(offset)")
                             guard pending else { continue }
                             // With pending changes, everything is matched on the in-memory state.
-                            let all = try context.fetch(Self.employees([])).filter { predicate?.evaluate(with: $0) ?? true }
+                            let all = try context.fetch(Self.employees([])).filter {
+                                predicate?.evaluate(with: $0) ?? true
+                            }
                             #expect(fetched.count == max(0, min(all.count - offset, limit > 0 ? limit : Int.max)))
                         }
                     }

@@ -104,9 +104,11 @@ import Testing
             let research = try #require(try context.existingObject(with: ids["Research"]!) as? Department)
             let erin = try #require(try context.existingObject(with: ids["erin"]!) as? Employee)
             erin.department = research
-            let inResearch = try Self.names(Self.request(FetchPredicate(key: "department.name", .equalTo, "Research")), in: context)
+            let inResearch = try Self.names(
+                Self.request(FetchPredicate(key: "department.name", .equalTo, "Research")), in: context)
             #expect(inResearch == ["alice", "Bob", "erin"])
-            let storedResearch = try Self.names(Self.request(FetchPredicate(key: "department", .equalTo, research), pending: false), in: context)
+            let storedResearch = try Self.names(
+                Self.request(FetchPredicate(key: "department", .equalTo, research), pending: false), in: context)
             #expect(storedResearch == ["alice", "Bob"])
         }
     }
@@ -182,18 +184,37 @@ import Testing
                 return try context.fetch(request).map(\.name)
             }
             #expect(try sorted([FetchSortDescriptor(key: "name")]) == ["Bob", "Dave", "alice", "carol", "erin"])
-            #expect(try sorted([FetchSortDescriptor(key: "name", caseInsensitive: true)]) == ["alice", "Bob", "carol", "Dave", "erin"])
-            #expect(try sorted([FetchSortDescriptor(key: "name", ascending: false, caseInsensitive: true)]) == ["erin", "Dave", "carol", "Bob", "alice"])
-            #expect(try sorted([FetchSortDescriptor(key: "salary", ascending: false)]) == ["erin", "Dave", "carol", "Bob", "alice"])
-            #expect(try sorted([FetchSortDescriptor(key: "active", ascending: false), FetchSortDescriptor(key: "salary")])
-                == ["alice", "carol", "Dave", "Bob", "erin"])
-            #expect(try sorted([FetchSortDescriptor(key: "department.name"), FetchSortDescriptor(key: "salary", ascending: false)])
-                == ["erin", "Bob", "alice", "Dave", "carol"], "nil first, then by department name, then salary descending")
-            #expect(try sorted([FetchSortDescriptor(key: "notes"), FetchSortDescriptor(key: "name")]) == ["Dave", "alice", "carol", "erin", "Bob"])
+            #expect(
+                try sorted([FetchSortDescriptor(key: "name", caseInsensitive: true)]) == [
+                    "alice", "Bob", "carol", "Dave", "erin",
+                ])
+            #expect(
+                try sorted([FetchSortDescriptor(key: "name", ascending: false, caseInsensitive: true)]) == [
+                    "erin", "Dave", "carol", "Bob", "alice",
+                ])
+            #expect(
+                try sorted([FetchSortDescriptor(key: "salary", ascending: false)]) == [
+                    "erin", "Dave", "carol", "Bob", "alice",
+                ])
+            #expect(
+                try sorted([FetchSortDescriptor(key: "active", ascending: false), FetchSortDescriptor(key: "salary")])
+                    == ["alice", "carol", "Dave", "Bob", "erin"])
+            #expect(
+                try sorted([
+                    FetchSortDescriptor(key: "department.name"), FetchSortDescriptor(key: "salary", ascending: false),
+                ])
+                    == ["erin", "Bob", "alice", "Dave", "carol"],
+                "nil first, then by department name, then salary descending")
+            #expect(
+                try sorted([FetchSortDescriptor(key: "notes"), FetchSortDescriptor(key: "name")]) == [
+                    "Dave", "alice", "carol", "erin", "Bob",
+                ])
             let hank = Employee(context: context)
             hank.name = "Hank"
             hank.salary = 80_000
-            #expect(try sorted([FetchSortDescriptor(key: "salary")]) == ["alice", "Bob", "Hank", "carol", "Dave", "erin"], "pending inserts are sorted in")
+            #expect(
+                try sorted([FetchSortDescriptor(key: "salary")]) == ["alice", "Bob", "Hank", "carol", "Dave", "erin"],
+                "pending inserts are sorted in")
         }
     }
 
@@ -217,7 +238,9 @@ import Testing
             let newcomer = Employee(context: context)
             newcomer.name = "cheap"
             newcomer.salary = 10
-            #expect(try page(limit: 2, offset: 0) == ["cheap", "alice"], "the limit applies after pending inserts are merged in")
+            #expect(
+                try page(limit: 2, offset: 0) == ["cheap", "alice"],
+                "the limit applies after pending inserts are merged in")
             request.fetchLimit = 3
             request.fetchOffset = 0
             #expect(try context.count(for: request) == 3, "count(for:) honours the limit")
@@ -266,10 +289,12 @@ import Testing
 
     /// Vehicle (abstract) <- Car <- SportsCar, Vehicle <- Truck.
     static func vehicleModel() -> ManagedObjectModel {
-        let vehicle = ModelBuilder.entity("Vehicle", [
-            ModelBuilder.attribute("name", .string, isOptional: false),
-            ModelBuilder.attribute("wheels", .integer16, defaultValue: Int16(4)),
-        ], isAbstract: true)
+        let vehicle = ModelBuilder.entity(
+            "Vehicle",
+            [
+                ModelBuilder.attribute("name", .string, isOptional: false),
+                ModelBuilder.attribute("wheels", .integer16, defaultValue: Int16(4)),
+            ], isAbstract: true)
         let car = ModelBuilder.entity("Car", [ModelBuilder.attribute("doors", .integer16, defaultValue: Int16(4))])
         let sports = ModelBuilder.entity("SportsCar", [ModelBuilder.attribute("topSpeed", .double)])
         let truck = ModelBuilder.entity("Truck", [ModelBuilder.attribute("payload", .double)])
@@ -290,7 +315,10 @@ import Testing
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 var vehicles: [ManagedObject] = []
-                for (entity, name, extra) in [("Car", "civic", ("doors", 5)), ("SportsCar", "f40", ("doors", 2)), ("Truck", "actros", ("wheels", 10))] {
+                for (entity, name, extra) in [
+                    ("Car", "civic", ("doors", 5)), ("SportsCar", "f40", ("doors", 2)),
+                    ("Truck", "actros", ("wheels", 10)),
+                ] {
                     let vehicle = EntityDescription.insertNewObject(forEntityName: entity, into: context)
                     vehicle.setValue(name, forKey: "name")
                     vehicle.setValue(extra.1, forKey: extra.0)
@@ -306,7 +334,9 @@ import Testing
         let container = try GraphModel.container(at: folder.store(), model: Self.vehicleModel())
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            func fetch(_ entity: String, subentities: Bool = true, _ predicate: FetchPredicate? = nil) throws -> [String] {
+            func fetch(
+                _ entity: String, subentities: Bool = true, _ predicate: FetchPredicate? = nil
+            ) throws -> [String] {
                 let request = FetchRequest<ManagedObject>(entityName: entity)
                 request.includesSubentities = subentities
                 request.predicate = predicate
@@ -331,13 +361,20 @@ import Testing
 
             // References read from the store name the objects' concrete entities.
             let garage = try #require(try context.fetch(FetchRequest<ManagedObject>(entityName: "Garage")).first)
-            #expect(Set(garage.objectIDs(forRelationshipNamed: "vehicles").map(\.entity.name)) == ["Car", "SportsCar", "Truck"])
+            #expect(
+                Set(garage.objectIDs(forRelationshipNamed: "vehicles").map(\.entity.name)) == [
+                    "Car", "SportsCar", "Truck",
+                ])
             #expect(garage.objectIDs(forRelationshipNamed: "favorite").map(\.entity.name) == ["SportsCar"])
-            #expect(garage.objectIDs(forRelationshipNamed: "favorite").first?.uriRepresentation().path.hasPrefix("/SportsCar/") == true)
+            #expect(
+                garage.objectIDs(forRelationshipNamed: "favorite").first?.uriRepresentation().path.hasPrefix(
+                    "/SportsCar/") == true)
 
             // An ID naming the abstract entity resolves to the object's concrete entity.
             let model = container.managedObjectModel
-            let vague = ManagedObjectID(entity: model.entitiesByName["Vehicle"]!, storeIdentifier: f40.objectID.storeIdentifier!, primaryKey: f40.objectID.primaryKey)
+            let vague = ManagedObjectID(
+                entity: model.entitiesByName["Vehicle"]!, storeIdentifier: f40.objectID.storeIdentifier!,
+                primaryKey: f40.objectID.primaryKey)
             #expect(vague == f40.objectID, "IDs of one hierarchy share a key space")
             #expect(context.object(with: vague) === f40)
 
@@ -363,8 +400,14 @@ import Testing
         }
         typealias P = FetchPredicate
         let active = P(key: "active", .equalTo, true)
-        #expect(try names(P(andPredicateWithSubpredicates: [P(key: "salary", .greaterThan, 60_000), active])) == ["carol", "Dave"])
-        #expect(try names(P(orPredicateWithSubpredicates: [P(key: "salary", .lessThan, 60_000), P(key: "notes", .equalTo, "new")])) == ["alice", "erin"])
+        #expect(
+            try names(P(andPredicateWithSubpredicates: [P(key: "salary", .greaterThan, 60_000), active])) == [
+                "carol", "Dave",
+            ])
+        #expect(
+            try names(
+                P(orPredicateWithSubpredicates: [P(key: "salary", .lessThan, 60_000), P(key: "notes", .equalTo, "new")])
+            ) == ["alice", "erin"])
         #expect(try names(P(notPredicateWithSubpredicate: active)) == ["Bob", "erin"])
         #expect(try names(P(andPredicateWithSubpredicates: [])) == ["alice", "Bob", "carol", "Dave", "erin"])
         #expect(try names(P(value: true)).count == 5)
@@ -386,7 +429,10 @@ import Testing
         #expect(try names(P(key: "department.name", .equalTo, "Research")) == ["alice", "Bob"])
         #expect(try names(P(key: "department.name", .beginsWith, "s", options: .caseInsensitive)) == ["carol", "Dave"])
         #expect(try names(P(key: "salary", .between, [70_000, 110_000])) == ["Bob", "carol", "Dave"])
-        #expect(throws: FetchPredicateError.self, "a key the entity does not have is an error") { try names(P(key: "nickname", .equalTo, "x")) }
-        #expect(P(key: "name", .beginsWith, "b", options: .caseInsensitive).predicateFormat == #"name BEGINSWITH[c] "b""#)
+        #expect(throws: FetchPredicateError.self, "a key the entity does not have is an error") {
+            try names(P(key: "nickname", .equalTo, "x"))
+        }
+        #expect(
+            P(key: "name", .beginsWith, "b", options: .caseInsensitive).predicateFormat == #"name BEGINSWITH[c] "b""#)
     }
 }

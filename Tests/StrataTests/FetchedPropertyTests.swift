@@ -8,12 +8,16 @@ import Testing
 /// object is refreshed, never stored.
 @Suite struct FetchedPropertyTests {
     /// A journal store with one owner, two notebooks and their entries, saved.
-    static func populated(_ context: ManagedObjectContext) throws -> (owner: ManagedObject, travel: ManagedObject, recipes: ManagedObject) {
+    static func populated(
+        _ context: ManagedObjectContext
+    ) throws -> (owner: ManagedObject, travel: ManagedObject, recipes: ManagedObject) {
         let owner = EntityDescription.insertNewObject(forEntityName: "Person", into: context)
         owner.setValue("Ada", forKey: "name")
         var notebooks: [ManagedObject] = []
-        for (title, entries) in [("Travel", [("Lisbon", true, "swift trip"), ("Porto", false, "slow"), ("Faro", true, nil)]),
-                                 ("Recipes", [("Soup", true, "Swift soup"), ("Bread", false, "swift bread")])] {
+        for (title, entries) in [
+            ("Travel", [("Lisbon", true, "swift trip"), ("Porto", false, "slow"), ("Faro", true, nil)]),
+            ("Recipes", [("Soup", true, "Swift soup"), ("Bread", false, "swift bread")]),
+        ] {
             let notebook = EntityDescription.insertNewObject(forEntityName: "Notebook", into: context)
             notebook.setValue(title, forKey: "title")
             notebook.setValue(owner, forKey: "owner")
@@ -38,7 +42,8 @@ import Testing
 
     @Test func aFetchedPropertyIsItsRequestEvaluatedForTheObject() throws {
         let model = try RealWorldModelTests.model("Journal")
-        let property = try #require(model.entitiesByName["Notebook"]?.propertiesByName["pinnedEntries"] as? FetchedPropertyDescription)
+        let property = try #require(
+            model.entitiesByName["Notebook"]?.propertiesByName["pinnedEntries"] as? FetchedPropertyDescription)
         #expect(property.fetchRequest?.entity?.name == "Entry")
         #expect(property.fetchRequest?.predicate?.predicateFormat == "notebook == $FETCH_SOURCE AND isPinned == YES")
         #expect(property.isOptional)
@@ -51,9 +56,13 @@ import Testing
             let (owner, travel, recipes) = try Self.populated(context)
             #expect(try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon"])
             #expect(try Self.titles(recipes.value(forKey: "pinnedEntries")) == ["Soup"])
-            #expect(try Self.titles(travel.value(forKey: "keywordEntries")) == ["Lisbon"], "$FETCHED_PROPERTY.userInfo.keyword")
+            #expect(
+                try Self.titles(travel.value(forKey: "keywordEntries")) == ["Lisbon"],
+                "$FETCHED_PROPERTY.userInfo.keyword")
             #expect(try Self.titles(recipes.value(forKey: "keywordEntries")) == ["Bread", "Soup"])
-            #expect(try Self.titles(owner.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon", "Soup"], "through notebook.owner")
+            #expect(
+                try Self.titles(owner.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon", "Soup"],
+                "through notebook.owner")
             #expect(!context.hasChanges, "reading a fetched property changes nothing")
             #expect(travel.changedValues().isEmpty)
         }
@@ -69,10 +78,15 @@ import Testing
         try context.performAndWait {
             let (_, travel, _) = try Self.populated(context)
             #expect(try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon"])
-            let porto = try #require((travel.value(forKey: "entries") as? Set<ManagedObject>)?.first { $0.value(forKey: "title") as? String == "Porto" })
+            let porto = try #require(
+                (travel.value(forKey: "entries") as? Set<ManagedObject>)?.first {
+                    $0.value(forKey: "title") as? String == "Porto"
+                })
             porto.setValue(true, forKey: "isPinned")
             try context.save()
-            #expect(try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon"], "not re-fetched before a refresh")
+            #expect(
+                try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon"],
+                "not re-fetched before a refresh")
             context.refresh(travel, mergeChanges: true)
             #expect(try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon", "Porto"])
 
@@ -81,7 +95,9 @@ import Testing
             draft.setValue(true, forKey: "isPinned")
             draft.setValue(travel, forKey: "notebook")
             context.refresh(travel, mergeChanges: true)
-            #expect(try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Draft", "Faro", "Lisbon", "Porto"], "unsaved objects match")
+            #expect(
+                try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Draft", "Faro", "Lisbon", "Porto"],
+                "unsaved objects match")
             context.rollback()
             context.refresh(travel, mergeChanges: false)
             #expect(try Self.titles(travel.value(forKey: "pinnedEntries")) == ["Faro", "Lisbon", "Porto"])
@@ -102,14 +118,17 @@ import Testing
             }
             return ModelBuilder.model([entity])
         }
-        #expect(model(withFetchedProperty: true).entitiesByName["Note"]?.versionHash == model(withFetchedProperty: false).entitiesByName["Note"]?.versionHash)
+        #expect(
+            model(withFetchedProperty: true).entitiesByName["Note"]?.versionHash
+                == model(withFetchedProperty: false).entitiesByName["Note"]?.versionHash)
         let folder = TemporaryDirectory()
         do {
             let container = try GraphModel.container(at: folder.store(), model: model(withFetchedProperty: false))
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 for title in ["apple", "avocado", "banana"] {
-                    EntityDescription.insertNewObject(forEntityName: "Note", into: context).setValue(title, forKey: "title")
+                    EntityDescription.insertNewObject(forEntityName: "Note", into: context).setValue(
+                        title, forKey: "title")
                 }
                 try context.save()
             }
@@ -133,7 +152,8 @@ import Testing
         let title = ModelBuilder.attribute("title", .string)
         let entity = ModelBuilder.entity("FetchedNote", [title], className: "FetchedNote")
         let request = FetchRequest<FetchRequestResult>(entityName: "FetchedNote")
-        request.predicate = try FetchPredicate(checkedFormat: "title BEGINSWITH $FETCH_SOURCE.title AND SELF != $FETCH_SOURCE")
+        request.predicate = try FetchPredicate(
+            checkedFormat: "title BEGINSWITH $FETCH_SOURCE.title AND SELF != $FETCH_SOURCE")
         request.sortDescriptors = [FetchSortDescriptor(key: "title", ascending: true)]
         entity.properties.append(FetchedPropertyDescription(name: "longer", fetchRequest: request))
         FetchedNote.register(for: "FetchedNote")

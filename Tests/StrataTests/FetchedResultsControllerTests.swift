@@ -55,7 +55,10 @@ final class FetchedResultsRecorder: FetchedResultsControllerDelegate {
         pending.append(event)
     }
 
-    func controller(_ controller: FetchedResultsController<FetchRequestResult>, didChangeContentWith difference: CollectionDifference<ManagedObjectID>) {
+    func controller(
+        _ controller: FetchedResultsController<FetchRequestResult>,
+        didChangeContentWith difference: CollectionDifference<ManagedObjectID>
+    ) {
         events.append(.difference(difference))
         pending.append(.difference(difference))
     }
@@ -65,7 +68,9 @@ final class FetchedResultsRecorder: FetchedResultsControllerDelegate {
         apply(pending)
         // The controller handed to the delegate shows the results after the change.
         let shown = (controller.fetchedObjects ?? []).map { $0 as! ManagedObject }
-        if !shown.elementsEqual(objects.joined(), by: ===) { problems.append("the delegate's controller shows other results") }
+        if !shown.elementsEqual(objects.joined(), by: ===) {
+            problems.append("the delegate's controller shows other results")
+        }
     }
 
     /// Applies one change's callbacks as a table view applies batch updates: removals at the
@@ -105,7 +110,9 @@ final class FetchedResultsRecorder: FetchedResultsControllerDelegate {
             objects.insert([], at: index)
             names.insert(name, at: index)
         }
-        for (path, object) in insertions.sorted(by: { $0.0 < $1.0 }) { objects[path.section].insert(object, at: path.item) }
+        for (path, object) in insertions.sorted(by: { $0.0 < $1.0 }) {
+            objects[path.section].insert(object, at: path.item)
+        }
         for (path, object) in updates where objects[path.section][path.item] !== object {
             problems.append("update of \(object.objectID) reported at \(path), where another object is")
         }
@@ -133,7 +140,9 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
     }
 
     @discardableResult
-    static func employee(_ name: String, notes: String?, salary: Int64 = 10, active: Bool = true, in context: ManagedObjectContext) -> Employee {
+    static func employee(
+        _ name: String, notes: String?, salary: Int64 = 10, active: Bool = true, in context: ManagedObjectContext
+    ) -> Employee {
         let employee = Employee(context: context)
         employee.name = name
         employee.notes = notes
@@ -170,7 +179,8 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let controller = FetchedResultsController(
-                fetchRequest: Self.request(), managedObjectContext: context, sectionNameKeyPath: "notes", cacheName: nil)
+                fetchRequest: Self.request(), managedObjectContext: context, sectionNameKeyPath: "notes", cacheName: nil
+            )
             #expect(controller.fetchedObjects == nil)
             #expect(controller.sections == nil)
             try controller.performFetch()
@@ -195,7 +205,8 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
             #expect(controller.sectionNameKeyPath == "notes")
 
             let unsectioned = FetchedResultsController(
-                fetchRequest: Self.request(), managedObjectContext: context, sectionNameKeyPath: nil, cacheName: "ignored")
+                fetchRequest: Self.request(), managedObjectContext: context, sectionNameKeyPath: nil,
+                cacheName: "ignored")
             try unsectioned.performFetch()
             #expect(unsectioned.sections?.count == 1)
             #expect(unsectioned.sections?.first?.numberOfObjects == 5)
@@ -211,7 +222,8 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let controller = WholeNameTitledController(
-                fetchRequest: Self.request(), managedObjectContext: context, sectionNameKeyPath: "notes", cacheName: nil)
+                fetchRequest: Self.request(), managedObjectContext: context, sectionNameKeyPath: "notes", cacheName: nil
+            )
             try controller.performFetch()
             #expect(controller.sectionIndexTitles == ["#", "#Beta", "#alpha", "#gamma"])
             #expect(controller.section(forSectionIndexTitle: "#alpha", at: 2) == 2)
@@ -225,7 +237,8 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
         let context = container.newBackgroundContext()
         context.performAndWait {
             let request = FetchRequest<Employee>(entityName: "Employee")
-            let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
+            let controller = FetchedResultsController(
+                fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: nil, cacheName: nil)
             #expect { try controller.performFetch() } throws: { ($0 as? CoreDataError)?.code == .coreData }
             #expect(controller.fetchedObjects == nil, "nothing was fetched")
         }
@@ -239,7 +252,8 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
         context.performAndWait {
             let request = Self.request()
             request.sortDescriptors = [FetchSortDescriptor(key: "name")]
-            let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "notes", cacheName: nil)
+            let controller = FetchedResultsController(
+                fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "notes", cacheName: nil)
             // By name: ann (Beta), bob (alpha), cy (Beta): "Beta" comes back after "alpha".
             #expect { try controller.performFetch() } throws: { ($0 as? CoreDataError)?.code == .coreData }
         }
@@ -253,32 +267,36 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let controller = FetchedResultsController(
-                fetchRequest: Self.request(), managedObjectContext: context, sectionNameKeyPath: "notes", cacheName: nil)
+                fetchRequest: Self.request(), managedObjectContext: context, sectionNameKeyPath: "notes", cacheName: nil
+            )
             try controller.performFetch()
             let recorder = FetchedResultsRecorder(controller)
             controller.delegate = recorder
             let objects = controller.fetchedObjects ?? []
             let (dee, ann, cy, eve) = (objects[0], objects[1], objects[2], objects[4])
-            context.delete(eve)                       // empties section "gamma"
+            context.delete(eve)  // empties section "gamma"
             let zed = Self.employee("zed", notes: "delta", in: context)  // a new section
-            ann.name = "zz"                           // moves within "Beta"
-            dee.salary = 99                           // in place
-            cy.active = false                         // leaves
+            ann.name = "zz"  // moves within "Beta"
+            dee.salary = 99  // in place
+            cy.active = false  // leaves
             context.processPendingChanges()
             let kinds = recorder.events.map { event -> String in
                 switch event {
                 case .willChange: return "will"
                 case .section(let type, let index, let name): return "section \(type) \(index) \(name)"
-                case .object(let type, _, let old, let new): return "\(type) \(old.map { "\($0)" } ?? "-") \(new.map { "\($0)" } ?? "-")"
+                case .object(let type, _, let old, let new):
+                    return "\(type) \(old.map { "\($0)" } ?? "-") \(new.map { "\($0)" } ?? "-")"
                 case .difference: return "difference"
                 case .didChange: return "did"
                 }
             }
-            #expect(kinds == [
-                "will", "section delete 3 gamma", "section insert 3 delta",
-                "delete [1, 1] -", "delete [3, 0] -", "insert - [3, 0]", "move [1, 0] [1, 0]", "update [0, 0] [0, 0]",
-                "difference", "did",
-            ], "sections, then deletes, inserts, moves and updates, then the difference")
+            #expect(
+                kinds == [
+                    "will", "section delete 3 gamma", "section insert 3 delta",
+                    "delete [1, 1] -", "delete [3, 0] -", "insert - [3, 0]", "move [1, 0] [1, 0]",
+                    "update [0, 0] [0, 0]",
+                    "difference", "did",
+                ], "sections, then deletes, inserts, moves and updates, then the difference")
             #expect(recorder.problems.isEmpty, "\(recorder.problems)")
             #expect(recorder.names == ["", "Beta", "alpha", "delta"])
             #expect(recorder.objects.map { $0.map { ($0 as! Employee).name } } == [["dee"], ["zz"], ["bob"], ["zed"]])
@@ -295,7 +313,8 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let controller = FetchedResultsController(
-                fetchRequest: Self.request(), managedObjectContext: context, sectionNameKeyPath: "notes", cacheName: nil)
+                fetchRequest: Self.request(), managedObjectContext: context, sectionNameKeyPath: "notes", cacheName: nil
+            )
             try controller.performFetch()
             let recorder = FetchedResultsRecorder(controller)
             controller.delegate = recorder
@@ -350,7 +369,9 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
             try child.save()
         }
         parent.performAndWait {
-            #expect(parentController.fetchedObjects?.map(\.name) == ["dee", "abe", "ann", "cy", "bob", "eve"], "the child's save reached the parent's controller")
+            #expect(
+                parentController.fetchedObjects?.map(\.name) == ["dee", "abe", "ann", "cy", "bob", "eve"],
+                "the child's save reached the parent's controller")
         }
         try parent.performAndWait { try parent.save() }
         try container.close()
@@ -415,7 +436,10 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
                     let all = try mine.fetch(everyone)
                     let target = all.randomElement(using: &random)
                     switch operation {
-                    case 0, 1: Self.employee(nextName(), notes: notes.randomElement(using: &random)!, active: Int.random(in: 0..<5, using: &random) > 0, in: mine)
+                    case 0, 1:
+                        Self.employee(
+                            nextName(), notes: notes.randomElement(using: &random)!,
+                            active: Int.random(in: 0..<5, using: &random) > 0, in: mine)
                     case 2: target?.salary += 1
                     case 3: target?.name = nextName()
                     case 4: target?.notes = notes.randomElement(using: &random)!
@@ -432,9 +456,12 @@ final class WholeNameTitledController: FetchedResultsController<Employee> {
                 #expect(same, "step \(step) (operation \(operation)): \(actual.map(\.name)) vs \(expected.map(\.name))")
                 let sections = controller.sections ?? []
                 var expectedNames: [String] = []
-                for employee in expected where expectedNames.last != (employee.notes ?? "") { expectedNames.append(employee.notes ?? "") }
+                for employee in expected where expectedNames.last != (employee.notes ?? "") {
+                    expectedNames.append(employee.notes ?? "")
+                }
                 #expect(sections.map(\.name) == expectedNames, "step \(step)")
-                let sectionContents = Dictionary(uniqueKeysWithValues: sections.map { ($0.name, ($0.objects ?? []).map { ($0 as! Employee).name }) })
+                let sectionContents = Dictionary(
+                    uniqueKeysWithValues: sections.map { ($0.name, ($0.objects ?? []).map { ($0 as! Employee).name }) })
                 let refetched = try Self.refetchedSections(mine)
                 #expect(refetched == sectionContents, "step \(step)")
                 #expect(recorder.names == sections.map(\.name), "step \(step): the reported section changes")

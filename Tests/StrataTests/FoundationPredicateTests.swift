@@ -111,8 +111,16 @@ extension Employee {
         cases.append((#Predicate<Employee> { $0.salary <= 5 }, "salary <= 5"))
         cases.append((#Predicate<Employee> { $0.name == "Ada" }, "name == \"Ada\""))
         cases.append((#Predicate<Employee> { $0.name != "Ada" }, "name != \"Ada\""))
-        cases.append((#Predicate<Employee> { $0.salary >= 10 && $0.name.starts(with: "A") }, "(salary >= 10 AND name BEGINSWITH \"A\")"))
-        cases.append((#Predicate<Employee> { $0.name.contains("da") || !$0.active }, "(name CONTAINS \"da\" OR NOT (active == true))"))
+        cases.append(
+            (
+                #Predicate<Employee> { $0.salary >= 10 && $0.name.starts(with: "A") },
+                "(salary >= 10 AND name BEGINSWITH \"A\")"
+            ))
+        cases.append(
+            (
+                #Predicate<Employee> { $0.name.contains("da") || !$0.active },
+                "(name CONTAINS \"da\" OR NOT (active == true))"
+            ))
         cases.append((#Predicate<Employee> { $0.active }, "active == true"))
         cases.append((#Predicate<Employee> { (10...20).contains($0.salary) }, "salary BETWEEN {10, 20}"))
         cases.append((#Predicate<Employee> { (10..<20).contains($0.salary) }, "(salary >= 10 AND salary < 20)"))
@@ -123,7 +131,11 @@ extension Employee {
         cases.append((#Predicate<Employee> { $0.notes == nil }, "notes == nil"))
         cases.append((#Predicate<Employee> { ($0.notes ?? "") == "" }, "(notes == \"\" OR notes == nil)"))
         cases.append((#Predicate<Employee> { ($0.notes ?? "x") == "y" }, "(notes != nil AND notes == \"y\")"))
-        cases.append((#Predicate<Employee> { ($0.department?.budget ?? 0) > 5 }, "(department.budget != nil AND department.budget > 5.0)"))
+        cases.append(
+            (
+                #Predicate<Employee> { ($0.department?.budget ?? 0) > 5 },
+                "(department.budget != nil AND department.budget > 5.0)"
+            ))
         cases.append((#Predicate<Employee> { $0.pay == 7 }, "BLOCK"))
         cases.append((#Predicate<Employee> { $0.salary * 2 > 100 }, "BLOCK"))
         cases.append((#Predicate<Employee> { $0.doubledSalary > 100 }, "BLOCK"))
@@ -145,13 +157,22 @@ extension Employee {
         cases.append((#Predicate<Department> { $0.employees.count > 2 }, "employees.@count > 2"))
         cases.append((#Predicate<Department> { $0.employees.isEmpty }, "employees.@count == 0"))
         cases.append((#Predicate<Department> { $0.employees.contains { $0.salary > 5 } }, "ANY employees.salary > 5"))
-        cases.append((
-            #Predicate<Department> { $0.employees.contains { $0.salary > 5 && $0.active } },
-            "SUBQUERY(employees, $x1, ($x1.salary > 5 AND $x1.active == true)).@count > 0"
-        ))
-        cases.append((#Predicate<Department> { $0.employees.allSatisfy { $0.active } }, "SUBQUERY(employees, $x1, NOT ($x1.active == true)).@count == 0"))
+        cases.append(
+            (
+                #Predicate<Department> { $0.employees.contains { $0.salary > 5 && $0.active } },
+                "SUBQUERY(employees, $x1, ($x1.salary > 5 AND $x1.active == true)).@count > 0"
+            ))
+        cases.append(
+            (
+                #Predicate<Department> { $0.employees.allSatisfy { $0.active } },
+                "SUBQUERY(employees, $x1, NOT ($x1.active == true)).@count == 0"
+            ))
         cases.append((#Predicate<Department> { $0.employees.contains { $0.salary * 2 > 5 } }, "BLOCK"))
-        cases.append((#Predicate<Department> { $0.budget > 1 && $0.employees.contains { $0.salary % 2 == 1 } }, "(budget > 1.0 AND BLOCK)"))
+        cases.append(
+            (
+                #Predicate<Department> { $0.budget > 1 && $0.employees.contains { $0.salary % 2 == 1 } },
+                "(budget > 1.0 AND BLOCK)"
+            ))
         return cases
     }()
 
@@ -164,9 +185,13 @@ extension Employee {
         let minimum: Int64? = 10
         #expect(Self.structure(FetchPredicate(#Predicate<Employee> { $0.salary > minimum! })) == "salary > 10")
         let range: ClosedRange<Int64> = 3...4
-        #expect(Self.structure(FetchPredicate(#Predicate<Employee> { range.contains($0.salary) })) == "salary BETWEEN {3, 4}")
+        #expect(
+            Self.structure(FetchPredicate(#Predicate<Employee> { range.contains($0.salary) }))
+                == "salary BETWEEN {3, 4}")
         let names = ["Ada", "Grace"]
-        #expect(Self.structure(FetchPredicate(#Predicate<Employee> { names.contains($0.name) })) == "name IN {\"Ada\", \"Grace\"}")
+        #expect(
+            Self.structure(FetchPredicate(#Predicate<Employee> { names.contains($0.name) }))
+                == "name IN {\"Ada\", \"Grace\"}")
         let missing: String? = nil
         #expect(Self.structure(FetchPredicate(#Predicate<Employee> { $0.notes == missing })) == "notes == nil")
     }
@@ -186,8 +211,10 @@ extension Employee {
                 sales.name = "Sales"
                 sales.budget = 2
                 let rows: [(String, Int64, Bool, String?, Department?)] = [
-                    ("Ada", 120, true, "lead", research), ("Grace", 95, true, nil, research), ("Alan", 80, false, "", research),
-                    ("Edsger", 60, true, "notes", sales), ("Barbara", 150, false, nil, sales), ("Ken", 40, true, "k", nil),
+                    ("Ada", 120, true, "lead", research), ("Grace", 95, true, nil, research),
+                    ("Alan", 80, false, "", research),
+                    ("Edsger", 60, true, "notes", sales), ("Barbara", 150, false, nil, sales),
+                    ("Ken", 40, true, "k", nil),
                 ]
                 for (name, salary, active, notes, department) in rows {
                     let employee = Employee(context: context)
@@ -247,8 +274,16 @@ extension Employee {
         var cases: [(Predicate<Employee>, String)] = []
         cases.append((#Predicate<Employee> { $0.salary > 90 }, "salary > 90"))
         cases.append((#Predicate<Employee> { (60...120).contains($0.salary) }, "salary BETWEEN {60, 120}"))
-        cases.append((#Predicate<Employee> { $0.salary >= 60 && $0.name.starts(with: "A") }, "salary >= 60 AND name BEGINSWITH 'A'"))
-        cases.append((#Predicate<Employee> { [40, 95].contains($0.salary) || !$0.active }, "salary IN {40, 95} OR NOT active == YES"))
+        cases.append(
+            (
+                #Predicate<Employee> { $0.salary >= 60 && $0.name.starts(with: "A") },
+                "salary >= 60 AND name BEGINSWITH 'A'"
+            ))
+        cases.append(
+            (
+                #Predicate<Employee> { [40, 95].contains($0.salary) || !$0.active },
+                "salary IN {40, 95} OR NOT active == YES"
+            ))
         cases.append((#Predicate<Employee> { $0.department?.name == "R&D" }, "department.name == 'R&D'"))
         cases.append((#Predicate<Employee> { ($0.notes ?? "") == "" }, "notes == '' OR notes == nil"))
         cases.append((#Predicate<Employee> { $0.department?.employees.count == 3 }, "department.employees.@count == 3"))
@@ -287,7 +322,8 @@ extension Employee {
             #expect(Set(try context.fetch(request).map(\.name)) == ["Ada", "Barbara"])
             let equivalent = Employee.fetchRequest()
             equivalent.predicate = FetchPredicate(andPredicateWithSubpredicates: [
-                FetchPredicate(key: "salary", .greaterThan, 90), FetchPredicate(.block { object, _ in ((object as? Employee)?.salary ?? 1) % 2 == 0 }),
+                FetchPredicate(key: "salary", .greaterThan, 90),
+                FetchPredicate(.block { object, _ in ((object as? Employee)?.salary ?? 1) % 2 == 0 }),
             ])
             #expect(Set(try context.fetch(equivalent).map(\.name)) == ["Ada", "Barbara"])
             let ken = try #require(try context.fetch(Employee.fetchRequest()).first { $0.name == "Ken" })
@@ -319,7 +355,8 @@ extension Employee {
                 let expected = Set(try all.filter { try predicate.evaluate($0) }.map(\.name))
                 let request = Department.fetchRequest()
                 request.predicate = FetchPredicate(predicate)
-                #expect(Set(try context.fetch(request).map(\.name)) == expected, "\(Self.structure(request.predicate!))")
+                #expect(
+                    Set(try context.fetch(request).map(\.name)) == expected, "\(Self.structure(request.predicate!))")
             }
         }
     }
@@ -365,14 +402,16 @@ extension Employee {
         #expect(byName.key == "name" && byName.ascending && byName.comparison == .compare)
         let byDepartment = try #require(FetchSortDescriptor(SortDescriptor(\Employee.department?.name)))
         #expect(byDepartment.key == "department.name")
-        let byNotes = try #require(FetchSortDescriptor(SortDescriptor(\Employee.notes, comparator: .lexical, order: .reverse)))
+        let byNotes = try #require(
+            FetchSortDescriptor(SortDescriptor(\Employee.notes, comparator: .lexical, order: .reverse)))
         #expect(byNotes.key == "notes" && !byNotes.ascending)
         #expect(FetchSortDescriptor(SortDescriptor(\Employee.doubledSalary)) == nil)
     }
 
     @Test func stringComparatorsBecomeComparisons() {
         #expect(FetchSortDescriptor.comparison(String.Comparator(.lexical)) == .compare)
-        #expect(FetchSortDescriptor.comparison(String.Comparator(options: [.caseInsensitive])) == .caseInsensitiveCompare)
+        #expect(
+            FetchSortDescriptor.comparison(String.Comparator(options: [.caseInsensitive])) == .caseInsensitiveCompare)
         #expect(FetchSortDescriptor.comparison(String.Comparator(options: [.numeric])) == .localizedStandardCompare)
     }
 
@@ -384,8 +423,11 @@ extension Employee {
             let request = try FetchRequest<Employee>(
                 predicate: #Predicate { $0.salary >= 60 }, sortBy: [SortDescriptor(\.salary, order: .reverse)])
             #expect(try context.fetch(request).map(\.name) == ["Barbara", "Ada", "Grace", "Alan", "Edsger"])
-            let byDepartment = try FetchRequest<Employee>(sortBy: [SortDescriptor(\.department?.name), SortDescriptor(\.name)])
-            #expect(try context.fetch(byDepartment).map(\.name) == ["Ken", "Ada", "Alan", "Grace", "Barbara", "Edsger"])
+            let byDepartment = try FetchRequest<Employee>(sortBy: [
+                SortDescriptor(\.department?.name), SortDescriptor(\.name),
+            ])
+            #expect(
+                try context.fetch(byDepartment).map(\.name) == ["Ken", "Ada", "Alan", "Grace", "Barbara", "Edsger"])
             request.fetchLimit = 2
             #expect(try context.fetch(request).map(\.name) == ["Barbara", "Ada"])
             let failure = #expect(throws: CoreDataError.self) {
@@ -408,7 +450,8 @@ extension Employee {
         case .block: return "BLOCK"
         case .comparison(let comparison):
             let modifier = comparison.modifier == .any ? "ANY " : comparison.modifier == .all ? "ALL " : ""
-            return "\(modifier)\(structure(comparison.left)) \(comparison.operator.rawValue) \(structure(comparison.right))"
+            return
+                "\(modifier)\(structure(comparison.left)) \(comparison.operator.rawValue) \(structure(comparison.right))"
         }
     }
 
@@ -422,7 +465,8 @@ extension Employee {
         case .aggregate(let elements): return "{" + elements.map(structure).joined(separator: ", ") + "}"
         case .subquery(let collection, let variable, let predicate):
             return "SUBQUERY(\(structure(collection)), $\(variable), \(structure(predicate)))"
-        case .function(let name, let arguments): return name + "(" + arguments.map(structure).joined(separator: ", ") + ")"
+        case .function(let name, let arguments):
+            return name + "(" + arguments.map(structure).joined(separator: ", ") + ")"
         }
     }
 

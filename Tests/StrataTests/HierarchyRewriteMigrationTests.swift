@@ -12,7 +12,8 @@ import Testing
     static func key(_ object: ManagedObject) -> String { object.objectID.uriRepresentation().lastPathComponent }
 
     /// An optional relationship.
-    static func relationship(_ name: String, to destination: EntityDescription, toMany: Bool) -> RelationshipDescription {
+    static func relationship(_ name: String, to destination: EntityDescription, toMany: Bool) -> RelationshipDescription
+    {
         let relationship = RelationshipDescription()
         relationship.name = name
         relationship.maxCount = toMany ? 0 : 1
@@ -34,7 +35,9 @@ import Testing
             }
         }
         try second.close()
-        #expect(try MigrationMethod.forStore(at: url, from: ShopModels.version("Shop 2"), to: ShopModels.version("Shop 3")) == .inPlaceRewrite)
+        #expect(
+            try MigrationMethod.forStore(at: url, from: ShopModels.version("Shop 2"), to: ShopModels.version("Shop 3"))
+                == .inPlaceRewrite)
 
         for pass in 0..<2 {
             let container = try GraphModel.container(at: url, model: ShopModels.version("Shop 3"))
@@ -53,9 +56,12 @@ import Testing
                         #expect(order.value(forKey: "total") as? String == "\(Double(i) + 0.5)")
                     }
                 }
-                #expect(try container.viewContext.count(for: FetchRequest<ManagedObject>(entityName: "Party")) == ShopModels.customerCount + pass)
+                #expect(
+                    try container.viewContext.count(for: FetchRequest<ManagedObject>(entityName: "Party")) == ShopModels
+                        .customerCount + pass)
                 if pass == 0 {
-                    let supplier = EntityDescription.insertNewObject(forEntityName: "Supplier", into: container.viewContext)
+                    let supplier = EntityDescription.insertNewObject(
+                        forEntityName: "Supplier", into: container.viewContext)
                     supplier.setValue("Acme", forKey: "name")
                     try container.viewContext.save()
                 }
@@ -96,7 +102,8 @@ import Testing
                 return department
             }
             let employees = (0..<10).map { i in
-                let employee = EntityDescription.insertNewObject(forEntityName: i < 2 ? "Manager" : "Employee", into: context)
+                let employee = EntityDescription.insertNewObject(
+                    forEntityName: i < 2 ? "Manager" : "Employee", into: context)
                 employee.setValue("E\(i)", forKey: "name")
                 employee.setValue(departments[i % 2], forKey: "department")
                 return employee
@@ -110,18 +117,24 @@ import Testing
         }
         try container.close()
         let destination = Self.withHead(managers: false)
-        #expect(try MigrationMethod.forStore(at: url, from: Self.withHead(managers: true), to: destination) == .inPlaceRewrite)
+        #expect(
+            try MigrationMethod.forStore(at: url, from: Self.withHead(managers: true), to: destination)
+                == .inPlaceRewrite)
 
         let migrated = try GraphModel.container(at: url, model: destination)
         try migrated.viewContext.performAndWait {
             let context = migrated.viewContext
             let employees = try context.fetch(FetchRequest<ManagedObject>(entityName: "Employee"))
-            #expect(Set(employees.map { $0.value(forKey: "name") as! String }) == Set((2..<10).map { "E\($0)" }), "the managers are gone")
+            #expect(
+                Set(employees.map { $0.value(forKey: "name") as! String }) == Set((2..<10).map { "E\($0)" }),
+                "the managers are gone")
             for employee in employees {
                 let name = employee.value(forKey: "name") as! String
                 #expect(Self.key(employee) == keys[name])
                 let i = Int(name.dropFirst())!
-                #expect((employee.value(forKey: "department") as? ManagedObject)?.value(forKey: "name") as? String == "D\(i % 2)")
+                #expect(
+                    (employee.value(forKey: "department") as? ManagedObject)?.value(forKey: "name") as? String
+                        == "D\(i % 2)")
             }
             let departments = try context.fetch(FetchRequest<ManagedObject>(entityName: "Department"))
             for department in departments {
@@ -129,7 +142,9 @@ import Testing
                 #expect(Self.key(department) == keys[name])
                 #expect(ShopModels.related(department, "employees").count == 4)
                 // D0's head was a manager: cleared; D1's is E3.
-                #expect((department.value(forKey: "head") as? ManagedObject)?.value(forKey: "name") as? String == (name == "D0" ? nil : "E3"))
+                #expect(
+                    (department.value(forKey: "head") as? ManagedObject)?.value(forKey: "name") as? String
+                        == (name == "D0" ? nil : "E3"))
             }
         }
         try migrated.close()
@@ -169,7 +184,9 @@ import Testing
             try context.save()
         }
         try container.close()
-        #expect(try MigrationMethod.forStore(at: url, from: Self.withChief(toMany: false), to: Self.withChief(toMany: true)) == .inPlaceRewrite)
+        #expect(
+            try MigrationMethod.forStore(at: url, from: Self.withChief(toMany: false), to: Self.withChief(toMany: true))
+                == .inPlaceRewrite)
 
         let migrated = try GraphModel.container(at: url, model: Self.withChief(toMany: true))
         try migrated.viewContext.performAndWait {
@@ -180,8 +197,12 @@ import Testing
                 #expect(chiefs == (name == "D2" ? [] : ["E" + name.dropFirst()]))
             }
             // A second chief now fits.
-            let d0 = try context.fetch(FetchRequest<ManagedObject>(entityName: "Department")).first { $0.value(forKey: "name") as? String == "D0" }!
-            let e2 = try context.fetch(FetchRequest<ManagedObject>(entityName: "Employee")).first { $0.value(forKey: "name") as? String == "E2" }!
+            let d0 = try context.fetch(FetchRequest<ManagedObject>(entityName: "Department")).first {
+                $0.value(forKey: "name") as? String == "D0"
+            }!
+            let e2 = try context.fetch(FetchRequest<ManagedObject>(entityName: "Employee")).first {
+                $0.value(forKey: "name") as? String == "E2"
+            }!
             e2.setValue(d0, forKey: "leads")
             try context.save()
             #expect(ShopModels.related(d0, "chiefs").count == 2)
@@ -197,11 +218,13 @@ import Testing
         vehicle.properties = [AttributeDescription(name: "name", type: .string)]
         truck.properties = [AttributeDescription(name: "load", type: .integer32)]
         garage.properties = [AttributeDescription(name: "name", type: .string)]
-        let cars = relationship("cars", to: car, toMany: true), parking = relationship("garage", to: garage, toMany: false)
+        let cars = relationship("cars", to: car, toMany: true),
+            parking = relationship("garage", to: garage, toMany: false)
         cars.inverseRelationship = parking
         parking.inverseRelationship = cars
         garage.properties.append(cars)
-        car.properties = (carMovedOut ? [AttributeDescription(name: "name", type: .string)] : [])
+        car.properties =
+            (carMovedOut ? [AttributeDescription(name: "name", type: .string)] : [])
             + [AttributeDescription(name: "seats", type: .integer16), parking]
         vehicle.subentities = carMovedOut ? [truck] : [car, truck]
         let model = ManagedObjectModel()
@@ -241,7 +264,9 @@ import Testing
         }
         try container.close()
         let destination = Self.vehicles(carMovedOut: true)
-        #expect(try MigrationMethod.forStore(at: url, from: Self.vehicles(carMovedOut: false), to: destination) == .inPlaceRewrite)
+        #expect(
+            try MigrationMethod.forStore(at: url, from: Self.vehicles(carMovedOut: false), to: destination)
+                == .inPlaceRewrite)
 
         for pass in 0..<2 {
             let migrated = try PersistentHistoryTests.container(at: url, model: Self.vehicles(carMovedOut: true))
@@ -254,28 +279,43 @@ import Testing
                     let i = try #require(Int(name.dropFirst("Car ".count)))
                     #expect(car.objectID.uriRepresentation() == keys[name], "\(name) keeps its URI")
                     #expect(car.value(forKey: "seats") as? Int16 == (i == 0 ? 9 : Int16(i + 2)))
-                    #expect((car.value(forKey: "garage") as? ManagedObject)?.value(forKey: "name") as? String == "G\(i % 2)")
+                    #expect(
+                        (car.value(forKey: "garage") as? ManagedObject)?.value(forKey: "name") as? String == "G\(i % 2)"
+                    )
                 }
                 let vehicles = try context.fetch(FetchRequest<ManagedObject>(entityName: "Vehicle"))
-                #expect(Set(vehicles.compactMap { $0.value(forKey: "name") as? String }) == Set((6..<12).map { $0 < 10 ? "Truck \($0)" : "Vehicle \($0)" }))
+                #expect(
+                    Set(vehicles.compactMap { $0.value(forKey: "name") as? String })
+                        == Set((6..<12).map { $0 < 10 ? "Truck \($0)" : "Vehicle \($0)" }))
                 for vehicle in vehicles {
                     let name = vehicle.value(forKey: "name") as! String
                     #expect(vehicle.objectID.uriRepresentation() == keys[name])
-                    if vehicle.entity.name == "Truck" { #expect(vehicle.value(forKey: "load") as? Int32 == Int32(name.dropFirst("Truck ".count))! * 100) }
+                    if vehicle.entity.name == "Truck" {
+                        #expect(vehicle.value(forKey: "load") as? Int32 == Int32(name.dropFirst("Truck ".count))! * 100)
+                    }
                 }
                 for garage in try context.fetch(FetchRequest<ManagedObject>(entityName: "Garage")) {
-                    #expect(ShopModels.related(garage, "cars").count == 3 + (pass == 1 && garage.value(forKey: "name") as? String == "G0" ? 1 : 0))
+                    #expect(
+                        ShopModels.related(garage, "cars").count == 3
+                            + (pass == 1 && garage.value(forKey: "name") as? String == "G0" ? 1 : 0))
                 }
                 if pass == 0 {
                     // The history reads under the new model: the cars' inserts under their URIs, then the update.
-                    let all = try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: migrated)
+                    let all = try PersistentHistoryTests.transactions(
+                        .fetchHistory(after: nil as PersistentHistoryToken?), in: migrated)
                     #expect(all.count == 2)
-                    let inserted = Set((all.first?.changes ?? []).filter { $0.changeType == .insert }.map { $0.changedObjectID.uriRepresentation() })
+                    let inserted = Set(
+                        (all.first?.changes ?? []).filter { $0.changeType == .insert }.map {
+                            $0.changedObjectID.uriRepresentation()
+                        })
                     #expect(Set(keys.values).isSubset(of: inserted))
                     #expect(all.last?.changes?.first?.changedObjectID.uriRepresentation() == keys["Car 0"])
                     let car = EntityDescription.insertNewObject(forEntityName: "Car", into: context)
                     car.setValue("Car new", forKey: "name")
-                    car.setValue(try context.fetch(FetchRequest<ManagedObject>(entityName: "Garage")).first { $0.value(forKey: "name") as? String == "G0" }, forKey: "garage")
+                    car.setValue(
+                        try context.fetch(FetchRequest<ManagedObject>(entityName: "Garage")).first {
+                            $0.value(forKey: "name") as? String == "G0"
+                        }, forKey: "garage")
                     try context.save()
                     #expect(!keys.values.contains(car.objectID.uriRepresentation()))
                 }
@@ -299,7 +339,9 @@ import Testing
             }
             if twice {
                 let employees = try context.fetch(FetchRequest<ManagedObject>(entityName: "Employee"))
-                let d0 = try context.fetch(FetchRequest<ManagedObject>(entityName: "Department")).first { $0.value(forKey: "name") as? String == "D0" }
+                let d0 = try context.fetch(FetchRequest<ManagedObject>(entityName: "Department")).first {
+                    $0.value(forKey: "name") as? String == "D0"
+                }
                 employees.first { $0.value(forKey: "name") as? String == "E2" }?.setValue(d0, forKey: "leads")
             }
             try context.save()
@@ -312,11 +354,15 @@ import Testing
         let url = folder.store()
         try Self.fillChiefs(url, twice: false)
         let destination = Self.withChief(toMany: false, renamedFrom: "chiefs")
-        #expect(try MigrationMethod.forStore(at: url, from: Self.withChief(toMany: true), to: destination) == .inPlaceRewrite)
+        #expect(
+            try MigrationMethod.forStore(at: url, from: Self.withChief(toMany: true), to: destination)
+                == .inPlaceRewrite)
         for _ in 0..<2 {
-            let migrated = try GraphModel.container(at: url, model: Self.withChief(toMany: false, renamedFrom: "chiefs"))
+            let migrated = try GraphModel.container(
+                at: url, model: Self.withChief(toMany: false, renamedFrom: "chiefs"))
             try migrated.viewContext.performAndWait {
-                for department in try migrated.viewContext.fetch(FetchRequest<ManagedObject>(entityName: "Department")) {
+                for department in try migrated.viewContext.fetch(FetchRequest<ManagedObject>(entityName: "Department"))
+                {
                     let name = department.value(forKey: "name") as! String
                     let chief = department.value(forKey: "chief") as? ManagedObject
                     #expect(chief?.value(forKey: "name") as? String == (name == "D2" ? nil : "E" + name.dropFirst()))
@@ -339,8 +385,13 @@ import Testing
         // Nothing changed: the store opens with its model, D0 with both chiefs.
         let old = try GraphModel.container(at: url, model: Self.withChief(toMany: true))
         try old.viewContext.performAndWait {
-            let d0 = try old.viewContext.fetch(FetchRequest<ManagedObject>(entityName: "Department")).first { $0.value(forKey: "name") as? String == "D0" }
-            #expect(Set(ShopModels.related(try #require(d0), "chiefs").map { $0.value(forKey: "name") as! String }) == ["E0", "E2"])
+            let d0 = try old.viewContext.fetch(FetchRequest<ManagedObject>(entityName: "Department")).first {
+                $0.value(forKey: "name") as? String == "D0"
+            }
+            #expect(
+                Set(ShopModels.related(try #require(d0), "chiefs").map { $0.value(forKey: "name") as! String }) == [
+                    "E0", "E2",
+                ])
         }
         try old.close()
     }

@@ -16,12 +16,16 @@ import Testing
         let rank = ModelBuilder.attribute("rank", .integer32, defaultValue: Int32(7))
         let status = ModelBuilder.attribute("status", .string, defaultValue: "active")
         employee.properties += [rank, status]
-        employee.indexes.append(FetchIndexDescription(name: "byRank", elements: [FetchIndexElementDescription(property: rank, collationType: .binary)]))
+        employee.indexes.append(
+            FetchIndexDescription(
+                name: "byRank", elements: [FetchIndexElementDescription(property: rank, collationType: .binary)]))
         return model
     }
 
     /// The number of employees matching `format`, as a count request and as a fetch.
-    static func matches(_ format: String, _ arguments: Any..., in context: ManagedObjectContext) throws -> (count: Int, fetched: Int) {
+    static func matches(
+        _ format: String, _ arguments: Any..., in context: ManagedObjectContext
+    ) throws -> (count: Int, fetched: Int) {
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Employee")
             request.predicate = try FetchPredicate(checkedFormat: format, argumentArray: arguments)
@@ -40,7 +44,8 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             for i in 0..<count {
-                let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E\(i)"]!))
+                let id = try #require(
+                    container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E\(i)"]!))
                 let employee = try context.existingObject(with: id)
                 #expect(employee.value(forKey: "rank") as? Int32 == 7)
                 #expect(employee.value(forKey: "status") as? String == "active")
@@ -63,7 +68,8 @@ import Testing
 
         try context.performAndWait {
             for (name, rank) in [("E1", nil), ("E2", Int32(9))] as [(String, Int32?)] {
-                let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris[name]!))
+                let id = try #require(
+                    container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris[name]!))
                 try context.existingObject(with: id).setValue(rank, forKey: "rank")
             }
             let hired = EntityDescription.insertNewObject(forEntityName: "Employee", into: context)
@@ -79,7 +85,8 @@ import Testing
         #expect(try Self.matches("rank == %@", Int32(9), in: again) == (1, 1))
         #expect(try Self.matches("status == %@", "active", in: again) == (count + 1, count + 1))
         try again.performAndWait {
-            let id = try #require(reopened.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E3"]!))
+            let id = try #require(
+                reopened.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E3"]!))
             #expect(try again.existingObject(with: id).value(forKey: "rank") as? Int32 == 7)
         }
         try reopened.close()
@@ -91,13 +98,16 @@ import Testing
     static func media(filmRank: Bool) -> ManagedObjectModel {
         let item = ModelBuilder.entity("Item", [ModelBuilder.attribute("name", .string)], isAbstract: true)
         let book = ModelBuilder.entity("Book", [ModelBuilder.attribute("rank", .integer32)])
-        let film = ModelBuilder.entity("Film", filmRank ? [ModelBuilder.attribute("rank", .integer32, defaultValue: Int32(7))] : [])
+        let film = ModelBuilder.entity(
+            "Film", filmRank ? [ModelBuilder.attribute("rank", .integer32, defaultValue: Int32(7))] : [])
         item.subentities = [book, film]
         return ModelBuilder.model([item, book, film])
     }
 
     /// Each object of `entity` as "name rank", sorted; the ranks matching `predicate` counted.
-    static func media(_ entity: String, in container: PersistentContainer, predicate: String) throws -> (rows: [String], matching: Int) {
+    static func media(
+        _ entity: String, in container: PersistentContainer, predicate: String
+    ) throws -> (rows: [String], matching: Int) {
         let context = container.newBackgroundContext()
         return try context.performAndWait {
             let rows = try context.fetch(FetchRequest<ManagedObject>(entityName: entity)).map { object in
@@ -120,7 +130,9 @@ import Testing
                 book.setValue(name, forKey: "name")
                 book.setValue(rank, forKey: "rank")
             }
-            for name in ["f1", "f2"] { EntityDescription.insertNewObject(forEntityName: "Film", into: context).setValue(name, forKey: "name") }
+            for name in ["f1", "f2"] {
+                EntityDescription.insertNewObject(forEntityName: "Film", into: context).setValue(name, forKey: "name")
+            }
             try context.save()
         }
         try first.close()

@@ -45,7 +45,9 @@ import Testing
         }
         let token = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
         try context.performAndWait {
-            let first = try context.existingObject(with: try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: uris["E0"]!)))
+            let first = try context.existingObject(
+                with: try #require(
+                    container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: uris["E0"]!)))
             first.setValue(Int64(5), forKey: "salary")
             try context.save()
         }
@@ -59,7 +61,9 @@ import Testing
         let employee = model.entitiesByName["Employee"]!
         employee.properties.append(AttributeDescription(name: "title", type: .string))
         let name = employee.propertiesByName["name"]!
-        employee.indexes.append(FetchIndexDescription(name: "byName", elements: [FetchIndexElementDescription(property: name, collationType: .binary)]))
+        employee.indexes.append(
+            FetchIndexDescription(
+                name: "byName", elements: [FetchIndexElementDescription(property: name, collationType: .binary)]))
         return model
     }
 
@@ -82,15 +86,20 @@ import Testing
     }
 
     /// Checks every employee, found by its URI from before the migrations.
-    static func expectEmployees(in container: PersistentContainer, _ filled: Filled, hasNotes: Bool, level: Int16?) throws {
+    static func expectEmployees(
+        in container: PersistentContainer, _ filled: Filled, hasNotes: Bool, level: Int16?
+    ) throws {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             for i in 0..<employeeCount {
-                let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E\(i)"]!))
+                let id = try #require(
+                    container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E\(i)"]!))
                 let employee = try context.existingObject(with: id)
                 #expect(employee.value(forKey: "name") as? String == "E\(i)")
                 #expect(employee.value(forKey: "salary") as? Int64 == (i == 0 ? 5 : Int64(i * 10)))
-                #expect((employee.value(forKey: "department") as? ManagedObject)?.value(forKey: "name") as? String == "D\(i % 3)")
+                #expect(
+                    (employee.value(forKey: "department") as? ManagedObject)?.value(forKey: "name") as? String
+                        == "D\(i % 3)")
                 if hasNotes { #expect(employee.value(forKey: "notes") as? String == notes(i)) }
                 if let level { #expect(employee.value(forKey: "level") as? Int16 == level) }
             }
@@ -110,7 +119,9 @@ import Testing
         let filled = try Self.fill(url)
         let container = try PersistentHistoryTests.container(at: url, model: Self.version2())
         #expect(try Self.keepsSegments(url, filled))
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.inPlace.fileName).path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: url.appendingPathComponent(PendingMigrationMetadata.inPlace.fileName).path))
         try Self.expectEmployees(in: container, filled, hasNotes: true, level: nil)
         let history = try PersistentHistoryTests.transactions(.fetchHistory(after: filled.token), in: container)
         #expect(history.count == 1)
@@ -149,7 +160,9 @@ import Testing
         #expect(try PersistentHistoryTests.transactions(.fetchHistory(after: filled.token), in: container).count == 1)
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            let lead = try context.existingObject(with: try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E4"]!)))
+            let lead = try context.existingObject(
+                with: try #require(
+                    container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E4"]!)))
             let project = EntityDescription.insertNewObject(forEntityName: "Project", into: context)
             project.setValue("P1", forKey: "code")
             project.setValue(lead, forKey: "lead")
@@ -188,7 +201,9 @@ import Testing
         #expect(plan.schema != (try Store.storedSchema(at: url)))
 
         let old = try PersistentHistoryTests.container(at: url)
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.inPlace.fileName).path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: url.appendingPathComponent(PendingMigrationMetadata.inPlace.fileName).path))
         try Self.expectEmployees(in: old, filled, hasNotes: true, level: nil)
         try old.close()
         let new = try PersistentHistoryTests.container(at: url, model: Self.version2())
@@ -212,7 +227,9 @@ import Testing
         #expect(destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: read))
 
         let new = try PersistentHistoryTests.container(at: url, model: Self.version2())
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.inPlace.fileName).path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: url.appendingPathComponent(PendingMigrationMetadata.inPlace.fileName).path))
         let stored = try #require(try StoreMetadataFile.read(at: url))
         #expect(destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: stored))
         try Self.expectEmployees(in: new, filled, hasNotes: true, level: nil)

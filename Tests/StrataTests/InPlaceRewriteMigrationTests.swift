@@ -40,14 +40,17 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             for i in 0..<InPlaceMigrationTests.employeeCount {
-                let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E\(i)"]!))
+                let id = try #require(
+                    container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E\(i)"]!))
                 #expect(id.uriRepresentation() == filled.uris["E\(i)"])
                 let employee = try context.existingObject(with: id)
                 #expect(employee.value(forKey: "name") as? String == "E\(i)")
                 #expect(employee.value(forKey: "salary") as? Double == (i == 0 ? 5 : Double(i * 10)))
                 #expect(employee.value(forKey: "remarks") as? String == InPlaceMigrationTests.notes(i))
                 #expect(employee.value(forKey: "active") as? Bool == true)
-                #expect((employee.value(forKey: "department") as? ManagedObject)?.value(forKey: "name") as? String == "D\(i % 3)")
+                #expect(
+                    (employee.value(forKey: "department") as? ManagedObject)?.value(forKey: "name") as? String
+                        == "D\(i % 3)")
             }
         }
     }
@@ -60,8 +63,12 @@ import Testing
         #expect(try MigrationMethod.forStore(at: url, from: GraphModel.make(), to: destination) == .inPlaceRewrite)
 
         let container = try PersistentHistoryTests.container(at: url, model: Self.retyped())
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
-        #expect(Set(try ShopModels.segmentFiles(url).keys).isDisjoint(with: filled.segments.keys), "the log was rewritten into new segments")
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
+        #expect(
+            Set(try ShopModels.segmentFiles(url).keys).isDisjoint(with: filled.segments.keys),
+            "the log was rewritten into new segments")
         try Self.expectRetyped(in: container, filled)
         // The history after the token: the one update, of E0's salary, read under the new model.
         let later = try PersistentHistoryTests.transactions(.fetchHistory(after: filled.token), in: container)
@@ -71,9 +78,13 @@ import Testing
         #expect(change.changeType == .update)
         #expect(change.updatedProperties?.map(\.name) == ["salary"])
         // The whole history: the first save inserted every object, under its URI of today.
-        let all = try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
+        let all = try PersistentHistoryTests.transactions(
+            .fetchHistory(after: nil as PersistentHistoryToken?), in: container)
         #expect(all.count == 2)
-        let inserted = Set((all.first?.changes ?? []).filter { $0.changeType == .insert }.map { $0.changedObjectID.uriRepresentation() })
+        let inserted = Set(
+            (all.first?.changes ?? []).filter { $0.changeType == .insert }.map {
+                $0.changedObjectID.uriRepresentation()
+            })
         #expect(Set(filled.uris.values).isSubset(of: inserted))
         // New objects get keys after the old ones; a fetch on a converted attribute works.
         let context = container.newBackgroundContext()
@@ -92,8 +103,11 @@ import Testing
 
         let reopened = try PersistentHistoryTests.container(at: url, model: Self.retyped())
         try Self.expectRetyped(in: reopened, filled)
-        #expect(try reopened.viewContext.performAndWait { try reopened.viewContext.count(for: FetchRequest<ManagedObject>(entityName: "Employee")) }
-            == InPlaceMigrationTests.employeeCount + 1)
+        #expect(
+            try reopened.viewContext.performAndWait {
+                try reopened.viewContext.count(for: FetchRequest<ManagedObject>(entityName: "Employee"))
+            }
+                == InPlaceMigrationTests.employeeCount + 1)
         try reopened.close()
         #expect(try Store.verify(at: url).problems.isEmpty)
     }
@@ -105,17 +119,22 @@ import Testing
         // Version 2 is made in place: older rows lack `title`, newer ones have it.
         let second = try PersistentHistoryTests.container(at: url, model: InPlaceMigrationTests.version2())
         try second.viewContext.performAndWait {
-            let e3 = try second.viewContext.existingObject(with: try #require(second.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E3"]!)))
+            let e3 = try second.viewContext.existingObject(
+                with: try #require(
+                    second.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E3"]!)))
             e3.setValue("Lead", forKey: "title")
             try second.viewContext.save()
         }
         try second.close()
-        let container = try PersistentHistoryTests.container(at: url, model: Self.retyped(from: InPlaceMigrationTests.version2()))
+        let container = try PersistentHistoryTests.container(
+            at: url, model: Self.retyped(from: InPlaceMigrationTests.version2()))
         try Self.expectRetyped(in: container, filled)
         try container.viewContext.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Employee")
             request.predicate = try FetchPredicate(checkedFormat: "title != nil")
-            #expect(try container.viewContext.fetch(request).map { $0.objectID.uriRepresentation() } == [filled.uris["E3"]!])
+            #expect(
+                try container.viewContext.fetch(request).map { $0.objectID.uriRepresentation() } == [filled.uris["E3"]!]
+            )
         }
         #expect(try PersistentHistoryTests.transactions(.fetchHistory(after: filled.token), in: container).count == 2)
         try container.close()
@@ -151,7 +170,9 @@ import Testing
             let boss = EntityDescription.insertNewObject(forEntityName: "Manager", into: container.viewContext)
             boss.setValue("Boss", forKey: "name")
             try container.viewContext.save()
-            #expect(try container.viewContext.count(for: FetchRequest<ManagedObject>(entityName: "Staff")) == InPlaceMigrationTests.employeeCount + 1)
+            #expect(
+                try container.viewContext.count(for: FetchRequest<ManagedObject>(entityName: "Staff"))
+                    == InPlaceMigrationTests.employeeCount + 1)
         }
         try container.close()
         #expect(try Store.verify(at: url).problems.isEmpty)
@@ -165,8 +186,12 @@ import Testing
         model.entitiesByName["Employee"]!.propertiesByName["remarks"]!.isOptional = false
         #expect(try MigrationMethod.forStore(at: url, from: GraphModel.make(), to: model) == .inPlaceRewrite)
         #expect(throws: CoreDataError.self) { try PersistentHistoryTests.container(at: url, model: model) }
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
-        #expect(try ShopModels.segmentFiles(url).keys.sorted() == filled.segments.keys.sorted(), "the rewrite's segments were removed")
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
+        #expect(
+            try ShopModels.segmentFiles(url).keys.sorted() == filled.segments.keys.sorted(),
+            "the rewrite's segments were removed")
         let old = try PersistentHistoryTests.container(at: url)
         try InPlaceMigrationTests.expectEmployees(in: old, filled, hasNotes: true, level: nil)
         try old.close()
@@ -184,7 +209,9 @@ import Testing
         try Data(repeating: 7, count: 4096).write(to: stray)
 
         let old = try PersistentHistoryTests.container(at: url)
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
         #expect(!FileManager.default.fileExists(atPath: stray.path))
         try InPlaceMigrationTests.expectEmployees(in: old, filled, hasNotes: true, level: nil)
         try old.close()
@@ -210,7 +237,9 @@ import Testing
         #expect(destination.isConfiguration(withName: nil, compatibleWithStoreMetadata: read))
 
         let new = try PersistentHistoryTests.container(at: url, model: Self.retyped())
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
         try Self.expectRetyped(in: new, filled)
         try new.close()
     }

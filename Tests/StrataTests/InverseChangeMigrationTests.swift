@@ -8,7 +8,9 @@ import Testing
 @Suite struct InverseChangeMigrationTests {
     /// A model of owners and pets: `Owner.pets` and `Pet.owner` (or the relationships `change`
     /// makes instead), with an owner's many-to-many `Owner.clubs` and `Club.members`.
-    private static func model(_ change: (_ owner: EntityDescription, _ pet: EntityDescription, _ club: EntityDescription) -> Void) -> ManagedObjectModel {
+    private static func model(
+        _ change: (_ owner: EntityDescription, _ pet: EntityDescription, _ club: EntityDescription) -> Void
+    ) -> ManagedObjectModel {
         let owner = ModelBuilder.entity("Owner", [ModelBuilder.attribute("name", .string)])
         let pet = ModelBuilder.entity("Pet", [ModelBuilder.attribute("name", .string)])
         let club = ModelBuilder.entity("Club", [ModelBuilder.attribute("name", .string)])
@@ -19,7 +21,9 @@ import Testing
     }
 
     /// A relationship `name` of `source` to `destination`.
-    private static func relationship(_ name: String, _ source: EntityDescription, _ destination: EntityDescription, toMany: Bool) -> RelationshipDescription {
+    private static func relationship(
+        _ name: String, _ source: EntityDescription, _ destination: EntityDescription, toMany: Bool
+    ) -> RelationshipDescription {
         let relationship = RelationshipDescription()
         relationship.name = name
         relationship.destinationEntity = destination
@@ -44,31 +48,46 @@ import Testing
 
     /// The later versions, each changing the inverses another way.
     private static let versions: [(String, @Sendable () -> ManagedObjectModel)] = [
-        ("the to-many side removed, a fetched property in its place", {
-            model { owner, pet, club in
-                _ = relationship("owner", pet, owner, toMany: false)
-                let request = FetchRequest<FetchRequestResult>(entityName: "Pet")
-                request.predicate = FetchPredicate(format: "owner == $FETCH_SOURCE")
-                owner.properties.append(FetchedPropertyDescription(name: "fetchedPets", fetchRequest: request))
-                pair(relationship("clubs", owner, club, toMany: true), relationship("members", club, owner, toMany: true))
+        (
+            "the to-many side removed, a fetched property in its place",
+            {
+                model { owner, pet, club in
+                    _ = relationship("owner", pet, owner, toMany: false)
+                    let request = FetchRequest<FetchRequestResult>(entityName: "Pet")
+                    request.predicate = FetchPredicate(format: "owner == $FETCH_SOURCE")
+                    owner.properties.append(FetchedPropertyDescription(name: "fetchedPets", fetchRequest: request))
+                    pair(
+                        relationship("clubs", owner, club, toMany: true),
+                        relationship("members", club, owner, toMany: true))
+                }
             }
-        }),
-        ("the to-many side replaced by another name", {
-            model { owner, pet, club in
-                pair(relationship("animals", owner, pet, toMany: true), relationship("owner", pet, owner, toMany: false))
-                pair(relationship("societies", owner, club, toMany: true), relationship("members", club, owner, toMany: true))
+        ),
+        (
+            "the to-many side replaced by another name",
+            {
+                model { owner, pet, club in
+                    pair(
+                        relationship("animals", owner, pet, toMany: true),
+                        relationship("owner", pet, owner, toMany: false))
+                    pair(
+                        relationship("societies", owner, club, toMany: true),
+                        relationship("members", club, owner, toMany: true))
+                }
             }
-        }),
-        ("the to-one side renamed with a renaming identifier", {
-            model { owner, pet, club in
-                let keeper = relationship("keeper", pet, owner, toMany: false)
-                keeper.renamingIdentifier = "owner"
-                pair(relationship("pets", owner, pet, toMany: true), keeper)
-                let people = relationship("people", club, owner, toMany: true)
-                people.renamingIdentifier = "members"
-                pair(relationship("clubs", owner, club, toMany: true), people)
+        ),
+        (
+            "the to-one side renamed with a renaming identifier",
+            {
+                model { owner, pet, club in
+                    let keeper = relationship("keeper", pet, owner, toMany: false)
+                    keeper.renamingIdentifier = "owner"
+                    pair(relationship("pets", owner, pet, toMany: true), keeper)
+                    let people = relationship("people", club, owner, toMany: true)
+                    people.renamingIdentifier = "members"
+                    pair(relationship("clubs", owner, club, toMany: true), people)
+                }
             }
-        }),
+        ),
     ]
 
     @Test(arguments: 0..<3) func linksSurviveAnInverseChange(_ index: Int) throws {
@@ -103,7 +122,9 @@ import Testing
                 for pet in pets {
                     let name = pet.value(forKey: "name") as? String ?? ""
                     let owner = pet.value(forKey: toOne) as? ManagedObject
-                    #expect(owner?.value(forKey: "name") as? String == "Owner \(name.dropFirst(4).prefix(1))", "\(label), \(pass): \(name)")
+                    #expect(
+                        owner?.value(forKey: "name") as? String == "Owner \(name.dropFirst(4).prefix(1))",
+                        "\(label), \(pass): \(name)")
                 }
                 let owners = try reader.fetch(FetchRequest<ManagedObject>(entityName: "Owner"))
                 let toMany = owners.first?.entity.relationshipsByName["pets"] != nil ? "pets" : "animals"
@@ -112,12 +133,18 @@ import Testing
                     let name = owner.value(forKey: "name") as? String ?? ""
                     let n = Int(name.dropFirst(6)) ?? -1
                     if owner.entity.propertiesByName["fetchedPets"] != nil {
-                        #expect((owner.value(forKey: "fetchedPets") as? [ManagedObject])?.count == n, "\(label), \(pass): \(name)'s fetched pets")
+                        #expect(
+                            (owner.value(forKey: "fetchedPets") as? [ManagedObject])?.count == n,
+                            "\(label), \(pass): \(name)'s fetched pets")
                     }
                     if owner.entity.relationshipsByName[toMany] != nil {
-                        #expect((owner.value(forKey: toMany) as? Set<ManagedObject>)?.count == n, "\(label), \(pass): \(name)'s pets")
+                        #expect(
+                            (owner.value(forKey: toMany) as? Set<ManagedObject>)?.count == n,
+                            "\(label), \(pass): \(name)'s pets")
                     }
-                    #expect((owner.value(forKey: clubs) as? Set<ManagedObject>)?.count == (n > 0 ? 1 : 0), "\(label), \(pass): \(name)'s clubs")
+                    #expect(
+                        (owner.value(forKey: clubs) as? Set<ManagedObject>)?.count == (n > 0 ? 1 : 0),
+                        "\(label), \(pass): \(name)'s clubs")
                 }
             }
             try container.close()

@@ -94,7 +94,9 @@ import Testing
             #expect(throws: CoreDataError.self) { try ada.primitiveValue(forCheckedKey: "nickname") }
             #expect(throws: CoreDataError.self) { try ada.mutableSetValue(forCheckedKey: "name") }
             #expect(throws: CoreDataError.self) { try ada.mutableOrderedSetValue(forCheckedKey: "department") }
-            #expect(throws: CoreDataError.self) { try EntityDescription.insertNewObject(forCheckedEntityName: "Robot", into: context) }
+            #expect(throws: CoreDataError.self) {
+                try EntityDescription.insertNewObject(forCheckedEntityName: "Robot", into: context)
+            }
             #expect(!context.hasChanges)
             try ada.setValue(Int32(9), forCheckedKey: "salary")
             #expect(try ada.value(forCheckedKey: "salary") as? Int64 == 9)
@@ -104,12 +106,14 @@ import Testing
 
     @Test func unknownKeyStopsTheProgram() async {
         await #expect(processExitsWith: .failure) {
-            let entity = EntityDescription(name: "Item", properties: [AttributeDescription(name: "title", type: .string)])
+            let entity = EntityDescription(
+                name: "Item", properties: [AttributeDescription(name: "title", type: .string)])
             let object = ManagedObject(entity: entity, insertInto: nil)
             _ = object.value(forKey: "nope")
         }
         await #expect(processExitsWith: .failure) {
-            let entity = EntityDescription(name: "Item", properties: [AttributeDescription(name: "title", type: .string)])
+            let entity = EntityDescription(
+                name: "Item", properties: [AttributeDescription(name: "title", type: .string)])
             ManagedObject(entity: entity, insertInto: nil).setValue(1, forKey: "nope")
         }
     }
@@ -143,7 +147,9 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let research = try #require(try context.fetch(FetchRequest<ManagedObject>(entityName: "Department")).first)
-            let names = (research.value(forKey: "employees") as? Set<ManagedObject>)?.compactMap { $0.value(forKey: "name") as? String }
+            let names = (research.value(forKey: "employees") as? Set<ManagedObject>)?.compactMap {
+                $0.value(forKey: "name") as? String
+            }
             #expect(Set(names ?? []) == ["Ada", "Grace"])
             research.mutableSetValue(forKey: "employees").removeAllObjects()
             try context.save()
@@ -155,14 +161,18 @@ import Testing
     /// for a `Decimal`) take the attribute's type and survive a save and reopen.
     @Test func defaultsSetInCodeTakeTheAttributesType() throws {
         func model() -> ManagedObjectModel {
-            ModelBuilder.model([ModelBuilder.entity("Account", [
-                ModelBuilder.attribute("salary", .integer64, defaultValue: 0),
-                ModelBuilder.attribute("level", .integer16, defaultValue: NSNumber(value: 3)),
-                ModelBuilder.attribute("rate", .decimal, defaultValue: 1.5),
-                ModelBuilder.attribute("ratio", .double, defaultValue: 2),
-                ModelBuilder.attribute("score", .float, defaultValue: NSNumber(value: 0.5)),
-                ModelBuilder.attribute("enabled", .boolean, defaultValue: 1),
-            ])])
+            ModelBuilder.model([
+                ModelBuilder.entity(
+                    "Account",
+                    [
+                        ModelBuilder.attribute("salary", .integer64, defaultValue: 0),
+                        ModelBuilder.attribute("level", .integer16, defaultValue: NSNumber(value: 3)),
+                        ModelBuilder.attribute("rate", .decimal, defaultValue: 1.5),
+                        ModelBuilder.attribute("ratio", .double, defaultValue: 2),
+                        ModelBuilder.attribute("score", .float, defaultValue: NSNumber(value: 0.5)),
+                        ModelBuilder.attribute("enabled", .boolean, defaultValue: 1),
+                    ])
+            ])
         }
         let folder = TemporaryDirectory()
         do {

@@ -34,12 +34,16 @@ final class LoggedReading: ManagedObject {
         let entity = ModelBuilder.entity(
             "Reading",
             [
-                ModelBuilder.attribute("title", .string, isOptional: false), ModelBuilder.attribute("count", .integer64, isOptional: false),
-                ModelBuilder.attribute("flag", .boolean, isOptional: false), ModelBuilder.attribute("ratio", .double, isOptional: false),
-                ModelBuilder.attribute("stamp", .date, isOptional: false), ModelBuilder.attribute("small", .integer16, isOptional: false),
+                ModelBuilder.attribute("title", .string, isOptional: false),
+                ModelBuilder.attribute("count", .integer64, isOptional: false),
+                ModelBuilder.attribute("flag", .boolean, isOptional: false),
+                ModelBuilder.attribute("ratio", .double, isOptional: false),
+                ModelBuilder.attribute("stamp", .date, isOptional: false),
+                ModelBuilder.attribute("small", .integer16, isOptional: false),
                 ModelBuilder.attribute("note", .string),
             ], className: "LoggedReading")
-        let hooked = ModelBuilder.entity("Hooked", [ModelBuilder.attribute("title", .string, isOptional: false)], className: "HookedReading")
+        let hooked = ModelBuilder.entity(
+            "Hooked", [ModelBuilder.attribute("title", .string, isOptional: false)], className: "HookedReading")
         LoggedReading.register(for: "Reading")
         HookedReading.register(for: "Hooked")
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([entity, hooked]))
@@ -81,15 +85,19 @@ final class LoggedReading: ManagedObject {
         let container = try Self.container(folder)
         let writer = container.newBackgroundContext()
         let (readingID, hookedID) = try writer.performAndWait {
-            (try #require(try writer.fetch(FetchRequest<LoggedReading>(entityName: "Reading")).first).objectID,
-             try #require(try writer.fetch(FetchRequest<HookedReading>(entityName: "Hooked")).first).objectID)
+            (
+                try #require(try writer.fetch(FetchRequest<LoggedReading>(entityName: "Reading")).first).objectID,
+                try #require(try writer.fetch(FetchRequest<HookedReading>(entityName: "Hooked")).first).objectID
+            )
         }
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let reading = try #require(context.object(with: readingID) as? LoggedReading)
             #expect(reading.isFault)
             #expect(reading.count == 1 << 40)
-            #expect(!reading.isFault && reading.lazyRow != nil, "the read fired the fault and decoded nothing into the object")
+            #expect(
+                !reading.isFault && reading.lazyRow != nil,
+                "the read fired the fault and decoded nothing into the object")
             #expect(reading.title == "first")
             #expect(reading.accesses == ["will count", "did count", "will title", "did title"])
             let hooked = try #require(context.object(with: hookedID) as? HookedReading)
@@ -112,7 +120,8 @@ final class LoggedReading: ManagedObject {
         let other = container.newBackgroundContext()
         try other.performAndWait {
             let reading = try #require(try other.fetch(FetchRequest<HookedReading>(entityName: "Hooked")).first)
-            #expect(reading.title == "set in the hook", "a hook that changes the value before the read: the read sees it")
+            #expect(
+                reading.title == "set in the hook", "a hook that changes the value before the read: the read sees it")
         }
     }
 }

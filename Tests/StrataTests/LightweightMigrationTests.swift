@@ -19,28 +19,40 @@ import Testing
                 #expect(customers.count == ShopModels.customerCount, "\(pass)")
                 for i in 0..<ShopModels.customerCount {
                     let customer = try #require(customers["Customer \(i)"], "\(pass)")
-                    #expect(customer.value(forKey: "mail") as? String == ShopModels.email(i), "\(pass): the renamed attribute keeps its values")
+                    #expect(
+                        customer.value(forKey: "mail") as? String == ShopModels.email(i),
+                        "\(pass): the renamed attribute keeps its values")
                     #expect(customer.value(forKey: "phone") == nil, "\(pass)")
                     #expect(customer.entity.attributesByName["age"] == nil)
                     let tags = ShopModels.related(customer, "tags").map { $0.value(forKey: "label") as? String }
                     #expect(tags == ["tag\(i % 3)"], "\(pass)")
-                    let orders = ShopModels.related(customer, "orders").sorted { ($0.value(forKey: "number") as! Int64) < ($1.value(forKey: "number") as! Int64) }
+                    let orders = ShopModels.related(customer, "orders").sorted {
+                        ($0.value(forKey: "number") as! Int64) < ($1.value(forKey: "number") as! Int64)
+                    }
                     #expect(orders.count == i % 3, "\(pass)")
                     for (n, order) in orders.enumerated() {
-                        #expect(order.value(forKey: "number") as? Int64 == Int64(i * 10 + n), "\(pass): Integer 32 widened to Integer 64")
+                        #expect(
+                            order.value(forKey: "number") as? Int64 == Int64(i * 10 + n),
+                            "\(pass): Integer 32 widened to Integer 64")
                         #expect(order.value(forKey: "total") as? Double == Double(i) + 0.5, "\(pass)")
                         #expect(order.value(forKey: "paid") as? Bool == (n == 0), "\(pass)")
-                        #expect(order.value(forKey: "status") as? String == "open", "\(pass): a new required attribute gets its default")
+                        #expect(
+                            order.value(forKey: "status") as? String == "open",
+                            "\(pass): a new required attribute gets its default")
                         #expect(order.value(forKey: "customer") as? ManagedObject === customer, "\(pass)")
                     }
                 }
                 let byMail = FetchRequest<ManagedObject>(entityName: "Customer")
                 byMail.predicate = try FetchPredicate(checkedFormat: "mail == %@", "c4@example.com")
-                #expect(try context.fetch(byMail).map { $0.value(forKey: "name") as? String } == ["Customer 4"], "\(pass): the new fetch index answers")
+                #expect(
+                    try context.fetch(byMail).map { $0.value(forKey: "name") as? String } == ["Customer 4"],
+                    "\(pass): the new fetch index answers")
             }
             let store = try #require(container.persistentStoreCoordinator.persistentStores.first)
             let metadata = container.persistentStoreCoordinator.metadata(for: store)
-            #expect(container.managedObjectModel.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata), "\(pass)")
+            #expect(
+                container.managedObjectModel.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata),
+                "\(pass)")
             try container.close()
         }
     }
@@ -66,8 +78,12 @@ import Testing
                     #expect(orders.count == i % 3, "\(pass)")
                     for order in orders {
                         let number = try #require(order.value(forKey: "number") as? Int64)
-                        #expect(order.value(forKey: "total") as? String == "\(Double(i) + 0.5)", "\(pass): Double converted to String")
-                        #expect(order.value(forKey: "buyer") as? ManagedObject === customer, "\(pass): renamed relationship")
+                        #expect(
+                            order.value(forKey: "total") as? String == "\(Double(i) + 0.5)",
+                            "\(pass): Double converted to String")
+                        #expect(
+                            order.value(forKey: "buyer") as? ManagedObject === customer, "\(pass): renamed relationship"
+                        )
                         #expect(number / 10 == Int64(i), "\(pass)")
                     }
                 }
@@ -86,12 +102,17 @@ import Testing
             let container = try GraphModel.container(at: url, model: ShopModels.version(version))
             let context = container.newBackgroundContext()
             let counts = try context.performAndWait {
-                try ["Customer", "Order", "Tag"].map { try context.count(for: FetchRequest<ManagedObject>(entityName: $0)) }
+                try ["Customer", "Order", "Tag"].map {
+                    try context.count(for: FetchRequest<ManagedObject>(entityName: $0))
+                }
             }
-            #expect(counts == [ShopModels.customerCount, (0..<ShopModels.customerCount).reduce(0) { $0 + $1 % 3 }, 3], "\(version)")
+            #expect(
+                counts == [ShopModels.customerCount, (0..<ShopModels.customerCount).reduce(0) { $0 + $1 % 3 }, 3],
+                "\(version)")
             try container.close()
         }
-        let versions = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)[StoreModelVersionIdentifiersKey]
+        let versions = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)[
+            StoreModelVersionIdentifiersKey]
         #expect(versions as? [String] == ["3"])
     }
 
@@ -100,25 +121,33 @@ import Testing
     /// (version 4, whose renaming identifier names only `mail`) keeps its values, which one
     /// direct step from version 1 could not map.
     @Test func chainedVersionsFollowEveryRename() throws {
-        let direct = try MappingModel.inferredMappingModel(forSourceModel: ShopModels.version("Shop"), destinationModel: ShopModels.version("Shop 4"))
-        #expect(direct.entityMappingsByName["CustomerToCustomer"]?.attributeMappingsByName["contact"]?.valueExpression == nil)
+        let direct = try MappingModel.inferredMappingModel(
+            forSourceModel: ShopModels.version("Shop"), destinationModel: ShopModels.version("Shop 4"))
+        #expect(
+            direct.entityMappingsByName["CustomerToCustomer"]?.attributeMappingsByName["contact"]?.valueExpression
+                == nil)
         let folder = TemporaryDirectory()
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         for pass in ["migrated", "reopened"] {
-            let container = try GraphModel.container(at: url, model: ManagedObjectModel(checkedContentsOf: ShopModels.bundle))
+            let container = try GraphModel.container(
+                at: url, model: ManagedObjectModel(checkedContentsOf: ShopModels.bundle))
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 let customers = try ShopModels.customers(in: context)
                 #expect(customers.count == ShopModels.customerCount, "\(pass)")
                 for i in 0..<ShopModels.customerCount {
-                    #expect(customers["Customer \(i)"]?.value(forKey: "contact") as? String == ShopModels.email(i), "\(pass)")
-                    #expect(customers["Customer \(i)"].map { ShopModels.related($0, "orders").count } == i % 3, "\(pass)")
+                    #expect(
+                        customers["Customer \(i)"]?.value(forKey: "contact") as? String == ShopModels.email(i),
+                        "\(pass)")
+                    #expect(
+                        customers["Customer \(i)"].map { ShopModels.related($0, "orders").count } == i % 3, "\(pass)")
                 }
             }
             try container.close()
         }
-        let versions = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)[StoreModelVersionIdentifiersKey]
+        let versions = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)[
+            StoreModelVersionIdentifiersKey]
         #expect(versions as? [String] == ["4"])
     }
 
@@ -132,12 +161,16 @@ import Testing
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try ShopModels.version("Shop 2"))
         let error = #expect(throws: CoreDataError.self) {
             try coordinator.addPersistentStore(
-                ofType: SQLiteStoreType, configurationName: nil, at: url, options: [MigratePersistentStoresAutomaticallyOption: false])
+                ofType: SQLiteStoreType, configurationName: nil, at: url,
+                options: [MigratePersistentStoresAutomaticallyOption: false])
         }
         #expect(error?.code == .persistentStoreIncompatibleVersionHash)
         let noInference = #expect(throws: CoreDataError.self) {
             try coordinator.addPersistentStore(
-                ofType: SQLiteStoreType, configurationName: nil, at: url, options: [MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: false])
+                ofType: SQLiteStoreType, configurationName: nil, at: url,
+                options: [
+                    MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: false,
+                ])
         }
         #expect(noInference?.code == .migrationMissingMappingModel)
         #expect(try ShopModels.segmentFiles(url) == segments)
@@ -153,7 +186,9 @@ import Testing
         let model = try ShopModels.version("Shop")
         model.entitiesByName["Order"]!.attributesByName["total"]!.attributeType = .dateAttributeType
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let error = #expect(throws: CoreDataError.self) { try coordinator.addPersistentStore(type: .sqlite, at: url, options: ShopModels.migrating) }
+        let error = #expect(throws: CoreDataError.self) {
+            try coordinator.addPersistentStore(type: .sqlite, at: url, options: ShopModels.migrating)
+        }
         #expect(error?.code == .inferredMappingModel)
         #expect(error?.message.contains("Order.total") == true)
         #expect(error?.message.contains("Date") == true)
@@ -169,7 +204,9 @@ import Testing
         let model = try ShopModels.version("Shop")
         model.entitiesByName["Customer"]!.attributesByName["email"]!.isOptional = false
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let error = #expect(throws: CoreDataError.self) { try coordinator.addPersistentStore(type: .sqlite, at: url, options: ShopModels.migrating) }
+        let error = #expect(throws: CoreDataError.self) {
+            try coordinator.addPersistentStore(type: .sqlite, at: url, options: ShopModels.migrating)
+        }
         #expect(error?.code == .validationMultipleErrors || error?.code == .validationMissingMandatoryProperty)
         #expect(!FileManager.default.fileExists(atPath: PersistentStoreCoordinator.migrationStagingURL(for: url).path))
         try expectVersion1(at: url)
@@ -200,8 +237,12 @@ import Testing
                 let first = try #require(customers["Customer 0"])
                 #expect(ShopModels.related(first, "favorites").isEmpty, "\(pass)")
                 first.setValue("Customer zero", forKey: "name")
-                let error = #expect(throws: CoreDataError.self, "\(pass): saved again, it validates") { try context.save() }
-                #expect(error?.code == .validationRelationshipLacksMinimumCount || error?.code == .validationMultipleErrors, "\(pass)")
+                let error = #expect(throws: CoreDataError.self, "\(pass): saved again, it validates") {
+                    try context.save()
+                }
+                #expect(
+                    error?.code == .validationRelationshipLacksMinimumCount || error?.code == .validationMultipleErrors,
+                    "\(pass)")
                 context.rollback()
             }
             try container.close()
@@ -218,7 +259,8 @@ import Testing
         let model = try ShopModels.version("Shop")
         model.entitiesByName["Customer"]!.attributesByName["name"]!.isOptional = true
         let container = try GraphModel.container(at: url, model: model)
-        let metadata = container.persistentStoreCoordinator.metadata(for: container.persistentStoreCoordinator.persistentStores[0])
+        let metadata = container.persistentStoreCoordinator.metadata(
+            for: container.persistentStoreCoordinator.persistentStores[0])
         #expect(model.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
         try container.close()
         #expect(try ShopModels.segmentFiles(url) == segments, "no segment was rewritten")
@@ -243,7 +285,8 @@ import Testing
         #expect(metadata[StoreModelVersionIdentifiersKey] as? [String] == ["1"])
         #expect(try ShopModels.version("Shop").isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
         #expect(try !ShopModels.version("Shop 2").isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))
-        #expect(try ManagedObjectModel.storeModel(at: url)?.entitiesByName["Customer"]?.attributesByName["email"] != nil)
+        #expect(
+            try ManagedObjectModel.storeModel(at: url)?.entitiesByName["Customer"]?.attributesByName["email"] != nil)
 
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try ShopModels.version("Shop"))
         let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
@@ -255,11 +298,15 @@ import Testing
         try coordinator.remove(store)
         let reread = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
         #expect(reread["lastImport"] as? String == "2026-11-22")
-        #expect(try ShopModels.version("Shop").isConfiguration(withName: nil, compatibleWithStoreMetadata: reread), "the store keeps its hashes")
+        #expect(
+            try ShopModels.version("Shop").isConfiguration(withName: nil, compatibleWithStoreMetadata: reread),
+            "the store keeps its hashes")
         #expect(throws: CoreDataError.self) {
-            try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: folder.store("Missing"))
+            try PersistentStoreCoordinator.metadataForPersistentStore(
+                ofType: SQLiteStoreType, at: folder.store("Missing"))
         }
-        try PersistentStoreCoordinator.setMetadata(["lastImport": "2026-11-23"], forPersistentStoreOfType: SQLiteStoreType, at: url)
+        try PersistentStoreCoordinator.setMetadata(
+            ["lastImport": "2026-11-23"], forPersistentStoreOfType: SQLiteStoreType, at: url)
         let again = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
         #expect(again["lastImport"] as? String == "2026-11-23")
         #expect(again[StoreUUIDKey] as? String == reread[StoreUUIDKey] as? String)
@@ -271,7 +318,8 @@ import Testing
         let url = folder.store("Shop")
         try ShopModels.fillVersion1(at: url)
         let staging = PersistentStoreCoordinator.migrationStagingURL(for: url)
-        try FileManager.default.createDirectory(at: staging.appendingPathComponent("segments"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: staging.appendingPathComponent("segments"), withIntermediateDirectories: true)
         try expectVersion1(at: url)
         #expect(!FileManager.default.fileExists(atPath: staging.path))
     }
@@ -280,7 +328,8 @@ import Testing
     private func expectVersion1(at url: URL) throws {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: try ShopModels.version("Shop"))
         let store = try coordinator.addPersistentStore(
-            ofType: SQLiteStoreType, configurationName: nil, at: url, options: [MigratePersistentStoresAutomaticallyOption: false])
+            ofType: SQLiteStoreType, configurationName: nil, at: url,
+            options: [MigratePersistentStoresAutomaticallyOption: false])
         let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
         try context.performAndWait {

@@ -39,7 +39,8 @@ final class CalibratedGauge: CountedGauge {
             className: "CountedGauge")
         ModelBuilder.relationship("linked", from: gauge, to: gauge)
         let calibrated = ModelBuilder.entity(
-            "CalibratedGauge", [ModelBuilder.attribute("offset", .integer32, defaultValue: Int32(0))], className: "CalibratedGauge")
+            "CalibratedGauge", [ModelBuilder.attribute("offset", .integer32, defaultValue: Int32(0))],
+            className: "CalibratedGauge")
         gauge.subentities = [calibrated]
         CountedGauge.register(for: "CountedGauge")
         CalibratedGauge.register(for: "CalibratedGauge")
@@ -76,7 +77,10 @@ final class CalibratedGauge: CountedGauge {
     @Test func propertiesTheEntityLacksAreFoundWhenTheClassIsBound() {
         let model = Self.model()
         let entities = model.entitiesByName
-        #expect(ManagedPropertyTable.missingProperties(of: CalibratedGauge.self, in: entities["CalibratedGauge"]!) == ["spare"])
+        #expect(
+            ManagedPropertyTable.missingProperties(of: CalibratedGauge.self, in: entities["CalibratedGauge"]!) == [
+                "spare"
+            ])
         #expect(ManagedPropertyTable.missingProperties(of: CountedGauge.self, in: entities["CountedGauge"]!).isEmpty)
         #expect(ManagedPropertyTable.missingProperties(of: CountedGauge.self, in: entities["CalibratedGauge"]!).isEmpty)
     }
@@ -108,9 +112,13 @@ final class CalibratedGauge: CountedGauge {
             let request = try FetchRequest<CalibratedGauge>(
                 predicate: #Predicate { $0.linked?.caption == "hub" && $0.reading > 15 },
                 sortBy: [SortDescriptor(\.offset, order: .reverse)])
-            #expect(request.predicate.map(FoundationPredicateTests.structure) == "(linked.label == \"hub\" AND reading > 15.0)")
+            #expect(
+                request.predicate.map(FoundationPredicateTests.structure)
+                    == "(linked.label == \"hub\" AND reading > 15.0)")
             #expect(try context.fetch(request).map(\.caption) == ["gauge 3", "gauge 2"])
-            let byHub = try FetchRequest<CountedGauge>(sortBy: [SortDescriptor(\.linked?.caption), SortDescriptor(\.reading)])
+            let byHub = try FetchRequest<CountedGauge>(sortBy: [
+                SortDescriptor(\.linked?.caption), SortDescriptor(\.reading),
+            ])
             #expect(byHub.sortDescriptors?.map(\.key) == ["linked.label", "reading"])
             #expect(try context.fetch(byHub).map(\.caption) == ["hub", "gauge 1", "gauge 2", "gauge 3"])
         }

@@ -25,7 +25,8 @@ final class PlainNamedWidget: ManagedObject {
     /// `EntityDescription.insertNewObject(forEntityName:into:)`, which consults the class
     /// registry; held as a throwing function so the call reads the same whether it throws or not.
     static func insert(_ entityName: String, _ context: ManagedObjectContext) throws -> ManagedObject {
-        let insert: (String, ManagedObjectContext) throws -> ManagedObject = EntityDescription.insertNewObject(forEntityName:into:)
+        let insert: (String, ManagedObjectContext) throws -> ManagedObject = EntityDescription.insertNewObject(
+            forEntityName:into:)
         return try insert(entityName, context)
     }
 
@@ -33,13 +34,16 @@ final class PlainNamedWidget: ManagedObject {
     /// `Module.ResolvedPremiumGadget`), and Widget with the plain class name `PlainNamedWidget`.
     static func model() -> ManagedObjectModel {
         let gadget = ModelBuilder.entity(
-            "ResolvedGadgetEntity", [ModelBuilder.attribute("label", .string)], className: String(reflecting: ResolvedGadget.self))
+            "ResolvedGadgetEntity", [ModelBuilder.attribute("label", .string)],
+            className: String(reflecting: ResolvedGadget.self))
         let premium = ModelBuilder.entity(
             "ResolvedPremiumGadgetEntity", [ModelBuilder.attribute("tier", .integer64, defaultValue: Int64(0))],
             className: String(reflecting: ResolvedPremiumGadget.self))
         gadget.subentities = [premium]
-        let widget = ModelBuilder.entity("PlainNamedWidgetEntity", [ModelBuilder.attribute("label", .string)], className: "PlainNamedWidget")
-        let unresolvable = ModelBuilder.entity("UnresolvableEntity", [ModelBuilder.attribute("label", .string)], className: "NoSuchModule.NoSuchClass")
+        let widget = ModelBuilder.entity(
+            "PlainNamedWidgetEntity", [ModelBuilder.attribute("label", .string)], className: "PlainNamedWidget")
+        let unresolvable = ModelBuilder.entity(
+            "UnresolvableEntity", [ModelBuilder.attribute("label", .string)], className: "NoSuchModule.NoSuchClass")
         return ModelBuilder.model([gadget, premium, widget, unresolvable])
     }
 
@@ -69,7 +73,8 @@ final class PlainNamedWidget: ManagedObject {
             request.sortDescriptors = [FetchSortDescriptor(key: "label", ascending: true)]
             let gadgets = try context.fetch(request)
             #expect(gadgets.count == 2)
-            #expect(gadgets.contains { type(of: $0) == ResolvedGadget.self && ($0 as? ResolvedGadget)?.label == "plain" })
+            #expect(
+                gadgets.contains { type(of: $0) == ResolvedGadget.self && ($0 as? ResolvedGadget)?.label == "plain" })
             #expect(gadgets.contains { ($0 as? ResolvedPremiumGadget)?.tier == 3 })
         }
         try container.close()

@@ -66,7 +66,9 @@ final class LabelledThing: ManagedObject {
     /// through the property, from generic code (where the value's type is an `Optional`), and as
     /// an `Any` holding an optional; the values are saved and read back from the store.
     @Test func optionalPropertiesStoreTheirValueUnwrappedOrClearItFromTypedAndGenericCode() throws {
-        func assign<Value>(_ value: Value, to thing: LabelledThing) { thing._setManagedValue(value, forKey: "title", hint: nil) }
+        func assign<Value>(_ value: Value, to thing: LabelledThing) {
+            thing._setManagedValue(value, forKey: "title", hint: nil)
+        }
         let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: Self.model())
         defer { try? container.close() }
@@ -91,10 +93,14 @@ final class LabelledThing: ManagedObject {
             }
             let expected: [String?] = ["typed", nil, "generic", nil, "boxed"]
             #expect(things.map(\.heading) == expected)
-            #expect(things.map { $0.value(forKey: "title").map { "\(type(of: $0))" } } == expected.map { $0.map { _ in "String" } })
+            #expect(
+                things.map { $0.value(forKey: "title").map { "\(type(of: $0))" } }
+                    == expected.map { $0.map { _ in "String" } })
             try context.save()
             context.reset()
-            let fetched = try context.fetch(FetchRequest<LabelledThing>(entityName: "Box")).sorted { $0.weight < $1.weight }
+            let fetched = try context.fetch(FetchRequest<LabelledThing>(entityName: "Box")).sorted {
+                $0.weight < $1.weight
+            }
             #expect(fetched.map(\.heading) == expected)
         }
     }

@@ -25,12 +25,17 @@ final class SlotHintShelf: ManagedObject {
     /// `SlotHintLabel`; GoldBadge, a sub-entity of Badge with one more attribute; Shelf with
     /// to-many stickers and badges, the inverses of their `shelf`.
     static func model() -> ManagedObjectModel {
-        let sticker = ModelBuilder.entity("Sticker", [ModelBuilder.attribute("label", .string)], className: "SlotHintLabel")
+        let sticker = ModelBuilder.entity(
+            "Sticker", [ModelBuilder.attribute("label", .string)], className: "SlotHintLabel")
         let badge = ModelBuilder.entity(
             "Badge",
-            [ModelBuilder.attribute("code", .string), ModelBuilder.attribute("weight", .integer64), ModelBuilder.attribute("label", .string)],
+            [
+                ModelBuilder.attribute("code", .string), ModelBuilder.attribute("weight", .integer64),
+                ModelBuilder.attribute("label", .string),
+            ],
             className: "SlotHintLabel")
-        let gold = ModelBuilder.entity("GoldBadge", [ModelBuilder.attribute("karat", .integer16)], className: "SlotHintLabel")
+        let gold = ModelBuilder.entity(
+            "GoldBadge", [ModelBuilder.attribute("karat", .integer16)], className: "SlotHintLabel")
         badge.subentities = [gold]
         let shelf = ModelBuilder.entity("Shelf", [ModelBuilder.attribute("title", .string)], className: "SlotHintShelf")
         ModelBuilder.inverse(
@@ -64,7 +69,9 @@ final class SlotHintShelf: ManagedObject {
                 sticker.shelf = shelf
                 badge.shelf = shelf
                 shelf.badges.insert(gold)
-                #expect(sticker.label == "sticker \(index)" && badge.label == "badge \(index)" && gold.label == "gold \(index)")
+                #expect(
+                    sticker.label == "sticker \(index)" && badge.label == "badge \(index)"
+                        && gold.label == "gold \(index)")
                 #expect(badge.value(forKey: "code") as? String == "code \(index)")
             }
             try context.save()

@@ -26,9 +26,13 @@ import Testing
         func model(_ names: [String]) -> ManagedObjectModel {
             ModelBuilder.model(names.map { ModelBuilder.entity($0, [ModelBuilder.attribute("title", .string)]) })
         }
-        let mapping = try MappingModel.inferredMappingModel(forSourceModel: model(["Kept", "Gone"]), destinationModel: model(["Kept", "New"]))
+        let mapping = try MappingModel.inferredMappingModel(
+            forSourceModel: model(["Kept", "Gone"]), destinationModel: model(["Kept", "New"]))
         let types = Dictionary(uniqueKeysWithValues: mapping.entityMappings.map { ($0.name, $0.mappingType) })
-        #expect(types == ["KeptToKept": .copyEntityMappingType, "New": .addEntityMappingType, "Gone": .removeEntityMappingType])
+        #expect(
+            types == [
+                "KeptToKept": .copyEntityMappingType, "New": .addEntityMappingType, "Gone": .removeEntityMappingType,
+            ])
     }
 
     /// The type changes Core Data converts are inferred; others are errors naming the entity,
@@ -51,15 +55,18 @@ import Testing
             return ModelBuilder.model([ModelBuilder.entity("Reading", [attribute])])
         }
         if inferable {
-            let mapping = try MappingModel.inferredMappingModel(forSourceModel: model(source), destinationModel: model(destination))
+            let mapping = try MappingModel.inferredMappingModel(
+                forSourceModel: model(source), destinationModel: model(destination))
             #expect(mapping.entityMappings.first?.attributeMappingsByName["value"]?.valueExpression?.keyPath == "value")
         } else {
             let error = #expect(throws: CoreDataError.self) {
-                try MappingModel.inferredMappingModel(forSourceModel: model(source), destinationModel: model(destination))
+                try MappingModel.inferredMappingModel(
+                    forSourceModel: model(source), destinationModel: model(destination))
             }
             #expect(error?.code == .inferredMappingModel)
             #expect(error?.message.contains("Reading.value") == true)
-            #expect(error?.message.contains(source.xmlName) == true && error?.message.contains(destination.xmlName) == true)
+            #expect(
+                error?.message.contains(source.xmlName) == true && error?.message.contains(destination.xmlName) == true)
         }
     }
 
@@ -73,7 +80,8 @@ import Testing
             return ModelBuilder.model([owner, pet, car])
         }
         let error = #expect(throws: CoreDataError.self) {
-            try MappingModel.inferredMappingModel(forSourceModel: model(destination: "Pet"), destinationModel: model(destination: "Car"))
+            try MappingModel.inferredMappingModel(
+                forSourceModel: model(destination: "Pet"), destinationModel: model(destination: "Car"))
         }
         #expect(error?.code == .inferredMappingModel)
         #expect(error?.message.contains("Owner.thing") == true)
@@ -84,7 +92,8 @@ import Testing
         let source = ModelBuilder.model([ModelBuilder.entity("Client", [ModelBuilder.attribute("name", .string)])])
         let renamed = ModelBuilder.entity("Customer", [ModelBuilder.attribute("name", .string)])
         renamed.renamingIdentifier = "Client"
-        let mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: ModelBuilder.model([renamed]))
+        let mapping = try MappingModel.inferredMappingModel(
+            forSourceModel: source, destinationModel: ModelBuilder.model([renamed]))
         #expect(mapping.entityMappings.map(\.name) == ["ClientToCustomer"])
         #expect(mapping.entityMappings.first?.mappingType == .transformEntityMappingType)
     }

@@ -14,7 +14,9 @@ import Testing
     static let cases = environment["STRATA_MAPPING_CASES"].flatMap(Int.init) ?? 40
 
     @Test func randomModelsRoundTripEveryPropertyThroughSaveReopenAndFaults() throws {
-        let seeds = Self.environment["STRATA_MAPPING_SEED"].flatMap(UInt64.init).map { [$0] } ?? (0..<UInt64(Self.cases)).map { 7_000 + $0 }
+        let seeds =
+            Self.environment["STRATA_MAPPING_SEED"].flatMap(UInt64.init).map { [$0] }
+            ?? (0..<UInt64(Self.cases)).map { 7_000 + $0 }
         for seed in seeds {
             let failures = try Self.roundTrip(seed: seed)
             #expect(failures.isEmpty, "STRATA_MAPPING_SEED=\(seed)\n\(failures.joined(separator: "\n"))")
@@ -45,7 +47,9 @@ import Testing
                     }
                 }
                 for object in objects {
-                    for property in object.entity.properties { try RandomGraphModel.assign(property, of: object, among: objects, random: &random) }
+                    for property in object.entity.properties {
+                        try RandomGraphModel.assign(property, of: object, among: objects, random: &random)
+                    }
                 }
                 try context.save()
                 return try RandomGraphModel.snapshot(objects)
@@ -58,22 +62,30 @@ import Testing
             expected = try withContext(graph, folder) { context in
                 // Faults made from the URIs, fired one by one; then random changes.
                 let objects = try uris.map { uri in
-                    let id = try #require(context.persistentStoreCoordinator?.managedObjectID(forURIRepresentation: uri))
+                    let id = try #require(
+                        context.persistentStoreCoordinator?.managedObjectID(forURIRepresentation: uri))
                     return context.object(with: id)
                 }
                 check("after reopening, faulted", expected: expected, actual: try RandomGraphModel.snapshot(objects))
-                let keep = objects.filter { object in !graph.referencedWithoutInverse.contains { object.entity.isKindOf(entity: $0) } }
-                if let doomed = keep.randomElement(using: &random), Bool.random(using: &random) { context.delete(doomed) }
+                let keep = objects.filter { object in
+                    !graph.referencedWithoutInverse.contains { object.entity.isKindOf(entity: $0) }
+                }
+                if let doomed = keep.randomElement(using: &random), Bool.random(using: &random) {
+                    context.delete(doomed)
+                }
                 for object in objects.shuffled(using: &random).prefix(4) where !object.isDeleted {
                     let property = object.entity.properties.randomElement(using: &random)!
-                    try RandomGraphModel.assign(property, of: object, among: objects.filter { !$0.isDeleted }, random: &random)
+                    try RandomGraphModel.assign(
+                        property, of: object, among: objects.filter { !$0.isDeleted }, random: &random)
                 }
                 let survivors = objects.filter { !$0.isDeleted }
                 try context.save()
                 return try RandomGraphModel.snapshot(survivors)
             }
             try withContext(graph, folder) { context in
-                check("after changing, saving and reopening", expected: expected, actual: try RandomGraphModel.snapshot(try fetchAll(graph, context)))
+                check(
+                    "after changing, saving and reopening", expected: expected,
+                    actual: try RandomGraphModel.snapshot(try fetchAll(graph, context)))
             }
         } catch {
             failures.append("error: \(error)")
@@ -89,7 +101,9 @@ import Testing
     }
 
     /// Runs `body` on a new context of a container on the model's store, then closes it.
-    static func withContext<T>(_ graph: RandomGraphModel, _ folder: TemporaryDirectory, _ body: (ManagedObjectContext) throws -> T) throws -> T {
+    static func withContext<T>(
+        _ graph: RandomGraphModel, _ folder: TemporaryDirectory, _ body: (ManagedObjectContext) throws -> T
+    ) throws -> T {
         try RelationshipTests.withContext(at: folder.store(), model: graph.model, body)
     }
 }

@@ -19,14 +19,18 @@ final class MergeTeam: ManagedObject {
 /// Members with a unique email on teams, shared by the merge policy tests.
 enum MergeModel {
     static func make() -> ManagedObjectModel {
-        let member = ModelBuilder.entity("MergeMember", [
-            ModelBuilder.attribute("email", .string, isOptional: false),
-            ModelBuilder.attribute("name", .string),
-            ModelBuilder.attribute("score", .integer64, defaultValue: Int64(0)),
-            ModelBuilder.attribute("notes", .string),
-        ], className: String(reflecting: MergeMember.self))
+        let member = ModelBuilder.entity(
+            "MergeMember",
+            [
+                ModelBuilder.attribute("email", .string, isOptional: false),
+                ModelBuilder.attribute("name", .string),
+                ModelBuilder.attribute("score", .integer64, defaultValue: Int64(0)),
+                ModelBuilder.attribute("notes", .string),
+            ], className: String(reflecting: MergeMember.self))
         member.uniquenessConstraints = [["email"]]
-        let team = ModelBuilder.entity("MergeTeam", [ModelBuilder.attribute("name", .string, isOptional: false)], className: String(reflecting: MergeTeam.self))
+        let team = ModelBuilder.entity(
+            "MergeTeam", [ModelBuilder.attribute("name", .string, isOptional: false)],
+            className: String(reflecting: MergeTeam.self))
         let members = ModelBuilder.relationship("members", from: team, to: member, toMany: true)
         let memberTeam = ModelBuilder.relationship("team", from: member, to: team)
         ModelBuilder.inverse(members, memberTeam)
@@ -57,7 +61,8 @@ enum MergeModel {
             var result: [String: Snapshot] = [:]
             for member in try context.fetch(FetchRequest<MergeMember>(entityName: "MergeMember")) {
                 #expect(result[member.email] == nil, "one row per email")
-                result[member.email] = Snapshot(name: member.name, score: member.score, notes: member.notes, team: member.team?.name)
+                result[member.email] = Snapshot(
+                    name: member.name, score: member.score, notes: member.notes, team: member.team?.name)
             }
             return result
         }
@@ -86,7 +91,8 @@ enum MergeModel {
         context.mergePolicy = RollbackMergePolicy
         #expect(context.mergePolicy == .rollback)
         #expect(MergeByPropertyStoreTrumpMergePolicy.mergeType == .mergeByPropertyStoreTrumpMergePolicyType)
-        #expect(MergePolicyType.errorMergePolicyType.rawValue == 0 && MergePolicyType.rollbackMergePolicyType.rawValue == 4)
+        #expect(
+            MergePolicyType.errorMergePolicyType.rawValue == 0 && MergePolicyType.rollbackMergePolicyType.rawValue == 4)
         #expect(MergePolicy(merge: .errorMergePolicyType) != MergePolicy.overwrite)
     }
 
@@ -94,8 +100,14 @@ enum MergeModel {
     /// some policies) her name, and saves under `policy`.
     @Test(arguments: [
         (MergePolicyType.errorMergePolicyType, nil as MergeModel.Snapshot?),
-        (.mergeByPropertyObjectTrumpMergePolicyType, MergeModel.Snapshot(name: "Ada A", score: 7, notes: "from B", team: "Core")),
-        (.mergeByPropertyStoreTrumpMergePolicyType, MergeModel.Snapshot(name: "Ada B", score: 7, notes: "from B", team: "Core")),
+        (
+            .mergeByPropertyObjectTrumpMergePolicyType,
+            MergeModel.Snapshot(name: "Ada A", score: 7, notes: "from B", team: "Core")
+        ),
+        (
+            .mergeByPropertyStoreTrumpMergePolicyType,
+            MergeModel.Snapshot(name: "Ada B", score: 7, notes: "from B", team: "Core")
+        ),
         (.overwriteMergePolicyType, MergeModel.Snapshot(name: "Ada A", score: 7, notes: nil, team: "Core")),
         (.rollbackMergePolicyType, MergeModel.Snapshot(name: "Ada B", score: 1, notes: "from B", team: "Core")),
     ])
@@ -127,7 +139,9 @@ enum MergeModel {
             }
         }
         let members = try MergeModel.members(in: container)
-        #expect(members["ada@example.com"] == (expected ?? MergeModel.Snapshot(name: "Ada B", score: 1, notes: "from B", team: "Core")))
+        #expect(
+            members["ada@example.com"]
+                == (expected ?? MergeModel.Snapshot(name: "Ada B", score: 1, notes: "from B", team: "Core")))
     }
 
     /// A subclass sees each conflict with its snapshots, then lets its policy resolve them.
@@ -140,7 +154,11 @@ enum MergeModel {
                     let cached = conflict.cachedSnapshot?["name"] as? String ?? "?"
                     let persisted = conflict.persistedSnapshot?["name"] as? String ?? "?"
                     let current = conflict.objectSnapshot?["name"] as? String ?? "?"
-                    seen.withLock { $0.append("\(cached)->\(persisted) vs \(current), v\(conflict.oldVersionNumber < conflict.newVersionNumber)") }
+                    seen.withLock {
+                        $0.append(
+                            "\(cached)->\(persisted) vs \(current), v\(conflict.oldVersionNumber < conflict.newVersionNumber)"
+                        )
+                    }
                 }
                 try super.resolve(optimisticLockingConflicts: list)
             }
@@ -164,6 +182,8 @@ enum MergeModel {
             try first.save()
         }
         #expect(policy.seen.current == ["Ada->Ada B vs Ada, vtrue"])
-        #expect(try MergeModel.members(in: container)["ada@example.com"] == MergeModel.Snapshot(name: "Ada B", score: 9, notes: nil, team: "Core"))
+        #expect(
+            try MergeModel.members(in: container)["ada@example.com"]
+                == MergeModel.Snapshot(name: "Ada B", score: 9, notes: nil, team: "Core"))
     }
 }

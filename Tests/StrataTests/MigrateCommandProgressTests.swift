@@ -9,7 +9,8 @@ import Testing
 @Suite struct MigrateCommandProgressTests {
     @Test func aRewriteInPlacePrintsALinePerSegment() throws {
         let directory = TemporaryDirectory()
-        let models = try MigrationKillHarness.writeModels([MigrationCrashTests.version1, MigrationCrashTests.version2], in: directory)
+        let models = try MigrationKillHarness.writeModels(
+            [MigrationCrashTests.version1, MigrationCrashTests.version2], in: directory)
         let (url, _) = try MigrationKillHarness.pristineStore(of: models[0], in: directory) { context in
             (0..<500).map { i in
                 let item = EntityDescription.insertNewObject(forEntityName: "Item", into: context)
@@ -18,16 +19,20 @@ import Testing
                 return item
             }
         }
-        let segments = try FileManager.default.contentsOfDirectory(atPath: url.path + "/segments").filter { $0.hasSuffix(".log") }.count
+        let segments = try FileManager.default.contentsOfDirectory(atPath: url.path + "/segments").filter {
+            $0.hasSuffix(".log")
+        }.count
         #expect(segments >= 1)
         let strata = try BuiltExecutable.url(named: "strata").path
 
         let (dryEnd, dryOutput) = try ChildProcess.run(
-            strata, ["migrate", url.path, "--model", models[1].path, "--dry-run"], stderrPath: directory.path + "/dry.err")
+            strata, ["migrate", url.path, "--model", models[1].path, "--dry-run"],
+            stderrPath: directory.path + "/dry.err")
         #expect(dryEnd == .exited(0))
         #expect(!dryOutput.contains("Rewrote"), "a dry run rewrites nothing: \(dryOutput)")
 
-        let (end, output) = try ChildProcess.run(strata, ["migrate", url.path, "--model", models[1].path], stderrPath: directory.path + "/run.err")
+        let (end, output) = try ChildProcess.run(
+            strata, ["migrate", url.path, "--model", models[1].path], stderrPath: directory.path + "/run.err")
         #expect(end == .exited(0), "\(output)")
         let lines = output.split(separator: "\n").map(String.init)
         let progress = lines.filter { $0.hasPrefix("Rewrote segment ") }
@@ -41,6 +46,7 @@ import Testing
         let report = Array(lines.prefix { !$0.hasPrefix("Rewrote segment ") })
         #expect(report == dryOutput.split(separator: "\n").map(String.init))
         #expect(lines.last?.hasPrefix("Migrated in ") == true, "\(output)")
-        #expect(lines.firstIndex { $0.hasPrefix("Migrated in ") }! > lines.lastIndex { $0.hasPrefix("Rewrote segment ") }!)
+        #expect(
+            lines.firstIndex { $0.hasPrefix("Migrated in ") }! > lines.lastIndex { $0.hasPrefix("Rewrote segment ") }!)
     }
 }

@@ -50,10 +50,14 @@ import Testing
         #expect(dryOutput.contains("- note: removed"), "\(dryOutput)")
         #expect(!dryOutput.contains("Migrated"), "a dry run migrates nothing")
         #expect(dryOutput.contains("Method: rewrite in place"), "\(dryOutput)")
-        let pristineMetadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: pristine)
-        #expect(try ManagedObjectModel(checkedContentsOf: models[0]).isConfiguration(withName: nil, compatibleWithStoreMetadata: pristineMetadata))
+        let pristineMetadata = try PersistentStoreCoordinator.metadataForPersistentStore(
+            ofType: SQLiteStoreType, at: pristine)
+        #expect(
+            try ManagedObjectModel(checkedContentsOf: models[0]).isConfiguration(
+                withName: nil, compatibleWithStoreMetadata: pristineMetadata))
 
-        let output = try MigrationKillHarness.migrateThenKillLeavingOldOrNew(pristine, to: models[1], in: directory) { url in
+        let output = try MigrationKillHarness.migrateThenKillLeavingOldOrNew(pristine, to: models[1], in: directory) {
+            url in
             try Self.check(url, models: models, uris: uris)
         }
         #expect(output.contains("value: type Integer 32 → Integer 64"), "\(output)")
@@ -67,16 +71,19 @@ import Testing
         let isNew = try MigrationKillHarness.holdsNewModel(url, models: models)
         try MigrationKillHarness.openBothWays(url, models: models, isNew: isNew) { context, coordinator, _ in
             for (i, uri) in uris.enumerated() {
-                let item = try context.existingObject(with: try #require(coordinator.managedObjectID(forURIRepresentation: uri)))
+                let item = try context.existingObject(
+                    with: try #require(coordinator.managedObjectID(forURIRepresentation: uri)))
                 #expect(item.value(forKey: "name") as? String == "item \(i)")
             }
             let items = try context.fetch(FetchRequest<ManagedObject>(entityName: "Item"))
             #expect(items.count == itemCount)
-            let values = Set(items.map { item -> Int64 in
-                let value = (item.value(forKey: "value") as? Int64) ?? Int64(item.value(forKey: "value") as? Int32 ?? -1)
-                #expect(item.value(forKey: "name") as? String == "item \(value)")
-                return value
-            })
+            let values = Set(
+                items.map { item -> Int64 in
+                    let value =
+                        (item.value(forKey: "value") as? Int64) ?? Int64(item.value(forKey: "value") as? Int32 ?? -1)
+                    #expect(item.value(forKey: "name") as? String == "item \(value)")
+                    return value
+                })
             #expect(values == Set((0..<Int64(itemCount))))
         }
         return isNew

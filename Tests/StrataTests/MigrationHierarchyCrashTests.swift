@@ -79,7 +79,8 @@ import Testing
         try MigrationKillHarness.openBothWays(url, models: models, isNew: isNew) { context, coordinator, migrating in
             let converted = isNew || migrating
             for (i, uri) in uris.enumerated() where !(converted && Self.isSpecial(i)) {
-                let item = try context.existingObject(with: try #require(coordinator.managedObjectID(forURIRepresentation: uri)))
+                let item = try context.existingObject(
+                    with: try #require(coordinator.managedObjectID(forURIRepresentation: uri)))
                 #expect(item.value(forKey: "name") as? String == "item \(i)")
                 #expect(item.entity.name == Self.entity(i))
                 #expect(item.value(forKey: "value") as? Int32 == Int32(i))

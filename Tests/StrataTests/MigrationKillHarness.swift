@@ -23,7 +23,8 @@ enum MigrationKillHarness {
         of model: URL, in directory: TemporaryDirectory, fill: (ManagedObjectContext) throws -> [ManagedObject]
     ) throws -> (url: URL, uris: [URL]) {
         let url = directory.store("Pristine")
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(checkedContentsOf: model))
+        let coordinator = PersistentStoreCoordinator(
+            managedObjectModel: try ManagedObjectModel(checkedContentsOf: model))
         let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
         let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
@@ -43,13 +44,15 @@ enum MigrationKillHarness {
     /// - Returns: the output of the complete run.
     @discardableResult
     static func migrateThenKill(
-        _ pristine: URL, to model: URL, in directory: TemporaryDirectory, iterations: Int = 10, check: (URL) throws -> Void
+        _ pristine: URL, to model: URL, in directory: TemporaryDirectory, iterations: Int = 10,
+        check: (URL) throws -> Void
     ) throws -> String {
         let strata = try BuiltExecutable.url(named: "strata").path
         let complete = directory.store("Complete")
         try FileManager.default.copyItem(at: pristine, to: complete)
         let started = ContinuousClock.now
-        let (end, output) = try ChildProcess.run(strata, ["migrate", complete.path, "--model", model.path], stderrPath: directory.path + "/complete.err")
+        let (end, output) = try ChildProcess.run(
+            strata, ["migrate", complete.path, "--model", model.path], stderrPath: directory.path + "/complete.err")
         let duration = ContinuousClock.now - started
         #expect(end == .exited(0), "\(output)")
         try check(complete)
@@ -58,9 +61,13 @@ enum MigrationKillHarness {
         for iteration in 0..<iterations {
             let url = directory.store("Killed\(iteration)")
             try FileManager.default.copyItem(at: pristine, to: url)
-            let child = try ChildProcess(strata, ["migrate", url.path, "--model", model.path], stderrPath: directory.path + "/killed\(iteration).err")
+            let child = try ChildProcess(
+                strata, ["migrate", url.path, "--model", model.path],
+                stderrPath: directory.path + "/killed\(iteration).err")
             let fraction = Double.random(in: 0...1.1, using: &generator)
-            Thread.sleep(forTimeInterval: Double(duration.components.seconds) * fraction + Double(duration.components.attoseconds) / 1e18 * fraction)
+            Thread.sleep(
+                forTimeInterval: Double(duration.components.seconds) * fraction + Double(
+                    duration.components.attoseconds) / 1e18 * fraction)
             child.sigkill()
             _ = child.wait()
             try check(url)
@@ -71,7 +78,8 @@ enum MigrationKillHarness {
     /// The output of `strata migrate --dry-run` from `pristine` to `model`, which must succeed.
     static func dryRun(_ pristine: URL, to model: URL, in directory: TemporaryDirectory) throws -> String {
         let (end, output) = try ChildProcess.run(
-            try BuiltExecutable.url(named: "strata").path, ["migrate", pristine.path, "--model", model.path, "--dry-run"],
+            try BuiltExecutable.url(named: "strata").path,
+            ["migrate", pristine.path, "--model", model.path, "--dry-run"],
             stderrPath: directory.path + "/dry.err")
         #expect(end == .exited(0), "\(output)")
         return output
@@ -96,20 +104,30 @@ enum MigrationKillHarness {
     /// Whether the store at `url` holds the second of `models` (its metadata names exactly one).
     static func holdsNewModel(_ url: URL, models: [URL]) throws -> Bool {
         let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
-        let old = try ManagedObjectModel(checkedContentsOf: models[0]), new = try ManagedObjectModel(checkedContentsOf: models[1])
+        let old = try ManagedObjectModel(checkedContentsOf: models[0]),
+            new = try ManagedObjectModel(checkedContentsOf: models[1])
         let isNew = new.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
-        #expect(isNew != old.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata), "the metadata names one model")
+        #expect(
+            isNew != old.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata),
+            "the metadata names one model")
         return isNew
     }
 
     /// Opens the store at `url` with the model it holds and migration off, then with the new model
     /// migrating, and runs `body` with a context on each (and whether that one migrated).
-    static func openBothWays(_ url: URL, models: [URL], isNew: Bool, _ body: (ManagedObjectContext, PersistentStoreCoordinator, Bool) throws -> Void) throws {
+    static func openBothWays(
+        _ url: URL, models: [URL], isNew: Bool,
+        _ body: (ManagedObjectContext, PersistentStoreCoordinator, Bool) throws -> Void
+    ) throws {
         for (model, migrating) in [(models[isNew ? 1 : 0], false), (models[1], true)] {
-            let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(checkedContentsOf: model))
+            let coordinator = PersistentStoreCoordinator(
+                managedObjectModel: try ManagedObjectModel(checkedContentsOf: model))
             let store = try coordinator.addPersistentStore(
                 ofType: SQLiteStoreType, configurationName: nil, at: url,
-                options: [MigratePersistentStoresAutomaticallyOption: migrating, InferMappingModelAutomaticallyOption: migrating])
+                options: [
+                    MigratePersistentStoresAutomaticallyOption: migrating,
+                    InferMappingModelAutomaticallyOption: migrating,
+                ])
             let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
             context.persistentStoreCoordinator = coordinator
             try context.performAndWait { try body(context, coordinator, migrating) }

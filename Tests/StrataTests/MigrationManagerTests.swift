@@ -5,9 +5,12 @@ import Testing
 
 /// Splits `fullName` into `first` and `last`: a change inference cannot make.
 final class SplitNamePolicy: EntityMigrationPolicy {
-    override func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    override func createDestinationInstances(
+        forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         let person = EntityDescription.insertNewObject(forEntityName: "Person", into: manager.destinationContext)
-        let parts = (sInstance.value(forKey: "fullName") as? String ?? "").split(separator: " ", maxSplits: 1).map(String.init)
+        let parts = (sInstance.value(forKey: "fullName") as? String ?? "").split(separator: " ", maxSplits: 1).map(
+            String.init)
         person.setValue(parts.first, forKey: "first")
         person.setValue(parts.count > 1 ? parts[1] : nil, forKey: "last")
         manager.associate(sourceInstance: sInstance, withDestinationInstance: person, for: mapping)
@@ -25,7 +28,8 @@ final class SplitNamePolicy: EntityMigrationPolicy {
     }
 
     static func destinationModel() -> ManagedObjectModel {
-        let person = ModelBuilder.entity("Person", [ModelBuilder.attribute("first", .string), ModelBuilder.attribute("last", .string)])
+        let person = ModelBuilder.entity(
+            "Person", [ModelBuilder.attribute("first", .string), ModelBuilder.attribute("last", .string)])
         let pet = ModelBuilder.entity("Pet", [ModelBuilder.attribute("name", .string)])
         let pets = ModelBuilder.relationship("pets", from: person, to: pet, toMany: true)
         let owner = ModelBuilder.relationship("owner", from: pet, to: person)
@@ -56,14 +60,17 @@ final class SplitNamePolicy: EntityMigrationPolicy {
         try container.close()
 
         let inferredPets = try #require(
-            try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination).entityMappingsByName["PetToPet"])
+            try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
+                .entityMappingsByName["PetToPet"])
         let people = EntityMapping()
         people.name = "SplitPeople"
         people.mappingType = .customEntityMappingType
         people.sourceEntityName = "Person"
         people.destinationEntityName = "Person"
         people.entityMigrationPolicyClassName = String(reflecting: SplitNamePolicy.self)
-        people.relationshipMappings = [PropertyMapping(name: "pets", valueExpression: FetchExpression(forKeyPath: "pets"))]
+        people.relationshipMappings = [
+            PropertyMapping(name: "pets", valueExpression: FetchExpression(forKeyPath: "pets"))
+        ]
         let manager = MigrationManager(sourceModel: source, destinationModel: destination)
         manager.batchSize = 7
         try manager.migrateStore(
@@ -85,7 +92,9 @@ final class SplitNamePolicy: EntityMigrationPolicy {
             }
         }
         try migrated.close()
-        #expect(try ManagedObjectModel.storeModel(at: sourceURL)?.entitiesByName["Person"]?.attributesByName["fullName"] != nil, "the source store is unchanged")
+        #expect(
+            try ManagedObjectModel.storeModel(at: sourceURL)?.entitiesByName["Person"]?.attributesByName["fullName"]
+                != nil, "the source store is unchanged")
     }
 
     /// A mapping naming a policy class that does not exist fails with Core Data's code.
@@ -102,7 +111,8 @@ final class SplitNamePolicy: EntityMigrationPolicy {
         let manager = MigrationManager(sourceModel: Self.sourceModel(), destinationModel: Self.destinationModel())
         let error = #expect(throws: CoreDataError.self) {
             try manager.migrateStore(
-                from: url, type: .sqlite, mapping: MappingModel(entityMappings: [mapping]), to: folder.store("Out"), type: .sqlite)
+                from: url, type: .sqlite, mapping: MappingModel(entityMappings: [mapping]), to: folder.store("Out"),
+                type: .sqlite)
         }
         #expect(error?.code == .entityMigrationPolicy)
     }

@@ -5,7 +5,9 @@ import Foundation
 /// its first version, for the migration tests.
 enum ShopModels {
     /// The version bundle.
-    static var bundle: URL { Bundle.module.url(forResource: "Shop", withExtension: "xcdatamodeld", subdirectory: "Models")! }
+    static var bundle: URL {
+        Bundle.module.url(forResource: "Shop", withExtension: "xcdatamodeld", subdirectory: "Models")!
+    }
 
     /// The version named `name` (`Shop`, `Shop 2`, `Shop 3`).
     static func version(_ name: String) throws -> ManagedObjectModel {
@@ -13,7 +15,9 @@ enum ShopModels {
     }
 
     /// The options that ask `addPersistentStore(ofType:…)` for an inferred migration.
-    static var migrating: [String: Any] { [MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true] }
+    static var migrating: [String: Any] {
+        [MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true]
+    }
 
     /// The customers the first version's store holds.
     static let customerCount = 20
@@ -54,7 +58,8 @@ enum ShopModels {
     /// The customers of a store, by name.
     static func customers(in context: ManagedObjectContext) throws -> [String: ManagedObject] {
         let request = FetchRequest<ManagedObject>(entityName: "Customer")
-        return Dictionary(uniqueKeysWithValues: try context.fetch(request).map { ($0.value(forKey: "name") as! String, $0) })
+        return Dictionary(
+            uniqueKeysWithValues: try context.fetch(request).map { ($0.value(forKey: "name") as! String, $0) })
     }
 
     /// The related objects of a to-many relationship.
@@ -67,7 +72,9 @@ enum ShopModels {
         let directory = url.appendingPathComponent("segments")
         var files: [String: Int] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
-            files[name] = (try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.size] as? Int) ?? -1
+            files[name] =
+                (try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.size]
+                    as? Int) ?? -1
         }
         return files
     }

@@ -37,7 +37,9 @@ import Testing
 
     /// A store of version 1 with ``itemCount`` items named `item i` (and one more named `item 0`
     /// when `duplicate`).
-    static func pristine(_ models: [URL], in directory: TemporaryDirectory, duplicate: Bool = false) throws -> (url: URL, uris: [URL]) {
+    static func pristine(
+        _ models: [URL], in directory: TemporaryDirectory, duplicate: Bool = false
+    ) throws -> (url: URL, uris: [URL]) {
         try MigrationKillHarness.pristineStore(of: models[0], in: directory) { context in
             (0..<(Self.itemCount + (duplicate ? 1 : 0))).map { i in
                 let item = EntityDescription.insertNewObject(forEntityName: "Item", into: context)
@@ -52,8 +54,13 @@ import Testing
         let models = try MigrationKillHarness.writeModels([Self.version1, Self.version2], in: directory)
         let (pristine, uris) = try Self.pristine(models, in: directory)
         let dryOutput = try MigrationKillHarness.dryRun(pristine, to: models[1], in: directory)
-        #expect(dryOutput.contains("~ Item: changed\n    + unique (name): uniqueness constraint added\nMethod: in place"), "\(dryOutput)")
-        #expect(dryOutput.contains("\nStored objects: no two share the values of an added uniqueness constraint (1 checked).\n"), "\(dryOutput)")
+        #expect(
+            dryOutput.contains("~ Item: changed\n    + unique (name): uniqueness constraint added\nMethod: in place"),
+            "\(dryOutput)")
+        #expect(
+            dryOutput.contains(
+                "\nStored objects: no two share the values of an added uniqueness constraint (1 checked).\n"),
+            "\(dryOutput)")
 
         try MigrationKillHarness.migrateThenKillLeavingOldOrNew(pristine, to: models[1], in: directory) { url in
             try Self.check(url, models: models, uris: uris)
@@ -65,25 +72,29 @@ import Testing
         let models = try MigrationKillHarness.writeModels([Self.version1, Self.version2], in: directory)
         let (pristine, uris) = try Self.pristine(models, in: directory, duplicate: true)
         let (dryEnd, dryOutput) = try ChildProcess.run(
-            try BuiltExecutable.url(named: "strata").path, ["migrate", pristine.path, "--model", models[1].path, "--dry-run"],
+            try BuiltExecutable.url(named: "strata").path,
+            ["migrate", pristine.path, "--model", models[1].path, "--dry-run"],
             stderrPath: directory.path + "/dry.err")
         let dryErrors = try String(contentsOfFile: directory.path + "/dry.err", encoding: .utf8)
         #expect(dryEnd != .exited(0), "a dry run finds the duplicates the migration would fail on: \(dryOutput)")
         #expect(dryOutput.contains("Method: in place") && !dryOutput.contains("Stored objects:"), "\(dryOutput)")
         #expect(dryErrors.contains("134111") && dryErrors.contains("name = \"item 0\""), "\(dryErrors)")
         let (end, output) = try ChildProcess.run(
-            try BuiltExecutable.url(named: "strata").path, ["migrate", pristine.path, "--model", models[1].path], stderrPath: directory.path + "/failed.err")
+            try BuiltExecutable.url(named: "strata").path, ["migrate", pristine.path, "--model", models[1].path],
+            stderrPath: directory.path + "/failed.err")
         let errors = try String(contentsOfFile: directory.path + "/failed.err", encoding: .utf8)
         #expect(end != .exited(0), "\(output)")
         #expect(errors.contains("134111") && errors.contains("name = \"item 0\""), "\(errors)")
         #expect(try !MigrationKillHarness.holdsNewModel(pristine, models: models))
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(checkedContentsOf: models[0]))
+        let coordinator = PersistentStoreCoordinator(
+            managedObjectModel: try ManagedObjectModel(checkedContentsOf: models[0]))
         let store = try coordinator.addPersistentStore(type: .sqlite, at: pristine)
         let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
         try context.performAndWait {
             for (i, uri) in uris.enumerated() {
-                let item = try context.existingObject(with: try #require(coordinator.managedObjectID(forURIRepresentation: uri)))
+                let item = try context.existingObject(
+                    with: try #require(coordinator.managedObjectID(forURIRepresentation: uri)))
                 #expect(item.value(forKey: "name") as? String == "item \(i % Self.itemCount)")
             }
         }
@@ -97,7 +108,8 @@ import Testing
         let isNew = try MigrationKillHarness.holdsNewModel(url, models: models)
         try MigrationKillHarness.openBothWays(url, models: models, isNew: isNew) { context, coordinator, migrating in
             for (i, uri) in uris.enumerated() {
-                let item = try context.existingObject(with: try #require(coordinator.managedObjectID(forURIRepresentation: uri)))
+                let item = try context.existingObject(
+                    with: try #require(coordinator.managedObjectID(forURIRepresentation: uri)))
                 #expect(item.value(forKey: "name") as? String == "item \(i)")
             }
             #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Item")) == itemCount)

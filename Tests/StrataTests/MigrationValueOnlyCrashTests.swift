@@ -61,7 +61,8 @@ import Testing
         try MigrationKillHarness.openBothWays(url, models: models, isNew: isNew) { context, coordinator, migrating in
             let converted = isNew || migrating
             for (i, uri) in uris.enumerated() {
-                let item = try context.existingObject(with: try #require(coordinator.managedObjectID(forURIRepresentation: uri)))
+                let item = try context.existingObject(
+                    with: try #require(coordinator.managedObjectID(forURIRepresentation: uri)))
                 #expect(item.value(forKey: "name") as? String == "item \(i)")
                 #expect(item.value(forKey: "note") as? String == (converted ? Self.note(i) ?? "none" : Self.note(i)))
             }

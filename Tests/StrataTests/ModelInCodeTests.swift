@@ -19,7 +19,9 @@ import Testing
             [FetchPredicate(format: "SELF >= 0"), FetchPredicate(format: "SELF < 150")],
             withValidationWarnings: ["age is negative", "age is too large"])
         let searchName = DerivedAttributeDescription(
-            name: "searchName", type: .string, derivationExpression: FetchExpression(forFunction: "lowercase:", arguments: [FetchExpression(forKeyPath: "name")]))
+            name: "searchName", type: .string,
+            derivationExpression: FetchExpression(
+                forFunction: "lowercase:", arguments: [FetchExpression(forKeyPath: "name")]))
         let request = FetchRequest<FetchRequestResult>(entityName: "Person")
         request.predicate = FetchPredicate(format: "name == $FETCH_SOURCE.name AND SELF != $FETCH_SOURCE")
         let namesakes = FetchedPropertyDescription()

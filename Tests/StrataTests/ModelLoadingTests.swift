@@ -55,10 +55,15 @@ struct CompanyModelLoadingTests {
         #expect(employee.subentities == [manager])
         #expect(manager.superentity === employee)
         #expect(manager.isKindOf(entity: person))
-        #expect(manager.properties.map(\.name) == [
-            "email", "name", "active", "hired", "notes", "photo", "salary", "department", "manager", "level", "reports",
-        ])
-        #expect(manager.attributesByName.keys.sorted() == ["active", "email", "hired", "level", "name", "notes", "photo", "salary"])
+        #expect(
+            manager.properties.map(\.name) == [
+                "email", "name", "active", "hired", "notes", "photo", "salary", "department", "manager", "level",
+                "reports",
+            ])
+        #expect(
+            manager.attributesByName.keys.sorted() == [
+                "active", "email", "hired", "level", "name", "notes", "photo", "salary",
+            ])
         #expect(manager.relationshipsByName.keys.sorted() == ["department", "manager", "reports"])
         #expect(manager.attributesByName["name"] === person.attributesByName["name"])
         #expect(manager.attributesByName["salary"]?.entity === employee)
@@ -114,7 +119,9 @@ struct CompanyModelLoadingTests {
         let notes = try #require(employee.attributesByName["notes"])
         #expect(notes.isOptional && notes.maxValue as? Int == 1000)
         let photo = try #require(employee.attributesByName["photo"])
-        #expect(photo.attributeType == .binaryDataAttributeType && photo.allowsExternalBinaryDataStorage && photo.isOptional)
+        #expect(
+            photo.attributeType == .binaryDataAttributeType && photo.allowsExternalBinaryDataStorage && photo.isOptional
+        )
         #expect(employee.attributesByName["name"]?.preservesValueInHistoryOnDeletion == true)
 
         let department = try #require(employee.relationshipsByName["department"])
@@ -161,7 +168,8 @@ struct CompanyModelLoadingTests {
 
     @Test("version 1 loads on its own, and its Employee hash differs from version 2's")
     func firstVersion() throws {
-        let first = try ManagedObjectModel(checkedContentsOf: SampleModels.company.appendingPathComponent("Company.xcdatamodel"))
+        let first = try ManagedObjectModel(
+            checkedContentsOf: SampleModels.company.appendingPathComponent("Company.xcdatamodel"))
         #expect(first.entities.map(\.name) == ["Department", "Employee"])
         #expect(first.versionIdentifiers.isEmpty)
         let employee = try #require(first.entitiesByName["Employee"])
@@ -276,14 +284,17 @@ struct LibraryModelLoadingTests {
         try model.validate()
     }
 
-    @Test("every attribute type", arguments: [
-        ("pages", AttributeType.integer16AttributeType), ("wordCount", .integer32AttributeType),
-        ("isbn", .integer64AttributeType), ("price", .decimalAttributeType), ("rating", .doubleAttributeType),
-        ("weight", .floatAttributeType), ("title", .stringAttributeType), ("inPrint", .booleanAttributeType),
-        ("published", .dateAttributeType), ("cover", .binaryDataAttributeType), ("identifier", .UUIDAttributeType),
-        ("link", .URIAttributeType), ("metadata", .transformableAttributeType), ("sourceID", .objectIDAttributeType),
-        ("scratch", .undefinedAttributeType), ("displayTitle", .stringAttributeType),
-    ])
+    @Test(
+        "every attribute type",
+        arguments: [
+            ("pages", AttributeType.integer16AttributeType), ("wordCount", .integer32AttributeType),
+            ("isbn", .integer64AttributeType), ("price", .decimalAttributeType), ("rating", .doubleAttributeType),
+            ("weight", .floatAttributeType), ("title", .stringAttributeType), ("inPrint", .booleanAttributeType),
+            ("published", .dateAttributeType), ("cover", .binaryDataAttributeType), ("identifier", .UUIDAttributeType),
+            ("link", .URIAttributeType), ("metadata", .transformableAttributeType),
+            ("sourceID", .objectIDAttributeType),
+            ("scratch", .undefinedAttributeType), ("displayTitle", .stringAttributeType),
+        ])
     func attributeTypes(name: String, type: AttributeType) throws {
         let attribute = try attribute(name)
         #expect(attribute.attributeType == type)
@@ -303,7 +314,9 @@ struct LibraryModelLoadingTests {
         #expect(try attribute("published").defaultValue as? Date == Date(timeIntervalSinceReferenceDate: 694_224_000))
         #expect(try attribute("title").defaultValue == nil)
         let tag = try #require(model.entitiesByName["Tag"])
-        #expect(tag.attributesByName["identifier"]?.defaultValue as? UUID == UUID(uuidString: "9F1C5C1E-2D3B-4C5D-8E6F-7A8B9C0D1E2F"))
+        #expect(
+            tag.attributesByName["identifier"]?.defaultValue as? UUID
+                == UUID(uuidString: "9F1C5C1E-2D3B-4C5D-8E6F-7A8B9C0D1E2F"))
         let author = try #require(model.entitiesByName["Author"])
         #expect(author.attributesByName["website"]?.defaultValue as? URL == URL(string: "https://example.com/authors"))
     }
@@ -384,7 +397,8 @@ struct MinimalModelLoadingTests {
         #expect(item.relationshipsByName.isEmpty && item.indexes.isEmpty && item.uniquenessConstraints.isEmpty)
         #expect(model.versionIdentifiers.isEmpty && model.configurations.isEmpty)
 
-        let viaDirectory = try ManagedObjectModel(checkedContentsOf: SampleModels.minimalContents.deletingLastPathComponent())
+        let viaDirectory = try ManagedObjectModel(
+            checkedContentsOf: SampleModels.minimalContents.deletingLastPathComponent())
         #expect(viaDirectory.entityVersionHashesByName == model.entityVersionHashesByName)
     }
 
@@ -439,7 +453,8 @@ struct MalformedModel: Sendable, CustomTestStringConvertible {
     /// The 1-based line of `lineMarker` in the document.
     var expectedLine: Int? {
         guard let lineMarker else { return nil }
-        return document.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.contains(lineMarker) }.map { $0 + 1 }
+        return document.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.contains(lineMarker) }
+            .map { $0 + 1 }
     }
 
     static let all: [MalformedModel] = [
@@ -542,7 +557,8 @@ struct MalformedModel: Sendable, CustomTestStringConvertible {
                     <relationship name="department" maxCount="1" deletionRule="Nullify" destinationEntity="Department" inverseName="name" inverseEntity="Department"/>
                 </entity>
             """,
-            code: .invalidModel, line: "inverseName=\"name\"", says: ["Department.name", "attribute"], entity: "Employee"),
+            code: .invalidModel, line: "inverseName=\"name\"", says: ["Department.name", "attribute"],
+            entity: "Employee"),
         MalformedModel(
             "inverse pointing at an unrelated entity",
             """
@@ -620,7 +636,8 @@ struct MalformedModel: Sendable, CustomTestStringConvertible {
                     </fetchIndex>
                 </entity>
             """,
-            code: .missingProperty, line: "property=\"pay\"", says: ["Employee.byPay", "pay"], entity: "Employee", property: "pay"),
+            code: .missingProperty, line: "property=\"pay\"", says: ["Employee.byPay", "pay"], entity: "Employee",
+            property: "pay"),
         MalformedModel(
             "uniqueness constraint on a missing property",
             """
@@ -633,7 +650,8 @@ struct MalformedModel: Sendable, CustomTestStringConvertible {
                     </uniquenessConstraints>
                 </entity>
             """,
-            code: .missingProperty, line: "value=\"email\"", says: ["Person", "email"], entity: "Person", property: "email"),
+            code: .missingProperty, line: "value=\"email\"", says: ["Person", "email"], entity: "Person",
+            property: "email"),
         MalformedModel(
             "configuration naming a missing entity",
             """
@@ -656,7 +674,8 @@ struct MalformedModel: Sendable, CustomTestStringConvertible {
                     <attribute name="title" optional="maybe" attributeType="String"/>
                 </entity>
             """,
-            code: .invalidValue, line: "maybe", says: ["Item.title", "optional", "maybe"], entity: "Item", property: "title"),
+            code: .invalidValue, line: "maybe", says: ["Item.title", "optional", "maybe"], entity: "Item",
+            property: "title"),
     ]
 }
 

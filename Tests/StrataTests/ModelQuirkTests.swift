@@ -24,7 +24,8 @@ import Testing
 
     @Test func aDefaultValueStringThatIsNotOfTheAttributesTypeGivesNoDefault() throws {
         let folder = TemporaryDirectory()
-        let url = try Self.write("""
+        let url = try Self.write(
+            """
             <entity name="Item" representedClassName="Item" syncable="YES">
                 <attribute name="identifier" optional="YES" attributeType="UUID" defaultValueString="not-a-uuid" usesScalarValueType="NO"/>
                 <attribute name="count" optional="YES" attributeType="Integer 32" defaultValueString="many" usesScalarValueType="YES"/>
@@ -56,7 +57,8 @@ import Testing
     /// the links survive a reopen.
     @Test func inversesWhoseSidesDisagreeKeepTheirOwnAndRoundTrip() throws {
         let folder = TemporaryDirectory()
-        let url = try Self.write("""
+        let url = try Self.write(
+            """
             <entity name="Department" representedClassName="Department" syncable="YES">
                 <attribute name="name" optional="YES" attributeType="String"/>
                 <relationship name="employees" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Employee" inverseName="department" inverseEntity="Employee"/>
@@ -70,8 +72,12 @@ import Testing
         let model = try #require(ManagedObjectModel(contentsOf: url))
         let department = try #require(model.entitiesByName["Department"])
         let employee = try #require(model.entitiesByName["Employee"])
-        #expect(department.relationshipsByName["alumni"]?.inverseRelationship === employee.relationshipsByName["department"])
-        #expect(employee.relationshipsByName["department"]?.inverseRelationship === department.relationshipsByName["employees"])
+        #expect(
+            department.relationshipsByName["alumni"]?.inverseRelationship === employee.relationshipsByName["department"]
+        )
+        #expect(
+            employee.relationshipsByName["department"]?.inverseRelationship
+                === department.relationshipsByName["employees"])
 
         let store = folder.store("Disagree")
         var departmentURI: URL?
@@ -87,7 +93,8 @@ import Testing
                 let grace = EntityDescription.insertNewObject(forEntityName: "Employee", into: context)
                 grace.setValue("Grace", forKey: "name")
                 sales.mutableSetValue(forKey: "alumni").add(grace)
-                #expect(grace.value(forKey: "department") as? ManagedObject === sales, "alumni maintains its own inverse")
+                #expect(
+                    grace.value(forKey: "department") as? ManagedObject === sales, "alumni maintains its own inverse")
                 try context.save()
                 departmentURI = sales.objectID.uriRepresentation()
             }
@@ -97,7 +104,9 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let sales = try DerivedAttributeTests.object(try #require(departmentURI), in: container, context)
-            let names = (sales.value(forKey: "employees") as? Set<ManagedObject>)?.compactMap { $0.value(forKey: "name") as? String }
+            let names = (sales.value(forKey: "employees") as? Set<ManagedObject>)?.compactMap {
+                $0.value(forKey: "name") as? String
+            }
             #expect(Set(names ?? []) == ["Ada", "Grace"])
         }
         try container.close()
@@ -105,7 +114,8 @@ import Testing
 
     @Test func aCompositeAttributeWithNoElementsLoadsAndSaves() throws {
         let folder = TemporaryDirectory()
-        let url = try Self.write("""
+        let url = try Self.write(
+            """
             <entity name="Place" representedClassName="Place" syncable="YES">
                 <attribute name="name" optional="YES" attributeType="String"/>
                 <attribute name="location" optional="YES" attributeType="Composite" composite="Location"/>
@@ -113,7 +123,8 @@ import Testing
             <composite name="Location"/>
             """, in: folder)
         let model = try #require(ManagedObjectModel(contentsOf: url))
-        let location = try #require(model.entitiesByName["Place"]?.attributesByName["location"] as? CompositeAttributeDescription)
+        let location = try #require(
+            model.entitiesByName["Place"]?.attributesByName["location"] as? CompositeAttributeDescription)
         #expect(location.elements.isEmpty)
         #expect(location.defaultValue == nil)
 
@@ -229,7 +240,8 @@ import Testing
             try context.save()
         }
         try container.close()
-        let reopened = try GraphModel.container(at: folder.store("Trips"), model: try ManagedObjectModel(checkedContentsOf: model))
+        let reopened = try GraphModel.container(
+            at: folder.store("Trips"), model: try ManagedObjectModel(checkedContentsOf: model))
         let reader = reopened.newBackgroundContext()
         try reader.performAndWait {
             let trip = try #require(try reader.fetch(FetchRequest<ManagedObject>(entityName: "Trip")).first)

@@ -11,7 +11,8 @@ import Testing
         for name in ["Shop", "Shop 2", "Shop 3"] {
             let version = try ShopModels.version(name)
             let reference = ManagedObjectModelReference(
-                entityVersionHashes: version.entityVersionHashesByName, in: Bundle.module, versionChecksum: version.versionChecksum)
+                entityVersionHashes: version.entityVersionHashesByName, in: Bundle.module,
+                versionChecksum: version.versionChecksum)
             #expect(reference.problem == nil, "\(name)")
             #expect(reference.resolvedModel.entityVersionHashesByName == version.entityVersionHashesByName, "\(name)")
             #expect(reference.resolvedModel.versionChecksum == version.versionChecksum, "\(name)")
@@ -45,10 +46,19 @@ import Testing
             try StagedMigrationManagerTests.open(url, model: v2, manager: StagedMigrationManager([failing]))
         }
         #expect(error.code == .migrationMissingSourceModel)
-        #expect(v1.isConfiguration(withName: nil, compatibleWithStoreMetadata: try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)))
+        #expect(
+            v1.isConfiguration(
+                withName: nil,
+                compatibleWithStoreMetadata: try PersistentStoreCoordinator.metadataForPersistentStore(
+                    ofType: SQLiteStoreType, at: url)))
 
-        let stage = CustomMigrationStage(migratingFrom: source, to: ManagedObjectModelReference(model: v2, versionChecksum: v2.versionChecksum))
+        let stage = CustomMigrationStage(
+            migratingFrom: source, to: ManagedObjectModelReference(model: v2, versionChecksum: v2.versionChecksum))
         _ = try StagedMigrationManagerTests.open(url, model: v2, manager: StagedMigrationManager([stage]))
-        #expect(v2.isConfiguration(withName: nil, compatibleWithStoreMetadata: try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)))
+        #expect(
+            v2.isConfiguration(
+                withName: nil,
+                compatibleWithStoreMetadata: try PersistentStoreCoordinator.metadataForPersistentStore(
+                    ofType: SQLiteStoreType, at: url)))
     }
 }

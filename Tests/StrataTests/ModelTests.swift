@@ -77,16 +77,18 @@ struct AttributeTypeTests {
         #expect(attribute.attributeType == .undefinedAttributeType)
     }
 
-    @Test("raw values are Core Data's", arguments: [
-        (AttributeType.undefinedAttributeType, AttributeDescription.AttributeType.undefined, UInt(0)),
-        (.integer16AttributeType, .integer16, 100), (.integer32AttributeType, .integer32, 200),
-        (.integer64AttributeType, .integer64, 300), (.decimalAttributeType, .decimal, 400),
-        (.doubleAttributeType, .double, 500), (.floatAttributeType, .float, 600),
-        (.stringAttributeType, .string, 700), (.booleanAttributeType, .boolean, 800),
-        (.dateAttributeType, .date, 900), (.binaryDataAttributeType, .binaryData, 1000),
-        (.UUIDAttributeType, .uuid, 1100), (.URIAttributeType, .uri, 1200),
-        (.transformableAttributeType, .transformable, 1800), (.objectIDAttributeType, .objectID, 2000),
-    ])
+    @Test(
+        "raw values are Core Data's",
+        arguments: [
+            (AttributeType.undefinedAttributeType, AttributeDescription.AttributeType.undefined, UInt(0)),
+            (.integer16AttributeType, .integer16, 100), (.integer32AttributeType, .integer32, 200),
+            (.integer64AttributeType, .integer64, 300), (.decimalAttributeType, .decimal, 400),
+            (.doubleAttributeType, .double, 500), (.floatAttributeType, .float, 600),
+            (.stringAttributeType, .string, 700), (.booleanAttributeType, .boolean, 800),
+            (.dateAttributeType, .date, 900), (.binaryDataAttributeType, .binaryData, 1000),
+            (.UUIDAttributeType, .uuid, 1100), (.URIAttributeType, .uri, 1200),
+            (.transformableAttributeType, .transformable, 1800), (.objectIDAttributeType, .objectID, 2000),
+        ])
     func rawValues(type: AttributeType, newType: AttributeDescription.AttributeType, raw: UInt) {
         #expect(type.rawValue == raw)
         #expect(newType.rawValue == raw)
@@ -165,7 +167,9 @@ struct ModelBuildingTests {
         entity!.indexes = [index]
         entity!.subentities = [child]
         link.destinationEntity = entity
-        #expect(title.entity === entity && index.entity === entity && child.superentity === entity && link.destinationEntity === entity)
+        #expect(
+            title.entity === entity && index.entity === entity && child.superentity === entity
+                && link.destinationEntity === entity)
         // An ID of the entity keeps the entity, and so the references to it, alive.
         var id: ManagedObjectID? = ManagedObjectID(temporaryFor: entity!)
         weak let gone = entity
@@ -201,10 +205,12 @@ struct ModelBuildingTests {
         #expect(company.employee.subentitiesByName["Manager"] === company.manager)
 
         #expect(company.person.properties.map(\.name) == ["email", "name"])
-        #expect(company.employee.properties.map(\.name) == ["email", "name", "salary", "hired", "department", "manager"])
-        #expect(company.manager.properties.map(\.name) == [
-            "email", "name", "salary", "hired", "department", "manager", "level", "reports",
-        ])
+        #expect(
+            company.employee.properties.map(\.name) == ["email", "name", "salary", "hired", "department", "manager"])
+        #expect(
+            company.manager.properties.map(\.name) == [
+                "email", "name", "salary", "hired", "department", "manager", "level", "reports",
+            ])
         #expect(company.manager.propertiesByName.count == 8)
         #expect(company.manager.attributesByName.keys.sorted() == ["email", "hired", "level", "name", "salary"])
         #expect(company.manager.relationshipsByName.keys.sorted() == ["department", "manager", "reports"])
@@ -433,7 +439,8 @@ struct VersionHashTests {
         #expect(hash { $0.employee.managedObjectClassName = "Staff" } == base)
         #expect(hash { $0.employee.userInfo = ["a": 1] } == base)
         #expect(hash { $0.employeeDepartment.deleteRule = .denyDeleteRule } == base)
-        #expect(hash { $0.employee.properties = [$0.employeeManager, $0.hired, $0.employeeDepartment, $0.salary] } == base)
+        #expect(
+            hash { $0.employee.properties = [$0.employeeManager, $0.hired, $0.employeeDepartment, $0.salary] } == base)
     }
 }
 
@@ -458,7 +465,8 @@ struct FreezingTests {
         await withTaskGroup(of: Int.self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    (0..<200).reduce(0) { sum, _ in sum + (model.entitiesByName["Manager"]?.propertiesByName.count ?? 0) }
+                    (0..<200).reduce(0) { sum, _ in sum + (model.entitiesByName["Manager"]?.propertiesByName.count ?? 0)
+                    }
                 }
             }
             for await total in group { #expect(total == 200 * 8) }
@@ -478,7 +486,8 @@ struct FreezingTests {
     @Test("setting an attribute's name after freezing traps")
     func attributeSetterTraps() async {
         await #expect(processExitsWith: .failure) {
-            let entity = EntityDescription(name: "Item", properties: [AttributeDescription(name: "title", type: .string)])
+            let entity = EntityDescription(
+                name: "Item", properties: [AttributeDescription(name: "title", type: .string)])
             let model = ManagedObjectModel()
             model.entities = [entity]
             model.freeze()

@@ -14,7 +14,8 @@ import Testing
         #expect(files.count > 100, "the sources are at \(Self.sources.path)")
         var exported: [String] = []
         for file in files {
-            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            let lines = try String(contentsOf: file, encoding: .utf8).split(
+                separator: "\n", omittingEmptySubsequences: false)
             for (index, line) in lines.enumerated() where line.contains(#/@_exported\s+(\w+\s+)?import\b/#) {
                 exported.append("\(file.path):\(index + 1): \(line)")
             }

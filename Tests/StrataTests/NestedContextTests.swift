@@ -12,7 +12,9 @@ final class CodedItem: ManagedObject {
 /// state, automatic merging, permanent IDs through the chain, and the patterns apps build on them.
 @Suite struct NestedContextTests {
     /// A new private-queue context whose parent is `parent`.
-    static func child(of parent: ManagedObjectContext, _ type: ManagedObjectContext.ConcurrencyType = .privateQueue) -> ManagedObjectContext {
+    static func child(
+        of parent: ManagedObjectContext, _ type: ManagedObjectContext.ConcurrencyType = .privateQueue
+    ) -> ManagedObjectContext {
         let child = ManagedObjectContext(type)
         child.parent = parent
         return child
@@ -104,7 +106,9 @@ final class CodedItem: ManagedObject {
         rich.predicate = try FetchPredicate(checkedFormat: "salary > %@", 2000)
         rich.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: true)]
         try child.performAndWait {
-            #expect(try child.fetch(Employee.fetchRequest()).map(\.name).sorted() == ["Ann", "Cy"], "the parent's delete hides Bob")
+            #expect(
+                try child.fetch(Employee.fetchRequest()).map(\.name).sorted() == ["Ann", "Cy"],
+                "the parent's delete hides Bob")
             #expect(try child.fetch(rich).map(\.name) == ["Ann", "Cy"])
             #expect(try child.count(for: rich) == 2)
             let dee = Employee(context: child)
@@ -171,7 +175,9 @@ final class CodedItem: ManagedObject {
             try child.save()
         }
         try parent.performAndWait {
-            #expect(Set(parent.deletedObjects.map(\.objectID)) == [ids["Research"]!, ids["Ann"]!, ids["Bob"]!], "the cascade came with the save")
+            #expect(
+                Set(parent.deletedObjects.map(\.objectID)) == [ids["Research"]!, ids["Ann"]!, ids["Bob"]!],
+                "the cascade came with the save")
             let names = try parent.fetch(Employee.fetchRequest()).map(\.name)
             #expect(names.isEmpty)
             try parent.save()
@@ -292,7 +298,8 @@ final class CodedItem: ManagedObject {
             return (early.objectID, late.objectID)
         }
         try parent.performAndWait {
-            let early = try #require(parent.registeredObject(for: early), "the parent's object took the child's permanent ID")
+            let early = try #require(
+                parent.registeredObject(for: early), "the parent's object took the child's permanent ID")
             let late = try #require(parent.registeredObject(for: late))
             #expect(early.isInserted && late.isInserted)
             try parent.save()
@@ -330,7 +337,8 @@ final class CodedItem: ManagedObject {
         }
         let reader = container.newBackgroundContext()
         try reader.performAndWait { () throws -> Void in
-            #expect(try reader.count(for: FetchRequest<ManagedObject>(entityName: "CodedItem")) == 0, "nothing was stored")
+            #expect(
+                try reader.count(for: FetchRequest<ManagedObject>(entityName: "CodedItem")) == 0, "nothing was stored")
         }
     }
 
@@ -486,7 +494,9 @@ final class CodedItem: ManagedObject {
         }
         parent.performAndWait {
             #expect(parent.deletedObjects.map(\.objectID) == [ids["Bob"]!])
-            #expect(parent.updatedObjects.map(\.objectID) == [ids["Research"]!], "its own nullify only: nothing of the failed save")
+            #expect(
+                parent.updatedObjects.map(\.objectID) == [ids["Research"]!],
+                "its own nullify only: nothing of the failed save")
             #expect(parent.insertedObjects.isEmpty)
         }
     }
@@ -504,7 +514,8 @@ final class CodedItem: ManagedObject {
             departments.predicate = try FetchPredicate(checkedFormat: "name == %@", "Research")
             departments.relationshipKeyPathsForPrefetching = ["employees"]
             let research = try #require(try child.fetch(departments).first)
-            #expect(Set(research.employees.map(\.name)) == ["Ann P", "Bob"], "prefetched objects have the parent's state")
+            #expect(
+                Set(research.employees.map(\.name)) == ["Ann P", "Bob"], "prefetched objects have the parent's state")
             let employees = Employee.fetchRequest()
             employees.sortDescriptors = [FetchSortDescriptor(key: "name", ascending: true)]
             employees.fetchBatchSize = 1
@@ -609,7 +620,9 @@ final class CodedItem: ManagedObject {
         try parent.performAndWait {
             let error = try #require(throws: CoreDataError.self) { try parent.save() }
             #expect(error.code == .managedObjectMerge)
-            #expect((try parent.existingObject(with: ids["Ann"]!) as! Employee).salary == 1100, "the child's change is kept")
+            #expect(
+                (try parent.existingObject(with: ids["Ann"]!) as! Employee).salary == 1100, "the child's change is kept"
+            )
             parent.mergePolicy = .mergeByPropertyObjectTrump
             try parent.save()
         }

@@ -30,7 +30,9 @@ import Testing
         let secondError = LockedError()
         // The observer of the first save waits for a save on another thread, whose own
         // notifications are posted while the first save's did-save notification is being posted.
-        let token = NotificationCenter.default.addObserver(forName: .ManagedObjectContextDidSave, object: first, queue: nil) { _ in
+        let token = NotificationCenter.default.addObserver(
+            forName: .ManagedObjectContextDidSave, object: first, queue: nil
+        ) { _ in
             let done = DispatchSemaphore(value: 0)
             Thread {
                 do { try insertAndSave("Grace", in: second) } catch { secondError.set(error) }
@@ -52,10 +54,14 @@ import Testing
         let first = container.newBackgroundContext()
         let second = container.newBackgroundContext()
         let events = Locked<[String]>([])
-        let nested = NotificationCenter.default.addObserver(forName: .ManagedObjectContextDidSave, object: second, queue: nil) { _ in
+        let nested = NotificationCenter.default.addObserver(
+            forName: .ManagedObjectContextDidSave, object: second, queue: nil
+        ) { _ in
             events.withLock { $0.append("second saved") }
         }
-        let outer = NotificationCenter.default.addObserver(forName: .ManagedObjectContextDidSave, object: first, queue: nil) { _ in
+        let outer = NotificationCenter.default.addObserver(
+            forName: .ManagedObjectContextDidSave, object: first, queue: nil
+        ) { _ in
             events.withLock { $0.append("first saved") }
             try? insertAndSave("Grace", in: second)
             events.withLock { $0.append("observer returned") }
@@ -85,10 +91,13 @@ import Testing
         let savers = Locked<[ObjectIdentifier: pthread_t]>([:])
         let tokens = names.map { name in
             NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { note in
-                guard let context = note.object as? ManagedObjectContext, contexts.contains(where: { $0 === context }) else { return }
+                guard let context = note.object as? ManagedObjectContext, contexts.contains(where: { $0 === context })
+                else { return }
                 let id = ObjectIdentifier(context)
                 posted.withLock { $0[id, default: [:]][name, default: 0] += 1 }
-                if let saver = savers.withLock({ $0[id] }), pthread_equal(saver, pthread_self()) == 0 { elsewhere.withLock { $0 += 1 } }
+                if let saver = savers.withLock({ $0[id] }), pthread_equal(saver, pthread_self()) == 0 {
+                    elsewhere.withLock { $0 += 1 }
+                }
             }
         }
         defer { for token in tokens { NotificationCenter.default.removeObserver(token) } }
@@ -107,7 +116,9 @@ import Testing
         #expect(group.wait(timeout: .now() + 300) == .success)
         #expect(failures.get() == nil)
         for context in contexts {
-            #expect(posted.current[ObjectIdentifier(context)] == Dictionary(uniqueKeysWithValues: names.map { ($0, saves) }))
+            #expect(
+                posted.current[ObjectIdentifier(context)] == Dictionary(uniqueKeysWithValues: names.map { ($0, saves) })
+            )
         }
         #expect(elsewhere.current == 0)
         #expect(try count(container) == writers * saves)

@@ -25,7 +25,9 @@ import Testing
                 #expect(!context.hasChanges)
                 #expect(!research.objectID.isTemporaryID)
             }
-            try container.persistentStoreCoordinator.persistentStores.forEach { try container.persistentStoreCoordinator.remove($0) }
+            try container.persistentStoreCoordinator.persistentStores.forEach {
+                try container.persistentStoreCoordinator.remove($0)
+            }
         }
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()

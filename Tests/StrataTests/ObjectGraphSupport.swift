@@ -49,7 +49,10 @@ enum GraphModel {
         worksIn.inverseRelationship = employees
         department.properties = [departmentName, budget, employees]
         employee.properties = [employeeName, salary, active, notes, worksIn]
-        employee.indexes = [FetchIndexDescription(name: "bySalary", elements: [FetchIndexElementDescription(property: salary, collationType: .binary)])]
+        employee.indexes = [
+            FetchIndexDescription(
+                name: "bySalary", elements: [FetchIndexElementDescription(property: salary, collationType: .binary)])
+        ]
         let model = ManagedObjectModel()
         model.entities = [department, employee]
         // Fetches create the typed subclasses even before the first instance is created.

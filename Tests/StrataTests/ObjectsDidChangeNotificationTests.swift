@@ -70,7 +70,9 @@ import Testing
         try #require(posts.count >= 2)
         #expect(posts[0]["inserted"]?.count == 100)
         #expect(posts[1]["inserted"] == later, "only the objects inserted in the second event")
-        #expect(posts[1]["updated"] == [try #require(kept)], "a change of an object inserted earlier, not of one inserted in the event")
+        #expect(
+            posts[1]["updated"] == [try #require(kept)],
+            "a change of an object inserted earlier, not of one inserted in the event")
         #expect(posts[1]["deleted"]?.count == 70)
         try container.close()
         let reopened = try GraphModel.container(at: folder.store())

@@ -40,8 +40,12 @@ import Testing
         try RelationshipTests.withContext(at: folder.store(), model: model) { context throws in
             let box = try RelationshipTests.fetch("Bundle", "box", in: context)
             #expect(try RelationshipTests.names(box, "albums") == ["a2", "a3", "a1", "a4"])
-            #expect(try RelationshipTests.names(try RelationshipTests.fetch("Album", "a1", in: context), "bundles") == ["box"])
-            #expect(try RelationshipTests.names(try RelationshipTests.fetch("Album", "a0", in: context), "bundles") == [])
+            #expect(
+                try RelationshipTests.names(try RelationshipTests.fetch("Album", "a1", in: context), "bundles") == [
+                    "box"
+                ])
+            #expect(
+                try RelationshipTests.names(try RelationshipTests.fetch("Album", "a0", in: context), "bundles") == [])
         }
     }
 }

@@ -18,9 +18,12 @@ import Testing
         link.destinationEntity = tag
         link.maxCount = 1
         link.isOptional = true
-        let item = EntityDescription(name: "Item", properties: [
-            AttributeDescription(name: "title", type: .string), AttributeDescription(name: "rank", type: .integer64), link,
-        ])
+        let item = EntityDescription(
+            name: "Item",
+            properties: [
+                AttributeDescription(name: "title", type: .string),
+                AttributeDescription(name: "rank", type: .integer64), link,
+            ])
         let model = ManagedObjectModel()
         model.entities = [item, tag]
         model.setEntities([item], forConfigurationName: "Catalog")
@@ -29,7 +32,9 @@ import Testing
     }
 
     /// A coordinator of `model` with the catalog and tagging stores in `folder`.
-    static func coordinator(_ model: ManagedObjectModel, in folder: TemporaryDirectory) throws -> PersistentStoreCoordinator {
+    static func coordinator(
+        _ model: ManagedObjectModel, in folder: TemporaryDirectory
+    ) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(type: .strata, configuration: "Catalog", at: folder.store("Catalog"))
         try coordinator.addPersistentStore(type: .strata, configuration: "Tagging", at: folder.store("Tagging"))
@@ -59,7 +64,9 @@ import Testing
                 let error = #expect(throws: CoreDataError.self) { try context.save() }
                 #expect(error?.code == .managedObjectExternalRelationship && error?.key == "tag")
                 #expect(error?.objectID == items[bad].objectID)
-                #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Item")) == count, "unsaved objects still count")
+                #expect(
+                    try context.count(for: FetchRequest<ManagedObject>(entityName: "Item")) == count,
+                    "unsaved objects still count")
                 items[bad].setValue(nil, forKey: "tag")
                 try context.save()
             }
@@ -105,7 +112,8 @@ import Testing
         let seen = try pinned.performAndWait { try pinned.count(for: Employee.fetchRequest()) }
         #expect(seen == seeded.count)
 
-        let history = try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
+        let history = try PersistentHistoryTests.transactions(
+            .fetchHistory(after: nil as PersistentHistoryToken?), in: container)
         #expect(history.count == 2 && history.last?.author == "loader")
         #expect(history.last?.changes?.count == count + 10)
         try container.close()
@@ -119,7 +127,8 @@ import Testing
             #expect(last.department?.objectID == ids.0[(count - 1) % 10])
             let request = Employee.fetchRequest()
             request.predicate = FetchPredicate(andPredicateWithSubpredicates: [
-                FetchPredicate(key: "salary", .greaterThanOrEqualTo, Int64(count - 3)), FetchPredicate(key: "salary", .lessThan, Int64(count)),
+                FetchPredicate(key: "salary", .greaterThanOrEqualTo, Int64(count - 3)),
+                FetchPredicate(key: "salary", .lessThan, Int64(count)),
             ])
             #expect(try reader.count(for: request) == 3)
         }

@@ -6,7 +6,8 @@ import Testing
 /// A container subclass that keeps its stores in a folder of its own, as apps do.
 /// (Swift 6 asks a subclass of a `Sendable` class to restate the conformance.)
 class AppContainer: PersistentContainer, @unchecked Sendable {
-    static let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-app-container-\(ProcessInfo.processInfo.processIdentifier)")
+    static let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "strata-app-container-\(ProcessInfo.processInfo.processIdentifier)")
 
     override class func defaultDirectoryURL() -> URL { folder }
 }
@@ -16,7 +17,9 @@ class AppContainer: PersistentContainer, @unchecked Sendable {
     @Test func findsTheNamedModelInTheGivenBundle() throws {
         let container = try PersistentContainer(name: "Company", bundle: Bundle.module)
         #expect(container.name == "Company")
-        #expect(container.managedObjectModel.entitiesByName["Manager"] != nil, "the current version of Company.xcdatamodeld")
+        #expect(
+            container.managedObjectModel.entitiesByName["Manager"] != nil, "the current version of Company.xcdatamodeld"
+        )
         let library = try PersistentContainer(name: "Library", bundle: Bundle.module)
         #expect(library.managedObjectModel.entitiesByName.keys.sorted() == ["Author", "Book", "Tag"])
     }
@@ -25,8 +28,12 @@ class AppContainer: PersistentContainer, @unchecked Sendable {
     /// two entities of one name, as Core Data's does.
     @Test func mergedModelFromBundles() throws {
         let folder = TemporaryDirectory()
-        _ = try ModelQuirkTests.write(#"<entity name="Author" representedClassName="Author"><attribute name="name" optional="YES" attributeType="String"/></entity>"#, in: folder, name: "People")
-        _ = try ModelQuirkTests.write(#"<entity name="Book" representedClassName="Book"><attribute name="title" optional="YES" attributeType="String"/></entity>"#, in: folder, name: "Books")
+        _ = try ModelQuirkTests.write(
+            #"<entity name="Author" representedClassName="Author"><attribute name="name" optional="YES" attributeType="String"/></entity>"#,
+            in: folder, name: "People")
+        _ = try ModelQuirkTests.write(
+            #"<entity name="Book" representedClassName="Book"><attribute name="title" optional="YES" attributeType="String"/></entity>"#,
+            in: folder, name: "Books")
         let bundle = try #require(Bundle(url: folder.url))
         let merged = try #require(ManagedObjectModel.mergedModel(from: [bundle]))
         #expect(merged.entitiesByName.keys.sorted() == ["Author", "Book"])
@@ -43,7 +50,9 @@ class AppContainer: PersistentContainer, @unchecked Sendable {
     }
 
     @Test func missingModelInTheGivenBundleIsATypedError() {
-        let error = #expect(throws: ModelError.self) { _ = try PersistentContainer(name: "NoSuchModel", bundle: Bundle.module) }
+        let error = #expect(throws: ModelError.self) {
+            _ = try PersistentContainer(name: "NoSuchModel", bundle: Bundle.module)
+        }
         #expect(error?.code == .fileNotFound)
         #expect(error?.message.contains("NoSuchModel") == true)
     }

@@ -26,7 +26,9 @@ import Testing
         #expect(error?.code == .persistentHistoryTokenExpired)
         #expect(try #require(error?.underlyingError as? PersistentHistoryConsumerEvicted).resyncToken == latest)
         let released = #expect(throws: CoreDataError.self) {
-            try History.run(.fetchHistory(after: PersistentHistoryToken(storeIdentifier: latest.storeIdentifier, sequence: 0)), in: container)
+            try History.run(
+                .fetchHistory(after: PersistentHistoryToken(storeIdentifier: latest.storeIdentifier, sequence: 0)),
+                in: container)
         }
         #expect(released?.code == .persistentHistoryTokenExpired, "the history it held is released")
         try container.close()

@@ -53,12 +53,16 @@ import Testing
         #expect(pending.count == 2, "the consumer's unread history is kept")
         #expect(pending.last?.token == latest)
         let before = PersistentHistoryToken(storeIdentifier: read.storeIdentifier, sequence: 0)
-        let expired = #expect(throws: CoreDataError.self) { try History.run(.fetchHistory(after: before), in: container) }
+        let expired = #expect(throws: CoreDataError.self) {
+            try History.run(.fetchHistory(after: before), in: container)
+        }
         #expect(expired?.code == .persistentHistoryTokenExpired)
 
         let reopened = try container.persistentStoreCoordinator.historyConsumer(named: "sync")
         try reopened.advance(to: latest)
-        let released = #expect(throws: CoreDataError.self) { try History.run(.fetchHistory(after: read), in: container) }
+        let released = #expect(throws: CoreDataError.self) {
+            try History.run(.fetchHistory(after: read), in: container)
+        }
         #expect(released?.code == .persistentHistoryTokenExpired, "advancing releases what the purge asked for")
         #expect(try History.transactions(.fetchHistory(after: latest), in: container).isEmpty)
     }
@@ -81,7 +85,9 @@ import Testing
         #expect(error?.code == .persistentHistoryTokenExpired)
         let resync = try #require(error?.underlyingError as? PersistentHistoryConsumerEvicted).resyncToken
         #expect(resync == latest)
-        #expect(throws: CoreDataError.self) { try consumer.advance(to: PersistentHistoryToken(storeIdentifier: latest.storeIdentifier, sequence: 1)) }
+        #expect(throws: CoreDataError.self) {
+            try consumer.advance(to: PersistentHistoryToken(storeIdentifier: latest.storeIdentifier, sequence: 1))
+        }
 
         try evicted.advance(to: resync)
         #expect(try evicted.token == resync)
@@ -126,7 +132,9 @@ import Testing
         try idle.performAndWait { try idle.save(advancing: reopened, to: latest) }
         #expect(try reopened.token == latest)
         let other = PersistentHistoryToken(storeIdentifier: "another store", sequence: 1)
-        let error = #expect(throws: CoreDataError.self) { try idle.performAndWait { try idle.save(advancing: reopened, to: other) } }
+        let error = #expect(throws: CoreDataError.self) {
+            try idle.performAndWait { try idle.save(advancing: reopened, to: other) }
+        }
         #expect(error?.code == .persistentHistoryTokenExpired)
     }
 }

@@ -9,7 +9,9 @@ import Testing
 /// history leaves the view context's departments right.
 @Suite struct PersistentHistoryInverseToManyTests {
     /// Two departments and one employee in the first; their IDs.
-    static func fill(_ container: PersistentContainer) throws -> (first: ManagedObjectID, second: ManagedObjectID, employee: ManagedObjectID) {
+    static func fill(
+        _ container: PersistentContainer
+    ) throws -> (first: ManagedObjectID, second: ManagedObjectID, employee: ManagedObjectID) {
         let context = container.newBackgroundContext()
         return try context.performAndWait {
             let first = Department(context: context)
@@ -25,7 +27,9 @@ import Testing
     }
 
     /// The changes of the one transaction after `token`, by object ID.
-    static func changes(after token: PersistentHistoryToken, in container: PersistentContainer) throws -> [ManagedObjectID: PersistentHistoryChange] {
+    static func changes(
+        after token: PersistentHistoryToken, in container: PersistentContainer
+    ) throws -> [ManagedObjectID: PersistentHistoryChange] {
         let transactions = try PersistentHistoryTests.transactions(.fetchHistory(after: token), in: container)
         #expect(transactions.count == 1)
         let changes = transactions.first?.changes ?? []
@@ -63,10 +67,14 @@ import Testing
             #expect(changes[department]?.updatedProperties?.map(\.name) == ["employees"])
         }
         // Merged into the view context, both departments show the move.
-        let transaction = try #require(try PersistentHistoryTests.transactions(.fetchHistory(after: token), in: container).first)
+        let transaction = try #require(
+            try PersistentHistoryTests.transactions(.fetchHistory(after: token), in: container).first)
         viewContext.performAndWait {
             let info = transaction.objectIDNotification().userInfo ?? [:]
-            #expect((info[ManagedObjectContext.NotificationKey.updatedObjectIDs.rawValue] as? Set<ManagedObjectID>) == [ids.employee, ids.first, ids.second])
+            #expect(
+                (info[ManagedObjectContext.NotificationKey.updatedObjectIDs.rawValue] as? Set<ManagedObjectID>) == [
+                    ids.employee, ids.first, ids.second,
+                ])
             viewContext.mergeChanges(fromContextDidSave: transaction.objectIDNotification())
             #expect(shown.0.employees.isEmpty)
             #expect(shown.1.employees.map(\.name) == ["Ada"])
@@ -80,7 +88,8 @@ import Testing
         let ids = try Self.fill(container)
         let context = container.newBackgroundContext()
 
-        let beforeInsert = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        let beforeInsert = try #require(
+            container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
         let grace = try context.performAndWait {
             let grace = Employee(context: context)
             grace.name = "Grace"
@@ -94,7 +103,8 @@ import Testing
         #expect(changes[ids.second]?.updatedProperties?.map(\.name) == ["employees"])
         #expect(changes[ids.first] == nil, "the first department did not change")
 
-        let beforeDelete = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        let beforeDelete = try #require(
+            container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
         try context.performAndWait {
             context.delete(try context.existingObject(with: ids.employee))
             try context.save()
@@ -106,7 +116,8 @@ import Testing
         #expect(changes[ids.first]?.updatedProperties?.map(\.name) == ["employees"])
 
         // A department deleted with its employees (cascade) records deletes only.
-        let beforeCascade = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        let beforeCascade = try #require(
+            container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
         try context.performAndWait {
             context.delete(try context.existingObject(with: ids.second))
             try context.save()
@@ -125,7 +136,8 @@ import Testing
         let ids = try Self.fill(container)
         let context = container.newBackgroundContext()
 
-        let beforeInsert = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        let beforeInsert = try #require(
+            container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
         let third = try context.performAndWait {
             let second = try #require(try context.existingObject(with: ids.second) as? Department)
             let third = Department(context: context)
@@ -138,7 +150,9 @@ import Testing
             try context.save()
             return third.objectID
         }
-        let changes = try PersistentHistoryTests.transactions(.fetchHistory(after: beforeInsert), in: container).first?.changes ?? []
+        let changes =
+            try PersistentHistoryTests.transactions(.fetchHistory(after: beforeInsert), in: container).first?.changes
+            ?? []
         #expect(changes.count == 62, "60 inserted employees, the inserted department, an update of the stored one")
         let byObject = Dictionary(grouping: changes, by: \.changedObjectID)
         #expect(byObject.values.allSatisfy { $0.count == 1 })

@@ -9,11 +9,16 @@ import Testing
 /// before and after, as the to-many relationships kept in join entities do, also after reopen.
 @Suite struct PersistentHistoryInverseToManyValuesTests {
     /// The `employees` before and after of the update of `department` in `transaction`.
-    static func employees(of department: ManagedObjectID, in transaction: PersistentHistoryTransaction) throws -> (before: Set<ManagedObjectID>?, after: Set<ManagedObjectID>?) {
+    static func employees(
+        of department: ManagedObjectID, in transaction: PersistentHistoryTransaction
+    ) throws -> (before: Set<ManagedObjectID>?, after: Set<ManagedObjectID>?) {
         let change = try #require(transaction.changes?.first { $0.changedObjectID == department })
         #expect(change.changeType == .update)
         #expect(change.updatedProperties?.map(\.name) == ["employees"])
-        return (change.previousValues?["employees"] as? Set<ManagedObjectID>, change.newValues?["employees"] as? Set<ManagedObjectID>)
+        return (
+            change.previousValues?["employees"] as? Set<ManagedObjectID>,
+            change.newValues?["employees"] as? Set<ManagedObjectID>
+        )
     }
 
     @Test func movesJoinsAndLeavesCarryTheEmployeesBeforeAndAfterAlsoAfterReopen() throws {
@@ -49,7 +54,10 @@ import Testing
             }
             let transactions = try PersistentHistoryTests.transactions(.fetchHistory(after: token), in: container)
             try #require(transactions.count == 3)
-            let move = (first: try Self.employees(of: ids.first, in: transactions[0]), second: try Self.employees(of: ids.second, in: transactions[0]))
+            let move = (
+                first: try Self.employees(of: ids.first, in: transactions[0]),
+                second: try Self.employees(of: ids.second, in: transactions[0])
+            )
             #expect(move.first.before == [ids.employee] && move.first.after == [], "reopened: \(reopened)")
             #expect(move.second.before == [] && move.second.after == [ids.employee], "reopened: \(reopened)")
             let join = try Self.employees(of: ids.second, in: transactions[1])

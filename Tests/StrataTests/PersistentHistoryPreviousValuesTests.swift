@@ -15,7 +15,8 @@ import Testing
         try History.insert(["Ada"], in: container)
         try container.close()
         container = try History.container(at: folder.store())
-        let transaction = try #require(try History.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container).first)
+        let transaction = try #require(
+            try History.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container).first)
         #expect(transaction.processID == String(ProcessInfo.processInfo.processIdentifier))
         #expect(transaction.bundleID == (Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName))
         #expect(!transaction.bundleID.isEmpty)
@@ -58,7 +59,9 @@ import Testing
         #expect(delete.previousValues?["notes"] as? String == "leaving")
         #expect(delete.previousValues?["salary"] as? Int64 == 50_000)
         #expect(delete.previousValues?["department"] is NSNull)
-        let insert = try #require(try History.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container).first?.changes?.first)
+        let insert = try #require(
+            try History.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container).first?
+                .changes?.first)
         #expect(insert.changeType == .insert && insert.previousValues == nil)
     }
 
@@ -90,7 +93,9 @@ import Testing
         #expect(try coordinator.committedValues(forObjectWith: ids[1], asOf: now) == nil, "deleted")
 
         _ = try History.run(.deleteHistory(before: now), in: container)
-        let error = #expect(throws: CoreDataError.self) { try coordinator.committedValues(forObjectWith: ids[0], asOf: inserted) }
+        let error = #expect(throws: CoreDataError.self) {
+            try coordinator.committedValues(forObjectWith: ids[0], asOf: inserted)
+        }
         #expect(error?.code == .persistentHistoryTokenExpired)
     }
 
@@ -119,7 +124,8 @@ import Testing
             other.setValue("Biology", forKey: "title")
             student.mutableSetValue(forKey: "courses").add(course)
             try context.save()
-            let token = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+            let token = try #require(
+                container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
             student.mutableSetValue(forKey: "courses").remove(course)
             student.mutableSetValue(forKey: "courses").add(other)
             try context.save()
@@ -128,8 +134,11 @@ import Testing
         try container.close()
         container = try History.container(at: url, model: model)
 
-        let first = try #require(try History.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container).first)
-        #expect(first.changes?.map(\.changeType) == [.insert, .insert, .insert], "inserted objects need no relationship update")
+        let first = try #require(
+            try History.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container).first)
+        #expect(
+            first.changes?.map(\.changeType) == [.insert, .insert, .insert],
+            "inserted objects need no relationship update")
         let edit = try #require(try History.transactions(.fetchHistory(after: token), in: container).first)
         let changes = try #require(edit.changes)
         #expect(changes.allSatisfy { $0.changeType == .update })

@@ -8,7 +8,8 @@ import Testing
 @Suite struct PersistentHistoryTests {
     /// A container with one store at `url` keeping persistent history, loaded.
     static func container(
-        at url: URL, model: ManagedObjectModel = GraphModel.make(), options: [String: Any] = [PersistentHistoryTrackingKey: true]
+        at url: URL, model: ManagedObjectModel = GraphModel.make(),
+        options: [String: Any] = [PersistentHistoryTrackingKey: true]
     ) throws -> PersistentContainer {
         let container = PersistentContainer(name: "Company", managedObjectModel: model)
         let description = PersistentStoreDescription(url: url)
@@ -21,7 +22,9 @@ import Testing
 
     /// Saves, in a new background context with `author`, the employees named in `names`.
     @discardableResult
-    static func insert(_ names: [String], author: String? = nil, in container: PersistentContainer) throws -> [ManagedObjectID] {
+    static func insert(
+        _ names: [String], author: String? = nil, in container: PersistentContainer
+    ) throws -> [ManagedObjectID] {
         let context = container.newBackgroundContext()
         context.transactionAuthor = author
         context.name = "importer"
@@ -48,7 +51,9 @@ import Testing
     }
 
     /// The transactions a fetch request returns.
-    static func transactions(_ request: PersistentHistoryChangeRequest, in container: PersistentContainer) throws -> [PersistentHistoryTransaction] {
+    static func transactions(
+        _ request: PersistentHistoryChangeRequest, in container: PersistentContainer
+    ) throws -> [PersistentHistoryTransaction] {
         try #require(try run(request, in: container) as? [PersistentHistoryTransaction])
     }
 
@@ -102,11 +107,14 @@ import Testing
         let folder = TemporaryDirectory()
         let container = try Self.container(at: folder.store())
         try Self.insert(["Ada"], in: container)
-        let first = try #require(try Self.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container).first)
+        let first = try #require(
+            try Self.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container).first)
         try Self.insert(["Grace"], in: container)
         let after = try Self.transactions(.fetchHistory(after: first.timestamp), in: container)
         #expect(after.map(\.transactionNumber) == [first.transactionNumber + 1])
-        #expect(try Self.transactions(.fetchHistory(after: first.timestamp.addingTimeInterval(-3600)), in: container).count == 2)
+        #expect(
+            try Self.transactions(.fetchHistory(after: first.timestamp.addingTimeInterval(-3600)), in: container).count
+                == 2)
     }
 
     @Test func fetchRequestFiltersTransactionsByAuthorAndContextName() throws {
@@ -131,9 +139,13 @@ import Testing
 
         let all = try Self.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
         let since = try #require(PersistentHistoryTransaction.fetchRequest)
-        since.predicate = try FetchPredicate(checkedFormat: "timestamp >= %@ AND transactionNumber > %@", argumentArray: [all[1].timestamp, 1])
+        since.predicate = try FetchPredicate(
+            checkedFormat: "timestamp >= %@ AND transactionNumber > %@", argumentArray: [all[1].timestamp, 1])
         since.fetchOffset = 1
-        #expect(try Self.transactions(.fetchHistory(withFetch: since), in: container).map(\.transactionNumber) == [all[2].transactionNumber])
+        #expect(
+            try Self.transactions(.fetchHistory(withFetch: since), in: container).map(\.transactionNumber) == [
+                all[2].transactionNumber
+            ])
         #expect(PersistentHistoryTransaction.entityDescription?.name == "PersistentHistoryTransaction")
         #expect(PersistentHistoryTransaction.entityDescription?.attributesByName["author"] != nil)
     }
@@ -152,7 +164,8 @@ import Testing
         let employee = try #require(container.managedObjectModel.entitiesByName["Employee"])
 
         let deletes = try #require(PersistentHistoryChange.fetchRequest)
-        deletes.predicate = try FetchPredicate(checkedFormat: "changeType == %d", PersistentHistoryChangeType.delete.rawValue)
+        deletes.predicate = try FetchPredicate(
+            checkedFormat: "changeType == %d", PersistentHistoryChangeType.delete.rawValue)
         let request = PersistentHistoryChangeRequest.fetchHistory(withFetch: deletes)
         request.resultType = .changesOnly
         let deleted = try #require(try Self.run(request, in: container) as? [PersistentHistoryChange])
@@ -160,13 +173,15 @@ import Testing
         #expect(deleted.first?.transaction?.transactionNumber == 2)
 
         let ofEmployees = try #require(PersistentHistoryChange.fetchRequest)
-        ofEmployees.predicate = try FetchPredicate(checkedFormat: "changedEntity == %@ AND changeType == 0", argumentArray: [employee])
+        ofEmployees.predicate = try FetchPredicate(
+            checkedFormat: "changedEntity == %@ AND changeType == 0", argumentArray: [employee])
         let inserts = try Self.transactions(.fetchHistory(withFetch: ofEmployees), in: container)
         #expect(inserts.count == 1, "only the first transaction inserted employees")
         #expect(inserts.first?.changes?.count == 2)
 
         let byName = try #require(PersistentHistoryChange.fetchRequest)
-        byName.predicate = try FetchPredicate(checkedFormat: "changedEntity.name == 'Department' AND transaction.author == nil")
+        byName.predicate = try FetchPredicate(
+            checkedFormat: "changedEntity.name == 'Department' AND transaction.author == nil")
         let departments = try Self.transactions(.fetchHistory(withFetch: byName), in: container)
         #expect(departments.flatMap { $0.changes ?? [] }.map(\.changedObjectID.entity.name) == ["Department"])
     }
@@ -200,14 +215,16 @@ import Testing
             for transaction in transactions {
                 let notification = transaction.objectIDNotification()
                 let info = try #require(notification.userInfo)
-                #expect(info[ManagedObjectContext.NotificationKey.insertedObjectIDs.rawValue] as? Set<ManagedObjectID> == [linus])
+                #expect(
+                    info[ManagedObjectContext.NotificationKey.insertedObjectIDs.rawValue] as? Set<ManagedObjectID> == [
+                        linus
+                    ])
                 viewContext.mergeChanges(fromContextDidSave: notification)
             }
             let ada = try #require(viewContext.registeredObject(for: ids[0]) as? Employee)
             #expect(ada === shown[0])
             #expect(ada.salary == 75_000)
-            #expect(viewContext.registeredObject(for: ids[1]) == nil, "the deleted object left the view context")
-            #expect(shown[1].managedObjectContext == nil)
+            #expect(shown[1].isDeleted && viewContext.deletedObjects.contains(shown[1]), "deleted in the view context until its next save")
         }
 
         // The same changes, as data from elsewhere, merge with mergeChanges(fromRemoteContextSave:into:).
@@ -219,7 +236,8 @@ import Testing
             try background.save()
         }
         let next = try #require(try Self.transactions(.fetchHistory(after: transactions[0].token), in: container).first)
-        ManagedObjectContext.mergeChanges(fromRemoteContextSave: next.objectIDNotification().userInfo ?? [:], into: [other])
+        ManagedObjectContext.mergeChanges(
+            fromRemoteContextSave: next.objectIDNotification().userInfo ?? [:], into: [other])
         #expect(other.performAndWait { linusSeen?.salary } == 99_000)
     }
 
@@ -229,7 +247,8 @@ import Testing
         try Self.insert(["Ada"], in: container)
         let early = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
         try Self.insert(["Grace"], in: container)
-        let processed = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        let processed = try #require(
+            container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
         try Self.insert(["Linus"], in: container)
 
         let purge = PersistentHistoryChangeRequest.deleteHistory(before: processed)
@@ -237,7 +256,9 @@ import Testing
         #expect(try Self.run(purge, in: container) as? Int == 2)
         let remaining = try Self.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
         #expect(remaining.map(\.transactionNumber) == [Int64(processed.sequence) + 1])
-        #expect(try Self.transactions(.fetchHistory(after: processed), in: container).count == 1, "the purge token still fetches")
+        #expect(
+            try Self.transactions(.fetchHistory(after: processed), in: container).count == 1,
+            "the purge token still fetches")
 
         let error = #expect(throws: CoreDataError.self) { try Self.run(.fetchHistory(after: early), in: container) }
         #expect(error?.code == .persistentHistoryTokenExpired)
@@ -248,7 +269,9 @@ import Testing
         let reopened = try Self.container(at: folder.store())
         #expect(try Self.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: reopened).count == 1)
         #expect(throws: CoreDataError.self) { try Self.run(.fetchHistory(after: early), in: reopened) }
-        let count = try reopened.viewContext.performAndWait { try reopened.viewContext.count(for: Employee.fetchRequest()) }
+        let count = try reopened.viewContext.performAndWait {
+            try reopened.viewContext.count(for: Employee.fetchRequest())
+        }
         #expect(count == 3, "purging history deletes no objects")
     }
 
@@ -262,7 +285,9 @@ import Testing
         let purge = PersistentHistoryChangeRequest.deleteHistory(before: all[1])
         purge.resultType = .statusOnly
         #expect(try Self.run(purge, in: container) as? Bool == true)
-        #expect(try Self.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container).map(\.transactionNumber) == all[1...].map(\.transactionNumber))
+        #expect(
+            try Self.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: container).map(
+                \.transactionNumber) == all[1...].map(\.transactionNumber))
 
         let byDate = PersistentHistoryChangeRequest.deleteHistory(before: all[3].timestamp)
         byDate.resultType = .transactionsOnly
@@ -304,7 +329,8 @@ import Testing
     @Test func tombstoneKeepsTheValuesPreservedAfterDeletion() throws {
         let folder = TemporaryDirectory()
         let model = GraphModel.make()
-        try #require(model.entitiesByName["Employee"]?.attributesByName["name"]).preservesValueInHistoryOnDeletion = true
+        try #require(model.entitiesByName["Employee"]?.attributesByName["name"]).preservesValueInHistoryOnDeletion =
+            true
         let container = try Self.container(at: folder.store(), model: model)
         let ids = try Self.insert(["Ada"], in: container)
         let context = container.newBackgroundContext()
@@ -328,7 +354,9 @@ import Testing
         let container = try Self.container(at: folder.store(), options: [:])
         try Self.insert(["Ada"], in: container)
         #expect(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil) == nil)
-        let error = #expect(throws: CoreDataError.self) { try Self.run(.fetchHistory(after: nil as PersistentHistoryToken?), in: container) }
+        let error = #expect(throws: CoreDataError.self) {
+            try Self.run(.fetchHistory(after: nil as PersistentHistoryToken?), in: container)
+        }
         #expect(error?.code == .persistentStoreOperation)
     }
 }

@@ -26,7 +26,8 @@ import Testing
             let algebra = course("Algebra"), biology = course("Biology"), chemistry = course("Chemistry")
             student.mutableSetValue(forKey: "courses").add(algebra)
             try context.save()
-            let token = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+            let token = try #require(
+                container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
             student.mutableSetValue(forKey: "courses").remove(algebra)
             student.mutableSetValue(forKey: "courses").add(biology)
             try context.save()
@@ -43,8 +44,12 @@ import Testing
         for change in transactions.flatMap({ $0.changes ?? [] }) {
             #expect(change.changeType == .update)
             for property in change.updatedProperties ?? [] {
-                #expect(change.previousValues?[property.name] != nil, "\(property.name) of \(change.changedObjectID) has no old value")
-                #expect(change.newValues?[property.name] != nil, "\(property.name) of \(change.changedObjectID) has no new value")
+                #expect(
+                    change.previousValues?[property.name] != nil,
+                    "\(property.name) of \(change.changedObjectID) has no old value")
+                #expect(
+                    change.newValues?[property.name] != nil,
+                    "\(property.name) of \(change.changedObjectID) has no new value")
             }
         }
         func change(_ id: ManagedObjectID, in transaction: Int) throws -> PersistentHistoryChange {
@@ -78,7 +83,8 @@ import Testing
             let course = ManagedObject(entity: model.entitiesByName["Course"]!, insertInto: context)
             course.setValue("Logic", forKey: "title")
             try context.save()
-            let token = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+            let token = try #require(
+                container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
             student.mutableSetValue(forKey: "courses").add(course)
             try context.save()
             return (student.objectID, course.objectID, token)
@@ -86,7 +92,8 @@ import Testing
         let request = PersistentHistoryChangeRequest.fetchHistory(after: token)
         request.resultType = .changesOnly
         let changes = try context.performAndWait {
-            try #require((try context.execute(request) as? PersistentHistoryResult)?.result as? [PersistentHistoryChange])
+            try #require(
+                (try context.execute(request) as? PersistentHistoryResult)?.result as? [PersistentHistoryChange])
         }
         let change = try #require(changes.first { $0.changedObjectID == student })
         #expect(change.previousValues?["courses"] as? Set<ManagedObjectID> == [])

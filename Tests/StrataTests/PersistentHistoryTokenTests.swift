@@ -28,7 +28,9 @@ import Testing
         #expect(try #require(later.first?.token) > restored)
         #expect(!(restored < restored))
         let stores = container.persistentStoreCoordinator.persistentStores
-        #expect(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: stores) == later.first?.token)
+        #expect(
+            container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: stores) == later.first?.token
+        )
     }
 
     @Test func tokenFromAnotherStoreIsRefused() throws {
@@ -41,11 +43,17 @@ import Testing
         let own = try #require(second.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
         #expect(foreign != own)
 
-        let fetch = #expect(throws: CoreDataError.self) { try PersistentHistoryTests.run(.fetchHistory(after: foreign), in: second) }
+        let fetch = #expect(throws: CoreDataError.self) {
+            try PersistentHistoryTests.run(.fetchHistory(after: foreign), in: second)
+        }
         #expect(fetch?.code == .persistentHistoryTokenExpired)
-        let delete = #expect(throws: CoreDataError.self) { try PersistentHistoryTests.run(.deleteHistory(before: foreign), in: second) }
+        let delete = #expect(throws: CoreDataError.self) {
+            try PersistentHistoryTests.run(.deleteHistory(before: foreign), in: second)
+        }
         #expect(delete?.code == .persistentHistoryTokenExpired)
-        #expect(try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: second).count == 1, "nothing was deleted")
+        #expect(
+            try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: second)
+                .count == 1, "nothing was deleted")
     }
 
     @Test func compactionKeepsHistoryAfterThePurgeAndTokensExpireBelowIt() throws {
@@ -54,7 +62,8 @@ import Testing
         let ids = try PersistentHistoryTests.insert(["Ada", "Grace"], in: container)
         let early = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
         try PersistentHistoryTests.insert(["Linus"], in: container)
-        let purgeToken = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+        let purgeToken = try #require(
+            container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let ada = try #require(try context.existingObject(with: ids[0]) as? Employee)
@@ -70,7 +79,9 @@ import Testing
         #expect(kept.count == 1)
         #expect(kept.first?.changes?.first?.changedObjectID == ids[0])
         #expect(kept.first?.changes?.first?.updatedProperties?.map(\.name) == ["salary"])
-        let error = #expect(throws: CoreDataError.self) { try PersistentHistoryTests.run(.fetchHistory(after: early), in: container) }
+        let error = #expect(throws: CoreDataError.self) {
+            try PersistentHistoryTests.run(.fetchHistory(after: early), in: container)
+        }
         #expect(error?.code == .persistentHistoryTokenExpired)
     }
 }

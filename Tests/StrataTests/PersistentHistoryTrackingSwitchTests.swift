@@ -29,13 +29,15 @@ import Testing
         #expect(!store.isReadOnly)
         let first = try #require(container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
         #expect(try History.transactions(.fetchHistory(after: first), in: container).isEmpty)
-        #expect(try History.transactions(.fetchHistory(after: Date.distantPast), in: container).isEmpty,
-                "the saves before tracking have no history")
+        #expect(
+            try History.transactions(.fetchHistory(after: Date.distantPast), in: container).isEmpty,
+            "the saves before tracking have no history")
         try History.insert(["Linus"], author: "later", in: container)
         let recorded = try History.transactions(.fetchHistory(after: first), in: container)
         #expect(recorded.map(\.author) == ["later"])
         #expect(recorded.first?.changes?.count == 1)
-        #expect(try History.transactions(.fetchHistory(after: Date.distantPast), in: container).map(\.author) == ["later"])
+        #expect(
+            try History.transactions(.fetchHistory(after: Date.distantPast), in: container).map(\.author) == ["later"])
         try container.close()
 
         // The store keeps history from then on: reopened with the key, the history is still there.

@@ -8,7 +8,9 @@ import StrataStore
 /// of this process have open, which get the remote change notification with the history token
 /// after each batch, as after another coordinator's save, and merge it into their contexts.
 @Suite struct PersistentStoreCoordinatorHistoryReplayTests {
-    static var options: [String: Any] { [PersistentHistoryTrackingKey: true, PersistentStoreRemoteChangeNotificationPostOptionKey: true] }
+    static var options: [String: Any] {
+        [PersistentHistoryTrackingKey: true, PersistentStoreRemoteChangeNotificationPostOptionKey: true]
+    }
 
     @Test func coordinatorsOfTheDestinationAreNotifiedAndMergeTheReplay() throws {
         let folder = TemporaryDirectory()
@@ -20,8 +22,12 @@ import StrataStore
         let watching = try PersistentHistoryTests.container(at: folder.store("Replica"), options: Self.options)
         let coordinator = watching.persistentStoreCoordinator
         let tokens = Locked<[PersistentHistoryToken]>([])
-        let observer = NotificationCenter.default.addObserver(forName: .PersistentStoreRemoteChange, object: coordinator, queue: nil) { notification in
-            if let token = notification.userInfo?[PersistentHistoryTokenKey] as? PersistentHistoryToken { tokens.withLock { $0.append(token) } }
+        let observer = NotificationCenter.default.addObserver(
+            forName: .PersistentStoreRemoteChange, object: coordinator, queue: nil
+        ) { notification in
+            if let token = notification.userInfo?[PersistentHistoryTokenKey] as? PersistentHistoryToken {
+                tokens.withLock { $0.append(token) }
+            }
         }
         defer { NotificationCenter.default.removeObserver(observer) }
 
@@ -32,7 +38,8 @@ import StrataStore
 
         // The watching coordinator's context merges the replayed history after its last token.
         let context = watching.viewContext
-        let replayed = try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: watching)
+        let replayed = try PersistentHistoryTests.transactions(
+            .fetchHistory(after: nil as PersistentHistoryToken?), in: watching)
         #expect(replayed.map(\.author) == ["importer"])
         let ada = try context.performAndWait {
             for transaction in replayed { context.mergeChanges(fromContextDidSave: transaction.objectIDNotification()) }
@@ -44,7 +51,8 @@ import StrataStore
         // A later source save, replayed: only it is applied, and the registered object merges it.
         let background = source.newBackgroundContext()
         try background.performAndWait {
-            let employee = try #require(try background.fetch(FetchRequest<Employee>(entityName: "Employee")).first { $0.name == "Ada" })
+            let employee = try #require(
+                try background.fetch(FetchRequest<Employee>(entityName: "Employee")).first { $0.name == "Ada" })
             employee.salary = 88_000
             try background.save()
         }
@@ -57,7 +65,9 @@ import StrataStore
             for transaction in update { context.mergeChanges(fromContextDidSave: transaction.objectIDNotification()) }
             #expect(ada.salary == 88_000)
         }
-        #expect(try replaying.persistentStoreCoordinator.replayHistory(from: sourceEngine, into: replica) == 0, "nothing is applied twice")
+        #expect(
+            try replaying.persistentStoreCoordinator.replayHistory(from: sourceEngine, into: replica) == 0,
+            "nothing is applied twice")
         try watching.close()
         try replaying.close()
         try source.close()
@@ -76,7 +86,9 @@ import StrataStore
             try coordinator.replayHistory(from: sourceEngine, into: coordinator.persistentStores[0], after: foreign)
         }
         #expect(error?.code == .persistentHistoryTokenExpired)
-        #expect(try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: replica).count == 1, "nothing was replayed")
+        #expect(
+            try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: replica)
+                .count == 1, "nothing was replayed")
         try replica.close()
         try source.close()
     }

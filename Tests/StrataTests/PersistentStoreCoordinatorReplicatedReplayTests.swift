@@ -20,9 +20,13 @@ import StrataStore
 
         func storeWillSave(_ store: PersistentStore) throws { calls.withLock { $0.append("will") } }
 
-        func store(_ store: PersistentStore, commit transaction: Transaction, locally: (Transaction) throws -> UInt64) throws -> UInt64 {
+        func store(
+            _ store: PersistentStore, commit transaction: Transaction, locally: (Transaction) throws -> UInt64
+        ) throws -> UInt64 {
             calls.withLock { $0.append("commit") }
-            if committed.current.count + 1 == refusing { throw CoreDataError(.persistentStoreSave, "the shared dataset refused the save") }
+            if committed.current.count + 1 == refusing {
+                throw CoreDataError(.persistentStoreSave, "the shared dataset refused the save")
+            }
             let sequence = try locally(transaction)
             committed.withLock { $0.append(transaction) }
             return sequence
@@ -38,7 +42,8 @@ import StrataStore
         try PersistentHistoryTests.insert(["Linus"], author: "importer", in: source)
         let context = source.newBackgroundContext()
         try context.performAndWait {
-            let ada = try #require(try context.fetch(FetchRequest<Employee>(entityName: "Employee")).first { $0.name == "Ada" })
+            let ada = try #require(
+                try context.fetch(FetchRequest<Employee>(entityName: "Employee")).first { $0.name == "Ada" })
             ada.salary = 90_000
             try context.save()
         }
@@ -49,7 +54,10 @@ import StrataStore
     static func employees(in container: PersistentContainer) throws -> [String: Int64] {
         let context = container.newBackgroundContext()
         return try context.performAndWait {
-            Dictionary(uniqueKeysWithValues: try context.fetch(FetchRequest<Employee>(entityName: "Employee")).map { ($0.name, $0.salary) })
+            Dictionary(
+                uniqueKeysWithValues: try context.fetch(FetchRequest<Employee>(entityName: "Employee")).map {
+                    ($0.name, $0.salary)
+                })
         }
     }
 
@@ -68,7 +76,8 @@ import StrataStore
         #expect(replicator.committed.current.map { $0.consumerCursors[cursor] } == [1, 2, 3])
         #expect(replicator.committed.current.map(\.operations.count) == [2, 1, 1])
         #expect(try Self.employees(in: replica) == ["Ada": 90_000, "Grace": 50_000, "Linus": 50_000])
-        let history = try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: replica)
+        let history = try PersistentHistoryTests.transactions(
+            .fetchHistory(after: nil as PersistentHistoryToken?), in: replica)
         #expect(history.map(\.author) == ["importer", "importer", nil])
 
         // Nothing is applied twice, nor handed to the replicator again, also after reopen.
@@ -102,9 +111,14 @@ import StrataStore
         let accepting = RecordingReplicator()
         store.replicator = accepting
         #expect(try replica.persistentStoreCoordinator.replayHistory(from: sourceEngine, into: store) == 2)
-        #expect(accepting.committed.current.map { $0.consumerCursors[Store.replayConsumerName(source: sourceEngine.storeID)] } == [2, 3])
+        #expect(
+            accepting.committed.current.map {
+                $0.consumerCursors[Store.replayConsumerName(source: sourceEngine.storeID)]
+            } == [2, 3])
         #expect(try Self.employees(in: replica) == ["Ada": 90_000, "Grace": 50_000, "Linus": 50_000])
-        #expect(try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: replica).count == 3)
+        #expect(
+            try PersistentHistoryTests.transactions(.fetchHistory(after: nil as PersistentHistoryToken?), in: replica)
+                .count == 3)
         try replica.close()
         try source.close()
     }

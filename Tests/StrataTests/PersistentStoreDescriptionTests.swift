@@ -75,7 +75,8 @@ import Testing
         let container = PersistentContainer(name: "Company", managedObjectModel: GraphModel.make())
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: folder.store())]
         container.persistentStoreDescriptions.first?.setOption(true as NSNumber, forKey: PersistentHistoryTrackingKey)
-        container.persistentStoreDescriptions.first?.setOption(true as NSNumber, forKey: PersistentStoreRemoteChangeNotificationPostOptionKey)
+        container.persistentStoreDescriptions.first?.setOption(
+            true as NSNumber, forKey: PersistentStoreRemoteChangeNotificationPostOptionKey)
         container.persistentStoreDescriptions.first?.setOption("complete", forKey: PersistentStoreFileProtectionKey)
         container.persistentStoreDescriptions.first?.setOption("kept", forKey: "MyAppCustomOption")
         try Self.load(container)

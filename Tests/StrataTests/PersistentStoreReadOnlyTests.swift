@@ -27,9 +27,13 @@ import Testing
             #expect(context.hasChanges && context.insertedObjects.count == 1, "the context keeps its changes")
         }
         let batch = BatchInsertRequest(entityName: "Employee", objects: [["name": "Linus", "salary": 1]])
-        let batchError = #expect(throws: CoreDataError.self) { try BatchInsertRequestTests.execute(batch, in: container) }
+        let batchError = #expect(throws: CoreDataError.self) {
+            try BatchInsertRequestTests.execute(batch, in: container)
+        }
         #expect(batchError?.code == .persistentStoreOperation)
-        #expect(try PersistentHistoryTrackingSwitchTests.employeeNames(in: container) == ["Ada"], "reads still work; nothing was written")
+        #expect(
+            try PersistentHistoryTrackingSwitchTests.employeeNames(in: container) == ["Ada"],
+            "reads still work; nothing was written")
 
         store.isReadOnly = false
         #expect(!store.isReadOnly)

@@ -18,15 +18,21 @@ import Testing
         }
         try container.close()
 
-        container = try PersistentHistoryTests.container(at: url, options: [
-            PersistentHistoryTrackingKey: true, PersistentStoreRemoteChangeNotificationPostOptionKey: true,
-            ReadOnlyPersistentStoreOption: true,
-        ])
+        container = try PersistentHistoryTests.container(
+            at: url,
+            options: [
+                PersistentHistoryTrackingKey: true, PersistentStoreRemoteChangeNotificationPostOptionKey: true,
+                ReadOnlyPersistentStoreOption: true,
+            ])
         let coordinator = container.persistentStoreCoordinator
         let before = try #require(coordinator.currentPersistentHistoryToken(fromStores: nil))
         let tokens = Locked<[PersistentHistoryToken]>([])
-        let observer = NotificationCenter.default.addObserver(forName: .PersistentStoreRemoteChange, object: coordinator, queue: nil) { note in
-            if let token = note.userInfo?[PersistentHistoryTokenKey] as? PersistentHistoryToken { tokens.withLock { $0.append(token) } }
+        let observer = NotificationCenter.default.addObserver(
+            forName: .PersistentStoreRemoteChange, object: coordinator, queue: nil
+        ) { note in
+            if let token = note.userInfo?[PersistentHistoryTokenKey] as? PersistentHistoryToken {
+                tokens.withLock { $0.append(token) }
+            }
         }
         defer { NotificationCenter.default.removeObserver(observer) }
 

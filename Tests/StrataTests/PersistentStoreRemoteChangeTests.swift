@@ -8,12 +8,16 @@ import Testing
 @Suite struct PersistentStoreRemoteChangeTests {
     @Test func saveNotifiesWithTheHistoryTokenOfTheSave() throws {
         let folder = TemporaryDirectory()
-        let container = try PersistentHistoryTests.container(at: folder.store(), options: [
-            PersistentHistoryTrackingKey: true, PersistentStoreRemoteChangeNotificationPostOptionKey: true,
-        ])
+        let container = try PersistentHistoryTests.container(
+            at: folder.store(),
+            options: [
+                PersistentHistoryTrackingKey: true, PersistentStoreRemoteChangeNotificationPostOptionKey: true,
+            ])
         let coordinator = container.persistentStoreCoordinator
         let received = Locked<[[AnyHashable: Any]]>([])
-        let observer = NotificationCenter.default.addObserver(forName: .PersistentStoreRemoteChange, object: coordinator, queue: nil) { notification in
+        let observer = NotificationCenter.default.addObserver(
+            forName: .PersistentStoreRemoteChange, object: coordinator, queue: nil
+        ) { notification in
             let info = notification.userInfo ?? [:]
             received.withLock { $0.append(info) }
         }
@@ -51,14 +55,19 @@ import Testing
     /// option still reaches the one that did, and only it.
     @Test func aSaveReachesTheCoordinatorWithTheOptionFromOneWithout() throws {
         let folder = TemporaryDirectory()
-        let listening = try PersistentHistoryTests.container(at: folder.store(), options: [
-            PersistentHistoryTrackingKey: true, PersistentStoreRemoteChangeNotificationPostOptionKey: true,
-        ])
+        let listening = try PersistentHistoryTests.container(
+            at: folder.store(),
+            options: [
+                PersistentHistoryTrackingKey: true, PersistentStoreRemoteChangeNotificationPostOptionKey: true,
+            ])
         let saving = try PersistentHistoryTests.container(at: folder.store())
         let received = Locked<[ObjectIdentifier]>([])
-        let observer = NotificationCenter.default.addObserver(forName: .PersistentStoreRemoteChange, object: nil, queue: nil) { notification in
+        let observer = NotificationCenter.default.addObserver(
+            forName: .PersistentStoreRemoteChange, object: nil, queue: nil
+        ) { notification in
             guard let coordinator = notification.object as? PersistentStoreCoordinator,
-                coordinator === listening.persistentStoreCoordinator || coordinator === saving.persistentStoreCoordinator
+                coordinator === listening.persistentStoreCoordinator
+                    || coordinator === saving.persistentStoreCoordinator
             else { return }
             received.withLock { $0.append(ObjectIdentifier(coordinator)) }
         }

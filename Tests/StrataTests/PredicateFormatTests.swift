@@ -33,7 +33,8 @@ import Testing
         ("a < 1", .lessThan), ("a <= 1", .lessThanOrEqualTo), ("a =< 1", .lessThanOrEqualTo), ("a > 1", .greaterThan),
         ("a >= 1", .greaterThanOrEqualTo), ("a => 1", .greaterThanOrEqualTo), ("a BETWEEN {1, 2}", .between),
         ("a IN {1, 2}", .in), ("a in {1}", .in), ("a CONTAINS 'x'", .contains), ("a BEGINSWITH 'x'", .beginsWith),
-        ("a beginswith 'x'", .beginsWith), ("a ENDSWITH 'x'", .endsWith), ("a LIKE 'x*'", .like), ("a MATCHES 'x.'", .matches),
+        ("a beginswith 'x'", .beginsWith), ("a ENDSWITH 'x'", .endsWith), ("a LIKE 'x*'", .like),
+        ("a MATCHES 'x.'", .matches),
     ])
     func operators(format: String, expected: ComparisonOperator) throws {
         let comparison = try Self.comparison(format)
@@ -64,7 +65,9 @@ import Testing
         let grouped = try FetchPredicate(checkedFormat: "a == 1 and (b == 2 or c == 3) and d == 4")
         #expect(grouped.predicateFormat == "a == 1 AND (b == 2 OR c == 3) AND d == 4")
         #expect(try FetchPredicate(checkedFormat: "TRUEPREDICATE").predicateFormat == "TRUEPREDICATE")
-        #expect(try FetchPredicate(checkedFormat: "falsepredicate OR NOT TRUEPREDICATE").predicateFormat == "FALSEPREDICATE OR NOT TRUEPREDICATE")
+        #expect(
+            try FetchPredicate(checkedFormat: "falsepredicate OR NOT TRUEPREDICATE").predicateFormat
+                == "FALSEPREDICATE OR NOT TRUEPREDICATE")
     }
 
     @Test func literals() throws {
@@ -114,8 +117,14 @@ import Testing
         #expect(try Self.comparison("a IN %@", [[1, 2, 3]]).right.isEquivalent(to: .constant([1, 2, 3])))
         #expect(try Self.comparison("%K == 1", ["department.name"]).left.keyPath == "department.name")
         #expect(try Self.comparison("%K.@count == 1", ["employees"]).left.keyPath == "employees.@count")
-        let variadic = try FetchPredicate(checkedFormat: "a == %d AND b == %i AND c == %ld AND d == %lld AND e == %u AND f == %f AND g == %lf AND h == %@ AND i == %@", 1, 2, Int64(3), 4, UInt(5), 1.5, 2.5, "s", true)
-        #expect(variadic.predicateFormat == #"a == 1 AND b == 2 AND c == 3 AND d == 4 AND e == 5 AND f == 1.5 AND g == 2.5 AND h == "s" AND i == YES"#)
+        let variadic = try FetchPredicate(
+            checkedFormat:
+                "a == %d AND b == %i AND c == %ld AND d == %lld AND e == %u AND f == %f AND g == %lf AND h == %@ AND i == %@",
+            1, 2, Int64(3), 4, UInt(5), 1.5, 2.5, "s", true)
+        #expect(
+            variadic.predicateFormat
+                == #"a == 1 AND b == 2 AND c == 3 AND d == 4 AND e == 5 AND f == 1.5 AND g == 2.5 AND h == "s" AND i == YES"#
+        )
         #expect(try FetchPredicate(checkedFormat: "a > %f", 2).predicateFormat == "a > 2.0")
     }
 
@@ -143,14 +152,20 @@ import Testing
         }
         #expect(collection.keyPath == "employees")
         #expect(variable == "e")
-        #expect(inner.subpredicates.first?.leftExpression?.isEquivalent(to: .keyPath("salary", on: .variable("e"))) == true)
-        #expect(try FetchPredicate(checkedFormat: "SUBQUERY(employees, $e, $e.salary > 10).@count > 0 AND department.name == 'x'").keyPaths == ["employees", "department.name"])
+        #expect(
+            inner.subpredicates.first?.leftExpression?.isEquivalent(to: .keyPath("salary", on: .variable("e"))) == true)
+        #expect(
+            try FetchPredicate(
+                checkedFormat: "SUBQUERY(employees, $e, $e.salary > 10).@count > 0 AND department.name == 'x'"
+            ).keyPaths == ["employees", "department.name"])
     }
 
     @Test func substitutionVariables() throws {
-        let template = try FetchPredicate(checkedFormat: "salary > $MIN AND name IN $NAMES AND SUBQUERY(e, $x, $x.a == $MIN).@count > 0")
+        let template = try FetchPredicate(
+            checkedFormat: "salary > $MIN AND name IN $NAMES AND SUBQUERY(e, $x, $x.a == $MIN).@count > 0")
         let filled = try template.withSubstitutionVariables(["MIN": 10, "NAMES": ["a", "b"]])
-        #expect(filled.predicateFormat == #"salary > 10 AND name IN {"a", "b"} AND SUBQUERY(e, $x, $x.a == 10).@count > 0"#)
+        #expect(
+            filled.predicateFormat == #"salary > 10 AND name IN {"a", "b"} AND SUBQUERY(e, $x, $x.a == 10).@count > 0"#)
         #expect(throws: FetchPredicateError.self) { try template.withSubstitutionVariables(["MIN": 10]) }
         do {
             _ = try template.withSubstitutionVariables(["NAMES": []])
@@ -164,13 +179,15 @@ import Testing
     }
 
     @Test(arguments: [
-        ("", 0, FetchPredicateError.Code.malformedFormat), ("a ==", 4, .malformedFormat), ("a == 'abc", 5, .malformedFormat),
+        ("", 0, FetchPredicateError.Code.malformedFormat), ("a ==", 4, .malformedFormat),
+        ("a == 'abc", 5, .malformedFormat),
         ("(a == 1", 7, .malformedFormat), ("a == 1)", 6, .malformedFormat), ("a ~ 1", 2, .malformedFormat),
         ("a == %@", 5, .invalidArgument), ("a MATCHES '('", 10, .malformedFormat), ("a.@foo == 1", 2, .malformedFormat),
         ("a == 1 AND", 10, .malformedFormat), ("a BETWEEN {1}", 10, .malformedFormat), ("a == $", 5, .malformedFormat),
         ("a == 1 b == 2", 7, .malformedFormat), ("a ==[x] 1", 4, .malformedFormat), ("a == 12abc", 5, .malformedFormat),
         ("a == %s", 5, .malformedFormat), ("a.IN == 1", 2, .malformedFormat), ("a - 1 == 2", 2, .malformedFormat),
-        ("a.@count.b == 1", 9, .malformedFormat), (#"a == "\u12""#, 6, .malformedFormat), ("a == 0xZZ", 5, .malformedFormat),
+        ("a.@count.b == 1", 9, .malformedFormat), (#"a == "\u12""#, 6, .malformedFormat),
+        ("a == 0xZZ", 5, .malformedFormat),
         (#"a == CAST(1, "NSFoo")"#, 13, .malformedFormat), ("SUBQUERY(a, b, b == 1).@count > 0", 12, .malformedFormat),
         ("a == 1 AND ALL", 14, .malformedFormat), ("é == 'ü' AND ü < ", 17, .malformedFormat),
     ])
@@ -210,7 +227,8 @@ import Testing
     /// Formats whose printed form parses back to an equivalent predicate and prints the same.
     static let roundTrips = [
         "a == 1", "a = 1 AND b != 'x' OR NOT c < 2.5", "(a == 1 OR b == 2) AND (c == 3 OR d == 4)",
-        "a == 1 AND (b == 2 AND c == 3)", "NOT (a == 1 AND b == 2)", "NOT NOT a == 1", "TRUEPREDICATE OR FALSEPREDICATE",
+        "a == 1 AND (b == 2 AND c == 3)", "NOT (a == 1 AND b == 2)", "NOT NOT a == 1",
+        "TRUEPREDICATE OR FALSEPREDICATE",
         "name ==[c] 'Ada'", "name CONTAINS[cd] \"é\\\"\\\\\"", "name LIKE '*a?'", "name MATCHES '[a-z]+\\\\d'",
         "name BEGINSWITH[d] 'x' AND name ENDSWITH[c] 'y'", "salary BETWEEN {10, 20}", "salary IN {1, 2.5, -3}",
         "x IN {1, nil, y}", "{1, 2} CONTAINS x", "'tag' IN tags", "5 < salary", "ANY employees.salary > 10",
@@ -251,12 +269,15 @@ import Testing
                 #expect(reparsed.isEquivalent(to: predicate), "\(value) printed as \(printed)")
             }
         }
-        #expect(try FetchPredicate(checkedFormat: "a == %@", argumentArray: [Date(timeIntervalSinceReferenceDate: 10)]).predicateFormat == #"a == CAST(10.0, "NSDate")"#)
+        #expect(
+            try FetchPredicate(checkedFormat: "a == %@", argumentArray: [Date(timeIntervalSinceReferenceDate: 10)])
+                .predicateFormat == #"a == CAST(10.0, "NSDate")"#)
     }
 
     @Test func codeBuiltPredicates() throws {
         let comparison = ComparisonPredicate(
-            leftExpression: FetchExpression(forKeyPath: "tags"), rightExpression: FetchExpression(forConstantValue: "x"),
+            leftExpression: FetchExpression(forKeyPath: "tags"),
+            rightExpression: FetchExpression(forConstantValue: "x"),
             modifier: .any, type: .equalTo, options: .caseInsensitive)
         #expect(comparison.predicateFormat == #"ANY tags ==[c] "x""#)
         #expect(comparison.leftExpression?.keyPath == "tags")
@@ -269,14 +290,20 @@ import Testing
         #expect(and.compoundPredicateType == .and)
         #expect(and.subpredicates.count == 2)
         #expect(and.predicateFormat == #"ANY tags ==[c] "x" AND a < 3"#)
-        #expect(CompoundPredicate(type: .not, subpredicates: [and]).predicateFormat == #"NOT (ANY tags ==[c] "x" AND a < 3)"#)
+        #expect(
+            CompoundPredicate(type: .not, subpredicates: [and]).predicateFormat
+                == #"NOT (ANY tags ==[c] "x" AND a < 3)"#)
         #expect(CompoundPredicate(orPredicateWithSubpredicates: []).predicateFormat == "FALSEPREDICATE")
         #expect(CompoundPredicate(andPredicateWithSubpredicates: []).isEquivalent(to: FetchPredicate(value: true)))
         #expect(FetchExpression.expressionForEvaluatedObject().expressionFormat == "SELF")
-        #expect(FetchPredicate(key: "name", .beginsWith, "b", options: .caseInsensitive).predicateFormat == #"name BEGINSWITH[c] "b""#)
+        #expect(
+            FetchPredicate(key: "name", .beginsWith, "b", options: .caseInsensitive).predicateFormat
+                == #"name BEGINSWITH[c] "b""#)
         #expect(FetchPredicate(block: { _, _ in true }).predicateFormat == "BLOCKPREDICATE")
-        #expect(try FetchPredicate(checkedFormat: #"a == "x""#).isEquivalent(to: FetchPredicate(key: "a", .equalTo, "x")))
-        #expect(!(try FetchPredicate(checkedFormat: #"a == "1""#).isEquivalent(to: FetchPredicate(key: "a", .equalTo, 1))))
+        #expect(
+            try FetchPredicate(checkedFormat: #"a == "x""#).isEquivalent(to: FetchPredicate(key: "a", .equalTo, "x")))
+        #expect(
+            !(try FetchPredicate(checkedFormat: #"a == "1""#).isEquivalent(to: FetchPredicate(key: "a", .equalTo, 1))))
     }
 
     @Test func objectsPrintTheirURIAndParseBackAsArguments() throws {
@@ -287,14 +314,20 @@ import Testing
             let department = Department(context: context)
             department.name = "Research"
             try context.save()
-            let predicate = try FetchPredicate(checkedFormat: "department == %@ OR department IN %@", argumentArray: [department, [department.objectID]])
+            let predicate = try FetchPredicate(
+                checkedFormat: "department == %@ OR department IN %@",
+                argumentArray: [department, [department.objectID]])
             let printed = predicate.predicateFormat
             let uri = department.objectID.uriRepresentation().absoluteString
-            #expect(printed == #"department == CAST("\#(uri)", "NSManagedObjectID") OR department IN {CAST("\#(uri)", "NSManagedObjectID")}"#)
+            #expect(
+                printed
+                    == #"department == CAST("\#(uri)", "NSManagedObjectID") OR department IN {CAST("\#(uri)", "NSManagedObjectID")}"#
+            )
             let error = Self.failure(printed)
             #expect(error?.offset == 14)
             let template = printed.replacingOccurrences(of: #"CAST("\#(uri)", "NSManagedObjectID")"#, with: "%@")
-            let reparsed = try FetchPredicate(checkedFormat: template, argumentArray: [department.objectID, department])
+            let reparsed = try FetchPredicate(
+                checkedFormat: template, argumentArray: [department.objectID, department])
             #expect(reparsed.isEquivalent(to: predicate), "objects and their IDs compare by identity")
         }
     }
@@ -309,7 +342,9 @@ import Testing
         ] {
             #expect(throws: Never.self, "\(valid)") { try FetchPredicate(checkedFormat: valid).validate(for: employee) }
         }
-        #expect(throws: Never.self) { try FetchPredicate(checkedFormat: "ANY employees.salary > 1 AND @count > 0").validate(for: department) }
+        #expect(throws: Never.self) {
+            try FetchPredicate(checkedFormat: "ANY employees.salary > 1 AND @count > 0").validate(for: department)
+        }
         for (format, entity, keyPath, offset) in [
             ("salary > 1 AND nickname == 'x'", employee, "nickname", 15),
             ("department.nam == 'x'", employee, "department.nam", 0),
@@ -328,6 +363,8 @@ import Testing
                 #expect(error.offset == offset, "\(error)")
             }
         }
-        #expect(throws: FetchPredicateError.self) { try FetchPredicate(key: "nickname", .equalTo, 1).validate(for: employee) }
+        #expect(throws: FetchPredicateError.self) {
+            try FetchPredicate(key: "nickname", .equalTo, 1).validate(for: employee)
+        }
     }
 }

@@ -129,12 +129,15 @@ import Testing
             return try #require(reader.queryGenerationToken)
         }
         let writer = container.newBackgroundContext()
-        let observer = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didSaveObjectsNotification, object: writer, queue: nil) { note in
+        let observer = NotificationCenter.default.addObserver(
+            forName: ManagedObjectContext.didSaveObjectsNotification, object: writer, queue: nil
+        ) { note in
             nonisolated(unsafe) let note = note
             reader.performAndWait { reader.mergeChanges(fromContextDidSave: note) }
         }
         try reader.performAndWait { () throws -> Void in
-            #expect(try reader.count(for: Employee.fetchRequest()) == 4) }
+            #expect(try reader.count(for: Employee.fetchRequest()) == 4)
+        }
         try writer.performAndWait {
             let fay = Employee(context: writer)
             fay.name = "Fay"

@@ -10,14 +10,16 @@ enum CatalogModel {
     /// Owner(name indexed, items) <- Item(code, rank, score, day indexed; flag, label; owner) <- SpecialItem(extra).
     static func make() -> ManagedObjectModel {
         let owner = ModelBuilder.entity("Owner", [ModelBuilder.attribute("name", .string)])
-        let item = ModelBuilder.entity("Item", [
-            ModelBuilder.attribute("code", .string),
-            ModelBuilder.attribute("rank", .integer64, defaultValue: Int64(0)),
-            ModelBuilder.attribute("score", .double),
-            ModelBuilder.attribute("day", .date),
-            ModelBuilder.attribute("flag", .boolean, defaultValue: false),
-            ModelBuilder.attribute("label", .string),
-        ])
+        let item = ModelBuilder.entity(
+            "Item",
+            [
+                ModelBuilder.attribute("code", .string),
+                ModelBuilder.attribute("rank", .integer64, defaultValue: Int64(0)),
+                ModelBuilder.attribute("score", .double),
+                ModelBuilder.attribute("day", .date),
+                ModelBuilder.attribute("flag", .boolean, defaultValue: false),
+                ModelBuilder.attribute("label", .string),
+            ])
         let special = ModelBuilder.entity("SpecialItem", [ModelBuilder.attribute("extra", .integer32)])
         item.subentities = [special]
         ModelBuilder.inverse(
@@ -25,7 +27,11 @@ enum CatalogModel {
             ModelBuilder.relationship("owner", from: item, to: owner))
         func index(_ entity: EntityDescription, _ names: [String]) {
             entity.indexes = names.map { name in
-                FetchIndexDescription(name: "by\(name)", elements: [FetchIndexElementDescription(property: entity.propertiesByName[name]!, collationType: .binary)])
+                FetchIndexDescription(
+                    name: "by\(name)",
+                    elements: [
+                        FetchIndexElementDescription(property: entity.propertiesByName[name]!, collationType: .binary)
+                    ])
             }
         }
         index(item, ["code", "rank", "score", "day"])
@@ -51,7 +57,8 @@ enum CatalogModel {
                 owners.append(owner)
             }
             for i in 0..<count {
-                let item = EntityDescription.insertNewObject(forEntityName: i % 10 == 9 ? "SpecialItem" : "Item", into: context)
+                let item = EntityDescription.insertNewObject(
+                    forEntityName: i % 10 == 9 ? "SpecialItem" : "Item", into: context)
                 item.setValue(String(format: "c%04d", i), forKey: "code")
                 item.setValue(Int64(i), forKey: "rank")
                 item.setValue(Double(i * 37 % count) / 2, forKey: "score")
@@ -90,7 +97,9 @@ enum CatalogModel {
 
     /// The items `request` matches by an in-memory evaluation of everything, sorted and cut
     /// as the request says: the oracle planned fetches are compared with.
-    static func oracle(_ request: FetchRequest<ManagedObject>, in context: ManagedObjectContext) throws -> [ManagedObject] {
+    static func oracle(
+        _ request: FetchRequest<ManagedObject>, in context: ManagedObjectContext
+    ) throws -> [ManagedObject] {
         let all = FetchRequest<ManagedObject>(entityName: request.entityName!)
         all.includesSubentities = request.includesSubentities
         all.includesPendingChanges = request.includesPendingChanges
@@ -98,7 +107,9 @@ enum CatalogModel {
         if let descriptors = request.sortDescriptors {
             objects.sort { left, right in
                 for descriptor in descriptors {
-                    let order = descriptor.compare(try? FetchPredicate.value(atKeyPath: descriptor.key, of: left), try? FetchPredicate.value(atKeyPath: descriptor.key, of: right))
+                    let order = descriptor.compare(
+                        try? FetchPredicate.value(atKeyPath: descriptor.key, of: left),
+                        try? FetchPredicate.value(atKeyPath: descriptor.key, of: right))
                     if order != .orderedSame { return order == .orderedAscending }
                 }
                 return false
@@ -128,12 +139,24 @@ enum CatalogModel {
             (P(key: "owner", .in, [owner.objectID]), "to-one IN", true),
             (P(key: "label", .notEqualTo, nil), "not indexed", false),
             (P(key: "code", .notEqualTo, nil), "!= nil", true),
-            (P(andPredicateWithSubpredicates: [P(key: "rank", .lessThan, 50), P(key: "flag", .equalTo, true)]), "AND with residual", true),
-            (P(andPredicateWithSubpredicates: [P(key: "rank", .lessThan, 80), P(key: "code", .beginsWith, "c00")]), "AND of two indexes", true),
-            (P(orPredicateWithSubpredicates: [P(key: "rank", .lessThan, 10), P(key: "rank", .greaterThan, 590)]), "OR of indexes", true),
+            (
+                P(andPredicateWithSubpredicates: [P(key: "rank", .lessThan, 50), P(key: "flag", .equalTo, true)]),
+                "AND with residual", true
+            ),
+            (
+                P(andPredicateWithSubpredicates: [P(key: "rank", .lessThan, 80), P(key: "code", .beginsWith, "c00")]),
+                "AND of two indexes", true
+            ),
+            (
+                P(orPredicateWithSubpredicates: [P(key: "rank", .lessThan, 10), P(key: "rank", .greaterThan, 590)]),
+                "OR of indexes", true
+            ),
             (P(key: "code", .beginsWith, "C00", options: .caseInsensitive), "BEGINSWITH[c]", false),
             (P(key: "label", .equalTo, "label 3"), "unindexed ==", false),
-            (P(orPredicateWithSubpredicates: [P(key: "rank", .lessThan, 10), P(key: "flag", .equalTo, false)]), "OR with a scan branch", false),
+            (
+                P(orPredicateWithSubpredicates: [P(key: "rank", .lessThan, 10), P(key: "flag", .equalTo, false)]),
+                "OR with a scan branch", false
+            ),
             (P(notPredicateWithSubpredicate: P(key: "rank", .lessThan, 10)), "NOT", false),
             (P(key: "owner.name", .equalTo, "ann"), "key path through to-one", false),
         ]
@@ -187,7 +210,8 @@ enum CatalogModel {
             let owner = EntityDescription.insertNewObject(forEntityName: "Owner", into: context)
             owner.setValue("ann", forKey: "name")
             for i in 0..<50 {
-                let item = EntityDescription.insertNewObject(forEntityName: i % 10 == 9 ? "SpecialItem" : "Item", into: context)
+                let item = EntityDescription.insertNewObject(
+                    forEntityName: i % 10 == 9 ? "SpecialItem" : "Item", into: context)
                 item.setValue(String(format: "c%04d", i), forKey: "code")
                 item.setValue(Int64(i), forKey: "rank")
                 item.setValue(i % 3 != 0, forKey: "flag")
@@ -199,8 +223,11 @@ enum CatalogModel {
                 request.predicate = predicate
                 request.sortDescriptors = [FetchSortDescriptor(key: "rank", ascending: false)]
                 request.fetchLimit = 7
-                #expect(try context.explain(request).usesIndex, "\(shape): an index lookup, or the walk of rank's index")
-                #expect(try context.fetch(request).map(\.objectID) == (try Self.oracle(request, in: context)).map(\.objectID), "\(shape)")
+                #expect(
+                    try context.explain(request).usesIndex, "\(shape): an index lookup, or the walk of rank's index")
+                #expect(
+                    try context.fetch(request).map(\.objectID)
+                        == (try Self.oracle(request, in: context)).map(\.objectID), "\(shape)")
                 #expect(try context.count(for: request) == (try Self.oracle(request, in: context)).count, "\(shape)")
             }
         }
@@ -212,11 +239,15 @@ enum CatalogModel {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Item")
-            request.predicate = P(andPredicateWithSubpredicates: [P(key: "rank", .greaterThan, 100), P(key: "flag", .equalTo, true)])
+            request.predicate = P(andPredicateWithSubpredicates: [
+                P(key: "rank", .greaterThan, 100), P(key: "flag", .equalTo, true),
+            ])
             request.sortDescriptors = [FetchSortDescriptor(key: "rank", ascending: false)]
             request.fetchLimit = 5
             let plan = try context.explain(request)
-            #expect(plan.access == .orderedIndex(key: "rank", descending: true, within: .lookup(key: "rank", condition: "> 100")))
+            #expect(
+                plan.access
+                    == .orderedIndex(key: "rank", descending: true, within: .lookup(key: "rank", condition: "> 100")))
             #expect(plan.stopsAfter == 5)
             // The walk reads only rows with rank > 100: flag is all its rows are tested for.
             #expect(plan.filter == P(key: "flag", .equalTo, true).predicateFormat)
@@ -229,9 +260,16 @@ enum CatalogModel {
             #expect(count.readsRows, "flag has no index: the rows are read")
             #expect(count.filter == plan.filter, "the rows the lookup finds are tested for flag only")
 
-            request.predicate = P(orPredicateWithSubpredicates: [P(key: "rank", .lessThan, 3), P(key: "code", .equalTo, "c0100")])
+            request.predicate = P(orPredicateWithSubpredicates: [
+                P(key: "rank", .lessThan, 3), P(key: "code", .equalTo, "c0100"),
+            ])
             let exact = try context.explainCount(for: request)
-            #expect(exact.access == .index(.union([.lookup(key: "rank", condition: "< 3"), .lookup(key: "code", condition: #"== "c0100""#)])))
+            #expect(
+                exact.access
+                    == .index(
+                        .union([
+                            .lookup(key: "rank", condition: "< 3"), .lookup(key: "code", condition: #"== "c0100""#),
+                        ])))
             #expect(!exact.readsRows && exact.filter == nil)
             #expect(exact.description.contains("count from index"))
 
@@ -253,14 +291,17 @@ enum CatalogModel {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Item")
-            request.predicate = P(andPredicateWithSubpredicates: [P(key: "label", .equalTo, "label 3"), P(key: "flag", .equalTo, false)])
+            request.predicate = P(andPredicateWithSubpredicates: [
+                P(key: "label", .equalTo, "label 3"), P(key: "flag", .equalTo, false),
+            ])
             request.sortDescriptors = [FetchSortDescriptor(key: "rank", ascending: false)]
             for limit in [1, 5, 25, 200] {
                 request.fetchLimit = limit
                 #expect(try context.explain(request).stopsAfter == limit, "limit \(limit): a walk of rank's index")
                 let expected = try Self.oracle(request, in: context)
                 #expect(expected.count == min(limit, 30), "limit \(limit): 30 items match")
-                #expect(CatalogModel.ranks(try context.fetch(request)) == CatalogModel.ranks(expected), "limit \(limit)")
+                #expect(
+                    CatalogModel.ranks(try context.fetch(request)) == CatalogModel.ranks(expected), "limit \(limit)")
             }
         }
     }
@@ -277,7 +318,9 @@ enum CatalogModel {
             let blocks = Self.engine(container).statistics.blocks
             #expect(blocks >= 30)
             let request = FetchRequest<ManagedObject>(entityName: "Item")
-            request.predicate = P(andPredicateWithSubpredicates: [P(key: "rank", .greaterThan, 100), P(key: "flag", .equalTo, true)])
+            request.predicate = P(andPredicateWithSubpredicates: [
+                P(key: "rank", .greaterThan, 100), P(key: "flag", .equalTo, true),
+            ])
             request.sortDescriptors = [FetchSortDescriptor(key: "rank", ascending: false)]
             request.fetchLimit = 10
             var before = Self.blockReads(container)
@@ -291,7 +334,9 @@ enum CatalogModel {
             before = Self.blockReads(container)
             #expect(try context.count(for: count) == 1_099)
             #expect(Self.blockReads(container) == before, "a count answered by the index reads no block")
-            count.predicate = P(andPredicateWithSubpredicates: [P(key: "rank", .greaterThan, 100), P(key: "rank", .lessThan, 1_000)])
+            count.predicate = P(andPredicateWithSubpredicates: [
+                P(key: "rank", .greaterThan, 100), P(key: "rank", .lessThan, 1_000),
+            ])
             #expect(try context.count(for: count) == 899)
             #expect(Self.blockReads(container) == before, "an intersection of indexes reads no block either")
             count.includesSubentities = false
@@ -308,7 +353,8 @@ enum CatalogModel {
             #expect(merged.map(\.objectID) == (try Self.oracle(request, in: context)).map(\.objectID))
             #expect(CatalogModel.ranks(merged) == [5000, 1196, 1195, 1193, 1192, 1190, 1189, 1187, 1186, 1184])
             request.fetchOffset = 3
-            #expect(try context.fetch(request).map(\.objectID) == (try Self.oracle(request, in: context)).map(\.objectID))
+            #expect(
+                try context.fetch(request).map(\.objectID) == (try Self.oracle(request, in: context)).map(\.objectID))
             #expect(try context.count(for: count) == 899 - 90, "the changed item is a SpecialItem")
             count.includesSubentities = true
             #expect(try context.count(for: count) == 900, "the item moved below 1000 is counted")
@@ -331,11 +377,20 @@ enum CatalogModel {
             for ascending in [true, false] {
                 for (limit, offset) in [(5, 0), (7, 3), (200, 390), (1, 599)] {
                     let request = FetchRequest<ManagedObject>(entityName: "Item")
-                    request.sortDescriptors = [FetchSortDescriptor(key: "score", ascending: ascending), FetchSortDescriptor(key: "code", ascending: false)]
+                    request.sortDescriptors = [
+                        FetchSortDescriptor(key: "score", ascending: ascending),
+                        FetchSortDescriptor(key: "code", ascending: false),
+                    ]
                     request.fetchLimit = limit
                     request.fetchOffset = offset
-                    if case .orderedIndex = try context.explain(request).access {} else { Issue.record("no walk: \(try context.explain(request))") }
-                    #expect(try context.fetch(request).map(\.objectID) == (try Self.oracle(request, in: context)).map(\.objectID), "\(ascending) \(limit) \(offset)")
+                    if case .orderedIndex = try context.explain(request).access {
+                    } else {
+                        Issue.record("no walk: \(try context.explain(request))")
+                    }
+                    #expect(
+                        try context.fetch(request).map(\.objectID)
+                            == (try Self.oracle(request, in: context)).map(\.objectID),
+                        "\(ascending) \(limit) \(offset)")
                 }
             }
         }
@@ -359,7 +414,9 @@ enum CatalogModel {
             for pending in [true, false] {
                 low.includesPendingChanges = pending
                 let expected: [Int64] = pending ? [0, 1, 2, 3, 3, 4, 6, 8, 9] : [0, 1, 2, 3, 4, 700, 6, 7, 8, 9]
-                #expect(CatalogModel.ranks(try context.fetch(low)) == expected, "pending \(pending): stored rows matched on the store, returned as they are in memory")
+                #expect(
+                    CatalogModel.ranks(try context.fetch(low)) == expected,
+                    "pending \(pending): stored rows matched on the store, returned as they are in memory")
                 #expect(try context.count(for: low) == expected.count)
                 #expect(try context.explainCount(for: low).mergesPendingChanges == pending)
             }

@@ -21,7 +21,9 @@ struct RandomGraphModel {
     /// The names relationships are drawn from: few, so that siblings often declare one name.
     private static let relationshipNames = ["owner", "parent", "link"]
     /// The attribute types drawn.
-    private static let types: [AttributeDescription.AttributeType] = [.integer16, .integer32, .integer64, .string, .double, .boolean]
+    private static let types: [AttributeDescription.AttributeType] = [
+        .integer16, .integer32, .integer64, .string, .double, .boolean,
+    ]
 
     /// Draws a model.
     init(random: inout SplitMix64) {
@@ -41,10 +43,13 @@ struct RandomGraphModel {
 
         var numbered = 0
         /// A name of the pool no entity of `entities`' lines declares yet, or a new numbered one.
-        func freeName(for entities: [EntityDescription], from names: [String] = Self.relationshipNames, random: inout SplitMix64) -> String {
-            let taken = Set(entities.flatMap { entity in
-                (entity.inheritanceChain + StoreMapping.hierarchy(entity)).flatMap { $0.ownProperties.map(\.name) }
-            })
+        func freeName(
+            for entities: [EntityDescription], from names: [String] = Self.relationshipNames, random: inout SplitMix64
+        ) -> String {
+            let taken = Set(
+                entities.flatMap { entity in
+                    (entity.inheritanceChain + StoreMapping.hierarchy(entity)).flatMap { $0.ownProperties.map(\.name) }
+                })
             let free = names.filter { !taken.contains($0) }
             if let name = free.randomElement(using: &random) { return name }
             numbered += 1
@@ -65,7 +70,8 @@ struct RandomGraphModel {
             // Two entities of one hierarchy, neither a kind of the other (siblings, cousins).
             let pairs = entities.flatMap { first in
                 entities.filter { second in
-                    first.name! < second.name! && rootOf(first) === rootOf(second) && !first.isKindOf(entity: second) && !second.isKindOf(entity: first)
+                    first.name! < second.name! && rootOf(first) === rootOf(second) && !first.isKindOf(entity: second)
+                        && !second.isKindOf(entity: first)
                 }.map { (first, $0) }
             }
             if let (first, second) = pairs.randomElement(using: &random), Int.random(in: 0..<3, using: &random) == 0 {
@@ -76,7 +82,8 @@ struct RandomGraphModel {
                     let forward = ModelBuilder.relationship(shared, from: sibling, to: target)
                     let toMany = Int.random(in: 0..<4, using: &random) > 0
                     let back = ModelBuilder.relationship(
-                        freeName(for: [target, first, second], random: &random), from: target, to: sibling, toMany: toMany,
+                        freeName(for: [target, first, second], random: &random), from: target, to: sibling,
+                        toMany: toMany,
                         isOrdered: toMany && Bool.random(using: &random))
                     ModelBuilder.inverse(forward, back)
                 }
@@ -85,19 +92,31 @@ struct RandomGraphModel {
             switch Int.random(in: 0..<6, using: &random) {
             case 0:  // one-to-one
                 let forward = ModelBuilder.relationship(name, from: source, to: destination)
-                ModelBuilder.inverse(forward, ModelBuilder.relationship(freeName(for: [destination], random: &random), from: destination, to: source))
+                ModelBuilder.inverse(
+                    forward,
+                    ModelBuilder.relationship(
+                        freeName(for: [destination], random: &random), from: destination, to: source))
             case 1:  // one-to-many
                 let forward = ModelBuilder.relationship(name, from: source, to: destination, toMany: true)
-                ModelBuilder.inverse(forward, ModelBuilder.relationship(freeName(for: [destination], random: &random), from: destination, to: source))
+                ModelBuilder.inverse(
+                    forward,
+                    ModelBuilder.relationship(
+                        freeName(for: [destination], random: &random), from: destination, to: source))
             case 2:  // ordered one-to-many
-                let forward = ModelBuilder.relationship(name, from: source, to: destination, toMany: true, isOrdered: true)
-                ModelBuilder.inverse(forward, ModelBuilder.relationship(freeName(for: [destination], random: &random), from: destination, to: source))
+                let forward = ModelBuilder.relationship(
+                    name, from: source, to: destination, toMany: true, isOrdered: true)
+                ModelBuilder.inverse(
+                    forward,
+                    ModelBuilder.relationship(
+                        freeName(for: [destination], random: &random), from: destination, to: source))
             case 3:  // many-to-many
                 let forward = ModelBuilder.relationship(name, from: source, to: destination, toMany: true)
-                let back = ModelBuilder.relationship(freeName(for: [destination], random: &random), from: destination, to: source, toMany: true)
+                let back = ModelBuilder.relationship(
+                    freeName(for: [destination], random: &random), from: destination, to: source, toMany: true)
                 ModelBuilder.inverse(forward, back)
             case 4:  // to-many without inverse
-                ModelBuilder.relationship(name, from: source, to: destination, toMany: true, isOrdered: Bool.random(using: &random))
+                ModelBuilder.relationship(
+                    name, from: source, to: destination, toMany: true, isOrdered: Bool.random(using: &random))
                 withoutInverse.append(destination)
             default:  // to-one without inverse
                 ModelBuilder.relationship(name, from: source, to: destination)
@@ -114,13 +133,16 @@ struct RandomGraphModel {
         entities.map { entity in
             let parent = entity.superentity.map { " : \($0.name!)" } ?? ""
             let properties = entity.ownProperties.map { property -> String in
-                if let attribute = property as? AttributeDescription { return "\(attribute.name) \(attribute.attributeType)" }
+                if let attribute = property as? AttributeDescription {
+                    return "\(attribute.name) \(attribute.attributeType)"
+                }
                 let relationship = property as! RelationshipDescription
                 let shape = relationship.isToMany ? (relationship.isOrdered ? "->>(ordered)" : "->>") : "->"
                 let inverse = relationship.inverseRelationship.map { " inverse \($0.name)" } ?? ""
                 return "\(relationship.name) \(shape) \(relationship.destinationEntity!.name!)\(inverse)"
             }
-            return "\(entity.isAbstract ? "abstract " : "")\(entity.name!)\(parent) { \(properties.joined(separator: "; ")) }"
+            return
+                "\(entity.isAbstract ? "abstract " : "")\(entity.name!)\(parent) { \(properties.joined(separator: "; ")) }"
         }.joined(separator: "\n")
     }
 
@@ -141,7 +163,10 @@ struct RandomGraphModel {
     }
 
     /// Sets a random value (or random related objects among `objects`) for `property` of `object`.
-    static func assign(_ property: PropertyDescription, of object: ManagedObject, among objects: [ManagedObject], random: inout SplitMix64) throws {
+    static func assign(
+        _ property: PropertyDescription, of object: ManagedObject, among objects: [ManagedObject],
+        random: inout SplitMix64
+    ) throws {
         if let attribute = property as? AttributeDescription {
             guard attribute.name != "uid" else { return }
             object.setValue(value(for: attribute, random: &random), forKey: attribute.name)
@@ -150,7 +175,8 @@ struct RandomGraphModel {
         let relationship = property as! RelationshipDescription
         let candidates = objects.filter { $0.entity.isKindOf(entity: relationship.destinationEntity!) }
         if !relationship.isToMany {
-            object.setValue(Bool.random(using: &random) ? candidates.randomElement(using: &random) : nil, forKey: relationship.name)
+            object.setValue(
+                Bool.random(using: &random) ? candidates.randomElement(using: &random) : nil, forKey: relationship.name)
             return
         }
         let chosen = Array(candidates.shuffled(using: &random).prefix(Int.random(in: 0...3, using: &random)))
@@ -172,8 +198,10 @@ struct RandomGraphModel {
                 switch value {
                 case nil: values[property.name] = "nil"
                 case let related as ManagedObject: values[property.name] = try name(related)
-                case let ordered as [ManagedObject]: values[property.name] = try ordered.map(name).joined(separator: ",")
-                case let set as Set<ManagedObject>: values[property.name] = try set.map(name).sorted().joined(separator: ",")
+                case let ordered as [ManagedObject]:
+                    values[property.name] = try ordered.map(name).joined(separator: ",")
+                case let set as Set<ManagedObject>:
+                    values[property.name] = try set.map(name).sorted().joined(separator: ",")
                 case let some?: values[property.name] = "\(type(of: some)) \(some)"
                 }
             }
@@ -187,11 +215,15 @@ struct RandomGraphModel {
         var lines: [String] = []
         for uid in Set(expected.keys).union(actual.keys).sorted() {
             guard let wanted = expected[uid], let found = actual[uid] else {
-                lines.append("object \(uid): expected \(expected[uid]?.description ?? "none"), found \(actual[uid]?.description ?? "none")")
+                lines.append(
+                    "object \(uid): expected \(expected[uid]?.description ?? "none"), found \(actual[uid]?.description ?? "none")"
+                )
                 continue
             }
             for key in Set(wanted.keys).union(found.keys).sorted() where wanted[key] != found[key] {
-                lines.append("object \(uid) (\(wanted["entity"] ?? "?")).\(key): expected \(wanted[key] ?? "none"), found \(found[key] ?? "none")")
+                lines.append(
+                    "object \(uid) (\(wanted["entity"] ?? "?")).\(key): expected \(wanted[key] ?? "none"), found \(found[key] ?? "none")"
+                )
             }
         }
         return Array(lines.prefix(20))

@@ -43,7 +43,9 @@ import Testing
 
         /// One version on its own (no later versions to chain through).
         func version(_ number: Int) throws -> ManagedObjectModel {
-            try ManagedObjectModel(checkedContentsOf: url.appendingPathComponent(Self.versionName(url.deletingPathExtension().lastPathComponent, number)))
+            try ManagedObjectModel(
+                checkedContentsOf: url.appendingPathComponent(
+                    Self.versionName(url.deletingPathExtension().lastPathComponent, number)))
         }
 
         /// The bundle: its current version, reached from older stores through each version.
@@ -68,14 +70,21 @@ import Testing
             """
         }
         let body = #"<attribute name="body" optional="YES" attributeType="String"/>"#
-        return try Bundle(in: folder, name: "Notes", versions: [
-            entities(body + #"<attribute name="rank" optional="YES" attributeType="Integer 32" usesScalarValueType="YES"/>"# + tag, inverse),
-            entities("", ""),
-            entities(
-                #"<attribute name="pinned" optional="YES" attributeType="Boolean" usesScalarValueType="YES"/>"# + body
-                    + #"<attribute name="rank" optional="YES" attributeType="Integer 32" defaultValueString="5" usesScalarValueType="YES"/>"# + tag,
-                inverse),
-        ])
+        return try Bundle(
+            in: folder, name: "Notes",
+            versions: [
+                entities(
+                    body
+                        + #"<attribute name="rank" optional="YES" attributeType="Integer 32" usesScalarValueType="YES"/>"#
+                        + tag, inverse),
+                entities("", ""),
+                entities(
+                    #"<attribute name="pinned" optional="YES" attributeType="Boolean" usesScalarValueType="YES"/>"#
+                        + body
+                        + #"<attribute name="rank" optional="YES" attributeType="Integer 32" defaultValueString="5" usesScalarValueType="YES"/>"#
+                        + tag,
+                    inverse),
+            ])
     }
 
     /// Writes the first version's notes (each with a body, a rank and a tag); returns their URIs.
@@ -101,7 +110,9 @@ import Testing
     }
 
     /// The notes matching `format`: a count and a fetch.
-    static func matches(_ format: String, _ arguments: Any..., in context: ManagedObjectContext) throws -> (count: Int, fetched: Int) {
+    static func matches(
+        _ format: String, _ arguments: Any..., in context: ManagedObjectContext
+    ) throws -> (count: Int, fetched: Int) {
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Note")
             request.predicate = try FetchPredicate(checkedFormat: format, argumentArray: arguments)

@@ -38,14 +38,18 @@ import Testing
         }
         let books = shelfTo("books", "Book")
         let films = shelfTo("films", "Film")
-        let size = resized ? #"<attribute name="size" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>"# : ""
-        return try ReaddedPropertyMigrationTests.Bundle(in: folder, name: "Library", versions: [
-            entities(book: own("Book", inverse: "books"), shelf: books + films),
-            entities(book: "", shelf: size + films),
-            entities(
-                book: own("Book", inverse: "books", score: #"defaultValueString="5""#),
-                shelf: size + #"<attribute name="color" optional="YES" attributeType="String"/>"# + books + films),
-        ])
+        let size =
+            resized
+            ? #"<attribute name="size" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>"# : ""
+        return try ReaddedPropertyMigrationTests.Bundle(
+            in: folder, name: "Library",
+            versions: [
+                entities(book: own("Book", inverse: "books"), shelf: books + films),
+                entities(book: "", shelf: size + films),
+                entities(
+                    book: own("Book", inverse: "books", score: #"defaultValueString="5""#),
+                    shelf: size + #"<attribute name="color" optional="YES" attributeType="String"/>"# + books + films),
+            ])
     }
 
     /// Writes books and films with notes, scores and a shelf under version 1; returns the books' URIs.
@@ -74,7 +78,9 @@ import Testing
     }
 
     /// The objects of `entity` matching `format`: a count and a fetch.
-    static func matches(_ entity: String, _ format: String, _ arguments: Any..., in context: ManagedObjectContext) throws -> (count: Int, fetched: Int) {
+    static func matches(
+        _ entity: String, _ format: String, _ arguments: Any..., in context: ManagedObjectContext
+    ) throws -> (count: Int, fetched: Int) {
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: entity)
             request.predicate = try FetchPredicate(checkedFormat: format, argumentArray: arguments)

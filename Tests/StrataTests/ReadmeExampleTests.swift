@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (The README examples stand here line for line as the README prints them.)
 import Foundation
 import StrataStore
 import StrataTestSupport

@@ -38,7 +38,8 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             for uri in snapshots.keys {
-                let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: URL(string: uri)!))
+                let id = try #require(
+                    container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: URL(string: uri)!))
                 let object = context.object(with: id)
                 #expect(object.isFault)
                 let attributes = object.entity.attributesByName.values.filter { !$0.isTransient }
@@ -58,7 +59,8 @@ import Testing
         let live = try #require(model.entitiesByName["LivePhotoEntry"])
         #expect(live.inheritanceChain.map(\.name) == ["Entry", "MediaEntry", "PhotoEntry", "LivePhotoEntry"])
         #expect(live.attributesByName["location"] is CompositeAttributeDescription)
-        #expect(live.attributesByName["notebookTitle"] is DerivedAttributeDescription, "derived attributes are inherited")
+        #expect(
+            live.attributesByName["notebookTitle"] is DerivedAttributeDescription, "derived attributes are inherited")
         #expect(model.configurations == ["Cloud", "Local"])
         #expect(model.entities(forConfigurationName: "Cloud")?.map(\.name) == ["Tag"])
         let entry = try #require(model.entitiesByName["Entry"])
@@ -111,30 +113,36 @@ import Testing
 
     /// Broken compound indexes and composite definitions are refused with the element's line.
     @Test(arguments: [
-        ("""
-        <entity name="Item" representedClassName="Item" syncable="YES">
-            <attribute name="title" optional="YES" attributeType="String"/>
-            <compoundIndexes>
-                <compoundIndex>
-                    <index value="title"/>
-                    <index value="missing"/>
-                </compoundIndex>
-            </compoundIndexes>
-        </entity>
-        """, "missingProperty", "missing"),
-        ("""
-        <entity name="Item" representedClassName="Item" syncable="YES">
-            <attribute name="place" optional="YES" attributeType="Composite" composite="Nowhere"/>
-        </entity>
-        """, "missingEntity", "Nowhere"),
-        ("""
-        <entity name="Item" representedClassName="Item" syncable="YES">
-            <attribute name="place" optional="YES" attributeType="Composite" composite="Loop"/>
-        </entity>
-        <composite name="Loop">
-            <attribute name="inner" optional="YES" attributeType="Composite" composite="Loop"/>
-        </composite>
-        """, "invalidModel", "within itself"),
+        (
+            """
+            <entity name="Item" representedClassName="Item" syncable="YES">
+                <attribute name="title" optional="YES" attributeType="String"/>
+                <compoundIndexes>
+                    <compoundIndex>
+                        <index value="title"/>
+                        <index value="missing"/>
+                    </compoundIndex>
+                </compoundIndexes>
+            </entity>
+            """, "missingProperty", "missing"
+        ),
+        (
+            """
+            <entity name="Item" representedClassName="Item" syncable="YES">
+                <attribute name="place" optional="YES" attributeType="Composite" composite="Nowhere"/>
+            </entity>
+            """, "missingEntity", "Nowhere"
+        ),
+        (
+            """
+            <entity name="Item" representedClassName="Item" syncable="YES">
+                <attribute name="place" optional="YES" attributeType="Composite" composite="Loop"/>
+            </entity>
+            <composite name="Loop">
+                <attribute name="inner" optional="YES" attributeType="Composite" composite="Loop"/>
+            </composite>
+            """, "invalidModel", "within itself"
+        ),
     ])
     func brokenIndexesAndCompositesAreRefused(_ body: String, _ code: String, _ mention: String) throws {
         let folder = TemporaryDirectory()
@@ -155,8 +163,11 @@ import Testing
         #expect(entry.indexes[2].elements.map(\.propertyName) == ["isPinned"])
         let commerce = try Self.model("Commerce")
         #expect(commerce.entitiesByName["Party"]?.indexes.map(\.name) == ["compoundIndex1"])
-        #expect(commerce.entitiesByName["Order"]?.indexes.first?.elements.map(\.propertyName) == ["customer", "placedAt"])
-        #expect(commerce.entitiesByName["Category"]?.indexes.map(\.name) == ["nameIndex"], "indexed=YES stays a fetch index")
+        #expect(
+            commerce.entitiesByName["Order"]?.indexes.first?.elements.map(\.propertyName) == ["customer", "placedAt"])
+        #expect(
+            commerce.entitiesByName["Category"]?.indexes.map(\.name) == ["nameIndex"], "indexed=YES stays a fetch index"
+        )
 
         let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: journal)
@@ -171,7 +182,8 @@ import Testing
             let request = FetchRequest<ManagedObject>(entityName: "Entry")
             request.predicate = try FetchPredicate(checkedFormat: "isPinned == YES")
             #expect(try context.fetch(request).count == 4)
-            #expect(try context.explain(request).description.contains("isPinned"), "the compound index on isPinned answers")
+            #expect(
+                try context.explain(request).description.contains("isPinned"), "the compound index on isPinned answers")
         }
         try container.close()
     }
@@ -183,7 +195,8 @@ import Testing
         #expect(model.entities.count == 11)
         #expect(model.versionIdentifiers == ["4.2"])
         let premium = try #require(model.entitiesByName["PremiumBonusEpisode"])
-        #expect(premium.inheritanceChain.map(\.name) == ["Episode", "AudioEpisode", "BonusEpisode", "PremiumBonusEpisode"])
+        #expect(
+            premium.inheritanceChain.map(\.name) == ["Episode", "AudioEpisode", "BonusEpisode", "PremiumBonusEpisode"])
         #expect(premium.attributesByName["tier"]?.defaultValue as? Int16 == 1)
         #expect(premium.attributesByName["bitrate"]?.defaultValue as? Int32 == 0)
         #expect(premium.attributesByName["title"]?.renamingIdentifier == "name")
@@ -213,8 +226,11 @@ import Testing
             }
             try context.save()
             #expect((feed.value(forKey: "unplayedEpisodes") as? [ManagedObject])?.count == 5)
-            #expect((feed.value(forKey: "recentEpisodes") as? [ManagedObject])?.count == 5, "the request's limit applies")
-            let byURL = try #require(model.fetchRequestFromTemplate(withName: "FeedByURL", substitutionVariables: ["URL": "https://example.com/atp.xml"]))
+            #expect(
+                (feed.value(forKey: "recentEpisodes") as? [ManagedObject])?.count == 5, "the request's limit applies")
+            let byURL = try #require(
+                model.fetchRequestFromTemplate(
+                    withName: "FeedByURL", substitutionVariables: ["URL": "https://example.com/atp.xml"]))
             #expect(try context.fetch(byURL) as? [ManagedObject] == [feed])
         }
         try container.close()
@@ -222,7 +238,10 @@ import Testing
 
     @Test func fetchRequestTemplatesLoadAndSubstitute() throws {
         let model = try Self.model("Journal")
-        #expect(Set(model.fetchRequestTemplatesByName.keys) == ["EntriesWithTitlePrefix", "NotebooksOwnedBy", "PinnedEntries"])
+        #expect(
+            Set(model.fetchRequestTemplatesByName.keys) == [
+                "EntriesWithTitlePrefix", "NotebooksOwnedBy", "PinnedEntries",
+            ])
         let template = try #require(model.fetchRequestTemplate(forName: "EntriesWithTitlePrefix"))
         #expect(template.entity?.name == "Entry")
         #expect(template.fetchLimit == 20)
@@ -244,12 +263,18 @@ import Testing
             notebook.setValue(owner, forKey: "owner")
             try context.save()
 
-            let request = try #require(model.fetchRequestFromTemplate(withName: "EntriesWithTitlePrefix", substitutionVariables: ["PREFIX": "Al"]))
+            let request = try #require(
+                model.fetchRequestFromTemplate(
+                    withName: "EntriesWithTitlePrefix", substitutionVariables: ["PREFIX": "Al"]))
             request.sortDescriptors = [FetchSortDescriptor(key: "title", ascending: true)]
-            #expect(try context.fetch(request).map { ($0 as? ManagedObject)?.value(forKey: "title") as? String } == ["Alpha", "Alps"])
+            #expect(
+                try context.fetch(request).map { ($0 as? ManagedObject)?.value(forKey: "title") as? String } == [
+                    "Alpha", "Alps",
+                ])
             #expect(template.predicate?.predicateFormat == "title BEGINSWITH $PREFIX", "the template is unchanged")
             #expect(template.sortDescriptors == nil)
-            let owned = try #require(model.fetchRequestFromTemplate(withName: "NotebooksOwnedBy", substitutionVariables: ["NAME": "Ada"]))
+            let owned = try #require(
+                model.fetchRequestFromTemplate(withName: "NotebooksOwnedBy", substitutionVariables: ["NAME": "Ada"]))
             #expect(try context.fetch(owned) as? [ManagedObject] == [notebook])
         }
         try container.close()

@@ -21,8 +21,10 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             for name in names {
-                ManagedObject(entity: model.entitiesByName["RecentTag"]!, insertInto: context).setValue("tag " + name, forKey: "name")
-                ManagedObject(entity: model.entitiesByName["RecentLabel"]!, insertInto: context).setValue("label " + name, forKey: "name")
+                ManagedObject(entity: model.entitiesByName["RecentTag"]!, insertInto: context).setValue(
+                    "tag " + name, forKey: "name")
+                ManagedObject(entity: model.entitiesByName["RecentLabel"]!, insertInto: context).setValue(
+                    "label " + name, forKey: "name")
             }
             try context.save()
         }

@@ -6,7 +6,9 @@ import Testing
 /// `refreshAllObjects()` and `stalenessInterval`: what a context reads again, and what it keeps.
 @Suite struct RefreshAllObjectsTests {
     /// Ada as `reader` has her realized, after another context saved her raise to 150.
-    static func realizedThenChangedElsewhere(_ container: PersistentContainer, reader: ManagedObjectContext) throws -> Employee {
+    static func realizedThenChangedElsewhere(
+        _ container: PersistentContainer, reader: ManagedObjectContext
+    ) throws -> Employee {
         try QueryGenerationTests.seed(container)
         let ada = try reader.performAndWait { try #require(try reader.fetch(QueryGenerationTests.byName()).first) }
         let writer = container.newBackgroundContext()
@@ -47,7 +49,9 @@ import Testing
             try reader.save()
         }
         let check = container.newBackgroundContext()
-        let saved = try check.performAndWait { try check.fetch(QueryGenerationTests.byName()).map { "\($0.name) \($0.salary) \($0.notes ?? "-")" } }
+        let saved = try check.performAndWait {
+            try check.fetch(QueryGenerationTests.byName()).map { "\($0.name) \($0.salary) \($0.notes ?? "-")" }
+        }
         #expect(saved == ["Ada 150 unsaved", "Bob 250 -", "Cy 300 -", "Eve 0 -"])
     }
 

@@ -13,15 +13,23 @@ import Testing
     /// `Desk` (number; unique on number and unit, the relationship second).
     static func model() -> ManagedObjectModel {
         let unit = ModelBuilder.entity("Unit", [ModelBuilder.attribute("name", .string)])
-        let role = ModelBuilder.entity("Role", [ModelBuilder.attribute("title", .string), ModelBuilder.attribute("level", .integer64, defaultValue: Int64(0))])
+        let role = ModelBuilder.entity(
+            "Role",
+            [
+                ModelBuilder.attribute("title", .string),
+                ModelBuilder.attribute("level", .integer64, defaultValue: Int64(0)),
+            ])
         let head = ModelBuilder.entity("Head", [ModelBuilder.attribute("name", .string)])
         let desk = ModelBuilder.entity("Desk", [ModelBuilder.attribute("number", .integer64, defaultValue: Int64(0))])
         ModelBuilder.inverse(
-            ModelBuilder.relationship("unit", from: role, to: unit), ModelBuilder.relationship("roles", from: unit, to: role, toMany: true))
+            ModelBuilder.relationship("unit", from: role, to: unit),
+            ModelBuilder.relationship("roles", from: unit, to: role, toMany: true))
         ModelBuilder.inverse(
-            ModelBuilder.relationship("unit", from: head, to: unit), ModelBuilder.relationship("heads", from: unit, to: head, toMany: true))
+            ModelBuilder.relationship("unit", from: head, to: unit),
+            ModelBuilder.relationship("heads", from: unit, to: head, toMany: true))
         ModelBuilder.inverse(
-            ModelBuilder.relationship("unit", from: desk, to: unit), ModelBuilder.relationship("desks", from: unit, to: desk, toMany: true))
+            ModelBuilder.relationship("unit", from: desk, to: unit),
+            ModelBuilder.relationship("desks", from: unit, to: desk, toMany: true))
         role.uniquenessConstraints = [["unit", "title"]]
         head.uniquenessConstraints = [["unit"]]
         desk.uniquenessConstraints = [["number", "unit"]]
@@ -30,7 +38,9 @@ import Testing
 
     /// Saves units Core and Labs, a head of Core, a role "lead" (level 1) and desk 1 on Core; returns
     /// the container, reopened when it is the engine store.
-    static func seeded(_ kind: ContractStoreKind, in folder: TemporaryDirectory, model: ManagedObjectModel) throws -> PersistentContainer {
+    static func seeded(
+        _ kind: ContractStoreKind, in folder: TemporaryDirectory, model: ManagedObjectModel
+    ) throws -> PersistentContainer {
         let container = try kind.container(named: "Units", in: folder, model: model)
         let context = container.newBackgroundContext()
         try context.performAndWait {

@@ -9,7 +9,9 @@ import Testing
     /// Owners and pets; `toMany` turns `pet` into `pets` (renaming identifier `pet`), `addsAge`
     /// adds an optional attribute (which rewrites the store).
     static func model(toMany: Bool, addsAge: Bool = false) -> ManagedObjectModel {
-        let owner = ModelBuilder.entity("Owner", [ModelBuilder.attribute("name", .string)] + (addsAge ? [ModelBuilder.attribute("age", .integer16)] : []))
+        let owner = ModelBuilder.entity(
+            "Owner",
+            [ModelBuilder.attribute("name", .string)] + (addsAge ? [ModelBuilder.attribute("age", .integer16)] : []))
         let pet = ModelBuilder.entity("Pet", [ModelBuilder.attribute("name", .string)])
         let pets = ModelBuilder.relationship(toMany ? "pets" : "pet", from: owner, to: pet, toMany: toMany)
         if toMany { pets.renamingIdentifier = "pet" }
@@ -60,7 +62,9 @@ import Testing
                     #expect(pets == (i.isMultiple(of: 3) ? [] : ["pet\(i)"]), "\(pass): \(name)")
                 }
                 let playlist = try #require(try reader.fetch(FetchRequest<ManagedObject>(entityName: "Playlist")).first)
-                let titles = (playlist.value(forKey: "songs") as? [ManagedObject])?.compactMap { $0.value(forKey: "title") as? String }
+                let titles = (playlist.value(forKey: "songs") as? [ManagedObject])?.compactMap {
+                    $0.value(forKey: "title") as? String
+                }
                 #expect(titles == ["song5", "song1", "song7", "song0", "song3"], "\(pass): the order is kept")
                 #expect(try reader.count(for: FetchRequest<ManagedObject>(entityName: "Song")) == 8, "\(pass)")
             }

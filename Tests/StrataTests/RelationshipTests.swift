@@ -45,7 +45,10 @@ import Testing
         ModelBuilder.inverse(
             ModelBuilder.relationship("pins", from: board, to: pin, toMany: true, deleteRule: .noActionDeleteRule),
             ModelBuilder.relationship("board", from: pin, to: board))
-        return ModelBuilder.model([citizen, passport, student, course, playlist, song, region, city, street, owner, pet, shelf, trinket, board, pin])
+        return ModelBuilder.model([
+            citizen, passport, student, course, playlist, song, region, city, street, owner, pet, shelf, trinket, board,
+            pin,
+        ])
     }
 
     /// A new object of `entity` named `name`.
@@ -165,7 +168,8 @@ import Testing
             #expect(research.employees.isEmpty)
             ann.department = research
             #expect(research.employees == [ann])
-            #expect(try context.fetch(Department.fetchRequest()).first { $0.name == "Sales" }?.employees.isEmpty == true)
+            #expect(
+                try context.fetch(Department.fetchRequest()).first { $0.name == "Sales" }?.employees.isEmpty == true)
             try context.save()
         }
         try Self.withContext(at: folder.store(), model: GraphModel.make()) { context throws in
@@ -300,7 +304,9 @@ import Testing
         }
         try Self.withContext(at: folder.store(), model: model) { context throws in
             #expect(try Self.names(try Self.fetch("Shelf", "top", in: context), "items") == ["cup", "vase"])
-            #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Trinket")) == 3, "removing from the relationship deletes nothing")
+            #expect(
+                try context.count(for: FetchRequest<ManagedObject>(entityName: "Trinket")) == 3,
+                "removing from the relationship deletes nothing")
         }
     }
 
@@ -382,7 +388,8 @@ import Testing
                     let city = try Self.make("City", "\(regionName) city \(cityIndex)", in: context)
                     city.setValue(region, forKey: "region")
                     for streetIndex in 0..<3 {
-                        let street = try Self.make("Street", "\(regionName) street \(cityIndex).\(streetIndex)", in: context)
+                        let street = try Self.make(
+                            "Street", "\(regionName) street \(cityIndex).\(streetIndex)", in: context)
                         street.setValue(city, forKey: "city")
                     }
                 }
@@ -397,7 +404,9 @@ import Testing
             try context.save()
         }
         try Self.withContext(at: folder.store(), model: model) { context throws in
-            func count(_ entity: String) throws -> Int { try context.count(for: FetchRequest<ManagedObject>(entityName: entity)) }
+            func count(_ entity: String) throws -> Int {
+                try context.count(for: FetchRequest<ManagedObject>(entityName: entity))
+            }
             #expect(try count("Region") == 1)
             #expect(try count("City") == 2)
             #expect(try count("Street") == 6)
@@ -434,7 +443,8 @@ import Testing
             #expect(!context.hasChanges)
         }
         let remaining = try context.performAndWait {
-            try context.count(for: FetchRequest<ManagedObject>(entityName: "Owner")) + context.count(for: FetchRequest<ManagedObject>(entityName: "Pet"))
+            try context.count(for: FetchRequest<ManagedObject>(entityName: "Owner"))
+                + context.count(for: FetchRequest<ManagedObject>(entityName: "Pet"))
         }
         #expect(remaining == 0)
     }
@@ -451,7 +461,8 @@ import Testing
             try context.save()
             context.delete(board)
             context.processPendingChanges()
-            #expect(pin.value(forKey: "board") as? ManagedObject === board, "no action: the pin still points at the board")
+            #expect(
+                pin.value(forKey: "board") as? ManagedObject === board, "no action: the pin still points at the board")
             #expect(!pin.hasChanges)
             #expect(!pin.isDeleted)
             try context.save()

@@ -13,7 +13,9 @@ enum ContractStoreKind: String, CaseIterable, CustomTestStringConvertible, Senda
     var testDescription: String { rawValue }
 
     /// A container on a store of this kind named `name` (the engine store is in `folder`).
-    func container(named name: String, in folder: TemporaryDirectory, model: ManagedObjectModel) throws -> PersistentContainer {
+    func container(
+        named name: String, in folder: TemporaryDirectory, model: ManagedObjectModel
+    ) throws -> PersistentContainer {
         guard self == .inMemory else { return try GraphModel.container(at: folder.store(name), model: model) }
         let container = PersistentContainer(name: name, managedObjectModel: model)
         let description = PersistentStoreDescription()
@@ -56,9 +58,13 @@ private final class ContractStore {
         return try context.performAndWait { try body(context) }
     }
 
-
     private static func makeModel() -> ManagedObjectModel {
-        let author = ModelBuilder.entity("Author", [ModelBuilder.attribute("name", .string), ModelBuilder.attribute("age", .integer64, defaultValue: Int64(0))])
+        let author = ModelBuilder.entity(
+            "Author",
+            [
+                ModelBuilder.attribute("name", .string),
+                ModelBuilder.attribute("age", .integer64, defaultValue: Int64(0)),
+            ])
         author.uniquenessConstraints = [["name"]]
         let book = ModelBuilder.entity("Book", [ModelBuilder.attribute("name", .string)])
         let tag = ModelBuilder.entity("Tag", [ModelBuilder.attribute("name", .string)])
@@ -92,7 +98,9 @@ private final class ContractStore {
     private static func ages(in context: ManagedObjectContext) throws -> [String] {
         let request = FetchRequest<ManagedObject>(entityName: "Author")
         request.sortDescriptors = [FetchSortDescriptor(key: "name")]
-        return try context.fetch(request).map { "\($0.value(forKey: "name") as! String): \($0.value(forKey: "age") as! Int64)" }
+        return try context.fetch(request).map {
+            "\($0.value(forKey: "name") as! String): \($0.value(forKey: "age") as! Int64)"
+        }
     }
 
     @Test(arguments: ContractStoreKind.allCases)
@@ -154,7 +162,8 @@ private final class ContractStore {
             // Move a book, drop a pair, reorder the shelf, delete a tag (its pairs go with it).
             try R.fetch("Book", "b3", in: context).setValue(try R.fetch("Author", "ann", in: context), forKey: "author")
             try R.fetch("Book", "b1", in: context).setValue(nil, forKey: "author")
-            try R.fetch("Book", "b0", in: context).mutableSetValue(forKey: "tags").remove(try R.fetch("Tag", "t1", in: context))
+            try R.fetch("Book", "b0", in: context).mutableSetValue(forKey: "tags").remove(
+                try R.fetch("Tag", "t1", in: context))
             let shelved = try R.fetch("Shelf", "top", in: context).mutableOrderedSetValue(forKey: "books")
             shelved.remove(try R.fetch("Book", "b2", in: context))
             shelved.insert(try R.fetch("Book", "b1", in: context), at: 0)
@@ -257,7 +266,8 @@ private final class ContractStore {
         let store = try ContractStore(kind)
         try store.withContext { context throws in
             for index in 0..<20 {
-                try R.make("Author", String(format: "a%02d", index), in: context).setValue(Int64(index % 7), forKey: "age")
+                try R.make("Author", String(format: "a%02d", index), in: context).setValue(
+                    Int64(index % 7), forKey: "age")
             }
             try context.save()
         }
@@ -265,17 +275,24 @@ private final class ContractStore {
         try store.withContext { context throws in
             let request = FetchRequest<ManagedObject>(entityName: "Author")
             request.predicate = try FetchPredicate(checkedFormat: "age >= 3")
-            request.sortDescriptors = [FetchSortDescriptor(key: "age", ascending: false), FetchSortDescriptor(key: "name")]
+            request.sortDescriptors = [
+                FetchSortDescriptor(key: "age", ascending: false), FetchSortDescriptor(key: "name"),
+            ]
             // Ages 6: a06 a13; 5: a05 a12 a19; 4: a04 a11 a18; 3: a03 a10 a17.
             #expect(try context.count(for: request) == 11)
             request.fetchOffset = 2
             request.fetchLimit = 4
-            #expect(try context.fetch(request).map { $0.value(forKey: "name") as! String } == ["a05", "a12", "a19", "a04"])
+            #expect(
+                try context.fetch(request).map { $0.value(forKey: "name") as! String } == ["a05", "a12", "a19", "a04"])
 
             let ids = FetchRequest<ManagedObjectID>(entityName: "Author")
             ids.resultType = .managedObjectIDResultType
             ids.predicate = FetchPredicate(key: "age", .equalTo, Int64(6))
-            #expect(try Set(context.fetch(ids)) == Set([R.fetch("Author", "a06", in: context).objectID, R.fetch("Author", "a13", in: context).objectID]))
+            #expect(
+                try Set(context.fetch(ids))
+                    == Set([
+                        R.fetch("Author", "a06", in: context).objectID, R.fetch("Author", "a13", in: context).objectID,
+                    ]))
 
             let counting = FetchRequest<Int>(entityName: "Author")
             counting.resultType = .countResultType

@@ -33,7 +33,8 @@ struct SamplePointTransformer: AttributeValueTransformer {
     /// The sample models, by a short name.
     static let models: [String: URL] = [
         "Company": Bundle.module.url(forResource: "Company", withExtension: "xcdatamodeld", subdirectory: "Models")!,
-        "Company 1": Bundle.module.url(forResource: "Company", withExtension: "xcdatamodel", subdirectory: "Models/Company.xcdatamodeld")!,
+        "Company 1": Bundle.module.url(
+            forResource: "Company", withExtension: "xcdatamodel", subdirectory: "Models/Company.xcdatamodeld")!,
         "Library": Bundle.module.url(forResource: "Library", withExtension: "xcdatamodel", subdirectory: "Models")!,
         "Minimal": Bundle.module.url(forResource: "Minimal", withExtension: "xcdatamodel", subdirectory: "Models")!,
     ]
@@ -62,13 +63,15 @@ struct SamplePointTransformer: AttributeValueTransformer {
         case .booleanAttributeType: return index % 2 == 0 ? false : true
         case .binaryDataAttributeType: return Data([0, 1, 2, 0xFF, UInt8(index)])
         case .UUIDAttributeType: return UUID()
-        case .URIAttributeType: return URL(string: "https://example.com/\(object.entity.name!)/\(attribute.name)/\(index)")!
+        case .URIAttributeType:
+            return URL(string: "https://example.com/\(object.entity.name!)/\(attribute.name)/\(index)")!
         case .transformableAttributeType: return ["entity": object.entity.name, "index": "\(index)"]
         case .objectIDAttributeType: return object.objectID
         case .compositeAttributeType:
             var elements: [String: Any] = [:]
             for element in (attribute as! CompositeAttributeDescription).elements {
-                elements[element.name] = element.attributeType == .stringAttributeType
+                elements[element.name] =
+                    element.attributeType == .stringAttributeType
                     ? "\(element.name) \(letter)" : try value(for: element, of: object, index: index)
             }
             return elements
@@ -77,7 +80,8 @@ struct SamplePointTransformer: AttributeValueTransformer {
             let low = (attribute.minValue as? Date)?.timeIntervalSinceReferenceDate
             let high = (attribute.maxValue as? Date)?.timeIntervalSinceReferenceDate
             switch (low, high) {
-            case let (low?, high?): return Date(timeIntervalSinceReferenceDate: ((low + high) / 2).rounded() + Double(index))
+            case let (low?, high?):
+                return Date(timeIntervalSinceReferenceDate: ((low + high) / 2).rounded() + Double(index))
             default: return Date(timeIntervalSinceReferenceDate: 700_000_000.5 + Double(index))
             }
         case .stringAttributeType:
@@ -105,7 +109,9 @@ struct SamplePointTransformer: AttributeValueTransformer {
             if let a = left as? [String: Any], let b = right as? [String: Any] {
                 return Set(a.keys) == Set(b.keys) && a.keys.allSatisfy { same(a[$0], b[$0]) }
             }
-            if let a = left as? ManagedObjectID, let b = right as? ManagedObjectID { return a.uriRepresentation() == b.uriRepresentation() }
+            if let a = left as? ManagedObjectID, let b = right as? ManagedObjectID {
+                return a.uriRepresentation() == b.uriRepresentation()
+            }
             guard type(of: left) == type(of: right) else { return false }
             return FetchValue.equal(left, right)
         default: return false
@@ -120,7 +126,9 @@ struct SamplePointTransformer: AttributeValueTransformer {
             if property is AttributeDescription {
                 result[property.name] = object.value(forKey: property.name) ?? NSNull()
             } else if let relationship = property as? RelationshipDescription {
-                let uris = object.objectIDs(forRelationshipNamed: property.name).map { $0.uriRepresentation().absoluteString }
+                let uris = object.objectIDs(forRelationshipNamed: property.name).map {
+                    $0.uriRepresentation().absoluteString
+                }
                 result[property.name] = relationship.isOrdered ? uris : uris.sorted()
             }
         }
@@ -142,12 +150,15 @@ struct SamplePointTransformer: AttributeValueTransformer {
                 var objects: [ManagedObject] = []
                 let concrete = model.entities.filter { !$0.isAbstract }
                 for entity in concrete {
-                    for _ in 0..<2 { objects.append(EntityDescription.insertNewObject(forEntityName: entity.name!, into: context)) }
+                    for _ in 0..<2 {
+                        objects.append(EntityDescription.insertNewObject(forEntityName: entity.name!, into: context))
+                    }
                 }
                 try context.obtainPermanentIDs(for: objects)
                 for entity in concrete {
                     for (index, object) in objects.filter({ $0.entity === entity }).enumerated() {
-                        for case let attribute as AttributeDescription in entity.properties where !(attribute is DerivedAttributeDescription) {
+                        for case let attribute as AttributeDescription in entity.properties
+                        where !(attribute is DerivedAttributeDescription) {
                             object.setValue(try value(for: attribute, of: object, index: index), forKey: attribute.name)
                         }
                     }
@@ -158,16 +169,21 @@ struct SamplePointTransformer: AttributeValueTransformer {
                         let candidates = objects.filter { $0 !== object && $0.entity.isKindOf(entity: destination) }
                         if relationship.isToMany {
                             guard object.objectIDs(forRelationshipNamed: relationship.name).isEmpty else { continue }
-                            let count = min(max(relationship.minCount, 2), relationship.maxCount == 0 ? 2 : relationship.maxCount)
+                            let count = min(
+                                max(relationship.minCount, 2), relationship.maxCount == 0 ? 2 : relationship.maxCount)
                             let chosen = Array(candidates.prefix(count))
-                            object.setValue(relationship.isOrdered ? Array(chosen.reversed()) as Any : Set(chosen) as Any, forKey: relationship.name)
+                            object.setValue(
+                                relationship.isOrdered ? Array(chosen.reversed()) as Any : Set(chosen) as Any,
+                                forKey: relationship.name)
                         } else if object.value(forKey: relationship.name) == nil, let first = candidates.first {
                             object.setValue(first, forKey: relationship.name)
                         }
                     }
                 }
                 try context.save()
-                for object in objects { snapshots[object.objectID.uriRepresentation().absoluteString] = try snapshot(object) }
+                for object in objects {
+                    snapshots[object.objectID.uriRepresentation().absoluteString] = try snapshot(object)
+                }
                 #expect(snapshots.count == concrete.count * 2)
             }
             try container.close()
@@ -181,7 +197,8 @@ struct SamplePointTransformer: AttributeValueTransformer {
             }
             #expect(total == snapshots.count, "every saved object and nothing else")
             for (uri, expected) in snapshots {
-                let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: URL(string: uri)!))
+                let id = try #require(
+                    container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: URL(string: uri)!))
                 let object = try context.existingObject(with: id)
                 #expect(object.objectID.uriRepresentation().absoluteString == uri)
                 let actual = try snapshot(object)
@@ -189,10 +206,15 @@ struct SamplePointTransformer: AttributeValueTransformer {
                 for (key, value) in expected {
                     let left = value is NSNull ? nil : value
                     let right = actual[key] is NSNull ? nil : actual[key]
-                    #expect(same(left, right), "\(object.entity.name).\(key): saved \(String(describing: left)), read \(String(describing: right))")
+                    #expect(
+                        same(left, right),
+                        "\(object.entity.name).\(key): saved \(String(describing: left)), read \(String(describing: right))"
+                    )
                 }
                 for property in object.entity.properties where property.isTransient {
-                    #expect(object.value(forKey: property.name) == nil, "transient \(object.entity.name).\(property.name) is not stored")
+                    #expect(
+                        object.value(forKey: property.name) == nil,
+                        "transient \(object.entity.name).\(property.name) is not stored")
                 }
             }
         }
@@ -205,7 +227,8 @@ struct SamplePointTransformer: AttributeValueTransformer {
         let folder = TemporaryDirectory()
         let model = try ManagedObjectModel(checkedContentsOf: url)
         #expect(!model.entities.isEmpty)
-        let (container, _) = try Self.storeEverything(model, reload: { try ManagedObjectModel(checkedContentsOf: url) }, at: folder.store(name))
+        let (container, _) = try Self.storeEverything(
+            model, reload: { try ManagedObjectModel(checkedContentsOf: url) }, at: folder.store(name))
         try container.close()
     }
 
@@ -218,7 +241,8 @@ struct SamplePointTransformer: AttributeValueTransformer {
         var bookID: ManagedObjectID?
         var authorIDs: [ManagedObjectID] = []
         do {
-            let container = try GraphModel.container(at: folder.store(), model: try ManagedObjectModel(checkedContentsOf: url))
+            let container = try GraphModel.container(
+                at: folder.store(), model: try ManagedObjectModel(checkedContentsOf: url))
             let context = container.newBackgroundContext()
             try context.performAndWait {
                 let authors = ["Ursula", "Italo"].map { name in
@@ -226,7 +250,9 @@ struct SamplePointTransformer: AttributeValueTransformer {
                     author.setValue(name, forKey: "name")
                     return author
                 }
-                #expect(authors[0].value(forKey: "website") as? URL == URL(string: "https://example.com/authors"), "default")
+                #expect(
+                    authors[0].value(forKey: "website") as? URL == URL(string: "https://example.com/authors"), "default"
+                )
                 let book = EntityDescription.insertNewObject(forEntityName: "Book", into: context)
                 #expect(book.value(forKey: "price") as? Decimal == Decimal(string: "9.99"), "default")
                 #expect(book.value(forKey: "pages") as? Int16 == 1, "default")
@@ -245,7 +271,8 @@ struct SamplePointTransformer: AttributeValueTransformer {
             }
             try container.close()
         }
-        let container = try GraphModel.container(at: folder.store(), model: try ManagedObjectModel(checkedContentsOf: url))
+        let container = try GraphModel.container(
+            at: folder.store(), model: try ManagedObjectModel(checkedContentsOf: url))
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let book = try context.existingObject(with: try #require(bookID))
@@ -271,9 +298,12 @@ struct SamplePointTransformer: AttributeValueTransformer {
         let url = try #require(Self.models["Library"])
         let folder = TemporaryDirectory()
         func open() throws -> (PersistentStoreCoordinator, catalog: PersistentStore, tagging: PersistentStore) {
-            let coordinator = PersistentStoreCoordinator(managedObjectModel: try ManagedObjectModel(checkedContentsOf: url))
-            let catalog = try coordinator.addPersistentStore(type: .strata, configuration: "Catalog", at: folder.store("Catalog"))
-            let tagging = try coordinator.addPersistentStore(type: .strata, configuration: "Tagging", at: folder.store("Tagging"))
+            let coordinator = PersistentStoreCoordinator(
+                managedObjectModel: try ManagedObjectModel(checkedContentsOf: url))
+            let catalog = try coordinator.addPersistentStore(
+                type: .strata, configuration: "Catalog", at: folder.store("Catalog"))
+            let tagging = try coordinator.addPersistentStore(
+                type: .strata, configuration: "Tagging", at: folder.store("Tagging"))
             return (coordinator, catalog, tagging)
         }
         do {
@@ -295,7 +325,9 @@ struct SamplePointTransformer: AttributeValueTransformer {
                 #expect(tag.objectID.storeIdentifier == tagging.identifier)
 
                 book.setValue(Set([tag]), forKey: "tags")
-                let error = #expect(throws: CoreDataError.self, "a relationship cannot cross stores") { try context.save() }
+                let error = #expect(throws: CoreDataError.self, "a relationship cannot cross stores") {
+                    try context.save()
+                }
                 #expect(error?.code == .managedObjectExternalRelationship)
                 context.rollback()
             }

@@ -63,26 +63,30 @@ import Testing
         }
         let orphan = ManagedObjectContext(.privateQueue)
         orphan.performAndWait {
-            _ = #expect(throws: CoreDataError.self) { _ = try EntityDescription.insertNewObject(forCheckedEntityName: "Circle", into: orphan) }
+            _ = #expect(throws: CoreDataError.self) {
+                _ = try EntityDescription.insertNewObject(forCheckedEntityName: "Circle", into: orphan)
+            }
         }
     }
 
     /// `value(forKey:)`, `setValue(_:forKey:)` and the subscript on plain `ManagedObject`s.
     @Test func untypedKeyValueAPIRoundTrips() throws {
-        let item = ModelBuilder.entity("Seed", [
-            ModelBuilder.attribute("title", .string, isOptional: false),
-            ModelBuilder.attribute("count16", .integer16, defaultValue: Int16(7)),
-            ModelBuilder.attribute("count32", .integer32),
-            ModelBuilder.attribute("count64", .integer64),
-            ModelBuilder.attribute("ratio", .double),
-            ModelBuilder.attribute("weight", .float),
-            ModelBuilder.attribute("price", .decimal),
-            ModelBuilder.attribute("flag", .boolean),
-            ModelBuilder.attribute("when", .date),
-            ModelBuilder.attribute("blob", .binaryData),
-            ModelBuilder.attribute("identifier", .uuid),
-            ModelBuilder.attribute("link", .uri),
-        ])
+        let item = ModelBuilder.entity(
+            "Seed",
+            [
+                ModelBuilder.attribute("title", .string, isOptional: false),
+                ModelBuilder.attribute("count16", .integer16, defaultValue: Int16(7)),
+                ModelBuilder.attribute("count32", .integer32),
+                ModelBuilder.attribute("count64", .integer64),
+                ModelBuilder.attribute("ratio", .double),
+                ModelBuilder.attribute("weight", .float),
+                ModelBuilder.attribute("price", .decimal),
+                ModelBuilder.attribute("flag", .boolean),
+                ModelBuilder.attribute("when", .date),
+                ModelBuilder.attribute("blob", .binaryData),
+                ModelBuilder.attribute("identifier", .uuid),
+                ModelBuilder.attribute("link", .uri),
+            ])
         let owner = ModelBuilder.entity("SeedOwner", [ModelBuilder.attribute("name", .string)])
         let items = ModelBuilder.relationship("items", from: owner, to: item, toMany: true)
         let ownedBy = ModelBuilder.relationship("owner", from: item, to: owner)
@@ -170,7 +174,9 @@ import Testing
             #expect(loose.value(forKey: "budget") as? Double == 0, "default value")
             let employee = Employee(context: context)
             employee.name = "Ann"
-            let error = #expect(throws: CoreDataError.self) { try loose.setValue(Set([employee]), forCheckedKey: "employees") }
+            let error = #expect(throws: CoreDataError.self) {
+                try loose.setValue(Set([employee]), forCheckedKey: "employees")
+            }
             #expect(error?.code == .managedObjectReferentialIntegrity, "relationships need a context")
             context.insert(loose)
             #expect(loose.isInserted)
@@ -179,7 +185,9 @@ import Testing
             try context.save()
         }
         let reader = container.newBackgroundContext()
-        let names = try reader.performAndWait { try reader.fetch(Department.fetchRequest()).map { ($0.name, $0.employees.map(\.name)) } }
+        let names = try reader.performAndWait {
+            try reader.fetch(Department.fetchRequest()).map { ($0.name, $0.employees.map(\.name)) }
+        }
         #expect(names.count == 1)
         #expect(names.first?.0 == "Loose")
         #expect(names.first?.1 == ["Ann"])
@@ -232,7 +240,8 @@ import Testing
             try container.close()
         }
         let coordinator = PersistentStoreCoordinator(managedObjectModel: GraphModel.make())
-        let store = try coordinator.addPersistentStore(type: .strata, at: folder.store(), options: [PersistentStoreOptionKey.readOnly: true])
+        let store = try coordinator.addPersistentStore(
+            type: .strata, at: folder.store(), options: [PersistentStoreOptionKey.readOnly: true])
         #expect(store.options?[PersistentStoreOptionKey.readOnly] as? Bool == true)
         let context = ManagedObjectContext(.privateQueue)
         context.persistentStoreCoordinator = coordinator
@@ -263,7 +272,9 @@ import Testing
             try context.save()
 
             func expectRejected(_ value: Any?, forKey key: String, on object: ManagedObject) {
-                let error = #expect(throws: CoreDataError.self, "setting \(key)") { try object.setValue(value, forCheckedKey: key) }
+                let error = #expect(throws: CoreDataError.self, "setting \(key)") {
+                    try object.setValue(value, forCheckedKey: key)
+                }
                 #expect(error?.code == .keyValueValidation, "setting \(key)")
                 #expect(error?.key == key)
             }
@@ -278,7 +289,9 @@ import Testing
             expectRejected("Research", forKey: "department", on: employee)
             expectRejected(employee, forKey: "employees", on: department)
             #expect(throws: CoreDataError.self) { _ = try employee.value(forCheckedKey: "nickname") }
-            let primitive = #expect(throws: CoreDataError.self) { try employee.setPrimitiveValue("x", forCheckedKey: "salary") }
+            let primitive = #expect(throws: CoreDataError.self) {
+                try employee.setPrimitiveValue("x", forCheckedKey: "salary")
+            }
             #expect(primitive?.code == .keyValueValidation)
 
             #expect(!employee.hasChanges)

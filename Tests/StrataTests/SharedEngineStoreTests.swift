@@ -18,11 +18,14 @@ import Testing
         let folder = TemporaryDirectory()
         let first = try GraphModel.container(at: folder.store())
         let second = try GraphModel.container(at: folder.store())
-        #expect(first.persistentStoreCoordinator.persistentStores[0].engineStore === second.persistentStoreCoordinator.persistentStores[0].engineStore)
+        #expect(
+            first.persistentStoreCoordinator.persistentStores[0].engineStore
+                === second.persistentStoreCoordinator.persistentStores[0].engineStore)
         let mine = first.newBackgroundContext()
         let theirs = second.newBackgroundContext()
         try mine.performAndWait {
-            let ann = RelationshipTests.employee("Ann", in: mine, department: RelationshipTests.department("Research", in: mine))
+            let ann = RelationshipTests.employee(
+                "Ann", in: mine, department: RelationshipTests.department("Research", in: mine))
             ann.salary = 100
             try mine.save()
         }
@@ -139,7 +142,10 @@ import Testing
         tag.uniquenessConstraints = [["name"]]
         let model = ModelBuilder.model([tag])
         let folder = TemporaryDirectory()
-        let containers = try [GraphModel.container(at: folder.store(), model: model), GraphModel.container(at: folder.store(), model: model)]
+        let containers = try [
+            GraphModel.container(at: folder.store(), model: model),
+            GraphModel.container(at: folder.store(), model: model),
+        ]
         let saved = Locked(0)
         let refused = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
@@ -152,7 +158,9 @@ import Testing
                         try context.save()
                         saved.withLock { $0 += 1 }
                     } catch {
-                        if (error as? CoreDataError)?.code == .managedObjectConstraintMerge { refused.withLock { $0 += 1 } }
+                        if (error as? CoreDataError)?.code == .managedObjectConstraintMerge {
+                            refused.withLock { $0 += 1 }
+                        }
                         context.rollback()
                     }
                 }
@@ -162,7 +170,9 @@ import Testing
         #expect(refused.current == 7 * 25)
         let context = containers[1].newBackgroundContext()
         let names = try context.performAndWait {
-            try context.fetch(FetchRequest<ManagedObject>(entityName: "Tag")).map { $0.value(forKey: "name") as! String }
+            try context.fetch(FetchRequest<ManagedObject>(entityName: "Tag")).map {
+                $0.value(forKey: "name") as! String
+            }
         }
         #expect(names.sorted() == (0..<25).map { "t\($0)" }.sorted())
         for container in containers { try container.close() }

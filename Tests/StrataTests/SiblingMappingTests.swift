@@ -15,10 +15,12 @@ import Testing
         let content = ModelBuilder.entity("DiffContentValue", siblings ? [] : [ModelBuilder.attribute("name", .string)])
         let title = ModelBuilder.entity("DiffTitleValue", siblings ? [] : [ModelBuilder.attribute("name", .string)])
         ModelBuilder.inverse(
-            ModelBuilder.relationship("contentDiffs", from: revision, to: content, toMany: true, deleteRule: .cascadeDeleteRule),
+            ModelBuilder.relationship(
+                "contentDiffs", from: revision, to: content, toMany: true, deleteRule: .cascadeDeleteRule),
             ModelBuilder.relationship("revisionDiff", from: content, to: revision))
         ModelBuilder.inverse(
-            ModelBuilder.relationship("titleDiffs", from: revision, to: title, toMany: true, deleteRule: .cascadeDeleteRule),
+            ModelBuilder.relationship(
+                "titleDiffs", from: revision, to: title, toMany: true, deleteRule: .cascadeDeleteRule),
             ModelBuilder.relationship("revisionDiff", from: title, to: revision))
         guard siblings else { return ModelBuilder.model([revision, content, title]) }
         let value = ModelBuilder.entity("DiffValue", [ModelBuilder.attribute("name", .string)], isAbstract: true)
@@ -35,7 +37,8 @@ import Testing
             for revision in ["r1", "r2"] {
                 let diff = try RelationshipTests.make("RevisionDiff", revision, in: context)
                 for index in 1...2 {
-                    let content = try RelationshipTests.make("DiffContentValue", "\(revision)-content\(index)", in: context)
+                    let content = try RelationshipTests.make(
+                        "DiffContentValue", "\(revision)-content\(index)", in: context)
                     content.setValue(diff, forKey: "revisionDiff")
                 }
                 let title = try RelationshipTests.make("DiffTitleValue", "\(revision)-title", in: context)
@@ -46,12 +49,21 @@ import Testing
         try RelationshipTests.withContext(at: folder.store(), model: model) { context throws in
             for revision in ["r1", "r2"] {
                 let diff = try RelationshipTests.fetch("RevisionDiff", revision, in: context)
-                #expect(try RelationshipTests.names(diff, "contentDiffs") == ["\(revision)-content1", "\(revision)-content2"])
+                #expect(
+                    try RelationshipTests.names(diff, "contentDiffs") == [
+                        "\(revision)-content1", "\(revision)-content2",
+                    ])
                 #expect(try RelationshipTests.names(diff, "titleDiffs") == ["\(revision)-title"])
                 let contents = try #require(diff.value(forKey: "contentDiffs") as? Set<ManagedObject>)
-                #expect(contents.allSatisfy { $0.entity.name == "DiffContentValue" && $0.objectID.entity.name == "DiffContentValue" })
+                #expect(
+                    contents.allSatisfy {
+                        $0.entity.name == "DiffContentValue" && $0.objectID.entity.name == "DiffContentValue"
+                    })
                 let titles = try #require(diff.value(forKey: "titleDiffs") as? Set<ManagedObject>)
-                #expect(titles.allSatisfy { $0.entity.name == "DiffTitleValue" && $0.objectID.entity.name == "DiffTitleValue" })
+                #expect(
+                    titles.allSatisfy {
+                        $0.entity.name == "DiffTitleValue" && $0.objectID.entity.name == "DiffTitleValue"
+                    })
                 let title = try RelationshipTests.fetch("DiffTitleValue", "\(revision)-title", in: context)
                 #expect(try RelationshipTests.names(title, "revisionDiff") == [revision])
             }
@@ -78,11 +90,15 @@ import Testing
     /// `slug` without a constraint) as sub-entities.
     static func postModel() -> ManagedObjectModel {
         let post = ModelBuilder.entity("Post", [ModelBuilder.attribute("name", .string)], isAbstract: true)
-        let article = ModelBuilder.entity("Article", [
-            ModelBuilder.attribute("commentCount", .integer32), ModelBuilder.attribute("source", .string), ModelBuilder.attribute("slug", .string),
-        ])
+        let article = ModelBuilder.entity(
+            "Article",
+            [
+                ModelBuilder.attribute("commentCount", .integer32), ModelBuilder.attribute("source", .string),
+                ModelBuilder.attribute("slug", .string),
+            ])
         article.uniquenessConstraints = [["slug"]]
-        let photo = ModelBuilder.entity("Photo", [ModelBuilder.attribute("commentCount", .integer16), ModelBuilder.attribute("slug", .string)])
+        let photo = ModelBuilder.entity(
+            "Photo", [ModelBuilder.attribute("commentCount", .integer16), ModelBuilder.attribute("slug", .string)])
         let origin = ModelBuilder.entity("Origin", [ModelBuilder.attribute("name", .string)])
         ModelBuilder.inverse(
             ModelBuilder.relationship("source", from: photo, to: origin),
@@ -112,7 +128,10 @@ import Testing
             let photo = try RelationshipTests.fetch("Photo", "sunset", in: context)
             #expect(photo.value(forKey: "commentCount") as? Int16 == 12)
             #expect(try RelationshipTests.names(photo, "source") == ["camera"])
-            #expect(try RelationshipTests.names(try RelationshipTests.fetch("Origin", "camera", in: context), "photos") == ["sunset"])
+            #expect(
+                try RelationshipTests.names(try RelationshipTests.fetch("Origin", "camera", in: context), "photos") == [
+                    "sunset"
+                ])
             // Predicates on the same name read each entity's own column.
             let articles = FetchRequest<ManagedObject>(entityName: "Article")
             articles.predicate = FetchPredicate(key: "commentCount", .greaterThan, 100)

@@ -16,10 +16,13 @@ import Testing
     /// The stages Shop → Shop 2 (lightweight), Shop 2 → Shop 3 (custom: before, every customer
     /// gets a phone; after, a supplier is added), then Shop 4 is reached by a last lightweight step.
     static func manager(_ events: Events, failing: Bool = false) throws -> StagedMigrationManager {
-        let v1 = try ShopModels.version("Shop"), v2 = try ShopModels.version("Shop 2"), v3 = try ShopModels.version("Shop 3")
+        let v1 = try ShopModels.version("Shop"), v2 = try ShopModels.version("Shop 2"),
+            v3 = try ShopModels.version("Shop 3")
         let custom = CustomMigrationStage(
             migratingFrom: ManagedObjectModelReference(model: v2, versionChecksum: v2.versionChecksum),
-            to: ManagedObjectModelReference(fileURL: ShopModels.bundle.appendingPathComponent("Shop 3.xcdatamodel"), versionChecksum: v3.versionChecksum))
+            to: ManagedObjectModelReference(
+                fileURL: ShopModels.bundle.appendingPathComponent("Shop 3.xcdatamodel"),
+                versionChecksum: v3.versionChecksum))
         custom.label = "Customers become parties"
         custom.willMigrateHandler = { manager, stage in
             #expect(stage === custom)
@@ -49,11 +52,15 @@ import Testing
     }
 
     /// Adds the store at `url` with the bundle's current model (Shop 4) through `manager`.
-    static func open(_ url: URL, model: ManagedObjectModel? = nil, manager: StagedMigrationManager?) throws -> PersistentStoreCoordinator {
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try model ?? ManagedObjectModel(checkedContentsOf: ShopModels.bundle))
+    static func open(
+        _ url: URL, model: ManagedObjectModel? = nil, manager: StagedMigrationManager?
+    ) throws -> PersistentStoreCoordinator {
+        let coordinator = PersistentStoreCoordinator(
+            managedObjectModel: try model ?? ManagedObjectModel(checkedContentsOf: ShopModels.bundle))
         var options = ShopModels.migrating
         options[PersistentStoreStagedMigrationManagerOptionKey] = manager
-        _ = try coordinator.addPersistentStore(ofType: SQLiteStoreType, configurationName: nil, at: url, options: options)
+        _ = try coordinator.addPersistentStore(
+            ofType: SQLiteStoreType, configurationName: nil, at: url, options: options)
         return coordinator
     }
 
@@ -66,7 +73,8 @@ import Testing
         #expect(manager.stages.count == 2)
 
         let coordinator = try Self.open(url, manager: manager)
-        #expect(events.list == ["will: \(ShopModels.customerCount) customers", "did: \(ShopModels.customerCount) parties"])
+        #expect(
+            events.list == ["will: \(ShopModels.customerCount) customers", "did: \(ShopModels.customerCount) parties"])
         #expect(manager.container.persistentStoreCoordinator.persistentStores.isEmpty, "the handlers' store is closed")
         let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator
@@ -83,7 +91,9 @@ import Testing
             let suppliers = try context.fetch(FetchRequest<ManagedObject>(entityName: "Supplier"))
             #expect(suppliers.map { $0.value(forKey: "name") as? String } == ["Acme"])
             #expect(suppliers.first?.value(forKey: "rating") as? Int16 == 5)
-            #expect(try context.count(for: FetchRequest<ManagedObject>(entityName: "Party")) == ShopModels.customerCount + 1)
+            #expect(
+                try context.count(for: FetchRequest<ManagedObject>(entityName: "Party")) == ShopModels.customerCount + 1
+            )
         }
         for store in coordinator.persistentStores { try coordinator.remove(store) }
 
@@ -117,7 +127,8 @@ import Testing
         // The next add with a working manager goes on from Shop 2: only the custom step runs.
         let again = Events()
         let finished = try Self.open(url, manager: try Self.manager(again))
-        #expect(again.list == ["will: \(ShopModels.customerCount) customers", "did: \(ShopModels.customerCount) parties"])
+        #expect(
+            again.list == ["will: \(ShopModels.customerCount) customers", "did: \(ShopModels.customerCount) parties"])
         for store in finished.persistentStores { try finished.remove(store) }
     }
 
@@ -135,7 +146,8 @@ import Testing
 
     @Test func aReferenceByNameFindsTheVersionWithItsChecksum() throws {
         let v3 = try ShopModels.version("Shop 3")
-        let reference = ManagedObjectModelReference(name: "Shop", in: Bundle.module, versionChecksum: v3.versionChecksum)
+        let reference = ManagedObjectModelReference(
+            name: "Shop", in: Bundle.module, versionChecksum: v3.versionChecksum)
         #expect(reference.resolvedModel.versionChecksum == v3.versionChecksum)
         #expect(reference.resolvedModel.entitiesByName["Supplier"] != nil)
 
@@ -148,8 +160,11 @@ import Testing
             ManagedObjectModelReference(name: "NoSuchModel", in: Bundle.module, versionChecksum: v3.versionChecksum),
             ManagedObjectModelReference(name: "Shop", in: Bundle.module, versionChecksum: "bm8gc3VjaCBtb2RlbA=="),
         ] {
-            let stage = CustomMigrationStage(migratingFrom: ManagedObjectModelReference(model: v1, versionChecksum: v1.versionChecksum), to: missing)
-            let error = try #require(throws: CoreDataError.self) { try Self.open(url, manager: StagedMigrationManager([stage])) }
+            let stage = CustomMigrationStage(
+                migratingFrom: ManagedObjectModelReference(model: v1, versionChecksum: v1.versionChecksum), to: missing)
+            let error = try #require(throws: CoreDataError.self) {
+                try Self.open(url, manager: StagedMigrationManager([stage]))
+            }
             #expect(error.code == .migrationMissingSourceModel)
             let metadata = try PersistentStoreCoordinator.metadataForPersistentStore(ofType: SQLiteStoreType, at: url)
             #expect(v1.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata))

@@ -70,7 +70,9 @@ import Testing
         #expect(coordinator.persistentStores.isEmpty, "the replaced store is removed from the coordinator")
         #expect(try Self.names(at: destination) == ["Ada", "Grace"])
         #expect(try Self.names(at: source) == ["Ada", "Grace"], "the source is left as it was")
-        #expect(!FileManager.default.fileExists(atPath: PersistentStoreCoordinator.migrationStagingURL(for: destination).path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: PersistentStoreCoordinator.migrationStagingURL(for: destination).path))
     }
 
     @Test func migrateAddsACopyInThePlaceOfTheStore() throws {
@@ -87,7 +89,9 @@ import Testing
         #expect(try Self.names(at: original) == ["Ada"], "the original's files are left as they were")
 
         let (again, reopened) = try Self.coordinator(at: original)
-        let error = #expect(throws: CoreDataError.self) { try again.migratePersistentStore(reopened, to: copy, type: .sqlite) }
+        let error = #expect(throws: CoreDataError.self) {
+            try again.migratePersistentStore(reopened, to: copy, type: .sqlite)
+        }
         #expect(error?.code == .persistentStoreOperation)
         #expect(again.persistentStores.count == 1, "a refused copy leaves the store added")
     }

@@ -32,7 +32,8 @@ struct StoreLayerReadTests {
 
     /// The blocks the engine read or found in its cache: unchanged when a row came from the row cache.
     private static func engineReads(_ container: PersistentContainer) throws -> Int {
-        let statistics = try #require(container.persistentStoreCoordinator.persistentStores.first?.engineStore).statistics
+        let statistics = try #require(container.persistentStoreCoordinator.persistentStores.first?.engineStore)
+            .statistics
         return statistics.cacheHits + statistics.cacheMisses
     }
 
@@ -128,7 +129,9 @@ struct StoreLayerReadTests {
             #expect(employees[4].lazyRow != nil)
             #expect(employees[4].changedValues().isEmpty && !employees[4].hasChanges)
             let committed = employees[5].committedValues(forKeys: nil)
-            #expect(committed["name"] as? String == "e5" && committed["salary"] as? Int64 == 5_000 && committed["notes"] as? String == "notes of 5")
+            #expect(
+                committed["name"] as? String == "e5" && committed["salary"] as? Int64 == 5_000
+                    && committed["notes"] as? String == "notes of 5")
             // A change decodes the rest first: committed values stay the stored ones.
             employees[6].salary = 777
             #expect(employees[6].changedValues().keys.sorted() == ["salary"])
@@ -167,7 +170,8 @@ struct StoreLayerReadTests {
         try context.performAndWait {
             for (limit, descending) in [(10, true), (30, false), (60, true)] {
                 let request = Employee.fetchRequest()
-                request.predicate = try FetchPredicate(checkedFormat: "salary >= %@ AND active == YES", argumentArray: [100_000])
+                request.predicate = try FetchPredicate(
+                    checkedFormat: "salary >= %@ AND active == YES", argumentArray: [100_000])
                 request.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: !descending)]
                 request.fetchLimit = limit
                 let objects = try context.fetch(request)
@@ -181,7 +185,9 @@ struct StoreLayerReadTests {
                 #expect(try context.fetch(idRequest) == objects.map(\.objectID))
                 request.includesPropertyValues = false
                 #expect(try context.fetch(request).map(\.salary) == walked)
-                let active: [Int64] = stride(from: 0, to: 2_000, by: 40).map { Int64($0) * 1_000 }.filter { $0 >= 100_000 }
+                let active: [Int64] = stride(from: 0, to: 2_000, by: 40).map { Int64($0) * 1_000 }.filter {
+                    $0 >= 100_000
+                }
                 let ordered: [Int64] = descending ? active.reversed() : active
                 let expected = Array(ordered.prefix(limit))
                 #expect(walked == expected)
@@ -200,7 +206,8 @@ struct StoreLayerReadTests {
             let context = container.newBackgroundContext()
             return try context.performAndWait {
                 let request = Employee.fetchRequest()
-                request.predicate = try FetchPredicate(checkedFormat: "salary > %@ AND active == YES", argumentArray: [50_000])
+                request.predicate = try FetchPredicate(
+                    checkedFormat: "salary > %@ AND active == YES", argumentArray: [50_000])
                 request.sortDescriptors = [FetchSortDescriptor(key: "salary", ascending: false)]
                 request.fetchLimit = 20
                 return try context.fetch(request).map { "\($0.name)=\($0.salary)" }
@@ -218,7 +225,8 @@ struct StoreLayerReadTests {
         let writer = other.newBackgroundContext()
         try writer.performAndWait {
             for (index, change) in [(297, "inactive"), (3, "raise"), (294, "rename")] {
-                let id = try #require(other.persistentStoreCoordinator.managedObjectID(forURIRepresentation: uris[index]))
+                let id = try #require(
+                    other.persistentStoreCoordinator.managedObjectID(forURIRepresentation: uris[index]))
                 let employee = try writer.existingObject(with: id) as! Employee
                 switch change {
                 case "inactive": employee.active = false

@@ -20,8 +20,12 @@ final class TypedFetchDog: TypedFetchAnimal {
 @Suite struct TypedFetchClassTests {
     /// Animal <- Dog, each entity with its own class.
     static func model() -> ManagedObjectModel {
-        let animal = ModelBuilder.entity("TypedFetchAnimal", [ModelBuilder.attribute("name", .string, isOptional: false)], className: String(reflecting: TypedFetchAnimal.self))
-        let dog = ModelBuilder.entity("TypedFetchDog", [ModelBuilder.attribute("barks", .boolean, defaultValue: true)], className: String(reflecting: TypedFetchDog.self))
+        let animal = ModelBuilder.entity(
+            "TypedFetchAnimal", [ModelBuilder.attribute("name", .string, isOptional: false)],
+            className: String(reflecting: TypedFetchAnimal.self))
+        let dog = ModelBuilder.entity(
+            "TypedFetchDog", [ModelBuilder.attribute("barks", .boolean, defaultValue: true)],
+            className: String(reflecting: TypedFetchDog.self))
         animal.subentities = [dog]
         return ModelBuilder.model([animal, dog])
     }
@@ -43,8 +47,12 @@ final class TypedFetchDog: TypedFetchAnimal {
             let container = try GraphModel.container(at: folder.store(), model: model)
             let context = container.newBackgroundContext()
             try context.performAndWait {
-                for name in ["cat", "owl"] { TypedFetchAnimal(entity: model.entitiesByName["TypedFetchAnimal"]!, insertInto: context).name = name }
-                for name in ["rex", "ace"] { TypedFetchDog(entity: model.entitiesByName["TypedFetchDog"]!, insertInto: context).name = name }
+                for name in ["cat", "owl"] {
+                    TypedFetchAnimal(entity: model.entitiesByName["TypedFetchAnimal"]!, insertInto: context).name = name
+                }
+                for name in ["rex", "ace"] {
+                    TypedFetchDog(entity: model.entitiesByName["TypedFetchDog"]!, insertInto: context).name = name
+                }
                 try context.save()
             }
             try container.close()

@@ -50,10 +50,17 @@ import Testing
         container = try GraphModel.container(at: folder.store())
         let reader = container.newBackgroundContext()
         try reader.performAndWait {
-            let objects = try ids.map { try reader.existingObject(with: try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: $0.uriRepresentation()))) }
+            let objects = try ids.map {
+                try reader.existingObject(
+                    with: try #require(
+                        container.persistentStoreCoordinator.managedObjectID(
+                            forURIRepresentation: $0.uriRepresentation())))
+            }
             let (research, sales, ann, bob) = try (
-                #require(objects[0] as? Department), #require(objects[1] as? Department), #require(objects[2] as? Employee),
-                #require(objects[3] as? Employee))
+                #require(objects[0] as? Department), #require(objects[1] as? Department),
+                #require(objects[2] as? Employee),
+                #require(objects[3] as? Employee)
+            )
             #expect(ann.department === sales)
             #expect(bob.department == nil)
             #expect(sales.employees == [ann])

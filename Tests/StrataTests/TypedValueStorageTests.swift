@@ -46,14 +46,17 @@ final class EveryTypeRecord: ManagedObject {
     /// Calls `body` with a new record inserted into a context of a fresh store, on the
     /// context's queue, then `then` with the store's container.
     static func withNewRecord(
-        _ body: (EveryTypeRecord, ManagedObjectContext) throws -> Void, then: (PersistentContainer) throws -> Void = { _ in }
+        _ body: (EveryTypeRecord, ManagedObjectContext) throws -> Void,
+        then: (PersistentContainer) throws -> Void = { _ in }
     ) throws {
         let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: everyTypeModel())
         defer { try? container.close() }
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            try body(EveryTypeRecord(entity: container.managedObjectModel.entitiesByName["Record"]!, insertInto: context), context)
+            try body(
+                EveryTypeRecord(entity: container.managedObjectModel.entitiesByName["Record"]!, insertInto: context),
+                context)
         }
         try then(container)
     }
@@ -76,7 +79,9 @@ final class EveryTypeRecord: ManagedObject {
             record.identifier = UUID()
             record.link = URL(string: "https://example.com")!
             for slot in record.slots.indices {
-                #expect(record.storedType(slot) == record.slots[slot].map { ObjectIdentifier(type(of: $0)) }, "slot \(slot)")
+                #expect(
+                    record.storedType(slot) == record.slots[slot].map { ObjectIdentifier(type(of: $0)) }, "slot \(slot)"
+                )
             }
             let note = try #require(record.runtime.slots["note"])
             #expect(record.slots[note] == nil && record.storedType(note) == nil)
@@ -95,7 +100,8 @@ final class EveryTypeRecord: ManagedObject {
             let container = try GraphModel.container(at: folder.store(), model: Self.everyTypeModel())
             let context = container.newBackgroundContext()
             try context.performAndWait {
-                let record = EveryTypeRecord(entity: container.managedObjectModel.entitiesByName["Record"]!, insertInto: context)
+                let record = EveryTypeRecord(
+                    entity: container.managedObjectModel.entitiesByName["Record"]!, insertInto: context)
                 record.small = -7
                 record.medium = 70_000
                 record.large = 9_000_000_000
@@ -188,7 +194,8 @@ final class EveryTypeRecord: ManagedObject {
             let container = try GraphModel.container(at: folder.store(), model: Self.wideModel())
             let context = container.newBackgroundContext()
             try context.performAndWait {
-                let object = ManagedObject(entity: container.managedObjectModel.entitiesByName["Wide"]!, insertInto: context)
+                let object = ManagedObject(
+                    entity: container.managedObjectModel.entitiesByName["Wide"]!, insertInto: context)
                 for index in 0..<70 { object.setValue(Int64(index), forKey: "a\(index)") }
                 try context.save()
             }
@@ -269,7 +276,9 @@ final class EveryTypeRecord: ManagedObject {
             let early = try #require(object.value(forKey: "early") as? ManagedObject)
             #expect(late.value(forKey: "label") as? String == "second")
             #expect(early.value(forKey: "label") as? String == "first")
-            #expect(object.value(forKey: "late") as? ManagedObject === late && object.value(forKey: "early") as? ManagedObject === early)
+            #expect(
+                object.value(forKey: "late") as? ManagedObject === late
+                    && object.value(forKey: "early") as? ManagedObject === early)
             #expect((0..<70).map { object.value(forKey: "a\($0)") as? Int64 } == (0..<70).map { Int64($0 * 3) })
             #expect(object.lazyRow != nil, "reads keep the row")
             object.setValue(early, forKey: "late")

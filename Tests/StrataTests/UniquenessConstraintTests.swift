@@ -6,10 +6,12 @@ import Testing
 /// Uniqueness constraints are checked on save, against the store and within the save.
 @Suite struct UniquenessConstraintTests {
     private static func model() -> ManagedObjectModel {
-        let member = ModelBuilder.entity("ConstrainedMember", [
-            ModelBuilder.attribute("email", .string, isOptional: false),
-            ModelBuilder.attribute("name", .string),
-        ])
+        let member = ModelBuilder.entity(
+            "ConstrainedMember",
+            [
+                ModelBuilder.attribute("email", .string, isOptional: false),
+                ModelBuilder.attribute("name", .string),
+            ])
         member.uniquenessConstraints = [["email"]]
         return ModelBuilder.model([member])
     }

@@ -21,14 +21,18 @@ import Testing
         let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store())
         let context = container.newBackgroundContext()
-        let entities = [try #require(container.managedObjectModel.entitiesByName["Employee"]),
-                        try #require(container.managedObjectModel.entitiesByName["Department"])]
+        let entities = [
+            try #require(container.managedObjectModel.entitiesByName["Employee"]),
+            try #require(container.managedObjectModel.entitiesByName["Department"]),
+        ]
         var random = SplitMix64(seed: seed)
         let far = Int64(UniquingTable.groupLimit * UniquingTable.groupSize * UniquingTable.pageSize)
         // Keys that fill pages, keys on both sides of the pages' reach, and one key in two stores.
         var ids: [ManagedObjectID] = []
         for key in Int64(1)...300 {
-            for entity in entities { ids.append(ManagedObjectID(entity: entity, storeIdentifier: "A", primaryKey: key)) }
+            for entity in entities {
+                ids.append(ManagedObjectID(entity: entity, storeIdentifier: "A", primaryKey: key))
+            }
         }
         for key in [far - 1, far, far + 1, Int64.max] {
             ids.append(ManagedObjectID(entity: entities[0], storeIdentifier: "A", primaryKey: key))
@@ -77,7 +81,8 @@ import Testing
                 #expect(table.count == model.objects.count, "step \(step)")
             }
             for id in ids { #expect(table[id] === model.objects[id]) }
-            #expect(Set(table.objects.map(ObjectIdentifier.init)) == Set(model.objects.values.map(ObjectIdentifier.init)))
+            #expect(
+                Set(table.objects.map(ObjectIdentifier.init)) == Set(model.objects.values.map(ObjectIdentifier.init)))
             #expect(table.objects.count == model.objects.count)
             withExtendedLifetime(alive) {}
         }

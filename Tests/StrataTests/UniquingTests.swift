@@ -6,7 +6,9 @@ import Testing
 /// Uniquing: one object per record per context, and how long a context keeps its objects.
 @Suite struct UniquingTests {
     /// Saves Research with Ann and Bob; returns the department's and employees' IDs.
-    static func seed(_ container: PersistentContainer) throws -> (department: ManagedObjectID, employees: [ManagedObjectID]) {
+    static func seed(
+        _ container: PersistentContainer
+    ) throws -> (department: ManagedObjectID, employees: [ManagedObjectID]) {
         let context = container.newBackgroundContext()
         return try context.performAndWait {
             let research = Department(context: context)
@@ -63,7 +65,9 @@ import Testing
             department.name = "New"
             let temporary = department.objectID
             #expect(context.object(with: temporary) === department)
-            #expect(try context.fetch(Department.fetchRequest()).first === department, "a pending insert is fetched as itself")
+            #expect(
+                try context.fetch(Department.fetchRequest()).first === department,
+                "a pending insert is fetched as itself")
             try context.save()
             #expect(department.objectID != temporary)
             #expect(context.object(with: department.objectID) === department)

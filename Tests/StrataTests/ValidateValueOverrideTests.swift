@@ -34,15 +34,20 @@ final class GenericPlainGadget<Tag>: ManagedObject {}
     static func model() -> ManagedObjectModel {
         let owner = ModelBuilder.entity("Owner", [ModelBuilder.attribute("name", .string)])
         func gadget(_ name: String, _ className: String) -> EntityDescription {
-            let entity = ModelBuilder.entity(name, [
-                ModelBuilder.attribute("name", .string, isOptional: false),
-                ModelBuilder.attribute("count", .integer64),
-                ModelBuilder.attribute("weight", .double, isOptional: false, defaultValue: 1.0),
-            ], className: className)
+            let entity = ModelBuilder.entity(
+                name,
+                [
+                    ModelBuilder.attribute("name", .string, isOptional: false),
+                    ModelBuilder.attribute("count", .integer64),
+                    ModelBuilder.attribute("weight", .double, isOptional: false, defaultValue: 1.0),
+                ], className: className)
             ModelBuilder.relationship("owner", from: entity, to: owner, isOptional: false)
             return entity
         }
-        let entities = [owner, gadget("Plain", "PlainGadget"), gadget("Rejecting", "RejectingGadget"), gadget("Inheriting", "InheritingRejectingGadget")]
+        let entities = [
+            owner, gadget("Plain", "PlainGadget"), gadget("Rejecting", "RejectingGadget"),
+            gadget("Inheriting", "InheritingRejectingGadget"),
+        ]
         PlainGadget.register(for: "Plain")
         RejectingGadget.register(for: "Rejecting")
         InheritingRejectingGadget.register(for: "Inheriting")
@@ -119,8 +124,11 @@ final class GenericPlainGadget<Tag>: ManagedObject {}
         let reader = reopened.newBackgroundContext()
         let values = try reader.performAndWait {
             try reader.fetch(FetchRequest<ManagedObject>(entityName: "Plain")).map {
-                ($0.value(forKey: "name") as? String, $0.value(forKey: "count") as? Int64, $0.value(forKey: "weight") as? Double,
-                 ($0.value(forKey: "owner") as? ManagedObject)?.objectID.isTemporaryID)
+                (
+                    $0.value(forKey: "name") as? String, $0.value(forKey: "count") as? Int64,
+                    $0.value(forKey: "weight") as? Double,
+                    ($0.value(forKey: "owner") as? ManagedObject)?.objectID.isTemporaryID
+                )
             }
         }
         try reopened.close()
@@ -137,7 +145,9 @@ final class GenericPlainGadget<Tag>: ManagedObject {}
         defer { try? container.close() }
         let context = container.newBackgroundContext()
         return try context.performAndWait {
-            try context.fetch(FetchRequest<ManagedObject>(entityName: entity)).map { $0.value(forKey: "name") as? String }
+            try context.fetch(FetchRequest<ManagedObject>(entityName: entity)).map {
+                $0.value(forKey: "name") as? String
+            }
         }
     }
 }

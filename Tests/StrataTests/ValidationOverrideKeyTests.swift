@@ -43,7 +43,8 @@ final class CrossCheckedObject: ManagedObject {
             var error: CoreDataError?
             do { try context.save() } catch let failure as CoreDataError { error = failure }
             // Once asked from label's check, once for limit itself: both by limit's rule.
-            let errors = error?.code == .validationMultipleErrors ? error?.detailedErrors ?? [] : error.map { [$0] } ?? []
+            let errors =
+                error?.code == .validationMultipleErrors ? error?.detailedErrors ?? [] : error.map { [$0] } ?? []
             #expect(errors.count == 2)
             for failure in errors {
                 #expect(failure.code == .validationNumberTooLarge)

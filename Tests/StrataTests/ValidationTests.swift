@@ -26,10 +26,13 @@ final class CheckedObject: ManagedObject {
             errors += error.code == .validationMultipleErrors ? error.detailedErrors : [error]
         }
         if start > end {
-            errors.append(CoreDataError(.managedObjectValidation, "start is after end", objectID: objectID, key: "start"))
+            errors.append(
+                CoreDataError(.managedObjectValidation, "start is after end", objectID: objectID, key: "start"))
         }
         if errors.count == 1 { throw errors[0] }
-        if errors.count > 1 { throw CoreDataError(.validationMultipleErrors, "\(errors.count) errors", detailedErrors: errors) }
+        if errors.count > 1 {
+            throw CoreDataError(.validationMultipleErrors, "\(errors.count) errors", detailedErrors: errors)
+        }
     }
 }
 
@@ -55,13 +58,16 @@ final class CheckedObject: ManagedObject {
         let account = ModelBuilder.entity("Account", [name, age, score, joined])
         let team = ModelBuilder.entity("Team", [ModelBuilder.attribute("title", .string)])
         ModelBuilder.inverse(
-            ModelBuilder.relationship("members", from: team, to: account, toMany: true, minCount: 2, maxCount: 3, isOptional: false),
+            ModelBuilder.relationship(
+                "members", from: team, to: account, toMany: true, minCount: 2, maxCount: 3, isOptional: false),
             ModelBuilder.relationship("team", from: account, to: team))
-        let checked = ModelBuilder.entity("Checked", [
-            ModelBuilder.attribute("code", .string),
-            ModelBuilder.attribute("start", .integer64, defaultValue: Int64(0)),
-            ModelBuilder.attribute("end", .integer64, defaultValue: Int64(0)),
-        ], className: "CheckedObject")
+        let checked = ModelBuilder.entity(
+            "Checked",
+            [
+                ModelBuilder.attribute("code", .string),
+                ModelBuilder.attribute("start", .integer64, defaultValue: Int64(0)),
+                ModelBuilder.attribute("end", .integer64, defaultValue: Int64(0)),
+            ], className: "CheckedObject")
         CheckedObject.register(for: "Checked")
         return ModelBuilder.model([account, team, checked])
     }
@@ -74,7 +80,8 @@ final class CheckedObject: ManagedObject {
     }
 
     /// The error `body` throws, which must be a ``CoreDataError``.
-    static func failure(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) -> CoreDataError? {
+    static func failure(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) -> CoreDataError?
+    {
         #expect(throws: CoreDataError.self, sourceLocation: sourceLocation) { try body() }
     }
 
@@ -100,7 +107,9 @@ final class CheckedObject: ManagedObject {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let account = try Self.account("ann", in: context)
-            func check(_ value: Any?, _ key: String) -> CoreDataError.Code? { Self.code(validating: value, forKey: key, of: account) }
+            func check(_ value: Any?, _ key: String) -> CoreDataError.Code? {
+                Self.code(validating: value, forKey: key, of: account)
+            }
             #expect(check(nil, "name") == .validationMissingMandatoryProperty)
             #expect(check("a", "name") == .validationStringTooShort)
             #expect(check("abcdefghijk", "name") == .validationStringTooLong)
@@ -119,13 +128,18 @@ final class CheckedObject: ManagedObject {
 
             let team = EntityDescription.insertNewObject(forEntityName: "Team", into: context)
             let others = try (0..<4).map { try Self.account("m\(String(repeating: "x", count: $0 + 1))", in: context) }
-            func checkTeam(_ value: Any?) -> CoreDataError.Code? { Self.code(validating: value, forKey: "members", of: team) }
+            func checkTeam(_ value: Any?) -> CoreDataError.Code? {
+                Self.code(validating: value, forKey: "members", of: team)
+            }
             #expect(checkTeam(Set<ManagedObject>()) == .validationRelationshipLacksMinimumCount, "not optional")
             #expect(checkTeam(Set([others[0]])) == .validationRelationshipLacksMinimumCount)
             #expect(checkTeam(Set(others[0..<2])) == nil)
             #expect(checkTeam(Set(others[0..<3])) == nil)
             #expect(checkTeam(Set(others)) == .validationRelationshipExceedsMaximumCount)
-            let unknown = Self.failure { var value: Any? = 1; try account.validateValue(&value, forKey: "nickname") }
+            let unknown = Self.failure {
+                var value: Any? = 1
+                try account.validateValue(&value, forKey: "nickname")
+            }
             #expect(unknown?.code == .keyValueValidation)
         }
     }
@@ -166,7 +180,10 @@ final class CheckedObject: ManagedObject {
         }
         let reader = container.newBackgroundContext()
         let counts = try reader.performAndWait {
-            (try reader.count(for: FetchRequest<ManagedObject>(entityName: "Account")), try reader.count(for: FetchRequest<ManagedObject>(entityName: "Team")))
+            (
+                try reader.count(for: FetchRequest<ManagedObject>(entityName: "Account")),
+                try reader.count(for: FetchRequest<ManagedObject>(entityName: "Team"))
+            )
         }
         #expect(counts == (4, 1))
     }
@@ -187,15 +204,19 @@ final class CheckedObject: ManagedObject {
 
                 let error = try #require(Self.failure { try context.save() })
                 #expect(error.code == .validationMultipleErrors)
-                let failures = Set(error.detailedErrors.map { "\($0.objectID?.uriRepresentation().absoluteString ?? "?") \($0.key ?? "?") \($0.code)" })
+                let failures = Set(
+                    error.detailedErrors.map {
+                        "\($0.objectID?.uriRepresentation().absoluteString ?? "?") \($0.key ?? "?") \($0.code)"
+                    })
                 func failure(_ object: ManagedObject, _ key: String, _ code: CoreDataError.Code) -> String {
                     "\(object.objectID.uriRepresentation().absoluteString) \(key) \(code)"
                 }
-                #expect(failures == [
-                    failure(first, "name", .validationStringTooShort),
-                    failure(first, "age", .validationNumberTooLarge),
-                    failure(second, "name", .validationMissingMandatoryProperty),
-                ])
+                #expect(
+                    failures == [
+                        failure(first, "name", .validationStringTooShort),
+                        failure(first, "age", .validationNumberTooLarge),
+                        failure(second, "name", .validationMissingMandatoryProperty),
+                    ])
                 #expect(error.detailedErrors.count == 3)
                 #expect(error.description.contains("name"))
 
@@ -205,7 +226,9 @@ final class CheckedObject: ManagedObject {
                 #expect(second.value(forKey: "score") as? Double == 0.5)
                 #expect([first, second, fine].allSatisfy { $0.objectID.isTemporaryID && $0.isInserted })
                 let reader = container.newBackgroundContext()
-                let stored = try reader.performAndWait { try reader.count(for: FetchRequest<ManagedObject>(entityName: "Account")) }
+                let stored = try reader.performAndWait {
+                    try reader.count(for: FetchRequest<ManagedObject>(entityName: "Account"))
+                }
                 #expect(stored == 0, "a failed save stores nothing")
 
                 first.setValue("first", forKey: "name")

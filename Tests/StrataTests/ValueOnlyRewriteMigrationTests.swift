@@ -27,11 +27,14 @@ import Testing
         let context = container.newBackgroundContext()
         try context.performAndWait {
             for i in 0..<InPlaceMigrationTests.employeeCount {
-                let id = try #require(container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E\(i)"]!))
+                let id = try #require(
+                    container.persistentStoreCoordinator.managedObjectID(forURIRepresentation: filled.uris["E\(i)"]!))
                 let employee = try context.existingObject(with: id)
                 #expect(employee.value(forKey: "name") as? String == "E\(i)")
                 #expect(employee.value(forKey: "notes") as? String == InPlaceMigrationTests.notes(i) ?? "none")
-                #expect((employee.value(forKey: "department") as? ManagedObject)?.value(forKey: "name") as? String == "D\(i % 3)")
+                #expect(
+                    (employee.value(forKey: "department") as? ManagedObject)?.value(forKey: "name") as? String
+                        == "D\(i % 3)")
             }
         }
     }
@@ -41,11 +44,13 @@ import Testing
         let url = folder.store()
         let filled = try InPlaceMigrationTests.fill(url)
         let before = try Store.storedSchema(at: url)
-        #expect(try MigrationMethod.forStore(at: url, from: GraphModel.make(), to: Self.notesRequired()) == .inPlaceRewrite)
+        #expect(
+            try MigrationMethod.forStore(at: url, from: GraphModel.make(), to: Self.notesRequired()) == .inPlaceRewrite)
 
         let container = try PersistentHistoryTests.container(at: url, model: Self.notesRequired())
         #expect(try Store.storedSchema(at: url) == before, "the layout is the same")
-        #expect(Set(try ShopModels.segmentFiles(url).keys).isDisjoint(with: filled.segments.keys), "the log was rewritten")
+        #expect(
+            Set(try ShopModels.segmentFiles(url).keys).isDisjoint(with: filled.segments.keys), "the log was rewritten")
         try Self.expectConverted(in: container, filled)
         let later = try PersistentHistoryTests.transactions(.fetchHistory(after: filled.token), in: container)
         #expect(later.first?.changes?.first?.changedObjectID.uriRepresentation() == filled.uris["E0"])
@@ -65,11 +70,14 @@ import Testing
         let metadata = try #require(try StoreMetadataFile.read(at: url))
         let next = Int(try Store.logFileIDs(at: url).next)
         try PendingMigrationMetadata.rewrite.writePending(
-            destination: Self.notesRequired(), metadata: metadata.merging([PendingMigrationMetadata.logFileKey: next]) { _, new in new }, at: url)
+            destination: Self.notesRequired(),
+            metadata: metadata.merging([PendingMigrationMetadata.logFileKey: next]) { _, new in new }, at: url)
         #expect(PendingMigrationMetadata.rewrite.committedMetadata(at: url) == nil)
 
         let old = try PersistentHistoryTests.container(at: url)
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
         try InPlaceMigrationTests.expectEmployees(in: old, filled, hasNotes: true, level: nil)
         try old.close()
     }
@@ -84,12 +92,15 @@ import Testing
         let metadata = try #require(try StoreMetadataFile.read(at: url))
         let next = Int(try Store.logFileIDs(at: url).next)
         try PendingMigrationMetadata.rewrite.writePending(
-            destination: destination, metadata: metadata.merging([PendingMigrationMetadata.logFileKey: next]) { _, new in new }, at: url)
+            destination: destination,
+            metadata: metadata.merging([PendingMigrationMetadata.logFileKey: next]) { _, new in new }, at: url)
         try Store.rewriteLog(at: url, plan.rewrite)
         #expect(PendingMigrationMetadata.rewrite.committedMetadata(at: url) != nil)
 
         let new = try PersistentHistoryTests.container(at: url, model: Self.notesRequired())
-        #expect(!FileManager.default.fileExists(atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: url.appendingPathComponent(PendingMigrationMetadata.rewrite.fileName).path))
         try Self.expectConverted(in: new, filled)
         try new.close()
     }

@@ -42,7 +42,9 @@ final class UnregisteredCodegenGadget: ManagedObject {
                 XcodeEmployee(context: context), XcodeEmployee(context: context), XcodeEmployee(context: context),
                 XcodeEmployee(context: context)
             )
-            for (employee, name) in [(ada, "Ada"), (grace, "Grace"), (linus, "Linus"), (margaret, "Margaret")] { employee.name = name }
+            for (employee, name) in [(ada, "Ada"), (grace, "Grace"), (linus, "Linus"), (margaret, "Margaret")] {
+                employee.name = name
+            }
             ada.active = true
             ada.age = 36
             ada.level = 70_000
@@ -216,7 +218,8 @@ final class UnregisteredCodegenGadget: ManagedObject {
         let context = container.newBackgroundContext()
         try context.performAndWait {
             let request = XcodeEmployee.fetchRequest()
-            request.predicate = FetchPredicate(#Predicate<XcodeEmployee> { $0.age > 30 || $0.department?.name == "Operations" })
+            request.predicate = FetchPredicate(
+                #Predicate<XcodeEmployee> { $0.age > 30 || $0.department?.name == "Operations" })
             request.sortDescriptors = [try #require(FetchSortDescriptor(SortDescriptor(\XcodeEmployee.name)))]
             #expect(try context.fetch(request).compactMap(\.name) == ["Ada", "Margaret"])
         }
@@ -225,10 +228,15 @@ final class UnregisteredCodegenGadget: ManagedObject {
     /// A plain class name finds a class that was never created nor registered, from the
     /// images' type records.
     @Test func plainClassNamesFindUnregisteredClasses() throws {
-        #expect(ManagedObjectClassRegistry.recordedClass(named: "UnregisteredCodegenGadget") == UnregisteredCodegenGadget.self)
+        #expect(
+            ManagedObjectClassRegistry.recordedClass(named: "UnregisteredCodegenGadget")
+                == UnregisteredCodegenGadget.self)
         #expect(ManagedObjectClassRegistry.recordedClass(named: "NoSuchCodegenClassAnywhere") == nil)
-        #expect(ManagedObjectClassRegistry.recordedClass(named: "TemporaryDirectory") == nil, "not a ManagedObject subclass")
-        let entity = ModelBuilder.entity("CodegenGadget", [ModelBuilder.attribute("label", .string)], className: "UnregisteredCodegenGadget")
+        #expect(
+            ManagedObjectClassRegistry.recordedClass(named: "TemporaryDirectory") == nil, "not a ManagedObject subclass"
+        )
+        let entity = ModelBuilder.entity(
+            "CodegenGadget", [ModelBuilder.attribute("label", .string)], className: "UnregisteredCodegenGadget")
         let folder = TemporaryDirectory()
         let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([entity]))
         defer { try? container.close() }

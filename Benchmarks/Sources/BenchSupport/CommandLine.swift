@@ -28,7 +28,7 @@ public enum BenchCommand {
     /// Warns on standard error when this is a debug build.
     public static func warnIfDebugBuild() {
         #if DEBUG
-            FileHandle.standardError.write(Data("warning: a debug build; measure with -c release\n".utf8))
+        FileHandle.standardError.write(Data("warning: a debug build; measure with -c release\n".utf8))
         #endif
     }
 

@@ -290,9 +290,9 @@ public struct SideBySideReport<Metric: BenchMetric> {
                 spread: Self.spread(s, q), flagged: Self.isFlagged(s, q))
         }
         #if DEBUG
-            let build = "debug"
+        let build = "debug"
         #else
-            let build = "release"
+        let build = "release"
         #endif
         let report = JSONReport(
             benchmark: benchmark, labels: labels, rows: rows, departments: departments, seed: seed, build: build,

@@ -176,8 +176,9 @@ public enum WorkloadSteps {
         results.figures[.coldOpen] = total
         results.details["W3.openMs"] = open
         results.details["W3.firstReadMs"] = read
-        log("\(E.name) W3 cold open \(formatFigure(total)) ms = open \(formatFigure(open)) "
-            + "+ first read \(formatFigure(read))")
+        log(
+            "\(E.name) W3 cold open \(formatFigure(total)) ms = open \(formatFigure(open)) "
+                + "+ first read \(formatFigure(read))")
     }
 
     /// W4: random lookups of `keys` on a freshly opened store, references resolved before the

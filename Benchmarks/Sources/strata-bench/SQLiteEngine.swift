@@ -113,7 +113,8 @@ final class SQLiteEngine: BenchEngine, SQLiteBackedEngine {
         }
     }
 
-    private static let topEarnersSQL = "SELECT * FROM employee WHERE salary > ? AND active = 1 ORDER BY salary DESC LIMIT ?"
+    private static let topEarnersSQL =
+        "SELECT * FROM employee WHERE salary > ? AND active = 1 ORDER BY salary DESC LIMIT ?"
     private static let countEarnersSQL = "SELECT COUNT(*) FROM employee WHERE salary > ? AND active = 1"
 
     func fetchTopEarners(above minimumSalary: Int64, limit: Int, repetitions: Int) throws -> [TopEarner] {

@@ -54,7 +54,8 @@ final class StrataEngine: BenchEngine {
     private func allocateKeys(_ entity: Int, count: Int, expectedFirst: Int64) throws -> ClosedRange<Int64> {
         let keys = try opened.allocateKeys(for: entity, count: count)
         guard keys.lowerBound == expectedFirst, keys.count == count else {
-            throw BenchError("Strata: allocated keys \(keys) for entity \(entity), expected \(count) from \(expectedFirst)")
+            throw BenchError(
+                "Strata: allocated keys \(keys) for entity \(entity), expected \(count) from \(expectedFirst)")
         }
         return keys
     }
@@ -63,8 +64,10 @@ final class StrataEngine: BenchEngine {
         let store = try opened
         var transaction = Transaction()
         transaction.operations.reserveCapacity(dataset.departments.count + dataset.employees.count)
-        appendDepartments(dataset.departments, to: &transaction, keys: try allocateKeys(
-            StrataModel.department, count: dataset.departments.count, expectedFirst: Dataset.departmentKey(0)))
+        appendDepartments(
+            dataset.departments, to: &transaction,
+            keys: try allocateKeys(
+                StrataModel.department, count: dataset.departments.count, expectedFirst: Dataset.departmentKey(0)))
         let keys = try allocateKeys(
             StrataModel.employee, count: dataset.employees.count, expectedFirst: Dataset.employeeKey(0))
         for (key, employee) in zip(keys, dataset.employees) {
@@ -75,8 +78,10 @@ final class StrataEngine: BenchEngine {
 
     func insertDepartments(_ departments: [Department]) throws {
         var transaction = Transaction()
-        appendDepartments(departments, to: &transaction, keys: try allocateKeys(
-            StrataModel.department, count: departments.count, expectedFirst: Dataset.departmentKey(0)))
+        appendDepartments(
+            departments, to: &transaction,
+            keys: try allocateKeys(
+                StrataModel.department, count: departments.count, expectedFirst: Dataset.departmentKey(0)))
         _ = try opened.commit(transaction)
     }
 
@@ -170,7 +175,8 @@ final class StrataEngine: BenchEngine {
         var count = 0
         for _ in 0..<repetitions {
             count = 0
-            for key in try store.keys(StrataModel.employee, column: StrataModel.EmployeeColumn.salary, matching: query) {
+            for key in try store.keys(StrataModel.employee, column: StrataModel.EmployeeColumn.salary, matching: query)
+            {
                 if try Self.earner(try store.read(StrataModel.employee, key: key), key: key).active { count += 1 }
             }
         }

@@ -128,7 +128,9 @@ extension SQLiteRecordEngine: BatchRequestEngine {
     func batchInsert(_ rows: [StatementArguments]) throws -> Int {
         try db.write { db in
             let statement = try db.makeStatement(
-                sql: "INSERT INTO employee (id, name, salary, hired, active, notes, photo, departmentId) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)")
+                sql:
+                    "INSERT INTO employee (id, name, salary, hired, active, notes, photo, departmentId) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)"
+            )
             // Unchecked arguments: the statement's argument count is known, as GRDB's fastest path.
             for arguments in rows {
                 statement.setUncheckedArguments(arguments)

@@ -137,7 +137,8 @@ private final class CountingDelegate: FetchedResultsControllerDelegate {
 extension StrataGraphEngine: ChangeTrackingEngine {
     func runChangeTracking(_ changes: [TrackedChange], tracking: Bool) throws -> ChangeTrackingRun {
         let container = try opened
-        let entity = try container.managedObjectModel.entitiesByName[GraphModel.employeeEntity].orThrow("Strata: no Employee entity")
+        let entity = try container.managedObjectModel.entitiesByName[GraphModel.employeeEntity].orThrow(
+            "Strata: no Employee entity")
         let raised = try references(for: changes.flatMap { $0.raises.map(\.key) })
         let deleted = try references(for: changes.map(\.deletedKey))
         let context = container.newBackgroundContext()
@@ -169,7 +170,8 @@ extension StrataGraphEngine: ChangeTrackingEngine {
                 object.notes = change.inserted.employee.notes
                 if let photo = change.inserted.employee.photo { object.photo = photo }
                 for (offset, raise) in change.raises.enumerated() {
-                    let employee = try context.existingObject(with: raised[index * change.raises.count + offset]) as! EmployeeMO
+                    let employee =
+                        try context.existingObject(with: raised[index * change.raises.count + offset]) as! EmployeeMO
                     employee.salary = raise.salary
                 }
                 context.delete(try context.existingObject(with: deleted[index]))
@@ -194,12 +196,15 @@ extension SQLiteRecordEngine: ChangeTrackingEngine {
         defer { observation?.cancel() }
         /// Waits for the observation's next value (or error).
         func awaitDelivery() throws {
-            guard delivered.wait(timeout: .now() + 600) == .success else { throw BenchError("SQLite F1: no observation value in 600 s") }
+            guard delivered.wait(timeout: .now() + 600) == .success else {
+                throw BenchError("SQLite F1: no observation value in 600 s")
+            }
             if let error = state.withLock({ $0.error }) { throw error }
         }
         let fetch = try measure {
             guard tracking else { return }
-            observation = ValueObservation
+            observation =
+                ValueObservation
                 .tracking { db in try EmployeeRecord.order(Column("salary").desc).fetchAll(db) }
                 .start(
                     in: queue, scheduling: .async(onQueue: DispatchQueue(label: "strata-graph-bench.f1")),

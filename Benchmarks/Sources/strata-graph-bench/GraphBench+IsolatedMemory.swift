@@ -45,7 +45,8 @@ extension GraphBench {
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw BenchError("strata-graph-bench \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+            throw BenchError(
+                "strata-graph-bench \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
         }
         guard let line = String(decoding: output, as: UTF8.self).split(separator: "\n").last,
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]

@@ -10,7 +10,8 @@ import Workloads
 struct GraphBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-graph-bench",
-        abstract: "Runs the object-graph workloads against Strata (Core Data API) and SQLite (GRDB records) side by side.",
+        abstract:
+            "Runs the object-graph workloads against Strata (Core Data API) and SQLite (GRDB records) side by side.",
         discussion: """
             Workloads: W1 bulk insert through managed objects (one context, one save), W3 cold open to \
             the first existingObject(with:), W4 100,000 faults by object ID, W5 fetch (top 100 by salary) \
@@ -28,13 +29,20 @@ struct GraphBench: ParsableCommand {
     @Option(help: "N, the number of employees (departments = max(1, N/1000)).")
     var rows: Int = 100_000
 
-    @Option(help: "When a save returns: durable (fsync; SQLite synchronous=FULL) or relaxed (no fsync; synchronous=OFF).")
+    @Option(
+        help: "When a save returns: durable (fsync; SQLite synchronous=FULL) or relaxed (no fsync; synchronous=OFF).")
     var durability: String = BenchDurability.durable.rawValue
 
-    @Option(help: "How Strata reads and writes properties: typed (@Managed, the default) or kvc (value(forKey:)/setValue(_:forKey:)).")
+    @Option(
+        help:
+            "How Strata reads and writes properties: typed (@Managed, the default) or kvc (value(forKey:)/setValue(_:forKey:))."
+    )
     var access: String = GraphAccess.typed.rawValue
 
-    @Option(help: "How Strata builds W5's predicate: code (FetchPredicate(key:_:_:) and FetchPredicate(andPredicateWithSubpredicates:), the default) or format (FetchPredicate(format:argumentArray:)).")
+    @Option(
+        help:
+            "How Strata builds W5's predicate: code (FetchPredicate(key:_:_:) and FetchPredicate(andPredicateWithSubpredicates:), the default) or format (FetchPredicate(format:argumentArray:))."
+    )
     var predicate: String = PredicateStyle.code.rawValue
 
     @Option(help: "Comma-separated workloads to run, e.g. W1,W4. The default is all.")
@@ -43,7 +51,10 @@ struct GraphBench: ParsableCommand {
     @Option(help: "Run only this engine (strata or sqlite), e.g. under a profiler; no ratios then.")
     var only: String?
 
-    @Option(help: "Measure W6's peak memory of each engine in a process of its own (true, the default, when both engines run) or only in this process (false).")
+    @Option(
+        help:
+            "Measure W6's peak memory of each engine in a process of its own (true, the default, when both engines run) or only in this process (false)."
+    )
     var isolatedMemory = true
 
     @OptionGroup var rounds: RoundOptions
@@ -116,7 +127,8 @@ struct GraphBench: ParsableCommand {
         let report = SideBySideReport(
             benchmark: "strata-graph-bench",
             labels: [
-                "api": "object graph: PersistentContainer, background contexts, ManagedObject subclasses vs GRDB records",
+                "api":
+                    "object graph: PersistentContainer, background contexts, ManagedObject subclasses vs GRDB records",
                 "durability": durability.rawValue,
                 "strataPropertyAccess": access.rawValue,
                 "strataPredicate": predicateStyle.rawValue,

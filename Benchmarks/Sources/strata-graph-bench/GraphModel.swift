@@ -41,7 +41,9 @@ enum GraphModel {
         let employee = EntityDescription(name: employeeEntity)
         employee.managedObjectClassName = "EmployeeMO"
 
-        func attribute(_ name: String, _ type: AttributeDescription.AttributeType, optional: Bool = false) -> AttributeDescription {
+        func attribute(
+            _ name: String, _ type: AttributeDescription.AttributeType, optional: Bool = false
+        ) -> AttributeDescription {
             let attribute = AttributeDescription(name: name, type: type)
             attribute.isOptional = optional
             return attribute
@@ -71,10 +73,13 @@ enum GraphModel {
         department.properties = [departmentName, budget, employees]
         employee.properties = [employeeName, salary, hired, active, notes, photo, worksIn]
         department.indexes = [
-            FetchIndexDescription(name: "byName", elements: [FetchIndexElementDescription(property: departmentName, collationType: .binary)])
+            FetchIndexDescription(
+                name: "byName",
+                elements: [FetchIndexElementDescription(property: departmentName, collationType: .binary)])
         ]
         employee.indexes = [
-            FetchIndexDescription(name: "bySalary", elements: [FetchIndexElementDescription(property: salary, collationType: .binary)])
+            FetchIndexDescription(
+                name: "bySalary", elements: [FetchIndexElementDescription(property: salary, collationType: .binary)])
         ]
         let model = ManagedObjectModel()
         model.entities = [department, employee]

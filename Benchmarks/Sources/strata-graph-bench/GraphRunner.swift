@@ -76,8 +76,11 @@ enum GraphMetric: String, CaseIterable, BenchMetric {
     }
 
     var better: Better {
-        [.coldOpen, .fullScanPeakMemory, .changeTracking, .historyTrackingCostW1, .historyTrackingCostW2, .historyTrackingCostW7]
-            .contains(self) ? .lower : .higher
+        [
+            .coldOpen, .fullScanPeakMemory, .changeTracking, .historyTrackingCostW1, .historyTrackingCostW2,
+            .historyTrackingCostW7,
+        ]
+        .contains(self) ? .lower : .higher
     }
 
     /// Peak memory is the largest round: what a user must provision for. Every other figure is the
@@ -126,8 +129,9 @@ struct GraphRunner {
         try WorkloadSteps.withFreshEngine(
             at: root.appendingPathComponent("\(E.name.lowercased())-\(store)"),
             {
-                E(directory: $0, durability: durability ?? self.durability, access: access,
-                  predicateStyle: predicateStyle)
+                E(
+                    directory: $0, durability: durability ?? self.durability, access: access,
+                    predicateStyle: predicateStyle)
             }, body)
     }
 
@@ -177,8 +181,9 @@ struct GraphRunner {
             let census = try measure { try engine.census() }
             results.checksums["W1.department1Employees"] = Int64(census.result.firstDepartmentEmployees)
             results.checksums["W1.salarySum"] = census.result.salarySum
-            log("\(E.name) W1 checked: count request \(formatFigure(count.seconds * 1000)) ms; "
-                + "relationship and salary sum \(formatFigure(census.seconds)) s")
+            log(
+                "\(E.name) W1 checked: count request \(formatFigure(count.seconds * 1000)) ms; "
+                    + "relationship and salary sum \(formatFigure(census.seconds)) s")
 
             // W7: new salaries for 10% of the employees, fetched by ID, one save.
             if workloads.contains(.w7) {
@@ -230,8 +235,9 @@ struct GraphRunner {
                         try WorkloadSteps.scanNotes(scanned, employeeCount: n, verb: "fetched", into: &measured)
                     }
                     memory.record(as: .fullScanPeakMemory, detail: "W6", into: &measured)
-                    log("\(engine.rawValue) W6 peak memory growth \(formatFigure(memory.growthMB)) MB "
-                        + "(peak RSS \(formatFigure(memory.peakMB)) MB)")
+                    log(
+                        "\(engine.rawValue) W6 peak memory growth \(formatFigure(memory.growthMB)) MB "
+                            + "(peak RSS \(formatFigure(memory.peakMB)) MB)")
                 }
             }
         }

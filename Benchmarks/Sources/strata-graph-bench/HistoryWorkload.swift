@@ -107,8 +107,9 @@ extension GraphRunner {
         results.details["W9.replaySeconds"] = replaySeconds
         results.checksums["W9.transactions"] = Int64(fetched.transactions)
         results.checksums["W9.changes"] = Int64(fetched.changes)
-        WorkloadSteps.log("\(E.name) W9 time with tracking / without: "
-            + ["W1", "W2", "W7"].map { "\($0) \(formatFigure(costs[$0] ?? 0))" }.joined(separator: ", "))
+        WorkloadSteps.log(
+            "\(E.name) W9 time with tracking / without: "
+                + ["W1", "W2", "W7"].map { "\($0) \(formatFigure(costs[$0] ?? 0))" }.joined(separator: ", "))
     }
 
     /// Fetches the history of `source` after `after` (W9) and replays it into a fresh replica
@@ -119,7 +120,9 @@ extension GraphRunner {
         let fetch = try measure { try source.fetchHistory(after: after) }
         let fetched = fetch.result
         try Self.check(E.name, "W9 fetched transactions of", fetched.transactions, expected: saves + 1)
-        WorkloadSteps.log("\(E.name) W9 fetched \(fetched.transactions) transactions, \(fetched.changes) changes in \(formatFigure(fetch.seconds)) s")
+        WorkloadSteps.log(
+            "\(E.name) W9 fetched \(fetched.transactions) transactions, \(fetched.changes) changes in \(formatFigure(fetch.seconds)) s"
+        )
         var replaySeconds = 0.0
         try withFreshEngine(E.self, store: "w9-replica") { replica in
             try replica.startTrackingHistory()
@@ -127,13 +130,15 @@ extension GraphRunner {
             let replay = try measure { try source.replayHistory(into: replica) }
             replaySeconds = replay.seconds
             try Self.check(E.name, "W9 replayed transactions of", replay.result, expected: fetched.transactions)
-            try Self.check(E.name, "W9 replica holds", try replica.employeeCount(), expected: try source.employeeCount())
+            try Self.check(
+                E.name, "W9 replica holds", try replica.employeeCount(), expected: try source.employeeCount())
             let sum = try source.salarySum()
             guard try replica.salarySum() == sum else {
                 throw BenchError("\(E.name) W9: the replica's salaries differ from its source's")
             }
             results.checksums["W9.replicaSalarySum"] = sum
-            WorkloadSteps.log("\(E.name) W9 replayed \(replay.result) transactions in \(formatFigure(replay.seconds)) s")
+            WorkloadSteps.log(
+                "\(E.name) W9 replayed \(replay.result) transactions in \(formatFigure(replay.seconds)) s")
         }
         return (fetched, fetch.seconds, replaySeconds)
     }
@@ -141,7 +146,8 @@ extension GraphRunner {
     /// Times W1, W2 (`saves` from one writer) and W7 (`changes`) on `engine`, checking the
     /// employees after each; `afterW1` runs untimed between W1 and W2.
     private func writeWorkloads<E: HistoryEngine>(
-        _ engine: E, saves: [[(key: Int64, employee: Employee)]], changes: [WorkloadPlan.SalaryChange], afterW1: () throws -> Void
+        _ engine: E, saves: [[(key: Int64, employee: Employee)]], changes: [WorkloadPlan.SalaryChange],
+        afterW1: () throws -> Void
     ) throws -> WriteTimes {
         let n = dataset.employees.count
         var times = WriteTimes()

@@ -24,7 +24,9 @@ enum SQLiteChangeLog {
     /// The tables of ``SQLiteSetup/schemaSQL`` whose changes are logged.
     static let tables = [
         Table(name: "department", columns: ["id", "name", "budget"], blobColumns: []),
-        Table(name: "employee", columns: ["id", "name", "salary", "hired", "active", "notes", "photo", "departmentId"], blobColumns: ["photo"]),
+        Table(
+            name: "employee", columns: ["id", "name", "salary", "hired", "active", "notes", "photo", "departmentId"],
+            blobColumns: ["photo"]),
     ]
 
     /// The kind of one logged change, as the `kind` column stores it.
@@ -80,11 +82,14 @@ enum SQLiteChangeLog {
             """
         for table in tables {
             func json(_ row: String) -> String {
-                "json_object(" + table.columns.map { column in
-                    let value = table.blobColumns.contains(column)
-                        ? "CASE WHEN \(row).\(column) IS NULL THEN NULL ELSE hex(\(row).\(column)) END" : "\(row).\(column)"
-                    return "'\(column)', \(value)"
-                }.joined(separator: ", ") + ")"
+                "json_object("
+                    + table.columns.map { column in
+                        let value =
+                            table.blobColumns.contains(column)
+                            ? "CASE WHEN \(row).\(column) IS NULL THEN NULL ELSE hex(\(row).\(column)) END"
+                            : "\(row).\(column)"
+                        return "'\(column)', \(value)"
+                    }.joined(separator: ", ") + ")"
             }
             for (event, kind, rowID, old, new) in [
                 ("INSERT", Kind.insert, "NEW.id", "NULL", json("NEW")),
@@ -108,11 +113,13 @@ enum SQLiteChangeLog {
     static func install(on queue: DatabaseQueue) throws {
         try queue.writeWithoutTransaction { db in
             let logged = try db.tableExists("history_change")
-            let next = logged ? try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(tx), 0) + 1 FROM history_change") ?? 1 : 1
+            let next =
+                logged ? try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(tx), 0) + 1 FROM history_change") ?? 1 : 1
             let clock = TransactionClock(next: next)
-            db.add(function: DatabaseFunction("history_transaction", argumentCount: 0, pure: false) { _ in
-                clock.current.withLock { $0 }
-            })
+            db.add(
+                function: DatabaseFunction("history_transaction", argumentCount: 0, pure: false) { _ in
+                    clock.current.withLock { $0 }
+                })
             db.add(transactionObserver: clock, extent: .databaseLifetime)
             try db.inTransaction {
                 try db.execute(sql: schemaSQL)
@@ -128,10 +135,13 @@ enum SQLiteChangeLog {
 
     /// The transactions logged after `position` (and through `last`, when given), oldest first,
     /// with their changes' values decoded.
-    static func transactions(_ db: Database, after position: Int64, through last: Int64 = .max) throws -> [Transaction] {
+    static func transactions(_ db: Database, after position: Int64, through last: Int64 = .max) throws -> [Transaction]
+    {
         var transactions: [Transaction] = []
         let rows = try Row.fetchCursor(
-            db, sql: "SELECT id, tx, tableName, rowID, kind, oldValues, newValues FROM history_change WHERE id > ? AND id <= ? ORDER BY id",
+            db,
+            sql:
+                "SELECT id, tx, tableName, rowID, kind, oldValues, newValues FROM history_change WHERE id > ? AND id <= ? ORDER BY id",
             arguments: [position, last])
         while let row = try rows.next() {
             let table: String = row[2]
@@ -154,7 +164,8 @@ enum SQLiteChangeLog {
     private static func decode(_ json: String?, table name: String) throws -> [String: DatabaseValue]? {
         guard let json else { return nil }
         let table = try tables.first { $0.name == name }.orThrow("SQLite: no logged table \(name)")
-        let object = try (JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]).orThrow("SQLite: bad logged row \(json)")
+        let object = try (JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]).orThrow(
+            "SQLite: bad logged row \(json)")
         var values: [String: DatabaseValue] = [:]
         for (column, value) in object {
             switch value {
@@ -164,7 +175,8 @@ enum SQLiteChangeLog {
                 values[column] = string.databaseValue
             case let number as NSNumber:
                 let integer = number.int64Value
-                values[column] = Double(integer) == number.doubleValue ? integer.databaseValue : number.doubleValue.databaseValue
+                values[column] =
+                    Double(integer) == number.doubleValue ? integer.databaseValue : number.doubleValue.databaseValue
             default:
                 values[column] = .null
             }
@@ -179,9 +191,13 @@ enum SQLiteChangeLog {
     ///
     /// - Returns: the number of transactions applied.
     /// - Throws: ``BenchError`` when an update or delete finds no row.
-    static func replay(from source: DatabaseQueue, named sourceName: String, into destination: DatabaseQueue, through last: Int64 = .max) throws -> Int {
+    static func replay(
+        from source: DatabaseQueue, named sourceName: String, into destination: DatabaseQueue,
+        through last: Int64 = .max
+    ) throws -> Int {
         let start = try destination.read { db in
-            try Int64.fetchOne(db, sql: "SELECT position FROM history_replay WHERE source = ?", arguments: [sourceName]) ?? 0
+            try Int64.fetchOne(db, sql: "SELECT position FROM history_replay WHERE source = ?", arguments: [sourceName])
+                ?? 0
         }
         let transactions = try source.read { db in try Self.transactions(db, after: start, through: last) }
         for transaction in transactions {
@@ -202,18 +218,22 @@ enum SQLiteChangeLog {
         switch change.kind {
         case .insert:
             let values = try change.newValues.orThrow("SQLite: an insert without values")
-            let sql = "INSERT INTO \(table.name) (\(table.columns.joined(separator: ", "))) VALUES (\(table.columns.map { _ in "?" }.joined(separator: ", ")))"
-            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(table.columns.map { values[$0] ?? .null }))
+            let sql =
+                "INSERT INTO \(table.name) (\(table.columns.joined(separator: ", "))) VALUES (\(table.columns.map { _ in "?" }.joined(separator: ", ")))"
+            try db.cachedStatement(sql: sql).execute(
+                arguments: StatementArguments(table.columns.map { values[$0] ?? .null }))
         case .update:
             let values = try change.newValues.orThrow("SQLite: an update without values")
             let columns = table.columns.dropFirst()
             let sql = "UPDATE \(table.name) SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
-            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(columns.map { values[$0] ?? .null } + [change.rowID.databaseValue]))
+            try db.cachedStatement(sql: sql).execute(
+                arguments: StatementArguments(columns.map { values[$0] ?? .null } + [change.rowID.databaseValue]))
         case .delete:
             try db.cachedStatement(sql: "DELETE FROM \(table.name) WHERE id = ?").execute(arguments: [change.rowID])
         }
         guard db.changesCount == 1 else {
-            throw BenchError("SQLite: replaying a change of \(table.name) \(change.rowID) changed \(db.changesCount) rows")
+            throw BenchError(
+                "SQLite: replaying a change of \(table.name) \(change.rowID) changed \(db.changesCount) rows")
         }
     }
 }

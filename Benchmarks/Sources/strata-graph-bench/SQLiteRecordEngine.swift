@@ -97,7 +97,8 @@ final class SQLiteRecordEngine: GraphEngine, SQLiteBackedEngine {
     func insertAll(_ dataset: Dataset) throws {
         try db.write { db in
             for (index, department) in dataset.departments.enumerated() {
-                try DepartmentRecord(id: Dataset.departmentKey(index), name: department.name, budget: department.budget).insert(db)
+                try DepartmentRecord(id: Dataset.departmentKey(index), name: department.name, budget: department.budget)
+                    .insert(db)
             }
             for (index, employee) in dataset.employees.enumerated() {
                 try EmployeeRecord(id: Dataset.employeeKey(index), employee).insert(db)

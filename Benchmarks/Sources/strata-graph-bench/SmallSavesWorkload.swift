@@ -116,7 +116,8 @@ func batches<T>(_ saves: [T], of writer: Int, among writers: Int) -> [T] {
 extension StrataGraphEngine: SmallSavesEngine {
     func save(_ saves: [[(key: Int64, employee: Employee)]], writers: Int) throws -> [UInt64] {
         let container = try opened
-        let entity = try container.managedObjectModel.entitiesByName[GraphModel.employeeEntity].orThrow("Strata: no Employee entity")
+        let entity = try container.managedObjectModel.entitiesByName[GraphModel.employeeEntity].orThrow(
+            "Strata: no Employee entity")
         let work = UncheckedSendable((saves, entity))
         return try onThreads(writers) { writer in
             let (saves, entity) = work.value
@@ -143,8 +144,11 @@ extension StrataGraphEngine: SmallSavesEngine {
     }
 
     func commitGroups() throws -> (commits: Int, groups: Int)? {
-        let statistics = try opened.persistentStoreCoordinator.persistentStores.compactMap { $0.engineStore?.statistics }
-        return statistics.isEmpty ? nil : (statistics.reduce(0) { $0 + $1.commits }, statistics.reduce(0) { $0 + $1.commitGroups })
+        let statistics = try opened.persistentStoreCoordinator.persistentStores.compactMap {
+            $0.engineStore?.statistics
+        }
+        return statistics.isEmpty
+            ? nil : (statistics.reduce(0) { $0 + $1.commits }, statistics.reduce(0) { $0 + $1.commitGroups })
     }
 }
 
@@ -182,7 +186,8 @@ extension SQLiteRecordEngine: SmallSavesEngine {
             let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode")
             let synchronous = try Int.fetchOne(db, sql: "PRAGMA synchronous")
             guard mode == "wal", synchronous == expected else {
-                throw BenchError("SQLite pool: journal_mode=\(mode ?? "nil") synchronous=\(synchronous.map(String.init) ?? "nil")")
+                throw BenchError(
+                    "SQLite pool: journal_mode=\(mode ?? "nil") synchronous=\(synchronous.map(String.init) ?? "nil")")
             }
         }
         return pool

@@ -24,7 +24,8 @@ extension StrataGraphEngine: HistoryEngine {
     /// The engine store under the container's one persistent store.
     private var engineStore: Store {
         get throws {
-            try (opened.persistentStoreCoordinator.persistentStores.first?.engineStore).orThrow("Strata: no engine store")
+            try (opened.persistentStoreCoordinator.persistentStores.first?.engineStore).orThrow(
+                "Strata: no engine store")
         }
     }
 
@@ -67,7 +68,9 @@ extension StrataGraphEngine: HistoryEngine {
     func salarySum() throws -> Int64 {
         let context = try opened.newBackgroundContext()
         return try context.performAndWait {
-            try context.fetch(FetchRequest<EmployeeMO>(entityName: GraphModel.employeeEntity)).reduce(0) { $0 &+ $1.salary }
+            try context.fetch(FetchRequest<EmployeeMO>(entityName: GraphModel.employeeEntity)).reduce(0) {
+                $0 &+ $1.salary
+            }
         }
     }
 }

@@ -151,7 +151,8 @@ final class StrataGraphEngine: GraphEngine {
     func census() throws -> (firstDepartmentEmployees: Int, salarySum: Int64) {
         let container = try opened
         let context = container.newBackgroundContext()
-        let departmentID = try id(departmentURIs, key: Dataset.departmentKey(0), in: container.persistentStoreCoordinator)
+        let departmentID = try id(
+            departmentURIs, key: Dataset.departmentKey(0), in: container.persistentStoreCoordinator)
         return try context.performAndWait {
             let department = try context.existingObject(with: departmentID) as! DepartmentMO
             let members = department.employees.count

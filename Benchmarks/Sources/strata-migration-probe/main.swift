@@ -18,7 +18,9 @@ import Foundation
 import Strata
 
 /// The probe's model: `Item` and `Group`, with the changes of a migration applied.
-func makeModel(addsAttribute: Bool = false, widensValue: Bool = false, requiresName: Bool = false, addsParent: Bool = false) -> ManagedObjectModel {
+func makeModel(
+    addsAttribute: Bool = false, widensValue: Bool = false, requiresName: Bool = false, addsParent: Bool = false
+) -> ManagedObjectModel {
     let item = EntityDescription(name: "Item")
     let group = EntityDescription(name: "Group")
     let name = AttributeDescription(name: "name", type: .string)
@@ -40,7 +42,8 @@ func makeModel(addsAttribute: Bool = false, widensValue: Bool = false, requiresN
     owner.destinationEntity = group
     members.inverseRelationship = owner
     owner.inverseRelationship = members
-    item.properties = [name, value, created, owner] + (addsAttribute ? [AttributeDescription(name: "tag", type: .string)] : [])
+    item.properties =
+        [name, value, created, owner] + (addsAttribute ? [AttributeDescription(name: "tag", type: .string)] : [])
     group.properties = [title, members]
     let model = ManagedObjectModel()
     model.entities = [group, item]
@@ -73,7 +76,9 @@ func measure(_ label: String, _ body: () throws -> Void) throws {
     let written = bytesWrittenByProcess()
     let clock = ContinuousClock.now
     try body()
-    print("\(label): \(String(format: "%.3f", seconds(ContinuousClock.now - clock))) s, \(bytesWrittenByProcess() - written) bytes written")
+    print(
+        "\(label): \(String(format: "%.3f", seconds(ContinuousClock.now - clock))) s, \(bytesWrittenByProcess() - written) bytes written"
+    )
 }
 
 /// Opens `url` with `model` (migrating it) and prints the method, how long it took and what it wrote.
@@ -81,9 +86,12 @@ func migrate(_ url: URL, to model: ManagedObjectModel, label: String) throws {
     print("\(label): method \(try MigrationMethod.forStore(at: url, from: makeModel(), to: model).rawValue)")
     try measure(label) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        let store = try coordinator.addPersistentStore(type: .sqlite, at: url, options: [
-            PersistentStoreOptionKey.durability: "relaxed", MigratePersistentStoresAutomaticallyOption: true, InferMappingModelAutomaticallyOption: true,
-        ])
+        let store = try coordinator.addPersistentStore(
+            type: .sqlite, at: url,
+            options: [
+                PersistentStoreOptionKey.durability: "relaxed", MigratePersistentStoresAutomaticallyOption: true,
+                InferMappingModelAutomaticallyOption: true,
+            ])
         try coordinator.remove(store)
     }
 }
@@ -97,7 +105,8 @@ func migrateThroughManager(_ url: URL, to model: ManagedObjectModel, destination
         try manager.migrateStore(
             from: url, sourceType: SQLiteStoreType, options: [ReadOnlyPersistentStoreOption: true],
             with: try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: model),
-            toDestinationURL: destination, destinationType: SQLiteStoreType, destinationOptions: [PersistentStoreOptionKey.durability: "relaxed"])
+            toDestinationURL: destination, destinationType: SQLiteStoreType,
+            destinationOptions: [PersistentStoreOptionKey.durability: "relaxed"])
     }
 }
 
@@ -111,7 +120,8 @@ do {
     let source = directory.appendingPathComponent("Probe.strata")
     try? FileManager.default.removeItem(at: source)
     let coordinator = PersistentStoreCoordinator(managedObjectModel: makeModel())
-    let store = try coordinator.addPersistentStore(type: .sqlite, at: source, options: [PersistentStoreOptionKey.durability: "relaxed"])
+    let store = try coordinator.addPersistentStore(
+        type: .sqlite, at: source, options: [PersistentStoreOptionKey.durability: "relaxed"])
     let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
     context.persistentStoreCoordinator = coordinator
     let clock = ContinuousClock.now

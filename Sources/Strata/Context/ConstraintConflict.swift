@@ -32,7 +32,9 @@ open class ConstraintConflict: NSObject {
         }
         constraintValues = values
         self.databaseObject = databaseObject
-        self.databaseSnapshot = databaseSnapshot.map { Dictionary(uniqueKeysWithValues: $0.compactMap { key, value in (key.base as? String).map { ($0, value) } }) }
+        self.databaseSnapshot = databaseSnapshot.map {
+            Dictionary(uniqueKeysWithValues: $0.compactMap { key, value in (key.base as? String).map { ($0, value) } })
+        }
         self.conflictingObjects = conflictingObjects
         self.conflictingSnapshots = conflictingSnapshots.map { $0 as? [AnyHashable: Any] ?? [:] }
     }
@@ -45,13 +47,15 @@ open class ConstraintConflict: NSObject {
             let names = conflict.constraint.joined(separator: ", ")
             let others = conflict.databaseObject.map { [$0] } ?? Array(conflict.conflictingObjects.prefix(1))
             for object in conflict.conflictingObjects where !others.contains(where: { $0 === object }) {
-                errors.append(CoreDataError(
-                    .managedObjectConstraintMerge,
-                    "\(object.entity.entityName) \(object.objectID) has the same \(names) as \(others[0].objectID)",
-                    objectID: object.objectID, key: conflict.constraint.first))
+                errors.append(
+                    CoreDataError(
+                        .managedObjectConstraintMerge,
+                        "\(object.entity.entityName) \(object.objectID) has the same \(names) as \(others[0].objectID)",
+                        objectID: object.objectID, key: conflict.constraint.first))
             }
         }
-        return CoreDataError(.managedObjectConstraintMerge, "\(errors.count) uniqueness constraint conflict(s)", detailedErrors: errors)
+        return CoreDataError(
+            .managedObjectConstraintMerge, "\(errors.count) uniqueness constraint conflict(s)", detailedErrors: errors)
     }
 
     /// Resolves the conflict under `policy` (not `.error`): keeps the stored object (else the

@@ -17,14 +17,18 @@ extension ManagedObjectContext {
         // Each set on its own: their union would hash every object again (a bulk insert's 100,000).
         for object in event.updated { object.eventChangedSlots = [] }
         for object in inserted { object.eventChangedSlots = [] }
-        NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: Self.notificationInfo(objects: [
-            .insertedObjects: inserted, .updatedObjects: Set(event.updated), .deletedObjects: Set(event.deleted),
-            .refreshedObjects: Set(event.refreshed), .invalidatedObjects: Set(event.invalidated),
-        ]))
-        yieldChange(ContextChange(
-            kind: .objectsDidChange, inserted: Set(inserted.map(\.objectID)), updated: Set(event.updated.map(\.objectID)),
-            deleted: Set(event.deleted.map(\.objectID)), refreshed: Set(event.refreshed.map(\.objectID)),
-            invalidated: Set(event.invalidated.map(\.objectID))))
+        NotificationCenter.default.post(
+            name: Self.didChangeObjectsNotification, object: self,
+            userInfo: Self.notificationInfo(objects: [
+                .insertedObjects: inserted, .updatedObjects: Set(event.updated), .deletedObjects: Set(event.deleted),
+                .refreshedObjects: Set(event.refreshed), .invalidatedObjects: Set(event.invalidated),
+            ]))
+        yieldChange(
+            ContextChange(
+                kind: .objectsDidChange, inserted: Set(inserted.map(\.objectID)),
+                updated: Set(event.updated.map(\.objectID)),
+                deleted: Set(event.deleted.map(\.objectID)), refreshed: Set(event.refreshed.map(\.objectID)),
+                invalidated: Set(event.invalidated.map(\.objectID))))
     }
 
     /// Applies the delete rules of every object deleted since the last call: nullify removes the
@@ -55,7 +59,9 @@ extension ManagedObjectContext {
                             let other = self.object(with: id)
                             guard !other.isDeleted else { continue }
                             try other.fireFault()
-                            try other.editRelationship(try other.runtime.slot(of: inverse, hint: object.runtime.inverseSlots[slot]), removing: object.objectID)
+                            try other.editRelationship(
+                                try other.runtime.slot(of: inverse, hint: object.runtime.inverseSlots[slot]),
+                                removing: object.objectID)
                         }
                     default:
                         continue

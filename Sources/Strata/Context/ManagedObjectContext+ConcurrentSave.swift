@@ -43,7 +43,9 @@ extension ManagedObjectContext {
                     inserted: inserted, updated: resolved.updated, deleted: resolved.deleted, conditions: conditions,
                     into: &sequences, coordinator: coordinator)
             } catch let conflict as SaveConflict {
-                logger.debug("a concurrent commit changed what the save checked; checking again", metadata: ["store": "\(conflict.store)"])
+                logger.debug(
+                    "a concurrent commit changed what the save checked; checking again",
+                    metadata: ["store": "\(conflict.store)"])
                 continue
             }
             // The conditions held, so the objects saved hold exactly the store's state at their
@@ -76,7 +78,9 @@ extension ManagedObjectContext {
         var recent: (entity: EntityDescription, layout: EntityLayout, isConstrained: Bool)?
         for object in inserted + updated + deleted {
             if recent?.entity !== object.entity {
-                recent = (object.entity, try coordinator.layout(object.entity), !object.runtime.uniquenessConstraints.isEmpty)
+                recent = (
+                    object.entity, try coordinator.layout(object.entity), !object.runtime.uniquenessConstraints.isEmpty
+                )
             }
             let layout = recent!.layout
             if !object.isInserted && !object.objectID.isTemporaryID {
@@ -86,8 +90,10 @@ extension ManagedObjectContext {
                 condition(object) { $0.entities.insert(layout.storeEntity) }
             }
             for (name, join) in layout.joins {
-                let read = object.isDeleted
-                    || (!object.isInserted && join.writesPairs && object.changedSlots.contains(object.runtime.slots[name]!))
+                let read =
+                    object.isDeleted
+                    || (!object.isInserted && join.writesPairs
+                        && object.changedSlots.contains(object.runtime.slots[name]!))
                 if read { condition(object) { $0.entities.insert(join.storeEntity) } }
             }
         }

@@ -24,7 +24,8 @@ extension ManagedObjectContext {
             switch policy {
             case .overwriteMergePolicyType: take = true
             case .mergeByPropertyObjectTrumpMergePolicyType: take = object.changedSlots.contains(slot)
-            case .mergeByPropertyStoreTrumpMergePolicyType: take = keptValue == nil || property is RelationshipDescription && value is OrderedSet<ManagedObjectID>
+            case .mergeByPropertyStoreTrumpMergePolicyType:
+                take = keptValue == nil || property is RelationshipDescription && value is OrderedSet<ManagedObjectID>
             case .errorMergePolicyType, .rollbackMergePolicyType: take = false
             }
             guard let relationship = property as? RelationshipDescription else {
@@ -36,13 +37,16 @@ extension ManagedObjectContext {
             }
             // Detach first, so that the related objects' inverses let go of `object`.
             try object.setRelationship(nil, relationship, slot: slot)
-            guard take, let keptRelationship = kept.runtime.properties[keptSlot] as? RelationshipDescription else { continue }
+            guard take, let keptRelationship = kept.runtime.properties[keptSlot] as? RelationshipDescription else {
+                continue
+            }
             if let ids = value as? OrderedSet<ManagedObjectID> {
                 let base = policy == .overwriteMergePolicyType ? [] : (keptValue as? OrderedSet<ManagedObjectID> ?? [])
                 let merged = base.union(ids)
                 guard merged != keptValue as? OrderedSet<ManagedObjectID> else { continue }
                 let objects = merged.map { self.object(with: $0) }
-                try kept.setRelationship(keptRelationship.isOrdered ? objects as Any : Set(objects) as Any, keptRelationship, slot: keptSlot)
+                try kept.setRelationship(
+                    keptRelationship.isOrdered ? objects as Any : Set(objects) as Any, keptRelationship, slot: keptSlot)
             } else if let id = value as? ManagedObjectID, id != keptValue as? ManagedObjectID {
                 try kept.setRelationship(self.object(with: id), keptRelationship, slot: keptSlot)
             } else if value == nil, policy == .overwriteMergePolicyType, keptValue != nil {

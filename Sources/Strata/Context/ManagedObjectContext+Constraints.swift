@@ -35,21 +35,29 @@ extension ManagedObjectContext {
             let objects = claim.objects
             let first = objects[0]
             let values = key.constraint.map { first.values[first.runtime.slots[$0]!] }
-            let stored = try storedObject(matching: key.constraint, of: claim.owner, values: values, of: first, coordinator: coordinator)
+            let stored = try storedObject(
+                matching: key.constraint, of: claim.owner, values: values, of: first, coordinator: coordinator)
             guard objects.count > 1 || stored != nil else { continue }
             let database = try stored.map { try existingObject(with: $0) }
-            conflicts.append(ConstraintConflict(
-                constraint: key.constraint, databaseObject: database,
-                databaseSnapshot: database.map { MergeConflict.snapshot($0.committed ?? $0.values, of: $0.runtime) },
-                conflictingObjects: objects,
-                conflictingSnapshots: objects.map { object in object.committed.map { MergeConflict.snapshot($0, of: object.runtime) } ?? [:] }))
+            conflicts.append(
+                ConstraintConflict(
+                    constraint: key.constraint, databaseObject: database,
+                    databaseSnapshot: database.map {
+                        MergeConflict.snapshot($0.committed ?? $0.values, of: $0.runtime)
+                    },
+                    conflictingObjects: objects,
+                    conflictingSnapshots: objects.map { object in
+                        object.committed.map { MergeConflict.snapshot($0, of: object.runtime) } ?? [:]
+                    }))
         }
         return conflicts
     }
 
     /// The typed key of `object`'s values for `constraint`, or `nil` when one of them is nil
     /// (a constraint does not apply to missing values).
-    private func constraintKey(of object: ManagedObject, _ constraint: [String], owner: EntityDescription) throws -> ConstraintKey? {
+    private func constraintKey(
+        of object: ManagedObject, _ constraint: [String], owner: EntityDescription
+    ) throws -> ConstraintKey? {
         var values: [ConstrainedValue] = []
         for name in constraint {
             guard let slot = object.runtime.slots[name], let value = object.values[slot] else { return nil }
@@ -73,7 +81,9 @@ extension ManagedObjectContext {
         coordinator: PersistentStoreCoordinator
     ) throws -> ManagedObjectID? {
         guard let store = try? coordinator.store(for: object.entity) else { return nil }
-        return try StoreWriter(store: store, coordinator: coordinator).storedObject(matching: constraint, of: owner, values: values, of: object) { id in
+        return try StoreWriter(store: store, coordinator: coordinator).storedObject(
+            matching: constraint, of: owner, values: values, of: object
+        ) { id in
             guard let registered = registered[id] else { return false }
             return registered.isDeleted || registered.hasChanges
         }
@@ -85,7 +95,9 @@ extension ManagedObjectContext {
         var constraints: [(owner: EntityDescription, names: [String])] = []
         var current: EntityDescription? = entity
         while let candidate = current {
-            constraints += candidate.uniquenessConstraints.map { $0.compactMap { $0 as? String } }.filter { !$0.isEmpty }.map { (candidate, $0) }
+            constraints += candidate.uniquenessConstraints.map { $0.compactMap { $0 as? String } }.filter {
+                !$0.isEmpty
+            }.map { (candidate, $0) }
             current = candidate.superentity
         }
         return constraints

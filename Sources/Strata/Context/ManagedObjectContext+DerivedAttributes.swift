@@ -22,7 +22,8 @@ extension ManagedObjectContext {
         if !readRelationships.isEmpty {
             for object in changed + Array(deletedSet) {
                 for (slot, property) in object.runtime.properties.enumerated() {
-                    guard let relationship = property as? RelationshipDescription, let inverse = relationship.inverseRelationship,
+                    guard let relationship = property as? RelationshipDescription,
+                        let inverse = relationship.inverseRelationship,
                         readRelationships.contains(ObjectIdentifier(inverse))
                     else { continue }
                     if object.isLoaded, !object.isDeleted { try object.loadToMany(slot) }
@@ -39,14 +40,18 @@ extension ManagedObjectContext {
         }
         let now = Date()
         for identity in targets {
-            guard let object = objects[identity], !object.isDeleted, Self.hasDerivedAttributes(object.entity) else { continue }
+            guard let object = objects[identity], !object.isDeleted, Self.hasDerivedAttributes(object.entity) else {
+                continue
+            }
             do {
                 try object.fireFault()
-            } catch where !changedIDs.contains(identity) {
+            } catch  where !changedIDs.contains(identity) {
                 continue  // a related object another context deleted: nothing of it to save
             }
             for (slot, property) in object.runtime.properties.enumerated() {
-                guard let derived = property as? DerivedAttributeDescription, let expression = derived.derivationExpression else { continue }
+                guard let derived = property as? DerivedAttributeDescription,
+                    let expression = derived.derivationExpression
+                else { continue }
                 let value: Any?
                 if case .function("now", _) = expression {
                     guard changedIDs.contains(identity) else { continue }
@@ -108,7 +113,8 @@ extension ManagedObjectContext {
         guard let value = FetchValue.unwrap(value) else { return nil }
         switch attribute.attributeType {
         case .integer16AttributeType, .integer32AttributeType, .integer64AttributeType:
-            let whole = ValueConversion.integer(value)
+            let whole =
+                ValueConversion.integer(value)
                 ?? FetchValue.number(value).flatMap { $0.isFinite ? Int64(exactly: $0.rounded(.towardZero)) : nil }
             return whole.flatMap { ModelValueText.fit($0, to: attribute.attributeType) }
         case .decimalAttributeType:

@@ -35,13 +35,15 @@ enum DictionaryResults {
     static func item(_ member: Any, entity: EntityDescription, role: String) throws -> Item {
         switch member {
         case let expression as ExpressionDescription:
-            return expression.function == nil ? .value(name: expression.name, path: expression.keyPath) : .aggregate(expression)
+            return expression.function == nil
+                ? .value(name: expression.name, path: expression.keyPath) : .aggregate(expression)
         case let property as PropertyDescription:
             if let relationship = property as? RelationshipDescription, relationship.isToMany {
                 throw CoreDataError(.coreData, "\(role) cannot hold the to-many relationship \(property.name)")
             }
             guard entity.propertiesByName[property.name] != nil else {
-                throw CoreDataError(.coreData, "\(role) names \(property.name), which \(entity.entityName) does not have")
+                throw CoreDataError(
+                    .coreData, "\(role) names \(property.name), which \(entity.entityName) does not have")
             }
             return .value(name: property.name, path: property.name)
         case "objectID" as String where entity.propertiesByName["objectID"] == nil:
@@ -57,7 +59,9 @@ enum DictionaryResults {
             }
             return .value(name: name, path: name)
         default:
-            throw CoreDataError(.coreData, "\(role) holds \(type(of: member)); use names, property descriptions or expression descriptions")
+            throw CoreDataError(
+                .coreData,
+                "\(role) holds \(type(of: member)); use names, property descriptions or expression descriptions")
         }
     }
 
@@ -86,8 +90,12 @@ extension ManagedObjectContext {
     func dictionaries<T>(_ request: FetchRequest<T>) throws -> [[String: Any]] {
         let plan = try plan(request, counting: false)
         let entity = plan.entity
-        let fetched = try request.propertiesToFetch.map { try $0.map { try DictionaryResults.item($0, entity: entity, role: "propertiesToFetch") } }
-        let grouped = try request.propertiesToGroupBy.map { try $0.map { try DictionaryResults.item($0, entity: entity, role: "propertiesToGroupBy") } }
+        let fetched = try request.propertiesToFetch.map {
+            try $0.map { try DictionaryResults.item($0, entity: entity, role: "propertiesToFetch") }
+        }
+        let grouped = try request.propertiesToGroupBy.map {
+            try $0.map { try DictionaryResults.item($0, entity: entity, role: "propertiesToGroupBy") }
+        }
         let aggregating = DictionaryResults.isAggregating(request)
         if !aggregating {
             // One dictionary a row: sort and cut the rows first.
@@ -97,12 +105,15 @@ extension ManagedObjectContext {
         if let grouped {
             let groupNames = Set(grouped.map(\.name))
             for case .value(let name, _) in fetched ?? [] where !groupNames.contains(name) {
-                throw CoreDataError(.coreData, "\(name) is fetched but neither grouped by nor an aggregate: add it to propertiesToGroupBy")
+                throw CoreDataError(
+                    .coreData,
+                    "\(name) is fetched but neither grouped by nor an aggregate: add it to propertiesToGroupBy")
             }
         } else if (fetched ?? []).contains(where: { if case .aggregate = $0 { return true } else { return false } }),
             (fetched ?? []).contains(where: { if case .value = $0 { return true } else { return false } })
         {
-            throw CoreDataError(.coreData, "propertiesToFetch mixes aggregates with plain properties: group by the plain properties")
+            throw CoreDataError(
+                .coreData, "propertiesToFetch mixes aggregates with plain properties: group by the plain properties")
         }
         let stores = fetchStores(plan)
         var rows: [FetchCandidate] = []
@@ -141,20 +152,26 @@ extension ManagedObjectContext {
 
     /// The dictionary of one row: the values of `items` (every attribute and to-one relationship
     /// of the row's entity when `nil`), leaving out `nil` values.
-    private func dictionary(for candidate: FetchCandidate, items: [DictionaryResults.Item]?, plan: QueryPlan, stores: FetchStores) -> [String: Any] {
+    private func dictionary(
+        for candidate: FetchCandidate, items: [DictionaryResults.Item]?, plan: QueryPlan, stores: FetchStores
+    ) -> [String: Any] {
         var result: [String: Any] = [:]
         guard let items else {
             guard case .stored(let match) = candidate, let concrete = plan.concrete(of: match) else { return result }
             for property in concrete.entity.properties where !property.isTransient {
                 if let relationship = property as? RelationshipDescription, relationship.isToMany { continue }
-                if let value = DictionaryResults.exported(candidateValue(atKeyPath: property.name, candidate, plan: plan, stores: stores)) {
+                if let value = DictionaryResults.exported(
+                    candidateValue(atKeyPath: property.name, candidate, plan: plan, stores: stores))
+                {
                     result[property.name] = value
                 }
             }
             return result
         }
         for case .value(let name, let path) in items {
-            if let value = DictionaryResults.exported(candidateValue(atKeyPath: path, candidate, plan: plan, stores: stores)) {
+            if let value = DictionaryResults.exported(
+                candidateValue(atKeyPath: path, candidate, plan: plan, stores: stores))
+            {
                 result[name] = value
             }
         }
@@ -165,7 +182,8 @@ extension ManagedObjectContext {
     /// `keys` is empty), holding the grouped values and the aggregates of `items`, in the order
     /// groups are first seen.
     private func groups(
-        _ rows: [FetchCandidate], by keys: [DictionaryResults.Item], fetching items: [DictionaryResults.Item], plan: QueryPlan, stores: FetchStores
+        _ rows: [FetchCandidate], by keys: [DictionaryResults.Item], fetching items: [DictionaryResults.Item],
+        plan: QueryPlan, stores: FetchStores
     ) throws -> [[String: Any]] {
         var order: [[AnyHashable]] = []
         var members: [[AnyHashable]: (values: [String: Any], rows: [FetchCandidate])] = [:]
@@ -194,12 +212,15 @@ extension ManagedObjectContext {
                 switch item {
                 case .value(let name, _):
                     if result[name] == nil, let first = group.rows.first, case .value(_, let path) = item,
-                        let value = DictionaryResults.exported(candidateValue(atKeyPath: path, first, plan: plan, stores: stores))
+                        let value = DictionaryResults.exported(
+                            candidateValue(atKeyPath: path, first, plan: plan, stores: stores))
                     {
                         result[name] = value
                     }
                 case .aggregate(let description):
-                    let values = group.rows.map { candidateValue(atKeyPath: description.keyPath, $0, plan: plan, stores: stores) }
+                    let values = group.rows.map {
+                        candidateValue(atKeyPath: description.keyPath, $0, plan: plan, stores: stores)
+                    }
                     if let value = description.aggregate(values) { result[description.name] = value }
                 }
             }

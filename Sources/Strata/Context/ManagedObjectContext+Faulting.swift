@@ -9,7 +9,9 @@ extension ManagedObjectContext {
         // A temporary ID names no row (an object of another context, or one inserted and
         // deleted, then refreshed): marking it loaded with no values would trap on first read.
         guard let coordinator = persistentStoreCoordinator, !object.objectID.isTemporaryID else {
-            throw CoreDataError(.coreData, "could not fulfill a fault for \(object.objectID): it names no stored object", objectID: object.objectID)
+            throw CoreDataError(
+                .coreData, "could not fulfill a fault for \(object.objectID): it names no stored object",
+                objectID: object.objectID)
         }
         let layout = try faultLayout(object.entity, coordinator: coordinator)
         let (row, sequence) = try storedSnapshot(for: object.objectID, layout: layout)
@@ -24,7 +26,9 @@ extension ManagedObjectContext {
     /// save (``shouldDeleteInaccessibleFaults``), or reports it.
     func markInaccessible(_ object: ManagedObject) throws {
         guard shouldDeleteInaccessibleFaults else {
-            throw CoreDataError(.coreData, "could not fulfill a fault for \(object.objectID): the object was deleted", objectID: object.objectID)
+            throw CoreDataError(
+                .coreData, "could not fulfill a fault for \(object.objectID): the object was deleted",
+                objectID: object.objectID)
         }
         markGone(object)
     }
@@ -36,7 +40,9 @@ extension ManagedObjectContext {
         insertedSet.remove(object)
         updatedSet.remove(object)
         if !object.isLoaded {
-            object.values = object.runtime.properties.map { ($0 as? RelationshipDescription)?.isToMany == true ? OrderedSet<ManagedObjectID>() : nil }
+            object.values = object.runtime.properties.map {
+                ($0 as? RelationshipDescription)?.isToMany == true ? OrderedSet<ManagedObjectID>() : nil
+            }
             object.committed = object.values
             object.isLoaded = true
         }
@@ -54,7 +60,10 @@ extension ManagedObjectContext {
     /// - Parameter sequence: the store's sequence read before the row, for ``ManagedObject/snapshotSequence``.
     /// - Parameter references: the IDs of referenced objects already made by the fetch loading
     ///   the object, to share.
-    func load(_ object: ManagedObject, from row: consuming StoredRow, layout: EntityLayout, sequence: UInt64, references: ReferenceIDs? = nil) throws {
+    func load(
+        _ object: ManagedObject, from row: consuming StoredRow, layout: EntityLayout, sequence: UInt64,
+        references: ReferenceIDs? = nil
+    ) throws {
         try object.loadLazily(from: row, layout: layout, context: self, references: references)
         object.isLoaded = true
         object.snapshotSequence = sequence
@@ -62,7 +71,9 @@ extension ManagedObjectContext {
 
     /// The IDs a to-many relationship of a saved object holds in the store: from the fetch
     /// index of the inverse to-one column, or from its join entity.
-    func relatedIDs(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> OrderedSet<ManagedObjectID> {
+    func relatedIDs(
+        of object: ManagedObject, _ relationship: RelationshipDescription
+    ) throws -> OrderedSet<ManagedObjectID> {
         if nesting.parent != nil { return try relatedIDsFromParent(of: object, relationship) }
         return try relatedIDs(of: object.objectID, entity: object.entity, relationship)
     }
@@ -70,11 +81,14 @@ extension ManagedObjectContext {
     /// The IDs a to-many relationship of the saved object `id` (of `entity`) holds in the store,
     /// read by the store layer (``StoreReader/relatedIDs(of:entity:_:)``), with the concrete
     /// entity of objects this context knows.
-    func relatedIDs(of id: ManagedObjectID, entity: EntityDescription, _ relationship: RelationshipDescription) throws -> OrderedSet<ManagedObjectID> {
+    func relatedIDs(
+        of id: ManagedObjectID, entity: EntityDescription, _ relationship: RelationshipDescription
+    ) throws -> OrderedSet<ManagedObjectID> {
         guard !id.isTemporaryID, let coordinator = persistentStoreCoordinator, let identifier = id.storeIdentifier,
             let store = readingStore(identifier: identifier), let destination = relationship.destinationEntity
         else { return [] }
-        let (ids, concrete) = try reader(store, coordinator: coordinator).relatedIDs(of: id, entity: entity, relationship)
+        let (ids, concrete) = try reader(store, coordinator: coordinator).relatedIDs(
+            of: id, entity: entity, relationship)
         return concrete || destination.subentities.isEmpty ? ids : OrderedSet(ids.map(resolvedID))
     }
 }

@@ -31,7 +31,9 @@ extension ManagedObjectContext {
             let (objects, allOfClass) = try fetchObjects(request)
             keepUntilEventEnds(objects)
             guard let typed = Self.cast(objects, to: T.self, allOfClass: allOfClass) else {
-                throw CoreDataError(.coreData, "the fetched objects are not \(T.self); register the subclass with \(T.self).register(for:)")
+                throw CoreDataError(
+                    .coreData,
+                    "the fetched objects are not \(T.self); register the subclass with \(T.self).register(for:)")
             }
             return typed
         }
@@ -48,7 +50,9 @@ extension ManagedObjectContext {
     ///   is not managed objects.
     public func fetchBatched<T: ManagedObject>(_ request: FetchRequest<T>) throws -> FetchedResults<T> {
         guard request.resultType == .managedObjectResultType else {
-            throw CoreDataError(.coreData, "fetchBatched(_:) returns managed objects; the request's result type is \(request.resultType)")
+            throw CoreDataError(
+                .coreData,
+                "fetchBatched(_:) returns managed objects; the request's result type is \(request.resultType)")
         }
         let plan = try plan(request, counting: false)
         let (candidates, stores) = try candidates(request, plan: plan)
@@ -116,7 +120,8 @@ extension ManagedObjectContext {
     /// `values` as `[T]`, or an error naming the types.
     private func typed<T, V>(_ values: [V]) throws -> [T] {
         guard let typed = values as? [T] else {
-            throw CoreDataError(.coreData, "the fetch returns \(V.self) values, not \(T.self); set the request's resultType to match")
+            throw CoreDataError(
+                .coreData, "the fetch returns \(V.self) values, not \(T.self); set the request's resultType to match")
         }
         return typed
     }
@@ -129,8 +134,10 @@ extension ManagedObjectContext {
         if Self.streams(request, plan: plan) { return try streamObjects(request, plan: plan) }
         let (fetched, stores) = try candidates(request, plan: plan)
         var candidates = consume fetched
-        let realized = request.includesPropertyValues
-            ? (request.fetchBatchSize > 0 && request.returnsObjectsAsFaults ? min(request.fetchBatchSize, candidates.count) : candidates.count)
+        let realized =
+            request.includesPropertyValues
+            ? (request.fetchBatchSize > 0 && request.returnsObjectsAsFaults
+                ? min(request.fetchBatchSize, candidates.count) : candidates.count)
             : 0
         var objects: [ManagedObject] = []
         objects.reserveCapacity(candidates.count)
@@ -140,7 +147,8 @@ extension ManagedObjectContext {
         for index in candidates.indices {
             // Moved out of the array, not copied: its row moves on into the object.
             let candidate = candidates[index].take()
-            let object = try self.object(for: candidate, plan: plan, stores: stores, loading: index < realized, references: references)
+            let object = try self.object(
+                for: candidate, plan: plan, stores: stores, loading: index < realized, references: references)
             if index < realized && !object.isLoaded { unread.append(object.objectID) }
             allOfClass = allOfClass && Self.isExactly(object, T.self)
             objects.append(object)
@@ -155,14 +163,17 @@ extension ManagedObjectContext {
     /// Whether the objects of `request` can be made as their rows are read: every object is
     /// realized, and no pending change, sort, offset or limit needs all the rows first.
     private static func streams<T>(_ request: FetchRequest<T>, plan: QueryPlan) -> Bool {
-        request.includesPropertyValues && request.fetchBatchSize <= 0 && request.fetchOffset <= 0 && request.fetchLimit <= 0
+        request.includesPropertyValues && request.fetchBatchSize <= 0 && request.fetchOffset <= 0
+            && request.fetchLimit <= 0
             && !plan.mergesPendingChanges && !(plan.sortsInMemory && !(request.sortDescriptors ?? []).isEmpty)
     }
 
     /// The managed objects of a fetch that ``streams(_:plan:)``, each made and registered as its
     /// row is read, so that a row is released as soon as its object holds its values; and
     /// whether every one's class is `T` itself.
-    private func streamObjects<T>(_ request: FetchRequest<T>, plan: QueryPlan) throws -> (objects: [ManagedObject], allOfClass: Bool) {
+    private func streamObjects<T>(
+        _ request: FetchRequest<T>, plan: QueryPlan
+    ) throws -> (objects: [ManagedObject], allOfClass: Bool) {
         let stores = fetchStores(plan)
         let references = ReferenceIDs()
         var objects: [ManagedObject] = []
@@ -171,7 +182,9 @@ extension ManagedObjectContext {
             // Every row of the entity's table is read: room for as many objects.
             let entity = plan.layout.storeEntity
             let rows = stores.stores.reduce(0) { total, store in
-                guard let engine = store.engineStore, engine.schema.entities.indices.contains(entity) else { return total }
+                guard let engine = store.engineStore, engine.schema.entities.indices.contains(entity) else {
+                    return total
+                }
                 return total + engine.count(entity)
             }
             objects.reserveCapacity(rows)
@@ -197,7 +210,8 @@ extension ManagedObjectContext {
             return object.objectID
         case .stored(let match):
             let entity = plan.concrete(of: match)?.entity ?? plan.entity
-            let id = ManagedObjectID(entity: entity, storeIdentifier: stores.stores[match.store].identifier, primaryKey: match.key)
+            let id = ManagedObjectID(
+                entity: entity, storeIdentifier: stores.stores[match.store].identifier, primaryKey: match.key)
             return registered[id]?.objectID ?? id
         }
     }
@@ -207,11 +221,13 @@ extension ManagedObjectContext {
     /// `loading` and the row was read, else a fault. `references` are the IDs of related objects
     /// the fetch made so far, shared by the objects it loads.
     private func object(
-        for candidate: consuming FetchCandidate, plan: QueryPlan, stores: FetchStores, loading: Bool, references: ReferenceIDs
+        for candidate: consuming FetchCandidate, plan: QueryPlan, stores: FetchStores, loading: Bool,
+        references: ReferenceIDs
     ) throws -> ManagedObject {
         switch consume candidate {
         case .object(let object): return object
-        case .stored(let match): return try object(for: match, plan: plan, stores: stores, loading: loading, references: references)
+        case .stored(let match):
+            return try object(for: match, plan: plan, stores: stores, loading: loading, references: references)
         }
     }
 
@@ -223,13 +239,16 @@ extension ManagedObjectContext {
         let concrete = plan.concrete(of: match)
         let entity = concrete?.entity ?? plan.entity
         let storeIdentifier = stores.stores[match.store].identifier
-        let id = recentIDs.id(entity: entity, storeIdentifier: storeIdentifier, primaryKey: match.key)
+        let id =
+            recentIDs.id(entity: entity, storeIdentifier: storeIdentifier, primaryKey: match.key)
             ?? ManagedObjectID(entity: entity, storeIdentifier: storeIdentifier, primaryKey: match.key)
         // The row is moved, not copied, into the object it loads.
         var row = loading ? match.row.take() : nil
         if let existing = registered[id] {
             if !existing.isLoaded, let concrete, row != nil {
-                try load(existing, from: row.take()!, layout: concrete.layout, sequence: stores.sequences[match.store], references: references)
+                try load(
+                    existing, from: row.take()!, layout: concrete.layout, sequence: stores.sequences[match.store],
+                    references: references)
                 existing.awakeFromFetch()
             }
             return existing
@@ -238,7 +257,9 @@ extension ManagedObjectContext {
         let object = concrete.type.init(faultFor: consume id, in: self)
         if row != nil {
             // Unwrapped as it is taken: a binding (`if let`) would copy the row.
-            try load(object, from: row.take()!, layout: concrete.layout, sequence: stores.sequences[match.store], references: references)
+            try load(
+                object, from: row.take()!, layout: concrete.layout, sequence: stores.sequences[match.store],
+                references: references)
             register(object)
             object.awakeFromFetch()
         } else {

@@ -25,9 +25,13 @@ extension ManagedObjectContext {
         // Rows are read by an in-memory sort, by dictionaries and by objects loaded from them;
         // IDs and objects returned as faults need none.
         let sortsRows = plan.sortsInMemory && !(request.sortDescriptors ?? []).isEmpty
-        let loadsRows = request.resultType == .dictionaryResultType || (request.resultType == .managedObjectResultType && request.includesPropertyValues)
+        let loadsRows =
+            request.resultType == .dictionaryResultType
+            || (request.resultType == .managedObjectResultType && request.includesPropertyValues)
         let encodedRows = !sortsRows && loadsRows && request.resultType == .managedObjectResultType
-        try collectStored(plan, stores: stores, rowsNeeded: sortsRows || loadsRows, encodedRows: encodedRows) { results.append(.stored($0)) }
+        try collectStored(plan, stores: stores, rowsNeeded: sortsRows || loadsRows, encodedRows: encodedRows) {
+            results.append(.stored($0))
+        }
         if plan.mergesPendingChanges {
             for object in try pendingMatches(plan) { results.append(.object(object)) }
         }
@@ -57,7 +61,8 @@ extension ManagedObjectContext {
         if case .index(let access) = plan.source, !plan.readsRows, let coordinator = persistentStoreCoordinator {
             let changed = plan.mergesPendingChanges ? changedKeys(plan) : [:]
             for store in stores.stores {
-                total += try reader(store, coordinator: coordinator).countFromIndexes(access, plan: plan, skip: changed[store.identifier] ?? [])
+                total += try reader(store, coordinator: coordinator).countFromIndexes(
+                    access, plan: plan, skip: changed[store.identifier] ?? [])
             }
         } else {
             try collectStored(plan, stores: stores) { _ in total += 1 }
@@ -88,7 +93,9 @@ extension ManagedObjectContext {
         let root = IndexLookup.rootName(plan.entity)
         for set in [updatedSet, deletedSet] {
             for object in set where !object.objectID.isTemporaryID {
-                guard let store = object.objectID.storeIdentifier, IndexLookup.rootName(object.entity) == root else { continue }
+                guard let store = object.objectID.storeIdentifier, IndexLookup.rootName(object.entity) == root else {
+                    continue
+                }
                 keys[store, default: []].insert(object.objectID.primaryKey)
             }
         }
@@ -118,16 +125,20 @@ extension ManagedObjectContext {
     ///     ``StoreReader/executeFetch(_:position:skip:rowsNeeded:encodedRows:evaluate:emit:)``).
     ///   - encodedRows: whether the caller reads the rows only to load objects from them.
     func collectStored(
-        _ plan: QueryPlan, stores: FetchStores, rowsNeeded: Bool = true, encodedRows: Bool = false, emit: (consuming StoredMatch) throws -> Void
+        _ plan: QueryPlan, stores: FetchStores, rowsNeeded: Bool = true, encodedRows: Bool = false,
+        emit: (consuming StoredMatch) throws -> Void
     ) throws {
         guard let coordinator = persistentStoreCoordinator else { return }
         let changed = plan.mergesPendingChanges ? changedKeys(plan) : [:]
         let storedState = !plan.mergesPendingChanges
         for (position, store) in stores.stores.enumerated() {
             try reader(store, coordinator: coordinator).executeFetch(
-                plan, position: position, skip: changed[store.identifier] ?? [], rowsNeeded: rowsNeeded, encodedRows: encodedRows,
+                plan, position: position, skip: changed[store.identifier] ?? [], rowsNeeded: rowsNeeded,
+                encodedRows: encodedRows,
                 evaluate: { part, row, key, concrete in
-                    try rowMatches(part, row: row, key: key, entity: concrete.entity, layout: concrete.layout, store: store, storedState: storedState)
+                    try rowMatches(
+                        part, row: row, key: key, entity: concrete.entity, layout: concrete.layout, store: store,
+                        storedState: storedState)
                 },
                 emit: emit)
         }

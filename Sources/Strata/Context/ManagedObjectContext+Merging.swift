@@ -10,7 +10,10 @@ struct MergedChanges: Sendable {
     /// temporary IDs it saved them with (into the sender, its parent), by temporary ID.
     var renamed: [ManagedObjectID: ManagedObjectID] = [:]
 
-    init(inserted: Set<ManagedObjectID>, updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>, refreshed: Set<ManagedObjectID>) {
+    init(
+        inserted: Set<ManagedObjectID>, updated: Set<ManagedObjectID>, deleted: Set<ManagedObjectID>,
+        refreshed: Set<ManagedObjectID>
+    ) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
@@ -24,17 +27,26 @@ struct MergedChanges: Sendable {
     /// - Parameters:
     ///   - coordinator: resolves URI representations.
     ///   - renamed: the sender's permanent IDs of objects it got from children, by temporary ID.
-    init(_ info: [AnyHashable: Any], coordinator: PersistentStoreCoordinator?, renamed: [ManagedObjectID: ManagedObjectID] = [:]) {
+    init(
+        _ info: [AnyHashable: Any], coordinator: PersistentStoreCoordinator?,
+        renamed: [ManagedObjectID: ManagedObjectID] = [:]
+    ) {
         typealias Key = ManagedObjectContext.NotificationKey
-        inserted = Self.ids(in: info, Key.insertedObjectIDs.rawValue, Key.insertedObjects.rawValue, coordinator: coordinator)
-        updated = Self.ids(in: info, Key.updatedObjectIDs.rawValue, Key.updatedObjects.rawValue, coordinator: coordinator)
-        deleted = Self.ids(in: info, Key.deletedObjectIDs.rawValue, Key.deletedObjects.rawValue, coordinator: coordinator)
-        refreshed = Self.ids(in: info, Key.refreshedObjectIDs.rawValue, Key.refreshedObjects.rawValue, coordinator: coordinator)
+        inserted = Self.ids(
+            in: info, Key.insertedObjectIDs.rawValue, Key.insertedObjects.rawValue, coordinator: coordinator)
+        updated = Self.ids(
+            in: info, Key.updatedObjectIDs.rawValue, Key.updatedObjects.rawValue, coordinator: coordinator)
+        deleted = Self.ids(
+            in: info, Key.deletedObjectIDs.rawValue, Key.deletedObjects.rawValue, coordinator: coordinator)
+        refreshed = Self.ids(
+            in: info, Key.refreshedObjectIDs.rawValue, Key.refreshedObjects.rawValue, coordinator: coordinator)
         if !renamed.isEmpty { self.renamed = renamed.filter { inserted.contains($0.value) } }
     }
 
     /// The IDs under `idKey`, or else under `objectKey`.
-    private static func ids(in info: [AnyHashable: Any], _ idKey: String, _ objectKey: String, coordinator: PersistentStoreCoordinator?) -> Set<ManagedObjectID> {
+    private static func ids(
+        in info: [AnyHashable: Any], _ idKey: String, _ objectKey: String, coordinator: PersistentStoreCoordinator?
+    ) -> Set<ManagedObjectID> {
         guard let value = info[idKey] ?? info[objectKey] else { return [] }
         let elements: [Any]
         if let set = value as? Set<AnyHashable> {
@@ -74,7 +86,10 @@ extension ManagedObjectContext {
     /// Merges the changes of a `ContextChange` from another context's ``changes`` stream, as
     /// ``mergeChanges(fromContextDidSave:)`` does.
     public func mergeChanges(from change: ContextChange) {
-        merge(MergedChanges(inserted: change.inserted, updated: change.updated, deleted: change.deleted, refreshed: change.refreshed))
+        merge(
+            MergedChanges(
+                inserted: change.inserted, updated: change.updated, deleted: change.deleted, refreshed: change.refreshed
+            ))
     }
 
     /// Merges changes saved elsewhere (another process, another coordinator, a serialized
@@ -87,7 +102,9 @@ extension ManagedObjectContext {
     ///     arrays) under `InsertedObjectsKey`-style keys (`inserted`, `updated`, `deleted`,
     ///     `refreshed`) or their `…_objectIDs` forms (`inserted_objectIDs`, …).
     ///   - contexts: the contexts to merge into.
-    public static func mergeChanges(fromRemoteContextSave changeNotificationData: [AnyHashable: Any], into contexts: [ManagedObjectContext]) {
+    public static func mergeChanges(
+        fromRemoteContextSave changeNotificationData: [AnyHashable: Any], into contexts: [ManagedObjectContext]
+    ) {
         func depth(_ context: ManagedObjectContext) -> Int {
             var depth = 0
             var ancestor = context.nesting.parent
@@ -97,7 +114,8 @@ extension ManagedObjectContext {
             }
             return depth
         }
-        let ordered = contexts.enumerated().sorted { (depth($0.element), $0.offset) < (depth($1.element), $1.offset) }.map(\.element)
+        let ordered = contexts.enumerated().sorted { (depth($0.element), $0.offset) < (depth($1.element), $1.offset) }
+            .map(\.element)
         for context in ordered {
             let changes = MergedChanges(changeNotificationData, coordinator: context.persistentStoreCoordinator)
             context.performAndWait { context.merge(changes) }
@@ -136,9 +154,13 @@ extension ManagedObjectContext {
             if !pendingEvent.deleted.contains(object) { pendingEvent.deleted.append(object) }
         }
         processPendingChanges()
-        NotificationCenter.default.post(name: Self.didMergeChangesObjectIDsNotification, object: self, userInfo: [
-            NotificationKey.insertedObjectIDs.rawValue: changes.inserted, NotificationKey.updatedObjectIDs.rawValue: changes.updated,
-            NotificationKey.deletedObjectIDs.rawValue: changes.deleted, NotificationKey.refreshedObjectIDs.rawValue: changes.refreshed,
-        ])
+        NotificationCenter.default.post(
+            name: Self.didMergeChangesObjectIDsNotification, object: self,
+            userInfo: [
+                NotificationKey.insertedObjectIDs.rawValue: changes.inserted,
+                NotificationKey.updatedObjectIDs.rawValue: changes.updated,
+                NotificationKey.deletedObjectIDs.rawValue: changes.deleted,
+                NotificationKey.refreshedObjectIDs.rawValue: changes.refreshed,
+            ])
     }
 }

@@ -31,10 +31,12 @@ extension ManagedObjectContext {
     /// Posted after a save with the IDs of the objects saved, under ``InsertedObjectIDsKey``,
     /// ``UpdatedObjectIDsKey`` and ``DeletedObjectIDsKey`` (Core Data's
     /// `didSaveObjectIDsNotification`).
-    public static let didSaveObjectIDsNotification = Notification.Name("NSManagedObjectContextDidSaveObjectIDsNotification")
+    public static let didSaveObjectIDsNotification = Notification.Name(
+        "NSManagedObjectContextDidSaveObjectIDsNotification")
     /// Posted when changes saved elsewhere are merged into a context, with the IDs of the objects
     /// concerned (Core Data's `didMergeChangesObjectIDsNotification`).
-    public static let didMergeChangesObjectIDsNotification = Notification.Name("NSManagedObjectContextDidMergeChangesObjectIDsNotification")
+    public static let didMergeChangesObjectIDsNotification = Notification.Name(
+        "NSManagedObjectContextDidMergeChangesObjectIDsNotification")
 
     /// A notification's `userInfo`: each non-empty set under its key, as Core Data leaves empty
     /// ones out.
@@ -51,9 +53,11 @@ extension ManagedObjectContext {
     /// Posts the objects-did-change notification `reset()` posts: every object the context held,
     /// by ID, under ``InvalidatedAllObjectsKey``.
     func postInvalidatedAll(_ objectIDs: [ManagedObjectID]) {
-        NotificationCenter.default.post(name: Self.didChangeObjectsNotification, object: self, userInfo: [
-            NotificationKey.invalidatedAllObjects.rawValue: objectIDs
-        ])
+        NotificationCenter.default.post(
+            name: Self.didChangeObjectsNotification, object: self,
+            userInfo: [
+                NotificationKey.invalidatedAllObjects.rawValue: objectIDs
+            ])
         yieldChange(ContextChange(kind: .objectsDidChange, invalidated: Set(objectIDs)))
     }
 }
@@ -73,5 +77,6 @@ extension Notification.Name {
     public static let ManagedObjectContextDidSaveObjectIDs = ManagedObjectContext.didSaveObjectIDsNotification
     /// Core Data's `Notification.Name.NSManagedObjectContextDidMergeChangesObjectIDs`:
     /// ``ManagedObjectContext/didMergeChangesObjectIDsNotification``.
-    public static let ManagedObjectContextDidMergeChangesObjectIDs = ManagedObjectContext.didMergeChangesObjectIDsNotification
+    public static let ManagedObjectContextDidMergeChangesObjectIDs = ManagedObjectContext
+        .didMergeChangesObjectIDsNotification
 }

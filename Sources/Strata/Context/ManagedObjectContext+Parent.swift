@@ -54,7 +54,9 @@ extension ManagedObjectContext {
     public var parent: ManagedObjectContext? {
         get { nesting.parent }
         set {
-            precondition(newValue == nil || ownCoordinator == nil, "a context with a persistent store coordinator cannot have a parent context")
+            precondition(
+                newValue == nil || ownCoordinator == nil,
+                "a context with a persistent store coordinator cannot have a parent context")
             var ancestor = newValue
             while let context = ancestor {
                 precondition(context !== self, "a context cannot be its own ancestor")
@@ -87,14 +89,21 @@ extension ManagedObjectContext {
         nesting.mergeObserver = nil
         guard nesting.automaticallyMerges else { return }
         let parent = nesting.parent
-        let token = NotificationCenter.default.addObserver(forName: Self.didSaveObjectsNotification, object: parent, queue: nil) {
+        let token = NotificationCenter.default.addObserver(
+            forName: Self.didSaveObjectsNotification, object: parent, queue: nil
+        ) {
             [weak self] notification in
             guard let self, let sender = notification.object as? ManagedObjectContext, sender !== self else { return }
             // The observer runs on the sender's queue, in its save: its state is safe to read here.
             let coordinator = sender.persistentStoreCoordinator
             // A context on a coordinator merges only the saves that reach its stores.
-            if parent == nil, sender.nesting.parent != nil || coordinator == nil || coordinator !== self.persistentStoreCoordinator { return }
-            let changes = MergedChanges(notification.userInfo ?? [:], coordinator: coordinator, renamed: sender.nesting.permanentIDs)
+            if parent == nil,
+                sender.nesting.parent != nil || coordinator == nil || coordinator !== self.persistentStoreCoordinator
+            {
+                return
+            }
+            let changes = MergedChanges(
+                notification.userInfo ?? [:], coordinator: coordinator, renamed: sender.nesting.permanentIDs)
             // A child's merge reads its parent's values: they are taken here, on the parent's
             // queue, so that the merge never waits for that queue, whose thread may be waiting in
             // this child's performAndWait (the main thread, for a child of the view context).
@@ -112,10 +121,17 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``CoreDataError`` when an updated or deleted object no longer exists in the
     ///   parent or its stores.
-    func push(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], into parent: ManagedObjectContext) throws {
+    func push(
+        inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], into parent: ManagedObjectContext
+    ) throws {
         let save = ChildSave(
-            inserted: inserted.map { object in ChildSave.Values(id: object.objectID, slots: object.values.enumerated().map { ($0.offset, $0.element) }) },
-            updated: updated.map { object in ChildSave.Values(id: object.objectID, slots: object.changedSlots.sorted().map { ($0, object.values[$0]) }) },
+            inserted: inserted.map { object in
+                ChildSave.Values(id: object.objectID, slots: object.values.enumerated().map { ($0.offset, $0.element) })
+            },
+            updated: updated.map { object in
+                ChildSave.Values(
+                    id: object.objectID, slots: object.changedSlots.sorted().map { ($0, object.values[$0]) })
+            },
             deleted: deleted.map(\.objectID))
         try parent.performAndWait { try parent.absorb(save) }
     }
@@ -128,7 +144,9 @@ extension ManagedObjectContext {
             let object = self.object(with: renamed[change.id] ?? change.id)
             try object.fireFault()
             guard !object.isDeleted else {
-                throw CoreDataError(.managedObjectMerge, "\(object.objectID) was deleted in the parent context", objectID: object.objectID)
+                throw CoreDataError(
+                    .managedObjectMerge, "\(object.objectID) was deleted in the parent context",
+                    objectID: object.objectID)
             }
             for (slot, _) in change.slots { try object.loadToMany(slot) }
             return (object, change)
@@ -230,7 +248,9 @@ extension ManagedObjectContext {
 
     /// Fulfills a child's fault from the parent's current state of the object.
     func fulfillFaultFromParent(_ object: ManagedObject) throws {
-        guard let values = try nesting.parent!.valuesForChild(object.objectID) else { return try markInaccessible(object) }
+        guard let values = try nesting.parent!.valuesForChild(object.objectID) else {
+            return try markInaccessible(object)
+        }
         load(object, fromParent: values)
     }
 
@@ -274,7 +294,9 @@ extension ManagedObjectContext {
     }
 
     /// A child's to-many relationship as its parent holds it.
-    func relatedIDsFromParent(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> OrderedSet<ManagedObjectID> {
+    func relatedIDsFromParent(
+        of object: ManagedObject, _ relationship: RelationshipDescription
+    ) throws -> OrderedSet<ManagedObjectID> {
         try nesting.parent!.relatedIDsForChild(object.objectID, relationship.name)
     }
 
@@ -283,7 +305,9 @@ extension ManagedObjectContext {
     func realizeObjectsFromParent(_ ids: [ManagedObjectID]) throws -> [ManagedObject] {
         try ids.map { id in
             let object = self.object(with: id)
-            if !object.isLoaded, let values = try nesting.parent!.valuesForChild(object.objectID) { load(object, fromParent: values) }
+            if !object.isLoaded, let values = try nesting.parent!.valuesForChild(object.objectID) {
+                load(object, fromParent: values)
+            }
             return object
         }
     }
@@ -320,7 +344,9 @@ extension ManagedObjectContext {
 
     /// Adds to `matches` this context's objects for the objects of `entities` that an ancestor
     /// inserted or changed and that meet `predicate` in their current state.
-    func addAncestorPendingMatches(to matches: inout [ManagedObject], entities: Set<ObjectIdentifier>, predicate: FetchPredicate?) throws {
+    func addAncestorPendingMatches(
+        to matches: inout [ManagedObject], entities: Set<ObjectIdentifier>, predicate: FetchPredicate?
+    ) throws {
         guard let changes = ancestorChanges() else { return }
         for id in changes.pending where entities.contains(ObjectIdentifier(id.entity)) {
             let object = self.object(with: id)

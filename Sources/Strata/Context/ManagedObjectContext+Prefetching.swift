@@ -20,17 +20,21 @@ extension ManagedObjectContext {
             } else if id.isTemporaryID || id.storeIdentifier == nil {
                 results[position] = object(with: id)
             } else {
-                groups[id.storeIdentifier!, default: [:]][try coordinator.layout(id.entity).storeEntity, default: []].append(position)
+                groups[id.storeIdentifier!, default: [:]][try coordinator.layout(id.entity).storeEntity, default: []]
+                    .append(position)
             }
         }
         for (identifier, byEntity) in groups {
             guard let store = readingStore(identifier: identifier) else {
-                for positions in byEntity.values { for position in positions { results[position] = object(with: ids[position]) } }
+                for positions in byEntity.values {
+                    for position in positions { results[position] = object(with: ids[position]) }
+                }
                 continue
             }
             let reader = reader(store, coordinator: coordinator)
             for (storeEntity, positions) in byEntity {
-                let (snapshots, sequence) = try reader.snapshots(storeEntity: storeEntity, keys: positions.map { ids[$0].primaryKey })
+                let (snapshots, sequence) = try reader.snapshots(
+                    storeEntity: storeEntity, keys: positions.map { ids[$0].primaryKey })
                 for (position, snapshot) in zip(positions, snapshots) {
                     let id = ids[position]
                     guard let snapshot else {
@@ -38,7 +42,9 @@ extension ManagedObjectContext {
                         continue
                     }
                     let entity = snapshot.entity
-                    let concreteID = entity === id.entity ? id : ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: id.primaryKey)
+                    let concreteID =
+                        entity === id.entity
+                        ? id : ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: id.primaryKey)
                     let object: ManagedObject
                     if let existing = registered[concreteID] {
                         object = existing

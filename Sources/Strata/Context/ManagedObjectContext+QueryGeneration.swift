@@ -27,7 +27,8 @@ extension ManagedObjectContext {
             return
         }
         guard let coordinator = persistentStoreCoordinator else {
-            throw CoreDataError(.persistentStoreOperation, "a context without a persistent store coordinator has no query generation")
+            throw CoreDataError(
+                .persistentStoreOperation, "a context without a persistent store coordinator has no query generation")
         }
         guard let pins = generation.pins else {
             queryGeneration = QueryGenerationToken(pins: currentPins(of: coordinator))
@@ -38,7 +39,10 @@ extension ManagedObjectContext {
             !stores.contains { $0.identifier == identifier && $0.queryGenerations === pin.log }
         }
         guard foreign.isEmpty else {
-            throw CoreDataError(.persistentStoreOperation, "the query generation \(generation) is of stores this context's coordinator does not have (\(foreign.keys.sorted().joined(separator: ", ")))")
+            throw CoreDataError(
+                .persistentStoreOperation,
+                "the query generation \(generation) is of stores this context's coordinator does not have (\(foreign.keys.sorted().joined(separator: ", ")))"
+            )
         }
         queryGeneration = generation
     }
@@ -73,17 +77,21 @@ extension ManagedObjectContext {
         guard let coordinator = persistentStoreCoordinator else { return (nil, 0) }
         guard !id.isTemporaryID, let identifier = id.storeIdentifier else { return (nil, 0) }
         if let store = queryGeneration?.pins?[identifier]?.store {
-            return try StoreReader(store: store, coordinator: coordinator, isCurrent: false).snapshot(for: id, layout: layout)
+            return try StoreReader(store: store, coordinator: coordinator, isCurrent: false).snapshot(
+                for: id, layout: layout)
         }
         guard let store = currentStore(identifier: identifier, coordinator: coordinator) else { return (nil, 0) }
-        return try StoreReader(store: store, coordinator: coordinator, isCurrent: true).snapshot(for: id, layout: layout)
+        return try StoreReader(store: store, coordinator: coordinator, isCurrent: true).snapshot(
+            for: id, layout: layout)
     }
 
     /// The coordinator's store with `identifier`: the one the last call found while the
     /// coordinator's stores did not change since (no lock taken), else looked up.
     func currentStore(identifier: String, coordinator: PersistentStoreCoordinator) -> PersistentStore? {
         let generation = coordinator.storesGeneration.load(ordering: .acquiring)
-        if let recent = recentStore, recent.generation == generation, recent.store.identifier == identifier { return recent.store }
+        if let recent = recentStore, recent.generation == generation, recent.store.identifier == identifier {
+            return recent.store
+        }
         let store = coordinator.store(identifier: identifier)
         recentStore = store.map { (generation, $0) }
         return store

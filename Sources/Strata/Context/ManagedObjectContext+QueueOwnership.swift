@@ -88,7 +88,8 @@ extension ManagedObjectContext {
     /// Marks the context's queue, so that a thread running on it can tell (``HeldContextQueues``).
     func markQueue() {
         switch concurrencyType {
-        case .privateQueueConcurrencyType: queue.setSpecific(key: HeldContextQueues.contextKey, value: ObjectIdentifier(self))
+        case .privateQueueConcurrencyType:
+            queue.setSpecific(key: HeldContextQueues.contextKey, value: ObjectIdentifier(self))
         case .mainQueueConcurrencyType: HeldContextQueues.markMain
         }
     }
@@ -104,7 +105,8 @@ extension ManagedObjectContext {
     /// thread holds this context's queue and those `caller` held.
     func holdingQueues<T>(_ caller: HeldContextQueues, _ body: () throws -> T) rethrows -> T {
         let held = HeldContextQueues(
-            contexts: caller.contexts.union([ObjectIdentifier(self)]), main: caller.main || concurrencyType == .mainQueueConcurrencyType)
+            contexts: caller.contexts.union([ObjectIdentifier(self)]),
+            main: caller.main || concurrencyType == .mainQueueConcurrencyType)
         return try HeldContextQueues.with(held, body)
     }
 }

@@ -33,7 +33,8 @@ extension ManagedObjectContext {
         if !defersValidation { try validatePendingObjects() }
 
         var inserted = Array(insertedSet), updated = Array(updatedSet)
-        var deleted = deletedSet.elements.filter { !$0.isInaccessible }, discarded = deletedSet.elements.filter(\.isInaccessible)
+        var deleted = deletedSet.elements.filter { !$0.isInaccessible },
+            discarded = deletedSet.elements.filter(\.isInaccessible)
         var committedSequences: [String: UInt64] = [:]
         if let parent = nesting.parent {
             // A child context saves into its parent; constraints are checked when the root saves.
@@ -74,10 +75,14 @@ extension ManagedObjectContext {
             .insertedObjectIDs: change.inserted, .updatedObjectIDs: change.updated, .deletedObjectIDs: change.deleted,
         ]
         var info = Self.notificationInfo(
-            objects: [.insertedObjects: Set(inserted), .updatedObjects: Set(updated), .deletedObjects: Set(deleted)], objectIDs: savedIDs)
-        if let token = newChangeToken(committedSequences, coordinator: coordinator) { info[NotificationKey.newChangeToken.rawValue] = token }
+            objects: [.insertedObjects: Set(inserted), .updatedObjects: Set(updated), .deletedObjects: Set(deleted)],
+            objectIDs: savedIDs)
+        if let token = newChangeToken(committedSequences, coordinator: coordinator) {
+            info[NotificationKey.newChangeToken.rawValue] = token
+        }
         NotificationCenter.default.post(name: Self.didSaveObjectsNotification, object: self, userInfo: info)
-        NotificationCenter.default.post(name: Self.didSaveObjectIDsNotification, object: self, userInfo: Self.notificationInfo(objectIDs: savedIDs))
+        NotificationCenter.default.post(
+            name: Self.didSaveObjectIDsNotification, object: self, userInfo: Self.notificationInfo(objectIDs: savedIDs))
         yieldChange(change)
         RemoteChangeCenter.postChanges(committedSequences)
     }
@@ -94,8 +99,12 @@ extension ManagedObjectContext {
     /// The history token after a save's transaction (`committedSequences` by store), when it
     /// went to one store that keeps persistent history (with several, the one whose identifier
     /// sorts first: a token names one store).
-    private func newChangeToken(_ committedSequences: [String: UInt64], coordinator: PersistentStoreCoordinator) -> PersistentHistoryToken? {
-        let tracked = committedSequences.filter { coordinator.store(identifier: $0.key)?.engineStore?.configuration.historyTracking == true }
+    private func newChangeToken(
+        _ committedSequences: [String: UInt64], coordinator: PersistentStoreCoordinator
+    ) -> PersistentHistoryToken? {
+        let tracked = committedSequences.filter {
+            coordinator.store(identifier: $0.key)?.engineStore?.configuration.historyTracking == true
+        }
         guard let (store, sequence) = tracked.min(by: { $0.key < $1.key }) else { return nil }
         return PersistentHistoryToken(storeIdentifier: store, sequence: sequence)
     }
@@ -117,17 +126,22 @@ extension ManagedObjectContext {
     ///   unsaved, a store that is not one of the context's coordinator, or a store whose
     ///   configuration does not hold the object's entity stops the program, as Core Data raises.
     public func assign(_ object: Any, to store: PersistentStore) {
-        guard let object = object as? ManagedObject, object.managedObjectContext === self, object.objectID.isTemporaryID else {
-            preconditionFailure("assign(_:to:) takes an object inserted into this context and not yet saved, not \(object)")
+        guard let object = object as? ManagedObject, object.managedObjectContext === self, object.objectID.isTemporaryID
+        else {
+            preconditionFailure(
+                "assign(_:to:) takes an object inserted into this context and not yet saved, not \(object)")
         }
-        guard let coordinator = persistentStoreCoordinator, coordinator.persistentStores.contains(where: { $0 === store }) else {
+        guard let coordinator = persistentStoreCoordinator,
+            coordinator.persistentStores.contains(where: { $0 === store })
+        else {
             preconditionFailure("assign(_:to:): the store \(store.identifier) is not one of the context's coordinator")
         }
         let model = coordinator.managedObjectModel
         if let name = store.configurationName, model.configurations.contains(name),
             model.entities(forConfigurationName: name)?.contains(where: { $0 === object.entity }) != true
         {
-            preconditionFailure("assign(_:to:): the store's configuration \(name) does not hold \(object.entity.entityName)")
+            preconditionFailure(
+                "assign(_:to:): the store's configuration \(name) does not hold \(object.entity.entityName)")
         }
         do {
             try obtainPermanentIDs(for: [object], in: store)
@@ -144,7 +158,8 @@ extension ManagedObjectContext {
         // Re-keying another context's object here would leave its entry there (and this one)
         // dangling once it is deallocated.
         if let foreign = objects.first(where: { $0.managedObjectContext !== self }) {
-            throw CoreDataError(.coreData, "\(foreign.objectID) is not registered with this context", objectID: foreign.objectID)
+            throw CoreDataError(
+                .coreData, "\(foreign.objectID) is not registered with this context", objectID: foreign.objectID)
         }
         // The objects by store, in the order of the stores' first objects (a save has one store,
         // most often).
@@ -171,7 +186,10 @@ extension ManagedObjectContext {
         var pairs: [(temporary: ManagedObjectID, permanent: ManagedObjectID)] = []
         pairs.reserveCapacity(objects.count)
         let obtained = try groups.map { group in
-            (group.objects, try StoreWriter(store: group.store, coordinator: coordinator).obtainPermanentIDs(for: group.objects))
+            (
+                group.objects,
+                try StoreWriter(store: group.store, coordinator: coordinator).obtainPermanentIDs(for: group.objects)
+            )
         }
         for (objects, ids) in obtained {
             // In the order the objects were made, whose temporary IDs take neighbouring slots of
@@ -214,7 +232,9 @@ extension ManagedObjectContext {
                     switch object.runtime.loads[slot] {
                     case .toOne, .toOneOfHierarchy:
                         // A to-one slot holds an ID or nil: one cast, and a write only for a new ID.
-                        guard let id = SlotValueCast.cast(object.values[slot], to: ManagedObjectID.self), id.isTemporaryID, let permanent = renamed[id] else { continue }
+                        guard let id = SlotValueCast.cast(object.values[slot], to: ManagedObjectID.self),
+                            id.isTemporaryID, let permanent = renamed[id]
+                        else { continue }
                         object.values[slot] = permanent
                     default:
                         object.values[slot] = rename(object.values[slot]) { renamed[$0] }
@@ -270,9 +290,14 @@ extension ManagedObjectContext {
                 continue
             }
             guard let store = coordinator.store(identifier: object.objectID.storeIdentifier!) else {
-                throw CoreDataError(.persistentStoreSave, "the store \(object.objectID.storeIdentifier!) was removed", objectID: object.objectID)
+                throw CoreDataError(
+                    .persistentStoreSave, "the store \(object.objectID.storeIdentifier!) was removed",
+                    objectID: object.objectID)
             }
-            guard let conflict = try StoreWriter(store: store, coordinator: coordinator).conflict(for: object, committed: committed, context: self) else {
+            guard
+                let conflict = try StoreWriter(store: store, coordinator: coordinator).conflict(
+                    for: object, committed: committed, context: self)
+            else {
                 if !object.isDeleted { keptUpdates.append(object) }
                 continue
             }
@@ -292,7 +317,8 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``SaveConflict`` when a store refuses a commit because its condition failed.
     func commit(
-        inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], conditions: [String: CommitCondition],
+        inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
+        conditions: [String: CommitCondition],
         into sequences: inout [String: UInt64], coordinator: PersistentStoreCoordinator
     ) throws {
         // One change set per store, in the order the stores first appear (a save has few).
@@ -305,9 +331,13 @@ extension ManagedObjectContext {
                     index = changes.firstIndex { $0.identifier == identifier } ?? -1
                     if index < 0 {
                         index = changes.count
-                        changes.append((identifier, StoreChangeSet(
-                            author: transactionAuthor, contextName: name, condition: conditions[identifier],
-                            consumerCursors: HistoryConsumerStaging.cursors[identifier] ?? [:])))
+                        changes.append(
+                            (
+                                identifier,
+                                StoreChangeSet(
+                                    author: transactionAuthor, contextName: name, condition: conditions[identifier],
+                                    consumerCursors: HistoryConsumerStaging.cursors[identifier] ?? [:])
+                            ))
                     }
                 }
                 append(&changes[index].set, object)

@@ -33,9 +33,11 @@ extension ManagedObjectContext {
     ) async throws(E) -> T {
         if schedule == .immediate && isOnQueue { return try runEvent(block) }
         let bound = QueueBound(value: block)
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<QueueBound<Result<T, E>>, Never>) in
+        let outcome = await withCheckedContinuation {
+            (continuation: CheckedContinuation<QueueBound<Result<T, E>>, Never>) in
             queue.async {
-                continuation.resume(returning: QueueBound(value: Result { () throws(E) -> T in try self.runEvent(bound.value) }))
+                continuation.resume(
+                    returning: QueueBound(value: Result { () throws(E) -> T in try self.runEvent(bound.value) }))
             }
         }
         return try outcome.value.get()

@@ -48,15 +48,19 @@ extension ManagedObjectContext {
         var changes: [UndoChange] = []
         for object in objects {
             let after = undoSnapshot(of: object)
-            var before = undoTracking.snapshots[object]
-                ?? UndoSnapshot(exists: !isInsertedInEvent(object), values: object.committed.map { undoValues($0, of: object) })
+            var before =
+                undoTracking.snapshots[object]
+                ?? UndoSnapshot(
+                    exists: !isInsertedInEvent(object), values: object.committed.map { undoValues($0, of: object) })
             undoTracking.snapshots[object] = after
             let slots = object.eventChangedSlots.sorted()
             object.eventChangedSlots = []
             guard before.exists != after.exists || !slots.isEmpty else { continue }
             // A to-many relationship that was a fault before the event holds its committed value.
             if var values = before.values, let committed = object.committed {
-                for slot in slots where values[slot] == nil && committed[slot] != nil { values[slot] = undoValue(committed[slot], of: object) }
+                for slot in slots where values[slot] == nil && committed[slot] != nil {
+                    values[slot] = undoValue(committed[slot], of: object)
+                }
                 before.values = values
             }
             changes.append(UndoChange(object: object, slots: slots, before: before, after: after))
@@ -160,7 +164,8 @@ extension ManagedObjectContext {
             object.changedSlots.formUnion(slots)
             return
         }
-        object.changedSlots = SlotSet(object.runtime.properties.indices.filter { !sameValue(object.values[$0], committed[$0]) })
+        object.changedSlots = SlotSet(
+            object.runtime.properties.indices.filter { !sameValue(object.values[$0], committed[$0]) })
         if object.changedSlots.isEmpty {
             updatedSet.remove(object)
             if !retainsRegisteredObjects { strongObjects.remove(object) }
@@ -190,7 +195,9 @@ extension ManagedObjectContext {
     /// Slot values with the temporary IDs of relationships replaced by their objects, whose IDs
     /// change when they are saved.
     private func undoValues(_ values: [Any?], of object: ManagedObject) -> [Any?] {
-        object.runtime.relationshipSlots.reduce(into: values) { values, slot in values[slot] = undoValue(values[slot], of: object) }
+        object.runtime.relationshipSlots.reduce(into: values) { values, slot in
+            values[slot] = undoValue(values[slot], of: object)
+        }
     }
 
     private func undoValue(_ value: Any?, of object: ManagedObject) -> Any? {

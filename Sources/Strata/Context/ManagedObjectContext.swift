@@ -30,7 +30,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public var persistentStoreCoordinator: PersistentStoreCoordinator? {
         get { nesting.parent?.persistentStoreCoordinator ?? ownCoordinator }
         set {
-            precondition(newValue == nil || nesting.parent == nil, "a context with a parent context has no persistent store coordinator of its own")
+            precondition(
+                newValue == nil || nesting.parent == nil,
+                "a context with a parent context has no persistent store coordinator of its own")
             ownCoordinator = newValue
         }
     }
@@ -47,7 +49,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// `false`: objects without changes are held weakly and go away when unused.
     @exclusivity(unchecked) public var retainsRegisteredObjects = false {
         didSet {
-            strongObjects = retainsRegisteredObjects ? Set(registeredObjects) : Set(insertedSet).union(updatedSet).union(deletedSet)
+            strongObjects =
+                retainsRegisteredObjects ? Set(registeredObjects) : Set(insertedSet).union(updatedSet).union(deletedSet)
         }
     }
     /// Whether a fault whose row was deleted by someone else becomes a deleted object whose
@@ -106,7 +109,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) private var recentRuntime: EntityRuntime?
     /// The class of the entity of the last fault made by ID, with the class registry's
     /// generation it was looked up at, for ``objectClass(of:)``.
-    @exclusivity(unchecked) private var recentClass: (entity: ObjectIdentifier, generation: UInt64, type: ManagedObject.Type)?
+    @exclusivity(unchecked) private var recentClass:
+        (entity: ObjectIdentifier, generation: UInt64, type: ManagedObject.Type)?
     /// Objects held strongly besides the inserted ones, which ``insertedSet`` holds: those
     /// updated or deleted (inserted then deleted too, until the save or rollback that forgets
     /// them), or all registered objects with `retainsRegisteredObjects`.
@@ -162,7 +166,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
         case .mainQueueConcurrencyType:
             // The main queue's blocks run on another thread once the main thread has left it to
             // dispatchMain(): the queue's own mark tells.
-            if HeldContextQueues.isMainThread || DispatchQueue.getSpecific(key: HeldContextQueues.mainKey) == true { return true }
+            if HeldContextQueues.isMainThread || DispatchQueue.getSpecific(key: HeldContextQueues.mainKey) == true {
+                return true
+            }
         case .privateQueueConcurrencyType:
             if DispatchQueue.getSpecific(key: HeldContextQueues.contextKey) == ObjectIdentifier(self) { return true }
         }
@@ -232,7 +238,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// - Throws: ``CoreDataError`` `managedObjectReferentialIntegrity` when no such object exists.
     public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
         if let existing = registered[objectID], existing.isLoaded, !existing.isInaccessible { return existing }
-        let missing = CoreDataError(.managedObjectReferentialIntegrity, "no object with ID \(objectID)", objectID: objectID)
+        let missing = CoreDataError(
+            .managedObjectReferentialIntegrity, "no object with ID \(objectID)", objectID: objectID)
         if nesting.parent != nil { return try existingObjectFromParent(objectID, missing: missing) }
         guard !objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { throw missing }
         let object = self.object(with: objectID)
@@ -341,7 +348,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// the registry's lock.
     func objectClass(of entity: EntityDescription) -> ManagedObject.Type {
         let generation = ManagedObjectClassRegistry.generation
-        if let recent = recentClass, recent.entity == ObjectIdentifier(entity), recent.generation == generation { return recent.type }
+        if let recent = recentClass, recent.entity == ObjectIdentifier(entity), recent.generation == generation {
+            return recent.type
+        }
         let type = ManagedObjectClassRegistry.type(for: entity)
         recentClass = (ObjectIdentifier(entity), generation, type)
         return type
@@ -379,7 +388,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
         // A change of an object inserted in an earlier event is an update of this event (as
         // Core Data's objects-did-change notification reports it), not one to save.
         if object.isInserted {
-            if !insertedSet.isAddedInEvent(object), !pendingEvent.updated.contains(object) { pendingEvent.updated.append(object) }
+            if !insertedSet.isAddedInEvent(object), !pendingEvent.updated.contains(object) {
+                pendingEvent.updated.append(object)
+            }
             return
         }
         if updatedSet.append(object) {
@@ -401,7 +412,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// The ID of `id`'s object with its concrete entity, read from the store.
     private func concreteID(for id: ManagedObjectID) throws -> ManagedObjectID? {
         guard let coordinator = persistentStoreCoordinator, let row = try coordinator.row(for: id),
-            let entity = try coordinator.concreteEntity(of: row, storeEntity: try coordinator.layout(id.entity).storeEntity),
+            let entity = try coordinator.concreteEntity(
+                of: row, storeEntity: try coordinator.layout(id.entity).storeEntity),
             entity !== id.entity
         else { return nil }
         return ManagedObjectID(entity: entity, storeIdentifier: id.storeIdentifier!, primaryKey: id.primaryKey)
@@ -419,7 +431,9 @@ struct ChangeEvent {
     var refreshed = OrderedSet<ManagedObject>()
     var invalidated = OrderedSet<ManagedObject>()
 
-    var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty && invalidated.isEmpty }
+    var isEmpty: Bool {
+        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty && invalidated.isEmpty
+    }
 }
 
 @available(*, unavailable, message: "managed objects belong to their context's queue; pass objectID instead")

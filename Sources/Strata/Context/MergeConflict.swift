@@ -82,8 +82,11 @@ open class MergeConflict: NSObject {
     /// The error the `.error` policy reports for this conflict.
     var error: CoreDataError {
         let id = sourceObject.objectID
-        let changed = storeChangedSlots.sorted().map { sourceObject.runtime.properties[$0].name }.joined(separator: ", ")
-        let message = persistedSnapshot == nil ? "\(id) was deleted from the store by someone else" : "\(id) changed in the store (\(changed))"
+        let changed = storeChangedSlots.sorted().map { sourceObject.runtime.properties[$0].name }.joined(
+            separator: ", ")
+        let message =
+            persistedSnapshot == nil
+            ? "\(id) was deleted from the store by someone else" : "\(id) changed in the store (\(changed))"
         return CoreDataError(.managedObjectMerge, message, objectID: id)
     }
 

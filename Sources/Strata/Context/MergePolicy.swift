@@ -39,9 +39,13 @@ open class MergePolicy: NSObject {
     /// Fail on conflicts (the default).
     public class var error: MergePolicy { MergePolicy(merge: .errorMergePolicyType) }
     /// The context's changed properties win.
-    public class var mergeByPropertyObjectTrump: MergePolicy { MergePolicy(merge: .mergeByPropertyObjectTrumpMergePolicyType) }
+    public class var mergeByPropertyObjectTrump: MergePolicy {
+        MergePolicy(merge: .mergeByPropertyObjectTrumpMergePolicyType)
+    }
     /// The store's changed properties win.
-    public class var mergeByPropertyStoreTrump: MergePolicy { MergePolicy(merge: .mergeByPropertyStoreTrumpMergePolicyType) }
+    public class var mergeByPropertyStoreTrump: MergePolicy {
+        MergePolicy(merge: .mergeByPropertyStoreTrumpMergePolicyType)
+    }
     /// The context's objects overwrite the store.
     public class var overwrite: MergePolicy { MergePolicy(merge: .overwriteMergePolicyType) }
     /// The store's objects win.
@@ -61,7 +65,8 @@ open class MergePolicy: NSObject {
             case .mergeByPropertyObjectTrumpMergePolicyType:
                 conflict.takeStoredSnapshot(keeping: conflict.objectChangedSlots)
             case .mergeByPropertyStoreTrumpMergePolicyType:
-                conflict.takeStoredSnapshot(keeping: conflict.objectChangedSlots.subtracting(conflict.storeChangedSlots))
+                conflict.takeStoredSnapshot(
+                    keeping: conflict.objectChangedSlots.subtracting(conflict.storeChangedSlots))
             case .rollbackMergePolicyType:
                 conflict.takeStoredSnapshot(keeping: [])
             }

@@ -23,9 +23,10 @@ public final class QueryGenerationToken: Hashable, Sendable, CustomStringConvert
     /// Tokens are equal when they name the same generation of the same stores.
     public static func == (lhs: QueryGenerationToken, rhs: QueryGenerationToken) -> Bool {
         guard let left = lhs.pins, let right = rhs.pins else { return lhs.pins == nil && rhs.pins == nil }
-        return left.count == right.count && left.allSatisfy { identifier, pin in
-            right[identifier].map { $0.log === pin.log && $0.sequence == pin.sequence } ?? false
-        }
+        return left.count == right.count
+            && left.allSatisfy { identifier, pin in
+                right[identifier].map { $0.log === pin.log && $0.sequence == pin.sequence } ?? false
+            }
     }
 
     /// Hashes the generation's sequences.
@@ -39,7 +40,8 @@ public final class QueryGenerationToken: Hashable, Sendable, CustomStringConvert
     /// `current`, or the sequence pinned in each store.
     public var description: String {
         guard let pins else { return "QueryGenerationToken.current" }
-        return "QueryGenerationToken(" + pins.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.sequence)" }.joined(separator: ", ") + ")"
+        return "QueryGenerationToken("
+            + pins.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.sequence)" }.joined(separator: ", ") + ")"
     }
 }
 

@@ -45,7 +45,8 @@ struct TemporaryIDRenames {
     /// The permanent ID of `id`, if it is a renamed temporary ID.
     subscript(id: ManagedObjectID) -> ManagedObjectID? {
         guard !sparse.isEmpty else {
-            guard let identifier = id.temporaryIdentifier, identifier >= first, identifier - first < UInt64(dense.count) else { return nil }
+            guard let identifier = id.temporaryIdentifier, identifier >= first, identifier - first < UInt64(dense.count)
+            else { return nil }
             return dense[Int(identifier - first)]
         }
         return sparse[id]

@@ -132,7 +132,9 @@ open class UndoManager {
     open func registerUndo<Target: AnyObject>(withTarget target: Target, handler: @escaping (Target) -> Void) {
         guard isUndoRegistrationEnabled else { return }
         if openGroups.isEmpty {
-            precondition(groupsByEvent, "registerUndo called outside a group with groupsByEvent off; call beginUndoGrouping first")
+            precondition(
+                groupsByEvent,
+                "registerUndo called outside a group with groupsByEvent off; call beginUndoGrouping first")
             openGroups.append(Group())
             eventGroupIsOpen = true
             NotificationCenter.default.post(name: Self.didOpenUndoGroupNotification, object: self)
@@ -201,7 +203,8 @@ open class UndoManager {
         let group: Group
         if let open = openGroups.last, !open.entries.isEmpty {
             guard case .group(let nested) = open.entries.removeLast() else {
-                preconditionFailure("undoNestedGroup called with undo actions registered since the last nested group closed")
+                preconditionFailure(
+                    "undoNestedGroup called with undo actions registered since the last nested group closed")
             }
             group = nested
         } else if let last = undoStack.popLast() {

@@ -62,7 +62,9 @@ final class UniquingTable {
         /// Calls `body` with the ID the entry names, borrowed (no reference counted).
         private func withID<Result>(_ body: (ManagedObjectID) -> Result) -> Result {
             let address = UnsafeRawPointer(bitPattern: reference & ~1)!
-            if reference & 1 != 0 { return Unmanaged<ManagedObjectID>.fromOpaque(address)._withUnsafeGuaranteedRef(body) }
+            if reference & 1 != 0 {
+                return Unmanaged<ManagedObjectID>.fromOpaque(address)._withUnsafeGuaranteedRef(body)
+            }
             return Unmanaged<ManagedObject>.fromOpaque(address)._withUnsafeGuaranteedRef { body($0.objectID) }
         }
     }
@@ -73,7 +75,8 @@ final class UniquingTable {
     /// slots (an object's address, or 0) and then the number of its slots in use. Two levels, so
     /// that one object with a large key costs a group and a page (5 KiB), not an array of every
     /// page below it.
-    @exclusivity(unchecked) private var groups: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>?>?
+    @exclusivity(unchecked) private var groups:
+        UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>?>?
     /// Emptied pages (every slot 0) kept for reuse.
     @exclusivity(unchecked) private var sparePages: [UnsafeMutablePointer<UInt>] = []
     /// The objects not in a page's slot.
@@ -200,18 +203,23 @@ final class UniquingTable {
         let number = bits >> UInt64(Self.pageShift)
         guard number >> UInt64(Self.groupShift) < UInt64(Self.groupLimit) else { return nil }
         let group = Int(number >> UInt64(Self.groupShift))
-        let groups = self.groups ?? {
-            let groups = UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>?>.allocate(capacity: Self.groupLimit)
-            groups.initialize(repeating: nil, count: Self.groupLimit)
-            self.groups = groups
-            return groups
-        }()
-        let pages = groups[group] ?? {
-            let pages = UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>.allocate(capacity: Self.groupSize)
-            pages.initialize(repeating: nil, count: Self.groupSize)
-            groups[group] = pages
-            return pages
-        }()
+        let groups =
+            self.groups
+            ?? {
+                let groups = UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>?>.allocate(
+                    capacity: Self.groupLimit)
+                groups.initialize(repeating: nil, count: Self.groupLimit)
+                self.groups = groups
+                return groups
+            }()
+        let pages =
+            groups[group]
+            ?? {
+                let pages = UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>.allocate(capacity: Self.groupSize)
+                pages.initialize(repeating: nil, count: Self.groupSize)
+                groups[group] = pages
+                return pages
+            }()
         return pages + Int(number & UInt64(Self.groupSize - 1))
     }
 
@@ -224,11 +232,13 @@ final class UniquingTable {
     /// the pages' reach.
     private func makePage(for bits: UInt64) -> UnsafeMutablePointer<UInt>? {
         guard let entry = pageEntry(for: bits) else { return nil }
-        let page = sparePages.popLast() ?? {
-            let page = UnsafeMutablePointer<UInt>.allocate(capacity: Self.pageSize + 1)
-            page.initialize(repeating: 0, count: Self.pageSize + 1)
-            return page
-        }()
+        let page =
+            sparePages.popLast()
+            ?? {
+                let page = UnsafeMutablePointer<UInt>.allocate(capacity: Self.pageSize + 1)
+                page.initialize(repeating: 0, count: Self.pageSize + 1)
+                return page
+            }()
         entry.pointee = page
         return page + Int(bits & UInt64(Self.pageSize - 1))
     }

@@ -44,7 +44,8 @@ extension PersistentContainer {
         }
         throw ModelError(
             .fileNotFound,
-            "no model named \(name) (\(modelExtensions.map { "\(name).\($0)" }.joined(separator: ", "))) in \(bundles.map(\.bundlePath).joined(separator: ", "))")
+            "no model named \(name) (\(modelExtensions.map { "\(name).\($0)" }.joined(separator: ", "))) in \(bundles.map(\.bundlePath).joined(separator: ", "))"
+        )
     }
 
     /// The model named `name` at the top of `bundle`'s resources or in one of its folders.
@@ -53,10 +54,13 @@ extension PersistentContainer {
             if let url = bundle.url(forResource: name, withExtension: ext) { return url }
         }
         guard let resources = bundle.resourceURL,
-            let folders = try? FileManager.default.contentsOfDirectory(at: resources, includingPropertiesForKeys: [.isDirectoryKey])
+            let folders = try? FileManager.default.contentsOfDirectory(
+                at: resources, includingPropertiesForKeys: [.isDirectoryKey])
         else { return nil }
         for folder in folders.sorted(by: { $0.lastPathComponent < $1.lastPathComponent })
-        where !modelExtensions.contains(folder.pathExtension) && (try? folder.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true {
+        where !modelExtensions.contains(folder.pathExtension)
+            && (try? folder.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true
+        {
             for ext in modelExtensions {
                 let url = folder.appendingPathComponent("\(name).\(ext)")
                 if FileManager.default.fileExists(atPath: url.path) { return url }
@@ -78,11 +82,16 @@ extension PersistentContainer {
     static func modelFileURLs(in bundle: Bundle) -> [URL] {
         guard let resources = bundle.resourceURL else { return [] }
         func entries(_ folder: URL) -> [URL] {
-            let found = (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: [.isDirectoryKey])) ?? []
+            let found =
+                (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: [.isDirectoryKey]))
+                ?? []
             return found.sorted { $0.lastPathComponent < $1.lastPathComponent }
         }
         let top = entries(resources)
-        let nested = top.filter { !modelExtensions.contains($0.pathExtension) && (try? $0.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true }
+        let nested = top.filter {
+            !modelExtensions.contains($0.pathExtension)
+                && (try? $0.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true
+        }
         return (top + nested.flatMap(entries)).filter { modelExtensions.contains($0.pathExtension) }
     }
 
@@ -90,7 +99,8 @@ extension PersistentContainer {
     /// on Linux, `Package_Target.bundle` on macOS).
     static func packageResourceBundles() -> [Bundle] {
         let directory = Bundle.main.executableURL?.deletingLastPathComponent() ?? Bundle.main.bundleURL
-        let entries = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
+        let entries =
+            (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
         return entries.filter { ["resources", "bundle"].contains($0.pathExtension) }
             .sorted { $0.lastPathComponent < $1.lastPathComponent }
             .compactMap { Bundle(url: $0) }

@@ -40,11 +40,13 @@ open class PersistentContainer: @unchecked Sendable {
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
             return URL(fileURLWithPath: data).appendingPathComponent("strata")
         }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        let home =
+            environment["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser
         return home.appendingPathComponent(".local/share/strata")
         #else
-        return FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0].appendingPathComponent("strata")
+        return FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+            .appendingPathComponent("strata")
         #endif
     }
 
@@ -59,13 +61,17 @@ open class PersistentContainer: @unchecked Sendable {
     /// is added on a background queue, and `block` is called there; every other one is added,
     /// and `block` called, before this returns (so `block` may set the caller's variables, as
     /// Core Data's loading code does).
-    open func loadPersistentStores(completionHandler block: @escaping (PersistentStoreDescription, (any Error)?) -> Void) {
+    open func loadPersistentStores(
+        completionHandler block: @escaping (PersistentStoreDescription, (any Error)?) -> Void
+    ) {
         for description in persistentStoreDescriptions {
             let coordinator = persistentStoreCoordinator
             if description.shouldAddStoreAsynchronously {
                 // The caller asked for `block` on another thread: what it captures is its to guard.
                 let bound = QueueBound(value: block)
-                DispatchQueue.global().async { coordinator.addPersistentStore(with: description, completionHandler: bound.value) }
+                DispatchQueue.global().async {
+                    coordinator.addPersistentStore(with: description, completionHandler: bound.value)
+                }
             } else {
                 coordinator.addPersistentStore(with: description, completionHandler: block)
             }
@@ -92,7 +98,9 @@ open class PersistentContainer: @unchecked Sendable {
     /// `async rethrows` form, with the block's own error type).
     ///
     /// - Throws: what `block` throws.
-    nonisolated(nonsending) public func performBackgroundTask<T, E: Error>(_ block: @escaping (ManagedObjectContext) throws(E) -> T) async throws(E) -> T {
+    nonisolated(nonsending) public func performBackgroundTask<T, E: Error>(
+        _ block: @escaping (ManagedObjectContext) throws(E) -> T
+    ) async throws(E) -> T {
         let context = newBackgroundContext()
         return try await context.perform { () throws(E) -> T in try block(context) }
     }

@@ -21,7 +21,9 @@ package protocol PersistentStoreReplicator: AnyObject, Sendable {
     /// to commit to the store (extra operations may be added) and return its sequence number.
     ///
     /// - Throws: a ``CoreDataError`` that fails the save (the context keeps its changes).
-    func store(_ store: PersistentStore, commit transaction: Transaction, locally: (Transaction) throws -> UInt64) throws -> UInt64
+    func store(
+        _ store: PersistentStore, commit transaction: Transaction, locally: (Transaction) throws -> UInt64
+    ) throws -> UInt64
 
     /// Called when the save is over: end whatever ``storeWillSave(_:)`` began and the save did
     /// not commit.
@@ -96,7 +98,9 @@ extension PersistentStoreCoordinator {
     /// - Throws: ``CoreDataError`` when the model has no such entity or no store is added.
     package func replicationLayout(forEntityNamed name: String) throws -> ReplicationLayout {
         let mapping = try mapping.get()
-        guard let layout = mapping.layouts[name] else { throw CoreDataError(.coreData, "the model has no entity \(name)") }
+        guard let layout = mapping.layouts[name] else {
+            throw CoreDataError(.coreData, "the model has no entity \(name)")
+        }
         return ReplicationLayout(
             storeEntity: layout.storeEntity, tag: layout.tag, columns: layout.columns,
             columnCount: mapping.schema.entities[layout.storeEntity].columns.count)
@@ -108,7 +112,9 @@ extension PersistentStoreCoordinator {
     ///
     /// - Returns: the local sequence and the objects the transaction changed.
     /// - Throws: ``CoreDataError`` `persistentStoreSave` when the store refuses it (nothing is written).
-    package func applyReplicatedTransaction(_ transaction: Transaction, to store: PersistentStore) throws -> ReplicatedChanges {
+    package func applyReplicatedTransaction(
+        _ transaction: Transaction, to store: PersistentStore
+    ) throws -> ReplicatedChanges {
         var inserted: Set<ManagedObjectID> = [], updated: Set<ManagedObjectID> = [], deleted: Set<ManagedObjectID> = []
         for operation in transaction.operations {
             switch operation {
@@ -117,7 +123,9 @@ extension PersistentStoreCoordinator {
             case .update(let entity, let key, let row, _):
                 if let id = try objectID(entity, key, row, store) { updated.insert(id) }
             case .delete(let entity, let key):
-                if let row = try storeCall({ try store.rows.read(entity, key: key) }), let id = try objectID(entity, key, row, store) {
+                if let row = try storeCall({ try store.rows.read(entity, key: key) }),
+                    let id = try objectID(entity, key, row, store)
+                {
                     deleted.insert(id)
                 }
             }
@@ -126,13 +134,20 @@ extension PersistentStoreCoordinator {
         do {
             sequence = try store.commitLocally(transaction)
         } catch let error as StoreError {
-            throw CoreDataError(.persistentStoreSave, "the replicated transaction could not be applied: \(error.message)", underlyingError: error)
+            throw CoreDataError(
+                .persistentStoreSave, "the replicated transaction could not be applied: \(error.message)",
+                underlyingError: error)
         }
         RemoteChangeCenter.postChanges([store.identifier: sequence])
-        return ReplicatedChanges(sequence: sequence, inserted: inserted, updated: updated.subtracting(inserted), deleted: deleted)
+        return ReplicatedChanges(
+            sequence: sequence, inserted: inserted, updated: updated.subtracting(inserted), deleted: deleted)
     }
 
-    private func objectID(_ entity: Int, _ key: PrimaryKey, _ row: Row, _ store: PersistentStore) throws -> ManagedObjectID? {
-        try concreteEntity(of: row, storeEntity: entity).map { ManagedObjectID(entity: $0, storeIdentifier: store.identifier, primaryKey: key) }
+    private func objectID(
+        _ entity: Int, _ key: PrimaryKey, _ row: Row, _ store: PersistentStore
+    ) throws -> ManagedObjectID? {
+        try concreteEntity(of: row, storeEntity: entity).map {
+            ManagedObjectID(entity: $0, storeIdentifier: store.identifier, primaryKey: key)
+        }
     }
 }

@@ -29,8 +29,10 @@ public final class PersistentStore: Sendable {
     let queryGenerations: QueryGenerationLog
 
     init(
-        type: String, url: URL?, identifier: String, configurationName: String?, options: [AnyHashable: Any]?, rows: any RowStore,
-        durability: Durability? = nil, saveLock: StoreSaveLock = StoreSaveLock(), queryGenerations: QueryGenerationLog = QueryGenerationLog()
+        type: String, url: URL?, identifier: String, configurationName: String?, options: [AnyHashable: Any]?,
+        rows: any RowStore,
+        durability: Durability? = nil, saveLock: StoreSaveLock = StoreSaveLock(),
+        queryGenerations: QueryGenerationLog = QueryGenerationLog()
     ) {
         self.type = type
         self.url = url
@@ -76,7 +78,9 @@ public final class PersistentStore: Sendable {
             let (entity, key) = inserted.target(index)
             return ReplayedChange(kind: .insert, entity: entity, key: key)
         }
-        return try queryGenerations.committing(changes, to: rows) { try rows.commit(withDurability(transaction), inserting: inserted) }
+        return try queryGenerations.committing(changes, to: rows) {
+            try rows.commit(withDurability(transaction), inserting: inserted)
+        }
     }
 
     /// `transaction` with this store's durability, unless it sets its own.

@@ -17,7 +17,9 @@ extension PersistentStoreCoordinator {
     /// - Throws: ``CoreDataError`` `persistentStoreOpen` when the store is open for writing
     ///   elsewhere (another coordinator of this process or another process), `persistentStoreOperation`
     ///   when it cannot be deleted. Nothing is deleted then.
-    public func destroyPersistentStore(at url: URL, type storeType: PersistentStore.StoreType, options: [String: Any]? = nil) throws {
+    public func destroyPersistentStore(
+        at url: URL, type storeType: PersistentStore.StoreType, options: [String: Any]? = nil
+    ) throws {
         try destroyPersistentStore(at: url, ofType: storeType.rawValue, options: options)
     }
 
@@ -25,7 +27,8 @@ extension PersistentStoreCoordinator {
     /// ``destroyPersistentStore(at:type:options:)``.
     ///
     /// - Throws: as ``destroyPersistentStore(at:type:options:)``.
-    public func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws {
+    public func destroyPersistentStore(at url: URL, ofType storeType: String, options: [AnyHashable: Any]? = nil) throws
+    {
         if let store = persistentStore(for: url) { try remove(store) }
         guard storeType != InMemoryStoreType, FileManager.default.fileExists(atPath: url.path) else { return }
         let lock = try StoreDirectoryLock(url)
@@ -110,7 +113,8 @@ extension PersistentStoreCoordinator {
             try Self.copyStore(from: source, to: url)
         } catch {
             // Added again as it was: the copy failed before anything replaced it.
-            try addPersistentStore(ofType: store.type, configurationName: store.configurationName, at: source, options: store.options)
+            try addPersistentStore(
+                ofType: store.type, configurationName: store.configurationName, at: source, options: store.options)
             throw error
         }
         return try addPersistentStore(
@@ -126,7 +130,8 @@ extension PersistentStoreCoordinator {
         }
         let sourceLock = try StoreDirectoryLock(source)
         defer { sourceLock.release() }
-        let destinationLock = FileManager.default.fileExists(atPath: destination.path) ? try StoreDirectoryLock(destination) : nil
+        let destinationLock =
+            FileManager.default.fileExists(atPath: destination.path) ? try StoreDirectoryLock(destination) : nil
         defer { destinationLock?.release() }
         let copy = migrationStagingURL(for: destination)
         try? FileManager.default.removeItem(at: copy)
@@ -138,7 +143,8 @@ extension PersistentStoreCoordinator {
                 try exchange(destination, copy)
                 try removeStoreDirectory(at: copy)
             } else {
-                try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try FileManager.default.moveItem(at: copy, to: destination)
             }
         } catch let error as CoreDataError {
@@ -146,7 +152,9 @@ extension PersistentStoreCoordinator {
             throw error
         } catch {
             try? FileManager.default.removeItem(at: copy)
-            throw CoreDataError(.persistentStoreOperation, "cannot copy the store \(source.path) to \(destination.path): \(error)", underlyingError: error)
+            throw CoreDataError(
+                .persistentStoreOperation, "cannot copy the store \(source.path) to \(destination.path): \(error)",
+                underlyingError: error)
         }
     }
 
@@ -157,7 +165,8 @@ extension PersistentStoreCoordinator {
         do {
             try FileManager.default.removeItem(at: url)
         } catch {
-            throw CoreDataError(.persistentStoreOperation, "cannot delete the store at \(url.path): \(error)", underlyingError: error)
+            throw CoreDataError(
+                .persistentStoreOperation, "cannot delete the store at \(url.path): \(error)", underlyingError: error)
         }
     }
 }
@@ -176,7 +185,8 @@ extension PersistentStore {
             do {
                 try PersistentStoreCoordinator.replaceMetadata(newValue ?? [:], at: url)
             } catch {
-                logger.error("cannot write the store metadata", metadata: ["store": "\(url.path)", "error": "\(error)"])
+                logger.error(
+                    "cannot write the store metadata", metadata: ["store": "\(url.path)", "error": "\(error)"])
             }
         }
     }
@@ -184,7 +194,9 @@ extension PersistentStore {
     /// The metadata the store keeps on disk (the keys a program may see), `nil` for an in-memory
     /// store or one whose metadata file cannot be read.
     var storedMetadata: [String: Any]? {
-        guard let url, type != InMemoryStoreType, let metadata = try? StoreMetadataFile.read(at: url) else { return nil }
+        guard let url, type != InMemoryStoreType, let metadata = try? StoreMetadataFile.read(at: url) else {
+            return nil
+        }
         return StoreMetadataFile.visible(metadata)
     }
 }

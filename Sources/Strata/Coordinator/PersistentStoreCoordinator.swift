@@ -107,7 +107,8 @@ public final class PersistentStoreCoordinator: Sendable {
     /// - Throws: as ``addPersistentStore(type:configuration:at:options:)``.
     @discardableResult
     public func addPersistentStore(
-        ofType storeType: String, configurationName configuration: String?, at url: URL?, options: [AnyHashable: Any]? = nil
+        ofType storeType: String, configurationName configuration: String?, at url: URL?,
+        options: [AnyHashable: Any]? = nil
     ) throws -> PersistentStore {
         let description = PersistentStoreDescription()
         description.type = storeType
@@ -156,13 +157,15 @@ public final class PersistentStoreCoordinator: Sendable {
             try migrateStoreIfNeeded(description)
             let layout = try adoptLayout(ofStoreAt: url, configuration: configuration)
             do {
-                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 // A writable store directory is opened once per process and shared.
                 let store: Store
                 if description.isReadOnly {
                     store = try Store.open(at: url, schema: layout.schema, configuration: configuration)
                 } else {
-                    (store, saveLock, queryGenerations) = try SharedEngineStores.shared.acquire(at: url, schema: layout.schema, configuration: configuration)
+                    (store, saveLock, queryGenerations) = try SharedEngineStores.shared.acquire(
+                        at: url, schema: layout.schema, configuration: configuration)
                 }
                 rows = store
                 identifier = store.storeID.uuidString
@@ -170,9 +173,13 @@ public final class PersistentStoreCoordinator: Sendable {
                     try StoreMetadataFile.recordIfMissing(at: url, storeID: identifier, model: managedObjectModel)
                 }
             } catch let error as StoreError where error.code == .schemaMismatch {
-                throw CoreDataError(.persistentStoreIncompatibleSchema, "the store at \(url.path) was written with another model", underlyingError: error)
+                throw CoreDataError(
+                    .persistentStoreIncompatibleSchema, "the store at \(url.path) was written with another model",
+                    underlyingError: error)
             } catch let error as StoreError {
-                throw CoreDataError(.persistentStoreOpen, "the store at \(url.path) cannot be opened: \(error.message)", underlyingError: error)
+                throw CoreDataError(
+                    .persistentStoreOpen, "the store at \(url.path) cannot be opened: \(error.message)",
+                    underlyingError: error)
             }
         default:
             throw CoreDataError(.persistentStoreInvalidType, "unknown store type \(description.type)")
@@ -184,7 +191,9 @@ public final class PersistentStoreCoordinator: Sendable {
             queryGenerations: queryGenerations)
         stores.write { $0.append(store) }
         storesGeneration.add(1, ordering: .releasing)
-        if PersistentStoreDescription.flag(description.options[PersistentStoreRemoteChangeNotificationPostOptionKey]) == true {
+        if PersistentStoreDescription.flag(description.options[PersistentStoreRemoteChangeNotificationPostOptionKey])
+            == true
+        {
             RemoteChangeCenter.register(self)
         }
         return store
@@ -235,7 +244,9 @@ public final class PersistentStoreCoordinator: Sendable {
             }
         }
         guard let store else {
-            throw CoreDataError(.persistentStoreOperation, "no store holds objects of \(entity.entityName); add a persistent store first")
+            throw CoreDataError(
+                .persistentStoreOperation,
+                "no store holds objects of \(entity.entityName); add a persistent store first")
         }
         return store
     }
@@ -273,19 +284,25 @@ public final class PersistentStoreCoordinator: Sendable {
         let stores = persistentStores
         guard stores.contains(where: { $0.replicator != nil }) else { return try body() }
         var result: T?
-        try StoreSaveLock.withLocks(stores.map(\.saveLock)) { try PersistentStore.replicating(stores) { result = try body() } }
+        try StoreSaveLock.withLocks(stores.map(\.saveLock)) {
+            try PersistentStore.replicating(stores) { result = try body() }
+        }
         return result!
     }
 
     /// The layout of `entity`.
     func layout(_ entity: EntityDescription) throws -> EntityLayout {
-        if !hasAdoptedLayout.load(ordering: .acquiring), case .success(let mapping) = modelMapping { return mapping.layout(of: entity)! }
+        if !hasAdoptedLayout.load(ordering: .acquiring), case .success(let mapping) = modelMapping {
+            return mapping.layout(of: entity)!
+        }
         return try mapping.get().layout(of: entity)!
     }
 
     /// The stored row of an object, or `nil` when it does not exist.
     func row(for id: ManagedObjectID) throws -> Row? {
-        guard !id.isTemporaryID, let identifier = id.storeIdentifier, let store = store(identifier: identifier) else { return nil }
+        guard !id.isTemporaryID, let identifier = id.storeIdentifier, let store = store(identifier: identifier) else {
+            return nil
+        }
         let layout = try layout(id.entity)
         return try storeCall { try store.rows.read(layout.storeEntity, key: id.primaryKey) }
     }

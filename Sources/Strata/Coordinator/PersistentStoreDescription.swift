@@ -185,7 +185,8 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
     open override var description: String {
         let state = withState { $0 }
         let options = state.options.keys.sorted().map { "\($0): \(state.options[$0]!)" }.joined(separator: ", ")
-        return "<PersistentStoreDescription: type \(state.type), configuration \(state.configuration ?? "default"), url \(state.url?.path ?? "none"), options [\(options)]>"
+        return
+            "<PersistentStoreDescription: type \(state.type), configuration \(state.configuration ?? "default"), url \(state.url?.path ?? "none"), options [\(options)]>"
     }
 
     /// A Boolean option given as `Bool`, `NSNumber` or a string (`YES`, `true`, `1`).

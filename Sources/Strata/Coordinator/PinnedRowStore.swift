@@ -38,7 +38,8 @@ final class PinnedRowStore: RowStore {
         return zip(keys, rows).map { key, row in log.version(entity, key, at: sequence) ?? row }
     }
 
-    func forEachRow(_ entity: Int, keys: [PrimaryKey], columns: [Int]?, _ body: (PrimaryKey, Row) throws -> Void) throws {
+    func forEachRow(_ entity: Int, keys: [PrimaryKey], columns: [Int]?, _ body: (PrimaryKey, Row) throws -> Void) throws
+    {
         var emitted = Set<PrimaryKey>()
         try base.forEachRow(entity, keys: keys, columns: columns) { key, row in
             guard log.version(entity, key, at: sequence) == nil else { return }
@@ -61,12 +62,15 @@ final class PinnedRowStore: RowStore {
             emitted.insert(key)
             try body(key, row)
         }
-        for (key, row) in log.versions(entity, at: sequence).sorted(by: { $0.key < $1.key }) where !emitted.contains(key) {
+        for (key, row) in log.versions(entity, at: sequence).sorted(by: { $0.key < $1.key })
+        where !emitted.contains(key) {
             if let row { try body(key, row) }
         }
     }
 
-    func keys(_ entity: Int, column: Int, matching query: IndexQuery, descending: Bool, limit: Int?) throws -> [PrimaryKey] {
+    func keys(
+        _ entity: Int, column: Int, matching query: IndexQuery, descending: Bool, limit: Int?
+    ) throws -> [PrimaryKey] {
         if !log.hasVersions(entity) {
             let keys = try base.keys(entity, column: column, matching: query, descending: descending, limit: limit)
             if !log.hasVersions(entity) { return keys }
@@ -97,7 +101,9 @@ final class PinnedRowStore: RowStore {
     }
 
     func commit(_ transaction: Transaction) throws -> UInt64 {
-        throw StoreError(.readOnly, "a context pinned to a query generation reads an earlier state of the store; saves go to the store itself")
+        throw StoreError(
+            .readOnly,
+            "a context pinned to a query generation reads an earlier state of the store; saves go to the store itself")
     }
 
     func close() throws {}

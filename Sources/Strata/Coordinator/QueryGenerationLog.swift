@@ -83,21 +83,26 @@ final class QueryGenerationLog: Sendable {
     /// ``commit(_:to:)`` does.
     ///
     /// - Throws: what `commit` throws; the pre-images recorded for it are dropped then.
-    func committing<T>(_ operations: [StrataStore.Operation], to rows: any RowStore, _ commit: () throws -> T) throws -> T {
+    func committing<T>(
+        _ operations: [StrataStore.Operation], to rows: any RowStore, _ commit: () throws -> T
+    ) throws -> T {
         // Mapped only if a generation is pinned: a bulk commit's operations are many.
         let changes = operations.lazy.map { operation -> ReplayedChange in
-            let kind: ChangeKind = switch operation {
-            case .insert: .insert
-            case .update: .update
-            case .delete: .delete
-            }
+            let kind: ChangeKind =
+                switch operation {
+                case .insert: .insert
+                case .update: .update
+                case .delete: .delete
+                }
             return ReplayedChange(kind: kind, entity: operation.entity, key: operation.key)
         }
         return try committing(changes, to: rows, commit)
     }
 
     /// Runs `commit`, which makes `changes` to `rows`, recording pre-images as the overload taking operations does.
-    func committing<T>(_ changes: some Sequence<ReplayedChange>, to rows: any RowStore, _ commit: () throws -> T) throws -> T {
+    func committing<T>(
+        _ changes: some Sequence<ReplayedChange>, to rows: any RowStore, _ commit: () throws -> T
+    ) throws -> T {
         let unrecorded = state.withLock { state in
             guard state.pins.isEmpty && state.pinning == 0 else { return false }
             unrecordedCommits.enter()
@@ -114,16 +119,22 @@ final class QueryGenerationLog: Sendable {
             for change in changes {
                 let place = EntityKey(entity: change.entity, key: change.key)
                 guard images[place] == nil else { continue }
-                images[place] = change.kind == .insert ? .some(nil) : .some(try rows.read(change.entity, key: change.key))
+                images[place] =
+                    change.kind == .insert ? .some(nil) : .some(try rows.read(change.entity, key: change.key))
             }
             state.withLock { state in
-                for (place, row) in images { state.versions[place.entity, default: [:]][place.key, default: []].append(Version(after: after, row: row)) }
+                for (place, row) in images {
+                    state.versions[place.entity, default: [:]][place.key, default: []].append(
+                        Version(after: after, row: row))
+                }
             }
             do {
                 return try commit()
             } catch {
                 state.withLock { state in
-                    for place in images.keys { state.versions[place.entity]?[place.key]?.removeAll { $0.after == after } }
+                    for place in images.keys {
+                        state.versions[place.entity]?[place.key]?.removeAll { $0.after == after }
+                    }
                 }
                 throw error
             }

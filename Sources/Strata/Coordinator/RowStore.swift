@@ -21,7 +21,9 @@ protocol RowStore: AnyObject, Sendable {
     /// Every live row of `entity`, with at least `columns` decoded (every column when `nil`).
     func scan(_ entity: Int, columns: [Int]?, _ body: (PrimaryKey, Row) throws -> Void) throws
     /// The keys whose `column` matches `query`, in index order.
-    func keys(_ entity: Int, column: Int, matching query: IndexQuery, descending: Bool, limit: Int?) throws -> [PrimaryKey]
+    func keys(
+        _ entity: Int, column: Int, matching query: IndexQuery, descending: Bool, limit: Int?
+    ) throws -> [PrimaryKey]
     /// The number of rows whose `column` matches `query`.
     func countKeys(_ entity: Int, column: Int, matching query: IndexQuery) throws -> Int
     /// Commits a transaction; returns its sequence number.
@@ -59,7 +61,10 @@ final class InMemoryRowStore: RowStore {
     /// Creates an empty store for `schema`.
     init(schema: Schema) {
         self.schema = schema
-        contents = Mutex(Contents(rows: Array(repeating: [:], count: schema.entities.count), nextKeys: Array(repeating: 1, count: schema.entities.count)))
+        contents = Mutex(
+            Contents(
+                rows: Array(repeating: [:], count: schema.entities.count),
+                nextKeys: Array(repeating: 1, count: schema.entities.count)))
     }
 
     func allocateKeys(for entity: Int, count: Int) -> ClosedRange<PrimaryKey> {
@@ -79,7 +84,8 @@ final class InMemoryRowStore: RowStore {
         return keys.map { rows[$0] }
     }
 
-    func forEachRow(_ entity: Int, keys: [PrimaryKey], columns: [Int]?, _ body: (PrimaryKey, Row) throws -> Void) throws {
+    func forEachRow(_ entity: Int, keys: [PrimaryKey], columns: [Int]?, _ body: (PrimaryKey, Row) throws -> Void) throws
+    {
         let rows = contents.withLock { $0.rows[entity] }
         for key in keys {
             if let row = rows[key] { try body(key, row) }
@@ -95,7 +101,9 @@ final class InMemoryRowStore: RowStore {
         try scan(entity, body)
     }
 
-    func keys(_ entity: Int, column: Int, matching query: IndexQuery, descending: Bool, limit: Int?) throws -> [PrimaryKey] {
+    func keys(
+        _ entity: Int, column: Int, matching query: IndexQuery, descending: Bool, limit: Int?
+    ) throws -> [PrimaryKey] {
         let rows = contents.withLock { $0.rows[entity] }
         var matches = rows.filter { query.matches($0.value[column]) }.map { ($0.value[column], $0.key) }
         matches.sort { $0.0 < $1.0 || (!($1.0 < $0.0) && $0.1 < $1.1) }
@@ -111,20 +119,28 @@ final class InMemoryRowStore: RowStore {
         try contents.withLock { contents in
             // Conservative: any commit since the condition's sequence may have broken it.
             if let condition = transaction.condition, condition.since != contents.sequence {
-                throw StoreError(.writeConflict, "a commit since sequence \(condition.since) may have changed rows this transaction depends on")
+                throw StoreError(
+                    .writeConflict,
+                    "a commit since sequence \(condition.since) may have changed rows this transaction depends on")
             }
             var rows = contents.rows
             for operation in transaction.operations {
                 switch operation {
                 case .insert(let entity, let key, let row):
-                    guard rows[entity][key] == nil else { throw StoreError(.keyConflict, "insert of an existing row \(key)") }
+                    guard rows[entity][key] == nil else {
+                        throw StoreError(.keyConflict, "insert of an existing row \(key)")
+                    }
                     rows[entity][key] = row
                     contents.nextKeys[entity] = max(contents.nextKeys[entity], key + 1)
                 case .update(let entity, let key, let row, _):
-                    guard rows[entity][key] != nil else { throw StoreError(.keyConflict, "update of a missing row \(key)") }
+                    guard rows[entity][key] != nil else {
+                        throw StoreError(.keyConflict, "update of a missing row \(key)")
+                    }
                     rows[entity][key] = row
                 case .delete(let entity, let key):
-                    guard rows[entity].removeValue(forKey: key) != nil else { throw StoreError(.keyConflict, "delete of a missing row \(key)") }
+                    guard rows[entity].removeValue(forKey: key) != nil else {
+                        throw StoreError(.keyConflict, "delete of a missing row \(key)")
+                    }
                 }
             }
             contents.rows = rows

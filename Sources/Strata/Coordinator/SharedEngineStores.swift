@@ -27,12 +27,15 @@ final class SharedEngineStores: Sendable {
     ///
     /// - Throws: `StoreError` `schemaMismatch` when the open store has another schema, and what
     ///   ``Store/open(at:schema:configuration:)`` throws.
-    func acquire(at url: URL, schema: Schema, configuration: StoreConfiguration) throws -> (Store, StoreSaveLock, QueryGenerationLog) {
+    func acquire(
+        at url: URL, schema: Schema, configuration: StoreConfiguration
+    ) throws -> (Store, StoreSaveLock, QueryGenerationLog) {
         let path = Self.key(url)
         return try entries.withLock { entries in
             if let entry = entries[path], let store = entry.store, !store.isClosed {
                 guard store.schema == schema else {
-                    throw StoreError(.schemaMismatch, "the store is open in this process with another schema", path: url.path)
+                    throw StoreError(
+                        .schemaMismatch, "the store is open in this process with another schema", path: url.path)
                 }
                 entries[path]?.users += 1
                 return (store, entry.saveLock, entry.queryGenerations)

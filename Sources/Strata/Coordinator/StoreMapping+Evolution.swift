@@ -44,7 +44,9 @@ extension StoreMapping {
             var columns = stored.entities[id].columns
             var used = Set<Int>()
             for column in entity.columns.map(translated) {
-                if let position = columns.indices.first(where: { !used.contains($0) && columns[$0].name == column.name && columns[$0].type == column.type }) {
+                if let position = columns.indices.first(where: {
+                    !used.contains($0) && columns[$0].name == column.name && columns[$0].type == column.type
+                }) {
                     columns[position].isIndexed = column.isIndexed
                     columns[position].keepsTombstone = column.keepsTombstone
                     columns[position].isNullable = columns[position].isNullable || column.isNullable
@@ -56,7 +58,9 @@ extension StoreMapping {
                     columns.append(column)
                 }
             }
-            for position in columns.indices where !used.contains(position) { columns[position] = Self.retired(columns[position], at: position) }
+            for position in columns.indices where !used.contains(position) {
+                columns[position] = Self.retired(columns[position], at: position)
+            }
             entities[id] = EntitySchema(id: id, name: entity.name, columns: columns)
         }
         let evolvedSchema: Schema
@@ -74,7 +78,9 @@ extension StoreMapping {
                 slotColumns: layout.slotColumns.map { $0 < 0 ? $0 : map[$0] },
                 sharedColumns: Set(layout.sharedColumns.map { map[$0] }),
                 joins: layout.joins.mapValues { join in
-                    JoinLayout(storeEntity: entityIDs[join.storeEntity]!, isSource: join.isSource, isOrdered: join.isOrdered, writesPairs: join.writesPairs)
+                    JoinLayout(
+                        storeEntity: entityIDs[join.storeEntity]!, isSource: join.isSource, isOrdered: join.isOrdered,
+                        writesPairs: join.writesPairs)
                 })
         }
         let byTag = Dictionary(uniqueKeysWithValues: entitiesByTag.map { (entityIDs[$0.key]!, $0.value) })
@@ -83,14 +89,19 @@ extension StoreMapping {
 
     /// An entity the model no longer has, kept with its columns (not indexed) under a retired name.
     private static func retired(_ entity: EntitySchema) -> EntitySchema {
-        let name = entity.name.hasPrefix(retiredPrefix) ? entity.name : "\(retiredPrefix)\(entity.name)\(retiredPrefix)\(entity.id)"
-        return EntitySchema(id: entity.id, name: name, columns: entity.columns.enumerated().map { retired($0.element, at: $0.offset) })
+        let name =
+            entity.name.hasPrefix(retiredPrefix)
+            ? entity.name : "\(retiredPrefix)\(entity.name)\(retiredPrefix)\(entity.id)"
+        return EntitySchema(
+            id: entity.id, name: name, columns: entity.columns.enumerated().map { retired($0.element, at: $0.offset) })
     }
 
     /// A column the model no longer has: nullable, not indexed, under a retired name.
     private static func retired(_ column: ColumnSchema, at position: Int) -> ColumnSchema {
         var column = column
-        if !column.name.hasPrefix(retiredPrefix) { column.name = "\(retiredPrefix)\(column.name)\(retiredPrefix)\(position)" }
+        if !column.name.hasPrefix(retiredPrefix) {
+            column.name = "\(retiredPrefix)\(column.name)\(retiredPrefix)\(position)"
+        }
         column.isNullable = true
         column.isIndexed = false
         column.keepsTombstone = false

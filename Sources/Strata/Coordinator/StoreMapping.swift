@@ -61,12 +61,17 @@ final class StoreMapping: Sendable {
                     if let attribute = property as? AttributeDescription {
                         guard !attribute.isTransient else { continue }
                         column = ColumnSchema(
-                            name: attribute.name, type: try Self.columnType(attribute, entity: entity), isNullable: true,
-                            isIndexed: Self.isIndexed(attribute.name, in: entity), keepsTombstone: attribute.preservesValueInHistoryOnDeletion)
-                    } else if let relationship = property as? RelationshipDescription, !relationship.isToMany, !relationship.isTransient,
+                            name: attribute.name, type: try Self.columnType(attribute, entity: entity),
+                            isNullable: true,
+                            isIndexed: Self.isIndexed(attribute.name, in: entity),
+                            keepsTombstone: attribute.preservesValueInHistoryOnDeletion)
+                    } else if let relationship = property as? RelationshipDescription, !relationship.isToMany,
+                        !relationship.isTransient,
                         let destination = relationship.destinationEntity
                     {
-                        column = ColumnSchema(name: relationship.name, type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(destination))]!))
+                        column = ColumnSchema(
+                            name: relationship.name,
+                            type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(destination))]!))
                     } else {
                         continue
                     }
@@ -90,7 +95,9 @@ final class StoreMapping: Sendable {
                 let tag = Int64(index + 1)
                 tags[tag] = entity
                 for property in entity.properties {
-                    if let column = declarationColumns[ObjectIdentifier(property)] { columnTags[storeEntity, default: [:]][column, default: []].insert(tag) }
+                    if let column = declarationColumns[ObjectIdentifier(property)] {
+                        columnTags[storeEntity, default: [:]][column, default: []].insert(tag)
+                    }
                 }
             }
             byTag[storeEntity] = tags
@@ -98,26 +105,38 @@ final class StoreMapping: Sendable {
 
         // Join entities for to-many relationships that no inverse to-one column can answer.
         for entity in model.entities.sorted(by: { $0.entityName < $1.entityName }) {
-            for case let relationship as RelationshipDescription in entity.ownProperties where relationship.isToMany && !relationship.isTransient {
+            for case let relationship as RelationshipDescription in entity.ownProperties
+            where relationship.isToMany && !relationship.isTransient {
                 guard let destination = relationship.destinationEntity else { continue }
                 let inverse = relationship.inverseRelationship
                 if let inverse, !inverse.isToMany, !relationship.isOrdered { continue }
                 if let inverse, inverse.isToMany, let existing = joins[destination.entityName]?[inverse.name] {
                     joins[entity.entityName, default: [:]][relationship.name] = JoinLayout(
-                        storeEntity: existing.storeEntity, isSource: !existing.isSource, isOrdered: relationship.isOrdered,
+                        storeEntity: existing.storeEntity, isSource: !existing.isSource,
+                        isOrdered: relationship.isOrdered,
                         writesPairs: !existing.writesPairs)
                     continue
                 }
                 let id = entities.count
-                entities.append(EntitySchema(id: id, name: "_join_\(entity.entityName)_\(relationship.name)", columns: [
-                    ColumnSchema(name: "source", type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(entity))]!), isNullable: false),
-                    ColumnSchema(name: "target", type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(destination))]!), isNullable: false),
-                    ColumnSchema(name: "position", type: .int64, isNullable: false),
-                ]))
+                entities.append(
+                    EntitySchema(
+                        id: id, name: "_join_\(entity.entityName)_\(relationship.name)",
+                        columns: [
+                            ColumnSchema(
+                                name: "source", type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(entity))]!),
+                                isNullable: false),
+                            ColumnSchema(
+                                name: "target",
+                                type: .reference(entity: rootIDs[ObjectIdentifier(rootOf(destination))]!),
+                                isNullable: false),
+                            ColumnSchema(name: "position", type: .int64, isNullable: false),
+                        ]))
                 // The pairs' positions are the order of the side that keeps one.
-                let onlyInverseOrdered = inverse?.isToMany == true && inverse?.isOrdered == true && !relationship.isOrdered
+                let onlyInverseOrdered =
+                    inverse?.isToMany == true && inverse?.isOrdered == true && !relationship.isOrdered
                 joins[entity.entityName, default: [:]][relationship.name] = JoinLayout(
-                    storeEntity: id, isSource: true, isOrdered: relationship.isOrdered, writesPairs: !onlyInverseOrdered)
+                    storeEntity: id, isSource: true, isOrdered: relationship.isOrdered, writesPairs: !onlyInverseOrdered
+                )
             }
         }
 
@@ -141,9 +160,11 @@ final class StoreMapping: Sendable {
             layouts[entity.entityName] = EntityLayout(
                 storeEntity: storeEntity, tag: tag, tags: subtree, columns: columns,
                 slotColumns: entity.properties.map { property in
-                    property.isTransient || (property as? RelationshipDescription)?.isToMany == true ? -1 : columns[property.name] ?? -1
+                    property.isTransient || (property as? RelationshipDescription)?.isToMany == true
+                        ? -1 : columns[property.name] ?? -1
                 },
-                sharedColumns: Set(columns.values.filter { !(columnTags[storeEntity]?[$0] ?? []).isSubset(of: family) }),
+                sharedColumns: Set(
+                    columns.values.filter { !(columnTags[storeEntity]?[$0] ?? []).isSubset(of: family) }),
                 joins: inheritedJoins)
         }
         self.init(schema: try Schema(entities: entities), layouts: layouts, entitiesByTag: byTag)
@@ -174,8 +195,12 @@ final class StoreMapping: Sendable {
     private static func isIndexed(_ property: String, in entity: EntityDescription) -> Bool {
         var current: EntityDescription? = entity
         while let candidate = current {
-            if candidate.indexes.contains(where: { $0.elements.contains { $0.property?.name == property } }) { return true }
-            if candidate.uniquenessConstraints.contains(where: { $0.contains { ($0 as? String) == property } }) { return true }
+            if candidate.indexes.contains(where: { $0.elements.contains { $0.property?.name == property } }) {
+                return true
+            }
+            if candidate.uniquenessConstraints.contains(where: { $0.contains { ($0 as? String) == property } }) {
+                return true
+            }
             current = candidate.superentity
         }
         return false
@@ -230,7 +255,8 @@ final class EntityLayout: Sendable {
 
     /// A layout of the given parts.
     init(
-        storeEntity: Int, tag: Int64, tags: [Int64], columns: [String: Int], slotColumns: [Int], sharedColumns: Set<Int>,
+        storeEntity: Int, tag: Int64, tags: [Int64], columns: [String: Int], slotColumns: [Int],
+        sharedColumns: Set<Int>,
         joins: [String: JoinLayout]
     ) {
         self.storeEntity = storeEntity

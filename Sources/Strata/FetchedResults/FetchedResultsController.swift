@@ -32,7 +32,8 @@ open class FetchedResultsController<ResultType> {
     ///     section.
     ///   - name: a cache name, kept for source compatibility (Strata keeps no cache).
     public init(
-        fetchRequest: FetchRequest<ResultType>, managedObjectContext context: ManagedObjectContext, sectionNameKeyPath: String?,
+        fetchRequest: FetchRequest<ResultType>, managedObjectContext context: ManagedObjectContext,
+        sectionNameKeyPath: String?,
         cacheName name: String?
     ) where ResultType: FetchRequestResult {
         let tracker = FetchedResultsTracker(
@@ -147,11 +148,14 @@ extension FetchedResultsController where ResultType: FetchRequestResult {
     public var fetchRequest: FetchRequest<ResultType> { tracker.request as! FetchRequest<ResultType> }
 
     /// Runs `request` in `context` for a controller.
-    private static func query(_ request: FetchRequest<ResultType>, in context: ManagedObjectContext) throws -> FetchedResultsQuery {
+    private static func query(
+        _ request: FetchRequest<ResultType>, in context: ManagedObjectContext
+    ) throws -> FetchedResultsQuery {
         // As in Core Data, an empty array is accepted (the objects keep the fetch's order); only
         // a request without sort descriptors is refused.
         guard let descriptors = request.sortDescriptors else {
-            throw CoreDataError(.coreData, "a fetched results controller requires a fetch request with sort descriptors")
+            throw CoreDataError(
+                .coreData, "a fetched results controller requires a fetch request with sort descriptors")
         }
         guard request.resultType == .managedObjectResultType else {
             throw CoreDataError(.coreData, "a fetched results controller requires a fetch request of managed objects")
@@ -162,7 +166,8 @@ extension FetchedResultsController where ResultType: FetchRequestResult {
         let entity = try request.resolveEntity(in: model)
         let objects = try context.fetch(request).compactMap { $0 as? ManagedObject }
         return FetchedResultsQuery(
-            objects: objects, entity: entity, includesSubentities: request.includesSubentities, predicate: request.predicate,
+            objects: objects, entity: entity, includesSubentities: request.includesSubentities,
+            predicate: request.predicate,
             descriptors: descriptors)
     }
 }

@@ -57,7 +57,9 @@ public protocol FetchedResultsControllerDelegate: AnyObject {
     ///   - controller: the controller.
     ///   - sectionName: the section's name.
     /// - Returns: the title, or `nil` for the default.
-    func controller(_ controller: FetchedResultsController<FetchRequestResult>, sectionIndexTitleForSectionName sectionName: String) -> String?
+    func controller(
+        _ controller: FetchedResultsController<FetchRequestResult>, sectionIndexTitleForSectionName sectionName: String
+    ) -> String?
 
     /// Called with the change of the results as a difference of their object IDs in order
     /// (across sections), Strata's stand-in for Core Data's snapshot callbacks: applying it
@@ -69,7 +71,9 @@ public protocol FetchedResultsControllerDelegate: AnyObject {
     /// - Parameters:
     ///   - controller: the controller.
     ///   - difference: the difference.
-    func controller(_ controller: FetchedResultsController<FetchRequestResult>, didChangeContentWith difference: CollectionDifference<ManagedObjectID>)
+    func controller(
+        _ controller: FetchedResultsController<FetchRequestResult>,
+        didChangeContentWith difference: CollectionDifference<ManagedObjectID>)
 }
 
 extension FetchedResultsControllerDelegate {
@@ -92,10 +96,15 @@ extension FetchedResultsControllerDelegate {
     public func controllerDidChangeContent(_ controller: FetchedResultsController<FetchRequestResult>) {}
 
     /// Returns `nil`: the controller's default title.
-    public func controller(_ controller: FetchedResultsController<FetchRequestResult>, sectionIndexTitleForSectionName sectionName: String) -> String? {
+    public func controller(
+        _ controller: FetchedResultsController<FetchRequestResult>, sectionIndexTitleForSectionName sectionName: String
+    ) -> String? {
         nil
     }
 
     /// Does nothing.
-    public func controller(_ controller: FetchedResultsController<FetchRequestResult>, didChangeContentWith difference: CollectionDifference<ManagedObjectID>) {}
+    public func controller(
+        _ controller: FetchedResultsController<FetchRequestResult>,
+        didChangeContentWith difference: CollectionDifference<ManagedObjectID>
+    ) {}
 }

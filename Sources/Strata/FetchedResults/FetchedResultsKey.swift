@@ -17,7 +17,8 @@ struct FetchedResultsOrder {
     /// The key of `object`, read from its current values.
     func key(of object: ManagedObject, sequence: Int) -> FetchedResultsKey {
         let values = descriptors.map { try? FetchPredicate.value(atKeyPath: $0.key, of: object) }
-        let section = sectionNameKeyPath.map { Self.sectionName(try? FetchPredicate.value(atKeyPath: $0, of: object)) } ?? ""
+        let section =
+            sectionNameKeyPath.map { Self.sectionName(try? FetchPredicate.value(atKeyPath: $0, of: object)) } ?? ""
         return FetchedResultsKey(section: section, values: values, sequence: sequence)
     }
 

@@ -83,7 +83,9 @@ final class FetchedResultsTracker {
     func performFetch() throws {
         let query = try run()
         let order = FetchedResultsOrder(descriptors: query.descriptors, sectionNameKeyPath: sectionNameKeyPath)
-        var keyed = query.objects.enumerated().map { (object: $0.element, key: order.key(of: $0.element, sequence: $0.offset)) }
+        var keyed = query.objects.enumerated().map {
+            (object: $0.element, key: order.key(of: $0.element, sequence: $0.offset))
+        }
         keyed.sort { order.precedes($0.key, $1.key) }
         var sections: [FetchedResultsSection] = []
         var byName: [String: FetchedResultsSection] = [:]
@@ -93,7 +95,8 @@ final class FetchedResultsTracker {
                 guard byName[entry.key.section] == nil else {
                     throw CoreDataError(
                         .coreData,
-                        "the fetched object at index \(position) has an out of order section name '\(entry.key.section)': objects must be sorted by section name")
+                        "the fetched object at index \(position) has an out of order section name '\(entry.key.section)': objects must be sorted by section name"
+                    )
                 }
                 let section = makeSection(entry.key.section)
                 sections.append(section)
@@ -160,7 +163,11 @@ final class FetchedResultsTracker {
         var high = sections.count
         while low < high {
             let middle = (low + high) / 2
-            if let key = sections[middle].keys.first, order.precedes(first, key) { high = middle } else { low = middle + 1 }
+            if let key = sections[middle].keys.first, order.precedes(first, key) {
+                high = middle
+            } else {
+                low = middle + 1
+            }
         }
         if low > 0, sections[low - 1] === section { return low - 1 }
         // The sort does not keep sections in order of their first keys (a section key the
@@ -171,7 +178,9 @@ final class FetchedResultsTracker {
     /// Whether `object` belongs in the results.
     private func belongs(_ object: ManagedObject) -> Bool {
         guard object.managedObjectContext === context, !object.isDeleted, let entity else { return false }
-        guard includesSubentities ? object.entity.isKindOf(entity: entity) : object.entity === entity else { return false }
+        guard includesSubentities ? object.entity.isKindOf(entity: entity) : object.entity === entity else {
+            return false
+        }
         return predicate?.evaluate(with: object) ?? true
     }
 
@@ -200,7 +209,9 @@ final class FetchedResultsTracker {
         for object in gone {
             if let old = tracked[ObjectIdentifier(object)] { removals.append(Change(object: object, old: old)) }
         }
-        for object in objects(.insertedObjects).union(objects(.updatedObjects)).union(objects(.refreshedObjects)).subtracting(gone) {
+        for object in objects(.insertedObjects).union(objects(.updatedObjects)).union(objects(.refreshedObjects))
+            .subtracting(gone)
+        {
             let old = tracked[ObjectIdentifier(object)]
             guard belongs(object) else {
                 if let old { removals.append(Change(object: object, old: old)) }
@@ -213,7 +224,11 @@ final class FetchedResultsTracker {
             }
             let new = order.key(of: object, sequence: old.sequence)
             let change = Change(object: object, old: old, new: new)
-            if new.section == old.section, order.compareValues(new, old) == .orderedSame { updates.append(change) } else { moves.append(change) }
+            if new.section == old.section, order.compareValues(new, old) == .orderedSame {
+                updates.append(change)
+            } else {
+                moves.append(change)
+            }
         }
         guard !(removals.isEmpty && moves.isEmpty && updates.isEmpty && insertions.isEmpty) else { return }
         // A changed sort key that still falls between unchanged neighbours moves nothing.
@@ -228,14 +243,19 @@ final class FetchedResultsTracker {
 
     /// Whether the moved `change` stays between its neighbours, none of which moves.
     private func staysInPlace(_ change: Change, moving: Set<ObjectIdentifier>) -> Bool {
-        guard let old = change.old, let new = change.new, new.section == old.section, let section = sectionsByName[old.section],
+        guard let old = change.old, let new = change.new, new.section == old.section,
+            let section = sectionsByName[old.section],
             let position = section.position(of: change.object, placedBy: old, by: order)
         else { return false }
         if position > 0 {
-            guard !moving.contains(ObjectIdentifier(section.members[position - 1])), order.precedes(section.keys[position - 1], new) else { return false }
+            guard !moving.contains(ObjectIdentifier(section.members[position - 1])),
+                order.precedes(section.keys[position - 1], new)
+            else { return false }
         }
         if position + 1 < section.keys.count {
-            guard !moving.contains(ObjectIdentifier(section.members[position + 1])), order.precedes(new, section.keys[position + 1]) else { return false }
+            guard !moving.contains(ObjectIdentifier(section.members[position + 1])),
+                order.precedes(new, section.keys[position + 1])
+            else { return false }
         }
         return true
     }
@@ -290,9 +310,12 @@ final class FetchedResultsTracker {
         for index in insertions.indices { insertions[index].newPath = indexPath(of: insertions[index].object) }
         let recreated = Set(created.map(\.name)).intersection(emptied.map(\.section.name))
         let deletedSections = emptied.filter { !recreated.contains($0.section.name) }.sorted { $0.index < $1.index }
-        let insertedSections = created.filter { !recreated.contains($0.name) }.map { ($0, index(of: $0)) }.sorted { $0.1 < $1.1 }
+        let insertedSections = created.filter { !recreated.contains($0.name) }.map { ($0, index(of: $0)) }.sorted {
+            $0.1 < $1.1
+        }
         logger.debug(
-            "\(context.name ?? "context") changed the fetched results: \(insertions.count) inserted, \(removals.count) deleted, \(moves.count) moved, \(updates.count) updated")
+            "\(context.name ?? "context") changed the fetched results: \(insertions.count) inserted, \(removals.count) deleted, \(moves.count) moved, \(updates.count) updated"
+        )
         guard let delegate else { return }
         removals.sort { ($0.oldPath ?? []) < ($1.oldPath ?? []) }
         insertions.sort { ($0.newPath ?? []) < ($1.newPath ?? []) }
@@ -300,12 +323,28 @@ final class FetchedResultsTracker {
         updates.sort { ($0.oldPath ?? []) < ($1.oldPath ?? []) }
         let controller = view()
         delegate.controllerWillChangeContent(controller)
-        for (section, index) in deletedSections { delegate.controller(controller, didChange: section, atSectionIndex: index, for: .delete) }
-        for (section, index) in insertedSections { delegate.controller(controller, didChange: section, atSectionIndex: index, for: .insert) }
-        for change in removals { delegate.controller(controller, didChange: change.object, at: change.oldPath, for: .delete, newIndexPath: nil) }
-        for change in insertions { delegate.controller(controller, didChange: change.object, at: nil, for: .insert, newIndexPath: change.newPath) }
-        for change in moves { delegate.controller(controller, didChange: change.object, at: change.oldPath, for: .move, newIndexPath: change.newPath) }
-        for change in updates { delegate.controller(controller, didChange: change.object, at: change.oldPath, for: .update, newIndexPath: change.newPath) }
+        for (section, index) in deletedSections {
+            delegate.controller(controller, didChange: section, atSectionIndex: index, for: .delete)
+        }
+        for (section, index) in insertedSections {
+            delegate.controller(controller, didChange: section, atSectionIndex: index, for: .insert)
+        }
+        for change in removals {
+            delegate.controller(
+                controller, didChange: change.object, at: change.oldPath, for: .delete, newIndexPath: nil)
+        }
+        for change in insertions {
+            delegate.controller(
+                controller, didChange: change.object, at: nil, for: .insert, newIndexPath: change.newPath)
+        }
+        for change in moves {
+            delegate.controller(
+                controller, didChange: change.object, at: change.oldPath, for: .move, newIndexPath: change.newPath)
+        }
+        for change in updates {
+            delegate.controller(
+                controller, didChange: change.object, at: change.oldPath, for: .update, newIndexPath: change.newPath)
+        }
         if let difference = difference(removals: removals, moves: moves, insertions: insertions, oldStarts: oldStarts) {
             delegate.controller(controller, didChangeContentWith: difference)
         }
@@ -313,13 +352,19 @@ final class FetchedResultsTracker {
     }
 
     /// Creates the section `name` for an object of key `key`, in its place among the sections.
-    private func insertSection(named name: String, at key: FetchedResultsKey, into created: inout [FetchedResultsSection]) -> FetchedResultsSection {
+    private func insertSection(
+        named name: String, at key: FetchedResultsKey, into created: inout [FetchedResultsSection]
+    ) -> FetchedResultsSection {
         let section = makeSection(name)
         var low = 0
         var high = sections?.count ?? 0
         while low < high {
             let middle = (low + high) / 2
-            if let first = sections?[middle].keys.first, order.precedes(first, key) { low = middle + 1 } else { high = middle }
+            if let first = sections?[middle].keys.first, order.precedes(first, key) {
+                low = middle + 1
+            } else {
+                high = middle
+            }
         }
         sections?.insert(section, at: low)
         sectionsByName[name] = section
@@ -339,18 +384,26 @@ final class FetchedResultsTracker {
     }
 
     /// The change as a difference of the object IDs in order.
-    private func difference(removals: [Change], moves: [Change], insertions: [Change], oldStarts: [Int]) -> CollectionDifference<ManagedObjectID>? {
+    private func difference(
+        removals: [Change], moves: [Change], insertions: [Change], oldStarts: [Int]
+    ) -> CollectionDifference<ManagedObjectID>? {
         let newStarts = sectionStarts()
         func offset(_ path: IndexPath?, _ starts: [Int]) -> Int? { path.map { starts[$0.section] + $0.item } }
         var changes: [CollectionDifference<ManagedObjectID>.Change] = []
         for change in removals {
-            if let old = offset(change.oldPath, oldStarts) { changes.append(.remove(offset: old, element: change.object.objectID, associatedWith: nil)) }
+            if let old = offset(change.oldPath, oldStarts) {
+                changes.append(.remove(offset: old, element: change.object.objectID, associatedWith: nil))
+            }
         }
         for change in insertions {
-            if let new = offset(change.newPath, newStarts) { changes.append(.insert(offset: new, element: change.object.objectID, associatedWith: nil)) }
+            if let new = offset(change.newPath, newStarts) {
+                changes.append(.insert(offset: new, element: change.object.objectID, associatedWith: nil))
+            }
         }
         for change in moves {
-            guard let old = offset(change.oldPath, oldStarts), let new = offset(change.newPath, newStarts) else { continue }
+            guard let old = offset(change.oldPath, oldStarts), let new = offset(change.newPath, newStarts) else {
+                continue
+            }
             changes.append(.remove(offset: old, element: change.object.objectID, associatedWith: new))
             changes.append(.insert(offset: new, element: change.object.objectID, associatedWith: old))
         }

@@ -17,9 +17,13 @@ struct HistoryEntityPlan {
     var inverseToManySides: [InverseToManySide]?
 
     /// The plan of `entity`, stored as `layout` says, in the store `storeIdentifier`.
-    init(entity: EntityDescription, layout: EntityLayout, storeIdentifier: String, coordinator: PersistentStoreCoordinator) {
+    init(
+        entity: EntityDescription, layout: EntityLayout, storeIdentifier: String,
+        coordinator: PersistentStoreCoordinator
+    ) {
         self.layout = layout
-        values = HistoryRowValues(entity: entity, layout: layout, storeIdentifier: storeIdentifier, coordinator: coordinator)
+        values = HistoryRowValues(
+            entity: entity, layout: layout, storeIdentifier: storeIdentifier, coordinator: coordinator)
         properties = entity.properties
     }
 
@@ -27,7 +31,8 @@ struct HistoryEntityPlan {
     mutating func updatedProperties(_ columns: [Int]) -> Set<PropertyDescription> {
         if let known = updated[columns] { return known }
         let layout = layout
-        let found = Set(properties.filter { property in layout.columns[property.name].map { columns.contains($0) } ?? false })
+        let found = Set(
+            properties.filter { property in layout.columns[property.name].map { columns.contains($0) } ?? false })
         updated[columns] = found
         return found
     }

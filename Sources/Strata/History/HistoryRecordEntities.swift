@@ -44,7 +44,9 @@ struct HistoryRecordEntities {
     mutating func entity(of key: PrimaryKey, in storeEntity: Int) -> EntityDescription? {
         let id = Key(storeEntity: storeEntity, key: key)
         if let known = answers[id] { return known }
-        let row = change(of: id).flatMap { $0.row ?? $0.previousRow ?? $0.tombstone } ?? (try? store.rows.read(storeEntity, key: key)) ?? nil
+        let row =
+            change(of: id).flatMap { $0.row ?? $0.previousRow ?? $0.tombstone }
+            ?? (try? store.rows.read(storeEntity, key: key)) ?? nil
         var entity: EntityDescription?
         if let row, case .int(let tag) = row[0] { entity = entitiesByTag[storeEntity]?[tag] }
         answers[id] = entity

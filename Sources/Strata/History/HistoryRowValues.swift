@@ -26,7 +26,10 @@ struct HistoryRowValues {
     /// The values of rows of `entity`, stored as `layout` says.
     ///
     /// - Parameter storeIdentifier: the store of related objects.
-    init(entity: EntityDescription, layout: EntityLayout, storeIdentifier: String, coordinator: PersistentStoreCoordinator) {
+    init(
+        entity: EntityDescription, layout: EntityLayout, storeIdentifier: String,
+        coordinator: PersistentStoreCoordinator
+    ) {
         var slots: [Slot] = []
         for property in entity.properties {
             guard let column = layout.columns[property.name] else { continue }
@@ -50,9 +53,12 @@ struct HistoryRowValues {
         values.reserveCapacity(columns?.count ?? slots.count)
         for slot in slots where slot.column < row.count && columns?.contains(slot.column) ?? true {
             if let attribute = slot.attribute {
-                values[slot.name] = try ValueConversion.objectValue(row[slot.column], for: attribute, coordinator: coordinator) ?? NSNull()
+                values[slot.name] =
+                    try ValueConversion.objectValue(row[slot.column], for: attribute, coordinator: coordinator)
+                    ?? NSNull()
             } else if let destination = slot.destination, case .reference(let key) = row[slot.column] {
-                values[slot.name] = ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)
+                values[slot.name] = ManagedObjectID(
+                    entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)
             } else {
                 values[slot.name] = NSNull()
             }

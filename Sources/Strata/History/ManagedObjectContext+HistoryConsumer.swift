@@ -17,11 +17,15 @@ extension ManagedObjectContext {
     ///   `coreData` for a child context, whose save does not reach the store.
     public func save(advancing consumer: PersistentHistoryConsumer, to token: PersistentHistoryToken) throws {
         guard nesting.parent == nil else {
-            throw CoreDataError(.coreData, "a child context's save does not reach the store; advance the consumer when its parent saves")
+            throw CoreDataError(
+                .coreData, "a child context's save does not reach the store; advance the consumer when its parent saves"
+            )
         }
         try consumer.checkStore(of: token)
         _ = try consumer.state()
-        try HistoryConsumerStaging.$cursors.withValue([consumer.storeIdentifier: [consumer.name: token.sequence]]) { try save() }
+        try HistoryConsumerStaging.$cursors.withValue([consumer.storeIdentifier: [consumer.name: token.sequence]]) {
+            try save()
+        }
         if try consumer.state().sequence < token.sequence { try consumer.advance(to: token) }
     }
 }

@@ -36,7 +36,8 @@ public final class PersistentHistoryChange: FetchRequestResult, CustomStringConv
     private weak var listingTransaction: PersistentHistoryTransaction?
 
     init(
-        changeID: Int64, changedObjectID: ManagedObjectID, changeType: PersistentHistoryChangeType, tombstone: [AnyHashable: Any]?,
+        changeID: Int64, changedObjectID: ManagedObjectID, changeType: PersistentHistoryChangeType,
+        tombstone: [AnyHashable: Any]?,
         updatedProperties: Set<PropertyDescription>?, previousValues: [String: Any]?, newValues: [String: Any]?,
         transaction: PersistentHistoryTransaction, transactionListsChanges: Bool
     ) {

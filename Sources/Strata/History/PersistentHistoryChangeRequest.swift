@@ -66,7 +66,9 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
     }
 
     /// A request for the transactions or changes `fetchRequest` selects, from all retained history.
-    public class func fetchHistory(withFetch fetchRequest: FetchRequest<FetchRequestResult>) -> PersistentHistoryChangeRequest {
+    public class func fetchHistory(
+        withFetch fetchRequest: FetchRequest<FetchRequestResult>
+    ) -> PersistentHistoryChangeRequest {
         let request = PersistentHistoryChangeRequest(deletes: false, bound: .token(nil))
         request.fetchRequest = fetchRequest
         return request
@@ -85,7 +87,8 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
 
     /// A request deleting the transactions committed before `transaction` (not `transaction`
     /// itself); all history when it is `nil`.
-    public class func deleteHistory(before transaction: PersistentHistoryTransaction?) -> PersistentHistoryChangeRequest {
+    public class func deleteHistory(before transaction: PersistentHistoryTransaction?) -> PersistentHistoryChangeRequest
+    {
         PersistentHistoryChangeRequest(deletes: true, bound: .transaction(transaction))
     }
 
@@ -94,7 +97,9 @@ public final class PersistentHistoryChangeRequest: PersistentStoreRequest {
     /// - Throws: ``CoreDataError`` `persistentHistoryTokenExpired` when the history after the
     ///   token was deleted or the token is from a store the coordinator does not have;
     ///   `persistentStoreOperation` when a store keeps no history or cannot be read.
-    override func execute(in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws -> PersistentStoreResult {
+    override func execute(
+        in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator
+    ) throws -> PersistentStoreResult {
         let reader = try PersistentHistoryReader(request: self, coordinator: coordinator)
         return PersistentHistoryResult(result: try reader.run(), resultType: resultType)
     }

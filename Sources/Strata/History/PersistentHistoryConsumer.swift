@@ -61,7 +61,9 @@ public final class PersistentHistoryConsumer: Sendable, CustomStringConvertible 
             _ = try state()
             throw CoreDataError(.persistentHistoryTokenExpired, error.message, underlyingError: error)
         } catch let error as StoreError {
-            throw CoreDataError(.persistentStoreOperation, "the history consumer's cursor cannot be written: \(error.message)", underlyingError: error)
+            throw CoreDataError(
+                .persistentStoreOperation, "the history consumer's cursor cannot be written: \(error.message)",
+                underlyingError: error)
         }
         logger.debug("advanced history consumer", metadata: ["consumer": "\(name)", "sequence": "\(token.sequence)"])
     }
@@ -73,7 +75,9 @@ public final class PersistentHistoryConsumer: Sendable, CustomStringConvertible 
         do {
             try engine.removeHistoryConsumer(name)
         } catch let error as StoreError {
-            throw CoreDataError(.persistentStoreOperation, "the history consumer cannot be removed: \(error.message)", underlyingError: error)
+            throw CoreDataError(
+                .persistentStoreOperation, "the history consumer cannot be removed: \(error.message)",
+                underlyingError: error)
         }
     }
 
@@ -88,10 +92,13 @@ public final class PersistentHistoryConsumer: Sendable, CustomStringConvertible 
         } catch let error as StoreError where error.code == .closed {
             // A removed store evicts nothing; its consumers read what it last held.
         } catch let error as StoreError {
-            throw CoreDataError(.persistentStoreOperation, "the history consumers' cursors cannot be written: \(error.message)", underlyingError: error)
+            throw CoreDataError(
+                .persistentStoreOperation, "the history consumers' cursors cannot be written: \(error.message)",
+                underlyingError: error)
         }
         guard let state = engine.historyConsumers[name] else {
-            throw CoreDataError(.persistentHistoryTokenExpired, "the history consumer \(name) was removed; register it again")
+            throw CoreDataError(
+                .persistentHistoryTokenExpired, "the history consumer \(name) was removed; register it again")
         }
         if let resync = state.evictedAt {
             let token = PersistentHistoryToken(storeIdentifier: storeIdentifier, sequence: resync)
@@ -106,7 +113,9 @@ public final class PersistentHistoryConsumer: Sendable, CustomStringConvertible 
     /// Throws unless `token` is of the consumer's store.
     func checkStore(of token: PersistentHistoryToken) throws {
         guard token.storeIdentifier == storeIdentifier else {
-            throw CoreDataError(.persistentHistoryTokenExpired, "the history token is from store \(token.storeIdentifier), not the consumer's store \(storeIdentifier)")
+            throw CoreDataError(
+                .persistentHistoryTokenExpired,
+                "the history token is from store \(token.storeIdentifier), not the consumer's store \(storeIdentifier)")
         }
     }
 }
@@ -134,15 +143,23 @@ extension PersistentStoreCoordinator {
     ///
     /// - Throws: ``CoreDataError`` `persistentStoreOperation` when the store keeps no history or
     ///   cannot be written.
-    public func historyConsumer(named name: String, in store: PersistentStore? = nil) throws -> PersistentHistoryConsumer {
+    public func historyConsumer(
+        named name: String, in store: PersistentStore? = nil
+    ) throws -> PersistentHistoryConsumer {
         let candidates = store.map { [$0] } ?? persistentStores
-        guard let chosen = candidates.first(where: { $0.engineStore?.configuration.historyTracking == true }), let engine = chosen.engineStore else {
-            throw CoreDataError(.persistentStoreOperation, "no store keeps persistent history; add the store with PersistentHistoryTrackingKey set to true")
+        guard let chosen = candidates.first(where: { $0.engineStore?.configuration.historyTracking == true }),
+            let engine = chosen.engineStore
+        else {
+            throw CoreDataError(
+                .persistentStoreOperation,
+                "no store keeps persistent history; add the store with PersistentHistoryTrackingKey set to true")
         }
         do {
             try engine.registerHistoryConsumer(name)
         } catch let error as StoreError {
-            throw CoreDataError(.persistentStoreOperation, "the history consumer cannot be registered: \(error.message)", underlyingError: error)
+            throw CoreDataError(
+                .persistentStoreOperation, "the history consumer cannot be registered: \(error.message)",
+                underlyingError: error)
         }
         return PersistentHistoryConsumer(name: name, storeIdentifier: chosen.identifier, engine: engine)
     }

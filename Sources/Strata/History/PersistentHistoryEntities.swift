@@ -10,25 +10,29 @@ enum PersistentHistoryEntities {
 
     /// A new description of the transaction entity.
     static func transaction() -> EntityDescription {
-        EntityDescription(name: transactionName, properties: [
-            AttributeDescription(name: "author", type: .string),
-            AttributeDescription(name: "bundleID", type: .string),
-            AttributeDescription(name: "contextName", type: .string),
-            AttributeDescription(name: "processID", type: .string),
-            AttributeDescription(name: "storeID", type: .string),
-            AttributeDescription(name: "timestamp", type: .date),
-            AttributeDescription(name: "transactionNumber", type: .integer64),
-        ])
+        EntityDescription(
+            name: transactionName,
+            properties: [
+                AttributeDescription(name: "author", type: .string),
+                AttributeDescription(name: "bundleID", type: .string),
+                AttributeDescription(name: "contextName", type: .string),
+                AttributeDescription(name: "processID", type: .string),
+                AttributeDescription(name: "storeID", type: .string),
+                AttributeDescription(name: "timestamp", type: .date),
+                AttributeDescription(name: "transactionNumber", type: .integer64),
+            ])
     }
 
     /// A new description of the change entity.
     static func change() -> EntityDescription {
-        EntityDescription(name: changeName, properties: [
-            AttributeDescription(name: "changeID", type: .integer64),
-            AttributeDescription(name: "changeType", type: .integer64),
-            AttributeDescription(name: "changedObjectID", type: .objectID),
-            AttributeDescription(name: "tombstone", type: .transformable),
-        ])
+        EntityDescription(
+            name: changeName,
+            properties: [
+                AttributeDescription(name: "changeID", type: .integer64),
+                AttributeDescription(name: "changeType", type: .integer64),
+                AttributeDescription(name: "changedObjectID", type: .objectID),
+                AttributeDescription(name: "tombstone", type: .transformable),
+            ])
     }
 
     /// The value of `key` of a history transaction or change (or of what their keys return), as

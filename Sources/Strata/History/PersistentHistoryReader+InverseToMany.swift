@@ -24,12 +24,14 @@ extension PersistentHistoryReader {
     /// The sides of each entity are worked out once a fetch and kept in its plan in `plans`; the
     /// owners' entities come from `owners` (the record's lookups).
     func addInverseToManyOwners(
-        of record: HistoryTransaction, store: PersistentStore, owners: inout HistoryRecordEntities, to touched: inout [ManagedObjectID: Set<PropertyDescription>],
+        of record: HistoryTransaction, store: PersistentStore, owners: inout HistoryRecordEntities,
+        to touched: inout [ManagedObjectID: Set<PropertyDescription>],
         order: inout [ManagedObjectID], plans: inout [ObjectIdentifier: HistoryEntityPlan]
     ) throws {
         for change in record.changes {
             guard let family = mapping.entitiesByTag[change.entity],
-                case .int(let tag)? = (change.row ?? change.previousRow ?? change.tombstone)?[0], let entity = family[tag]
+                case .int(let tag)? = (change.row ?? change.previousRow ?? change.tombstone)?[0],
+                let entity = family[tag]
             else { continue }
             let id = ObjectIdentifier(entity)
             let sides = plans[id]?.inverseToManySides ?? inverseToManySides(of: entity)
@@ -61,12 +63,17 @@ extension PersistentHistoryReader {
     private func inverseToManySides(of entity: EntityDescription) -> [InverseToManySide] {
         guard let layout = mapping.layouts[entity.entityName] else { return [] }
         var sides: [InverseToManySide] = []
-        for relationship in entity.relationshipsByName.values where !relationship.isToMany && !relationship.isTransient {
-            guard let column = layout.columns[relationship.name], let inverse = relationship.inverseRelationship, inverse.isToMany,
-                !inverse.isTransient, let owner = relationship.destinationEntity, let ownerLayout = mapping.layouts[owner.entityName],
+        for relationship in entity.relationshipsByName.values where !relationship.isToMany && !relationship.isTransient
+        {
+            guard let column = layout.columns[relationship.name], let inverse = relationship.inverseRelationship,
+                inverse.isToMany,
+                !inverse.isTransient, let owner = relationship.destinationEntity,
+                let ownerLayout = mapping.layouts[owner.entityName],
                 ownerLayout.joins[inverse.name] == nil
             else { continue }
-            sides.append(InverseToManySide(column: column, inverse: inverse, owner: owner, ownerStoreEntity: ownerLayout.storeEntity))
+            sides.append(
+                InverseToManySide(
+                    column: column, inverse: inverse, owner: owner, ownerStoreEntity: ownerLayout.storeEntity))
         }
         return sides
     }

@@ -35,18 +35,23 @@ extension PersistentHistoryReader {
             if sides[change.entity] == nil { sides[change.entity] = try joinSides(of: change.entity) }
             guard let pair = change.row ?? change.previousRow else { continue }
             for side in sides[change.entity]! {
-                guard side.join.ownerColumn < pair.count, case .reference(let key) = pair[side.join.ownerColumn] else { continue }
+                guard side.join.ownerColumn < pair.count, case .reference(let key) = pair[side.join.ownerColumn] else {
+                    continue
+                }
                 let owner = owners.entity(of: key, in: side.ownerStoreEntity) ?? side.entity
                 let id = ManagedObjectID(entity: owner, storeIdentifier: store.identifier, primaryKey: key)
                 if touched[id] == nil { order.append(id) }
                 touched[id, default: []].insert(side.relationship)
             }
         }
-        try addInverseToManyOwners(of: record, store: store, owners: &owners, to: &touched, order: &order, plans: &plans)
+        try addInverseToManyOwners(
+            of: record, store: store, owners: &owners, to: &touched, order: &order, plans: &plans)
         guard !touched.isEmpty else { return changes }
         let listsChanges = request.resultType != .changesOnly
         var result = changes.map { change -> PersistentHistoryChange in
-            guard change.changeType == .update, let added = touched.removeValue(forKey: change.changedObjectID) else { return change }
+            guard change.changeType == .update, let added = touched.removeValue(forKey: change.changedObjectID) else {
+                return change
+            }
             return PersistentHistoryChange(
                 changeID: change.changeID, changedObjectID: change.changedObjectID, changeType: .update, tombstone: nil,
                 updatedProperties: (change.updatedProperties ?? []).union(added), previousValues: change.previousValues,
@@ -55,10 +60,13 @@ extension PersistentHistoryReader {
         let settled = Set(changes.map(\.changedObjectID))
         var next = record.changes.count
         for id in order where !settled.contains(id) {
-            result.append(PersistentHistoryChange(
-                changeID: Int64(record.sequence) << 24 | Int64(next & 0xFF_FFFF), changedObjectID: id, changeType: .update,
-                tombstone: nil, updatedProperties: touched[id], previousValues: [:], newValues: [:], transaction: transaction,
-                transactionListsChanges: listsChanges))
+            result.append(
+                PersistentHistoryChange(
+                    changeID: Int64(record.sequence) << 24 | Int64(next & 0xFF_FFFF), changedObjectID: id,
+                    changeType: .update,
+                    tombstone: nil, updatedProperties: touched[id], previousValues: [:], newValues: [:],
+                    transaction: transaction,
+                    transactionListsChanges: listsChanges))
             next += 1
         }
         return result
@@ -72,7 +80,9 @@ extension PersistentHistoryReader {
             guard let layout = mapping.layouts[entity.entityName] else { continue }
             for case let relationship as RelationshipDescription in entity.ownProperties {
                 guard let join = layout.joins[relationship.name], join.storeEntity == storeEntity else { continue }
-                sides.append(JoinSide(entity: entity, relationship: relationship, join: join, ownerStoreEntity: layout.storeEntity))
+                sides.append(
+                    JoinSide(
+                        entity: entity, relationship: relationship, join: join, ownerStoreEntity: layout.storeEntity))
             }
         }
         return sides

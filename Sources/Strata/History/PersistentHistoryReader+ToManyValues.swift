@@ -33,15 +33,30 @@ extension PersistentHistoryReader {
     /// Each value is worked back from the relationship's stored pairs through the history after
     /// the change: one read of the pairs per relationship and one read of the history after the
     /// oldest change. Pairs removed before the store kept prior rows cannot be restored.
-    func addToManyValues(to changes: ArraySlice<PersistentHistoryChange>, store: PersistentStore, engine: Store) throws {
-        var wanted: [(change: PersistentHistoryChange, relationship: RelationshipDescription, target: ToManyTarget, join: JoinLayout?)] = []
+    func addToManyValues(to changes: ArraySlice<PersistentHistoryChange>, store: PersistentStore, engine: Store) throws
+    {
+        var wanted:
+            [(
+                change: PersistentHistoryChange, relationship: RelationshipDescription, target: ToManyTarget,
+                join: JoinLayout?
+            )] = []
         for change in changes where change.changeType == .update {
-            for case let relationship as RelationshipDescription in change.updatedProperties ?? [] where relationship.isToMany {
+            for case let relationship as RelationshipDescription in change.updatedProperties ?? []
+            where relationship.isToMany {
                 let owner = change.changedObjectID.primaryKey
                 if let join = Self.join(of: relationship, for: change.changedObjectID.entity, in: mapping) {
-                    wanted.append((change, relationship, ToManyTarget(storeEntity: join.storeEntity, owner: owner, ownerColumn: join.ownerColumn), join))
+                    wanted.append(
+                        (
+                            change, relationship,
+                            ToManyTarget(storeEntity: join.storeEntity, owner: owner, ownerColumn: join.ownerColumn),
+                            join
+                        ))
                 } else if let (storeEntity, column) = inverseColumn(of: relationship) {
-                    wanted.append((change, relationship, ToManyTarget(storeEntity: storeEntity, owner: owner, ownerColumn: column), nil))
+                    wanted.append(
+                        (
+                            change, relationship,
+                            ToManyTarget(storeEntity: storeEntity, owner: owner, ownerColumn: column), nil
+                        ))
                 }
             }
         }
@@ -56,7 +71,8 @@ extension PersistentHistoryReader {
                 newest = engine.lastSequence
                 pairs = [:]
                 for target in targets {
-                    let keys = try engine.keys(target.storeEntity, column: target.ownerColumn, matching: .equal(.reference(target.owner)))
+                    let keys = try engine.keys(
+                        target.storeEntity, column: target.ownerColumn, matching: .equal(.reference(target.owner)))
                     var rows: [PrimaryKey: Row] = [:]
                     try engine.forEachRow(target.storeEntity, keys: keys) { key, row in rows[key] = row }
                     pairs[target] = rows
@@ -73,9 +89,13 @@ extension PersistentHistoryReader {
                 for change in record.changes where joinEntities.contains(change.entity) {
                     for row in [change.row, change.previousRow] {
                         guard let row else { continue }
-                        for target in targets where target.storeEntity == change.entity && row[target.ownerColumn] == .reference(target.owner) {
-                            if log[target]?.last.map({ $0.sequence == record.sequence && $0.key == change.key }) != true {
-                                log[target, default: []].append(PairChange(sequence: record.sequence, key: change.key, before: change.previousRow))
+                        for target in targets
+                        where target.storeEntity == change.entity && row[target.ownerColumn] == .reference(target.owner)
+                        {
+                            if log[target]?.last.map({ $0.sequence == record.sequence && $0.key == change.key }) != true
+                            {
+                                log[target, default: []].append(
+                                    PairChange(sequence: record.sequence, key: change.key, before: change.previousRow))
                             }
                         }
                     }
@@ -84,7 +104,9 @@ extension PersistentHistoryReader {
             }
         }
         // Newest change first: undo the pair changes after it (its new value), then its own (its previous value).
-        let ordered = wanted.sorted { ($0.change.transaction?.transactionNumber ?? 0) > ($1.change.transaction?.transactionNumber ?? 0) }
+        let ordered = wanted.sorted {
+            ($0.change.transaction?.transactionNumber ?? 0) > ($1.change.transaction?.transactionNumber ?? 0)
+        }
         var undone: [ToManyTarget: Int] = [:]
         for item in ordered {
             let sequence = UInt64(item.change.transaction?.transactionNumber ?? 0)
@@ -110,28 +132,39 @@ extension PersistentHistoryReader {
     /// ordered relationship an array of IDs by position. Without `join`, each pair is a related
     /// object's row under its key, its entity told by its tag.
     private func value(
-        of pairs: [PrimaryKey: Row], _ relationship: RelationshipDescription, _ target: ToManyTarget, _ join: JoinLayout?, store: PersistentStore
+        of pairs: [PrimaryKey: Row], _ relationship: RelationshipDescription, _ target: ToManyTarget,
+        _ join: JoinLayout?, store: PersistentStore
     ) -> Any {
         var related: [(id: ManagedObjectID, position: Value)] = []
         for (pairKey, row) in pairs where row[target.ownerColumn] == .reference(target.owner) {
             guard let destination = relationship.destinationEntity else { continue }
             guard let join else {
                 var entity = destination
-                if case .int(let tag) = row[0], let tagged = mapping.entitiesByTag[target.storeEntity]?[tag] { entity = tagged }
-                related.append((ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: pairKey), .null))
+                if case .int(let tag) = row[0], let tagged = mapping.entitiesByTag[target.storeEntity]?[tag] {
+                    entity = tagged
+                }
+                related.append(
+                    (ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: pairKey), .null))
                 continue
             }
             guard case .reference(let key) = row[join.otherColumn] else { continue }
-            related.append((ManagedObjectID(entity: destination, storeIdentifier: store.identifier, primaryKey: key), row.count > 2 ? row[2] : .null))
+            related.append(
+                (
+                    ManagedObjectID(entity: destination, storeIdentifier: store.identifier, primaryKey: key),
+                    row.count > 2 ? row[2] : .null
+                ))
         }
         guard relationship.isOrdered else { return Set(related.map(\.id)) }
-        return related.sorted { $0.position < $1.position || (!($1.position < $0.position) && $0.id.primaryKey < $1.id.primaryKey) }.map(\.id)
+        return related.sorted {
+            $0.position < $1.position || (!($1.position < $0.position) && $0.id.primaryKey < $1.id.primaryKey)
+        }.map(\.id)
     }
 
     /// The engine entity and column of the to-one inverse that keeps the one-to-many
     /// `relationship` (`nil` when the relationship has no such inverse).
     private func inverseColumn(of relationship: RelationshipDescription) -> (storeEntity: Int, column: Int)? {
-        guard let inverse = relationship.inverseRelationship, !inverse.isToMany, let destination = relationship.destinationEntity,
+        guard let inverse = relationship.inverseRelationship, !inverse.isToMany,
+            let destination = relationship.destinationEntity,
             let layout = mapping.layouts[destination.entityName], let column = layout.columns[inverse.name]
         else { return nil }
         return (layout.storeEntity, column)
@@ -139,7 +172,9 @@ extension PersistentHistoryReader {
 
     /// Where the pairs of `relationship` of objects of `entity` are kept: the layout of the
     /// entity, else of the nearest superentity that has one.
-    private static func join(of relationship: RelationshipDescription, for entity: EntityDescription, in mapping: StoreMapping) -> JoinLayout? {
+    private static func join(
+        of relationship: RelationshipDescription, for entity: EntityDescription, in mapping: StoreMapping
+    ) -> JoinLayout? {
         var current: EntityDescription? = entity
         while let candidate = current {
             if let join = mapping.layouts[candidate.entityName]?.joins[relationship.name] { return join }

@@ -25,7 +25,10 @@ struct PersistentHistoryReader {
         let candidates = request.affectedStores ?? coordinator.persistentStores
         if let token = request.token {
             guard let store = candidates.first(where: { $0.identifier == token.storeIdentifier }) else {
-                throw CoreDataError(.persistentHistoryTokenExpired, "the history token is from store \(token.storeIdentifier), which this request does not cover; fetch the history from the start to resync")
+                throw CoreDataError(
+                    .persistentHistoryTokenExpired,
+                    "the history token is from store \(token.storeIdentifier), which this request does not cover; fetch the history from the start to resync"
+                )
             }
             stores = [(store, try Self.engine(of: store))]
         } else if request.affectedStores != nil {
@@ -33,7 +36,9 @@ struct PersistentHistoryReader {
         } else {
             stores = candidates.compactMap { store in (try? Self.engine(of: store)).map { (store, $0) } }
             guard !stores.isEmpty else {
-                throw CoreDataError(.persistentStoreOperation, "no store keeps persistent history; add the store with PersistentHistoryTrackingKey set to true")
+                throw CoreDataError(
+                    .persistentStoreOperation,
+                    "no store keeps persistent history; add the store with PersistentHistoryTrackingKey set to true")
             }
         }
     }
@@ -41,7 +46,10 @@ struct PersistentHistoryReader {
     /// The engine of a store that keeps history.
     private static func engine(of store: PersistentStore) throws -> Store {
         guard let engine = store.engineStore, engine.configuration.historyTracking else {
-            throw CoreDataError(.persistentStoreOperation, "the store \(store.identifier) keeps no persistent history; add it with PersistentHistoryTrackingKey set to true")
+            throw CoreDataError(
+                .persistentStoreOperation,
+                "the store \(store.identifier) keeps no persistent history; add it with PersistentHistoryTrackingKey set to true"
+            )
         }
         return engine
     }
@@ -57,7 +65,8 @@ struct PersistentHistoryReader {
                     try read(store, engine, after: engine.historyFloor, before: before, into: &transactions, &changes)
                 }
                 try Self.storeCall { try engine.deleteHistory(before: before) }
-                logger.debug("deleted persistent history", metadata: ["store": "\(store.identifier)", "before": "\(before)"])
+                logger.debug(
+                    "deleted persistent history", metadata: ["store": "\(store.identifier)", "before": "\(before)"])
             } else {
                 try read(store, engine, after: startSequence(engine), before: nil, into: &transactions, &changes)
             }
@@ -185,13 +194,16 @@ struct PersistentHistoryReader {
         var changes: [PersistentHistoryChange] = []
         changes.reserveCapacity(record.changes.count)
         for (index, change) in record.changes.enumerated() {
-            guard let family = mapping.entitiesByTag[change.entity], let entity = Self.entity(of: change, in: family) else { continue }
+            guard let family = mapping.entitiesByTag[change.entity], let entity = Self.entity(of: change, in: family)
+            else { continue }
             let id = ObjectIdentifier(entity)
             if plans[id] == nil {
                 guard let layout = mapping.layouts[entity.entityName] else { continue }
-                plans[id] = HistoryEntityPlan(entity: entity, layout: layout, storeIdentifier: store.identifier, coordinator: coordinator)
+                plans[id] = HistoryEntityPlan(
+                    entity: entity, layout: layout, storeIdentifier: store.identifier, coordinator: coordinator)
             }
-            let type: PersistentHistoryChangeType = change.kind == .insert ? .insert : change.kind == .update ? .update : .delete
+            let type: PersistentHistoryChangeType =
+                change.kind == .insert ? .insert : change.kind == .update ? .update : .delete
             var updated: Set<PropertyDescription>?
             var previous: [String: Any]?
             var new: [String: Any]?
@@ -201,7 +213,9 @@ struct PersistentHistoryReader {
             }
             if type == .update {
                 updated = plans[id]!.updatedProperties(change.changedColumns)
-                if let row = change.previousRow { previous = try values.values(of: row, columns: change.changedColumns) }
+                if let row = change.previousRow {
+                    previous = try values.values(of: row, columns: change.changedColumns)
+                }
             } else if type == .delete, let row = change.previousRow {
                 previous = try values.values(of: row)
             }
@@ -209,17 +223,25 @@ struct PersistentHistoryReader {
             if type == .delete {
                 let layout = plans[id]!.layout
                 var kept: [AnyHashable: Any] = [:]
-                for case let attribute as AttributeDescription in entity.properties where attribute.preservesValueInHistoryOnDeletion {
+                for case let attribute as AttributeDescription in entity.properties
+                where attribute.preservesValueInHistoryOnDeletion {
                     guard let row = change.tombstone, let column = layout.columns[attribute.name] else { continue }
-                    if let value = try ValueConversion.objectValue(row[column], for: attribute, coordinator: coordinator) { kept[attribute.name] = value }
+                    if let value = try ValueConversion.objectValue(
+                        row[column], for: attribute, coordinator: coordinator)
+                    {
+                        kept[attribute.name] = value
+                    }
                 }
                 tombstone = kept
             }
-            changes.append(PersistentHistoryChange(
-                changeID: Int64(record.sequence) << 24 | Int64(index & 0xFF_FFFF),
-                changedObjectID: ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: change.key),
-                changeType: type, tombstone: tombstone, updatedProperties: updated, previousValues: previous, newValues: new, transaction: transaction,
-                transactionListsChanges: listsChanges))
+            changes.append(
+                PersistentHistoryChange(
+                    changeID: Int64(record.sequence) << 24 | Int64(index & 0xFF_FFFF),
+                    changedObjectID: ManagedObjectID(
+                        entity: entity, storeIdentifier: store.identifier, primaryKey: change.key),
+                    changeType: type, tombstone: tombstone, updatedProperties: updated, previousValues: previous,
+                    newValues: new, transaction: transaction,
+                    transactionListsChanges: listsChanges))
         }
         return try relationshipChanges(record, of: transaction, store: store, after: changes, plans: &plans)
     }
@@ -228,7 +250,9 @@ struct PersistentHistoryReader {
     /// row or tombstone), else (a delete saved before stores kept prior rows, whose tombstone
     /// lacks the tag) the hierarchy's root entity.
     private static func entity(of change: HistoryChange, in family: [Int64: EntityDescription]) -> EntityDescription? {
-        if case .int(let tag)? = (change.row ?? change.previousRow ?? change.tombstone)?[0], let entity = family[tag] { return entity }
+        if case .int(let tag)? = (change.row ?? change.previousRow ?? change.tombstone)?[0], let entity = family[tag] {
+            return entity
+        }
         return family[1]
     }
 
@@ -237,9 +261,14 @@ struct PersistentHistoryReader {
         do {
             try body()
         } catch let error as StoreError where error.code == .historyUnavailable {
-            throw CoreDataError(.persistentHistoryTokenExpired, "the history token expired: \(error.message); fetch the history from the start to resync", underlyingError: error)
+            throw CoreDataError(
+                .persistentHistoryTokenExpired,
+                "the history token expired: \(error.message); fetch the history from the start to resync",
+                underlyingError: error)
         } catch let error as StoreError {
-            throw CoreDataError(.persistentStoreOperation, "the persistent history cannot be read: \(error.message)", underlyingError: error)
+            throw CoreDataError(
+                .persistentStoreOperation, "the persistent history cannot be read: \(error.message)",
+                underlyingError: error)
         }
     }
 }

@@ -57,7 +57,8 @@ public struct PersistentHistoryStream: AsyncSequence, Sendable {
                     continue
                 }
                 guard !store.isClosed else {
-                    throw CoreDataError(.persistentStoreOperation, "the store \(stream.start.storeIdentifier) was closed")
+                    throw CoreDataError(
+                        .persistentStoreOperation, "the store \(stream.start.storeIdentifier) was closed")
                 }
                 await store.waitForCommit(after: cursor)
             }
@@ -68,18 +69,21 @@ public struct PersistentHistoryStream: AsyncSequence, Sendable {
     /// The engine of the stream's store.
     func engine() throws -> Store {
         guard let store = coordinator.store(identifier: start.storeIdentifier), let engine = store.engineStore else {
-            throw CoreDataError(.persistentStoreOperation, "the store \(start.storeIdentifier) is no longer added to the coordinator")
+            throw CoreDataError(
+                .persistentStoreOperation, "the store \(start.storeIdentifier) is no longer added to the coordinator")
         }
         return engine
     }
 
     /// Up to ``bufferLimit`` transactions after `sequence`, with their changes.
     func read(after sequence: UInt64) throws -> [PersistentHistoryTransaction] {
-        let request = PersistentHistoryChangeRequest.fetchHistory(after: PersistentHistoryToken(storeIdentifier: start.storeIdentifier, sequence: sequence))
+        let request = PersistentHistoryChangeRequest.fetchHistory(
+            after: PersistentHistoryToken(storeIdentifier: start.storeIdentifier, sequence: sequence))
         let limit = PersistentHistoryTransaction.fetchRequest!
         limit.fetchLimit = bufferLimit
         request.fetchRequest = limit
-        return try PersistentHistoryReader(request: request, coordinator: coordinator).run() as? [PersistentHistoryTransaction] ?? []
+        return try PersistentHistoryReader(request: request, coordinator: coordinator).run()
+            as? [PersistentHistoryTransaction] ?? []
     }
 }
 
@@ -90,7 +94,9 @@ extension PersistentStoreCoordinator {
     /// - Parameters:
     ///   - token: where to start (exclusive); the current token tails only what comes next.
     ///   - bufferLimit: the most transactions read from the log at a time. The default is 256.
-    public func historyTransactions(after token: PersistentHistoryToken, bufferLimit: Int = 256) -> PersistentHistoryStream {
+    public func historyTransactions(
+        after token: PersistentHistoryToken, bufferLimit: Int = 256
+    ) -> PersistentHistoryStream {
         PersistentHistoryStream(coordinator: self, start: token, bufferLimit: max(1, bufferLimit))
     }
 }

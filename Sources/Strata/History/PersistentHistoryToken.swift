@@ -31,7 +31,8 @@ public final class PersistentHistoryToken: Codable, Hashable, Comparable, Sendab
 
     /// Whether `lhs` is earlier than `rhs` (for tokens of one store), or its store identifier sorts first.
     public static func < (lhs: PersistentHistoryToken, rhs: PersistentHistoryToken) -> Bool {
-        lhs.storeIdentifier == rhs.storeIdentifier ? lhs.sequence < rhs.sequence : lhs.storeIdentifier < rhs.storeIdentifier
+        lhs.storeIdentifier == rhs.storeIdentifier
+            ? lhs.sequence < rhs.sequence : lhs.storeIdentifier < rhs.storeIdentifier
     }
 
     /// Hashes the store identifier and the sequence.

@@ -27,7 +27,8 @@ public final class PersistentHistoryTransaction: FetchRequestResult, CustomStrin
     public let token: PersistentHistoryToken
 
     init(
-        timestamp: Date, transactionNumber: Int64, storeID: String, contextName: String?, author: String?, bundleID: String,
+        timestamp: Date, transactionNumber: Int64, storeID: String, contextName: String?, author: String?,
+        bundleID: String,
         processID: String
     ) {
         self.bundleID = bundleID
@@ -53,9 +54,12 @@ public final class PersistentHistoryTransaction: FetchRequestResult, CustomStrin
             }
         }
         typealias Key = ManagedObjectContext.NotificationKey
-        return Notification(name: ManagedObjectContext.didSaveObjectsNotification, object: nil, userInfo: [
-            Key.insertedObjectIDs.rawValue: inserted, Key.updatedObjectIDs.rawValue: updated, Key.deletedObjectIDs.rawValue: deleted,
-        ])
+        return Notification(
+            name: ManagedObjectContext.didSaveObjectsNotification, object: nil,
+            userInfo: [
+                Key.insertedObjectIDs.rawValue: inserted, Key.updatedObjectIDs.rawValue: updated,
+                Key.deletedObjectIDs.rawValue: deleted,
+            ])
     }
 
     /// The entity that describes history transactions, for fetch requests on them.

@@ -41,26 +41,33 @@ extension PersistentStoreCoordinator {
         progress: ((_ applied: Int, _ total: Int) throws -> Void)? = nil
     ) throws -> Int {
         guard let engine = store.engineStore else {
-            throw CoreDataError(.persistentStoreOperation, "the store \(store.identifier) has no engine store to replay history into")
+            throw CoreDataError(
+                .persistentStoreOperation, "the store \(store.identifier) has no engine store to replay history into")
         }
         if let token, token.storeIdentifier != source.storeID.uuidString {
-            throw CoreDataError(.persistentHistoryTokenExpired, "the history token is from store \(token.storeIdentifier), not from the replay's source \(source.storeID.uuidString)")
+            throw CoreDataError(
+                .persistentHistoryTokenExpired,
+                "the history token is from store \(token.storeIdentifier), not from the replay's source \(source.storeID.uuidString)"
+            )
         }
         var applied = 0
         try PersistentHistoryReader.storeCall {
             try store.refuseWritesIfMarkedReadOnly()
             if store.replicator != nil {
-                applied = try replayThroughReplicator(from: source, into: store, engine: engine, after: token?.sequence, progress: progress)
+                applied = try replayThroughReplicator(
+                    from: source, into: store, engine: engine, after: token?.sequence, progress: progress)
                 return
             }
-            applied = try engine.replayHistory(from: source, after: token?.sequence, progress: progress) { batch, commit in
+            applied = try engine.replayHistory(from: source, after: token?.sequence, progress: progress) {
+                batch, commit in
                 try StoreSaveLock.withLocks([store.saveLock]) {
                     try store.queryGenerations.committing(batch, to: store.rows, commit)
                 }
                 RemoteChangeCenter.postChanges([store.identifier: engine.lastSequence])
             }
         }
-        logger.debug("replayed persistent history", metadata: ["store": "\(store.identifier)", "transactions": "\(applied)"])
+        logger.debug(
+            "replayed persistent history", metadata: ["store": "\(store.identifier)", "transactions": "\(applied)"])
         return applied
     }
 }

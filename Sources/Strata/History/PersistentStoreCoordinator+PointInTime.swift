@@ -17,15 +17,23 @@ extension PersistentStoreCoordinator {
     ///   was deleted, or when `token` is from a store of another coordinator;
     ///   `persistentStoreOperation` for a store without history, an ID of another store, or a
     ///   change saved before the store kept prior rows.
-    public func committedValues(forObjectWith objectID: ManagedObjectID, asOf token: PersistentHistoryToken) throws -> [String: Any]? {
+    public func committedValues(
+        forObjectWith objectID: ManagedObjectID, asOf token: PersistentHistoryToken
+    ) throws -> [String: Any]? {
         guard let store = store(identifier: token.storeIdentifier) else {
-            throw CoreDataError(.persistentHistoryTokenExpired, "the history token is from store \(token.storeIdentifier), which this coordinator does not have")
+            throw CoreDataError(
+                .persistentHistoryTokenExpired,
+                "the history token is from store \(token.storeIdentifier), which this coordinator does not have")
         }
         guard let engine = store.engineStore, engine.configuration.historyTracking else {
-            throw CoreDataError(.persistentStoreOperation, "the store \(store.identifier) keeps no persistent history; add it with PersistentHistoryTrackingKey set to true")
+            throw CoreDataError(
+                .persistentStoreOperation,
+                "the store \(store.identifier) keeps no persistent history; add it with PersistentHistoryTrackingKey set to true"
+            )
         }
         guard !objectID.isTemporaryID, objectID.storeIdentifier == store.identifier else {
-            throw CoreDataError(.persistentStoreOperation, "\(objectID) is not an object of the token's store \(store.identifier)")
+            throw CoreDataError(
+                .persistentStoreOperation, "\(objectID) is not an object of the token's store \(store.identifier)")
         }
         let layout = try layout(objectID.entity)
         var found: HistoryChange?
@@ -39,7 +47,9 @@ extension PersistentStoreCoordinator {
         if let found {
             guard found.kind != .insert else { return nil }
             guard let previous = found.previousRow else {
-                throw CoreDataError(.persistentStoreOperation, "the change of \(objectID) after the token was saved before the store kept prior rows")
+                throw CoreDataError(
+                    .persistentStoreOperation,
+                    "the change of \(objectID) after the token was saved before the store kept prior rows")
             }
             row = previous
         } else {
@@ -47,7 +57,9 @@ extension PersistentStoreCoordinator {
         }
         guard let row else { return nil }
         let entity = try concreteEntity(of: row, storeEntity: layout.storeEntity) ?? objectID.entity
-        return try HistoryRowValues(entity: entity, layout: try self.layout(entity), storeIdentifier: store.identifier, coordinator: self)
-            .values(of: row)
+        return try HistoryRowValues(
+            entity: entity, layout: try self.layout(entity), storeIdentifier: store.identifier, coordinator: self
+        )
+        .values(of: row)
     }
 }

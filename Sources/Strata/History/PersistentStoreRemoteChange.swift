@@ -43,7 +43,9 @@ enum RemoteChangeCenter {
     static func register(_ coordinator: PersistentStoreCoordinator) {
         coordinators.withLock { entries in
             entries.removeAll { $0.coordinator == nil }
-            if !entries.contains(where: { $0.coordinator === coordinator }) { entries.append(Entry(coordinator: coordinator)) }
+            if !entries.contains(where: { $0.coordinator === coordinator }) {
+                entries.append(Entry(coordinator: coordinator))
+            }
         }
         for store in coordinator.persistentStores { ReadOnlyStoreWatcher.watch(store) }
     }
@@ -57,14 +59,18 @@ enum RemoteChangeCenter {
         for (identifier, sequence) in sequences {
             for coordinator in receivers {
                 guard let store = coordinator.store(identifier: identifier),
-                    PersistentStoreDescription.flag(store.options?[PersistentStoreRemoteChangeNotificationPostOptionKey]) == true
+                    PersistentStoreDescription.flag(
+                        store.options?[PersistentStoreRemoteChangeNotificationPostOptionKey]) == true
                 else { continue }
                 var info: [AnyHashable: Any] = [StoreUUIDKey: identifier]
                 if let url = store.url { info["storeURL"] = url }
                 if store.engineStore?.configuration.historyTracking == true {
-                    info[PersistentHistoryTokenKey] = PersistentHistoryToken(storeIdentifier: identifier, sequence: sequence)
+                    info[PersistentHistoryTokenKey] = PersistentHistoryToken(
+                        storeIdentifier: identifier, sequence: sequence)
                 }
-                logger.debug("posting a remote change notification", metadata: ["store": "\(identifier)", "sequence": "\(sequence)"])
+                logger.debug(
+                    "posting a remote change notification",
+                    metadata: ["store": "\(identifier)", "sequence": "\(sequence)"])
                 NotificationCenter.default.post(name: .PersistentStoreRemoteChange, object: coordinator, userInfo: info)
             }
         }

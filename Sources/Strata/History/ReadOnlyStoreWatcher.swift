@@ -20,7 +20,8 @@ enum ReadOnlyStoreWatcher {
     /// Starts watching `store` when it is read-only and asks for remote change notifications.
     static func watch(_ store: PersistentStore) {
         guard let engine = store.engineStore, engine.configuration.readOnly,
-            PersistentStoreDescription.flag(store.options?[PersistentStoreRemoteChangeNotificationPostOptionKey]) == true,
+            PersistentStoreDescription.flag(store.options?[PersistentStoreRemoteChangeNotificationPostOptionKey])
+                == true,
             watched.withLock({ $0.insert(ObjectIdentifier(engine)).inserted })
         else { return }
         let identifier = store.identifier
@@ -36,7 +37,9 @@ enum ReadOnlyStoreWatcher {
                 do {
                     newest = try current.followLog()
                 } catch {
-                    logger.debug("stopped following the log of a read-only store", metadata: ["store": "\(identifier)", "error": "\(error)"])
+                    logger.debug(
+                        "stopped following the log of a read-only store",
+                        metadata: ["store": "\(identifier)", "error": "\(error)"])
                     return
                 }
                 if newest > seen {

@@ -33,22 +33,30 @@ struct AddedUniquenessConstraint {
     /// they cover are exactly the stored objects of `old` and its sub-entities, and each
     /// constrained property is an attribute read from an old attribute of the same type (the
     /// rewrite keeps its values as they are).
-    static func checkableBeforeRewrite(_ entity: EntityDescription, from old: EntityDescription, before: StoreMapping) -> Bool {
-        guard let layout = before.layout(of: old), let source = old.managedObjectModel?.entitiesByName else { return false }
+    static func checkableBeforeRewrite(
+        _ entity: EntityDescription, from old: EntityDescription, before: StoreMapping
+    ) -> Bool {
+        guard let layout = before.layout(of: old), let source = old.managedObjectModel?.entitiesByName else {
+            return false
+        }
         var tags = Set<Int64>()
         for member in StoreMapping.hierarchy(entity) {
-            guard let counterpart = MappingModel.counterpart(of: member.renamingIdentifier, member.entityName, in: source),
+            guard
+                let counterpart = MappingModel.counterpart(
+                    of: member.renamingIdentifier, member.entityName, in: source),
                 let was = before.layout(of: counterpart), was.storeEntity == layout.storeEntity
             else { return false }
             tags.insert(was.tag)
         }
         guard tags == Set(layout.tags) else { return false }
         let existing = names(of: old)
-        for constraint in entity.uniquenessConstraints where !existing.contains(constraint.map(EntityDescription.constraintElementName).sorted()) {
+        for constraint in entity.uniquenessConstraints
+        where !existing.contains(constraint.map(EntityDescription.constraintElementName).sorted()) {
             for name in constraint.map(EntityDescription.constraintElementName) {
                 guard let attribute = entity.attributesByName[name],
                     let was = old.attributesByName[attribute.renamingIdentifier ?? name] ?? old.attributesByName[name],
-                    was.attributeType == attribute.attributeType, !(was is DerivedAttributeDescription), !was.isTransient
+                    was.attributeType == attribute.attributeType, !(was is DerivedAttributeDescription),
+                    !was.isTransient
                 else { return false }
             }
         }
@@ -63,28 +71,37 @@ struct AddedUniquenessConstraint {
     ///   changed), or `migration` when the store cannot be read.
     /// - Returns: how many added constraints were checked.
     @discardableResult
-    static func checkStoredObjects(at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> Int {
+    static func checkStoredObjects(
+        at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel
+    ) throws -> Int {
         let stored: Schema
         do {
             stored = try Store.storedSchema(at: url)
         } catch {
-            throw CoreDataError(.migration, "the store at \(url.path) cannot be read to check its objects: \(error)", underlyingError: error)
+            throw CoreDataError(
+                .migration, "the store at \(url.path) cannot be read to check its objects: \(error)",
+                underlyingError: error)
         }
         let added = try Self.added(from: source, to: destination, over: stored)
         guard !added.isEmpty else { return 0 }
         let store = try InPlaceRewrite.openForChecking(at: url)
         defer { try? store.close() }
         for constraint in added { try constraint.check(store) }
-        logger.debug("checked added uniqueness constraints", metadata: ["path": "\(url.path)", "constraints": "\(added.count)"])
+        logger.debug(
+            "checked added uniqueness constraints", metadata: ["path": "\(url.path)", "constraints": "\(added.count)"])
         return added.count
     }
 
     /// The constraints `destination` adds to the entities of `source` laid over `stored`.
-    private static func added(from source: ManagedObjectModel, to destination: ManagedObjectModel, over stored: Schema) throws -> [AddedUniquenessConstraint] {
+    private static func added(
+        from source: ManagedObjectModel, to destination: ManagedObjectModel, over stored: Schema
+    ) throws -> [AddedUniquenessConstraint] {
         let before = try PersistentStoreCoordinator(managedObjectModel: source).mapping.get().evolved(onto: stored)
         var added: [AddedUniquenessConstraint] = []
         for entity in destination.entities {
-            guard let old = MappingModel.counterpart(of: entity.renamingIdentifier, entity.entityName, in: source.entitiesByName),
+            guard
+                let old = MappingModel.counterpart(
+                    of: entity.renamingIdentifier, entity.entityName, in: source.entitiesByName),
                 let layout = before.layout(of: old)
             else { continue }
             let existing = names(of: old)
@@ -98,8 +115,10 @@ struct AddedUniquenessConstraint {
                     let column = was.flatMap { layout.columns[$0.name] } ?? -1
                     if let attribute = property as? AttributeDescription {
                         // Stored rows read an added attribute as its default, or nil when it has none (InPlaceMigration).
-                        let fallback = column < 0
-                            ? try attribute.defaultValue.map { try ValueConversion.storeValue($0, for: attribute) } ?? .null : .null
+                        let fallback =
+                            column < 0
+                            ? try attribute.defaultValue.map { try ValueConversion.storeValue($0, for: attribute) }
+                                ?? .null : .null
                         sources.append((column, fallback, attribute))
                     } else if let relationship = property as? RelationshipDescription, !relationship.isToMany {
                         sources.append((column, .null, nil))
@@ -109,8 +128,10 @@ struct AddedUniquenessConstraint {
                 }
                 // A constraint naming a to-many or unknown property constrains nothing a save checks either.
                 guard sources.count == properties.count else { continue }
-                added.append(AddedUniquenessConstraint(
-                    entity: entity.entityName, properties: properties, storeEntity: layout.storeEntity, tags: Set(layout.tags), sources: sources))
+                added.append(
+                    AddedUniquenessConstraint(
+                        entity: entity.entityName, properties: properties, storeEntity: layout.storeEntity,
+                        tags: Set(layout.tags), sources: sources))
             }
         }
         return added
@@ -129,14 +150,17 @@ struct AddedUniquenessConstraint {
             var values: [Value] = []
             values.reserveCapacity(sources.count)
             for source in sources {
-                let value = source.column >= 0 && source.column < row.values.count ? row[source.column] : source.fallback
+                let value =
+                    source.column >= 0 && source.column < row.values.count ? row[source.column] : source.fallback
                 if value.isNull { return }
                 values.append(value)
             }
             if let first = seen.updateValue(key, forKey: values) { duplicate = (first, key, values) }
         }
         guard let duplicate else { return }
-        let shown = zip(properties, zip(sources, duplicate.values)).map { name, pair in "\(name) = \(Self.describe(pair.1, pair.0.attribute))" }
+        let shown = zip(properties, zip(sources, duplicate.values)).map { name, pair in
+            "\(name) = \(Self.describe(pair.1, pair.0.attribute))"
+        }
         throw CoreDataError(
             .migrationConstraintViolation,
             "the uniqueness constraint (\(properties.joined(separator: ", "))) added to \(entity) is violated by stored objects: "
@@ -147,7 +171,8 @@ struct AddedUniquenessConstraint {
     /// A stored value as people read it: the attribute's value, or the related object's key.
     private static func describe(_ value: Value, _ attribute: AttributeDescription?) -> String {
         if case .reference(let key) = value { return "object \(key)" }
-        guard let attribute, let object = try? ValueConversion.objectValue(value, for: attribute, coordinator: nil) else { return "\(value)" }
+        guard let attribute, let object = try? ValueConversion.objectValue(value, for: attribute, coordinator: nil)
+        else { return "\(value)" }
         if let string = object as? String { return "\"\(string)\"" }
         return "\(object)"
     }

@@ -31,11 +31,15 @@ public final class EntityMapping {
 
     /// The attribute mappings by destination property name.
     public var attributeMappingsByName: [String: PropertyMapping] {
-        Dictionary((attributeMappings ?? []).compactMap { mapping in mapping.name.map { ($0, mapping) } }, uniquingKeysWith: { first, _ in first })
+        Dictionary(
+            (attributeMappings ?? []).compactMap { mapping in mapping.name.map { ($0, mapping) } },
+            uniquingKeysWith: { first, _ in first })
     }
 
     /// The relationship mappings by destination property name.
     public var relationshipMappingsByName: [String: PropertyMapping] {
-        Dictionary((relationshipMappings ?? []).compactMap { mapping in mapping.name.map { ($0, mapping) } }, uniquingKeysWith: { first, _ in first })
+        Dictionary(
+            (relationshipMappings ?? []).compactMap { mapping in mapping.name.map { ($0, mapping) } },
+            uniquingKeysWith: { first, _ in first })
     }
 }

@@ -29,16 +29,20 @@ open class EntityMigrationPolicy {
     /// associates them with it.
     ///
     /// - Throws: ``CoreDataError`` `migration` when a value does not convert; what a subclass throws.
-    open func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    open func createDestinationInstances(
+        forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         guard let name = mapping.destinationEntityName,
             let entity = manager.destinationModel.entitiesByName[name]
         else { return }
-        let destination = EntityDescription.insertNewObject(forEntityName: entity.entityName, into: manager.destinationContext)
+        let destination = EntityDescription.insertNewObject(
+            forEntityName: entity.entityName, into: manager.destinationContext)
         for attributeMapping in mapping.attributeMappings ?? [] {
             guard let key = attributeMapping.name, let expression = attributeMapping.valueExpression,
                 let attribute = entity.attributesByName[key]
             else { continue }
-            let value = try MigrationValueConversion.convert(expression.expressionValue(with: sInstance), to: attribute, entity: entity)
+            let value = try MigrationValueConversion.convert(
+                expression.expressionValue(with: sInstance), to: attribute, entity: entity)
             if value != nil || attribute.isOptional { destination.setValue(value, forKey: key) }
         }
         manager.associate(sourceInstance: sInstance, withDestinationInstance: destination, for: mapping)
@@ -54,8 +58,13 @@ open class EntityMigrationPolicy {
     ///
     /// - Throws: ``CoreDataError`` `migration` when a to-many relationship with several objects
     ///   became a to-one; what a subclass throws.
-    open func createRelationships(forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
-        guard let source = manager.sourceInstances(forEntityMappingName: mapping.name, destinationInstances: [dInstance]).first else { return }
+    open func createRelationships(
+        forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
+        guard
+            let source = manager.sourceInstances(forEntityMappingName: mapping.name, destinationInstances: [dInstance])
+                .first
+        else { return }
         for relationshipMapping in mapping.relationshipMappings ?? [] {
             guard let key = relationshipMapping.name, let expression = relationshipMapping.valueExpression,
                 let relationship = dInstance.entity.relationshipsByName[key], manager.setsRelationship(relationship)
@@ -77,7 +86,8 @@ open class EntityMigrationPolicy {
             } else {
                 guard destinations.count <= 1 else {
                     throw CoreDataError(
-                        .migration, "\(dInstance.entity.entityName).\(key) became a to-one relationship, but an object has \(destinations.count) related objects",
+                        .migration,
+                        "\(dInstance.entity.entityName).\(key) became a to-one relationship, but an object has \(destinations.count) related objects",
                         objectID: source.objectID, key: key)
                 }
                 dInstance.setValue(destinations.first, forKey: key)

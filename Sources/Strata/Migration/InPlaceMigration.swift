@@ -34,7 +34,9 @@ struct InPlaceMigration {
     /// the change needs a rewrite.
     ///
     /// - Throws: ``CoreDataError`` when a model cannot be laid out or a default not stored.
-    static func plan(at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> InPlaceMigration? {
+    static func plan(
+        at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel
+    ) throws -> InPlaceMigration? {
         guard let stored = try? Store.storedSchema(at: url) else { return nil }
         let before = try PersistentStoreCoordinator(managedObjectModel: source).mapping.get().evolved(onto: stored)
         let after = try PersistentStoreCoordinator(managedObjectModel: destination).mapping.get().evolved(onto: stored)
@@ -45,11 +47,14 @@ struct InPlaceMigration {
                 let layout = after.layouts[entity.entityName]
             else { return nil }
             guard let old = source.entitiesByName[entity.entityName] else { continue }
-            guard let was = before.layouts[entity.entityName], was.storeEntity == layout.storeEntity, was.tag == layout.tag,
+            guard let was = before.layouts[entity.entityName], was.storeEntity == layout.storeEntity,
+                was.tag == layout.tag,
                 AddedUniquenessConstraint.names(of: old).isSubset(of: AddedUniquenessConstraint.names(of: entity))
             else { return nil }
             for property in entity.properties where !property.isTransient {
-                guard property.renamingIdentifier == nil || property.renamingIdentifier == property.name else { return nil }
+                guard property.renamingIdentifier == nil || property.renamingIdentifier == property.name else {
+                    return nil
+                }
                 // A new property on a column the stored rows already have (a sibling's): they hold no
                 // default there, and this entity's rows may hold values of a property removed before.
                 if old.propertiesByName[property.name] == nil, let column = layout.columns[property.name],
@@ -58,7 +63,8 @@ struct InPlaceMigration {
                     return nil
                 }
                 if let previous = old.propertiesByName[property.name] {
-                    guard Self.keepsRows(previous, property), was.columns[property.name] == layout.columns[property.name],
+                    guard Self.keepsRows(previous, property),
+                        was.columns[property.name] == layout.columns[property.name],
                         was.joins[property.name]?.storeEntity == layout.joins[property.name]?.storeEntity
                     else { return nil }
                 } else if let attribute = property as? AttributeDescription {
@@ -86,10 +92,12 @@ struct InPlaceMigration {
         if old.isTransient || (!new.isOptional && old.isOptional) { return false }
         switch (old, new) {
         case (let was as AttributeDescription, let now as AttributeDescription):
-            return was.attributeType == now.attributeType && (was is DerivedAttributeDescription) == (now is DerivedAttributeDescription)
+            return was.attributeType == now.attributeType
+                && (was is DerivedAttributeDescription) == (now is DerivedAttributeDescription)
                 && (was is CompositeAttributeDescription) == (now is CompositeAttributeDescription)
         case (let was as RelationshipDescription, let now as RelationshipDescription):
-            return was.destinationEntity?.entityName == now.destinationEntity?.entityName && was.isToMany == now.isToMany
+            return was.destinationEntity?.entityName == now.destinationEntity?.entityName
+                && was.isToMany == now.isToMany
                 && was.isOrdered == now.isOrdered && now.minCount <= was.minCount
                 && (now.maxCount == 0 || (was.maxCount != 0 && now.maxCount >= was.maxCount))
         default:
@@ -109,8 +117,10 @@ struct InPlaceMigration {
         } catch let error as CoreDataError {
             throw error
         } catch {
-            throw CoreDataError(.migration, "the store at \(url.path) cannot be migrated in place: \(error)", underlyingError: error)
+            throw CoreDataError(
+                .migration, "the store at \(url.path) cannot be migrated in place: \(error)", underlyingError: error)
         }
-        logger.debug("migrated store in place", metadata: ["path": "\(url.path)", "entities": "\(schema.entities.count)"])
+        logger.debug(
+            "migrated store in place", metadata: ["path": "\(url.path)", "entities": "\(schema.entities.count)"])
     }
 }

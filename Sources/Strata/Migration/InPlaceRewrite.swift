@@ -41,7 +41,9 @@ struct InPlaceRewrite {
     /// `nil` when the change is not one a rewrite keeping keys can make.
     ///
     /// - Throws: ``CoreDataError`` when a model cannot be laid out or a default value not stored.
-    static func plan(at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel, mapping: MappingModel) throws -> InPlaceRewrite? {
+    static func plan(
+        at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel, mapping: MappingModel
+    ) throws -> InPlaceRewrite? {
         guard let stored = try? Store.storedSchema(at: url) else { return nil }
         let before = try PersistentStoreCoordinator(managedObjectModel: source).mapping.get().evolved(onto: stored)
         let after = try PersistentStoreCoordinator(managedObjectModel: destination).mapping.get()
@@ -57,7 +59,9 @@ struct InPlaceRewrite {
     /// - Throws: ``CoreDataError`` `migration` when the engine cannot rewrite the log, a
     ///   validation error when a converted object misses a required value (nothing changed
     ///   then), `persistentStoreSave` when the metadata cannot be written.
-    func apply(at url: URL, destination: ManagedObjectModel, metadata: [String: Any], progress: MigrationProgressHandler? = nil) throws {
+    func apply(
+        at url: URL, destination: ManagedObjectModel, metadata: [String: Any], progress: MigrationProgressHandler? = nil
+    ) throws {
         var rewrite = try checkObjects(at: url)
         rewrite.progress = progress
         let report: LogRewriteReport
@@ -65,18 +69,23 @@ struct InPlaceRewrite {
             // The commit point is recognised by the segments the rewrite writes, whose ids start at `next`.
             let first = Int(try Store.logFileIDs(at: url).next)
             report = try PendingMigrationMetadata.rewrite.apply(
-                destination: destination, metadata: metadata, at: url, recording: [PendingMigrationMetadata.logFileKey: first]
+                destination: destination, metadata: metadata, at: url,
+                recording: [PendingMigrationMetadata.logFileKey: first]
             ) {
                 try Store.rewriteLog(at: url, rewrite)
             }
         } catch let error as CoreDataError {
             throw error
         } catch {
-            throw CoreDataError(.migration, "the store at \(url.path) cannot be rewritten in place: \(error)", underlyingError: error)
+            throw CoreDataError(
+                .migration, "the store at \(url.path) cannot be rewritten in place: \(error)", underlyingError: error)
         }
-        logger.debug("migrated store by rewriting its log in place", metadata: [
-            "path": "\(url.path)", "records": "\(report.records)", "rows": "\(report.rows)", "bytesWritten": "\(report.bytesWritten)",
-        ])
+        logger.debug(
+            "migrated store by rewriting its log in place",
+            metadata: [
+                "path": "\(url.path)", "records": "\(report.records)", "rows": "\(report.rows)",
+                "bytesWritten": "\(report.bytesWritten)",
+            ])
     }
 
     /// The store at `url` opened read-only with its stored schema, to check its objects before a step.
@@ -88,7 +97,9 @@ struct InPlaceRewrite {
         do {
             return try Store.open(at: url, schema: try Store.storedSchema(at: url), configuration: configuration)
         } catch {
-            throw CoreDataError(.migration, "the store at \(url.path) cannot be read to check its objects: \(error)", underlyingError: error)
+            throw CoreDataError(
+                .migration, "the store at \(url.path) cannot be read to check its objects: \(error)",
+                underlyingError: error)
         }
     }
 
@@ -118,7 +129,9 @@ struct InPlaceRewrite {
             var twice: Int64?
             let tags = Set(fill.tags)
             try store.scan(fill.entity, columns: [0, fill.column]) { key, row in
-                guard twice == nil, case .int(let tag) = row[0], tags.contains(tag), case .reference(let owner) = row[fill.column] else { return }
+                guard twice == nil, case .int(let tag) = row[0], tags.contains(tag),
+                    case .reference(let owner) = row[fill.column]
+                else { return }
                 if related.updateValue(key, forKey: owner) != nil { twice = owner }
             }
             if let twice {
@@ -131,8 +144,11 @@ struct InPlaceRewrite {
         }
         for requirement in requirements {
             var missing: Int64?
-            try store.scan(requirement.entity, columns: requirement.column < 0 ? [0] : [0, requirement.column]) { key, row in
-                guard missing == nil, row[0] == .int(requirement.tag), requirement.column < 0 || row[requirement.column].isNull else { return }
+            try store.scan(requirement.entity, columns: requirement.column < 0 ? [0] : [0, requirement.column]) {
+                key, row in
+                guard missing == nil, row[0] == .int(requirement.tag),
+                    requirement.column < 0 || row[requirement.column].isNull
+                else { return }
                 missing = key
             }
             if let missing {

@@ -12,7 +12,9 @@ extension ManagedObjectModel {
     ///   - metadata: a store's metadata
     ///     (``PersistentStoreCoordinator/metadataForPersistentStore(ofType:at:options:)``).
     /// - Returns: `false` when the metadata has no version hashes or any hash differs.
-    public func isConfiguration(withName configuration: String?, compatibleWithStoreMetadata metadata: [String: Any]) -> Bool {
+    public func isConfiguration(
+        withName configuration: String?, compatibleWithStoreMetadata metadata: [String: Any]
+    ) -> Bool {
         guard let stored = metadata[StoreModelVersionHashesKey] as? [String: Any],
             let entities = entities(forConfigurationName: configuration)
         else { return false }

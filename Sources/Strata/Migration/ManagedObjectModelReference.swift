@@ -30,7 +30,8 @@ public final class ManagedObjectModelReference {
         } catch {
             resolvedModel = ManagedObjectModel()
             problem = CoreDataError(
-                .migrationMissingSourceModel, "the model of a migration stage at \(fileURL.path) does not load: \(error)", underlyingError: error)
+                .migrationMissingSourceModel,
+                "the model of a migration stage at \(fileURL.path) does not load: \(error)", underlyingError: error)
         }
     }
 
@@ -42,7 +43,9 @@ public final class ManagedObjectModelReference {
     public convenience init(name modelName: String, in bundle: Bundle?, versionChecksum: String) {
         let bundles = bundle.map { [$0] } ?? [Bundle.main] + PersistentContainer.packageResourceBundles()
         guard let url = bundles.lazy.compactMap({ PersistentContainer.modelURL(named: modelName, in: $0) }).first else {
-            self.init(missing: "no model named \(modelName) in \(bundles.map(\.bundlePath).joined(separator: ", "))", versionChecksum: versionChecksum)
+            self.init(
+                missing: "no model named \(modelName) in \(bundles.map(\.bundlePath).joined(separator: ", "))",
+                versionChecksum: versionChecksum)
             return
         }
         guard url.pathExtension == "xcdatamodeld" else {
@@ -50,11 +53,15 @@ public final class ManagedObjectModelReference {
             return
         }
         let versions = (try? ManagedObjectModel.versions(in: url)) ?? []
-        let model = versions.lazy.compactMap { try? ManagedObjectModel(checkedContentsOf: $0) }.first { $0.versionChecksum == versionChecksum }
+        let model = versions.lazy.compactMap { try? ManagedObjectModel(checkedContentsOf: $0) }.first {
+            $0.versionChecksum == versionChecksum
+        }
         if let model {
             self.init(model: model, versionChecksum: versionChecksum)
         } else {
-            self.init(missing: "no version of \(url.path) has the checksum \(versionChecksum)", versionChecksum: versionChecksum)
+            self.init(
+                missing: "no version of \(url.path) has the checksum \(versionChecksum)",
+                versionChecksum: versionChecksum)
         }
     }
 
@@ -66,7 +73,9 @@ public final class ManagedObjectModelReference {
     /// `versionChecksum`. Every model of the bundle is looked at, each version of a versioned
     /// model on its own. A model that is not found makes the migration fail with
     /// `migrationMissingSourceModel`.
-    public convenience init(entityVersionHashes versionHash: [AnyHashable: Any], in bundle: Bundle?, versionChecksum: String) {
+    public convenience init(
+        entityVersionHashes versionHash: [AnyHashable: Any], in bundle: Bundle?, versionChecksum: String
+    ) {
         var wanted: [String: Data] = [:]
         for (name, hash) in versionHash {
             guard let name = name.base as? String, let hash = hash as? Data else { continue }
@@ -80,7 +89,8 @@ public final class ManagedObjectModelReference {
             self.init(model: model, versionChecksum: versionChecksum)
         } else {
             self.init(
-                missing: "no model in \(bundles.map(\.bundlePath).joined(separator: ", ")) has the \(versionHash.count) entity version hashes given",
+                missing:
+                    "no model in \(bundles.map(\.bundlePath).joined(separator: ", ")) has the \(versionHash.count) entity version hashes given",
                 versionChecksum: versionChecksum)
         }
     }
@@ -97,6 +107,7 @@ public final class ManagedObjectModelReference {
         guard model.versionChecksum != checksum else { return nil }
         return CoreDataError(
             .migrationMissingSourceModel,
-            "a migration stage references a model with the checksum \(checksum), but the model's checksum is \(model.versionChecksum)")
+            "a migration stage references a model with the checksum \(checksum), but the model's checksum is \(model.versionChecksum)"
+        )
     }
 }

@@ -26,20 +26,26 @@ extension MappingModel {
             let mapping = EntityMapping()
             mapping.destinationEntityName = entity.entityName
             mapping.destinationEntityVersionHash = entity.versionHash
-            guard let source = Self.counterpart(of: entity.renamingIdentifier, entity.entityName, in: sourceModel.entitiesByName) else {
+            guard
+                let source = Self.counterpart(
+                    of: entity.renamingIdentifier, entity.entityName, in: sourceModel.entitiesByName)
+            else {
                 mapping.name = entity.entityName
                 mapping.mappingType = .addEntityMappingType
                 mappings.append(mapping)
                 continue
             }
             if let other = claimed[source.entityName] {
-                throw Self.notInferable("\(entity.entityName) and \(other) both map from the entity \(source.entityName)")
+                throw Self.notInferable(
+                    "\(entity.entityName) and \(other) both map from the entity \(source.entityName)")
             }
             claimed[source.entityName] = entity.entityName
             mapping.name = "\(source.entityName)To\(entity.entityName)"
             mapping.sourceEntityName = source.entityName
             mapping.sourceEntityVersionHash = source.versionHash
-            mapping.mappingType = source.name == entity.entityName && source.versionHash == entity.versionHash ? .copyEntityMappingType : .transformEntityMappingType
+            mapping.mappingType =
+                source.name == entity.entityName && source.versionHash == entity.versionHash
+                ? .copyEntityMappingType : .transformEntityMappingType
             mapping.attributeMappings = try Self.attributeMappings(entity, from: source)
             mapping.relationshipMappings = try Self.relationshipMappings(entity, from: source, sourceModel: sourceModel)
             mappings.append(mapping)
@@ -56,22 +62,29 @@ extension MappingModel {
     }
 
     /// The element of `candidates` a renaming identifier names, else the one named `name`.
-    static func counterpart<Element>(of renamingIdentifier: String?, _ name: String, in candidates: [String: Element]) -> Element? {
+    static func counterpart<Element>(
+        of renamingIdentifier: String?, _ name: String, in candidates: [String: Element]
+    ) -> Element? {
         if let renamingIdentifier, let found = candidates[renamingIdentifier] { return found }
         return candidates[name]
     }
 
     /// The attribute mappings of a destination entity from its source entity.
-    private static func attributeMappings(_ entity: EntityDescription, from source: EntityDescription) throws -> [PropertyMapping] {
+    private static func attributeMappings(
+        _ entity: EntityDescription, from source: EntityDescription
+    ) throws -> [PropertyMapping] {
         let sourceAttributes = source.attributesByName.filter { !$0.value.isTransient }
         return try entity.properties.compactMap { property -> PropertyMapping? in
-            guard let attribute = property as? AttributeDescription, !attribute.isTransient, !(attribute is DerivedAttributeDescription) else { return nil }
+            guard let attribute = property as? AttributeDescription, !attribute.isTransient,
+                !(attribute is DerivedAttributeDescription)
+            else { return nil }
             guard let from = counterpart(of: attribute.renamingIdentifier, attribute.name, in: sourceAttributes) else {
                 return PropertyMapping(name: attribute.name, valueExpression: nil)
             }
             guard MigrationValueConversion.canConvert(from.attributeType, to: attribute.attributeType) else {
                 throw notInferable(
-                    "\(entity.entityName).\(attribute.name): the type changed from \(from.attributeType.xmlName) to \(attribute.attributeType.xmlName), which no lightweight migration converts")
+                    "\(entity.entityName).\(attribute.name): the type changed from \(from.attributeType.xmlName) to \(attribute.attributeType.xmlName), which no lightweight migration converts"
+                )
             }
             return PropertyMapping(name: attribute.name, valueExpression: FetchExpression(forKeyPath: from.name))
         }
@@ -84,16 +97,20 @@ extension MappingModel {
         let sourceRelationships = source.relationshipsByName.filter { !$0.value.isTransient }
         return try entity.properties.compactMap { property -> PropertyMapping? in
             guard let relationship = property as? RelationshipDescription, !relationship.isTransient else { return nil }
-            guard let from = counterpart(of: relationship.renamingIdentifier, relationship.name, in: sourceRelationships) else {
+            guard
+                let from = counterpart(of: relationship.renamingIdentifier, relationship.name, in: sourceRelationships)
+            else {
                 return PropertyMapping(name: relationship.name, valueExpression: nil)
             }
             guard let destination = relationship.destinationEntity, let fromDestination = from.destinationEntity,
-                let mapped = counterpart(of: destination.renamingIdentifier, destination.entityName, in: sourceModel.entitiesByName),
+                let mapped = counterpart(
+                    of: destination.renamingIdentifier, destination.entityName, in: sourceModel.entitiesByName),
                 mapped.isKindOf(entity: fromDestination) || fromDestination.isKindOf(entity: mapped)
             else {
                 throw notInferable(
                     "\(entity.entityName).\(relationship.name): the relationship led to \(from.destinationEntity?.entityName ?? "nothing") and now leads to "
-                        + "\(relationship.destinationEntity?.entityName ?? "nothing"), an entity that does not map from it")
+                        + "\(relationship.destinationEntity?.entityName ?? "nothing"), an entity that does not map from it"
+                )
             }
             return PropertyMapping(name: relationship.name, valueExpression: FetchExpression(forKeyPath: from.name))
         }

@@ -66,13 +66,18 @@ open class MigrationManager {
     }
 
     /// Records that `destination` was migrated from `source` by `mapping`.
-    public func associate(sourceInstance source: ManagedObject, withDestinationInstance destination: ManagedObject, for mapping: EntityMapping) {
+    public func associate(
+        sourceInstance source: ManagedObject, withDestinationInstance destination: ManagedObject,
+        for mapping: EntityMapping
+    ) {
         pending.append((mapping.name, source.objectID, destination))
     }
 
     /// The destination objects the mapping named `mappingName` made of `sourceInstances` (of
     /// every source object when `nil`).
-    public func destinationInstances(forEntityMappingName mappingName: String, sourceInstances: [ManagedObject]?) -> [ManagedObject] {
+    public func destinationInstances(
+        forEntityMappingName mappingName: String, sourceInstances: [ManagedObject]?
+    ) -> [ManagedObject] {
         let saved = destinationsBySource[mappingName] ?? [:]
         guard let sourceInstances else {
             return (destinationsByMapping[mappingName] ?? []).map(destinationContext.object(with:))
@@ -86,7 +91,9 @@ open class MigrationManager {
 
     /// The source objects the mapping named `mappingName` migrated to `destinationInstances`
     /// (every source object when `nil`).
-    public func sourceInstances(forEntityMappingName mappingName: String, destinationInstances: [ManagedObject]?) -> [ManagedObject] {
+    public func sourceInstances(
+        forEntityMappingName mappingName: String, destinationInstances: [ManagedObject]?
+    ) -> [ManagedObject] {
         guard let destinationInstances else {
             let ids = Set((destinationsByMapping[mappingName] ?? []).compactMap { sourceByDestination[$0] })
                 .union(pending.filter { $0.mapping == mappingName }.map(\.source))
@@ -96,7 +103,9 @@ open class MigrationManager {
             if let id = sourceByDestination[destination.objectID], destinationsByMapping[mappingName] != nil {
                 return sourceContext.object(with: id)
             }
-            return pending.first { $0.mapping == mappingName && $0.destination === destination }.map { sourceContext.object(with: $0.source) }
+            return pending.first { $0.mapping == mappingName && $0.destination === destination }.map {
+                sourceContext.object(with: $0.source)
+            }
         }
     }
 
@@ -132,13 +141,15 @@ open class MigrationManager {
     ///
     /// - Throws: what that method throws.
     public func migrateStore(
-        from sourceURL: URL, type sourceType: PersistentStore.StoreType, options sourceOptions: [AnyHashable: Any]? = nil,
+        from sourceURL: URL, type sourceType: PersistentStore.StoreType,
+        options sourceOptions: [AnyHashable: Any]? = nil,
         mapping: MappingModel, to destinationURL: URL, type destinationType: PersistentStore.StoreType,
         options destinationOptions: [AnyHashable: Any]? = nil
     ) throws {
         try migrateStore(
             from: sourceURL, sourceType: sourceType.rawValue, options: sourceOptions, with: mapping,
-            toDestinationURL: destinationURL, destinationType: destinationType.rawValue, destinationOptions: destinationOptions)
+            toDestinationURL: destinationURL, destinationType: destinationType.rawValue,
+            destinationOptions: destinationOptions)
     }
 
     /// Migrates the store at `sourceURL` to a new store at `destinationURL` (Core Data's
@@ -158,11 +169,14 @@ open class MigrationManager {
     ///   `entityMigrationPolicy` for a policy class that does not exist, validation errors of the
     ///   migrated objects, `migrationCancelled` or the error given to ``cancelMigrationWithError(_:)``.
     open func migrateStore(
-        from sourceURL: URL, sourceType: String, options sourceOptions: [AnyHashable: Any]? = nil, with mappings: MappingModel?,
+        from sourceURL: URL, sourceType: String, options sourceOptions: [AnyHashable: Any]? = nil,
+        with mappings: MappingModel?,
         toDestinationURL destinationURL: URL, destinationType: String, destinationOptions: [AnyHashable: Any]? = nil
     ) throws {
         let started = ContinuousClock.now
-        mappingModel = try mappings ?? MappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: destinationModel)
+        mappingModel =
+            try mappings
+            ?? MappingModel.inferredMappingModel(forSourceModel: sourceModel, destinationModel: destinationModel)
         resetAssociations()
         let sourceCoordinator = PersistentStoreCoordinator(managedObjectModel: sourceModel)
         let destinationCoordinator = PersistentStoreCoordinator(managedObjectModel: destinationModel)
@@ -170,9 +184,11 @@ open class MigrationManager {
         options[MigratePersistentStoresAutomaticallyOption] = false
         let source: PersistentStore
         do {
-            source = try sourceCoordinator.addPersistentStore(ofType: sourceType, configurationName: nil, at: sourceURL, options: options)
+            source = try sourceCoordinator.addPersistentStore(
+                ofType: sourceType, configurationName: nil, at: sourceURL, options: options)
         } catch {
-            throw CoreDataError(.migrationManagerSourceStore, "cannot open the source store at \(sourceURL.path): \(error)")
+            throw CoreDataError(
+                .migrationManagerSourceStore, "cannot open the source store at \(sourceURL.path): \(error)")
         }
         defer { try? sourceCoordinator.remove(source) }
         let destination: PersistentStore
@@ -180,7 +196,9 @@ open class MigrationManager {
             destination = try destinationCoordinator.addPersistentStore(
                 ofType: destinationType, configurationName: nil, at: destinationURL, options: destinationOptions)
         } catch {
-            throw CoreDataError(.migrationManagerDestinationStore, "cannot create the destination store at \(destinationURL.path): \(error)")
+            throw CoreDataError(
+                .migrationManagerDestinationStore,
+                "cannot create the destination store at \(destinationURL.path): \(error)")
         }
         var destinationOpen = true
         defer { if destinationOpen { try? destinationCoordinator.remove(destination) } }
@@ -189,17 +207,23 @@ open class MigrationManager {
         destinationContext = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         destinationContext.persistentStoreCoordinator = destinationCoordinator
         destinationContext.defersValidation = true
-        logger.debug("migrating store", metadata: [
-            "source": "\(sourceURL.path)", "destination": "\(destinationURL.path)", "mappings": "\(mappingModel.entityMappings.count)",
-        ])
+        logger.debug(
+            "migrating store",
+            metadata: [
+                "source": "\(sourceURL.path)", "destination": "\(destinationURL.path)",
+                "mappings": "\(mappingModel.entityMappings.count)",
+            ])
         try sourceContext.performAndWait {
             try destinationContext.performAndWait { try runStages() }
         }
         destinationOpen = false
         try destinationCoordinator.remove(destination)
-        logger.debug("migrated store", metadata: [
-            "source": "\(sourceURL.path)", "objects": "\(sourceByDestination.count)", "duration": "\(ContinuousClock.now - started)",
-        ])
+        logger.debug(
+            "migrated store",
+            metadata: [
+                "source": "\(sourceURL.path)", "objects": "\(sourceByDestination.count)",
+                "duration": "\(ContinuousClock.now - started)",
+            ])
     }
 
     /// Forgets the associations of a previous migration.
@@ -214,7 +238,9 @@ open class MigrationManager {
 
     /// Creates the objects, then the relationships, then validates (Core Data's three stages).
     private func runStages() throws {
-        let mappings = mappingModel.entityMappings.filter { $0.mappingType != .removeEntityMappingType && $0.mappingType != .addEntityMappingType }
+        let mappings = mappingModel.entityMappings.filter {
+            $0.mappingType != .removeEntityMappingType && $0.mappingType != .addEntityMappingType
+        }
         var sources: [String: [ManagedObjectID]] = [:]
         for mapping in mappings {
             guard let entity = sourceEntity(for: mapping) else { continue }
@@ -233,14 +259,16 @@ open class MigrationManager {
             currentEntityMapping = mapping
             try policy.begin(mapping, with: self)
             try forEachBatch(of: sources[mapping.name] ?? [], stage: "create", mapping: mapping) { id in
-                try policy.createDestinationInstances(forSource: try sourceContext.existingObject(with: id), in: mapping, manager: self)
+                try policy.createDestinationInstances(
+                    forSource: try sourceContext.existingObject(with: id), in: mapping, manager: self)
             }
             try policy.endInstanceCreation(forMapping: mapping, manager: self)
         }
         for mapping in mappings {
             currentEntityMapping = mapping
             try forEachBatch(of: destinationsByMapping[mapping.name] ?? [], stage: "relate", mapping: mapping) { id in
-                try policies[mapping.name]!.createRelationships(forDestination: destinationContext.object(with: id), in: mapping, manager: self)
+                try policies[mapping.name]!.createRelationships(
+                    forDestination: destinationContext.object(with: id), in: mapping, manager: self)
             }
             try policies[mapping.name]!.endRelationshipCreation(forMapping: mapping, manager: self)
         }
@@ -286,7 +314,9 @@ open class MigrationManager {
 
     /// Runs `body` for each of `ids`, saving the destination and resetting both contexts after
     /// every ``batchSize`` objects and at the end.
-    private func forEachBatch(of ids: [ManagedObjectID], stage: String, mapping: EntityMapping, _ body: (ManagedObjectID) throws -> Void) throws {
+    private func forEachBatch(
+        of ids: [ManagedObjectID], stage: String, mapping: EntityMapping, _ body: (ManagedObjectID) throws -> Void
+    ) throws {
         var start = 0
         repeat {
             let end = min(start + max(1, batchSize), ids.count)
@@ -297,10 +327,12 @@ open class MigrationManager {
             try flush()
             stepsDone += end - start
             migrationProgress = Float(stepsDone) / Float(stepCount)
-            logger.debug("migration progress", metadata: [
-                "stage": "\(stage)", "mapping": "\(mapping.name)", "objects": "\(end)/\(ids.count)",
-                "progress": "\(Int(migrationProgress * 100))%",
-            ])
+            logger.debug(
+                "migration progress",
+                metadata: [
+                    "stage": "\(stage)", "mapping": "\(mapping.name)", "objects": "\(end)/\(ids.count)",
+                    "progress": "\(Int(migrationProgress * 100))%",
+                ])
             start = end
         } while start < ids.count
     }
@@ -325,7 +357,10 @@ open class MigrationManager {
             return EntityMigrationPolicy()
         }
         guard let type = NSClassFromString(name) as? EntityMigrationPolicy.Type else {
-            throw CoreDataError(.entityMigrationPolicy, "the mapping \(mapping.name) names the migration policy \(name), which is no EntityMigrationPolicy subclass")
+            throw CoreDataError(
+                .entityMigrationPolicy,
+                "the mapping \(mapping.name) names the migration policy \(name), which is no EntityMigrationPolicy subclass"
+            )
         }
         return type.init()
     }

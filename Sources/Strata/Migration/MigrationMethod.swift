@@ -22,11 +22,14 @@ public enum MigrationMethod: String, Sendable, Hashable {
     /// - Returns: the method.
     /// - Throws: ``CoreDataError`` when a model cannot be laid out, `inferredMappingModel` when
     ///   the change cannot be inferred.
-    public static func forStore(at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> MigrationMethod {
+    public static func forStore(
+        at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel
+    ) throws -> MigrationMethod {
         if try StoreRowCompatibility.rowsUnchanged(from: source, to: destination) { return .metadataOnly }
         if try InPlaceMigration.plan(at: url, from: source, to: destination) != nil { return .inPlace }
         let mapping = try MappingModel.inferredMappingModel(forSourceModel: source, destinationModel: destination)
-        return try InPlaceRewrite.plan(at: url, from: source, to: destination, mapping: mapping) == nil ? .rewrite : .inPlaceRewrite
+        return try InPlaceRewrite.plan(at: url, from: source, to: destination, mapping: mapping) == nil
+            ? .rewrite : .inPlaceRewrite
     }
 
     /// Checks the objects stored at `url` against what migrating them from `source` to
@@ -39,7 +42,9 @@ public enum MigrationMethod: String, Sendable, Hashable {
     ///   constrained properties and the values two stored objects share, or `migration` when
     ///   the store cannot be read.
     @discardableResult
-    public static func checkStoredObjects(at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> Int {
+    public static func checkStoredObjects(
+        at url: URL, from source: ManagedObjectModel, to destination: ManagedObjectModel
+    ) throws -> Int {
         try AddedUniquenessConstraint.checkStoredObjects(at: url, from: source, to: destination)
     }
 
@@ -48,7 +53,8 @@ public enum MigrationMethod: String, Sendable, Hashable {
         switch self {
         case .metadataOnly: "metadata only (every row stays as it is)"
         case .inPlace: "in place (the log is not rewritten; object IDs and history are kept)"
-        case .inPlaceRewrite: "rewrite in place (every row converted segment by segment; object IDs and history are kept)"
+        case .inPlaceRewrite:
+            "rewrite in place (every row converted segment by segment; object IDs and history are kept)"
         case .rewrite: "rewrite (a new store replaces the old one; objects get new IDs)"
         }
     }

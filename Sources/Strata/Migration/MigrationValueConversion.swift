@@ -2,8 +2,12 @@ import Foundation
 
 /// The attribute type changes a lightweight migration converts, and the conversions.
 enum MigrationValueConversion {
-    private static let integers: [AttributeType] = [.integer16AttributeType, .integer32AttributeType, .integer64AttributeType]
-    private static let fractions: Set<AttributeType> = [.doubleAttributeType, .floatAttributeType, .decimalAttributeType]
+    private static let integers: [AttributeType] = [
+        .integer16AttributeType, .integer32AttributeType, .integer64AttributeType,
+    ]
+    private static let fractions: Set<AttributeType> = [
+        .doubleAttributeType, .floatAttributeType, .decimalAttributeType,
+    ]
 
     /// Whether values of type `source` convert to `destination`: integers to wider integers,
     /// numbers to `Double`/`Float`/`Decimal`, numbers, Booleans, UUIDs and URIs to strings,
@@ -11,7 +15,9 @@ enum MigrationValueConversion {
     static func canConvert(_ source: AttributeType, to destination: AttributeType) -> Bool {
         if source == destination { return true }
         let sourceIsNumber = integers.contains(source) || fractions.contains(source)
-        if let from = integers.firstIndex(of: source), let to = integers.firstIndex(of: destination) { return to > from }
+        if let from = integers.firstIndex(of: source), let to = integers.firstIndex(of: destination) {
+            return to > from
+        }
         if fractions.contains(destination) { return sourceIsNumber || source == .stringAttributeType }
         if destination == .stringAttributeType {
             return sourceIsNumber || [.booleanAttributeType, .UUIDAttributeType, .URIAttributeType].contains(source)
@@ -67,7 +73,9 @@ enum MigrationValueConversion {
         do {
             return try ValueConversion.normalize(converted, for: attribute, entity: entity)
         } catch let error as CoreDataError {
-            throw CoreDataError(.migration, "migrating \(entity.entityName).\(attribute.name): \(error.message)", key: attribute.name, underlyingError: error)
+            throw CoreDataError(
+                .migration, "migrating \(entity.entityName).\(attribute.name): \(error.message)", key: attribute.name,
+                underlyingError: error)
         }
     }
 }

@@ -63,16 +63,20 @@ struct ModelArchive: Codable, Sendable, Equatable {
     init(_ model: ManagedObjectModel) {
         entities = model.entities.map { entity in
             Entity(
-                name: entity.entityName, className: entity.managedObjectClassName, parent: entity.superentity?.entityName,
+                name: entity.entityName, className: entity.managedObjectClassName,
+                parent: entity.superentity?.entityName,
                 isAbstract: entity.isAbstract, renamingIdentifier: entity.renamingIdentifier,
                 versionHashModifier: entity.versionHashModifier,
                 properties: entity.ownProperties.compactMap(Self.archive),
                 indexes: entity.indexes.map { index in
                     Index(
                         name: index.name, properties: index.elements.map { $0.propertyName ?? "" },
-                        ascending: index.elements.map(\.isAscending), collationTypes: index.elements.map(\.collationType.rawValue))
+                        ascending: index.elements.map(\.isAscending),
+                        collationTypes: index.elements.map(\.collationType.rawValue))
                 },
-                uniquenessConstraints: entity.uniquenessConstraints.map { $0.map(EntityDescription.constraintElementName) })
+                uniquenessConstraints: entity.uniquenessConstraints.map {
+                    $0.map(EntityDescription.constraintElementName)
+                })
         }
         versionIdentifiers = model.versionIdentifiers.compactMap { $0.base as? String }.sorted()
     }
@@ -119,7 +123,8 @@ struct ModelArchive: Codable, Sendable, Equatable {
         }
         let byName = Dictionary(built.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         func missing(_ what: String) -> CoreDataError {
-            CoreDataError(.migrationMissingSourceModel, "the store's model archive names \(what), which it does not hold")
+            CoreDataError(
+                .migrationMissingSourceModel, "the store's model archive names \(what), which it does not hold")
         }
         var relationships: [(RelationshipDescription, Property)] = []
         for (archived, entity) in zip(entities, built) {
@@ -136,12 +141,16 @@ struct ModelArchive: Codable, Sendable, Equatable {
             }
         }
         for (relationship, property) in relationships {
-            guard let name = property.destination, let destination = byName[name] else { throw missing("the destination of \(property.name)") }
+            guard let name = property.destination, let destination = byName[name] else {
+                throw missing("the destination of \(property.name)")
+            }
             relationship.destinationEntity = destination
         }
         for (relationship, property) in relationships {
             guard let inverse = property.inverse else { continue }
-            guard let found = relationship.destinationEntity?.ownRelationship(named: inverse) else { throw missing("the inverse \(inverse)") }
+            guard let found = relationship.destinationEntity?.ownRelationship(named: inverse) else {
+                throw missing("the inverse \(inverse)")
+            }
             relationship.inverseRelationship = found
         }
         for (archived, entity) in zip(entities, built) {
@@ -152,9 +161,13 @@ struct ModelArchive: Codable, Sendable, Equatable {
         }
         for (archived, entity) in zip(entities, built) {
             entity.indexes = try archived.indexes.map { index in
-                let elements = try zip(index.properties, zip(index.ascending, index.collationTypes)).map { name, options in
-                    guard let property = entity.inheritedProperty(named: name) else { throw missing("the indexed property \(name)") }
-                    let element = FetchIndexElementDescription(property: property, collationType: FetchIndexElementType(rawValue: options.1) ?? .binary)
+                let elements = try zip(index.properties, zip(index.ascending, index.collationTypes)).map {
+                    name, options in
+                    guard let property = entity.inheritedProperty(named: name) else {
+                        throw missing("the indexed property \(name)")
+                    }
+                    let element = FetchIndexElementDescription(
+                        property: property, collationType: FetchIndexElementType(rawValue: options.1) ?? .binary)
                     element.isAscending = options.0
                     return element
                 }
@@ -174,7 +187,8 @@ struct ModelArchive: Codable, Sendable, Equatable {
         if let elements = property.elements {
             attribute = CompositeAttributeDescription(name: property.name, elements: elements.map(Self.attribute))
         } else {
-            attribute = AttributeDescription(name: property.name, type: AttributeDescription.AttributeType(rawValue: property.attributeType ?? 0))
+            attribute = AttributeDescription(
+                name: property.name, type: AttributeDescription.AttributeType(rawValue: property.attributeType ?? 0))
         }
         applyCommon(property, to: attribute)
         attribute.valueTransformerName = property.valueTransformerName

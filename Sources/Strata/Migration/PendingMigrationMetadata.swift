@@ -28,11 +28,15 @@ struct PendingMigrationMetadata: Sendable {
     let committedSchema: @Sendable (_ mapping: StoreMapping, _ stored: Schema) throws -> Schema
 
     /// An in-place step: the model's layout laid over the stored schema (``StoreMapping/evolved(onto:)``).
-    static let inPlace = PendingMigrationMetadata(fileName: StoreMetadataFile.fileName + ".inplace", stepName: "in-place migration") {
+    static let inPlace = PendingMigrationMetadata(
+        fileName: StoreMetadataFile.fileName + ".inplace", stepName: "in-place migration"
+    ) {
         mapping, stored in try mapping.evolved(onto: stored).schema
     }
     /// A rewrite of the log in place: the model's own layout.
-    static let rewrite = PendingMigrationMetadata(fileName: StoreMetadataFile.fileName + ".rewrite", stepName: "rewrite migration") {
+    static let rewrite = PendingMigrationMetadata(
+        fileName: StoreMetadataFile.fileName + ".rewrite", stepName: "rewrite migration"
+    ) {
         mapping, _ in mapping.schema
     }
     /// Every kind of pending step, in the order an open resolves them.
@@ -47,7 +51,8 @@ struct PendingMigrationMetadata: Sendable {
     ///   cannot be written, `migration` when it cannot be put in place.
     @discardableResult
     func apply<Result>(
-        destination: ManagedObjectModel, metadata: [String: Any], at url: URL, recording extra: [String: Any] = [:], _ change: () throws -> Result
+        destination: ManagedObjectModel, metadata: [String: Any], at url: URL, recording extra: [String: Any] = [:],
+        _ change: () throws -> Result
     ) throws -> Result {
         try writePending(destination: destination, metadata: metadata.merging(extra) { _, new in new }, at: url)
         let result: Result
@@ -68,7 +73,8 @@ struct PendingMigrationMetadata: Sendable {
     func writePending(destination: ManagedObjectModel, metadata: [String: Any], at url: URL) throws {
         let storeID = metadata[StoreUUIDKey] as? String ?? ""
         let updated = StoreMetadataFile.adding(
-            archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: storeID)) { _, new in new })
+            archiveOf: destination,
+            to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: storeID)) { _, new in new })
         try StoreMetadataFile.write(updated, at: url, name: fileName)
     }
 
@@ -79,7 +85,8 @@ struct PendingMigrationMetadata: Sendable {
     func committedMetadata(at url: URL) -> [String: Any]? {
         guard FileManager.default.fileExists(atPath: url.appendingPathComponent(fileName).path),
             let metadata = try? StoreMetadataFile.read(at: url, name: fileName),
-            let model = try? StoreMetadataFile.sourceModel(from: metadata), let stored = try? Store.storedSchema(at: url),
+            let model = try? StoreMetadataFile.sourceModel(from: metadata),
+            let stored = try? Store.storedSchema(at: url),
             let mapping = try? PersistentStoreCoordinator(managedObjectModel: model).mapping.get(),
             (try? committedSchema(mapping, stored)) == stored
         else { return nil }
@@ -108,8 +115,14 @@ struct PendingMigrationMetadata: Sendable {
 
     /// Renames the pending metadata over the store's metadata and syncs the directory.
     private func commit(at url: URL) throws {
-        guard rename(url.appendingPathComponent(fileName).path, url.appendingPathComponent(StoreMetadataFile.fileName).path) == 0 else {
-            throw CoreDataError(.migration, "cannot put the migrated metadata of \(url.path) in place: \(String(cString: strerror(errno)))")
+        guard
+            rename(
+                url.appendingPathComponent(fileName).path, url.appendingPathComponent(StoreMetadataFile.fileName).path)
+                == 0
+        else {
+            throw CoreDataError(
+                .migration,
+                "cannot put the migrated metadata of \(url.path) in place: \(String(cString: strerror(errno)))")
         }
         do {
             try StoreMetadataFile.syncDirectory(url)

@@ -32,7 +32,8 @@ extension PersistentStoreCoordinator {
             defer { try? store.close() }
             return [StoreTypeKey: SQLiteStoreType, StoreUUIDKey: store.storeID.uuidString]
         } catch let error as StoreError {
-            throw CoreDataError(.persistentStoreOpen, "no store metadata at \(url.path): \(error.message)", underlyingError: error)
+            throw CoreDataError(
+                .persistentStoreOpen, "no store metadata at \(url.path): \(error.message)", underlyingError: error)
         }
     }
 
@@ -48,7 +49,8 @@ extension PersistentStoreCoordinator {
     /// The metadata of an added store (Core Data's `metadata(for:)`); an in-memory store's is
     /// made from the coordinator's model.
     public func metadata(for store: PersistentStore) -> [String: Any] {
-        store.storedMetadata ?? StoreMetadataFile.metadata(for: managedObjectModel, storeID: store.identifier, type: store.type)
+        store.storedMetadata
+            ?? StoreMetadataFile.metadata(for: managedObjectModel, storeID: store.identifier, type: store.type)
     }
 
     /// Replaces the metadata of an added store with `metadata` (Core Data's `setMetadata(_:for:)`),
@@ -69,7 +71,8 @@ extension PersistentStoreCoordinator {
     ///   ``SQLiteStoreType``, `persistentStoreOpen` when the store's metadata cannot be read,
     ///   `persistentStoreSave` when it cannot be written.
     public class func setMetadata(
-        _ metadata: [String: Any], forPersistentStoreOfType storeType: String, at url: URL, options: [AnyHashable: Any]? = nil
+        _ metadata: [String: Any], forPersistentStoreOfType storeType: String, at url: URL,
+        options: [AnyHashable: Any]? = nil
     ) throws {
         guard storeType == SQLiteStoreType || storeType == StrataStoreType else {
             throw CoreDataError(.persistentStoreInvalidType, "\(storeType) stores keep no metadata on disk")

@@ -65,10 +65,13 @@ extension PersistentStoreCoordinator {
         guard description.shouldMigrateStoreAutomatically, !description.isReadOnly else {
             throw CoreDataError(
                 .persistentStoreIncompatibleVersionHash,
-                "the model used to open the store at \(url.path) is incompatible with the one used to create it, and migration is off")
+                "the model used to open the store at \(url.path) is incompatible with the one used to create it, and migration is off"
+            )
         }
         guard description.shouldInferMappingModelAutomatically else {
-            throw CoreDataError(.migrationMissingMappingModel, "the store at \(url.path) needs a migration and inferring a mapping model is off")
+            throw CoreDataError(
+                .migrationMissingMappingModel,
+                "the store at \(url.path) needs a migration and inferring a mapping model is off")
         }
         guard !SharedEngineStores.shared.isOpen(at: url) else {
             throw CoreDataError(
@@ -76,7 +79,8 @@ extension PersistentStoreCoordinator {
                 "the store at \(url.path) is open in this process with another model; it cannot be migrated while open")
         }
         guard let source = try StoreMetadataFile.sourceModel(from: metadata) else {
-            throw CoreDataError(.migrationMissingSourceModel, "the store at \(url.path) does not record the model it was written with")
+            throw CoreDataError(
+                .migrationMissingSourceModel, "the store at \(url.path) does not record the model it was written with")
         }
         if let staged = description.options[PersistentStoreStagedMigrationManagerOptionKey] as? StagedMigrationManager {
             return try migrateStaged(staged, at: url, metadata: metadata, description: description)
@@ -85,14 +89,20 @@ extension PersistentStoreCoordinator {
         var steps: [(source: ManagedObjectModel, destination: ManagedObjectModel, mapping: MappingModel)] = []
         for destination in try versionSteps(after: metadata) {
             let from = steps.last?.destination ?? source
-            steps.append((from, destination, try MappingModel.inferredMappingModel(forSourceModel: from, destinationModel: destination)))
+            steps.append(
+                (
+                    from, destination,
+                    try MappingModel.inferredMappingModel(forSourceModel: from, destinationModel: destination)
+                ))
         }
         // Held until the new store took the old one's place: no writer opens the old store meanwhile
         // (released for a step made in place, which takes the engine's own lock).
         var lock: StoreDirectoryLock? = try StoreDirectoryLock(url)
         defer { lock?.release() }
         for step in steps {
-            try migrateStep(at: url, from: step.source, to: step.destination, mapping: step.mapping, description: description, lock: &lock)
+            try migrateStep(
+                at: url, from: step.source, to: step.destination, mapping: step.mapping, description: description,
+                lock: &lock)
         }
     }
 
@@ -105,7 +115,10 @@ extension PersistentStoreCoordinator {
         guard let bundle = managedObjectModel.versionBundleURL else { return [managedObjectModel] }
         let versions = try ManagedObjectModel.versions(in: bundle).map(ManagedObjectModel.init(checkedContentsOf:))
         let target = managedObjectModel.entityVersionHashesByName
-        guard let start = versions.firstIndex(where: { $0.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) }),
+        guard
+            let start = versions.firstIndex(where: {
+                $0.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
+            }),
             let end = versions.lastIndex(where: { $0.entityVersionHashesByName == target }), start < end
         else { return [managedObjectModel] }
         return Array(versions[(start + 1)..<end]) + [managedObjectModel]
@@ -125,7 +138,10 @@ extension PersistentStoreCoordinator {
             try AddedUniquenessConstraint.checkStoredObjects(at: url, from: source, to: destination)
             let storeID = metadata[StoreUUIDKey] as? String ?? ""
             try StoreMetadataFile.write(
-                StoreMetadataFile.adding(archiveOf: destination, to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: storeID)) { _, new in new }),
+                StoreMetadataFile.adding(
+                    archiveOf: destination,
+                    to: metadata.merging(StoreMetadataFile.metadata(for: destination, storeID: storeID)) { _, new in new
+                    }),
                 at: url)
             logger.debug("migrated store metadata; rows unchanged", metadata: ["path": "\(url.path)"])
             return
@@ -139,7 +155,9 @@ extension PersistentStoreCoordinator {
                 return
             } catch let error as CoreDataError where (error.underlyingError as? StoreError)?.code == .schemaMismatch {
                 // The store went through as many in-place changes as it can record: rewrite it.
-                logger.debug("rewriting a store that cannot change in place", metadata: ["path": "\(url.path)", "reason": "\(error.message)"])
+                logger.debug(
+                    "rewriting a store that cannot change in place",
+                    metadata: ["path": "\(url.path)", "reason": "\(error.message)"])
             }
         }
         if let rewrite = try InPlaceRewrite.plan(at: url, from: source, to: destination, mapping: mapping) {
@@ -159,8 +177,10 @@ extension PersistentStoreCoordinator {
         do {
             // Read-only: the old store is neither locked by the engine (the caller holds the lock) nor written.
             try manager.migrateStore(
-                from: url, sourceType: SQLiteStoreType, options: [IgnorePersistentStoreVersioningOption: true, ReadOnlyPersistentStoreOption: true],
-                with: mapping, toDestinationURL: staging, destinationType: SQLiteStoreType, destinationOptions: destinationOptions)
+                from: url, sourceType: SQLiteStoreType,
+                options: [IgnorePersistentStoreVersioningOption: true, ReadOnlyPersistentStoreOption: true],
+                with: mapping, toDestinationURL: staging, destinationType: SQLiteStoreType,
+                destinationOptions: destinationOptions)
             try Self.exchange(url, staging)
         } catch {
             try? FileManager.default.removeItem(at: staging)
@@ -180,12 +200,15 @@ extension PersistentStoreCoordinator {
     /// - Throws: ``CoreDataError`` `migration` when the system cannot exchange them.
     static func exchange(_ first: URL, _ second: URL) throws {
         guard strata_rename_exchange(first.path, second.path) == 0 else {
-            throw CoreDataError(.migration, "cannot exchange \(first.path) with the migrated store: \(String(cString: strerror(errno)))")
+            throw CoreDataError(
+                .migration, "cannot exchange \(first.path) with the migrated store: \(String(cString: strerror(errno)))"
+            )
         }
         do {
             try StoreMetadataFile.syncDirectory(first.deletingLastPathComponent())
         } catch {
-            throw CoreDataError(.migration, "cannot sync \(first.deletingLastPathComponent().path) after the migration: \(error)")
+            throw CoreDataError(
+                .migration, "cannot sync \(first.deletingLastPathComponent().path) after the migration: \(error)")
         }
         logger.debug("exchanged the migrated store", metadata: ["path": "\(first.path)"])
     }
@@ -202,10 +225,14 @@ extension PersistentStoreCoordinator {
         init(_ url: URL) throws {
             let path = url.appendingPathComponent("lock").path
             fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw CoreDataError(.persistentStoreOpen, "cannot open \(path): \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else {
+                throw CoreDataError(.persistentStoreOpen, "cannot open \(path): \(String(cString: strerror(errno)))")
+            }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
                 close(fd)
-                throw CoreDataError(.persistentStoreOpen, "the store at \(url.path) is open for writing; close it before it can be migrated")
+                throw CoreDataError(
+                    .persistentStoreOpen,
+                    "the store at \(url.path) is open for writing; close it before it can be migrated")
             }
         }
 

@@ -47,7 +47,11 @@ struct RewritePlanner {
     mutating func plan(_ mapping: MappingModel) throws -> Bool {
         var mapped = Set<String>()
         for entityMapping in mapping.entityMappings {
-            if let policy = entityMapping.entityMigrationPolicyClassName, !policy.isEmpty, policy != "EntityMigrationPolicy" { return false }
+            if let policy = entityMapping.entityMigrationPolicyClassName, !policy.isEmpty,
+                policy != "EntityMigrationPolicy"
+            {
+                return false
+            }
             switch entityMapping.mappingType {
             case .addEntityMappingType, .removeEntityMappingType:
                 continue
@@ -92,7 +96,9 @@ struct RewritePlanner {
             guard let plans = rows[entity] else {
                 // A pair of a join entity goes with either object.
                 for (column, target) in joinTargets[entity] ?? [:] {
-                    if case .reference(let other) = row[column], droppedKeys[target]?.contains(other) == true { return nil }
+                    if case .reference(let other) = row[column], droppedKeys[target]?.contains(other) == true {
+                        return nil
+                    }
                 }
                 return row
             }
@@ -105,7 +111,9 @@ struct RewritePlanner {
             default: plan = nil
             }
             guard let plan else {
-                throw CoreDataError(.migration, "the stored row \(key) of engine entity \(entity) has an entity tag the migration does not map")
+                throw CoreDataError(
+                    .migration,
+                    "the stored row \(key) of engine entity \(entity) has an entity tag the migration does not map")
             }
             return try plan.convert(row, key: key, droppedKeys: droppedKeys, filled: filled)
         }
@@ -119,9 +127,11 @@ struct RewritePlanner {
     /// can lead to them is optional (references to them are cleared, their pairs dropped).
     private func canDrop(_ entity: EntityDescription) -> Bool {
         for other in destination.entities {
-            for relationship in other.relationshipsByName.values where !relationship.isTransient && !relationship.isOptional {
+            for relationship in other.relationshipsByName.values
+            where !relationship.isTransient && !relationship.isOptional {
                 guard let target = relationship.destinationEntity else { continue }
-                let old = MappingModel.counterpart(of: target.renamingIdentifier, target.entityName, in: source.entitiesByName)
+                let old = MappingModel.counterpart(
+                    of: target.renamingIdentifier, target.entityName, in: source.entitiesByName)
                 if let old, entity.isKindOf(entity: old) || old.isKindOf(entity: entity) { return false }
             }
         }
@@ -131,15 +141,20 @@ struct RewritePlanner {
     /// Whether `old`, a to-many kept through its to-one inverse's column, becomes `new`, a to-one
     /// whose inverse is the old inverse (one-to-many becoming one-to-one): the new column is
     /// filled from the inverse's column, each object's one related object.
-    private static func narrowsOneToMany(_ old: RelationshipDescription, _ new: RelationshipDescription, _ was: EntityLayout) -> Bool {
+    private static func narrowsOneToMany(
+        _ old: RelationshipDescription, _ new: RelationshipDescription, _ was: EntityLayout
+    ) -> Bool {
         old.isToMany && !new.isToMany && !old.isOrdered && was.joins[old.name] == nil && keepsToOneInverse(old, new)
     }
 
     /// Whether `old`, a to-one whose inverse is a to-one, becomes `new`, a to-many kept through
     /// its inverse's column that keeps the old inverse's pairs (one-to-one becoming one-to-many):
     /// the inverse's column holds every pair, so `old`'s own column is dropped without loss.
-    private static func widensOneToOne(_ old: RelationshipDescription, _ new: RelationshipDescription, _ now: EntityLayout) -> Bool {
-        !old.isToMany && new.isToMany && now.columns[new.name] == nil && now.joins[new.name] == nil && keepsToOneInverse(old, new)
+    private static func widensOneToOne(
+        _ old: RelationshipDescription, _ new: RelationshipDescription, _ now: EntityLayout
+    ) -> Bool {
+        !old.isToMany && new.isToMany && now.columns[new.name] == nil && now.joins[new.name] == nil
+            && keepsToOneInverse(old, new)
     }
 
     /// Whether `old` and `new` both have a to-one inverse, `new`'s mapping from `old`'s: the
@@ -148,7 +163,8 @@ struct RewritePlanner {
         guard let oldInverse = old.inverseRelationship, !oldInverse.isToMany, !oldInverse.isTransient,
             let inverse = new.inverseRelationship, !inverse.isToMany
         else { return false }
-        return MappingModel.counterpart(of: inverse.renamingIdentifier, inverse.name, in: [oldInverse.name: oldInverse]) != nil
+        return MappingModel.counterpart(of: inverse.renamingIdentifier, inverse.name, in: [oldInverse.name: oldInverse])
+            != nil
     }
 
     /// Records that `key` maps to `value` in `table`; `false` when it already maps elsewhere.
@@ -159,7 +175,9 @@ struct RewritePlanner {
     }
 
     /// Plans the rows of `from` becoming rows of `to`.
-    private mutating func planEntity(_ from: EntityDescription, _ to: EntityDescription, _ mapping: EntityMapping) throws -> Bool {
+    private mutating func planEntity(
+        _ from: EntityDescription, _ to: EntityDescription, _ mapping: EntityMapping
+    ) throws -> Bool {
         guard let was = before.layout(of: from), let now = after.layout(of: to),
             AddedUniquenessConstraint.names(of: to).subtracting(AddedUniquenessConstraint.names(of: from)).isEmpty
                 || AddedUniquenessConstraint.checkableBeforeRewrite(to, from: from, before: before)
@@ -172,8 +190,11 @@ struct RewritePlanner {
         let relationshipMappings = mapping.relationshipMappingsByName
         for property in to.properties where !property.isTransient {
             if let attribute = property as? AttributeDescription {
-                guard !(attribute is DerivedAttributeDescription), let column = now.columns[attribute.name] else { return false }
-                let fallback = try attribute.defaultValue.map { try ValueConversion.storeValue($0, for: attribute) } ?? .null
+                guard !(attribute is DerivedAttributeDescription), let column = now.columns[attribute.name] else {
+                    return false
+                }
+                let fallback =
+                    try attribute.defaultValue.map { try ValueConversion.storeValue($0, for: attribute) } ?? .null
                 var step = ColumnStep(column: column, source: -1, conversion: nil, fallback: fallback)
                 if let expression = attributeMappings[attribute.name]?.valueExpression {
                     guard let path = expression.keyPath, let old = from.attributesByName[path], !old.isTransient,
@@ -183,7 +204,8 @@ struct RewritePlanner {
                     step.source = oldColumn
                     if old.attributeType != attribute.attributeType {
                         guard !(old is CompositeAttributeDescription), !(attribute is CompositeAttributeDescription),
-                            old.attributeType != .transformableAttributeType, attribute.attributeType != .transformableAttributeType,
+                            old.attributeType != .transformableAttributeType,
+                            attribute.attributeType != .transformableAttributeType,
                             MigrationValueConversion.canConvert(old.attributeType, to: attribute.attributeType)
                         else { return false }
                         step.conversion = ValueTypeConversion(from: old, to: attribute, entity: to)
@@ -194,7 +216,10 @@ struct RewritePlanner {
                     }
                 }
                 if !attribute.isOptional && fallback.isNull {
-                    requirements.append(RequiredValue(entity: was.storeEntity, tag: was.tag, column: step.source, name: "\(to.entityName).\(attribute.name)"))
+                    requirements.append(
+                        RequiredValue(
+                            entity: was.storeEntity, tag: was.tag, column: step.source,
+                            name: "\(to.entityName).\(attribute.name)"))
                 }
                 steps.append(step)
             } else if let relationship = property as? RelationshipDescription {
@@ -204,9 +229,11 @@ struct RewritePlanner {
                 var narrows = false
                 if let old {
                     narrows = Self.narrowsOneToMany(old, relationship, was)
-                    guard !old.isTransient, old.isToMany == relationship.isToMany || narrows || Self.widensOneToOne(old, relationship, now),
+                    guard !old.isTransient,
+                        old.isToMany == relationship.isToMany || narrows || Self.widensOneToOne(old, relationship, now),
                         relationship.minCount <= old.minCount,
-                        narrows || relationship.maxCount == 0 || (old.maxCount != 0 && relationship.maxCount >= old.maxCount),
+                        narrows || relationship.maxCount == 0
+                            || (old.maxCount != 0 && relationship.maxCount >= old.maxCount),
                         relationship.isOptional || !old.isOptional,
                         let target = relationship.destinationEntity.flatMap(after.layout(of:)),
                         let oldTarget = old.destinationEntity.flatMap(before.layout(of:))
@@ -219,15 +246,19 @@ struct RewritePlanner {
                     var step = ColumnStep(column: column, source: -1, conversion: nil, fallback: .null)
                     if let old, narrows {
                         // Filled from the inverse's column of the related objects (checked to be one each).
-                        guard let inverse = old.inverseRelationship, let oldTarget = old.destinationEntity.flatMap(before.layout(of:)),
+                        guard let inverse = old.inverseRelationship,
+                            let oldTarget = old.destinationEntity.flatMap(before.layout(of:)),
                             let inverseColumn = oldTarget.columns[inverse.name]
                         else { return false }
                         step.fill = fills.count
                         step.target = oldTarget.storeEntity
-                        fills.append(InverseFill(
-                            entity: oldTarget.storeEntity, tags: oldTarget.tags, column: inverseColumn, name: "\(to.entityName).\(relationship.name)"))
+                        fills.append(
+                            InverseFill(
+                                entity: oldTarget.storeEntity, tags: oldTarget.tags, column: inverseColumn,
+                                name: "\(to.entityName).\(relationship.name)"))
                     } else if let old {
-                        guard let oldColumn = was.columns[old.name], Self.record(oldColumn, column, in: &columnMap) else { return false }
+                        guard let oldColumn = was.columns[old.name], Self.record(oldColumn, column, in: &columnMap)
+                        else { return false }
                         step.source = oldColumn
                         step.target = targets.last?.old
                     }
@@ -235,11 +266,14 @@ struct RewritePlanner {
                 } else if let join = now.joins[relationship.name] {
                     // The pairs are kept in a join entity on both sides, the owner in the same column.
                     guard let old else { continue }
-                    guard let oldJoin = was.joins[old.name], oldJoin.isSource == join.isSource, oldJoin.isOrdered == join.isOrdered,
+                    guard let oldJoin = was.joins[old.name], oldJoin.isSource == join.isSource,
+                        oldJoin.isOrdered == join.isOrdered,
                         Self.record(oldJoin.storeEntity, join.storeEntity, in: &entities)
                     else { return false }
                     columns[oldJoin.storeEntity] = [0: 0, 1: 1, 2: 2]
-                    joinTargets[oldJoin.storeEntity] = [oldJoin.ownerColumn: was.storeEntity, oldJoin.otherColumn: targets.last!.old]
+                    joinTargets[oldJoin.storeEntity] = [
+                        oldJoin.ownerColumn: was.storeEntity, oldJoin.otherColumn: targets.last!.old,
+                    ]
                 } else if let old, was.joins[old.name] != nil {
                     // Kept in a join entity before, through its inverse's column now: the pairs would be lost.
                     return false
@@ -248,7 +282,8 @@ struct RewritePlanner {
         }
         routedColumns[was.storeEntity, default: [:]][now.storeEntity] = columnMap
         if entities[was.storeEntity] == now.storeEntity { columns[was.storeEntity] = columnMap }
-        rows[was.storeEntity, default: [:]][was.tag] = RowPlan(tag: now.tag, width: after.schema.entities[now.storeEntity].columns.count, steps: steps)
+        rows[was.storeEntity, default: [:]][was.tag] = RowPlan(
+            tag: now.tag, width: after.schema.entities[now.storeEntity].columns.count, steps: steps)
         return true
     }
 }
@@ -271,9 +306,13 @@ private struct RowPlan: Sendable {
         values[0] = row[0].isNull ? .null : .int(tag)
         for step in steps {
             var value = step.source >= 0 && step.source < row.values.count ? row[step.source] : .null
-            if let fill = step.fill, fill < filled.count, let related = filled[fill][key] { value = .reference(related) }
+            if let fill = step.fill, fill < filled.count, let related = filled[fill][key] {
+                value = .reference(related)
+            }
             if let conversion = step.conversion, !value.isNull { value = try conversion.convert(value) }
-            if let target = step.target, case .reference(let key) = value, droppedKeys[target]?.contains(key) == true { value = .null }
+            if let target = step.target, case .reference(let key) = value, droppedKeys[target]?.contains(key) == true {
+                value = .null
+            }
             if value.isNull { value = step.fallback }
             values[step.column] = value
         }
@@ -335,6 +374,7 @@ private struct ValueTypeConversion: Sendable {
     /// - Throws: ``CoreDataError`` `migration` when the value does not fit.
     func convert(_ value: Value) throws -> Value {
         let object = try ValueConversion.objectValue(value, for: from, coordinator: nil)
-        return try ValueConversion.storeValue(try MigrationValueConversion.convert(object, to: to, entity: entity), for: to)
+        return try ValueConversion.storeValue(
+            try MigrationValueConversion.convert(object, to: to, entity: entity), for: to)
     }
 }

@@ -49,7 +49,9 @@ public final class StagedMigrationManager {
     /// - Throws: ``CoreDataError`` `migrationMissingSourceModel` when a checksum names no known
     ///   model, a reference's model does not load or has another checksum, or no version of the
     ///   chain is the store's.
-    func steps(from metadata: [String: Any], to target: ManagedObjectModel, known: [ManagedObjectModel]) throws -> [Step] {
+    func steps(
+        from metadata: [String: Any], to target: ManagedObjectModel, known: [ManagedObjectModel]
+    ) throws -> [Step] {
         var byChecksum: [String: ManagedObjectModel] = [:]
         for model in known { byChecksum[model.versionChecksum] = byChecksum[model.versionChecksum] ?? model }
         var chain: [ManagedObjectModel] = []
@@ -61,22 +63,34 @@ public final class StagedMigrationManager {
             if let lightweight = stage as? LightweightMigrationStage {
                 for checksum in lightweight.versionChecksums {
                     guard let model = byChecksum[checksum] else {
-                        throw CoreDataError(.migrationMissingSourceModel, "no model version has the checksum \(checksum) of the stage \(stage)")
+                        throw CoreDataError(
+                            .migrationMissingSourceModel,
+                            "no model version has the checksum \(checksum) of the stage \(stage)")
                     }
                     append(model)
                 }
             } else if let custom = stage as? CustomMigrationStage {
-                for reference in [custom.currentModel, custom.nextModel] { if let problem = reference.problem { throw problem } }
+                for reference in [custom.currentModel, custom.nextModel] {
+                    if let problem = reference.problem { throw problem }
+                }
                 append(custom.currentModel.resolvedModel)
                 customs[chain.count - 1] = custom
                 append(custom.nextModel.resolvedModel)
             }
         }
-        guard let start = chain.firstIndex(where: { $0.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata) }) else {
-            throw CoreDataError(.migrationMissingSourceModel, "no stage of the staged migration starts from the model version the store was written with")
+        guard
+            let start = chain.firstIndex(where: {
+                $0.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
+            })
+        else {
+            throw CoreDataError(
+                .migrationMissingSourceModel,
+                "no stage of the staged migration starts from the model version the store was written with")
         }
         if chain.last?.entityVersionHashesByName != target.entityVersionHashesByName { chain.append(target) }
-        return (start..<(chain.count - 1)).map { Step(source: chain[$0], destination: chain[$0 + 1], custom: customs[$0]) }
+        return (start..<(chain.count - 1)).map {
+            Step(source: chain[$0], destination: chain[$0 + 1], custom: customs[$0])
+        }
     }
 
     /// Runs `handler` of `stage` with ``container`` holding the store at `url` open with `model`
@@ -90,7 +104,9 @@ public final class StagedMigrationManager {
         guard let handler else { return }
         let opened = PersistentContainer(name: "StagedMigration", managedObjectModel: model)
         let description = PersistentStoreDescription(url: url)
-        for (key, value) in options where key != PersistentStoreStagedMigrationManagerOptionKey { description.setOption(value, forKey: key) }
+        for (key, value) in options where key != PersistentStoreStagedMigrationManagerOptionKey {
+            description.setOption(value, forKey: key)
+        }
         description.shouldMigrateStoreAutomatically = false
         description.shouldAddStoreAsynchronously = false
         opened.persistentStoreDescriptions = [description]
@@ -99,7 +115,9 @@ public final class StagedMigrationManager {
         if let error = failure.withLock({ $0 }) { throw error }
         container = opened
         defer {
-            for store in opened.persistentStoreCoordinator.persistentStores { try? opened.persistentStoreCoordinator.remove(store) }
+            for store in opened.persistentStoreCoordinator.persistentStores {
+                try? opened.persistentStoreCoordinator.remove(store)
+            }
             container = PersistentContainer(name: "StagedMigration", managedObjectModel: ManagedObjectModel())
         }
         try handler(self, stage)

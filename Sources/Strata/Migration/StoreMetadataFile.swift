@@ -23,12 +23,15 @@ enum StoreMetadataFile {
     /// - Throws: ``CoreDataError`` `persistentStoreOpen` when the file does not parse.
     static func read(at store: URL, name: String = fileName) throws -> [String: Any]? {
         // An in-place migration interrupted after its commit point: its metadata is the store's.
-        if name == fileName, let committed = PendingMigrationMetadata.all.lazy.compactMap({ $0.committedMetadata(at: store) }).first {
+        if name == fileName,
+            let committed = PendingMigrationMetadata.all.lazy.compactMap({ $0.committedMetadata(at: store) }).first
+        {
             return committed
         }
         let file = store.appendingPathComponent(name)
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
-        guard let metadata = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
+        guard let metadata = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+        else {
             throw CoreDataError(.persistentStoreOpen, "the store metadata at \(file.path) does not parse")
         }
         return metadata
@@ -47,7 +50,9 @@ enum StoreMetadataFile {
             try handle.write(contentsOf: data)
             try handle.synchronize()
             try handle.close()
-            guard rename(temporary.path, file.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            guard rename(temporary.path, file.path) == 0 else {
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
             try syncDirectory(store)
         } catch {
             throw CoreDataError(.persistentStoreSave, "cannot write the store metadata at \(file.path): \(error)")
@@ -63,7 +68,9 @@ enum StoreMetadataFile {
     }
 
     /// The metadata of a store with identifier `storeID` written with `model`, as Core Data keeps it.
-    static func metadata(for model: ManagedObjectModel, storeID: String, type: String = SQLiteStoreType) -> [String: Any] {
+    static func metadata(
+        for model: ManagedObjectModel, storeID: String, type: String = SQLiteStoreType
+    ) -> [String: Any] {
         [
             StoreTypeKey: type,
             StoreUUIDKey: storeID,

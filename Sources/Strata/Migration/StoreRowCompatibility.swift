@@ -17,10 +17,13 @@ enum StoreRowCompatibility {
         for (storeEntity, tags) in mapping.entitiesByTag {
             for (tag, entity) in tags {
                 guard let old = sourceMapping.entitiesByTag[storeEntity]?[tag],
-                    MappingModel.counterpart(of: entity.renamingIdentifier, entity.entityName, in: [old.entityName: old]) != nil
+                    MappingModel.counterpart(
+                        of: entity.renamingIdentifier, entity.entityName, in: [old.entityName: old]) != nil
                 else { return false }
                 for property in entity.properties where !property.isTransient {
-                    guard let before = old.propertiesByName[property.renamingIdentifier ?? property.name] ?? old.propertiesByName[property.name]
+                    guard
+                        let before = old.propertiesByName[property.renamingIdentifier ?? property.name]
+                            ?? old.propertiesByName[property.name]
                     else {
                         // A new property on a column a sibling shares: the entity's rows hold nothing
                         // it may read there (no default, or values of a property removed before).
@@ -28,9 +31,13 @@ enum StoreRowCompatibility {
                         continue
                     }
                     if before.isOptional && !property.isOptional { return false }
-                    if let relationship = property as? RelationshipDescription, let was = before as? RelationshipDescription {
+                    if let relationship = property as? RelationshipDescription,
+                        let was = before as? RelationshipDescription
+                    {
                         if relationship.minCount > was.minCount { return false }
-                        if relationship.maxCount != 0 && (was.maxCount == 0 || relationship.maxCount < was.maxCount) { return false }
+                        if relationship.maxCount != 0 && (was.maxCount == 0 || relationship.maxCount < was.maxCount) {
+                            return false
+                        }
                     }
                     if let attribute = property as? AttributeDescription, let was = before as? AttributeDescription,
                         attribute.attributeType != was.attributeType

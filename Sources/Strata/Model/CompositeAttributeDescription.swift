@@ -21,7 +21,9 @@ public final class CompositeAttributeDescription: AttributeDescription, @uncheck
             ensureMutable("elements")
             let names = newValue.map(\.name)
             if Set(names).count != names.count {
-                fatalError("Can't set the elements of composite attribute \(qualifiedName): two elements share a name (\(names))")
+                fatalError(
+                    "Can't set the elements of composite attribute \(qualifiedName): two elements share a name (\(names))"
+                )
             }
         }
     }

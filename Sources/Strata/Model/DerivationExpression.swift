@@ -32,7 +32,8 @@ enum DerivationExpression {
         }
         func refuse(_ reason: String) -> ModelError {
             ModelError(
-                .invalidModel, "derived attribute \(entity.entityName).\(attribute.name) has the expression \(expression.expressionFormat), which Strata does not compute: \(reason)",
+                .invalidModel,
+                "derived attribute \(entity.entityName).\(attribute.name) has the expression \(expression.expressionFormat), which Strata does not compute: \(reason)",
                 entityName: entity.entityName, propertyName: attribute.name)
         }
         let type = attribute.attributeType
@@ -44,14 +45,18 @@ enum DerivationExpression {
         case .keyPath(let path, on: .evaluatedObject):
             switch try walk(path, from: entity, refuse: refuse) {
             case .count:
-                guard numeric.contains(type) else { throw refuse("a count needs a number attribute, not \(type.xmlName)") }
+                guard numeric.contains(type) else {
+                    throw refuse("a count needs a number attribute, not \(type.xmlName)")
+                }
             case .aggregate(let source):
                 guard numeric.contains(type) || source.attributeType == type else {
                     throw refuse("the \(source.attributeType.xmlName) values do not fit a \(type.xmlName) attribute")
                 }
             case .value(let source):
-                guard source.attributeType == type || (numeric.contains(type) && numeric.contains(source.attributeType)) else {
-                    throw refuse("\(source.qualifiedName) is \(source.attributeType.xmlName), the attribute is \(type.xmlName)")
+                guard source.attributeType == type || (numeric.contains(type) && numeric.contains(source.attributeType))
+                else {
+                    throw refuse(
+                        "\(source.qualifiedName) is \(source.attributeType.xmlName), the attribute is \(type.xmlName)")
                 }
             }
         case .function("now", let arguments) where arguments.isEmpty:
@@ -61,7 +66,9 @@ enum DerivationExpression {
                 case .value(let source) = try walk(path, from: entity, refuse: refuse),
                 source.attributeType == .stringAttributeType
             else { throw refuse("\(name) takes the key path of one String attribute") }
-            guard type == .stringAttributeType else { throw refuse("\(name) needs a String attribute, not \(type.xmlName)") }
+            guard type == .stringAttributeType else {
+                throw refuse("\(name) needs a String attribute, not \(type.xmlName)")
+            }
         case .function(let name, let arguments) where aggregateFunctions.contains(name):
             guard arguments.count == 1, case .keyPath(let path, on: .evaluatedObject) = arguments[0] else {
                 throw refuse("\(name) takes one key path through a to-many relationship")
@@ -78,7 +85,9 @@ enum DerivationExpression {
             case .value: throw refuse("\(name) takes a key path through a to-many relationship")
             }
         default:
-            throw refuse("supported are key paths, now(), lowercase:, uppercase:, canonical:, count:, sum:, min:, max:, average: and the @count, @sum, @min, @max and @avg of a to-many relationship")
+            throw refuse(
+                "supported are key paths, now(), lowercase:, uppercase:, canonical:, count:, sum:, min:, max:, average: and the @count, @sum, @min, @max and @avg of a to-many relationship"
+            )
         }
     }
 
@@ -112,11 +121,14 @@ enum DerivationExpression {
                 guard !attribute.isTransient else { throw refuse("\(key) is transient") }
                 return aggregate == nil ? .value(attribute) : .aggregate(attribute)
             }
-            guard let relationship = property as? RelationshipDescription, let destination = relationship.destinationEntity else {
+            guard let relationship = property as? RelationshipDescription,
+                let destination = relationship.destinationEntity
+            else {
                 throw refuse("\(key) is not an attribute or relationship")
             }
             if relationship.isToMany {
-                guard aggregate == nil, let operation = components.popFirst(), aggregateOperators.contains(operation) else {
+                guard aggregate == nil, let operation = components.popFirst(), aggregateOperators.contains(operation)
+                else {
                     throw refuse("the to-many relationship \(key) must be followed by @count, @sum, @min, @max or @avg")
                 }
                 if operation == "@count" {
@@ -156,7 +168,8 @@ enum DerivationExpression {
             let start = position
             if position < scalars.count, scalars[position] == "@" { position += 1 }
             while position < scalars.count,
-                scalars[position].properties.isAlphabetic || ("0"..."9").contains(scalars[position]) || scalars[position] == "_"
+                scalars[position].properties.isAlphabetic || ("0"..."9").contains(scalars[position])
+                    || scalars[position] == "_"
             {
                 position += 1
             }

@@ -76,11 +76,15 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
             for property in newValue {
                 if let owner = property.entity, owner !== self {
                     if isKindOf(entity: owner) { continue }
-                    fatalError("Can't add property \(property.name) to entity \(entityName): it belongs to entity \(owner.entityName)")
+                    fatalError(
+                        "Can't add property \(property.name) to entity \(entityName): it belongs to entity \(owner.entityName)"
+                    )
                 }
                 guard !own.contains(where: { $0 === property }) else { continue }
                 guard names.insert(property.name).inserted else {
-                    fatalError("Can't add property \(property.name) to entity \(entityName): it already has a property of that name")
+                    fatalError(
+                        "Can't add property \(property.name) to entity \(entityName): it already has a property of that name"
+                    )
                 }
                 own.append(property)
             }
@@ -122,7 +126,9 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
             var unique: [EntityDescription] = []
             for entity in newValue where !unique.contains(where: { $0 === entity }) {
                 if isKindOf(entity: entity) {
-                    fatalError("Can't make \(entity.entityName) a sub-entity of \(entityName): \(entity.entityName) is \(entityName) or one of its superentities")
+                    fatalError(
+                        "Can't make \(entity.entityName) a sub-entity of \(entityName): \(entity.entityName) is \(entityName) or one of its superentities"
+                    )
                 }
                 unique.append(entity)
             }
@@ -377,7 +383,8 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
                 hasher.combine(element.isAscending)
             }
         }
-        let constraints = uniquenessConstraints
+        let constraints =
+            uniquenessConstraints
             .map { $0.map(Self.constraintElementName).sorted() }
             .sorted { $0.lexicographicallyPrecedes($1) }
         hasher.combine(constraints.count)

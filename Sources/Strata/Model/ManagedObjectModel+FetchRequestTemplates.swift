@@ -49,7 +49,8 @@ extension ManagedObjectModel {
     ///   - fetchRequestTemplate: the template; its entity should be an entity of the model.
     ///   - name: the template's name.
     /// - Important: Calling it once the model is frozen stops the process.
-    public func setFetchRequestTemplate(_ fetchRequestTemplate: FetchRequest<FetchRequestResult>?, forName name: String) {
+    public func setFetchRequestTemplate(_ fetchRequestTemplate: FetchRequest<FetchRequestResult>?, forName name: String)
+    {
         if isFrozen { immutableModelViolation("ManagedObjectModel.fetchRequestTemplate \(name)") }
         fetchRequestTemplateTable[name] = fetchRequestTemplate
     }

@@ -121,7 +121,8 @@ extension ManagedObjectModel {
             guard let name = dictionary["_XCCurrentVersionName"] as? String, !name.isEmpty else {
                 let version = try lastVersion(in: bundle)
                 modelLogger.warning(
-                    "\(marker.path) names no current version (_XCCurrentVersionName): loading \(version.lastPathComponent)")
+                    "\(marker.path) names no current version (_XCCurrentVersionName): loading \(version.lastPathComponent)"
+                )
                 return version
             }
             let version = bundle.appendingPathComponent(name)
@@ -154,7 +155,9 @@ extension ManagedObjectModel {
     static func versions(in bundle: URL) throws -> [URL] {
         let names: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: bundle.path).filter { $0.hasSuffix(".xcdatamodel") }
+            names = try FileManager.default.contentsOfDirectory(atPath: bundle.path).filter {
+                $0.hasSuffix(".xcdatamodel")
+            }
         } catch {
             throw ModelError(
                 .unreadableFile, "cannot list \(bundle.path): \(error.localizedDescription)",

@@ -164,7 +164,8 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
                 if let parent = entity.superentity { pending.append(parent) }
             }
             for entity in all { entity.prepareToFreeze() }
-            frozenEntitiesByName = Dictionary(entityList.map { ($0.entityName, $0) }, uniquingKeysWith: { _, last in last })
+            frozenEntitiesByName = Dictionary(
+                entityList.map { ($0.entityName, $0) }, uniquingKeysWith: { _, last in last })
             for entity in all { entity.markFrozen() }
             frozen.set()
             LoadedModels.add(self)
@@ -209,16 +210,19 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
                 throw ModelError(.invalidModel, "an entity of the model has no name")
             }
             guard names.insert(entity.entityName).inserted else {
-                throw ModelError(.duplicateName, "two entities are named \(entity.entityName)", entityName: entity.entityName)
+                throw ModelError(
+                    .duplicateName, "two entities are named \(entity.entityName)", entityName: entity.entityName)
             }
             if let parent = entity.superentity, !isMember(parent) {
                 throw ModelError(
-                    .missingEntity, "entity \(entity.entityName) has superentity \(parent.entityName), which is not in the model",
+                    .missingEntity,
+                    "entity \(entity.entityName) has superentity \(parent.entityName), which is not in the model",
                     entityName: entity.entityName)
             }
             for sub in entity.subentities where !isMember(sub) {
                 throw ModelError(
-                    .missingEntity, "entity \(entity.entityName) has sub-entity \(sub.entityName), which is not in the model",
+                    .missingEntity,
+                    "entity \(entity.entityName) has sub-entity \(sub.entityName), which is not in the model",
                     entityName: entity.entityName)
             }
             var propertyNames = Set<String>()
@@ -231,7 +235,8 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
                     }
                     guard propertyNames.insert(property.name).inserted else {
                         throw ModelError(
-                            .duplicateName, "entity \(entity.entityName) has two properties named \(property.name) (inherited ones included)",
+                            .duplicateName,
+                            "entity \(entity.entityName) has two properties named \(property.name) (inherited ones included)",
                             entityName: entity.entityName, propertyName: property.name)
                     }
                 }
@@ -244,7 +249,8 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
                 for element in index.elements {
                     guard let property = element.property, all[property.name] === property else {
                         throw ModelError(
-                            .missingProperty, "fetch index \(index.name) of entity \(entity.entityName) names \(element.propertyName ?? "no property"), which is not a property of \(entity.entityName)",
+                            .missingProperty,
+                            "fetch index \(index.name) of entity \(entity.entityName) names \(element.propertyName ?? "no property"), which is not a property of \(entity.entityName)",
                             entityName: entity.entityName, propertyName: element.propertyName)
                     }
                 }
@@ -254,7 +260,8 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
                     let name = EntityDescription.constraintElementName(element)
                     guard all[name] != nil else {
                         throw ModelError(
-                            .missingProperty, "a uniqueness constraint of entity \(entity.entityName) names \(name), which is not a property of \(entity.entityName)",
+                            .missingProperty,
+                            "a uniqueness constraint of entity \(entity.entityName) names \(name), which is not a property of \(entity.entityName)",
                             entityName: entity.entityName, propertyName: name)
                     }
                 }
@@ -263,7 +270,8 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
         for configuration in configurationList {
             for entity in configuration.entities where !isMember(entity) {
                 throw ModelError(
-                    .missingEntity, "configuration \(configuration.name) lists entity \(entity.entityName), which is not in the model",
+                    .missingEntity,
+                    "configuration \(configuration.name) lists entity \(entity.entityName), which is not in the model",
                     entityName: entity.entityName)
             }
         }
@@ -278,10 +286,13 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
         if let attribute = property as? AttributeDescription {
             if attribute.attributeType == .undefinedAttributeType, !attribute.isTransient {
                 throw ModelError(
-                    .unknownAttributeType, "attribute \(entity.entityName).\(attribute.name) has an undefined type but is not transient",
+                    .unknownAttributeType,
+                    "attribute \(entity.entityName).\(attribute.name) has an undefined type but is not transient",
                     entityName: entity.entityName, propertyName: attribute.name)
             }
-            if let derived = attribute as? DerivedAttributeDescription { try DerivationExpression.check(derived, of: entity) }
+            if let derived = attribute as? DerivedAttributeDescription {
+                try DerivationExpression.check(derived, of: entity)
+            }
         } else if let relationship = property as? RelationshipDescription {
             guard let destination = relationship.destinationEntity else {
                 throw ModelError(
@@ -290,31 +301,38 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
             }
             guard isMember(destination) else {
                 throw ModelError(
-                    .missingEntity, "relationship \(entity.entityName).\(relationship.name) has destination \(destination.entityName), which is not in the model",
+                    .missingEntity,
+                    "relationship \(entity.entityName).\(relationship.name) has destination \(destination.entityName), which is not in the model",
                     entityName: entity.entityName, propertyName: relationship.name)
             }
             if relationship.minCount < 0 || relationship.maxCount < 0
-                || (relationship.maxCount > 0 && relationship.minCount > relationship.maxCount) {
+                || (relationship.maxCount > 0 && relationship.minCount > relationship.maxCount)
+            {
                 throw ModelError(
-                    .invalidValue, "relationship \(entity.entityName).\(relationship.name) has counts \(relationship.minCount)...\(relationship.maxCount)",
+                    .invalidValue,
+                    "relationship \(entity.entityName).\(relationship.name) has counts \(relationship.minCount)...\(relationship.maxCount)",
                     entityName: entity.entityName, propertyName: relationship.name)
             }
             if let inverse = relationship.inverseRelationship {
                 guard destination.propertiesByName[inverse.name] === inverse else {
                     throw ModelError(
-                        .missingProperty, "relationship \(entity.entityName).\(relationship.name) has inverse \(inverse.qualifiedName), which is not a relationship of its destination \(destination.entityName)",
+                        .missingProperty,
+                        "relationship \(entity.entityName).\(relationship.name) has inverse \(inverse.qualifiedName), which is not a relationship of its destination \(destination.entityName)",
                         entityName: entity.entityName, propertyName: relationship.name)
                 }
-                guard let back = inverse.destinationEntity, back.isKindOf(entity: entity) || entity.isKindOf(entity: back)
+                guard let back = inverse.destinationEntity,
+                    back.isKindOf(entity: entity) || entity.isKindOf(entity: back)
                 else {
                     throw ModelError(
-                        .invalidModel, "relationship \(entity.entityName).\(relationship.name) has inverse \(inverse.qualifiedName), whose destination \(inverse.destinationEntity?.entityName ?? "(none)") is not \(entity.entityName) or related to it",
+                        .invalidModel,
+                        "relationship \(entity.entityName).\(relationship.name) has inverse \(inverse.qualifiedName), whose destination \(inverse.destinationEntity?.entityName ?? "(none)") is not \(entity.entityName) or related to it",
                         entityName: entity.entityName, propertyName: relationship.name)
                 }
                 if let other = inverse.inverseRelationship, other !== relationship {
                     // Accepted, as Core Data accepts it: each side maintains its own inverse.
                     modelLogger.warning(
-                        "relationship \(entity.entityName).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName): the two sides disagree; each keeps its own")
+                        "relationship \(entity.entityName).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName): the two sides disagree; each keeps its own"
+                    )
                 }
             }
         }

@@ -6,9 +6,12 @@ extension ModelFileReader {
     /// definition are added by ``linkCompositeAttributes(of:entity:root:)``.
     ///
     /// - Throws: ``ModelError`` for an invalid element.
-    func compositeAttribute(_ element: ModelXMLElement, name: String, entity: String) throws -> CompositeAttributeDescription {
+    func compositeAttribute(
+        _ element: ModelXMLElement, name: String, entity: String
+    ) throws -> CompositeAttributeDescription {
         let attribute = CompositeAttributeDescription()
-        attribute.elements = try compositeElements(of: element, owner: "\(entity).\(name)", entity: entity, root: nil, seen: [])
+        attribute.elements = try compositeElements(
+            of: element, owner: "\(entity).\(name)", entity: entity, root: nil, seen: [])
         return attribute
     }
 
@@ -18,9 +21,13 @@ extension ModelFileReader {
     /// - Throws: ``ModelError`` when the definition does not exist or is recursive.
     func linkCompositeAttributes(of element: ModelXMLElement, entity: EntityDescription, root: ModelXMLElement) throws {
         for child in element.children(named: "attribute") {
-            guard let composite = entity.ownProperties.first(where: { $0.name == child["name"] }) as? CompositeAttributeDescription
+            guard
+                let composite = entity.ownProperties.first(where: { $0.name == child["name"] })
+                    as? CompositeAttributeDescription
             else { continue }
-            try resolve(composite, from: child, owner: "\(entity.entityName).\(composite.name)", entity: entity.entityName, root: root, seen: [])
+            try resolve(
+                composite, from: child, owner: "\(entity.entityName).\(composite.name)", entity: entity.entityName,
+                root: root, seen: [])
         }
     }
 
@@ -35,19 +42,24 @@ extension ModelFileReader {
                     .invalidModel, "composite attribute \(owner) contains composite \(definitionName) within itself",
                     at: element, entity: entity, property: composite.name)
             }
-            guard let definition = (root.children(named: "composite") + root.children(named: "compositeAttribute"))
-                .first(where: { $0["name"] == definitionName })
+            guard
+                let definition = (root.children(named: "composite") + root.children(named: "compositeAttribute"))
+                    .first(where: { $0["name"] == definitionName })
             else {
                 throw error(
-                    .missingEntity, "composite attribute \(owner) names composite \(definitionName), which the model does not define",
+                    .missingEntity,
+                    "composite attribute \(owner) names composite \(definitionName), which the model does not define",
                     at: element, entity: entity, property: composite.name)
             }
             composite.elements = try compositeElements(
                 of: definition, owner: owner, entity: entity, root: root, seen: seen.union([definitionName]))
         } else {
-            for (part, child) in zip(composite.elements, element.children.filter { $0.name == "attribute" || $0.name == "element" }) {
+            for (part, child) in zip(
+                composite.elements, element.children.filter { $0.name == "attribute" || $0.name == "element" })
+            {
                 guard let nested = part as? CompositeAttributeDescription else { continue }
-                try resolve(nested, from: child, owner: "\(owner).\(nested.name)", entity: entity, root: root, seen: seen)
+                try resolve(
+                    nested, from: child, owner: "\(owner).\(nested.name)", entity: entity, root: root, seen: seen)
             }
         }
         if composite.elements.isEmpty {
@@ -68,7 +80,8 @@ extension ModelFileReader {
     ) throws -> [AttributeDescription] {
         var elements: [AttributeDescription] = []
         for child in element.children where child.name == "attribute" || child.name == "element" {
-            let name = try required("name", of: child, what: "an element of composite attribute \(owner)", entity: entity)
+            let name = try required(
+                "name", of: child, what: "an element of composite attribute \(owner)", entity: entity)
             guard !elements.contains(where: { $0.name == name }) else {
                 throw error(
                     .duplicateName, "composite attribute \(owner) has two elements named \(name)",

@@ -17,16 +17,20 @@ extension ModelFileReader {
                 var elements: [FetchIndexElementDescription] = []
                 for part in compound.children(named: "index") {
                     let name = try required(
-                        "value", of: part, what: "an element of a compound index of entity \(entity.entityName)", entity: entity.entityName)
+                        "value", of: part, what: "an element of a compound index of entity \(entity.entityName)",
+                        entity: entity.entityName)
                     guard let property = properties[name] else {
                         throw error(
-                            .missingProperty, "a compound index of entity \(entity.entityName) names property \(name), which entity \(entity.entityName) does not have",
+                            .missingProperty,
+                            "a compound index of entity \(entity.entityName) names property \(name), which entity \(entity.entityName) does not have",
                             at: part, entity: entity.entityName, property: name)
                     }
                     elements.append(FetchIndexElementDescription(property: property, collationType: .binary))
                 }
                 guard !elements.isEmpty else {
-                    throw error(.invalidModel, "a compound index of entity \(entity.entityName) names no property", at: compound, entity: entity.entityName)
+                    throw error(
+                        .invalidModel, "a compound index of entity \(entity.entityName) names no property",
+                        at: compound, entity: entity.entityName)
                 }
                 var number = 1
                 while names.contains("compoundIndex\(number)") { number += 1 }

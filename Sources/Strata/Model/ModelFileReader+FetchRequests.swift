@@ -9,18 +9,22 @@ extension ModelFileReader {
     ) throws {
         for child in element.children(named: "fetchedProperty") {
             let name = child["name"] ?? ""
-            guard let property = entity.ownProperties.first(where: { $0.name == name }) as? FetchedPropertyDescription else { continue }
+            guard let property = entity.ownProperties.first(where: { $0.name == name }) as? FetchedPropertyDescription
+            else { continue }
             guard let requestElement = child.children(named: "fetchRequest").first else {
                 throw error(
                     .invalidModel, "fetched property \(entity.entityName).\(name) has no <fetchRequest>",
                     at: child, entity: entity.entityName, property: name)
             }
             let request = try fetchRequest(
-                requestElement, byName: byName, what: "the fetch request of fetched property \(entity.entityName).\(name)",
+                requestElement, byName: byName,
+                what: "the fetch request of fetched property \(entity.entityName).\(name)",
                 entity: entity.entityName, property: name)
-            guard request.resultType == .managedObjectResultType || request.resultType == .managedObjectIDResultType else {
+            guard request.resultType == .managedObjectResultType || request.resultType == .managedObjectIDResultType
+            else {
                 throw error(
-                    .invalidValue, "fetched property \(entity.entityName).\(name) asks for \(request.resultType) results; fetched properties return objects or object IDs",
+                    .invalidValue,
+                    "fetched property \(entity.entityName).\(name) asks for \(request.resultType) results; fetched properties return objects or object IDs",
                     at: requestElement, entity: entity.entityName, property: name)
             }
             property.fetchRequest = request
@@ -38,14 +42,16 @@ extension ModelFileReader {
             guard model.fetchRequestTemplate(forName: name) == nil else {
                 throw error(.duplicateName, "two fetch request templates are named \(name)", at: element)
             }
-            let request = try fetchRequest(element, byName: byName, what: "fetch request template \(name)", entity: nil, property: nil)
+            let request = try fetchRequest(
+                element, byName: byName, what: "fetch request template \(name)", entity: nil, property: nil)
             model.setFetchRequestTemplate(request, forName: name)
         }
     }
 
     /// One `<fetchRequest name= entity= predicateString= fetchLimit= …/>`.
     private func fetchRequest(
-        _ element: ModelXMLElement, byName: [String: EntityDescription], what: String, entity owner: String?, property: String?
+        _ element: ModelXMLElement, byName: [String: EntityDescription], what: String, entity owner: String?,
+        property: String?
     ) throws -> FetchRequest<FetchRequestResult> {
         let entityName = try required("entity", of: element, what: what, entity: owner, property: property)
         guard let entity = byName[entityName] else {
@@ -78,11 +84,13 @@ extension ModelFileReader {
         request.fetchBatchSize = try number("fetchBatchSize") ?? 0
         if let code = try number("resultType") {
             let types: [Int: FetchRequestResultType] = [
-                0: .managedObjectResultType, 1: .managedObjectIDResultType, 2: .dictionaryResultType, 4: .countResultType,
+                0: .managedObjectResultType, 1: .managedObjectIDResultType, 2: .dictionaryResultType,
+                4: .countResultType,
             ]
             guard let type = types[code] else {
                 throw error(
-                    .invalidValue, "\(what) has the unknown resultType \(code) (known: 0 objects, 1 object IDs, 2 dictionaries, 4 count)",
+                    .invalidValue,
+                    "\(what) has the unknown resultType \(code) (known: 0 objects, 1 object IDs, 2 dictionaries, 4 count)",
                     at: element, entity: owner ?? entityName, property: property)
             }
             request.resultType = type

@@ -57,7 +57,8 @@ struct ModelFileReader {
                 for property in ancestor.ownProperties {
                     if let first = seen[property.name] {
                         throw error(
-                            .duplicateName, "entity \(item.entity.entityName) inherits property \(property.name) from \(first.entityName) and \(ancestor.entityName) defines it again",
+                            .duplicateName,
+                            "entity \(item.entity.entityName) inherits property \(property.name) from \(first.entityName) and \(ancestor.entityName) defines it again",
                             at: item.element, entity: item.entity.entityName, property: property.name)
                     }
                     seen[property.name] = ancestor
@@ -113,7 +114,8 @@ struct ModelFileReader {
             guard let parent = item.element["parentEntity"], !parent.isEmpty else { continue }
             guard byName[parent] != nil else {
                 throw error(
-                    .missingEntity, "entity \(item.entity.entityName) has parent entity \(parent), which does not exist",
+                    .missingEntity,
+                    "entity \(item.entity.entityName) has parent entity \(parent), which does not exist",
                     at: item.element, entity: item.entity.entityName)
             }
             parentName[item.entity.entityName] = parent
@@ -144,8 +146,10 @@ struct ModelFileReader {
         var properties: [PropertyDescription] = []
         var names = Set<String>()
         var legacyIndexes: [FetchIndexDescription] = []
-        for element in item.element.children where ["attribute", "relationship", "fetchedProperty"].contains(element.name) {
-            let name = try required("name", of: element, what: "an \(element.name) of entity \(entityName)", entity: entityName)
+        for element in item.element.children
+        where ["attribute", "relationship", "fetchedProperty"].contains(element.name) {
+            let name = try required(
+                "name", of: element, what: "an \(element.name) of entity \(entityName)", entity: entityName)
             guard names.insert(name).inserted else {
                 throw error(
                     .duplicateName, "entity \(entityName) has two properties named \(name)",
@@ -155,9 +159,10 @@ struct ModelFileReader {
             if element.name == "attribute" {
                 let attribute = try readAttribute(element, name: name, entity: entityName)
                 if try flag("indexed", of: element, default: false, entity: entityName) {
-                    legacyIndexes.append(FetchIndexDescription(
-                        name: "\(name)Index",
-                        elements: [FetchIndexElementDescription(property: attribute, collationType: .binary)]))
+                    legacyIndexes.append(
+                        FetchIndexDescription(
+                            name: "\(name)Index",
+                            elements: [FetchIndexElementDescription(property: attribute, collationType: .binary)]))
                 }
                 property = attribute
             } else if element.name == "fetchedProperty" {
@@ -197,7 +202,8 @@ struct ModelFileReader {
             guard let type = AttributeType(xmlName: typeName) else {
                 let known = AttributeType.allCases.map { "\"\($0.xmlName)\"" }.joined(separator: ", ")
                 throw error(
-                    .unknownAttributeType, "attribute \(entity).\(name) has the unknown attributeType \"\(typeName)\" (known: \(known))",
+                    .unknownAttributeType,
+                    "attribute \(entity).\(name) has the unknown attributeType \"\(typeName)\" (known: \(known))",
                     at: element, entity: entity, property: name)
             }
             attribute.attributeType = type
@@ -218,18 +224,22 @@ struct ModelFileReader {
         if let pattern = element["regularExpressionString"] {
             guard type == .stringAttributeType else {
                 throw error(
-                    .invalidValue, "attribute \(entity).\(name) has a regular expression but is of type \(type.xmlName), not String",
+                    .invalidValue,
+                    "attribute \(entity).\(name) has a regular expression but is of type \(type.xmlName), not String",
                     at: element, entity: entity, property: name)
             }
             attribute.regularExpressionString = pattern
         }
 
-        let defaultText = type == .dateAttributeType ? element["defaultDateTimeInterval"] ?? element["defaultValueString"] : element["defaultValueString"]
+        let defaultText =
+            type == .dateAttributeType
+            ? element["defaultDateTimeInterval"] ?? element["defaultValueString"] : element["defaultValueString"]
         if let defaultText {
             // Core Data loads a default value that is not one of the attribute's type (a UUID
             // attribute's "abc") as no default value at all.
             do {
-                attribute.defaultValue = try convert(defaultText, to: type, what: "default value", of: element, entity: entity, property: name)
+                attribute.defaultValue = try convert(
+                    defaultText, to: type, what: "default value", of: element, entity: entity, property: name)
             } catch let refused as ModelError {
                 modelLogger.warning("\(refused.message); the attribute has no default value, as in Core Data")
             }
@@ -253,7 +263,8 @@ struct ModelFileReader {
         case .stringAttributeType, .binaryDataAttributeType:
             guard let length = Int(text.trimmingCharacters(in: .whitespaces)), length >= 0 else {
                 throw error(
-                    .invalidValue, "attribute \(entity).\(property) has the \(what) length \"\(text)\", which is not a length",
+                    .invalidValue,
+                    "attribute \(entity).\(property) has the \(what) length \"\(text)\", which is not a length",
                     at: element, entity: entity, property: property)
             }
             return length
@@ -283,7 +294,8 @@ struct ModelFileReader {
             guard let number = ModelValueText.integer(trimmed) else {
                 if ModelValueText.double(trimmed) != nil {
                     throw error(
-                        .invalidValue, "attribute \(entity).\(property) of type \(type.xmlName) has the \(what) \"\(text)\", which is not a whole number",
+                        .invalidValue,
+                        "attribute \(entity).\(property) of type \(type.xmlName) has the \(what) \"\(text)\", which is not a whole number",
                         at: element, entity: entity, property: property)
                 }
                 value = nil
@@ -306,7 +318,8 @@ struct ModelFileReader {
         }
         guard let value else {
             throw error(
-                .invalidValue, "attribute \(entity).\(property) has the \(what) \"\(text)\", which is not a valid \(type.xmlName)",
+                .invalidValue,
+                "attribute \(entity).\(property) has the \(what) \"\(text)\", which is not a valid \(type.xmlName)",
                 at: element, entity: entity, property: property)
         }
         return value
@@ -322,7 +335,8 @@ struct ModelFileReader {
         relationship.name = name
         let toMany = try flag("toMany", of: element, default: false, entity: entity)
         relationship.minCount = try count("minCount", of: element, default: 0, entity: entity, property: name)
-        relationship.maxCount = try count("maxCount", of: element, default: toMany ? 0 : 1, entity: entity, property: name)
+        relationship.maxCount = try count(
+            "maxCount", of: element, default: toMany ? 0 : 1, entity: entity, property: name)
         if !toMany && relationship.maxCount != 1 {
             throw error(
                 .invalidValue, "relationship \(entity).\(name) is to-one but has maxCount \(relationship.maxCount)",
@@ -330,14 +344,16 @@ struct ModelFileReader {
         }
         if relationship.maxCount > 0 && relationship.minCount > relationship.maxCount {
             throw error(
-                .invalidValue, "relationship \(entity).\(name) has minCount \(relationship.minCount) above maxCount \(relationship.maxCount)",
+                .invalidValue,
+                "relationship \(entity).\(name) has minCount \(relationship.minCount) above maxCount \(relationship.maxCount)",
                 at: element, entity: entity, property: name)
         }
         relationship.isOrdered = try flag("ordered", of: element, default: false, entity: entity)
         if let ruleName = element["deletionRule"] {
             guard let rule = DeleteRule(xmlName: ruleName) else {
                 throw error(
-                    .invalidValue, "relationship \(entity).\(name) has the unknown deletionRule \"\(ruleName)\" (known: \"Nullify\", \"Cascade\", \"Deny\", \"No Action\")",
+                    .invalidValue,
+                    "relationship \(entity).\(name) has the unknown deletionRule \"\(ruleName)\" (known: \"Nullify\", \"Cascade\", \"Deny\", \"No Action\")",
                     at: element, entity: entity, property: name)
             }
             relationship.deleteRule = rule
@@ -363,7 +379,10 @@ struct ModelFileReader {
         let entityName = item.entity.entityName
         for element in item.element.children(named: "relationship") {
             let name = element["name"]!
-            guard let relationship = item.entity.ownProperties.first(where: { $0.name == name }) as? RelationshipDescription else { continue }
+            guard
+                let relationship = item.entity.ownProperties.first(where: { $0.name == name })
+                    as? RelationshipDescription
+            else { continue }
             guard let destinationName = element["destinationEntity"], !destinationName.isEmpty else {
                 throw error(
                     .missingEntity, "relationship \(entityName).\(name) has no destinationEntity",
@@ -371,7 +390,8 @@ struct ModelFileReader {
             }
             guard let destination = byName[destinationName] else {
                 throw error(
-                    .missingEntity, "relationship \(entityName).\(name) has destination entity \(destinationName), which does not exist",
+                    .missingEntity,
+                    "relationship \(entityName).\(name) has destination entity \(destinationName), which does not exist",
                     at: element, entity: entityName, property: name)
             }
             relationship.destinationEntity = destination
@@ -380,24 +400,28 @@ struct ModelFileReader {
             if let inverseEntityName = element["inverseEntity"], !inverseEntityName.isEmpty {
                 guard let owner = byName[inverseEntityName] else {
                     throw error(
-                        .missingEntity, "relationship \(entityName).\(name) has inverse entity \(inverseEntityName), which does not exist",
+                        .missingEntity,
+                        "relationship \(entityName).\(name) has inverse entity \(inverseEntityName), which does not exist",
                         at: element, entity: entityName, property: name)
                 }
                 guard destination.isKindOf(entity: owner) else {
                     throw error(
-                        .invalidModel, "relationship \(entityName).\(name) has inverse entity \(inverseEntityName), which is not its destination \(destinationName)",
+                        .invalidModel,
+                        "relationship \(entityName).\(name) has inverse entity \(inverseEntityName), which is not its destination \(destinationName)",
                         at: element, entity: entityName, property: name)
                 }
                 inverseOwner = owner
             }
             guard let property = inverseOwner.propertiesByName[inverseName] else {
                 throw error(
-                    .missingProperty, "relationship \(entityName).\(name) has inverse \(inverseOwner.entityName).\(inverseName), which does not exist",
+                    .missingProperty,
+                    "relationship \(entityName).\(name) has inverse \(inverseOwner.entityName).\(inverseName), which does not exist",
                     at: element, entity: entityName, property: name)
             }
             guard let inverse = property as? RelationshipDescription else {
                 throw error(
-                    .invalidModel, "relationship \(entityName).\(name) has inverse \(inverseOwner.entityName).\(inverseName), which is an attribute, not a relationship",
+                    .invalidModel,
+                    "relationship \(entityName).\(name) has inverse \(inverseOwner.entityName).\(inverseName), which is an attribute, not a relationship",
                     at: element, entity: entityName, property: name)
             }
             relationship.inverseRelationship = inverse
@@ -409,8 +433,9 @@ struct ModelFileReader {
     private func checkInverses(of item: EntityElement) throws {
         let entity = item.entity
         for element in item.element.children(named: "relationship") {
-            guard let relationship = entity.ownProperties.first(where: { $0.name == element["name"] })
-                as? RelationshipDescription,
+            guard
+                let relationship = entity.ownProperties.first(where: { $0.name == element["name"] })
+                    as? RelationshipDescription,
                 let inverse = relationship.inverseRelationship
             else { continue }
             if let back = inverse.destinationEntity, !(back.isKindOf(entity: entity) || entity.isKindOf(entity: back)) {
@@ -423,7 +448,8 @@ struct ModelFileReader {
                 // Core Data loads such a model: each relationship keeps the inverse its own
                 // element names, and a change maintains that inverse only.
                 modelLogger.warning(
-                    "relationship \(entity.entityName).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName) (line \(element.line)): the two sides disagree; each keeps its own")
+                    "relationship \(entity.entityName).\(relationship.name) has inverse \(inverse.qualifiedName), whose own inverse is \(other.qualifiedName) (line \(element.line)): the two sides disagree; each keeps its own"
+                )
             }
         }
     }
@@ -436,7 +462,8 @@ struct ModelFileReader {
         let properties = item.entity.propertiesByName
         var indexes = item.entity.indexes
         for element in item.element.children(named: "fetchIndex") {
-            let name = try required("name", of: element, what: "a fetch index of entity \(entityName)", entity: entityName)
+            let name = try required(
+                "name", of: element, what: "a fetch index of entity \(entityName)", entity: entityName)
             guard !indexes.contains(where: { $0.name == name }) else {
                 throw error(
                     .duplicateName, "entity \(entityName) has two fetch indexes named \(name)",
@@ -446,19 +473,22 @@ struct ModelFileReader {
             for part in element.children(named: "fetchIndexElement") {
                 guard let propertyName = part["property"], !propertyName.isEmpty else {
                     throw error(
-                        .invalidModel, "an element of fetch index \(entityName).\(name) names no property (expression elements are not supported)",
+                        .invalidModel,
+                        "an element of fetch index \(entityName).\(name) names no property (expression elements are not supported)",
                         at: part, entity: entityName)
                 }
                 guard let property = properties[propertyName] else {
                     throw error(
-                        .missingProperty, "fetch index \(entityName).\(name) names property \(propertyName), which entity \(entityName) does not have",
+                        .missingProperty,
+                        "fetch index \(entityName).\(name) names property \(propertyName), which entity \(entityName) does not have",
                         at: part, entity: entityName, property: propertyName)
                 }
                 var collation = FetchIndexElementType.binary
                 if let typeName = part["type"] {
                     guard let type = FetchIndexElementType(xmlName: typeName) else {
                         throw error(
-                            .invalidValue, "fetch index \(entityName).\(name) has the unknown element type \"\(typeName)\" (known: \"Binary\", \"RTree\")",
+                            .invalidValue,
+                            "fetch index \(entityName).\(name) has the unknown element type \"\(typeName)\" (known: \"Binary\", \"RTree\")",
                             at: part, entity: entityName, property: propertyName)
                     }
                     collation = type
@@ -469,7 +499,8 @@ struct ModelFileReader {
                 case "descending": indexElement.isAscending = false
                 case let order:
                     throw error(
-                        .invalidValue, "fetch index \(entityName).\(name) has the unknown order \"\(order)\" (known: \"ascending\", \"descending\")",
+                        .invalidValue,
+                        "fetch index \(entityName).\(name) has the unknown order \"\(order)\" (known: \"ascending\", \"descending\")",
                         at: part, entity: entityName, property: propertyName)
                 }
                 elements.append(indexElement)
@@ -494,10 +525,12 @@ struct ModelFileReader {
             for element in group.children(named: "uniquenessConstraint") {
                 var names: [Any] = []
                 for part in element.children(named: "constraint") {
-                    let name = try required("value", of: part, what: "a uniqueness constraint of entity \(entityName)", entity: entityName)
+                    let name = try required(
+                        "value", of: part, what: "a uniqueness constraint of entity \(entityName)", entity: entityName)
                     guard properties[name] != nil else {
                         throw error(
-                            .missingProperty, "a uniqueness constraint of entity \(entityName) names property \(name), which entity \(entityName) does not have",
+                            .missingProperty,
+                            "a uniqueness constraint of entity \(entityName) names property \(name), which entity \(entityName) does not have",
                             at: part, entity: entityName, property: name)
                     }
                     names.append(name)
@@ -521,7 +554,8 @@ struct ModelFileReader {
         for group in element.children(named: "userInfo") {
             for entry in group.children(named: "entry") {
                 let owner = property.map { "\(entity).\($0)" } ?? entity
-                let key = try required("key", of: entry, what: "a userInfo entry of \(owner)", entity: entity, property: property)
+                let key = try required(
+                    "key", of: entry, what: "a userInfo entry of \(owner)", entity: entity, property: property)
                 info[key] = entry["value"] ?? ""
             }
         }

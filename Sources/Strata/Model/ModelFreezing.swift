@@ -23,5 +23,7 @@ struct FreezeFlag: ~Copyable, Sendable {
 ///
 /// - Parameter what: the member that was set, such as `"AttributeDescription.name of Employee.salary"`.
 func immutableModelViolation(_ what: String) -> Never {
-    fatalError("Can't modify an immutable model: \(what) was set after the model was frozen (a persistent store coordinator uses it); build a new model to change it")
+    fatalError(
+        "Can't modify an immutable model: \(what) was set after the model was frozen (a persistent store coordinator uses it); build a new model to change it"
+    )
 }

@@ -80,7 +80,9 @@ public class PropertyDescription: @unchecked Sendable, Hashable, CustomStringCon
     /// `managedObjectValidation` naming the object, the key and the predicate's warning.
     ///
     /// - Important: Calling it once the model is frozen stops the process.
-    public func setValidationPredicates(_ validationPredicates: [FetchPredicate]?, withValidationWarnings validationWarnings: [String]?) {
+    public func setValidationPredicates(
+        _ validationPredicates: [FetchPredicate]?, withValidationWarnings validationWarnings: [String]?
+    ) {
         ensureMutable("validationPredicates")
         self.validationPredicates = validationPredicates ?? []
         self.validationWarnings = validationWarnings ?? []

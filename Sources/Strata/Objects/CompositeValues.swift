@@ -12,7 +12,9 @@ enum CompositeValues {
     ///
     /// - Throws: ``CoreDataError`` `keyValueValidation` for a value that is not a dictionary of
     ///   the composite's elements, or an element value that does not fit.
-    static func normalize(_ value: Any, for composite: CompositeAttributeDescription, entity: EntityDescription) throws -> [String: Any] {
+    static func normalize(
+        _ value: Any, for composite: CompositeAttributeDescription, entity: EntityDescription
+    ) throws -> [String: Any] {
         let dictionary: [String: Any]
         if let plain = value as? [String: Any] {
             dictionary = plain
@@ -20,7 +22,8 @@ enum CompositeValues {
             dictionary = plain
         } else {
             throw CoreDataError(
-                .keyValueValidation, "\(entity.entityName).\(composite.name) is a composite attribute and holds [String: Any] dictionaries, not \(type(of: value))",
+                .keyValueValidation,
+                "\(entity.entityName).\(composite.name) is a composite attribute and holds [String: Any] dictionaries, not \(type(of: value))",
                 key: composite.name)
         }
         let elements = composite.elementsByName
@@ -28,7 +31,8 @@ enum CompositeValues {
         for (key, element) in dictionary {
             guard let attribute = elements[key] else {
                 throw CoreDataError(
-                    .keyValueValidation, "\(entity.entityName).\(composite.name) has no element \(key) (elements: \(composite.elements.map(\.name).joined(separator: ", ")))",
+                    .keyValueValidation,
+                    "\(entity.entityName).\(composite.name) has no element \(key) (elements: \(composite.elements.map(\.name).joined(separator: ", ")))",
                     key: composite.name)
             }
             guard let element = FetchValue.unwrap(element) else { continue }
@@ -42,10 +46,12 @@ enum CompositeValues {
     /// - Throws: ``CoreDataError`` when an element value cannot be stored.
     static func encode(_ value: Any, for composite: CompositeAttributeDescription) throws -> Data {
         guard let dictionary = value as? [String: Any] else {
-            throw CoreDataError(.coreData, "\(composite.qualifiedName) holds \(type(of: value)), not a dictionary of its elements")
+            throw CoreDataError(
+                .coreData, "\(composite.qualifiedName) holds \(type(of: value)), not a dictionary of its elements")
         }
         do {
-            return try PropertyListSerialization.data(fromPropertyList: propertyList(dictionary, composite), format: .binary, options: 0)
+            return try PropertyListSerialization.data(
+                fromPropertyList: propertyList(dictionary, composite), format: .binary, options: 0)
         } catch let error as CoreDataError {
             throw error
         } catch {
@@ -61,7 +67,8 @@ enum CompositeValues {
         do {
             plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
         } catch {
-            throw CoreDataError(.coreData, "the stored value of \(composite.qualifiedName) is not a composite: \(error)")
+            throw CoreDataError(
+                .coreData, "the stored value of \(composite.qualifiedName) is not a composite: \(error)")
         }
         guard let stored = plist as? [String: Any] else {
             throw CoreDataError(.coreData, "the stored value of \(composite.qualifiedName) is not a dictionary")
@@ -70,7 +77,9 @@ enum CompositeValues {
     }
 
     /// The property list of a composite's dictionary.
-    private static func propertyList(_ dictionary: [String: Any], _ composite: CompositeAttributeDescription) throws -> [String: Any] {
+    private static func propertyList(
+        _ dictionary: [String: Any], _ composite: CompositeAttributeDescription
+    ) throws -> [String: Any] {
         let elements = composite.elementsByName
         var result: [String: Any] = [:]
         for (key, value) in dictionary {
@@ -78,7 +87,8 @@ enum CompositeValues {
             switch value {
             case let nested as [String: Any]:
                 guard let inner = element as? CompositeAttributeDescription else {
-                    throw CoreDataError(.coreData, "\(composite.qualifiedName).\(key) holds a dictionary but is not a composite")
+                    throw CoreDataError(
+                        .coreData, "\(composite.qualifiedName).\(key) holds a dictionary but is not a composite")
                 }
                 result[key] = try propertyList(nested, inner)
             case let v as Int16: result[key] = Int64(v)
@@ -89,34 +99,47 @@ enum CompositeValues {
             case let v as URL: result[key] = v.absoluteString
             case is Int64, is Double, is Bool, is String, is Date, is Data: result[key] = value
             default:
-                throw CoreDataError(.coreData, "\(composite.qualifiedName).\(key) holds \(type(of: value)), which a composite element cannot store")
+                throw CoreDataError(
+                    .coreData,
+                    "\(composite.qualifiedName).\(key) holds \(type(of: value)), which a composite element cannot store"
+                )
             }
         }
         return result
     }
 
     /// The dictionary of a stored property list, each element of its type.
-    private static func value(_ stored: [String: Any], _ composite: CompositeAttributeDescription) throws -> [String: Any] {
+    private static func value(
+        _ stored: [String: Any], _ composite: CompositeAttributeDescription
+    ) throws -> [String: Any] {
         var result: [String: Any] = [:]
         for element in composite.elements {
             guard let value = stored[element.name] else { continue }
             let converted: Any?
             switch element.attributeType {
             case .compositeAttributeType:
-                converted = try (value as? [String: Any]).map { try self.value($0, element as! CompositeAttributeDescription) }
+                converted = try (value as? [String: Any]).map {
+                    try self.value($0, element as! CompositeAttributeDescription)
+                }
             case .integer16AttributeType: converted = ValueConversion.integer(value).flatMap { Int16(exactly: $0) }
             case .integer32AttributeType: converted = ValueConversion.integer(value).flatMap { Int32(exactly: $0) }
             case .integer64AttributeType: converted = ValueConversion.integer(value)
             case .doubleAttributeType: converted = FetchValue.number(value)
             case .floatAttributeType: converted = FetchValue.number(value).map { Float($0) }
-            case .decimalAttributeType: converted = (value as? String).flatMap { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) }
+            case .decimalAttributeType:
+                converted = (value as? String).flatMap {
+                    Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX"))
+                }
             case .booleanAttributeType: converted = value as? Bool ?? ValueConversion.integer(value).map { $0 != 0 }
             case .UUIDAttributeType: converted = (value as? String).flatMap(UUID.init(uuidString:))
             case .URIAttributeType: converted = (value as? String).flatMap(URL.init(string:))
             default: converted = value
             }
             guard let converted else {
-                throw CoreDataError(.coreData, "the stored element \(composite.qualifiedName).\(element.name) is not a \(element.attributeType.xmlName)")
+                throw CoreDataError(
+                    .coreData,
+                    "the stored element \(composite.qualifiedName).\(element.name) is not a \(element.attributeType.xmlName)"
+                )
             }
             result[element.name] = converted
         }

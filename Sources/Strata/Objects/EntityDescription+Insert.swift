@@ -13,7 +13,9 @@ extension EntityDescription {
     ///   - entityName: the name of a non-abstract entity of the model of `context`'s coordinator.
     ///   - context: the context to insert the object into.
     /// - Returns: the new object, with a temporary ID.
-    public static func insertNewObject(forEntityName entityName: String, into context: ManagedObjectContext) -> ManagedObject {
+    public static func insertNewObject(
+        forEntityName entityName: String, into context: ManagedObjectContext
+    ) -> ManagedObject {
         do {
             return try insertNewObject(forCheckedEntityName: entityName, into: context)
         } catch {
@@ -30,9 +32,12 @@ extension EntityDescription {
     /// - Returns: the new object, with a temporary ID.
     /// - Throws: ``CoreDataError`` `coreData` when the context has no coordinator, the model has
     ///   no such entity or the entity is abstract.
-    public static func insertNewObject(forCheckedEntityName entityName: String, into context: ManagedObjectContext) throws -> ManagedObject {
+    public static func insertNewObject(
+        forCheckedEntityName entityName: String, into context: ManagedObjectContext
+    ) throws -> ManagedObject {
         guard let model = context.persistentStoreCoordinator?.managedObjectModel else {
-            throw CoreDataError(.coreData, "cannot insert a \(entityName): the context has no persistent store coordinator")
+            throw CoreDataError(
+                .coreData, "cannot insert a \(entityName): the context has no persistent store coordinator")
         }
         guard let entity = model.entitiesByName[entityName] else {
             throw CoreDataError(.coreData, "the model has no entity named \(entityName)")

@@ -85,13 +85,15 @@ final class EntityRuntime: @unchecked Sendable {
                 }
             }
             if let relationship = property as? RelationshipDescription, !relationship.isToMany {
-                return relationship.destinationEntity.map { $0.subentities.isEmpty ? .toOne : .toOneOfHierarchy } ?? .none
+                return relationship.destinationEntity.map { $0.subentities.isEmpty ? .toOne : .toOneOfHierarchy }
+                    ?? .none
             }
             return .none
         }
         let slotLoads = loads
         eagerSlots = slotLoads.indices.filter { slot in
-            RowDecoding.decodesEagerly(slotLoads[slot]) || (slot >= LazyRow.trackedSlots && RowDecoding.keepsDecodedValue(slotLoads[slot]))
+            RowDecoding.decodesEagerly(slotLoads[slot])
+                || (slot >= LazyRow.trackedSlots && RowDecoding.keepsDecodedValue(slotLoads[slot]))
         }
         toOneDestinations = properties.map { property in
             guard let relationship = property as? RelationshipDescription, !relationship.isToMany else { return nil }
@@ -107,7 +109,8 @@ final class EntityRuntime: @unchecked Sendable {
         }
         checksValues = properties.map { property in
             guard let attribute = property as? AttributeDescription else { return false }
-            return attribute.minValue != nil || attribute.maxValue != nil || !(attribute.regularExpressionString?.isEmpty ?? true)
+            return attribute.minValue != nil || attribute.maxValue != nil
+                || !(attribute.regularExpressionString?.isEmpty ?? true)
                 || !attribute.validationPredicates.isEmpty
         }
         inverseSlots = properties.map { property in
@@ -119,7 +122,9 @@ final class EntityRuntime: @unchecked Sendable {
             if let attribute = property as? AttributeDescription {
                 // Defaults set in code (`defaultValue = 0` on an Integer 64 attribute) take the
                 // attribute's type; one that does not fit is kept for validation to report.
-                let value = (try? ValueConversion.normalize(attribute.defaultValue, for: attribute, entity: entity)) ?? attribute.defaultValue
+                let value =
+                    (try? ValueConversion.normalize(attribute.defaultValue, for: attribute, entity: entity))
+                    ?? attribute.defaultValue
                 return value.map { (slot, $0) }
             }
             if let relationship = property as? RelationshipDescription, relationship.isToMany {
@@ -128,7 +133,9 @@ final class EntityRuntime: @unchecked Sendable {
             return nil
         }
         exactTypes = properties.map { property in
-            guard let attribute = property as? AttributeDescription, !(attribute is DerivedAttributeDescription) else { return nil }
+            guard let attribute = property as? AttributeDescription, !(attribute is DerivedAttributeDescription) else {
+                return nil
+            }
             return ValueConversion.exactType(of: attribute.attributeType).map(ObjectIdentifier.init)
         }
         let (exactTypes, checksValues) = (exactTypes, checksValues)
@@ -197,7 +204,8 @@ final class EntityRuntime: @unchecked Sendable {
     /// The slot of `key`, or a ``CoreDataError`` naming the entity and key.
     func slot(_ key: String) throws -> Int {
         guard let slot = slotIndex(key) else {
-            throw CoreDataError(.keyValueValidation, "the entity \(entity.entityName) has no property named \"\(key)\"", key: key)
+            throw CoreDataError(
+                .keyValueValidation, "the entity \(entity.entityName) has no property named \"\(key)\"", key: key)
         }
         return slot
     }

@@ -98,7 +98,9 @@ extension ManagedObject {
                 // without going through `Any`, the first read of a fault too (an object holding
                 // a row is loaded: no call to find that out).
                 if lazyRow == nil { try fireFault() }
-                if let stored = lazyPlainValue(slot) { return ManagedValueCast.cast(stored: stored, to: Value.self, key: key) }
+                if let stored = lazyPlainValue(slot) {
+                    return ManagedValueCast.cast(stored: stored, to: Value.self, key: key)
+                }
                 value = try publicValue(slot)
             } else {
                 value = try accessValue(slot)
@@ -121,7 +123,8 @@ extension ManagedObject {
             } else {
                 // An optional reaches here from generic code only (the macro's setter of an
                 // optional property is the overload below), or inside a value typed `Any`.
-                let unwrapped = _isOptional(Value.self) || Value.self == Any.self ? OptionalUnwrapper.unwrap(newValue) : newValue
+                let unwrapped =
+                    _isOptional(Value.self) || Value.self == Any.self ? OptionalUnwrapper.unwrap(newValue) : newValue
                 try setValue(unwrapped, slot: slot, strict: true)
             }
         }
@@ -149,7 +152,9 @@ extension ManagedObject {
     /// relationship, callgrind, W1).
     ///
     /// Stops the process when the entity has no property `key` or the object does not fit it.
-    public func _setManagedValue<Object: ManagedObject>(_ newValue: Object?, forKey key: String, hint: _ManagedSlotHint?) {
+    public func _setManagedValue<Object: ManagedObject>(
+        _ newValue: Object?, forKey key: String, hint: _ManagedSlotHint?
+    ) {
         setManagedValue(forKey: key, hint: hint) { slot in
             if case .toOne(let relationship) = runtime.kinds[slot] {
                 try setToOne(newValue, relationship, slot: slot)

@@ -46,7 +46,9 @@ extension ManagedObject {
         for model in LoadedModels.all {
             if let entity = model.entity(for: self) { return entity }
         }
-        preconditionFailure("no model in use has an entity for the class \(String(reflecting: self)); load the model into a coordinator first")
+        preconditionFailure(
+            "no model in use has an entity for the class \(String(reflecting: self)); load the model into a coordinator first"
+        )
     }
 }
 
@@ -58,7 +60,8 @@ extension EntityDescription {
     ///   - entityName: the entity's name.
     ///   - context: a context with a persistent store coordinator.
     /// - Returns: the entity, or `nil` when the context has no coordinator or its model no such entity.
-    public static func entity(forEntityName entityName: String, in context: ManagedObjectContext) -> EntityDescription? {
+    public static func entity(forEntityName entityName: String, in context: ManagedObjectContext) -> EntityDescription?
+    {
         context.persistentStoreCoordinator?.managedObjectModel.entitiesByName[entityName]
     }
 }

@@ -8,7 +8,9 @@ extension ManagedObject {
     /// - Throws: ``CoreDataError`` naming the object and property when the fetch fails, such as
     ///   for a predicate naming a key the fetched entity lacks.
     func fetchedPropertyValue(_ slot: Int) throws -> Any? {
-        guard let property = runtime.properties[slot] as? FetchedPropertyDescription else { return try publicValue(slot) }
+        guard let property = runtime.properties[slot] as? FetchedPropertyDescription else {
+            return try publicValue(slot)
+        }
         try fireFault()
         if let cached = values[slot] { return cached }
         guard let template = property.fetchRequest, let context = managedObjectContext else { return [ManagedObject]() }
@@ -18,12 +20,14 @@ extension ManagedObject {
                 "name": property.name, "userInfo": property.userInfo ?? [:], "entity": entity.entityName,
             ]
             do {
-                request.predicate = try predicate
+                request.predicate =
+                    try predicate
                     .withSubstitutionVariables(["FETCH_SOURCE": self, "FETCHED_PROPERTY": source])
                     .foldingConstantKeyPaths()
             } catch {
                 throw CoreDataError(
-                    .coreData, "the fetched property \(entity.entityName).\(property.name) cannot use its predicate: \(error)",
+                    .coreData,
+                    "the fetched property \(entity.entityName).\(property.name) cannot use its predicate: \(error)",
                     objectID: objectID, key: property.name)
             }
         }
@@ -36,7 +40,8 @@ extension ManagedObject {
                 results = try context.fetch(request).map(\.objectID)
             default:
                 throw CoreDataError(
-                    .coreData, "the fetched property \(entity.entityName).\(property.name) asks for \(template.resultType) results; fetched properties return objects or object IDs",
+                    .coreData,
+                    "the fetched property \(entity.entityName).\(property.name) asks for \(template.resultType) results; fetched properties return objects or object IDs",
                     objectID: objectID, key: property.name)
             }
         } catch let error as CoreDataError {

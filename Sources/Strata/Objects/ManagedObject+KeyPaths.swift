@@ -10,7 +10,8 @@ extension ManagedObject {
     ///
     /// - Important: an unknown key stops the program, as ``value(forKey:)`` does.
     public func value(forKeyPath keyPath: String) -> Any? {
-        KeyValuePath.value(of: self, at: keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)[...])
+        KeyValuePath.value(
+            of: self, at: keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)[...])
     }
 
     /// Sets the value at a dotted key path (Core Data's `setValue(_:forKeyPath:)`): the last key
@@ -83,7 +84,8 @@ enum KeyValuePath {
             default: return result
             }
         } catch {
-            preconditionFailure("\(operation) of \(path.joined(separator: ".")): not a collection operator over these values")
+            preconditionFailure(
+                "\(operation) of \(path.joined(separator: ".")): not a collection operator over these values")
         }
     }
 }

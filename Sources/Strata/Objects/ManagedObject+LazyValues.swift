@@ -38,7 +38,9 @@ extension ManagedObject {
     /// ``RowDecoding/decodesEagerly(_:)`` names; the others are decoded on first access.
     ///
     /// - Throws: what decoding an eager slot throws (the object is left as it was).
-    func loadLazily(from row: consuming StoredRow, layout: EntityLayout, context: ManagedObjectContext, references: ReferenceIDs?) throws {
+    func loadLazily(
+        from row: consuming StoredRow, layout: EntityLayout, context: ManagedObjectContext, references: ReferenceIDs?
+    ) throws {
         var eager: [Any?] = []
         var decoded: UInt64 = 0
         if !runtime.eagerSlots.isEmpty {
@@ -62,7 +64,8 @@ extension ManagedObject {
         var decoded: UInt64 = 0
         for slot in runtime.eagerSlots {
             eager[slot] = try RowDecoding.value(
-                slot, of: runtime, from: row, layout: layout, storeIdentifier: objectID.storeIdentifier, context: context, references: references)
+                slot, of: runtime, from: row, layout: layout, storeIdentifier: objectID.storeIdentifier,
+                context: context, references: references)
             if slot < LazyRow.trackedSlots { decoded |= LazyRow.bit(slot) }
         }
         return (eager, decoded)
@@ -101,7 +104,8 @@ extension ManagedObject {
         if lazy.isDecoded(slot, load: load) { return slots[slot] }
         guard load == .toOne || load == .toOneOfHierarchy else {
             // An attribute: no store identifier or context to read.
-            return RowDecoding.plainValue(slot, load: load, of: runtime, from: lazy.row, layout: lazy.layout, storeIdentifier: nil, context: nil)
+            return RowDecoding.plainValue(
+                slot, load: load, of: runtime, from: lazy.row, layout: lazy.layout, storeIdentifier: nil, context: nil)
         }
         let value = RowDecoding.plainValue(
             slot, load: load, of: runtime, from: lazy.row, layout: lazy.layout,
@@ -124,7 +128,8 @@ extension ManagedObject {
         let storeIdentifier = objectID.storeIdentifier
         for slot in loads.indices where !lazy.isDecoded(slot, load: loads[slot]) {
             slots[slot] = RowDecoding.plainValue(
-                slot, load: loads[slot], of: runtime, from: lazy.row, layout: lazy.layout, storeIdentifier: storeIdentifier, context: context,
+                slot, load: loads[slot], of: runtime, from: lazy.row, layout: lazy.layout,
+                storeIdentifier: storeIdentifier, context: context,
                 references: lazy.references)
         }
         committedSlots = slots

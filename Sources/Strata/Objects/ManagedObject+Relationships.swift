@@ -46,7 +46,10 @@ extension ManagedObject {
     /// Throws unless the object is in a context: a relationship is set to objects only there.
     private func requireContext(toSet relationship: RelationshipDescription) throws {
         guard liveContext == nil else { return }
-        throw CoreDataError(.managedObjectReferentialIntegrity, "insert \(entity.entityName) into a context before setting \(relationship.name)", objectID: objectID, key: relationship.name)
+        throw CoreDataError(
+            .managedObjectReferentialIntegrity,
+            "insert \(entity.entityName) into a context before setting \(relationship.name)", objectID: objectID,
+            key: relationship.name)
     }
 
     /// Makes the inverse of `relationship` (at `slot` here) on the object `id` include this object.
@@ -55,7 +58,9 @@ extension ManagedObject {
         let other = context.object(with: id)
         try other.fireFault()
         let inverseSlot = try other.runtime.slot(of: inverse, hint: runtime.inverseSlots[slot])
-        if !inverse.isToMany, let previous = SlotValueCast.cast(other.values[inverseSlot], to: ManagedObjectID.self), previous != objectID {
+        if !inverse.isToMany, let previous = SlotValueCast.cast(other.values[inverseSlot], to: ManagedObjectID.self),
+            previous != objectID
+        {
             // The other object leaves its previous partner, whose side of `relationship` drops it.
             let partner = context.object(with: previous)
             try partner.fireFault()
@@ -69,7 +74,8 @@ extension ManagedObject {
         guard let inverse = relationship.inverseRelationship, let context = managedObjectContext else { return }
         let other = context.object(with: id)
         try other.fireFault()
-        try other.editRelationship(try other.runtime.slot(of: inverse, hint: runtime.inverseSlots[slot]), removing: objectID)
+        try other.editRelationship(
+            try other.runtime.slot(of: inverse, hint: runtime.inverseSlots[slot]), removing: objectID)
     }
 
     /// Adds `id` to a relationship slot (or sets a to-one slot to it), without inverse maintenance.

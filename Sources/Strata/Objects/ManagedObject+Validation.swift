@@ -17,11 +17,17 @@ extension ManagedObject {
                 if count == 0 && !relationship.isOptional && relationship.minCount == 0 {
                     throw fail(.validationRelationshipLacksMinimumCount, "needs at least one object")
                 }
-                if relationship.minCount > 0 && count < relationship.minCount && !(relationship.isOptional && count == 0) {
-                    throw fail(.validationRelationshipLacksMinimumCount, "has \(count) objects; at least \(relationship.minCount) are needed")
+                if relationship.minCount > 0 && count < relationship.minCount
+                    && !(relationship.isOptional && count == 0)
+                {
+                    throw fail(
+                        .validationRelationshipLacksMinimumCount,
+                        "has \(count) objects; at least \(relationship.minCount) are needed")
                 }
                 if relationship.maxCount > 0 && count > relationship.maxCount {
-                    throw fail(.validationRelationshipExceedsMaximumCount, "has \(count) objects; at most \(relationship.maxCount) are allowed")
+                    throw fail(
+                        .validationRelationshipExceedsMaximumCount,
+                        "has \(count) objects; at most \(relationship.maxCount) are allowed")
                 }
             } else if value == nil && !relationship.isOptional {
                 throw fail(.validationMissingMandatoryProperty, "is required")
@@ -31,7 +37,9 @@ extension ManagedObject {
         }
         guard let attribute = property as? AttributeDescription else { return }
         guard let present = value else {
-            if !attribute.isOptional && !attribute.isTransient { throw fail(.validationMissingMandatoryProperty, "is required") }
+            if !attribute.isOptional && !attribute.isTransient {
+                throw fail(.validationMissingMandatoryProperty, "is required")
+            }
             return
         }
         // A value of the wrong type, kept by setValue(_:forKey:), is invalid (Core Data's
@@ -40,7 +48,9 @@ extension ManagedObject {
         if !(attribute is DerivedAttributeDescription), runtime.exactTypes[slot] != ObjectIdentifier(type(of: present)),
             (try? ValueConversion.normalize(present, for: attribute, entity: entity)) == nil
         {
-            throw fail(.managedObjectValidation, "holds \(attribute.attributeType) values; \(type(of: present)) \(present) is not one")
+            throw fail(
+                .managedObjectValidation,
+                "holds \(attribute.attributeType) values; \(type(of: present)) \(present) is not one")
         }
         if !runtime.checksValues[slot] { return }
         if let string = present as? String {
@@ -60,8 +70,12 @@ extension ManagedObject {
                 }
             }
         } else if let date = present as? Date {
-            if let minimum = attribute.minValue as? Date, date < minimum { throw fail(.validationDateTooSoon, "is earlier than \(minimum)") }
-            if let maximum = attribute.maxValue as? Date, date > maximum { throw fail(.validationDateTooLate, "is later than \(maximum)") }
+            if let minimum = attribute.minValue as? Date, date < minimum {
+                throw fail(.validationDateTooSoon, "is earlier than \(minimum)")
+            }
+            if let maximum = attribute.maxValue as? Date, date > maximum {
+                throw fail(.validationDateTooLate, "is later than \(maximum)")
+            }
         } else if let number = FetchValue.number(present) {
             if let minimum = attribute.minValue.flatMap(FetchValue.number), number < minimum {
                 throw fail(.validationNumberTooSmall, "is smaller than \(minimum)")
@@ -117,7 +131,8 @@ extension ManagedObject {
     func validateDenyRules() throws {
         var errors: [CoreDataError] = []
         for (slot, property) in runtime.properties.enumerated() {
-            guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .denyDeleteRule else { continue }
+            guard let relationship = property as? RelationshipDescription, relationship.deleteRule == .denyDeleteRule
+            else { continue }
             try fireFault()
             try loadToMany(slot)
             let related: [ManagedObjectID]
@@ -128,7 +143,11 @@ extension ManagedObject {
             }
             let remaining = related.filter { managedObjectContext?.object(with: $0).isDeleted != true }
             if !remaining.isEmpty {
-                errors.append(CoreDataError(.validationRelationshipDeniedDelete, "\(entity.entityName).\(relationship.name) denies the delete: it still has \(remaining.count) object(s)", object: self, key: relationship.name))
+                errors.append(
+                    CoreDataError(
+                        .validationRelationshipDeniedDelete,
+                        "\(entity.entityName).\(relationship.name) denies the delete: it still has \(remaining.count) object(s)",
+                        object: self, key: relationship.name))
             }
         }
         try CoreDataError.throwing(errors)

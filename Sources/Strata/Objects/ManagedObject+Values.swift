@@ -109,8 +109,11 @@ extension ManagedObject {
     ///
     /// - Throws: ``CoreDataError`` `keyValueValidation` when `key` is not a to-many relationship.
     public func mutableSetValue(forCheckedKey key: String) throws -> MutableRelationshipSet {
-        guard let relationship = runtime.properties[try runtime.slot(key)] as? RelationshipDescription, relationship.isToMany else {
-            throw CoreDataError(.keyValueValidation, "\(entity.entityName).\(key) is not a to-many relationship", key: key)
+        guard let relationship = runtime.properties[try runtime.slot(key)] as? RelationshipDescription,
+            relationship.isToMany
+        else {
+            throw CoreDataError(
+                .keyValueValidation, "\(entity.entityName).\(key) is not a to-many relationship", key: key)
         }
         return MutableRelationshipSet(owner: self, key: key)
     }
@@ -182,7 +185,9 @@ extension ManagedObject {
     /// `NSUnknownKeyException` does.
     func uncheckedSlot(_ key: String) -> Int {
         guard let slot = runtime.slotIndex(key) else {
-            preconditionFailure("[<\(entity.entityName) \(objectID)> valueForUndefinedKey:]: the entity \(entity.entityName) is not key value coding-compliant for the key \"\(key)\"")
+            preconditionFailure(
+                "[<\(entity.entityName) \(objectID)> valueForUndefinedKey:]: the entity \(entity.entityName) is not key value coding-compliant for the key \"\(key)\""
+            )
         }
         return slot
     }
@@ -230,7 +235,8 @@ extension ManagedObject {
         if let relationship = property as? RelationshipDescription {
             try setRelationship(value, relationship, slot: slot)
         } else {
-            try setAttributeValue(try attributeStorage(value, property as! AttributeDescription, strict: strict), slot: slot)
+            try setAttributeValue(
+                try attributeStorage(value, property as! AttributeDescription, strict: strict), slot: slot)
         }
     }
 
@@ -249,7 +255,8 @@ extension ManagedObject {
     /// Sets the property in `slot` without notifications or inverse maintenance.
     private func setPrimitiveValue(_ value: Any?, slot: Int, strict: Bool) throws {
         let property = runtime.properties[slot]
-        let stored = try (property as? RelationshipDescription).map { try relationshipStorage(value, $0) }
+        let stored =
+            try (property as? RelationshipDescription).map { try relationshipStorage(value, $0) }
             ?? attributeStorage(value, property as! AttributeDescription, strict: strict)
         try fireFault()
         values[slot] = stored
@@ -261,7 +268,7 @@ extension ManagedObject {
     private func attributeStorage(_ value: Any?, _ attribute: AttributeDescription, strict: Bool) throws -> Any? {
         do {
             return try ValueConversion.normalize(value, for: attribute, entity: entity)
-        } catch where !strict {
+        } catch  where !strict {
             return value
         }
     }
@@ -273,7 +280,9 @@ extension ManagedObject {
     func fireFault() throws {
         guard !isLoaded else { return }
         guard let context = managedObjectContext else {
-            throw CoreDataError(.coreData, "cannot fulfill the fault for \(objectID): it is no longer registered with a context", objectID: objectID)
+            throw CoreDataError(
+                .coreData, "cannot fulfill the fault for \(objectID): it is no longer registered with a context",
+                objectID: objectID)
         }
         try context.fulfillFault(self)
     }
@@ -346,10 +355,16 @@ extension ManagedObject {
     /// The ID of `object` as `relationship` stores it, checking its entity and context.
     func checkedID(of object: ManagedObject, for relationship: RelationshipDescription) throws -> ManagedObjectID {
         guard let destination = relationship.destinationEntity, object.entity.isKindOf(entity: destination) else {
-            throw CoreDataError(.keyValueValidation, "\(entity.entityName).\(relationship.name) takes \(relationship.destinationEntity?.entityName ?? "?") objects, not \(object.entity.entityName)", objectID: objectID, key: relationship.name)
+            throw CoreDataError(
+                .keyValueValidation,
+                "\(entity.entityName).\(relationship.name) takes \(relationship.destinationEntity?.entityName ?? "?") objects, not \(object.entity.entityName)",
+                objectID: objectID, key: relationship.name)
         }
         guard object.liveContext?.toOpaque() == liveContext?.toOpaque() else {
-            throw CoreDataError(.managedObjectReferentialIntegrity, "\(entity.entityName).\(relationship.name): the object is in another context", objectID: objectID, key: relationship.name)
+            throw CoreDataError(
+                .managedObjectReferentialIntegrity,
+                "\(entity.entityName).\(relationship.name): the object is in another context", objectID: objectID,
+                key: relationship.name)
         }
         return object.objectID
     }
@@ -361,7 +376,10 @@ extension ManagedObject {
         }
         if !relationship.isToMany {
             guard let object = value as? ManagedObject else {
-                throw CoreDataError(.keyValueValidation, "\(entity.entityName).\(relationship.name) takes a managed object, not \(type(of: value))", objectID: objectID, key: relationship.name)
+                throw CoreDataError(
+                    .keyValueValidation,
+                    "\(entity.entityName).\(relationship.name) takes a managed object, not \(type(of: value))",
+                    objectID: objectID, key: relationship.name)
             }
             return try checkedID(of: object, for: relationship)
         }
@@ -372,10 +390,15 @@ extension ManagedObject {
             objects = Array(set)
         } else if let set = value as? NSSet, let members = FoundationValueBridging.managedObjects(set.allObjects) {
             objects = members
-        } else if let ordered = value as? NSOrderedSet, let members = FoundationValueBridging.managedObjects(ordered.array) {
+        } else if let ordered = value as? NSOrderedSet,
+            let members = FoundationValueBridging.managedObjects(ordered.array)
+        {
             objects = members
         } else {
-            throw CoreDataError(.keyValueValidation, "\(entity.entityName).\(relationship.name) takes a set, array, NSSet or NSOrderedSet of managed objects, not \(type(of: value))", objectID: objectID, key: relationship.name)
+            throw CoreDataError(
+                .keyValueValidation,
+                "\(entity.entityName).\(relationship.name) takes a set, array, NSSet or NSOrderedSet of managed objects, not \(type(of: value))",
+                objectID: objectID, key: relationship.name)
         }
         return OrderedSet(try objects.map { try checkedID(of: $0, for: relationship) })
     }

@@ -140,7 +140,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.objectID = ManagedObjectID(temporaryFor: entity)
         self.slots = runtime.newObjectValues()
         self.isLoaded = true
-        if type(of: self) != ManagedObject.self { ManagedObjectClassRegistry.register(type(of: self), for: entity, runtime: runtime) }
+        if type(of: self) != ManagedObject.self {
+            ManagedObjectClassRegistry.register(type(of: self), for: entity, runtime: runtime)
+        }
         if let context { context.insert(self) }
     }
 
@@ -280,17 +282,24 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The entity, ID and values, or `<fault>`; never fires the fault.
     public var description: String {
         let address = String(UInt(bitPattern: ObjectIdentifier(self).hashValue), radix: 16)
-        guard isLoaded else { return "<\(entity.entityName): 0x\(address)> (entity: \(entity.entityName); id: \(objectID); data: <fault>)" }
+        guard isLoaded else {
+            return "<\(entity.entityName): 0x\(address)> (entity: \(entity.entityName); id: \(objectID); data: <fault>)"
+        }
         let data = runtime.properties.indices.map { slot -> String in
             let property = runtime.properties[slot]
             return "\(property.name) = \(describe(values[slot], property))"
         }
-        return "<\(entity.entityName): 0x\(address)> (entity: \(entity.entityName); id: \(objectID); data: {\(data.joined(separator: "; "))})"
+        return
+            "<\(entity.entityName): 0x\(address)> (entity: \(entity.entityName); id: \(objectID); data: {\(data.joined(separator: "; "))})"
     }
 
     private func describe(_ value: Any?, _ property: PropertyDescription) -> String {
-        guard let value else { return (property as? RelationshipDescription)?.isToMany == true ? "<relationship fault>" : "nil" }
-        if let ids = value as? OrderedSet<ManagedObjectID> { return "(\(ids.map(\.description).joined(separator: ", ")))" }
+        guard let value else {
+            return (property as? RelationshipDescription)?.isToMany == true ? "<relationship fault>" : "nil"
+        }
+        if let ids = value as? OrderedSet<ManagedObjectID> {
+            return "(\(ids.map(\.description).joined(separator: ", ")))"
+        }
         return "\(value)"
     }
 }

@@ -47,7 +47,9 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     /// ``PersistentStoreCoordinator/managedObjectID(forURIRepresentation:)``.
     public func uriRepresentation() -> URL {
         if let temporaryIdentifier {
-            return URL(string: "x-coredata:///\(entity.entityName)/t\(String(temporaryIdentifier, radix: 16, uppercase: true))")!
+            return URL(
+                string: "x-coredata:///\(entity.entityName)/t\(String(temporaryIdentifier, radix: 16, uppercase: true))"
+            )!
         }
         return URL(string: "x-coredata://\(storeIdentifier!)/\(entity.entityName)/p\(primaryKey)")!
     }
@@ -67,7 +69,8 @@ public final class ManagedObjectID: Hashable, Sendable, CustomStringConvertible 
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
         if lhs === rhs { return true }
         if let left = lhs.temporaryIdentifier { return left == rhs.temporaryIdentifier }
-        return rhs.temporaryIdentifier == nil && lhs.primaryKey == rhs.primaryKey && lhs.storeIdentifier == rhs.storeIdentifier
+        return rhs.temporaryIdentifier == nil && lhs.primaryKey == rhs.primaryKey
+            && lhs.storeIdentifier == rhs.storeIdentifier
             && (lhs.entity === rhs.entity || lhs.rootName == rhs.rootName)
     }
 

@@ -35,7 +35,8 @@ final class ManagedPropertyTable: @unchecked Sendable {
         var properties: [Property] = []
         var seen: Set<ObjectIdentifier> = []
         func add(_ declaration: any _ManagedPropertyDeclaration.Type) {
-            guard seen.insert(ObjectIdentifier(declaration)).inserted, let keyPath = declaration.keyPath(rootedAt: type) else { return }
+            guard seen.insert(ObjectIdentifier(declaration)).inserted, let keyPath = declaration.keyPath(rootedAt: type)
+            else { return }
             let declared = declaration.keyPath
             let prefix = ManagedKeyPathNames.rootPrefix(of: declared)
             let description = String(describing: declared)

@@ -85,7 +85,9 @@ extension MutableRelationshipSet {
         for moved in indexes { checkIndex(moved, in: objects.count) }
         let moving = indexes.map { objects[$0] }
         for moved in indexes.reversed() { objects.remove(at: moved) }
-        precondition(index >= 0 && index <= objects.count, "\(owner.entity.entityName).\(key): index \(index) beyond bounds [0 .. \(objects.count)]")
+        precondition(
+            index >= 0 && index <= objects.count,
+            "\(owner.entity.entityName).\(key): index \(index) beyond bounds [0 .. \(objects.count)]")
         objects.insert(contentsOf: moving, at: index)
         owner.setValue(objects, forKey: key)
     }
@@ -132,7 +134,9 @@ extension MutableRelationshipSet {
     /// index and so on, each index a position in the result (NSMutableOrderedSet's
     /// `insert(_:at:)`). Objects already related stay where they are.
     public func insert(_ objects: [ManagedObject], at indexes: IndexSet) {
-        precondition(objects.count == indexes.count, "\(owner.entity.entityName).\(key): \(objects.count) objects for \(indexes.count) indexes")
+        precondition(
+            objects.count == indexes.count,
+            "\(owner.entity.entityName).\(key): \(objects.count) objects for \(indexes.count) indexes")
         var related = allObjects
         for (object, index) in zip(objects, indexes) where !related.contains(object) {
             checkIndex(index, in: related.count + 1)
@@ -161,7 +165,9 @@ extension MutableRelationshipSet {
     /// first object at the first index and so on (NSMutableOrderedSet's
     /// `replaceObjects(at:with:)`).
     public func replaceObjects(at indexes: IndexSet, with objects: [ManagedObject]) {
-        precondition(objects.count == indexes.count, "\(owner.entity.entityName).\(key): \(objects.count) objects for \(indexes.count) indexes")
+        precondition(
+            objects.count == indexes.count,
+            "\(owner.entity.entityName).\(key): \(objects.count) objects for \(indexes.count) indexes")
         var related = allObjects
         for (object, index) in zip(objects, indexes) {
             checkIndex(index, in: related.count)
@@ -180,14 +186,17 @@ extension MutableRelationshipSet {
     /// object stops the program.
     private func managedObjects(_ elements: [Any]) -> [ManagedObject] {
         guard let objects = FoundationValueBridging.managedObjects(elements) else {
-            preconditionFailure("\(owner.entity.entityName).\(key) relates managed objects, not \(elements.map { type(of: $0) })")
+            preconditionFailure(
+                "\(owner.entity.entityName).\(key) relates managed objects, not \(elements.map { type(of: $0) })")
         }
         return objects
     }
 
     /// Stops the program unless `index` is below `count`.
     private func checkIndex(_ index: Int, in count: Int) {
-        precondition(index >= 0 && index < count, "\(owner.entity.entityName).\(key): index \(index) beyond bounds [0 .. \(count - 1)]")
+        precondition(
+            index >= 0 && index < count,
+            "\(owner.entity.entityName).\(key): index \(index) beyond bounds [0 .. \(count - 1)]")
     }
 
     /// `indexes` as an `IndexSet`.

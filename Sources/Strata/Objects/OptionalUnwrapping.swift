@@ -4,7 +4,9 @@ enum OptionalUnwrapper {
     static func unwrap(_ value: Any) -> Any? {
         // Only an optional is cast: a failed protocol cast looks the conformance up (thousands of
         // instructions), a look at the value's type costs a few.
-        if isOptional(value), let optional = value as? any OptionalUnwrapping { return optional.unwrappedAny.flatMap(unwrap) }
+        if isOptional(value), let optional = value as? any OptionalUnwrapping {
+            return optional.unwrappedAny.flatMap(unwrap)
+        }
         return value
     }
 

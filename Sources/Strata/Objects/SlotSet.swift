@@ -57,7 +57,9 @@ struct SlotSet: Sequence, Equatable, ExpressibleByArrayLiteral {
     static func == (lhs: SlotSet, rhs: SlotSet) -> Bool {
         guard lhs.low == rhs.low else { return false }
         let count = Swift.max(lhs.high.count, rhs.high.count)
-        return (0..<count).allSatisfy { (lhs.high.indices.contains($0) ? lhs.high[$0] : 0) == (rhs.high.indices.contains($0) ? rhs.high[$0] : 0) }
+        return (0..<count).allSatisfy {
+            (lhs.high.indices.contains($0) ? lhs.high[$0] : 0) == (rhs.high.indices.contains($0) ? rhs.high[$0] : 0)
+        }
     }
 
     /// The slots in ascending order.

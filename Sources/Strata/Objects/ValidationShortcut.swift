@@ -18,7 +18,10 @@ enum ValidationShortcut {
         if !property.validationPredicates.isEmpty {
             self = .none
         } else if let attribute = property as? AttributeDescription {
-            guard let exactType, !checksValues else { self = .none; return }
+            guard let exactType, !checksValues else {
+                self = .none
+                return
+            }
             self = .exactType(exactType, nilPasses: attribute.isOptional || attribute.isTransient)
         } else if let relationship = property as? RelationshipDescription, !relationship.isToMany {
             self = .toOne(nilPasses: relationship.isOptional)

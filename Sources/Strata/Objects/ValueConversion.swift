@@ -7,13 +7,20 @@ enum ValueConversion {
     /// `NSDecimalNumber` too) converted exactly to the attribute's type, `[UInt8]` to `Data`.
     ///
     /// - Throws: ``CoreDataError`` `keyValueValidation` naming the entity, attribute and value type.
-    static func normalize(_ value: Any?, for attribute: AttributeDescription, entity: EntityDescription) throws -> Any? {
+    static func normalize(_ value: Any?, for attribute: AttributeDescription, entity: EntityDescription) throws -> Any?
+    {
         guard let value else { return nil }
         if attribute is DerivedAttributeDescription {
-            throw CoreDataError(.keyValueValidation, "\(entity.entityName).\(attribute.name) is a derived attribute: it is computed on save and cannot be set", key: attribute.name)
+            throw CoreDataError(
+                .keyValueValidation,
+                "\(entity.entityName).\(attribute.name) is a derived attribute: it is computed on save and cannot be set",
+                key: attribute.name)
         }
         func mismatch() -> CoreDataError {
-            CoreDataError(.keyValueValidation, "\(entity.entityName).\(attribute.name) holds \(attribute.attributeType) values; \(type(of: value)) \(value) does not fit", key: attribute.name)
+            CoreDataError(
+                .keyValueValidation,
+                "\(entity.entityName).\(attribute.name) holds \(attribute.attributeType) values; \(type(of: value)) \(value) does not fit",
+                key: attribute.name)
         }
         switch attribute.attributeType {
         case .integer16AttributeType:
@@ -33,7 +40,9 @@ enum ValueConversion {
             return Float(number)
         case .decimalAttributeType:
             if let decimal = value as? Decimal { return decimal }
-            if type(of: value) is NSDecimalNumber.Type, let decimal = value as? NSDecimalNumber { return decimal.decimalValue }
+            if type(of: value) is NSDecimalNumber.Type, let decimal = value as? NSDecimalNumber {
+                return decimal.decimalValue
+            }
             if let number = integer(value) { return Decimal(number) }
             if let number = floating(value) { return Decimal(number) }
             throw mismatch()
@@ -127,7 +136,9 @@ enum ValueConversion {
     static func storeValue(_ value: Any?, for attribute: AttributeDescription) throws -> Value {
         guard let value else { return .null }
         if let stored = exactStoreValue(value, type: attribute.attributeType) { return stored }
-        if let composite = attribute as? CompositeAttributeDescription { return .data(try CompositeValues.encode(value, for: composite)) }
+        if let composite = attribute as? CompositeAttributeDescription {
+            return .data(try CompositeValues.encode(value, for: composite))
+        }
         switch value {
         case let v as Int16: return .int(Int64(v))
         case let v as Int32: return .int(Int64(v))
@@ -156,7 +167,8 @@ enum ValueConversion {
             func exactly<T>(_: T.Type) -> T? { Held.self == T.self ? unsafeBitCast(held, to: T.self) : nil }
             switch attributeType {
             case .stringAttributeType: return exactly(String.self).map(Value.string)
-            case .integer64AttributeType: return (exactly(Int64.self) ?? exactly(Int.self).map(Int64.init)).map(Value.int)
+            case .integer64AttributeType:
+                return (exactly(Int64.self) ?? exactly(Int.self).map(Int64.init)).map(Value.int)
             case .integer32AttributeType:
                 return (exactly(Int32.self) ?? exactly(Int.self).flatMap { Int32(exactly: $0) }).map { .int(Int64($0)) }
             case .integer16AttributeType:
@@ -175,7 +187,9 @@ enum ValueConversion {
     }
 
     /// The object value of an engine value for `attribute`.
-    static func objectValue(_ value: Value, for attribute: AttributeDescription, coordinator: PersistentStoreCoordinator?) throws -> Any? {
+    static func objectValue(
+        _ value: Value, for attribute: AttributeDescription, coordinator: PersistentStoreCoordinator?
+    ) throws -> Any? {
         switch value {
         case .int(let v):
             switch attribute.attributeType {

@@ -53,7 +53,9 @@ public enum ValueTransformers {
             !["NSSecureUnarchiveFromData", "NSSecureUnarchiveFromDataTransformer"].contains(name)
         else { return PropertyListValueTransformer() }
         guard let transformer = transformer(forName: name) else {
-            throw CoreDataError(.coreData, "no value transformer is registered under the name \(name) (attribute \(attribute.name))", key: attribute.name)
+            throw CoreDataError(
+                .coreData, "no value transformer is registered under the name \(name) (attribute \(attribute.name))",
+                key: attribute.name)
         }
         return transformer
     }
@@ -65,7 +67,10 @@ public enum ValueTransformers {
         } catch let error as CoreDataError {
             throw error
         } catch {
-            throw CoreDataError(.keyValueValidation, "\(attribute.name): the value \(type(of: value)) could not be transformed: \(error)", key: attribute.name)
+            throw CoreDataError(
+                .keyValueValidation,
+                "\(attribute.name): the value \(type(of: value)) could not be transformed: \(error)",
+                key: attribute.name)
         }
     }
 
@@ -76,7 +81,9 @@ public enum ValueTransformers {
         } catch let error as CoreDataError {
             throw error
         } catch {
-            throw CoreDataError(.coreData, "\(attribute.name): stored data could not be transformed back: \(error)", key: attribute.name)
+            throw CoreDataError(
+                .coreData, "\(attribute.name): stored data could not be transformed back: \(error)", key: attribute.name
+            )
         }
     }
 }

@@ -34,7 +34,8 @@ public final class ExpressionDescription: PropertyDescription, @unchecked Sendab
     public var expressionResultType: AttributeType
 
     /// Creates a description named `name` computing `function` over `keyPath`.
-    public init(name: String, function: Function?, keyPath: String, resultType: AttributeType = .undefinedAttributeType) {
+    public init(name: String, function: Function?, keyPath: String, resultType: AttributeType = .undefinedAttributeType)
+    {
         self.function = function
         self.keyPath = keyPath
         self.expressionResultType = resultType
@@ -76,7 +77,10 @@ public final class ExpressionDescription: PropertyDescription, @unchecked Sendab
             case .function(let name, let arguments)?:
                 guard let function = Function(rawValue: name), arguments.count == 1,
                     case .keyPath(let path, .evaluatedObject) = arguments[0]
-                else { preconditionFailure("ExpressionDescription.expression: \(name) of \(arguments) is not a function of one key path") }
+                else {
+                    preconditionFailure(
+                        "ExpressionDescription.expression: \(name) of \(arguments) is not a function of one key path")
+                }
                 (self.function, keyPath) = (function, path)
             case let other?:
                 preconditionFailure("ExpressionDescription.expression: \(other) is not a key path or a function of one")

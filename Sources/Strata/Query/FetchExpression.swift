@@ -37,7 +37,9 @@ public indirect enum FetchExpression {
     public init(forAggregate elements: [FetchExpression]) { self = .aggregate(elements) }
 
     /// A subquery (Core Data's `NSExpression(forSubquery:usingIteratorVariable:predicate:)`).
-    public init(forSubquery collection: FetchExpression, usingIteratorVariable variable: String, predicate: FetchPredicate) {
+    public init(
+        forSubquery collection: FetchExpression, usingIteratorVariable variable: String, predicate: FetchPredicate
+    ) {
         self = .subquery(collection: collection, variable: variable, predicate: predicate)
     }
 

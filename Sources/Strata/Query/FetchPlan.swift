@@ -95,7 +95,8 @@ public struct FetchPlan: Sendable, Hashable, CustomStringConvertible {
         case .scan:
             lines.append("  scan every row")
         case .index(let use):
-            lines.append("  index lookup: \(use)" + (readsRows ? ", read matching rows" : ", rows not read (count from index)"))
+            lines.append(
+                "  index lookup: \(use)" + (readsRows ? ", read matching rows" : ", rows not read (count from index)"))
         case .orderedIndex(let key, let descending, let within):
             var line = "  walk index on \(key) \(descending ? "descending" : "ascending")"
             if let within { line += " within \(within)" }

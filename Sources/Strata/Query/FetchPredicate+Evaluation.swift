@@ -23,7 +23,9 @@ extension FetchPredicate {
     /// paths, applies collection operators to the collections it gets, and binds `SELF` and
     /// subquery variables; a throwing `valueForKey` makes the comparison false. Block predicates
     /// get `root`.
-    func evaluate(with root: Any?, substitutionVariables: [String: Any]? = nil, valueForKey: (Any, String) throws -> Any?) -> Bool {
+    func evaluate(
+        with root: Any?, substitutionVariables: [String: Any]? = nil, valueForKey: (Any, String) throws -> Any?
+    ) -> Bool {
         withoutActuallyEscaping(valueForKey) { lookup in
             let evaluation = PredicateEvaluation(valueForKey: lookup, substitutionVariables: substitutionVariables)
             return evaluation.matches(self, object: root, bindings: substitutionVariables ?? [:])
@@ -113,7 +115,9 @@ struct PredicateEvaluation {
                 case .any:
                     return Self.members(left).contains { Self.test($0, comparison.operator, right, comparison.options) }
                 case .all:
-                    return Self.members(left).allSatisfy { Self.test($0, comparison.operator, right, comparison.options) }
+                    return Self.members(left).allSatisfy {
+                        Self.test($0, comparison.operator, right, comparison.options)
+                    }
                 }
             } catch {
                 return false
@@ -179,7 +183,9 @@ struct PredicateEvaluation {
     /// (collections the elements return are flattened into the result).
     private func step(_ value: Any, _ key: String) throws -> Any? {
         if key == "self" || key == "SELF" { return value }
-        guard let elements = FetchValue.elements(of: value) else { return FetchValue.unwrap(try valueForKey(value, key)) }
+        guard let elements = FetchValue.elements(of: value) else {
+            return FetchValue.unwrap(try valueForKey(value, key))
+        }
         var mapped: [Any?] = []
         for element in elements {
             guard let element else {
@@ -234,7 +240,9 @@ struct PredicateEvaluation {
     /// Whether `left` and `right` compare true under `comparison` (the NSPredicate rules: an
     /// ordering with `nil` or values of different kinds is false; `IN` and `CONTAINS` look into
     /// collections and strings).
-    static func test(_ left: Any?, _ comparison: ComparisonOperator, _ right: Any?, _ options: ComparisonOptions) -> Bool {
+    static func test(
+        _ left: Any?, _ comparison: ComparisonOperator, _ right: Any?, _ options: ComparisonOptions
+    ) -> Bool {
         switch comparison {
         case .equalTo: return FetchValue.equal(left, right, options: options)
         case .notEqualTo: return !FetchValue.equal(left, right, options: options)
@@ -273,12 +281,15 @@ struct PredicateEvaluation {
             else { return false }
             let subject = options.contains(.diacriticInsensitive) ? FetchValue.fold(text, .diacriticInsensitive) : text
             let range = NSRange(subject.startIndex..., in: subject)
-            guard let match = expression.firstMatch(in: subject, options: [.anchored], range: range) else { return false }
+            guard let match = expression.firstMatch(in: subject, options: [.anchored], range: range) else {
+                return false
+            }
             return match.range == range
         case .between:
             guard let left, let right, let bounds = FetchValue.elements(of: right), bounds.count == 2,
                 let lower = bounds[0], let upper = bounds[1],
-                let low = FetchValue.order(left, lower, options: options), let high = FetchValue.order(left, upper, options: options)
+                let low = FetchValue.order(left, lower, options: options),
+                let high = FetchValue.order(left, upper, options: options)
             else { return false }
             return low != .orderedAscending && high != .orderedDescending
         }

@@ -32,7 +32,9 @@ extension FetchPredicate {
             }
             text += comparison.left.expressionFormat + " " + comparison.operator.rawValue
             if comparison.options.contains(.caseInsensitive) || comparison.options.contains(.diacriticInsensitive) {
-                text += "[" + (comparison.options.contains(.caseInsensitive) ? "c" : "") + (comparison.options.contains(.diacriticInsensitive) ? "d" : "") + "]"
+                text +=
+                    "[" + (comparison.options.contains(.caseInsensitive) ? "c" : "")
+                    + (comparison.options.contains(.diacriticInsensitive) ? "d" : "") + "]"
             }
             return text + " " + comparison.right.expressionFormat
         }
@@ -93,7 +95,9 @@ extension FetchExpression {
             case .decimal(let decimal): return cast("\(decimal)", "NSDecimalNumber")
             }
         }
-        if let elements = FetchValue.elements(of: value) { return "{" + elements.map(literal).joined(separator: ", ") + "}" }
+        if let elements = FetchValue.elements(of: value) {
+            return "{" + elements.map(literal).joined(separator: ", ") + "}"
+        }
         return quoted("\(value)")
     }
 
@@ -113,7 +117,9 @@ extension FetchExpression {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.properties.generalCategory == .format:
+            case _
+            where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+                || scalar.properties.generalCategory == .format:
                 result += "\\u{" + String(scalar.value, radix: 16) + "}"
             default: result.unicodeScalars.append(scalar)
             }

@@ -14,11 +14,23 @@ extension FetchPredicate {
         return result
     }
 
-    fileprivate func substituted(_ variables: [String: Any], bound: Set<String>) throws(FetchPredicateError) -> FetchPredicate {
+    fileprivate func substituted(
+        _ variables: [String: Any], bound: Set<String>
+    ) throws(FetchPredicateError) -> FetchPredicate {
         switch node {
         case .constant, .block: return self
-        case .and(let all): return FetchPredicate(.and(try all.map { predicate throws(FetchPredicateError) in try predicate.substituted(variables, bound: bound) }))
-        case .or(let any): return FetchPredicate(.or(try any.map { predicate throws(FetchPredicateError) in try predicate.substituted(variables, bound: bound) }))
+        case .and(let all):
+            return FetchPredicate(
+                .and(
+                    try all.map { predicate throws(FetchPredicateError) in
+                        try predicate.substituted(variables, bound: bound)
+                    }))
+        case .or(let any):
+            return FetchPredicate(
+                .or(
+                    try any.map { predicate throws(FetchPredicateError) in
+                        try predicate.substituted(variables, bound: bound)
+                    }))
         case .not(let inner): return FetchPredicate(.not(try inner.substituted(variables, bound: bound)))
         case .comparison(var comparison):
             comparison.left = try comparison.left.substituted(variables, bound: bound, format: source?.format)
@@ -38,7 +50,8 @@ extension FetchPredicate {
         case (.not(let a), .not(let b)): return a.isEquivalent(to: b)
         case (.comparison(let a), .comparison(let b)):
             return a.operator == b.operator && a.modifier == b.modifier
-                && a.options.intersection([.caseInsensitive, .diacriticInsensitive]) == b.options.intersection([.caseInsensitive, .diacriticInsensitive])
+                && a.options.intersection([.caseInsensitive, .diacriticInsensitive])
+                    == b.options.intersection([.caseInsensitive, .diacriticInsensitive])
                 && a.left.isEquivalent(to: b.left) && a.right.isEquivalent(to: b.right)
         default: return false
         }
@@ -55,17 +68,23 @@ extension FetchPredicate {
 }
 
 extension FetchExpression {
-    fileprivate func substituted(_ variables: [String: Any], bound: Set<String>, format: String?) throws(FetchPredicateError) -> FetchExpression {
+    fileprivate func substituted(
+        _ variables: [String: Any], bound: Set<String>, format: String?
+    ) throws(FetchPredicateError) -> FetchExpression {
         switch self {
         case .variable(let name) where !bound.contains(name):
             guard let value = variables[name] else {
-                throw FetchPredicateError(.missingVariable, "no value for the substitution variable $\(name)", format: format)
+                throw FetchPredicateError(
+                    .missingVariable, "no value for the substitution variable $\(name)", format: format)
             }
             return .constant(FetchValue.unwrap(value))
         case .keyPath(let path, on: let operand):
             return .keyPath(path, on: try operand.substituted(variables, bound: bound, format: format))
         case .aggregate(let elements):
-            return .aggregate(try elements.map { element throws(FetchPredicateError) in try element.substituted(variables, bound: bound, format: format) })
+            return .aggregate(
+                try elements.map { element throws(FetchPredicateError) in
+                    try element.substituted(variables, bound: bound, format: format)
+                })
         case .subquery(let collection, let variable, let predicate):
             var inner = bound
             inner.insert(variable)
@@ -73,7 +92,11 @@ extension FetchExpression {
                 collection: try collection.substituted(variables, bound: bound, format: format), variable: variable,
                 predicate: try predicate.substituted(variables, bound: inner))
         case .function(let name, let arguments):
-            return .function(name, arguments: try arguments.map { argument throws(FetchPredicateError) in try argument.substituted(variables, bound: bound, format: format) })
+            return .function(
+                name,
+                arguments: try arguments.map { argument throws(FetchPredicateError) in
+                    try argument.substituted(variables, bound: bound, format: format)
+                })
         case .constant, .evaluatedObject, .variable: return self
         }
     }
@@ -85,10 +108,13 @@ extension FetchExpression {
         case (.constant(let a), .constant(let b)):
             if let x = a.flatMap(FetchValue.elements(of:)), let y = b.flatMap(FetchValue.elements(of:)) {
                 if a is Set<AnyHashable> || b is Set<AnyHashable> { return FetchValue.equal(a, b) }
-                return x.count == y.count && zip(x, y).allSatisfy { FetchExpression.constant($0).isEquivalent(to: .constant($1)) }
+                return x.count == y.count
+                    && zip(x, y).allSatisfy { FetchExpression.constant($0).isEquivalent(to: .constant($1)) }
             }
             if let x = a, let y = b, (x is String) != (y is String) || (x is Date) != (y is Date) { return false }
-            if let x = a.flatMap(FetchValue.numeric), let y = b.flatMap(FetchValue.numeric), x.doubleValue.isNaN, y.doubleValue.isNaN {
+            if let x = a.flatMap(FetchValue.numeric), let y = b.flatMap(FetchValue.numeric), x.doubleValue.isNaN,
+                y.doubleValue.isNaN
+            {
                 return true
             }
             return FetchValue.equal(a, b)

@@ -35,7 +35,9 @@ private enum ValueShape {
 private struct PredicateValidation {
     let source: PredicateSource?
 
-    func check(_ predicate: FetchPredicate, evaluated: ValueShape, variables: [String: ValueShape]) throws(FetchPredicateError) {
+    func check(
+        _ predicate: FetchPredicate, evaluated: ValueShape, variables: [String: ValueShape]
+    ) throws(FetchPredicateError) {
         switch predicate.node {
         case .constant, .block: return
         case .and(let all), .or(let all):
@@ -47,7 +49,9 @@ private struct PredicateValidation {
         }
     }
 
-    func shape(_ expression: FetchExpression, evaluated: ValueShape, variables: [String: ValueShape]) throws(FetchPredicateError) -> ValueShape {
+    func shape(
+        _ expression: FetchExpression, evaluated: ValueShape, variables: [String: ValueShape]
+    ) throws(FetchPredicateError) -> ValueShape {
         switch expression {
         case .constant: return .unknown
         case .evaluatedObject: return evaluated
@@ -77,19 +81,27 @@ private struct PredicateValidation {
                 case .unknown: return .unknown
                 case .attribute(let composite as CompositeAttributeDescription):
                     guard let element = composite.elementsByName[key] else {
-                        throw unknownKey(path, on: operand, "the composite attribute \(composite.name) has no element \(key)")
+                        throw unknownKey(
+                            path, on: operand, "the composite attribute \(composite.name) has no element \(key)")
                     }
                     current = .attribute(element)
                 case .attribute(let attribute):
-                    guard attribute.attributeType == .transformableAttributeType || attribute.attributeType == .undefinedAttributeType else {
-                        throw unknownKey(path, on: operand, "\(attribute.name) is a \(attribute.attributeType) attribute, which has no key \(key)")
+                    guard
+                        attribute.attributeType == .transformableAttributeType
+                            || attribute.attributeType == .undefinedAttributeType
+                    else {
+                        throw unknownKey(
+                            path, on: operand,
+                            "\(attribute.name) is a \(attribute.attributeType) attribute, which has no key \(key)")
                     }
                     return .unknown
                 case .entity(let entity, let toMany):
                     guard let property = entity.propertiesByName[key] else {
                         throw unknownKey(path, on: operand, "\(entity.entityName) has no property \(key)")
                     }
-                    if let relationship = property as? RelationshipDescription, let destination = relationship.destinationEntity {
+                    if let relationship = property as? RelationshipDescription,
+                        let destination = relationship.destinationEntity
+                    {
                         current = .entity(destination, toMany: toMany || relationship.isToMany)
                     } else if let attribute = property as? AttributeDescription {
                         current = .attribute(attribute)
@@ -104,6 +116,8 @@ private struct PredicateValidation {
 
     private func unknownKey(_ path: String, on operand: FetchExpression, _ message: String) -> FetchPredicateError {
         let offset = FetchPredicate.sourceKey(path, on: operand).flatMap { source?.keyPathOffsets[$0] }
-        return FetchPredicateError(.unknownKey, "the key path \(path) is not valid: \(message)", format: source?.format, offset: offset, keyPath: path)
+        return FetchPredicateError(
+            .unknownKey, "the key path \(path) is not valid: \(message)", format: source?.format, offset: offset,
+            keyPath: path)
     }
 }

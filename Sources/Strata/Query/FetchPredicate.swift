@@ -159,8 +159,14 @@ public final class FetchPredicate: CustomStringConvertible {
     public convenience init(block: @escaping (Any?, [String: Any]?) -> Bool) { self.init(.block(block)) }
 
     /// A comparison of the value at `key` with `value`.
-    public convenience init(key: String, _ comparison: ComparisonOperator, _ value: Any?, options: ComparisonOptions = []) {
-        self.init(.comparison(Comparison(left: .keyPath(key), operator: comparison, right: .constant(FetchValue.unwrap(value)), options: options)))
+    public convenience init(
+        key: String, _ comparison: ComparisonOperator, _ value: Any?, options: ComparisonOptions = []
+    ) {
+        self.init(
+            .comparison(
+                Comparison(
+                    left: .keyPath(key), operator: comparison, right: .constant(FetchValue.unwrap(value)),
+                    options: options)))
     }
 
     /// A comparison of two expressions (Core Data's
@@ -169,15 +175,23 @@ public final class FetchPredicate: CustomStringConvertible {
         leftExpression: FetchExpression, rightExpression: FetchExpression, modifier: ComparisonModifier = .direct,
         type: ComparisonOperator, options: ComparisonOptions = []
     ) {
-        self.init(.comparison(Comparison(left: leftExpression, operator: type, right: rightExpression, modifier: modifier, options: options)))
+        self.init(
+            .comparison(
+                Comparison(
+                    left: leftExpression, operator: type, right: rightExpression, modifier: modifier, options: options))
+        )
     }
 
     /// All of `subpredicates` (Core Data's `NSCompoundPredicate(andPredicateWithSubpredicates:)`);
     /// true when there are none.
-    public convenience init(andPredicateWithSubpredicates subpredicates: [FetchPredicate]) { self.init(.and(subpredicates)) }
+    public convenience init(andPredicateWithSubpredicates subpredicates: [FetchPredicate]) {
+        self.init(.and(subpredicates))
+    }
 
     /// Any of `subpredicates`; false when there are none.
-    public convenience init(orPredicateWithSubpredicates subpredicates: [FetchPredicate]) { self.init(.or(subpredicates)) }
+    public convenience init(orPredicateWithSubpredicates subpredicates: [FetchPredicate]) {
+        self.init(.or(subpredicates))
+    }
 
     /// The negation of `subpredicate`.
     public convenience init(notPredicateWithSubpredicate subpredicate: FetchPredicate) { self.init(.not(subpredicate)) }

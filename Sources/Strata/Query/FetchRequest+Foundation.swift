@@ -18,7 +18,10 @@ extension FetchRequest where ResultType: ManagedObject {
         if !sortBy.isEmpty {
             sortDescriptors = try sortBy.map { descriptor in
                 guard let translated = FetchSortDescriptor(descriptor) else {
-                    throw CoreDataError(.coreData, "the sort descriptor \(descriptor) orders by a key path that names no property of \(ResultType.self)")
+                    throw CoreDataError(
+                        .coreData,
+                        "the sort descriptor \(descriptor) orders by a key path that names no property of \(ResultType.self)"
+                    )
                 }
                 return translated
             }

@@ -110,7 +110,9 @@ public final class FetchRequest<ResultType>: CustomStringConvertible {
         if let entity { return entity }
         guard let name = entityName,
             let entity = model.entitiesByName[name]
-                ?? model.entities.first(where: { $0.managedObjectClassName.split(separator: ".").last.map(String.init) == name })
+                ?? model.entities.first(where: {
+                    $0.managedObjectClassName.split(separator: ".").last.map(String.init) == name
+                })
         else {
             throw CoreDataError(.coreData, "the fetch request names no entity of the model (\(entityName ?? "nil"))")
         }

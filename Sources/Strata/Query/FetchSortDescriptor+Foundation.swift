@@ -26,7 +26,9 @@ extension FetchSortDescriptor {
     static func comparison(_ comparator: String.Comparator) -> Comparison {
         let localized = comparator.locale != nil
         if comparator.options.contains(.numeric) { return .localizedStandardCompare }
-        if comparator.options.contains(.caseInsensitive) { return localized ? .localizedCaseInsensitiveCompare : .caseInsensitiveCompare }
+        if comparator.options.contains(.caseInsensitive) {
+            return localized ? .localizedCaseInsensitiveCompare : .caseInsensitiveCompare
+        }
         return localized ? .localizedCompare : .compare
     }
 }

@@ -118,7 +118,9 @@ enum FetchValue {
     }
 
     /// Whether a collection value has no order (a set).
-    private static func isUnordered(_ value: Any) -> Bool { value is Set<AnyHashable> || (isObject(value) && value is NSSet) }
+    private static func isUnordered(_ value: Any) -> Bool {
+        value is Set<AnyHashable> || (isObject(value) && value is NSSet)
+    }
 
     /// The ID a relationship value names.
     static func objectID(_ value: Any) -> ManagedObjectID? {
@@ -140,7 +142,9 @@ enum FetchValue {
         case (nil, nil): return true
         case (nil, _), (_, nil): return false
         case let (left?, right?):
-            if let a = left as? String, let b = right as? String { return a == b || (!options.isEmpty && fold(a, options) == fold(b, options)) }
+            if let a = left as? String, let b = right as? String {
+                return a == b || (!options.isEmpty && fold(a, options) == fold(b, options))
+            }
             if let a = numeric(left) {
                 guard let b = numeric(right) else { return false }
                 return compareNumbers(a, b) == .orderedSame
@@ -156,7 +160,9 @@ enum FetchValue {
                 }
                 var unmatched = b
                 for element in a {
-                    guard let index = unmatched.firstIndex(where: { equal(element, $0, options: options) }) else { return false }
+                    guard let index = unmatched.firstIndex(where: { equal(element, $0, options: options) }) else {
+                        return false
+                    }
                     unmatched.remove(at: index)
                 }
                 return true
@@ -182,7 +188,9 @@ enum FetchValue {
             let x = fold(a, options), y = fold(b, options)
             return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
         }
-        if let a = left as? Date, let b = right as? Date { return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame }
+        if let a = left as? Date, let b = right as? Date {
+            return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
+        }
         if let a = left as? UUID, let b = right as? UUID { return order(a.uuidString, b.uuidString) }
         if let a = left as? URL, let b = right as? URL { return order(a.absoluteString, b.absoluteString) }
         if let a = left as? Data, let b = right as? Data {
@@ -204,7 +212,9 @@ enum FetchValue {
 
     /// Orders two numbers exactly (a 64-bit integer against a Double without rounding); `nil` with NaN.
     static func compareNumbers(_ a: Number, _ b: Number) -> ComparisonResult? {
-        func result<T: Comparable>(_ x: T, _ y: T) -> ComparisonResult { x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame }
+        func result<T: Comparable>(_ x: T, _ y: T) -> ComparisonResult {
+            x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
+        }
         func integer(_ x: Int128, against y: Double) -> ComparisonResult? {
             guard !y.isNaN else { return nil }
             let truncated = y.rounded(.towardZero)
@@ -220,7 +230,10 @@ enum FetchValue {
         case (.floating(let x), .floating(let y)):
             return x.isNaN || y.isNaN ? nil : result(x, y)
         case (.floating(let x), _):
-            return integer(b.wideInteger!, against: x).map { $0 == .orderedAscending ? .orderedDescending : $0 == .orderedDescending ? .orderedAscending : .orderedSame }
+            return integer(b.wideInteger!, against: x).map {
+                $0 == .orderedAscending
+                    ? .orderedDescending : $0 == .orderedDescending ? .orderedAscending : .orderedSame
+            }
         case (_, .floating(let y)):
             return integer(a.wideInteger!, against: y)
         default:
@@ -235,7 +248,8 @@ enum FetchValue {
         case (nil, nil): return .orderedSame
         case (nil, _): return .orderedAscending
         case (_, nil): return .orderedDescending
-        case let (left?, right?): return order(left, right, options: caseInsensitive ? .caseInsensitive : []) ?? .orderedSame
+        case let (left?, right?):
+            return order(left, right, options: caseInsensitive ? .caseInsensitive : []) ?? .orderedSame
         }
     }
 }

@@ -71,7 +71,9 @@ public struct FetchedResults<T: ManagedObject>: RandomAccessCollection {
         switch storage.elements[position] {
         case .object(let object): return object as! T
         case .id(let id):
-            guard let context = storage.context else { preconditionFailure("the context of the fetched results is gone") }
+            guard let context = storage.context else {
+                preconditionFailure("the context of the fetched results is gone")
+            }
             return context.object(with: id) as! T
         }
     }

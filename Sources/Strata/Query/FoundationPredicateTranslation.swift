@@ -25,13 +25,15 @@ extension FetchPredicate {
     public convenience init<Root: ManagedObject>(_ predicate: Predicate<Root>) {
         let variable = predicate.variable
         let translator = FoundationPredicateTranslator(root: variable.key) { part in
-            FetchPredicate(.block { object, _ in
-                guard let object = object as? Root else { return false }
-                return (try? part.evaluate(PredicateBindings((variable, object)))) ?? false
-            })
+            FetchPredicate(
+                .block { object, _ in
+                    guard let object = object as? Root else { return false }
+                    return (try? part.evaluate(PredicateBindings((variable, object)))) ?? false
+                })
         }
         let expression = predicate.expression
-        let translated = translator.predicate(expression) ?? translator.block(expression) ?? FetchPredicate(value: false)
+        let translated =
+            translator.predicate(expression) ?? translator.block(expression) ?? FetchPredicate(value: false)
         self.init(translated.node)
     }
 }
@@ -98,7 +100,10 @@ final class FoundationPredicateTranslator {
     }
 
     /// Runs `body` with `variable` standing for `value`.
-    func binding<Result>(_ variable: PredicateExpressions.VariableID, to value: FetchExpression, subquery: Bool = false, _ body: () -> Result) -> Result {
+    func binding<Result>(
+        _ variable: PredicateExpressions.VariableID, to value: FetchExpression, subquery: Bool = false,
+        _ body: () -> Result
+    ) -> Result {
         let saved = (variables, isRootScope)
         variables[variable] = value
         if subquery { isRootScope = false }
@@ -122,7 +127,8 @@ final class FoundationPredicateTranslator {
     }
 
     private static let mirrored: [ComparisonOperator: ComparisonOperator] = [
-        .equalTo: .equalTo, .notEqualTo: .notEqualTo, .lessThan: .greaterThan, .lessThanOrEqualTo: .greaterThanOrEqualTo,
+        .equalTo: .equalTo, .notEqualTo: .notEqualTo, .lessThan: .greaterThan,
+        .lessThanOrEqualTo: .greaterThanOrEqualTo,
         .greaterThan: .lessThan, .greaterThanOrEqualTo: .lessThanOrEqualTo,
     ]
 
@@ -152,7 +158,9 @@ final class FoundationPredicateTranslator {
 
     /// `(wrapped ?? fallback) op constant`, as `wrapped op constant`, or `wrapped == nil` when
     /// `fallback op constant` holds (`test` tells).
-    func coalesced<Value>(_ lhs: Any, _ op: ComparisonOperator, _ rhs: Any, _ test: (Value, Value) -> Bool) -> FetchPredicate? {
+    func coalesced<Value>(
+        _ lhs: Any, _ op: ComparisonOperator, _ rhs: Any, _ test: (Value, Value) -> Bool
+    ) -> FetchPredicate? {
         guard let coalesce = lhs as? any NilCoalescing, let wrapped = expression(coalesce.wrappedPart),
             let fallback = (coalesce.fallbackPart as? any PredicateValueHolding)?.heldValue as? Value,
             let constant = (rhs as? any PredicateValueHolding)?.heldValue as? Value,
@@ -168,10 +176,14 @@ final class FoundationPredicateTranslator {
     /// `SUBQUERY(collection, $x, test).@count > 0` (or, for `allSatisfy`,
     /// `SUBQUERY(collection, $x, NOT test).@count == 0`); `ANY collection.key op constant` when
     /// the test is one comparison of the element's key with a constant.
-    func subquery(_ collection: Any, _ variable: PredicateExpressions.VariableID, _ test: Any, all: Bool) -> FetchPredicate? {
+    func subquery(
+        _ collection: Any, _ variable: PredicateExpressions.VariableID, _ test: Any, all: Bool
+    ) -> FetchPredicate? {
         guard let collection = expression(collection) else { return nil }
         let name = newVariableName()
-        guard let inner = binding(variable, to: .variable(name), subquery: true, { predicate(test) }) else { return nil }
+        guard let inner = binding(variable, to: .variable(name), subquery: true, { predicate(test) }) else {
+            return nil
+        }
         if !all, case .comparison(var comparison) = inner.node, comparison.modifier == .direct,
             case .keyPath(let key, on: .variable(name)) = comparison.left, Self.isConstant(comparison.right),
             case .keyPath(let path, on: .evaluatedObject) = collection
@@ -180,7 +192,8 @@ final class FoundationPredicateTranslator {
             comparison.modifier = .any
             return FetchPredicate(.comparison(comparison))
         }
-        let elements = FetchExpression.subquery(collection: collection, variable: name, predicate: all ? FetchPredicate(.not(inner)) : inner)
+        let elements = FetchExpression.subquery(
+            collection: collection, variable: name, predicate: all ? FetchPredicate(.not(inner)) : inner)
         return comparison(.keyPath("@count", on: elements), all ? .equalTo : .greaterThan, .constant(0))
     }
 

@@ -43,7 +43,8 @@ struct IndexLookup {
                     values.append(.null)
                     continue
                 }
-                guard !id.isTemporaryID, id.storeIdentifier == store.identifier, IndexLookup.rootName(id.entity) == root else { continue }
+                guard !id.isTemporaryID, id.storeIdentifier == store.identifier, IndexLookup.rootName(id.entity) == root
+                else { continue }
                 values.append(.reference(id.primaryKey))
             }
             return values.count == 1 ? [.equal(values[0])] : [.in(values)]
@@ -89,7 +90,9 @@ indirect enum IndexAccess {
     func estimate(in store: PersistentStore, storeEntity: Int) throws -> Int {
         switch self {
         case .lookup(let lookup):
-            return try lookup.queries(in: store).reduce(0) { $0 + (try store.rows.countKeys(storeEntity, column: lookup.column, matching: $1)) }
+            return try lookup.queries(in: store).reduce(0) {
+                $0 + (try store.rows.countKeys(storeEntity, column: lookup.column, matching: $1))
+            }
         case .intersection(let parts):
             return try parts.map { try $0.estimate(in: store, storeEntity: storeEntity) }.min() ?? 0
         case .union(let parts):
@@ -104,11 +107,13 @@ indirect enum IndexAccess {
         case .lookup(let lookup):
             let queries = lookup.queries(in: store)
             if queries.count == 1 {
-                return try store.rows.keys(storeEntity, column: lookup.column, matching: queries[0], descending: false, limit: nil)
+                return try store.rows.keys(
+                    storeEntity, column: lookup.column, matching: queries[0], descending: false, limit: nil)
             }
             var keys: [PrimaryKey] = []
             for query in queries {
-                keys += try store.rows.keys(storeEntity, column: lookup.column, matching: query, descending: false, limit: nil)
+                keys += try store.rows.keys(
+                    storeEntity, column: lookup.column, matching: query, descending: false, limit: nil)
             }
             return keys
         case .intersection(let parts):
@@ -123,7 +128,9 @@ indirect enum IndexAccess {
             var seen = Set<PrimaryKey>()
             var keys: [PrimaryKey] = []
             for part in parts {
-                for key in try part.keys(in: store, storeEntity: storeEntity) where seen.insert(key).inserted { keys.append(key) }
+                for key in try part.keys(in: store, storeEntity: storeEntity) where seen.insert(key).inserted {
+                    keys.append(key)
+                }
             }
             return keys
         }

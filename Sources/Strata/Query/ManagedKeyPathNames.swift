@@ -25,7 +25,8 @@ enum ManagedKeyPathNames {
         var rest = description.dropFirst(prefix.count)
         var names: [String] = []
         while !rest.isEmpty {
-            guard let property = table.properties.first(where: { !$0.component.isEmpty && follows(rest, $0.component) }) else { return nil }
+            guard let property = table.properties.first(where: { !$0.component.isEmpty && follows(rest, $0.component) })
+            else { return nil }
             names.append(property.name)
             rest = rest.dropFirst(property.component.count).drop { $0 == "?" || $0 == "!" }
             guard !rest.isEmpty else { break }

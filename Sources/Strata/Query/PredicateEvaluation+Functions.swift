@@ -24,7 +24,11 @@ extension PredicateEvaluation {
             var values: [Any] = []
             for argument in arguments {
                 guard let value = FetchValue.unwrap(argument) else { continue }
-                if let elements = FetchValue.elements(of: value) { values += elements.compactMap { $0 } } else { values.append(value) }
+                if let elements = FetchValue.elements(of: value) {
+                    values += elements.compactMap { $0 }
+                } else {
+                    values.append(value)
+                }
             }
             let operation = name == "average:" ? "@avg" : "@" + name.dropLast()
             return try aggregate(operation, values)

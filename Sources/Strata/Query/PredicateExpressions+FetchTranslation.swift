@@ -96,9 +96,12 @@ extension PredicateExpressions.SequenceContains: FetchPredicateTranslatable {
         case (.constant, .constant):
             return nil
         case (.constant, _):
-            return FetchPredicate(.comparison(FetchPredicate.Comparison(left: element, operator: .in, right: collection)))
+            return FetchPredicate(
+                .comparison(FetchPredicate.Comparison(left: element, operator: .in, right: collection)))
         case (.keyPath, .constant):
-            return FetchPredicate(.comparison(FetchPredicate.Comparison(left: collection, operator: .equalTo, right: element, modifier: .any)))
+            return FetchPredicate(
+                .comparison(
+                    FetchPredicate.Comparison(left: collection, operator: .equalTo, right: element, modifier: .any)))
         default:
             return nil
         }
@@ -140,12 +143,15 @@ extension PredicateExpressions.RangeExpressionContains: FetchPredicateTranslatab
         }
         guard let lower = bounds.lower, let upper = bounds.upper else { return nil }
         if bounds.isClosed {
-            return FetchPredicate(.comparison(FetchPredicate.Comparison(left: value, operator: .between, right: .constant([lower, upper]))))
+            return FetchPredicate(
+                .comparison(
+                    FetchPredicate.Comparison(left: value, operator: .between, right: .constant([lower, upper]))))
         }
-        return FetchPredicate(.and([
-            translator.comparison(value, .greaterThanOrEqualTo, .constant(lower)),
-            translator.comparison(value, .lessThan, .constant(upper)),
-        ]))
+        return FetchPredicate(
+            .and([
+                translator.comparison(value, .greaterThanOrEqualTo, .constant(lower)),
+                translator.comparison(value, .lessThan, .constant(upper)),
+            ]))
     }
 }
 
@@ -172,7 +178,9 @@ extension PredicateExpressions.KeyPath: FetchExpressionTranslatable, FetchPredic
         case .some:
             return nil
         case nil:
-            guard Root.Output.self is ManagedObject.Type, let name = ManagedKeyPathNames.name(of: keyPath) else { return nil }
+            guard Root.Output.self is ManagedObject.Type, let name = ManagedKeyPathNames.name(of: keyPath) else {
+                return nil
+            }
             return FoundationPredicateTranslator.appending(name, to: base)
         }
     }
@@ -181,11 +189,16 @@ extension PredicateExpressions.KeyPath: FetchExpressionTranslatable, FetchPredic
     /// `string == ""`; a Boolean property: `property == YES`.
     func fetchPredicate(in translator: FoundationPredicateTranslator) -> FetchPredicate? {
         guard kind == .collectionIsEmpty else {
-            return Output.self == Bool.self ? fetchExpression(in: translator).map { translator.comparison($0, .equalTo, .constant(true)) } : nil
+            return Output.self == Bool.self
+                ? fetchExpression(in: translator).map { translator.comparison($0, .equalTo, .constant(true)) } : nil
         }
-        guard let base = translator.expression(root), !FoundationPredicateTranslator.isConstant(base) else { return nil }
+        guard let base = translator.expression(root), !FoundationPredicateTranslator.isConstant(base) else {
+            return nil
+        }
         if Root.Output.self == String.self { return translator.comparison(base, .equalTo, .constant("")) }
-        guard Root.Output.self is any ManagedObjectCollection.Type, let count = FoundationPredicateTranslator.appending("@count", to: base) else {
+        guard Root.Output.self is any ManagedObjectCollection.Type,
+            let count = FoundationPredicateTranslator.appending("@count", to: base)
+        else {
             return nil
         }
         return translator.comparison(count, .equalTo, .constant(0))

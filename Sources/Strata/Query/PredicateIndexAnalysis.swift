@@ -14,7 +14,9 @@ enum PredicateIndexAnalysis {
     case scan
 
     /// Analyses `predicate` for rows of `entity` laid out as `layout` in `schema`.
-    static func analyse(_ predicate: FetchPredicate, entity: EntityDescription, layout: EntityLayout, schema: Schema) -> PredicateIndexAnalysis {
+    static func analyse(
+        _ predicate: FetchPredicate, entity: EntityDescription, layout: EntityLayout, schema: Schema
+    ) -> PredicateIndexAnalysis {
         let columns = schema.entities[layout.storeEntity].columns
         func analyse(_ predicate: FetchPredicate) -> PredicateIndexAnalysis {
             switch predicate.node {
@@ -59,7 +61,8 @@ enum PredicateIndexAnalysis {
                 if accesses.isEmpty { return .none }
                 return .access(accesses.count == 1 ? accesses[0] : .union(accesses), complete: complete)
             case .comparison(let comparison):
-                return Self.analyse(comparison, entity: entity, layout: layout, columns: columns, requiresIndex: true) ?? .scan
+                return Self.analyse(comparison, entity: entity, layout: layout, columns: columns, requiresIndex: true)
+                    ?? .scan
             }
         }
         return analyse(predicate)
@@ -68,11 +71,16 @@ enum PredicateIndexAnalysis {
     /// `predicate` without the parts of its top-level conjunction that a fetch index answers
     /// exactly (`nil` when nothing is left): what the rows an exact lookup found still have to
     /// meet, for a conjunction whose index access is that one lookup.
-    static func unanswered(_ predicate: FetchPredicate, entity: EntityDescription, layout: EntityLayout, schema: Schema) -> FetchPredicate? {
+    static func unanswered(
+        _ predicate: FetchPredicate, entity: EntityDescription, layout: EntityLayout, schema: Schema
+    ) -> FetchPredicate? {
         let parts: [FetchPredicate]
         if case .and(let conjuncts) = predicate.node { parts = conjuncts } else { parts = [predicate] }
         let left = parts.filter { part in
-            guard case .access(.lookup(let lookup), complete: true) = analyse(part, entity: entity, layout: layout, schema: schema) else { return true }
+            guard
+                case .access(.lookup(let lookup), complete: true) = analyse(
+                    part, entity: entity, layout: layout, schema: schema)
+            else { return true }
             return !lookup.isExact
         }
         if left.count == parts.count { return predicate }
@@ -84,7 +92,8 @@ enum PredicateIndexAnalysis {
     /// `requiresIndex`, the same test made on the column's value in a row), or `nil` when the
     /// comparison is not one of a column with a constant.
     static func analyse(
-        _ comparison: FetchPredicate.Comparison, entity: EntityDescription, layout: EntityLayout, columns: [ColumnSchema], requiresIndex: Bool
+        _ comparison: FetchPredicate.Comparison, entity: EntityDescription, layout: EntityLayout,
+        columns: [ColumnSchema], requiresIndex: Bool
     ) -> PredicateIndexAnalysis? {
         guard comparison.modifier == .direct, comparison.options.isEmpty else { return nil }
         var operation = comparison.operator
@@ -122,7 +131,9 @@ enum PredicateIndexAnalysis {
             default:
                 return nil
             }
-            let target = IndexLookup(column: column, key: key, target: .references(ids, root: root), isExact: true, operation: operation, constant: constant)
+            let target = IndexLookup(
+                column: column, key: key, target: .references(ids, root: root), isExact: true, operation: operation,
+                constant: constant)
             return .access(.lookup(target), complete: true)
         }
         guard let attribute = property as? AttributeDescription else { return nil }
@@ -130,7 +141,11 @@ enum PredicateIndexAnalysis {
         // Decimals compare as doubles in memory and as decimals in the index: close, not equal.
         let exactType = type != .decimal
         func make(_ query: IndexQuery, exact: Bool = exactType) -> PredicateIndexAnalysis {
-            .access(.lookup(IndexLookup(column: column, key: key, target: .queries([query]), isExact: exact, operation: operation, constant: constant)), complete: true)
+            .access(
+                .lookup(
+                    IndexLookup(
+                        column: column, key: key, target: .queries([query]), isExact: exact, operation: operation,
+                        constant: constant)), complete: true)
         }
         switch operation {
         case .equalTo:
@@ -150,7 +165,8 @@ enum PredicateIndexAnalysis {
         case .between:
             guard let bounds = collection(constant), bounds.count == 2 else { return nil }
             guard bounds[0] != nil, bounds[1] != nil else { return PredicateIndexAnalysis.none }
-            guard let low = indexValue(bounds[0], type, attribute), let high = indexValue(bounds[1], type, attribute) else { return nil }
+            guard let low = indexValue(bounds[0], type, attribute), let high = indexValue(bounds[1], type, attribute)
+            else { return nil }
             return make(.range(lower: IndexBound(low, inclusive: true), upper: IndexBound(high, inclusive: true)))
         case .in:
             guard let elements = collection(constant) else { return nil }
@@ -165,7 +181,9 @@ enum PredicateIndexAnalysis {
             // The prefix range holds every string with the prefix (and perhaps a few more
             // after Unicode normalization): the comparison is evaluated again on the rows.
             let lower = IndexBound(.string(prefix), inclusive: true)
-            return make(.range(lower: lower, upper: successor(of: prefix).map { IndexBound(.string($0), inclusive: false) }), exact: false)
+            return make(
+                .range(lower: lower, upper: successor(of: prefix).map { IndexBound(.string($0), inclusive: false) }),
+                exact: false)
         default:
             return nil
         }
@@ -193,7 +211,7 @@ enum PredicateIndexAnalysis {
 
     /// The ID a relationship constant names (wrapped, so that `nil` is a value), or `nil` when the
     /// constant is not an object, an ID or `nil`.
-    private static func objectID(_ value: Any?) -> ManagedObjectID??  {
+    private static func objectID(_ value: Any?) -> ManagedObjectID?? {
         guard let value else { return .some(nil) }
         if let id = value as? ManagedObjectID { return .some(id) }
         if let object = value as? ManagedObject { return .some(object.objectID) }

@@ -111,7 +111,8 @@ struct PredicateLexer {
                 throw error("\"\(scalar)\" must be followed by a name", at: start)
             }
             let name = identifier()
-            return token(scalar == "#" ? .escapedIdentifier(name) : scalar == "$" ? .variable(name) : .collectionOperator(name))
+            return token(
+                scalar == "#" ? .escapedIdentifier(name) : scalar == "$" ? .variable(name) : .collectionOperator(name))
         case "0"..."9":
             return token(try number(negative: false))
         case "-":
@@ -140,10 +141,14 @@ struct PredicateLexer {
 
     private mutating func number(negative: Bool) throws(FetchPredicateError) -> PredicateToken.Kind {
         let start = negative ? position - 1 : position
-        if peek() == "0", let base = peek(1), let radix = ["x": 16, "X": 16, "o": 8, "O": 8, "b": 2, "B": 2][Character(base)] {
+        if peek() == "0", let base = peek(1),
+            let radix = ["x": 16, "X": 16, "o": 8, "O": 8, "b": 2, "B": 2][Character(base)]
+        {
             position += 2
             var digits = ""
-            while let scalar = peek(), scalar.properties.isASCIIHexDigit || scalar == "_" || Self.isIdentifierPart(scalar) {
+            while let scalar = peek(),
+                scalar.properties.isASCIIHexDigit || scalar == "_" || Self.isIdentifierPart(scalar)
+            {
                 digits.unicodeScalars.append(scalar)
                 position += 1
             }
@@ -261,7 +266,8 @@ struct PredicateLexer {
         case "d", "i", "D": return .signed
         case "u", "x", "X", "o", "O", "U": return .unsigned
         case "f", "F", "e", "E", "g", "G", "a", "A": return .floating
-        default: throw error("unsupported format specifier \"%\(length)\(conversion.escaped(asASCII: true))\"", at: start)
+        default:
+            throw error("unsupported format specifier \"%\(length)\(conversion.escaped(asASCII: true))\"", at: start)
         }
     }
 }

@@ -58,7 +58,9 @@ struct PredicateParser {
 
     private mutating func advance() { if index < tokens.count - 1 { index += 1 } }
 
-    private func error(_ message: String, at offset: Int? = nil, _ code: FetchPredicateError.Code = .malformedFormat) -> FetchPredicateError {
+    private func error(
+        _ message: String, at offset: Int? = nil, _ code: FetchPredicateError.Code = .malformedFormat
+    ) -> FetchPredicateError {
         FetchPredicateError(code, message, format: format, offset: offset ?? current.offset)
     }
 
@@ -174,7 +176,9 @@ struct PredicateParser {
             case .aggregate(let bounds) where bounds.count != 2:
                 throw error("BETWEEN needs two bounds", at: rightOffset)
             case .constant(let value?):
-                guard let bounds = FetchValue.elements(of: value), bounds.count == 2, !(value is Set<AnyHashable> || value is NSSet) else {
+                guard let bounds = FetchValue.elements(of: value), bounds.count == 2,
+                    !(value is Set<AnyHashable> || value is NSSet)
+                else {
                     throw error("BETWEEN needs an array of two bounds", at: rightOffset)
                 }
             case .constant(nil):
@@ -183,7 +187,9 @@ struct PredicateParser {
             }
         }
         let comparison = FetchPredicate(
-            .comparison(FetchPredicate.Comparison(left: left, operator: comparisonOperator, right: right, modifier: modifier, options: options)))
+            .comparison(
+                FetchPredicate.Comparison(
+                    left: left, operator: comparisonOperator, right: right, modifier: modifier, options: options)))
         return negated ? FetchPredicate(.not(comparison)) : comparison
     }
 
@@ -267,13 +273,16 @@ struct PredicateParser {
                 base = .constant(value)
             case .keyPath:
                 guard let key = value as? String, let components = Self.keyPathComponents(key) else {
-                    throw error("%K needs a key path string, not \(value.map { "\($0)" } ?? "nil")", at: start, .invalidArgument)
+                    throw error(
+                        "%K needs a key path string, not \(value.map { "\($0)" } ?? "nil")", at: start, .invalidArgument
+                    )
                 }
                 base = .evaluatedObject
                 path = components
             case .signed, .unsigned:
                 guard let value, let number = FetchValue.numeric(value), let integer = number.integerValue else {
-                    throw error("%d needs an integer, not \(value.map { "\($0)" } ?? "nil")", at: start, .invalidArgument)
+                    throw error(
+                        "%d needs an integer, not \(value.map { "\($0)" } ?? "nil")", at: start, .invalidArgument)
                 }
                 base = .constant(integer)
             case .floating:
@@ -341,7 +350,9 @@ struct PredicateParser {
         guard !path.isEmpty else { return base }
         let joined = path.joined(separator: ".")
         let expression = FetchExpression.keyPath(joined, on: base)
-        if let key = FetchPredicate.sourceKey(joined, on: base), keyPathOffsets[key] == nil { keyPathOffsets[key] = start }
+        if let key = FetchPredicate.sourceKey(joined, on: base), keyPathOffsets[key] == nil {
+            keyPathOffsets[key] = start
+        }
         return expression
     }
 
@@ -355,7 +366,8 @@ struct PredicateParser {
             advance()
             let value = try nextArgument(at: start)
             guard let key = value as? String, let components = Self.keyPathComponents(key) else {
-                throw error("%K needs a key path string, not \(value.map { "\($0)" } ?? "nil")", at: start, .invalidArgument)
+                throw error(
+                    "%K needs a key path string, not \(value.map { "\($0)" } ?? "nil")", at: start, .invalidArgument)
             }
             path += components
             return
@@ -381,7 +393,8 @@ struct PredicateParser {
             var name = Substring(component)
             if name.first == "@" {
                 name = name.dropFirst()
-                guard collectionOperators.contains(String(name)), name != "count" || position == components.count - 1 else { return nil }
+                guard collectionOperators.contains(String(name)), name != "count" || position == components.count - 1
+                else { return nil }
             }
             guard let first = name.unicodeScalars.first, PredicateLexer.isIdentifierStart(first),
                 name.unicodeScalars.allSatisfy(PredicateLexer.isIdentifierPart)
@@ -415,7 +428,9 @@ struct PredicateParser {
         let valueOffset = current.offset
         let operand = try expression()
         try expect(",")
-        guard case .string(let type) = current.kind else { throw error("CAST needs a quoted type name, found \(describe(current))") }
+        guard case .string(let type) = current.kind else {
+            throw error("CAST needs a quoted type name, found \(describe(current))")
+        }
         let typeOffset = current.offset
         advance()
         try expect(")")
@@ -426,15 +441,19 @@ struct PredicateParser {
         let text = value as? String
         let converted: Any?
         switch type {
-        case "NSDate": converted = value is Date ? value : number.map { Date(timeIntervalSinceReferenceDate: $0.doubleValue) }
+        case "NSDate":
+            converted = value is Date ? value : number.map { Date(timeIntervalSinceReferenceDate: $0.doubleValue) }
         case "NSNumber": converted = number.map(\.value) ?? text.flatMap { Int($0).map { $0 as Any } ?? Double($0) }
-        case "NSDecimalNumber": converted = (value as? Decimal) ?? text.flatMap { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) }
+        case "NSDecimalNumber":
+            converted =
+                (value as? Decimal) ?? text.flatMap { Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX")) }
         case "NSString": converted = text ?? number.map { "\($0.value)" }
         case "NSUUID": converted = (value as? UUID) ?? text.flatMap(UUID.init(uuidString:))
         case "NSURL": converted = (value as? URL) ?? text.flatMap { URL(string: $0) }
         case "NSData": converted = (value as? Data) ?? text.flatMap { Data(base64Encoded: $0) }
         case "NSManagedObjectID":
-            throw error("an object ID cannot be read back from text; pass the object or its ID as a %@ argument", at: start)
+            throw error(
+                "an object ID cannot be read back from text; pass the object or its ID as a %@ argument", at: start)
         default:
             throw error("CAST to \"\(type)\" is not supported", at: typeOffset)
         }

@@ -88,8 +88,10 @@ final class QueryPlan {
 
     /// Creates the plan.
     init(
-        entity: EntityDescription, layout: EntityLayout, tags: Set<Int64>, filtersTags: Bool, concrete: [Int64: ConcreteEntity],
-        isPolymorphic: Bool, predicate: FetchPredicate?, source: Source, residual: FetchPredicate?, mergesPendingChanges: Bool,
+        entity: EntityDescription, layout: EntityLayout, tags: Set<Int64>, filtersTags: Bool,
+        concrete: [Int64: ConcreteEntity],
+        isPolymorphic: Bool, predicate: FetchPredicate?, source: Source, residual: FetchPredicate?,
+        mergesPendingChanges: Bool,
         counting: Bool, readsRows: Bool, sortsInMemory: Bool, affectedStores: [PersistentStore]?
     ) {
         self.affectedStores = affectedStores
@@ -144,12 +146,15 @@ final class QueryPlan {
         case .nothing: access = .none
         case .scan: access = .scan
         case .index(let index): access = .index(index.use)
-        case .walk(let walk): access = .orderedIndex(key: walk.key, descending: walk.descending, within: walk.within.map { IndexAccess.lookup($0).use })
+        case .walk(let walk):
+            access = .orderedIndex(
+                key: walk.key, descending: walk.descending, within: walk.within.map { IndexAccess.lookup($0).use })
         }
         var stopsAfter: Int?
         if case .walk(let walk) = source { stopsAfter = walk.needed }
         return FetchPlan(
-            entityName: entity.entityName, operation: counting ? .count : .fetch, access: access, filter: residual?.predicateFormat,
+            entityName: entity.entityName, operation: counting ? .count : .fetch, access: access,
+            filter: residual?.predicateFormat,
             filtersEntityTag: filtersTags, readsRows: readsRows, sortsInMemory: sortsInMemory, stopsAfter: stopsAfter,
             mergesPendingChanges: mergesPendingChanges)
     }
@@ -175,7 +180,9 @@ extension ManagedObjectContext {
         var concrete: [Int64: ConcreteEntity] = [:]
         let family = mapping.entitiesByTag[layout.storeEntity] ?? [:]
         for (tag, member) in family where tags.contains(tag) {
-            concrete[tag] = ConcreteEntity(entity: member, layout: mapping.layouts[member.entityName]!, type: ManagedObjectClassRegistry.type(for: member))
+            concrete[tag] = ConcreteEntity(
+                entity: member, layout: mapping.layouts[member.entityName]!,
+                type: ManagedObjectClassRegistry.type(for: member))
         }
         // Rows of other entities of the hierarchy exist unless those entities are all abstract.
         let filtersTags = family.contains { !tags.contains($0.key) && !$0.value.isAbstract }
@@ -183,7 +190,9 @@ extension ManagedObjectContext {
         let dictionaries = request.resultType == .dictionaryResultType
         let merges = request.includesPendingChanges && !dictionaries && (hasChanges || nesting.parent != nil)
         let predicate = request.predicate?.applyingStringAffinity(for: entity)
-        let stores = coordinator.persistentStores.filter { store in request.affectedStores?.contains { $0 === store } ?? true }
+        let stores = coordinator.persistentStores.filter { store in
+            request.affectedStores?.contains { $0 === store } ?? true
+        }
 
         var source: QueryPlan.Source = .scan
         var residual = predicate
@@ -203,17 +212,21 @@ extension ManagedObjectContext {
                     residual = nil
                 } else if case .lookup(let lookup) = access, lookup.isExact, !droppedParts {
                     // The rows the one exact lookup finds meet its comparison: the rest is tested.
-                    residual = PredicateIndexAnalysis.unanswered(predicate, entity: entity, layout: layout, schema: mapping.schema)
+                    residual = PredicateIndexAnalysis.unanswered(
+                        predicate, entity: entity, layout: layout, schema: mapping.schema)
                 }
             }
         }
 
         // A sort on an indexed key with a limit walks that index in order.
         let descriptors = request.sortDescriptors ?? []
-        let aggregates = dictionaries && (request.propertiesToGroupBy != nil || request.returnsDistinctResults
-            || (request.propertiesToFetch ?? []).contains { ($0 as? ExpressionDescription)?.function != nil })
+        let aggregates =
+            dictionaries
+            && (request.propertiesToGroupBy != nil || request.returnsDistinctResults
+                || (request.propertiesToFetch ?? []).contains { ($0 as? ExpressionDescription)?.function != nil })
         if !counting, !aggregates, request.fetchLimit > 0, let first = descriptors.first, !first.key.containsASCII("."),
-            let column = layout.columns[first.key], mapping.schema.entities[layout.storeEntity].columns[column].hasFetchIndex,
+            let column = layout.columns[first.key],
+            mapping.schema.entities[layout.storeEntity].columns[column].hasFetchIndex,
             Self.sortsInIndexOrder(mapping.schema.entities[layout.storeEntity].columns[column].type, first)
         {
             let needed = request.fetchOffset + request.fetchLimit
@@ -222,7 +235,8 @@ extension ManagedObjectContext {
             case .nothing:
                 break
             case .scan:
-                walk = QueryPlan.Walk(column: column, key: first.key, descending: !first.ascending, within: nil, needed: needed)
+                walk = QueryPlan.Walk(
+                    column: column, key: first.key, descending: !first.ascending, within: nil, needed: needed)
             case .index(let access):
                 // When the lookup finds too many rows to read and sort, walk the sort key's own
                 // lookup (or the whole index) instead.
@@ -233,8 +247,12 @@ extension ManagedObjectContext {
                 // Walking the sort key's own lookup reads a part of what the lookup would (and
                 // then the lookup's size need not be counted).
                 let ownLookup = parts.count == 1 && within != nil
-                if try ownLookup || stores.reduce(0, { $0 + (try access.estimate(in: $1, storeEntity: layout.storeEntity)) }) > 4 * needed + 1024 {
-                    walk = QueryPlan.Walk(column: column, key: first.key, descending: !first.ascending, within: within, needed: needed)
+                if try ownLookup
+                    || stores.reduce(0, { $0 + (try access.estimate(in: $1, storeEntity: layout.storeEntity)) }) > 4
+                        * needed + 1024
+                {
+                    walk = QueryPlan.Walk(
+                        column: column, key: first.key, descending: !first.ascending, within: within, needed: needed)
                     if parts.count > 1 || !(within?.isExact ?? false) { residual = predicate }
                 }
             case .walk:
@@ -246,11 +264,16 @@ extension ManagedObjectContext {
         var sortsInMemory = !counting && !descriptors.isEmpty
         // One store's walk returns its matches in order; pending objects and other stores' matches
         // are sorted in.
-        if case .walk = source, descriptors.count == 1, stores.count == 1, !merges || (insertedSet.isEmpty && updatedSet.isEmpty && nesting.parent == nil) {
+        if case .walk = source, descriptors.count == 1, stores.count == 1,
+            !merges || (insertedSet.isEmpty && updatedSet.isEmpty && nesting.parent == nil)
+        {
             sortsInMemory = false
         }
-        let needsValues = !counting && (dictionaries || (request.resultType == .managedObjectResultType && request.includesPropertyValues))
-        var readsRows = residual != nil || filtersTags || !descriptors.isEmpty && !counting || needsValues
+        let needsValues =
+            !counting
+            && (dictionaries || (request.resultType == .managedObjectResultType && request.includesPropertyValues))
+        var readsRows =
+            residual != nil || filtersTags || !descriptors.isEmpty && !counting || needsValues
             || (isPolymorphic && !counting)
         switch source {
         case .nothing: readsRows = false
@@ -258,7 +281,8 @@ extension ManagedObjectContext {
         case .index: break
         }
         return QueryPlan(
-            entity: entity, layout: layout, tags: tags, filtersTags: filtersTags, concrete: concrete, isPolymorphic: isPolymorphic,
+            entity: entity, layout: layout, tags: tags, filtersTags: filtersTags, concrete: concrete,
+            isPolymorphic: isPolymorphic,
             predicate: predicate, source: source, residual: residual, mergesPendingChanges: merges, counting: counting,
             readsRows: readsRows, sortsInMemory: sortsInMemory, affectedStores: request.affectedStores)
     }
@@ -278,10 +302,14 @@ extension ManagedObjectContext {
     /// The parts of an intersection worth reading: those at most 8 times as large as the
     /// smallest (a larger part costs more to collect than its rows cost to filter), smallest
     /// first; and whether parts were dropped, so that the predicate must be evaluated on the rows.
-    private static func choose(_ access: IndexAccess, stores: [PersistentStore], storeEntity: Int) throws -> (IndexAccess, Bool) {
+    private static func choose(
+        _ access: IndexAccess, stores: [PersistentStore], storeEntity: Int
+    ) throws -> (IndexAccess, Bool) {
         guard case .intersection(let parts) = access else { return (access, false) }
-        let sized = try parts.map { part in (part, try stores.reduce(0) { $0 + (try part.estimate(in: $1, storeEntity: storeEntity)) }) }
-            .sorted { $0.1 < $1.1 }
+        let sized = try parts.map { part in
+            (part, try stores.reduce(0) { $0 + (try part.estimate(in: $1, storeEntity: storeEntity)) })
+        }
+        .sorted { $0.1 < $1.1 }
         let smallest = sized[0].1
         let kept = sized.filter { $0.1 <= max(8 * smallest, 64) }.map(\.0)
         return (kept.count == 1 ? kept[0] : .intersection(kept), kept.count < parts.count)

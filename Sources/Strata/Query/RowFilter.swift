@@ -19,7 +19,10 @@ indirect enum RowFilter {
     case predicate(FetchPredicate)
 
     /// Compiles `predicate` on rows of `entity`'s hierarchy in `store`.
-    init(_ predicate: FetchPredicate, entity: EntityDescription, layout: EntityLayout, columns: [ColumnSchema], store: PersistentStore) {
+    init(
+        _ predicate: FetchPredicate, entity: EntityDescription, layout: EntityLayout, columns: [ColumnSchema],
+        store: PersistentStore
+    ) {
         switch predicate.node {
         case .constant(let value):
             self = .constant(value)
@@ -30,7 +33,9 @@ indirect enum RowFilter {
         case .not(let inner):
             self = .not(RowFilter(inner, entity: entity, layout: layout, columns: columns, store: store))
         case .comparison(let comparison):
-            switch PredicateIndexAnalysis.analyse(comparison, entity: entity, layout: layout, columns: columns, requiresIndex: false) {
+            switch PredicateIndexAnalysis.analyse(
+                comparison, entity: entity, layout: layout, columns: columns, requiresIndex: false)
+            {
             case .none?:
                 self = .constant(false)
             case .access(.lookup(let lookup), _)? where lookup.isExact:

@@ -1,6 +1,7 @@
 /// The completion block of an untyped ``AsynchronousFetchRequest`` (Core Data's
 /// `NSPersistentStoreAsynchronousFetchResultCompletionBlock`).
-public typealias PersistentStoreAsynchronousFetchResultCompletionBlock = (AsynchronousFetchResult<FetchRequestResult>) -> Void
+public typealias PersistentStoreAsynchronousFetchResultCompletionBlock = (AsynchronousFetchResult<FetchRequestResult>)
+    -> Void
 
 /// A fetch that runs on its context's queue after ``ManagedObjectContext/execute(_:)`` returns,
 /// reports its progress through a cancellable Foundation `Progress`, and hands its results to a
@@ -52,7 +53,9 @@ public final class AsynchronousFetchRequest<ResultType>: PersistentStoreRequest 
     /// - Throws: ``CoreDataError`` `coreData` when the fetch request names no entity of the model;
     ///   nothing is scheduled then. Errors of the fetch itself go to the result's
     ///   ``PersistentStoreAsynchronousResult/operationError``.
-    override func execute(in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws -> PersistentStoreResult {
+    override func execute(
+        in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator
+    ) throws -> PersistentStoreResult {
         _ = try fetchRequest.resolveEntity(in: coordinator.managedObjectModel)
         let result = AsynchronousFetchResult(request: self, context: context)
         context.scheduleAsynchronousFetch(result)

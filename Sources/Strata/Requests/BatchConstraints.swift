@@ -58,13 +58,18 @@ struct BatchConstraints {
     }
 
     /// A stored row of the constraint's owner (or a sub-entity) whose constrained columns hold `values`.
-    private func stored(_ values: [Value], _ constraint: (owner: EntityDescription, columns: [Int]), excluding: Set<PrimaryKey>) throws -> PrimaryKey? {
+    private func stored(
+        _ values: [Value], _ constraint: (owner: EntityDescription, columns: [Int]), excluding: Set<PrimaryKey>
+    ) throws -> PrimaryKey? {
         let candidates = try coordinator.storeCall {
-            try store.rows.keys(layout.storeEntity, column: constraint.columns[0], matching: .equal(values[0]), descending: false, limit: nil)
+            try store.rows.keys(
+                layout.storeEntity, column: constraint.columns[0], matching: .equal(values[0]), descending: false,
+                limit: nil)
         }
         for key in candidates where !excluding.contains(key) {
             guard let row = try coordinator.storeCall({ try store.rows.read(layout.storeEntity, key: key) }),
-                let concrete = try coordinator.concreteEntity(of: row, storeEntity: layout.storeEntity), concrete.isKindOf(entity: constraint.owner),
+                let concrete = try coordinator.concreteEntity(of: row, storeEntity: layout.storeEntity),
+                concrete.isKindOf(entity: constraint.owner),
                 constraint.columns.map({ row[$0] }) == values
             else { continue }
             return key

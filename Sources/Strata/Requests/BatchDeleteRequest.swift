@@ -58,7 +58,9 @@ public final class BatchDeleteRequest: PersistentStoreRequest {
     /// - Throws: ``CoreDataError``: `validationRelationshipDeniedDelete` and
     ///   `validationMissingMandatoryProperty` (see the type), `coreData` for a temporary object
     ///   ID, `persistentStoreOperation` when a store fails; nothing is written then.
-    override func execute(in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws -> PersistentStoreResult {
+    override func execute(
+        in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator
+    ) throws -> PersistentStoreResult {
         var deleted: [ManagedObjectID] = []
         try coordinator.withSaveLock { since in
             var deletion = BatchDeletion(coordinator: coordinator)
@@ -68,10 +70,14 @@ public final class BatchDeleteRequest: PersistentStoreRequest {
             } else {
                 // The rows the fetch read serve the deletion, and the store's commit, too.
                 let found = try fetchRequest.storedMatches(in: context)
-                try deletion.delete(found.matches.map { found.objectID(of: $0, in: context) }, rows: BatchDeletion.knownRows(of: found))
-                for (store, sequence) in zip(found.stores.stores, found.stores.sequences) { sequences[store.identifier] = sequence }
+                try deletion.delete(
+                    found.matches.map { found.objectID(of: $0, in: context) }, rows: BatchDeletion.knownRows(of: found))
+                for (store, sequence) in zip(found.stores.stores, found.stores.sequences) {
+                    sequences[store.identifier] = sequence
+                }
             }
-            let transactions = try deletion.transactions(author: context.transactionAuthor, contextName: context.name, sequences: sequences)
+            let transactions = try deletion.transactions(
+                author: context.transactionAuthor, contextName: context.name, sequences: sequences)
             try BatchWriter(coordinator: coordinator).commit(transactions, since: since)
             deleted = deletion.deleted.elements
         }

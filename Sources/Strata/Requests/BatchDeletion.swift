@@ -23,18 +23,25 @@ struct BatchDeletion {
     /// - Throws: ``CoreDataError`` `validationRelationshipDeniedDelete`, or `coreData` for a
     ///   temporary ID or one of a store the coordinator does not have.
     mutating func delete(_ ids: [ManagedObjectID], rows: [Row?]? = nil) throws {
-        let stored = try storedRows(of: rows.map { rows in ids.indices.compactMap { rows[$0] == nil ? ids[$0] : nil } } ?? ids)
+        let stored = try storedRows(
+            of: rows.map { rows in ids.indices.compactMap { rows[$0] == nil ? ids[$0] : nil } } ?? ids)
         // The objects given are looked up in `rows` or `stored`; those their cascade rules
         // reach (without a position), one by one.
         var pending = ids.enumerated().map { ($1, Optional($0)) }
         while let (id, position) = pending.popLast() {
             guard !deleted.contains(id) else { continue }
-            guard !id.isTemporaryID, let identifier = id.storeIdentifier, coordinator.store(identifier: identifier) != nil else {
-                throw CoreDataError(.coreData, "\(id) is not the ID of a saved object of this coordinator's stores", objectID: id)
+            guard !id.isTemporaryID, let identifier = id.storeIdentifier,
+                coordinator.store(identifier: identifier) != nil
+            else {
+                throw CoreDataError(
+                    .coreData, "\(id) is not the ID of a saved object of this coordinator's stores", objectID: id)
             }
             let known = position.flatMap { rows?[$0] }
             let group = position != nil ? stored[ObjectIdentifier(id.entity)] : nil
-            guard let row = try known ?? (group?.store == identifier ? group?.rows[id.primaryKey] : coordinator.row(for: id)) else { continue }
+            guard
+                let row = try known
+                    ?? (group?.store == identifier ? group?.rows[id.primaryKey] : coordinator.row(for: id))
+            else { continue }
             deleted.append(id)
             deletedRows.append(known)
             for relationship in id.entity.relationshipsByName.values where !relationship.isTransient {
@@ -42,7 +49,8 @@ struct BatchDeletion {
                 case .denyDeleteRule:
                     if !(try related(relationship, of: id, row: row)).isEmpty {
                         throw CoreDataError(
-                            .validationRelationshipDeniedDelete, "\(id.entity.entityName).\(relationship.name) denies deleting an object it holds objects in",
+                            .validationRelationshipDeniedDelete,
+                            "\(id.entity.entityName).\(relationship.name) denies deleting an object it holds objects in",
                             objectID: id, key: relationship.name)
                     }
                 case .cascadeDeleteRule:
@@ -61,7 +69,9 @@ struct BatchDeletion {
     ///
     /// - Throws: ``CoreDataError`` `validationMissingMandatoryProperty` when a surviving object
     ///   would lose a required to-one relationship.
-    mutating func transactions(author: String?, contextName: String?, sequences: [String: UInt64] = [:]) throws -> [String: Transaction] {
+    mutating func transactions(
+        author: String?, contextName: String?, sequences: [String: UInt64] = [:]
+    ) throws -> [String: Transaction] {
         // Per store: its transaction and the known rows of its operations, found by a short
         // linear search only when the store changes (a request deletes from one or two).
         var perStore: [(identifier: String, transaction: Transaction, rows: [Row?])] = []
@@ -74,7 +84,8 @@ struct BatchDeletion {
         // What each entity's objects need, worked out once per entity rather than once per object,
         // and kept at hand while the objects deleted are of one entity and store.
         var entityNeeds: [ObjectIdentifier: DeletionNeeds] = [:]
-        var current: (entity: ObjectIdentifier, identifier: String, store: PersistentStore, slot: Int, needs: DeletionNeeds)?
+        var current:
+            (entity: ObjectIdentifier, identifier: String, store: PersistentStore, slot: Int, needs: DeletionNeeds)?
         // In key order: a transaction writing each key once in rising order lets the store keep
         // no image per key while it commits.
         for position in deleted.indices.sorted(by: { deleted[$0].primaryKey < deleted[$1].primaryKey }) {
@@ -83,16 +94,22 @@ struct BatchDeletion {
             let entityID = ObjectIdentifier(id.entity)
             if current?.entity != entityID || current?.identifier != identifier {
                 if entityNeeds[entityID] == nil { entityNeeds[entityID] = try deletionNeeds(of: id.entity) }
-                current = (entityID, identifier, coordinator.store(identifier: identifier)!, slot(identifier), entityNeeds[entityID]!)
+                current = (
+                    entityID, identifier, coordinator.store(identifier: identifier)!, slot(identifier),
+                    entityNeeds[entityID]!
+                )
             }
             let (_, _, store, storeSlot, needs) = current!
             perStore[storeSlot].transaction.delete(needs.storeEntity, key: id.primaryKey)
             perStore[storeSlot].rows.append(deletedRows[position])
             for (joinEntity, column) in needs.pairs {
                 let keys = try coordinator.storeCall {
-                    try store.rows.keys(joinEntity, column: column, matching: .equal(.reference(id.primaryKey)), descending: false, limit: nil)
+                    try store.rows.keys(
+                        joinEntity, column: column, matching: .equal(.reference(id.primaryKey)), descending: false,
+                        limit: nil)
                 }
-                for key in keys where joinRows[identifier, default: []].insert(EntityKey(entity: joinEntity, key: key)).inserted {
+                for key in keys
+                where joinRows[identifier, default: []].insert(EntityKey(entity: joinEntity, key: key)).inserted {
                     perStore[storeSlot].transaction.delete(joinEntity, key: key)
                     perStore[storeSlot].rows.append(nil)
                 }
@@ -104,11 +121,16 @@ struct BatchDeletion {
                     let otherLayout = try coordinator.layout(other.entity)
                     guard let column = otherLayout.columns[inverse.name] else { continue }
                     let key = EntityKey(entity: otherLayout.storeEntity, key: other.primaryKey)
-                    var entry = try nullified[identifier, default: [:]][key] ?? (coordinator.row(for: other).map { ($0, []) } ?? (Row([]), []))
-                    guard entry.row.values.indices.contains(column), entry.row.values[column] == .reference(id.primaryKey) else { continue }
+                    var entry =
+                        try nullified[identifier, default: [:]][key]
+                        ?? (coordinator.row(for: other).map { ($0, []) } ?? (Row([]), []))
+                    guard entry.row.values.indices.contains(column),
+                        entry.row.values[column] == .reference(id.primaryKey)
+                    else { continue }
                     if !inverse.isOptional {
                         throw CoreDataError(
-                            .validationMissingMandatoryProperty, "\(other.entity.entityName).\(inverse.name) is required and would lose \(id)",
+                            .validationMissingMandatoryProperty,
+                            "\(other.entity.entityName).\(inverse.name) is required and would lose \(id)",
                             objectID: other, key: inverse.name)
                     }
                     entry.row.values[column] = .null
@@ -120,7 +142,8 @@ struct BatchDeletion {
         for (identifier, rows) in nullified {
             let storeSlot = slot(identifier)
             for (key, entry) in rows {
-                perStore[storeSlot].transaction.update(key.entity, key: key.key, row: entry.row, changedColumns: entry.columns.sorted())
+                perStore[storeSlot].transaction.update(
+                    key.entity, key: key.key, row: entry.row, changedColumns: entry.columns.sorted())
                 perStore[storeSlot].rows.append(nil)
             }
         }
@@ -181,14 +204,17 @@ struct BatchDeletion {
             return !inverse.isToMany && !inverse.isTransient
         }
         return DeletionNeeds(
-            storeEntity: layout.storeEntity, pairs: try layout.joins.values.map { ($0.storeEntity, $0.ownerColumn) } + pairsHolding(entity),
+            storeEntity: layout.storeEntity,
+            pairs: try layout.joins.values.map { ($0.storeEntity, $0.ownerColumn) } + pairsHolding(entity),
             nullifying: nullifying)
     }
 
     /// The stored rows of the objects `ids` that exist, by entity (with the store read) and key,
     /// read block by block, with only their to-one relationship columns decoded (what
     /// ``related(_:of:row:)`` reads). An ID of another store than its entity's first is left out.
-    private func storedRows(of ids: [ManagedObjectID]) throws -> [ObjectIdentifier: (store: String, rows: [PrimaryKey: Row])] {
+    private func storedRows(
+        of ids: [ManagedObjectID]
+    ) throws -> [ObjectIdentifier: (store: String, rows: [PrimaryKey: Row])] {
         var groups: [ObjectIdentifier: (entity: EntityDescription, store: String, keys: [PrimaryKey])] = [:]
         for id in ids where !id.isTemporaryID {
             guard let identifier = id.storeIdentifier else { continue }
@@ -200,11 +226,15 @@ struct BatchDeletion {
         for (entityID, group) in groups {
             guard let store = coordinator.store(identifier: group.store) else { continue }
             let layout = try coordinator.layout(group.entity)
-            let columns = group.entity.relationshipsByName.values.filter { !$0.isToMany }.compactMap { layout.columns[$0.name] }
+            let columns = group.entity.relationshipsByName.values.filter { !$0.isToMany }.compactMap {
+                layout.columns[$0.name]
+            }
             var found: [PrimaryKey: Row] = [:]
             found.reserveCapacity(group.keys.count)
             try coordinator.storeCall {
-                try store.rows.forEachRow(layout.storeEntity, keys: group.keys, columns: columns) { key, row in found[key] = row }
+                try store.rows.forEachRow(layout.storeEntity, keys: group.keys, columns: columns) { key, row in
+                    found[key] = row
+                }
             }
             rows[entityID] = (group.store, found)
         }
@@ -218,7 +248,8 @@ struct BatchDeletion {
         for owner in coordinator.managedObjectModel.entities {
             for case let relationship as RelationshipDescription in owner.ownProperties
             where relationship.isToMany && relationship.inverseRelationship == nil && !relationship.isTransient {
-                guard let destination = relationship.destinationEntity, entity.isKindOf(entity: destination) || destination.isKindOf(entity: entity),
+                guard let destination = relationship.destinationEntity,
+                    entity.isKindOf(entity: destination) || destination.isKindOf(entity: entity),
                     let join = try coordinator.layout(owner).joins[relationship.name]
                 else { continue }
                 pairs.append((join.storeEntity, join.otherColumn))
@@ -228,7 +259,9 @@ struct BatchDeletion {
     }
 
     /// The stored objects `relationship` of the object `id` (whose row is `row`) holds.
-    private func related(_ relationship: RelationshipDescription, of id: ManagedObjectID, row: Row) throws -> [ManagedObjectID] {
+    private func related(
+        _ relationship: RelationshipDescription, of id: ManagedObjectID, row: Row
+    ) throws -> [ManagedObjectID] {
         guard let destination = relationship.destinationEntity, let identifier = id.storeIdentifier,
             let store = coordinator.store(identifier: identifier)
         else { return [] }
@@ -239,21 +272,28 @@ struct BatchDeletion {
             if let column = layout.columns[relationship.name], case .reference(let key) = row[column] { keys = [key] }
         } else if let join = layout.joins[relationship.name] {
             let pairs = try coordinator.storeCall {
-                try store.rows.keys(join.storeEntity, column: join.ownerColumn, matching: .equal(.reference(id.primaryKey)), descending: false, limit: nil)
+                try store.rows.keys(
+                    join.storeEntity, column: join.ownerColumn, matching: .equal(.reference(id.primaryKey)),
+                    descending: false, limit: nil)
             }
             for pair in pairs {
-                if let joinRow = try coordinator.storeCall({ try store.rows.read(join.storeEntity, key: pair) }), case .reference(let key) = joinRow[join.otherColumn] {
+                if let joinRow = try coordinator.storeCall({ try store.rows.read(join.storeEntity, key: pair) }),
+                    case .reference(let key) = joinRow[join.otherColumn]
+                {
                     keys.append(key)
                 }
             }
         } else if let inverse = relationship.inverseRelationship, let column = destinationLayout.columns[inverse.name] {
             keys = try coordinator.storeCall {
-                try store.rows.keys(destinationLayout.storeEntity, column: column, matching: .equal(.reference(id.primaryKey)), descending: false, limit: nil)
+                try store.rows.keys(
+                    destinationLayout.storeEntity, column: column, matching: .equal(.reference(id.primaryKey)),
+                    descending: false, limit: nil)
             }
         }
         var ids: [ManagedObjectID] = []
         for key in keys {
-            guard let other = try coordinator.storeCall({ try store.rows.read(destinationLayout.storeEntity, key: key) }),
+            guard
+                let other = try coordinator.storeCall({ try store.rows.read(destinationLayout.storeEntity, key: key) }),
                 case .int(let tag) = other[0], destinationLayout.tags.contains(tag),
                 let entity = try coordinator.concreteEntity(of: other, storeEntity: destinationLayout.storeEntity)
             else { continue }

@@ -94,7 +94,9 @@ public final class BatchInsertRequest: PersistentStoreRequest {
     ///   value, `managedObjectConstraintMerge` for constrained values that exist already under
     ///   the `.error` merge policy, `persistentStoreOperation` when the store fails; nothing is
     ///   written then.
-    override func execute(in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws -> PersistentStoreResult {
+    override func execute(
+        in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator
+    ) throws -> PersistentStoreResult {
         let fetch = FetchRequest<ManagedObjectID>(entityName: entityName)
         fetch.entity = entity
         let entity = try fetch.resolveEntity(in: coordinator.managedObjectModel)
@@ -137,7 +139,8 @@ public final class BatchInsertRequest: PersistentStoreRequest {
                 let object = type.init(entity: entity, insertInto: nil)
                 if managedObjectHandler(object) { break }
                 var values: [String: Any] = [:]
-                for (name, attribute) in entity.attributesByName where !attribute.isTransient && !(attribute is DerivedAttributeDescription) {
+                for (name, attribute) in entity.attributesByName
+                where !attribute.isTransient && !(attribute is DerivedAttributeDescription) {
                     values[name] = object.value(forKey: name) ?? NSNull()
                 }
                 try body(values)

@@ -66,10 +66,12 @@ struct BatchInsertion {
         self.layout = layout
         columnCount = try coordinator.mapping.get().schema.entities[layout.storeEntity].columns.count
         columns = entity.attributesByName.compactMap { name, attribute in
-            guard !attribute.isTransient, !(attribute is DerivedAttributeDescription), let column = layout.columns[name] else { return nil }
+            guard !attribute.isTransient, !(attribute is DerivedAttributeDescription), let column = layout.columns[name]
+            else { return nil }
             let defaultValue = try? BatchValues.storeValue(attribute.defaultValue, for: attribute, entity: entity)
             return Column(
-                name: name, attribute: attribute, type: attribute.attributeType, column: column, defaultValue: defaultValue,
+                name: name, attribute: attribute, type: attribute.attributeType, column: column,
+                defaultValue: defaultValue,
                 hasDefault: defaultValue != nil)
         }.sorted { $0.column < $1.column }
         var template = Row([Value](repeating: .null, count: columnCount))
@@ -92,10 +94,13 @@ struct BatchInsertion {
     var objectIDs: [ManagedObjectID] {
         get throws {
             if constraints.isEmpty {
-                return insertedKeys.map { ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: $0) }
+                return insertedKeys.map {
+                    ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: $0)
+                }
             }
             return try rows.map { key, row, isNew in
-                let entity = isNew ? entity : try coordinator.concreteEntity(of: row, storeEntity: layout.storeEntity) ?? entity
+                let entity =
+                    isNew ? entity : try coordinator.concreteEntity(of: row, storeEntity: layout.storeEntity) ?? entity
                 return ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key)
             }
         }
@@ -121,7 +126,9 @@ struct BatchInsertion {
         let inserted = InsertedRows(entity: layout.storeEntity, keys: insertedKeys, template: template) { index, row in
             try converter.fill(&row, with: shared.value[index])
         }
-        try writer.commit(Transaction(author: author, contextName: contextName), inserting: inserted, into: store, since: since[store.identifier])
+        try writer.commit(
+            Transaction(author: author, contextName: contextName), inserting: inserted, into: store,
+            since: since[store.identifier])
     }
 
     /// The transaction writing the rows of an entity with uniqueness constraints: upserts
@@ -136,7 +143,9 @@ struct BatchInsertion {
                 transaction.insert(layout.storeEntity, key: key, row: row)
             } else if let stored = try coordinator.storeCall({ try store.rows.read(layout.storeEntity, key: key) }) {
                 let changed = (1..<columnCount).filter { row[$0] != stored[$0] }
-                if !changed.isEmpty { transaction.update(layout.storeEntity, key: key, row: row, changedColumns: changed) }
+                if !changed.isEmpty {
+                    transaction.update(layout.storeEntity, key: key, row: row, changedColumns: changed)
+                }
             }
         }
         return transaction
@@ -155,12 +164,16 @@ struct BatchInsertion {
         }
         switch policy {
         case .errorMergePolicyType:
-            throw CoreDataError(.managedObjectConstraintMerge, "an object of \(entity.entityName) with the same constrained values exists (key \(existing))")
+            throw CoreDataError(
+                .managedObjectConstraintMerge,
+                "an object of \(entity.entityName) with the same constrained values exists (key \(existing))")
         case .mergeByPropertyStoreTrumpMergePolicyType, .rollbackMergePolicyType:
             return
         case .mergeByPropertyObjectTrumpMergePolicyType, .overwriteMergePolicyType:
             let earlier = positions[existing].map { (rows[$0].row, rows[$0].isNew) }
-            let current = try earlier ?? coordinator.storeCall { try store.rows.read(layout.storeEntity, key: existing) }.map { ($0, false) }
+            let current =
+                try earlier
+                ?? coordinator.storeCall { try store.rows.read(layout.storeEntity, key: existing) }.map { ($0, false) }
             guard var merged = current?.0 else { return }
             let replaced = policy == .overwriteMergePolicyType ? columns : columns.filter { values[$0.name] != nil }
             for column in replaced { merged.values[column.column] = row.values[column.column] }
@@ -191,7 +204,8 @@ struct BatchInsertion {
             // An attribute whose default does not convert (a required one without default) must be given.
             if givenWithoutDefault < withoutDefault {
                 for column in columns where !column.hasDefault && values[column.name] == nil {
-                    row.values[column.column] = try BatchValues.storeValue(column.attribute.defaultValue, for: column.attribute, entity: entity)
+                    row.values[column.column] = try BatchValues.storeValue(
+                        column.attribute.defaultValue, for: column.attribute, entity: entity)
                 }
             }
         } catch {

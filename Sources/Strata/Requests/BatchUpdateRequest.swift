@@ -55,7 +55,9 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
     ///   another type, `validationMissingMandatoryProperty` for `nil` on a required attribute,
     ///   `managedObjectConstraintMerge` when two objects would share a uniqueness constraint's
     ///   values, `persistentStoreOperation` when a store fails; nothing is written then.
-    override func execute(in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws -> PersistentStoreResult {
+    override func execute(
+        in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator
+    ) throws -> PersistentStoreResult {
         let fetch = FetchRequest<ManagedObjectID>(entityName: entityName)
         fetch.entity = entity
         fetch.predicate = predicate
@@ -64,7 +66,11 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
         var changes: [(column: Int, value: Value)] = []
         for (key, value) in propertiesToUpdate ?? [:] {
             let attribute = try BatchValues.attribute(key, of: entity)
-            changes.append((try coordinator.layout(entity).columns[attribute.name]!, try BatchValues.storeValue(value, for: attribute, entity: entity)))
+            changes.append(
+                (
+                    try coordinator.layout(entity).columns[attribute.name]!,
+                    try BatchValues.storeValue(value, for: attribute, entity: entity)
+                ))
         }
         let columns = changes.map(\.column).sorted()
         var updated: [ManagedObjectID] = []
@@ -92,7 +98,9 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
                 // Rows the fetch did not read are read block by block.
                 let unread = positions.filter { matches[$0].row == nil }
                 if !unread.isEmpty {
-                    let rows = try coordinator.storeCall { try store.rows.read(storeEntity, keys: unread.map { matches[$0].key }) }
+                    let rows = try coordinator.storeCall {
+                        try store.rows.read(storeEntity, keys: unread.map { matches[$0].key })
+                    }
                     for (position, row) in zip(unread, rows) { matches[position].row = row.map(StoredRow.decoded) }
                 }
                 var transaction = Transaction(author: context.transactionAuthor, contextName: context.name)
@@ -107,7 +115,9 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
                         if let other = try constraints.conflict(for: row, key: key, rewritten: rewritten) {
                             let id = found.objectID(of: matches[position], in: context)
                             throw CoreDataError(
-                                .managedObjectConstraintMerge, "the update would give \(id) the constrained values of the object with key \(other)", objectID: id)
+                                .managedObjectConstraintMerge,
+                                "the update would give \(id) the constrained values of the object with key \(other)",
+                                objectID: id)
                         }
                         constraints.record(row, key: key)
                     }

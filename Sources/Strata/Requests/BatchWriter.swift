@@ -21,7 +21,10 @@ struct BatchWriter {
         for (identifier, transaction) in transactions where !transaction.operations.isEmpty {
             guard let store = coordinator.store(identifier: identifier) else { continue }
             let entities = Set(transaction.operations.lazy.map(\.entity))
-            sequences[identifier] = try commit(transaction, of: entities, operations: transaction.operations.count, into: store, since: since[identifier]) {
+            sequences[identifier] = try commit(
+                transaction, of: entities, operations: transaction.operations.count, into: store,
+                since: since[identifier]
+            ) {
                 try store.commit($0)
             }
         }
@@ -33,7 +36,9 @@ struct BatchWriter {
     /// before the request read it.
     ///
     /// - Throws: what ``commit(_:since:)`` throws, and what making a row throws.
-    func commit(_ transaction: Transaction, inserting rows: InsertedRows, into store: PersistentStore, since: UInt64?) throws {
+    func commit(
+        _ transaction: Transaction, inserting rows: InsertedRows, into store: PersistentStore, since: UInt64?
+    ) throws {
         guard rows.count > 0 else { return }
         let sequence = try commit(transaction, of: rows.entities, operations: rows.count, into: store, since: since) {
             try store.commit($0, inserting: rows)
@@ -56,11 +61,14 @@ struct BatchWriter {
             do {
                 return try commit(transaction)
             } catch let error as StoreError where error.code == .writeConflict {
-                logger.debug("a concurrent commit changed what the batch request read; running it again", metadata: ["store": "\(store.identifier)"])
+                logger.debug(
+                    "a concurrent commit changed what the batch request read; running it again",
+                    metadata: ["store": "\(store.identifier)"])
                 throw SaveConflict(store: store.identifier)
             }
         }
-        logger.debug("committed a batch request", metadata: ["store": "\(store.identifier)", "operations": "\(operations)"])
+        logger.debug(
+            "committed a batch request", metadata: ["store": "\(store.identifier)", "operations": "\(operations)"])
         return sequence
     }
 }

@@ -40,7 +40,8 @@ extension ManagedObjectContext {
         let (candidates, stores) = try candidates(request, plan: plan)
         let ids = candidates.map { objectID(of: $0, plan: plan, stores: stores) }
         progress?.totalUnitCount = Int64(ids.count)
-        let batchSize = request.fetchBatchSize > 0 ? request.fetchBatchSize : AsynchronousFetchRequest<T>.defaultBatchSize
+        let batchSize =
+            request.fetchBatchSize > 0 ? request.fetchBatchSize : AsynchronousFetchRequest<T>.defaultBatchSize
         var results: [T] = []
         results.reserveCapacity(ids.count)
         for start in stride(from: 0, to: ids.count, by: batchSize) {
@@ -51,12 +52,16 @@ extension ManagedObjectContext {
                 try prefetch(paths, for: objects)
             }
             guard let typed = objects as? [T] else {
-                throw CoreDataError(.coreData, "the fetched objects are not \(T.self); register the subclass with \(T.self).register(for:)")
+                throw CoreDataError(
+                    .coreData,
+                    "the fetched objects are not \(T.self); register the subclass with \(T.self).register(for:)")
             }
             results += typed
             progress?.completedUnitCount = Int64(results.count)
         }
-        logger.debug("asynchronous fetch done", metadata: ["entity": "\(request.entityName ?? "?")", "objects": "\(results.count)"])
+        logger.debug(
+            "asynchronous fetch done",
+            metadata: ["entity": "\(request.entityName ?? "?")", "objects": "\(results.count)"])
         return results
     }
 

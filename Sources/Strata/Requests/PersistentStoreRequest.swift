@@ -13,7 +13,9 @@ public class PersistentStoreRequest {
     /// overrides it.
     ///
     /// - Throws: ``CoreDataError``.
-    func execute(in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws -> PersistentStoreResult {
+    func execute(
+        in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator
+    ) throws -> PersistentStoreResult {
         throw CoreDataError(.persistentStoreOperation, "\(type(of: self)) is not a request Strata executes")
     }
 

@@ -25,25 +25,41 @@ struct JoinRowWriter {
         let store = writer.store
         for (name, join) in layout.joins where join.writesPairs {
             let slot = object.runtime.slots[name]!
-            guard object.changedSlots.contains(slot) || object.isInserted, let current = object.values[slot] as? OrderedSet<ManagedObjectID> else { continue }
-            if let foreign = current.first(where: { !$0.isTemporaryID && $0.storeIdentifier != object.objectID.storeIdentifier }) {
-                throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.entityName).\(name) holds \(foreign), which is saved in another store", objectID: object.objectID, key: name)
+            guard object.changedSlots.contains(slot) || object.isInserted,
+                let current = object.values[slot] as? OrderedSet<ManagedObjectID>
+            else { continue }
+            if let foreign = current.first(where: {
+                !$0.isTemporaryID && $0.storeIdentifier != object.objectID.storeIdentifier
+            }) {
+                throw CoreDataError(
+                    .managedObjectExternalRelationship,
+                    "\(object.entity.entityName).\(name) holds \(foreign), which is saved in another store",
+                    objectID: object.objectID, key: name)
             }
             let before = object.committed?[slot] as? OrderedSet<ManagedObjectID> ?? []
             let owner = object.objectID.primaryKey
             var rowsByOther: [Int64: Int64] = [:]
             try writer.coordinator.storeCall {
-                for key in try store.rows.keys(join.storeEntity, column: join.ownerColumn, matching: .equal(.reference(owner)), descending: false, limit: nil) {
-                    if let row = try store.rows.read(join.storeEntity, key: key), case .reference(let other) = row[join.otherColumn] {
+                for key in try store.rows.keys(
+                    join.storeEntity, column: join.ownerColumn, matching: .equal(.reference(owner)), descending: false,
+                    limit: nil)
+                {
+                    if let row = try store.rows.read(join.storeEntity, key: key),
+                        case .reference(let other) = row[join.otherColumn]
+                    {
                         rowsByOther[other] = key
                     }
                 }
             }
             let rewriteAll = join.isOrdered && Array(before) != Array(current)
             for (other, key) in rowsByOther where rewriteAll || !current.contains(where: { $0.primaryKey == other }) {
-                if deletedRows.insert(EntityKey(entity: join.storeEntity, key: key)).inserted { transaction.delete(join.storeEntity, key: key) }
+                if deletedRows.insert(EntityKey(entity: join.storeEntity, key: key)).inserted {
+                    transaction.delete(join.storeEntity, key: key)
+                }
             }
-            let pairs = current.enumerated().filter { rewriteAll || rowsByOther[$0.element.primaryKey] == nil }.filter { !$0.element.isTemporaryID }
+            let pairs = current.enumerated().filter { rewriteAll || rowsByOther[$0.element.primaryKey] == nil }.filter {
+                !$0.element.isTemporaryID
+            }
             guard !pairs.isEmpty else { continue }
             var keys = store.rows.allocateKeys(for: join.storeEntity, count: pairs.count).makeIterator()
             for (position, id) in pairs {
@@ -62,7 +78,9 @@ struct JoinRowWriter {
         let store = writer.store
         for join in layout.joins.values {
             let keys = try writer.coordinator.storeCall {
-                try store.rows.keys(join.storeEntity, column: join.ownerColumn, matching: .equal(.reference(object.objectID.primaryKey)), descending: false, limit: nil)
+                try store.rows.keys(
+                    join.storeEntity, column: join.ownerColumn,
+                    matching: .equal(.reference(object.objectID.primaryKey)), descending: false, limit: nil)
             }
             for key in keys where deletedRows.insert(EntityKey(entity: join.storeEntity, key: key)).inserted {
                 transaction.delete(join.storeEntity, key: key)

@@ -56,7 +56,9 @@ final class RowCache: Sendable {
     func row(_ store: PersistentStore, entity: Int, key: PrimaryKey, sequence: UInt64) -> StoredRow? {
         let identity = ObjectIdentifier(store)
         return tables.withLock { tables in
-            tables.firstIndex { $0.store == identity }.flatMap { row(in: tables[$0], entity: entity, key: key, sequence: sequence) }
+            tables.firstIndex { $0.store == identity }.flatMap {
+                row(in: tables[$0], entity: entity, key: key, sequence: sequence)
+            }
         }
     }
 
@@ -66,14 +68,17 @@ final class RowCache: Sendable {
     func rows(_ store: PersistentStore, entity: Int, keys: [PrimaryKey], sequence: UInt64) -> [StoredRow?] {
         let identity = ObjectIdentifier(store)
         return tables.withLock { tables in
-            guard let table = tables.firstIndex(where: { $0.store == identity }) else { return Array(repeating: nil, count: keys.count) }
+            guard let table = tables.firstIndex(where: { $0.store == identity }) else {
+                return Array(repeating: nil, count: keys.count)
+            }
             return keys.map { row(in: tables[table], entity: entity, key: $0, sequence: sequence) }
         }
     }
 
     /// The row of `table` at (`entity`, `key`) when it holds it as of `sequence`.
     private func row(in table: borrowing StoreRows, entity: Int, key: PrimaryKey, sequence: UInt64) -> StoredRow? {
-        guard let entry = table.entries[position(entity, key)], entry.key == key, entry.entity == entity, entry.sequence == sequence
+        guard let entry = table.entries[position(entity, key)], entry.key == key, entry.entity == entity,
+            entry.sequence == sequence
         else { return nil }
         return entry.row
     }
@@ -86,7 +91,10 @@ final class RowCache: Sendable {
 
     /// Keeps `rows` (each with its primary key), read from `store` at `entity` with the store at
     /// `sequence` just before the read, under one lock.
-    func keep(_ rows: some Collection<(key: PrimaryKey, row: StoredRow)>, _ store: PersistentStore, entity: Int, sequence: UInt64) {
+    func keep(
+        _ rows: some Collection<(key: PrimaryKey, row: StoredRow)>, _ store: PersistentStore, entity: Int,
+        sequence: UInt64
+    ) {
         guard !rows.isEmpty else { return }
         let identity = ObjectIdentifier(store)
         tables.withLock { tables in
@@ -98,7 +106,8 @@ final class RowCache: Sendable {
                 tables.append(StoreRows(store: identity, entries: [Entry?](repeating: nil, count: capacity)))
             }
             for (key, row) in rows {
-                tables[table].entries[position(entity, key)] = Entry(entity: entity, key: key, sequence: sequence, row: row)
+                tables[table].entries[position(entity, key)] = Entry(
+                    entity: entity, key: key, sequence: sequence, row: row)
             }
         }
     }

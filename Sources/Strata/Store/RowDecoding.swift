@@ -23,7 +23,10 @@ enum RowDecoding {
         var values: [Any?] = []
         values.reserveCapacity(count)
         for slot in 0..<count {
-            values.append(try value(slot, of: runtime, from: row, layout: layout, storeIdentifier: storeIdentifier, context: context, references: references))
+            values.append(
+                try value(
+                    slot, of: runtime, from: row, layout: layout, storeIdentifier: storeIdentifier, context: context,
+                    references: references))
         }
         return values
     }
@@ -39,17 +42,21 @@ enum RowDecoding {
     ) throws -> Any? {
         let load = runtime.loads[slot]
         guard load == .converted else {
-            return plainValue(slot, load: load, of: runtime, from: row, layout: layout, storeIdentifier: storeIdentifier, context: context, references: references)
+            return plainValue(
+                slot, load: load, of: runtime, from: row, layout: layout, storeIdentifier: storeIdentifier,
+                context: context, references: references)
         }
         let column = layout.slotColumns[slot]
         guard column >= 0, case .attribute(let attribute) = runtime.kinds[slot] else { return nil }
-        return try ValueConversion.objectValue(row[column], for: attribute, coordinator: context?.persistentStoreCoordinator)
+        return try ValueConversion.objectValue(
+            row[column], for: attribute, coordinator: context?.persistentStoreCoordinator)
     }
 
     /// The object value of a slot whose load is not ``SlotLoad/converted``: cannot fail.
     @inline(__always)
     static func plainValue(
-        _ slot: Int, load: SlotLoad, of runtime: EntityRuntime, from row: StoredRow, layout: EntityLayout, storeIdentifier: String?,
+        _ slot: Int, load: SlotLoad, of runtime: EntityRuntime, from row: StoredRow, layout: EntityLayout,
+        storeIdentifier: String?,
         context: ManagedObjectContext?, references: ReferenceIDs? = nil
     ) -> Any? {
         let column = layout.slotColumns[slot]
@@ -65,7 +72,9 @@ enum RowDecoding {
             if case .int(let value) = stored { return Int32(truncatingIfNeeded: value) }
             return ValueConversion.plainValue(stored)
         case .toOne, .toOneOfHierarchy:
-            guard case .reference(let key) = stored, let destination = runtime.toOneDestinations[slot], let storeIdentifier else { return nil }
+            guard case .reference(let key) = stored, let destination = runtime.toOneDestinations[slot],
+                let storeIdentifier
+            else { return nil }
             if load == .toOne, let references {
                 return references.id(destination: destination, storeIdentifier: storeIdentifier, key: key)
             }
@@ -107,7 +116,9 @@ final class ReferenceIDs {
     func id(destination: EntityDescription, storeIdentifier: String, key: PrimaryKey) -> ManagedObjectID {
         if ids.isEmpty { ids = Array(repeating: nil, count: Self.mask + 1) }
         let position = Int(truncatingIfNeeded: key) & Self.mask
-        if let known = ids[position], known.primaryKey == key, known.entity === destination, known.storeIdentifier == storeIdentifier {
+        if let known = ids[position], known.primaryKey == key, known.entity === destination,
+            known.storeIdentifier == storeIdentifier
+        {
             return known
         }
         let id = ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)

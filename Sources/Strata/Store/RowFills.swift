@@ -82,10 +82,11 @@ struct RowFills: Sendable {
                 columns.append(Column(slot: slot, column: column, attributeType: nil))
             }
         }
-        entities.append(Entity(
-            runtime: ObjectIdentifier(runtime), storeEntity: layout.storeEntity, tag: layout.tag,
-            columnCount: columnCounts[layout.storeEntity], columns: start..<columns.count,
-            writesJoinRows: layout.joins.values.contains(where: \.writesPairs)))
+        entities.append(
+            Entity(
+                runtime: ObjectIdentifier(runtime), storeEntity: layout.storeEntity, tag: layout.tag,
+                columnCount: columnCounts[layout.storeEntity], columns: start..<columns.count,
+                writesJoinRows: layout.joins.values.contains(where: \.writesPairs)))
         return entities.count - 1
     }
 
@@ -140,7 +141,8 @@ struct RowFills: Sendable {
                 if let stored = ValueConversion.exactStoreValue(value, type: type) {
                     values[column.column] = stored
                 } else {
-                    let attribute = unsafeDowncast(object.runtime.properties[column.slot], to: AttributeDescription.self)
+                    let attribute = unsafeDowncast(
+                        object.runtime.properties[column.slot], to: AttributeDescription.self)
                     values[column.column] = try ValueConversion.storeValue(value, for: attribute)
                 }
             }
@@ -155,7 +157,10 @@ struct RowFills: Sendable {
         guard let id = SlotValueCast.cast(value, to: ManagedObjectID.self) else { return .null }
         guard !id.isTemporaryID, id.storeIdentifier == object.objectID.storeIdentifier else {
             let name = object.runtime.names[slot]
-            throw CoreDataError(.managedObjectExternalRelationship, "\(object.entity.entityName).\(name) points at an object that is not saved in the same store", objectID: object.objectID, key: name)
+            throw CoreDataError(
+                .managedObjectExternalRelationship,
+                "\(object.entity.entityName).\(name) points at an object that is not saved in the same store",
+                objectID: object.objectID, key: name)
         }
         return .reference(id.primaryKey)
     }

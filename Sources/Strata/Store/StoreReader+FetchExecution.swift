@@ -37,7 +37,8 @@ struct WalkBatch {
 /// Evaluates a part of a fetch's residual predicate that no column test answers on a stored
 /// row (key paths through relationships, blocks): the context's evaluator, which sees its
 /// objects.
-typealias ResidualEvaluation = (_ part: FetchPredicate, _ row: Row, _ key: PrimaryKey, _ concrete: ConcreteEntity) throws -> Bool
+typealias ResidualEvaluation = (_ part: FetchPredicate, _ row: Row, _ key: PrimaryKey, _ concrete: ConcreteEntity)
+    throws -> Bool
 
 extension StoreReader {
     /// Calls `emit` with every stored row of this store `plan` matches, leaving out the rows at
@@ -53,12 +54,15 @@ extension StoreReader {
     ///     engine store's rows are then emitted as their encoded bytes, not decoded first, unless
     ///     the general evaluator needs them decoded.
     func executeFetch(
-        _ plan: QueryPlan, position: Int, skip: Set<PrimaryKey>, rowsNeeded: Bool = true, encodedRows: Bool = false, evaluate: ResidualEvaluation,
+        _ plan: QueryPlan, position: Int, skip: Set<PrimaryKey>, rowsNeeded: Bool = true, encodedRows: Bool = false,
+        evaluate: ResidualEvaluation,
         emit: (consuming StoredMatch) throws -> Void
     ) throws {
         let storeEntity = plan.layout.storeEntity
         let columns = try coordinator.mapping.get().schema.entities[storeEntity].columns
-        let filter = plan.residual.map { RowFilter($0, entity: plan.entity, layout: plan.layout, columns: columns, store: store) }
+        let filter = plan.residual.map {
+            RowFilter($0, entity: plan.entity, layout: plan.layout, columns: columns, store: store)
+        }
         let tests = filter.flatMap(ColumnTests.init)
         // A count needs only the entity tag and the columns the filter tests.
         let projection = plan.counting ? (filter.map { $0.columns } ?? []).map { [0] + $0.sorted() } : nil
@@ -70,7 +74,8 @@ extension StoreReader {
         }
         let keepsRows = walkColumns == nil
         // The engine store whose rows are read encoded.
-        let engine = encodedRows && rowsNeeded && !plan.counting && (filter == nil || tests != nil) ? store.engineStore : nil
+        let engine =
+            encodedRows && rowsNeeded && !plan.counting && (filter == nil || tests != nil) ? store.engineStore : nil
         /// Whether a row with this tag and key is of a fetched entity and not skipped.
         func takes(_ key: PrimaryKey, tag: Value) -> Bool {
             guard case .int(let tag) = tag else { return false }
@@ -102,7 +107,8 @@ extension StoreReader {
                 break
             case .scan:
                 if let engine {
-                    try engine.scanEncoded(storeEntity, where: { key, row in try passesTests(key) { row.value($0) } }) { key, row in
+                    try engine.scanEncoded(storeEntity, where: { key, row in try passesTests(key) { row.value($0) } }) {
+                        key, row in
                         try emitPassed(key, .encoded(consume row))
                     }
                 } else {
@@ -113,11 +119,15 @@ extension StoreReader {
             case .index(let access):
                 let keys = try access.keys(in: store, storeEntity: storeEntity)
                 guard plan.readsRows else {
-                    for key in keys where !skip.contains(key) { try emit(StoredMatch(store: position, key: key, tag: nil, row: nil)) }
+                    for key in keys where !skip.contains(key) {
+                        try emit(StoredMatch(store: position, key: key, tag: nil, row: nil))
+                    }
                     return
                 }
                 if let engine {
-                    try engine.forEachEncodedRow(storeEntity, keys: keys, where: { key, row in try passesTests(key) { row.value($0) } }) { key, row in
+                    try engine.forEachEncodedRow(
+                        storeEntity, keys: keys, where: { key, row in try passesTests(key) { row.value($0) } }
+                    ) { key, row in
                         try emitPassed(key, .encoded(consume row))
                     }
                 } else {
@@ -128,7 +138,8 @@ extension StoreReader {
             case .walk(let walk):
                 try self.walk(walk, storeEntity: storeEntity, emit: emitPassed) { keys, boundary in
                     try walkBatch(
-                        keys, entity: storeEntity, sortColumn: walk.column, boundary: boundary, columns: walkColumns, engine: engine,
+                        keys, entity: storeEntity, sortColumn: walk.column, boundary: boundary, columns: walkColumns,
+                        engine: engine,
                         passesTests: passesTests, passes: passes)
                 }
             }
@@ -162,8 +173,11 @@ extension StoreReader {
         var read = 0
         var boundary: Value?
         for query in walk.queries(in: store) {
-            var reach = walk.needed.multipliedReportingOverflow(by: Self.walkReach).overflow ? Int.max : walk.needed * Self.walkReach + 64
-            var keys = try store.rows.keys(storeEntity, column: walk.column, matching: query, descending: walk.descending, limit: reach)
+            var reach =
+                walk.needed.multipliedReportingOverflow(by: Self.walkReach).overflow
+                ? Int.max : walk.needed * Self.walkReach + 64
+            var keys = try store.rows.keys(
+                storeEntity, column: walk.column, matching: query, descending: walk.descending, limit: reach)
             var reachedEnd = keys.count < reach
             var done = 0
             while true {
@@ -172,7 +186,8 @@ extension StoreReader {
                     guard !reachedEnd else { break }
                     reach = reach > Int.max / Self.walkGrowth ? Int.max : reach * Self.walkGrowth
                     keys = try store.rows.keys(
-                        storeEntity, column: walk.column, matching: query, descending: walk.descending, limit: reach == Int.max ? nil : reach)
+                        storeEntity, column: walk.column, matching: query, descending: walk.descending,
+                        limit: reach == Int.max ? nil : reach)
                     reachedEnd = reach == Int.max || keys.count < reach
                     guard done < keys.count else { break }
                 }

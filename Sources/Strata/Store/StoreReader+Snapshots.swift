@@ -20,12 +20,16 @@ extension StoreReader {
         let mapping = try coordinator.mapping.get()
         let sequence = store.rows.lastSequence
         let rows = try coordinator.storeCall { () throws -> [StoredRow?] in
-            if let engine = store.engineStore { return try engine.readEncoded(storeEntity, keys: keys).map { $0.map(StoredRow.encoded) } }
+            if let engine = store.engineStore {
+                return try engine.readEncoded(storeEntity, keys: keys).map { $0.map(StoredRow.encoded) }
+            }
             return try store.rows.read(storeEntity, keys: keys).map { $0.map(StoredRow.decoded) }
         }
         let family = mapping.entitiesByTag[storeEntity]
         let snapshots = rows.map { row -> StoredSnapshot? in
-            guard let row, case .int(let tag) = row[0], let entity = family?[tag], let layout = mapping.layouts[entity.entityName] else { return nil }
+            guard let row, case .int(let tag) = row[0], let entity = family?[tag],
+                let layout = mapping.layouts[entity.entityName]
+            else { return nil }
             return StoredSnapshot(entity: entity, layout: layout, row: row)
         }
         return (snapshots, sequence)

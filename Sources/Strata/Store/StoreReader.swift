@@ -31,19 +31,28 @@ struct StoreReader {
         if let engine = store.engineStore {
             let (sequence, located) = try coordinator.storeCall { try engine.locate(storeEntity, key: id.primaryKey) }
             guard let located else { return (nil, sequence) }
-            if isCurrent, let row = coordinator.rowCache.row(store, entity: storeEntity, key: id.primaryKey, sequence: sequence) {
+            if isCurrent,
+                let row = coordinator.rowCache.row(store, entity: storeEntity, key: id.primaryKey, sequence: sequence)
+            {
                 return (row, sequence)
             }
             let row = StoredRow.encoded(try coordinator.storeCall { try engine.readEncoded(located) })
-            if isCurrent { coordinator.rowCache.keep(row, store, entity: storeEntity, key: id.primaryKey, sequence: sequence) }
+            if isCurrent {
+                coordinator.rowCache.keep(row, store, entity: storeEntity, key: id.primaryKey, sequence: sequence)
+            }
             return (row, sequence)
         }
         let sequence = store.rows.lastSequence
-        if isCurrent, let row = coordinator.rowCache.row(store, entity: storeEntity, key: id.primaryKey, sequence: sequence) {
+        if isCurrent,
+            let row = coordinator.rowCache.row(store, entity: storeEntity, key: id.primaryKey, sequence: sequence)
+        {
             return (row, sequence)
         }
-        let row = try coordinator.storeCall { try store.rows.read(storeEntity, key: id.primaryKey) }.map(StoredRow.decoded)
-        if isCurrent, let row { coordinator.rowCache.keep(row, store, entity: storeEntity, key: id.primaryKey, sequence: sequence) }
+        let row = try coordinator.storeCall { try store.rows.read(storeEntity, key: id.primaryKey) }.map(
+            StoredRow.decoded)
+        if isCurrent, let row {
+            coordinator.rowCache.keep(row, store, entity: storeEntity, key: id.primaryKey, sequence: sequence)
+        }
         return (row, sequence)
     }
 }

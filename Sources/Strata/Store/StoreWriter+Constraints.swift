@@ -17,15 +17,19 @@ extension StoreWriter {
         guard columns.count == constraint.count else { return nil }
         var wanted: [Value] = []
         for (name, value) in zip(constraint, values) {
-            guard let stored = try storedConstraintValue(value, for: object.entity.propertiesByName[name]) else { return nil }
+            guard let stored = try storedConstraintValue(value, for: object.entity.propertiesByName[name]) else {
+                return nil
+            }
             wanted.append(stored)
         }
         let candidates = try coordinator.storeCall {
-            try store.rows.keys(layout.storeEntity, column: columns[0], matching: .equal(wanted[0]), descending: false, limit: nil)
+            try store.rows.keys(
+                layout.storeEntity, column: columns[0], matching: .equal(wanted[0]), descending: false, limit: nil)
         }
         for key in candidates where object.objectID.isTemporaryID || key != object.objectID.primaryKey {
             guard let row = try coordinator.storeCall({ try store.rows.read(layout.storeEntity, key: key) }),
-                let concrete = try coordinator.concreteEntity(of: row, storeEntity: layout.storeEntity), concrete.isKindOf(entity: owner)
+                let concrete = try coordinator.concreteEntity(of: row, storeEntity: layout.storeEntity),
+                concrete.isKindOf(entity: owner)
             else { continue }
             let id = ManagedObjectID(entity: concrete, storeIdentifier: store.identifier, primaryKey: key)
             if isSettled(id) { continue }
@@ -43,7 +47,9 @@ extension StoreWriter {
         case let attribute as AttributeDescription:
             return try ValueConversion.storeValue(value, for: attribute)
         case let relationship as RelationshipDescription where !relationship.isToMany:
-            guard let id = value as? ManagedObjectID, !id.isTemporaryID, id.storeIdentifier == store.identifier else { return nil }
+            guard let id = value as? ManagedObjectID, !id.isTemporaryID, id.storeIdentifier == store.identifier else {
+                return nil
+            }
             return .reference(id.primaryKey)
         default:
             return nil

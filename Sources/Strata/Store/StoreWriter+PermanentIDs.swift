@@ -18,7 +18,9 @@ extension StoreWriter {
             var end = start + 1
             while end < objects.count, objects[end].entity === entity { end += 1 }
             let keys = store.rows.allocateKeys(for: mapping.layout(of: entity)!.storeEntity, count: end - start)
-            for key in keys { ids.append(ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: key)) }
+            for key in keys {
+                ids.append(ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: key))
+            }
             start = end
         }
         return ids

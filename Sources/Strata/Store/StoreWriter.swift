@@ -31,7 +31,8 @@ struct StoreWriter {
         transaction.consumerCursors = changes.consumerCursors
         // The inserted objects' entities added here, on the context's queue: the threads that
         // share out the rows only look them up.
-        var fills = RowFills(for: changes.inserted, mapping: mapping, columnCounts: mapping.schema.entities.map { $0.columns.count })
+        var fills = RowFills(
+            for: changes.inserted, mapping: mapping, columnCounts: mapping.schema.entities.map { $0.columns.count })
         if makingRowsAsEncoded, let inserted = rowsMadeAsEncoded(changes, fills: fills) {
             return StoreSave(transaction: transaction, inserted: inserted)
         }
@@ -48,7 +49,9 @@ struct StoreWriter {
             let layout = mapping.layout(of: object.entity)!
             let columns = Set(object.changedSlots.lazy.map { layout.slotColumns[$0] }.filter { $0 >= 0 }).sorted()
             if !columns.isEmpty {
-                transaction.update(layout.storeEntity, key: object.objectID.primaryKey, row: try fills.row(of: object), changedColumns: columns)
+                transaction.update(
+                    layout.storeEntity, key: object.objectID.primaryKey, row: try fills.row(of: object),
+                    changedColumns: columns)
             }
             try joins.write(of: object, layout: layout, into: &transaction)
         }
@@ -73,7 +76,8 @@ struct StoreWriter {
         } catch let error as StoreError where error.code == .writeConflict {
             throw SaveConflict(store: store.identifier)
         } catch let error as StoreError {
-            throw CoreDataError(.persistentStoreSave, "the store could not save: \(error.message)", underlyingError: error)
+            throw CoreDataError(
+                .persistentStoreSave, "the store could not save: \(error.message)", underlyingError: error)
         }
     }
 
@@ -119,7 +123,8 @@ struct StoreWriter {
         guard makesRowsAside(objects) else { return (nil, nil) }
         // The context's queue waits while the objects are read, and nothing changes them.
         let shared = ParallelParts.ReadOnly(objects)
-        let parts = ParallelParts.map(count: objects.count, minimumPerPart: ParallelParts.rowsPerPart, cores: threads) { range in
+        let parts = ParallelParts.map(count: objects.count, minimumPerPart: ParallelParts.rowsPerPart, cores: threads) {
+            range in
             var rows: [Row] = []
             rows.reserveCapacity(range.count)
             for index in range {

@@ -8,7 +8,6 @@
 import Foundation
 import Strata
 
-
 extension XcodeDepartment {
 
     @nonobjc public class func fetchRequest() -> FetchRequest<XcodeDepartment> {
@@ -61,6 +60,6 @@ extension XcodeDepartment {
 
 }
 
-extension XcodeDepartment : Identifiable {
+extension XcodeDepartment: Identifiable {
 
 }

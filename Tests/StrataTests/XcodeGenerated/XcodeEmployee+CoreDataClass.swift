@@ -8,7 +8,6 @@
 import Foundation
 import Strata
 
-
 public class XcodeEmployee: ManagedObject {
 
 }

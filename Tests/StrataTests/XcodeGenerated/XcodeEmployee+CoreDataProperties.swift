@@ -8,7 +8,6 @@
 import Foundation
 import Strata
 
-
 extension XcodeEmployee {
 
     @nonobjc public class func fetchRequest() -> FetchRequest<XcodeEmployee> {
@@ -43,6 +42,6 @@ extension XcodeEmployee {
 
 }
 
-extension XcodeEmployee : Identifiable {
+extension XcodeEmployee: Identifiable {
 
 }

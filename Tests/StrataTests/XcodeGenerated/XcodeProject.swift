@@ -8,7 +8,6 @@
 import Foundation
 import Strata
 
-
 public class XcodeProject: ManagedObject {
 
     @nonobjc public class func fetchRequest() -> FetchRequest<XcodeProject> {
@@ -34,6 +33,6 @@ public class XcodeProject: ManagedObject {
 
 }
 
-extension XcodeProject : Identifiable {
+extension XcodeProject: Identifiable {
 
 }
