@@ -98,4 +98,20 @@ import Testing
         }
         try reopened.close()
     }
+
+    /// `FetchExpression(format:)` parses what `NSExpression(format:)` does for models and fetches.
+    @Test func expressionsFromFormatStrings() throws {
+        func format(_ expression: FetchExpression) -> String { expression.expressionFormat }
+        #expect(
+            format(FetchExpression(format: "department.name")) == format(FetchExpression(forKeyPath: "department.name"))
+        )
+        #expect(format(FetchExpression(format: "%K", "salary")) == format(FetchExpression(forKeyPath: "salary")))
+        #expect(
+            format(FetchExpression(format: "lowercase:(name)"))
+                == format(FetchExpression(forFunction: "lowercase:", arguments: [FetchExpression(forKeyPath: "name")])))
+        #expect(format(FetchExpression(format: "now()")) == format(FetchExpression(forFunction: "now", arguments: [])))
+        #expect(format(FetchExpression(format: "$LIMIT")) == format(FetchExpression(forVariable: "LIMIT")))
+        #expect(FetchExpression(format: "%@", 42).constantValue as? Int == 42)
+        #expect(throws: FetchPredicateError.self) { _ = try FetchExpression(checkedFormat: "name ==") }
+    }
 }

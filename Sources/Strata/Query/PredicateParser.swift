@@ -52,6 +52,15 @@ struct PredicateParser {
         return predicate
     }
 
+    /// Parses `format` as one expression (a key path, a constant, a `$variable`, an aggregate,
+    /// a subquery or a cast), taking format specifiers' values from `arguments` in order.
+    static func parseExpression(_ format: String, arguments: [Any]) throws(FetchPredicateError) -> FetchExpression {
+        var parser = try PredicateParser(format: format, arguments: arguments)
+        let expression = try parser.expression()
+        guard parser.current.kind == .end else { throw parser.error("unexpected \(parser.describe(parser.current))") }
+        return expression
+    }
+
     // MARK: Tokens
 
     private var current: PredicateToken { tokens[index] }
