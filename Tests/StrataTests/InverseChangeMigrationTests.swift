@@ -15,34 +15,18 @@ import Testing
         let pet = ModelBuilder.entity("Pet", [ModelBuilder.attribute("name", .string)])
         let club = ModelBuilder.entity("Club", [ModelBuilder.attribute("name", .string)])
         change(owner, pet, club)
-        let model = ManagedObjectModel()
-        model.entities = [owner, pet, club]
-        return model
-    }
-
-    /// A relationship `name` of `source` to `destination`.
-    private static func relationship(
-        _ name: String, _ source: EntityDescription, _ destination: EntityDescription, toMany: Bool
-    ) -> RelationshipDescription {
-        let relationship = RelationshipDescription()
-        relationship.name = name
-        relationship.destinationEntity = destination
-        relationship.maxCount = toMany ? 0 : 1
-        source.properties.append(relationship)
-        return relationship
-    }
-
-    /// Sets `a` and `b` as each other's inverse.
-    private static func pair(_ a: RelationshipDescription, _ b: RelationshipDescription) {
-        a.inverseRelationship = b
-        b.inverseRelationship = a
+        return ModelBuilder.model([owner, pet, club])
     }
 
     /// Version 1: `Owner.pets` ↔ `Pet.owner`, `Owner.clubs` ↔ `Club.members`.
     private static func version1() -> ManagedObjectModel {
         model { owner, pet, club in
-            pair(relationship("pets", owner, pet, toMany: true), relationship("owner", pet, owner, toMany: false))
-            pair(relationship("clubs", owner, club, toMany: true), relationship("members", club, owner, toMany: true))
+            ModelBuilder.inverse(
+                ModelBuilder.relationship("pets", from: owner, to: pet, toMany: true),
+                ModelBuilder.relationship("owner", from: pet, to: owner, toMany: false))
+            ModelBuilder.inverse(
+                ModelBuilder.relationship("clubs", from: owner, to: club, toMany: true),
+                ModelBuilder.relationship("members", from: club, to: owner, toMany: true))
         }
     }
 
@@ -52,13 +36,13 @@ import Testing
             "the to-many side removed, a fetched property in its place",
             {
                 model { owner, pet, club in
-                    _ = relationship("owner", pet, owner, toMany: false)
+                    _ = ModelBuilder.relationship("owner", from: pet, to: owner, toMany: false)
                     let request = FetchRequest<FetchRequestResult>(entityName: "Pet")
                     request.predicate = FetchPredicate(format: "owner == $FETCH_SOURCE")
                     owner.properties.append(FetchedPropertyDescription(name: "fetchedPets", fetchRequest: request))
-                    pair(
-                        relationship("clubs", owner, club, toMany: true),
-                        relationship("members", club, owner, toMany: true))
+                    ModelBuilder.inverse(
+                        ModelBuilder.relationship("clubs", from: owner, to: club, toMany: true),
+                        ModelBuilder.relationship("members", from: club, to: owner, toMany: true))
                 }
             }
         ),
@@ -66,12 +50,12 @@ import Testing
             "the to-many side replaced by another name",
             {
                 model { owner, pet, club in
-                    pair(
-                        relationship("animals", owner, pet, toMany: true),
-                        relationship("owner", pet, owner, toMany: false))
-                    pair(
-                        relationship("societies", owner, club, toMany: true),
-                        relationship("members", club, owner, toMany: true))
+                    ModelBuilder.inverse(
+                        ModelBuilder.relationship("animals", from: owner, to: pet, toMany: true),
+                        ModelBuilder.relationship("owner", from: pet, to: owner, toMany: false))
+                    ModelBuilder.inverse(
+                        ModelBuilder.relationship("societies", from: owner, to: club, toMany: true),
+                        ModelBuilder.relationship("members", from: club, to: owner, toMany: true))
                 }
             }
         ),
@@ -79,12 +63,13 @@ import Testing
             "the to-one side renamed with a renaming identifier",
             {
                 model { owner, pet, club in
-                    let keeper = relationship("keeper", pet, owner, toMany: false)
+                    let keeper = ModelBuilder.relationship("keeper", from: pet, to: owner, toMany: false)
                     keeper.renamingIdentifier = "owner"
-                    pair(relationship("pets", owner, pet, toMany: true), keeper)
-                    let people = relationship("people", club, owner, toMany: true)
+                    ModelBuilder.inverse(ModelBuilder.relationship("pets", from: owner, to: pet, toMany: true), keeper)
+                    let people = ModelBuilder.relationship("people", from: club, to: owner, toMany: true)
                     people.renamingIdentifier = "members"
-                    pair(relationship("clubs", owner, club, toMany: true), people)
+                    ModelBuilder.inverse(
+                        ModelBuilder.relationship("clubs", from: owner, to: club, toMany: true), people)
                 }
             }
         ),

@@ -287,6 +287,12 @@ final class UnregisteredCodegenGadget: ManagedObject {
             employees.intersect(NSSet(array: [staff[0], staff[2]]))
             employees.minus(NSSet(array: [staff[2]]))
             #expect(Self.names(research.employees) == ["E0"])
+            // Swift's NSMutableSet spellings: Set<AnyHashable>, and typed sets.
+            employees.union(Set<AnyHashable>([staff[1]]))
+            employees.intersect(Set([staff[1]]))
+            #expect(Self.names(research.employees) == ["E1"])
+            employees.minus(Set<AnyHashable>([staff[1]]))
+            employees.union(Set([staff[0]]))
             #expect(staff[1].department == nil && staff[0].department === research, "inverses follow")
             try context.save()
         }

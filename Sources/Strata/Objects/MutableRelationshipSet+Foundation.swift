@@ -13,6 +13,12 @@ extension MutableRelationshipSet {
         addObjects(from: managedObjects(objects.allObjects))
     }
 
+    /// Relates every object of `objects` not related yet (NSMutableSet's `union(_:)` as Swift
+    /// spells it, with a `Set<AnyHashable>`).
+    public func union(_ objects: Set<AnyHashable>) {
+        addObjects(from: managedObjects(objects.map(\.base)))
+    }
+
     /// Relates every object of `objects` not related yet, in order (NSMutableOrderedSet's
     /// `union(_:)`).
     public func union(_ objects: NSOrderedSet) {
@@ -29,6 +35,12 @@ extension MutableRelationshipSet {
         removeObjects(in: managedObjects(objects.allObjects))
     }
 
+    /// Stops relating every object of `objects` (NSMutableSet's `minus(_:)` with a
+    /// `Set<AnyHashable>`).
+    public func minus(_ objects: Set<AnyHashable>) {
+        removeObjects(in: managedObjects(objects.map(\.base)))
+    }
+
     /// Stops relating every object of `objects` (NSMutableOrderedSet's `minus(_:)`).
     public func minus(_ objects: NSOrderedSet) {
         removeObjects(in: managedObjects(objects.array))
@@ -42,6 +54,12 @@ extension MutableRelationshipSet {
     /// Keeps relating only the objects that are also in `objects` (NSMutableSet's `intersect(_:)`).
     public func intersect(_ objects: NSSet) {
         intersect(managedObjects(objects.allObjects))
+    }
+
+    /// Keeps relating only the objects that are also in `objects` (NSMutableSet's `intersect(_:)`
+    /// with a `Set<AnyHashable>`).
+    public func intersect(_ objects: Set<AnyHashable>) {
+        intersect(managedObjects(objects.map(\.base)))
     }
 
     /// Keeps relating only the objects that are also in `objects`, in their order here
