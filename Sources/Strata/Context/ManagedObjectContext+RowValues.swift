@@ -49,15 +49,9 @@ extension ManagedObjectContext {
             throw CoreDataError(.keyValueValidation, "no property \(key) in \(id.entity.entityName)")
         }
         if let column = layout.columns[key], !property.isTransient {
-            if let attribute = property as? AttributeDescription {
-                return try ValueConversion.objectValue(
-                    row[column], for: attribute, coordinator: persistentStoreCoordinator)
-            }
-            guard let destination = (property as? RelationshipDescription)?.destinationEntity,
-                case .reference(let target) = row[column],
-                let store = id.storeIdentifier
-            else { return nil }
-            return ManagedObjectID(entity: destination, storeIdentifier: store, primaryKey: target)
+            return try RowDecoding.value(
+                row[column], for: property, storeIdentifier: id.storeIdentifier, coordinator: persistentStoreCoordinator
+            )
         }
         if storedState, let relationship = property as? RelationshipDescription, relationship.isToMany {
             return Array(try relatedIDs(of: id, entity: id.entity, relationship))

@@ -22,10 +22,10 @@ extension ManagedObjectContext {
             )
         }
         try consumer.checkStore(of: token)
-        _ = try consumer.state()
+        _ = try consumer.sequence()
         try HistoryConsumerStaging.$cursors.withValue([consumer.storeIdentifier: [consumer.name: token.sequence]]) {
             try save()
         }
-        if try consumer.state().sequence < token.sequence { try consumer.advance(to: token) }
+        if try consumer.sequence() < token.sequence { try consumer.advance(to: token) }
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-internal import StrataStore
 
 private let logger = Logger(label: "strata.history")
 
@@ -26,12 +25,13 @@ public final class PersistentHistoryConsumer: Sendable, CustomStringConvertible 
     public let name: String
     /// The identifier of the store whose history it reads.
     public let storeIdentifier: String
-    private let engine: Store
+    /// The cursor as the store keeps it.
+    private let cursor: HistoryConsumerCursor
 
-    init(name: String, storeIdentifier: String, engine: Store) {
-        self.name = name
-        self.storeIdentifier = storeIdentifier
-        self.engine = engine
+    init(cursor: HistoryConsumerCursor) {
+        name = cursor.name
+        storeIdentifier = cursor.storeIdentifier
+        self.cursor = cursor
     }
 
     /// The token of the last transaction the consumer applied: fetch the history after it.
@@ -41,8 +41,7 @@ public final class PersistentHistoryConsumer: Sendable, CustomStringConvertible 
     ///   token to resync from.
     public var token: PersistentHistoryToken {
         get throws {
-            let state = try self.state()
-            return PersistentHistoryToken(storeIdentifier: storeIdentifier, sequence: state.sequence)
+            PersistentHistoryToken(storeIdentifier: storeIdentifier, sequence: try sequence())
         }
     }
 
@@ -56,14 +55,10 @@ public final class PersistentHistoryConsumer: Sendable, CustomStringConvertible 
     public func advance(to token: PersistentHistoryToken) throws {
         try checkStore(of: token)
         do {
-            try engine.advanceHistoryConsumer(name, to: token.sequence)
-        } catch let error as StoreError where error.code == .historyUnavailable {
-            _ = try state()
-            throw CoreDataError(.persistentHistoryTokenExpired, error.message, underlyingError: error)
-        } catch let error as StoreError {
-            throw CoreDataError(
-                .persistentStoreOperation, "the history consumer's cursor cannot be written: \(error.message)",
-                underlyingError: error)
+            try cursor.advance(to: token.sequence)
+        } catch let error as CoreDataError where error.code == .persistentHistoryTokenExpired {
+            _ = try sequence()
+            throw error
         }
         logger.debug("advanced history consumer", metadata: ["consumer": "\(name)", "sequence": "\(token.sequence)"])
     }
@@ -72,31 +67,19 @@ public final class PersistentHistoryConsumer: Sendable, CustomStringConvertible 
     ///
     /// - Throws: ``CoreDataError`` `persistentStoreOperation` when the store cannot be written.
     public func remove() throws {
-        do {
-            try engine.removeHistoryConsumer(name)
-        } catch let error as StoreError {
-            throw CoreDataError(
-                .persistentStoreOperation, "the history consumer cannot be removed: \(error.message)",
-                underlyingError: error)
-        }
+        try cursor.remove()
     }
 
     /// The name and store, for logs.
     public var description: String { "PersistentHistoryConsumer(\(name), store: \(storeIdentifier))" }
 
-    /// The consumer's state in the store, if it is live, once the consumers past the store's
-    /// bounds are evicted.
-    func state() throws -> HistoryConsumerState {
-        do {
-            try engine.evictLaggingHistoryConsumers()
-        } catch let error as StoreError where error.code == .closed {
-            // A removed store evicts nothing; its consumers read what it last held.
-        } catch let error as StoreError {
-            throw CoreDataError(
-                .persistentStoreOperation, "the history consumers' cursors cannot be written: \(error.message)",
-                underlyingError: error)
-        }
-        guard let state = engine.historyConsumers[name] else {
+    /// The sequence of the last transaction the consumer applied, if it is live, once the
+    /// consumers past the store's bounds are evicted.
+    ///
+    /// - Throws: ``CoreDataError`` `persistentHistoryTokenExpired` when the consumer was evicted
+    ///   or removed, `persistentStoreOperation` when the cursors cannot be written.
+    func sequence() throws -> UInt64 {
+        guard let state = try cursor.state() else {
             throw CoreDataError(
                 .persistentHistoryTokenExpired, "the history consumer \(name) was removed; register it again")
         }
@@ -107,7 +90,7 @@ public final class PersistentHistoryConsumer: Sendable, CustomStringConvertible 
                 "the history consumer \(name) fell too far behind and was evicted; rebuild from the store's current state and advance to \(token)",
                 underlyingError: PersistentHistoryConsumerEvicted(consumerName: name, resyncToken: token))
         }
-        return state
+        return state.sequence
     }
 
     /// Throws unless `token` is of the consumer's store.
@@ -146,21 +129,7 @@ extension PersistentStoreCoordinator {
     public func historyConsumer(
         named name: String, in store: PersistentStore? = nil
     ) throws -> PersistentHistoryConsumer {
-        let candidates = store.map { [$0] } ?? persistentStores
-        guard let chosen = candidates.first(where: { $0.engineStore?.configuration.historyTracking == true }),
-            let engine = chosen.engineStore
-        else {
-            throw CoreDataError(
-                .persistentStoreOperation,
-                "no store keeps persistent history; add the store with PersistentHistoryTrackingKey set to true")
-        }
-        do {
-            try engine.registerHistoryConsumer(name)
-        } catch let error as StoreError {
-            throw CoreDataError(
-                .persistentStoreOperation, "the history consumer cannot be registered: \(error.message)",
-                underlyingError: error)
-        }
-        return PersistentHistoryConsumer(name: name, storeIdentifier: chosen.identifier, engine: engine)
+        PersistentHistoryConsumer(
+            cursor: try HistoryConsumerCursor(registering: name, in: store, of: persistentStores))
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-internal import StrataStore
 
 /// The live tail of a store's persistent history: every transaction after a token, then each
 /// new one as it commits, once each and in order. Not in Core Data.
@@ -49,30 +48,22 @@ public struct PersistentHistoryStream: AsyncSequence, Sendable {
                     defer { position += 1 }
                     return buffer[position]
                 }
-                let store = try stream.engine()
+                let tail = try HistoryTail(
+                    storeIdentifier: stream.start.storeIdentifier, coordinator: stream.coordinator)
                 buffer = try stream.read(after: cursor)
                 position = 0
                 if let last = buffer.last {
                     cursor = UInt64(last.transactionNumber)
                     continue
                 }
-                guard !store.isClosed else {
+                guard !tail.isClosed else {
                     throw CoreDataError(
                         .persistentStoreOperation, "the store \(stream.start.storeIdentifier) was closed")
                 }
-                await store.waitForCommit(after: cursor)
+                await tail.waitForCommit(after: cursor)
             }
             return nil
         }
-    }
-
-    /// The engine of the stream's store.
-    func engine() throws -> Store {
-        guard let store = coordinator.store(identifier: start.storeIdentifier), let engine = store.engineStore else {
-            throw CoreDataError(
-                .persistentStoreOperation, "the store \(start.storeIdentifier) is no longer added to the coordinator")
-        }
-        return engine
     }
 
     /// Up to ``bufferLimit`` transactions after `sequence`, with their changes.

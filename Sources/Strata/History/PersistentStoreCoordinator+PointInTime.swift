@@ -1,5 +1,4 @@
 import Foundation
-internal import StrataStore
 
 extension PersistentStoreCoordinator {
     /// The committed values of the object `objectID` as they were at `token`: its attributes and
@@ -20,46 +19,6 @@ extension PersistentStoreCoordinator {
     public func committedValues(
         forObjectWith objectID: ManagedObjectID, asOf token: PersistentHistoryToken
     ) throws -> [String: Any]? {
-        guard let store = store(identifier: token.storeIdentifier) else {
-            throw CoreDataError(
-                .persistentHistoryTokenExpired,
-                "the history token is from store \(token.storeIdentifier), which this coordinator does not have")
-        }
-        guard let engine = store.engineStore, engine.configuration.historyTracking else {
-            throw CoreDataError(
-                .persistentStoreOperation,
-                "the store \(store.identifier) keeps no persistent history; add it with PersistentHistoryTrackingKey set to true"
-            )
-        }
-        guard !objectID.isTemporaryID, objectID.storeIdentifier == store.identifier else {
-            throw CoreDataError(
-                .persistentStoreOperation, "\(objectID) is not an object of the token's store \(store.identifier)")
-        }
-        let layout = try layout(objectID.entity)
-        var found: HistoryChange?
-        try PersistentHistoryReader.storeCall {
-            try engine.forEachHistoryTransaction(after: token.sequence) { transaction in
-                found = transaction.changes.first { $0.entity == layout.storeEntity && $0.key == objectID.primaryKey }
-                return found == nil
-            }
-        }
-        let row: Row?
-        if let found {
-            guard found.kind != .insert else { return nil }
-            guard let previous = found.previousRow else {
-                throw CoreDataError(
-                    .persistentStoreOperation,
-                    "the change of \(objectID) after the token was saved before the store kept prior rows")
-            }
-            row = previous
-        } else {
-            row = try self.row(for: objectID)
-        }
-        guard let row else { return nil }
-        let entity = try concreteEntity(of: row, storeEntity: layout.storeEntity) ?? objectID.entity
-        return try HistoryRowValues(
-            entity: entity, layout: try self.layout(entity), storeIdentifier: store.identifier, coordinator: self
-        )
-        .values(of: row)
+        try PersistentHistoryReader.committedValues(of: objectID, asOf: token, coordinator: self)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-internal import StrataStore
 
 extension PersistentStoreCoordinator {
     /// The metadata of the store at `url`, read without adding it (Core Data's
@@ -23,18 +22,7 @@ extension PersistentStoreCoordinator {
             throw CoreDataError(.persistentStoreInvalidType, "\(storeType) stores keep no metadata on disk")
         }
         if let metadata = try StoreMetadataFile.read(at: url) { return StoreMetadataFile.visible(metadata) }
-        var configuration = StoreConfiguration()
-        configuration.readOnly = true
-        configuration.createIfMissing = false
-        configuration.backgroundMaintenance = false
-        do {
-            let store = try Store.open(at: url, schema: nil, configuration: configuration)
-            defer { try? store.close() }
-            return [StoreTypeKey: SQLiteStoreType, StoreUUIDKey: store.storeID.uuidString]
-        } catch let error as StoreError {
-            throw CoreDataError(
-                .persistentStoreOpen, "no store metadata at \(url.path): \(error.message)", underlyingError: error)
-        }
+        return try StoreMetadataFile.engineMetadata(at: url)
     }
 
     /// The metadata of the store at `url` (Core Data's `metadataForPersistentStore(type:at:options:)`).

@@ -1,7 +1,6 @@
 internal import CStrataSupport
 import Foundation
 import Logging
-internal import StrataStore
 
 #if canImport(Glibc)
 import Glibc
@@ -153,7 +152,7 @@ extension PersistentStoreCoordinator {
             do {
                 try inPlace.apply(at: url, destination: destination, metadata: metadata)
                 return
-            } catch let error as CoreDataError where (error.underlyingError as? StoreError)?.code == .schemaMismatch {
+            } catch let error as CoreDataError where InPlaceMigration.needsRewrite(after: error) {
                 // The store went through as many in-place changes as it can record: rewrite it.
                 logger.debug(
                     "rewriting a store that cannot change in place",
@@ -172,8 +171,7 @@ extension PersistentStoreCoordinator {
         if lock == nil { lock = try StoreDirectoryLock(url) }
         let manager = MigrationManager(sourceModel: source, destinationModel: destination)
         manager.validatesMigratedObjects = false
-        var destinationOptions: [AnyHashable: Any] = [PersistentStoreOptionKey.durability: Durability.relaxed]
-        destinationOptions[PersistentHistoryTrackingKey] = description.options[PersistentHistoryTrackingKey]
+        let destinationOptions = Self.migrationDestinationOptions(for: description)
         do {
             // Read-only: the old store is neither locked by the engine (the caller holds the lock) nor written.
             try manager.migrateStore(

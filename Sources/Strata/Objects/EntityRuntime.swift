@@ -244,7 +244,7 @@ enum SlotLoad {
     case integer16
     /// An `Int32` from the stored integer.
     case integer32
-    /// Through ``ValueConversion/objectValue(_:for:coordinator:)`` (object IDs, transformable values).
+    /// Through ``RowDecoding/attributeValue(_:for:coordinator:)`` (object IDs, transformable values).
     case converted
     /// The ID of the object a to-one reference names, of an entity with no sub-entities.
     case toOne

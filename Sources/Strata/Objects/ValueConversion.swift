@@ -186,28 +186,6 @@ enum ValueConversion {
         return open(value)
     }
 
-    /// The object value of an engine value for `attribute`.
-    static func objectValue(
-        _ value: Value, for attribute: AttributeDescription, coordinator: PersistentStoreCoordinator?
-    ) throws -> Any? {
-        switch value {
-        case .int(let v):
-            switch attribute.attributeType {
-            case .integer16AttributeType: return Int16(truncatingIfNeeded: v)
-            case .integer32AttributeType: return Int32(truncatingIfNeeded: v)
-            default: return v
-            }
-        case .uri(let v) where attribute.attributeType == .objectIDAttributeType:
-            return coordinator?.managedObjectID(forURIRepresentation: v)
-        case .data(let v) where attribute.attributeType == .transformableAttributeType:
-            return try ValueTransformers.decode(v, for: attribute)
-        case .data(let v) where attribute is CompositeAttributeDescription:
-            return try CompositeValues.decode(v, for: attribute as! CompositeAttributeDescription)
-        default:
-            return plainValue(value)
-        }
-    }
-
     /// The object value of an engine value that needs no conversion: the payload itself.
     static func plainValue(_ value: Value) -> Any? {
         switch value {

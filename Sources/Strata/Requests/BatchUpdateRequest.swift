@@ -1,5 +1,3 @@
-internal import StrataStore
-
 /// What executing a ``BatchUpdateRequest`` returns in its ``BatchUpdateResult/result`` (Core
 /// Data's `NSBatchUpdateRequestResultType`).
 public enum BatchUpdateRequestResultType: UInt, Sendable, Hashable {
@@ -63,71 +61,12 @@ public final class BatchUpdateRequest: PersistentStoreRequest {
         fetch.predicate = predicate
         fetch.includesSubentities = includesSubentities
         let entity = try fetch.resolveEntity(in: coordinator.managedObjectModel)
-        var changes: [(column: Int, value: Value)] = []
-        for (key, value) in propertiesToUpdate ?? [:] {
-            let attribute = try BatchValues.attribute(key, of: entity)
-            changes.append(
-                (
-                    try coordinator.layout(entity).columns[attribute.name]!,
-                    try BatchValues.storeValue(value, for: attribute, entity: entity)
-                ))
-        }
-        let columns = changes.map(\.column).sorted()
+        let update = try BatchUpdate(coordinator: coordinator, entity: entity, values: propertiesToUpdate ?? [:])
         var updated: [ManagedObjectID] = []
         var count = 0
         let wantsIDs = resultType == .updatedObjectIDsResultType
         try coordinator.withSaveLock { since in
-            updated = []
-            count = 0
-            var found = try fetch.storedMatches(in: context)
-            guard !columns.isEmpty else { return }
-            // The hierarchy's rows live in one engine entity.
-            let storeEntity = try coordinator.layout(entity).storeEntity
-            // Taken out of `found`, so that each row is referenced once and changes in place.
-            var matches: [StoredMatch] = []
-            swap(&matches, &found.matches)
-            var byStore = [[Int]](repeating: [], count: found.stores.stores.count)
-            for (position, match) in matches.enumerated() { byStore[match.store].append(position) }
-            var transactions: [String: Transaction] = [:]
-            for (storePosition, positions) in byStore.enumerated() where !positions.isEmpty {
-                let identifier = found.stores.stores[storePosition].identifier
-                guard let store = coordinator.store(identifier: identifier) else { continue }
-                var constraints = try BatchConstraints(coordinator: coordinator, store: store, entity: entity)
-                let checks = constraints.constrains(columns)
-                let rewritten = checks ? Set(positions.map { matches[$0].key }) : []
-                // Rows the fetch did not read are read block by block.
-                let unread = positions.filter { matches[$0].row == nil }
-                if !unread.isEmpty {
-                    let rows = try coordinator.storeCall {
-                        try store.rows.read(storeEntity, keys: unread.map { matches[$0].key })
-                    }
-                    for (position, row) in zip(unread, rows) { matches[position].row = row.map(StoredRow.decoded) }
-                }
-                var transaction = Transaction(author: context.transactionAuthor, contextName: context.name)
-                transaction.operations.reserveCapacity(positions.count)
-                for position in positions {
-                    // The row is taken out of `matches`, so that changing it does not copy its values.
-                    guard let stored = matches[position].row.take() else { continue }
-                    var row = (consume stored).row
-                    let key = matches[position].key
-                    for change in changes { row.values[change.column] = change.value }
-                    if checks {
-                        if let other = try constraints.conflict(for: row, key: key, rewritten: rewritten) {
-                            let id = found.objectID(of: matches[position], in: context)
-                            throw CoreDataError(
-                                .managedObjectConstraintMerge,
-                                "the update would give \(id) the constrained values of the object with key \(other)",
-                                objectID: id)
-                        }
-                        constraints.record(row, key: key)
-                    }
-                    transaction.update(storeEntity, key: key, row: row, changedColumns: columns)
-                    if wantsIDs { updated.append(found.objectID(of: matches[position], in: context)) }
-                    count += 1
-                }
-                transactions[identifier] = transaction
-            }
-            try BatchWriter(coordinator: coordinator).commit(transactions, since: since)
+            (updated, count) = try update.commit(matching: fetch, in: context, since: since, listingIDs: wantsIDs)
         }
         switch resultType {
         case .statusOnlyResultType: return BatchUpdateResult(result: true, resultType: resultType)

@@ -2,11 +2,15 @@ import Foundation
 import OrderedCollections
 internal import StrataStore
 
-/// Turns a stored row into object values, slot by slot (the store layer's decoding).
+/// Turns stored rows into object values: the store layer's one decoder of stored values, for
+/// objects loaded slot by slot and for the values read by property (history, point-in-time
+/// values, rows tested against a predicate, migration checks and conversions).
 ///
 /// A slot's value comes from its column (``EntityLayout/slotColumns``) by the slot's precomputed
 /// ``EntityRuntime/loads``, so that decoding counts no references to the model's descriptions
-/// but for the destinations of to-one references.
+/// but for the destinations of to-one references. A value read by property goes through
+/// ``value(_:for:storeIdentifier:coordinator:)``, or ``attributeValue(_:for:coordinator:)`` and
+/// ``toOneValue(_:destination:storeIdentifier:)`` when the kind of property is known.
 enum RowDecoding {
     /// The object values of every slot of `runtime` from `row`.
     ///
@@ -34,7 +38,7 @@ enum RowDecoding {
     /// The object value of `slot` from `row`.
     ///
     /// - Throws: only for ``SlotLoad/converted`` slots (``decodesEagerly(_:)``), what
-    ///   ``ValueConversion/objectValue(_:for:coordinator:)`` throws.
+    ///   ``attributeValue(_:for:coordinator:)`` throws.
     @inline(__always)
     static func value(
         _ slot: Int, of runtime: EntityRuntime, from row: StoredRow, layout: EntityLayout, storeIdentifier: String?,
@@ -48,8 +52,60 @@ enum RowDecoding {
         }
         let column = layout.slotColumns[slot]
         guard column >= 0, case .attribute(let attribute) = runtime.kinds[slot] else { return nil }
-        return try ValueConversion.objectValue(
-            row[column], for: attribute, coordinator: context?.persistentStoreCoordinator)
+        return try attributeValue(row[column], for: attribute, coordinator: context?.persistentStoreCoordinator)
+    }
+
+    /// The object value of the stored value `stored` of `property` of an object of the store
+    /// `storeIdentifier`: an attribute's value (``attributeValue(_:for:coordinator:)``), a to-one
+    /// relationship's related object (``toOneValue(_:destination:storeIdentifier:)``); `nil` for
+    /// `null` and for other properties.
+    ///
+    /// - Throws: what ``attributeValue(_:for:coordinator:)`` throws.
+    static func value(
+        _ stored: Value, for property: PropertyDescription, storeIdentifier: String?,
+        coordinator: PersistentStoreCoordinator?
+    ) throws -> Any? {
+        if let attribute = property as? AttributeDescription {
+            return try attributeValue(stored, for: attribute, coordinator: coordinator)
+        }
+        guard let relationship = property as? RelationshipDescription, !relationship.isToMany,
+            let destination = relationship.destinationEntity, let storeIdentifier
+        else { return nil }
+        return toOneValue(stored, destination: destination, storeIdentifier: storeIdentifier)
+    }
+
+    /// The object value of an attribute's stored value: integers of 16 and 32 bits narrowed,
+    /// object IDs looked up by their URI through `coordinator`, transformable and composite
+    /// values decoded, any other value's payload as it is; `nil` for `null`.
+    ///
+    /// - Throws: what the attribute's value transformer or composite decoding throws.
+    static func attributeValue(
+        _ stored: Value, for attribute: AttributeDescription, coordinator: PersistentStoreCoordinator?
+    ) throws -> Any? {
+        switch stored {
+        case .int(let v):
+            switch attribute.attributeType {
+            case .integer16AttributeType: return Int16(truncatingIfNeeded: v)
+            case .integer32AttributeType: return Int32(truncatingIfNeeded: v)
+            default: return v
+            }
+        case .uri(let v) where attribute.attributeType == .objectIDAttributeType:
+            return coordinator?.managedObjectID(forURIRepresentation: v)
+        case .data(let v) where attribute.attributeType == .transformableAttributeType:
+            return try ValueTransformers.decode(v, for: attribute)
+        case .data(let v) where attribute is CompositeAttributeDescription:
+            return try CompositeValues.decode(v, for: attribute as! CompositeAttributeDescription)
+        default:
+            return ValueConversion.plainValue(stored)
+        }
+    }
+
+    /// The ID of the object a to-one relationship's stored value names: of the relationship's
+    /// declared `destination`, in the store `storeIdentifier`; `nil` when it names none.
+    static func toOneValue(_ stored: Value, destination: EntityDescription, storeIdentifier: String) -> ManagedObjectID?
+    {
+        guard case .reference(let key) = stored else { return nil }
+        return ManagedObjectID(entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)
     }
 
     /// The object value of a slot whose load is not ``SlotLoad/converted``: cannot fail.

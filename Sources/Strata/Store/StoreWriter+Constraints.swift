@@ -3,9 +3,9 @@ internal import StrataStore
 extension StoreWriter {
     /// The ID of a stored object of `owner` (the entity declaring the constraint) or a
     /// sub-entity, other than `object`, whose constrained columns hold `values`: the uniqueness
-    /// read of a save. A constrained to-one relationship matches by the related object's ID,
-    /// as Core Data compares it. Objects `isSettled` says the save changes (deleted, or changed
-    /// away from their stored values) are no conflict and are passed over.
+    /// read of a save (``UniquenessLookup``). A constrained to-one relationship matches by the
+    /// related object's ID, as Core Data compares it. Objects `isSettled` says the save changes
+    /// (deleted, or changed away from their stored values) are no conflict and are passed over.
     ///
     /// - Throws: ``CoreDataError`` when a value cannot be stored or the store cannot be read.
     func storedObject(
@@ -22,20 +22,14 @@ extension StoreWriter {
             }
             wanted.append(stored)
         }
-        let candidates = try coordinator.storeCall {
-            try store.rows.keys(
-                layout.storeEntity, column: columns[0], matching: .equal(wanted[0]), descending: false, limit: nil)
-        }
-        for key in candidates where object.objectID.isTemporaryID || key != object.objectID.primaryKey {
-            guard let row = try coordinator.storeCall({ try store.rows.read(layout.storeEntity, key: key) }),
-                let concrete = try coordinator.concreteEntity(of: row, storeEntity: layout.storeEntity),
-                concrete.isKindOf(entity: owner)
-            else { continue }
-            let id = ManagedObjectID(entity: concrete, storeIdentifier: store.identifier, primaryKey: key)
-            if isSettled(id) { continue }
-            if zip(columns, wanted).allSatisfy({ row[$0] == $1 }) { return id }
-        }
-        return nil
+        let found = try UniquenessLookup(store: store, coordinator: coordinator, storeEntity: layout.storeEntity)
+            .firstRow(
+                of: owner, columns: columns, values: wanted,
+                excluding: object.objectID.isTemporaryID ? [] : [object.objectID.primaryKey]
+            ) { key, entity in
+                isSettled(ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key))
+            }
+        return found.map { ManagedObjectID(entity: $0.entity, storeIdentifier: store.identifier, primaryKey: $0.key) }
     }
 
     /// The value a stored row holds for a constrained property whose value is `value`: the

@@ -226,8 +226,7 @@ struct PersistentHistoryReader {
                 for case let attribute as AttributeDescription in entity.properties
                 where attribute.preservesValueInHistoryOnDeletion {
                     guard let row = change.tombstone, let column = layout.columns[attribute.name] else { continue }
-                    if let value = try ValueConversion.objectValue(
-                        row[column], for: attribute, coordinator: coordinator)
+                    if let value = try RowDecoding.attributeValue(row[column], for: attribute, coordinator: coordinator)
                     {
                         kept[attribute.name] = value
                     }

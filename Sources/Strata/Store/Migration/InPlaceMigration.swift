@@ -123,4 +123,10 @@ struct InPlaceMigration {
         logger.debug(
             "migrated store in place", metadata: ["path": "\(url.path)", "entities": "\(schema.entities.count)"])
     }
+
+    /// Whether `error`, thrown by ``apply(at:destination:metadata:)``, says the store went through
+    /// as many in-place changes as its engine can record: the step is then made by a rewrite.
+    static func needsRewrite(after error: CoreDataError) -> Bool {
+        (error.underlyingError as? StoreError)?.code == .schemaMismatch
+    }
 }

@@ -1,9 +1,9 @@
 import Foundation
 internal import StrataStore
 
-/// Turns stored rows of one entity kept by the history into values of the object graph: the
-/// entity's attributes and to-one relationships with their columns, worked out once, so that
-/// each row costs no property cast and no column lookup by name.
+/// Turns stored rows of one entity kept by the history into values of the object graph, by name,
+/// through ``RowDecoding``: the entity's attributes and to-one relationships with their columns,
+/// worked out once, so that each row costs no property cast and no column lookup by name.
 struct HistoryRowValues {
     /// One property whose value a row holds.
     private struct Slot {
@@ -52,16 +52,15 @@ struct HistoryRowValues {
         var values: [String: Any] = [:]
         values.reserveCapacity(columns?.count ?? slots.count)
         for slot in slots where slot.column < row.count && columns?.contains(slot.column) ?? true {
+            let value: Any?
             if let attribute = slot.attribute {
-                values[slot.name] =
-                    try ValueConversion.objectValue(row[slot.column], for: attribute, coordinator: coordinator)
-                    ?? NSNull()
-            } else if let destination = slot.destination, case .reference(let key) = row[slot.column] {
-                values[slot.name] = ManagedObjectID(
-                    entity: destination, storeIdentifier: storeIdentifier, primaryKey: key)
+                value = try RowDecoding.attributeValue(row[slot.column], for: attribute, coordinator: coordinator)
             } else {
-                values[slot.name] = NSNull()
+                value = slot.destination.flatMap {
+                    RowDecoding.toOneValue(row[slot.column], destination: $0, storeIdentifier: storeIdentifier)
+                }
             }
+            values[slot.name] = value ?? NSNull()
         }
         return values
     }

@@ -1,7 +1,8 @@
 internal import StrataStore
 
 /// Finds the rows that share the values of a uniqueness constraint with rows a batch request
-/// writes: stored rows, and rows written earlier in the same request.
+/// writes: stored rows (through ``UniquenessLookup``), and rows written earlier in the same
+/// request.
 struct BatchConstraints {
     let coordinator: PersistentStoreCoordinator
     let store: PersistentStore
@@ -57,23 +58,12 @@ struct BatchConstraints {
         }
     }
 
-    /// A stored row of the constraint's owner (or a sub-entity) whose constrained columns hold `values`.
+    /// A stored row of the constraint's owner (or a sub-entity) whose constrained columns hold
+    /// `values` (``UniquenessLookup``).
     private func stored(
         _ values: [Value], _ constraint: (owner: EntityDescription, columns: [Int]), excluding: Set<PrimaryKey>
     ) throws -> PrimaryKey? {
-        let candidates = try coordinator.storeCall {
-            try store.rows.keys(
-                layout.storeEntity, column: constraint.columns[0], matching: .equal(values[0]), descending: false,
-                limit: nil)
-        }
-        for key in candidates where !excluding.contains(key) {
-            guard let row = try coordinator.storeCall({ try store.rows.read(layout.storeEntity, key: key) }),
-                let concrete = try coordinator.concreteEntity(of: row, storeEntity: layout.storeEntity),
-                concrete.isKindOf(entity: constraint.owner),
-                constraint.columns.map({ row[$0] }) == values
-            else { continue }
-            return key
-        }
-        return nil
+        try UniquenessLookup(store: store, coordinator: coordinator, storeEntity: layout.storeEntity)
+            .firstRow(of: constraint.owner, columns: constraint.columns, values: values, excluding: excluding)?.key
     }
 }

@@ -171,7 +171,7 @@ struct AddedUniquenessConstraint {
     /// A stored value as people read it: the attribute's value, or the related object's key.
     private static func describe(_ value: Value, _ attribute: AttributeDescription?) -> String {
         if case .reference(let key) = value { return "object \(key)" }
-        guard let attribute, let object = try? ValueConversion.objectValue(value, for: attribute, coordinator: nil)
+        guard let attribute, let object = try? RowDecoding.attributeValue(value, for: attribute, coordinator: nil)
         else { return "\(value)" }
         if let string = object as? String { return "\"\(string)\"" }
         return "\(object)"

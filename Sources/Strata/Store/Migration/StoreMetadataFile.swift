@@ -114,4 +114,24 @@ enum StoreMetadataFile {
         guard try read(at: store) == nil else { return }
         try write(adding(archiveOf: model, to: metadata(for: model, storeID: storeID)), at: store)
     }
+
+    /// The metadata of the store at `store` when it has no metadata file (a store written before
+    /// stores kept metadata): its type and its UUID, read from the engine store opened read-only.
+    ///
+    /// - Throws: ``CoreDataError`` `persistentStoreOpen` when there is no store at `store` or it
+    ///   cannot be read.
+    static func engineMetadata(at store: URL) throws -> [String: Any] {
+        var configuration = StoreConfiguration()
+        configuration.readOnly = true
+        configuration.createIfMissing = false
+        configuration.backgroundMaintenance = false
+        do {
+            let engine = try Store.open(at: store, schema: nil, configuration: configuration)
+            defer { try? engine.close() }
+            return [StoreTypeKey: SQLiteStoreType, StoreUUIDKey: engine.storeID.uuidString]
+        } catch let error as StoreError {
+            throw CoreDataError(
+                .persistentStoreOpen, "no store metadata at \(store.path): \(error.message)", underlyingError: error)
+        }
+    }
 }

@@ -373,7 +373,7 @@ private struct ValueTypeConversion: Sendable {
     ///
     /// - Throws: ``CoreDataError`` `migration` when the value does not fit.
     func convert(_ value: Value) throws -> Value {
-        let object = try ValueConversion.objectValue(value, for: from, coordinator: nil)
+        let object = try RowDecoding.attributeValue(value, for: from, coordinator: nil)
         return try ValueConversion.storeValue(
             try MigrationValueConversion.convert(object, to: to, entity: entity), for: to)
     }
