@@ -28,13 +28,9 @@ import Testing
     static let engineImportersOutsideStore: Set<String> = [
         "Context/ManagedObjectContext+ConcurrentSave.swift",
         "Context/ManagedObjectContext+Constraints.swift",
-        "Context/ManagedObjectContext+Dictionaries.swift",
-        "Context/ManagedObjectContext+Faulting.swift",
         "Context/ManagedObjectContext+Fetch.swift",
         "Context/ManagedObjectContext+FetchExecution.swift",
         "Context/ManagedObjectContext+Parent.swift",
-        "Context/ManagedObjectContext+Prefetching.swift",
-        "Context/ManagedObjectContext+QueryGeneration.swift",
         "Context/ManagedObjectContext+RowValues.swift",
         "Context/ManagedObjectContext+Save.swift",
         "Coordinator/PersistentStore+ReadOnly.swift",

@@ -1,5 +1,4 @@
 import Foundation
-internal import StrataStore
 
 /// How dictionary results are built from a request's properties.
 enum DictionaryResults {

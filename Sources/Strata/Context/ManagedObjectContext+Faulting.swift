@@ -1,6 +1,5 @@
 import Foundation
 import OrderedCollections
-internal import StrataStore
 
 extension ManagedObjectContext {
     /// Loads a fault's values from its row (one store read, none when the engine caches the block).

@@ -1,5 +1,4 @@
 import Foundation
-internal import StrataStore
 
 extension ManagedObjectContext {
     /// The objects of `ids`, in order, realized: registered objects as they are (faults

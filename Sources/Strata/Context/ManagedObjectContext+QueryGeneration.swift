@@ -1,5 +1,4 @@
 import Foundation
-internal import StrataStore
 
 extension ManagedObjectContext {
     /// The generation the context reads, or `nil` when it is not pinned and reads the stores'

@@ -7,9 +7,11 @@ extension PersistentStoreCoordinator {
     /// - Returns: the token, or `nil` when none of the stores keeps history.
     public func currentPersistentHistoryToken(fromStores stores: [Any]?) -> PersistentHistoryToken? {
         let candidates = stores.map { $0.compactMap { $0 as? PersistentStore } } ?? persistentStores
-        for store in candidates where store.engineStore?.configuration.historyTracking == true {
-            guard let engine = store.engineStore, self.store(identifier: store.identifier) === store else { continue }
-            return PersistentHistoryToken(storeIdentifier: store.identifier, sequence: engine.lastSequence)
+        for store in candidates where store.keepsHistory {
+            guard let sequence = store.newestHistorySequence, self.store(identifier: store.identifier) === store else {
+                continue
+            }
+            return PersistentHistoryToken(storeIdentifier: store.identifier, sequence: sequence)
         }
         return nil
     }

@@ -64,7 +64,7 @@ enum RemoteChangeCenter {
                 else { continue }
                 var info: [AnyHashable: Any] = [StoreUUIDKey: identifier]
                 if let url = store.url { info["storeURL"] = url }
-                if store.engineStore?.configuration.historyTracking == true {
+                if store.keepsHistory {
                     info[PersistentHistoryTokenKey] = PersistentHistoryToken(
                         storeIdentifier: identifier, sequence: sequence)
                 }
