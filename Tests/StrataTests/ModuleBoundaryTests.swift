@@ -28,7 +28,6 @@ import Testing
     static let engineImportersOutsideStore: Set<String> = [
         "Context/ManagedObjectContext+ConcurrentSave.swift",
         "Context/ManagedObjectContext+Constraints.swift",
-        "Context/ManagedObjectContext+Fetch.swift",
         "Context/ManagedObjectContext+FetchExecution.swift",
         "Context/ManagedObjectContext+Parent.swift",
         "Context/ManagedObjectContext+RowValues.swift",

@@ -1,5 +1,4 @@
 import Foundation
-internal import StrataStore
 
 extension ManagedObjectContext {
     /// The objects (or IDs, dictionaries, or count) a fetch request matches, from the stores and
@@ -181,12 +180,7 @@ extension ManagedObjectContext {
         if case .scan = plan.source, plan.residual == nil {
             // Every row of the entity's table is read: room for as many objects.
             let entity = plan.layout.storeEntity
-            let rows = stores.stores.reduce(0) { total, store in
-                guard let engine = store.engineStore, engine.schema.entities.indices.contains(entity) else {
-                    return total
-                }
-                return total + engine.count(entity)
-            }
+            let rows = stores.stores.reduce(0) { $0 + $1.storedRowCount(entity) }
             objects.reserveCapacity(rows)
         }
         var allOfClass = true
