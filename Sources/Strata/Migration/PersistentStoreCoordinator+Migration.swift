@@ -68,11 +68,6 @@ extension PersistentStoreCoordinator {
                 "the model used to open the store at \(url.path) is incompatible with the one used to create it, and migration is off"
             )
         }
-        guard description.shouldInferMappingModelAutomatically else {
-            throw CoreDataError(
-                .migrationMissingMappingModel,
-                "the store at \(url.path) needs a migration and inferring a mapping model is off")
-        }
         guard !SharedEngineStores.shared.isOpen(at: url) else {
             throw CoreDataError(
                 .persistentStoreIncompatibleSchema,
@@ -85,10 +80,24 @@ extension PersistentStoreCoordinator {
         if let staged = description.options[PersistentStoreStagedMigrationManagerOptionKey] as? StagedMigrationManager {
             return try migrateStaged(staged, at: url, metadata: metadata, description: description)
         }
-        // Every step is inferred before any is taken: a step that is not inferable changes nothing.
+        // Every step's mapping is found or inferred before any step is taken: a step without one
+        // changes nothing. As in Core Data, a mapping model in the bundles comes first; Strata also
+        // looks beside the model's own files.
+        let modelFolder = managedObjectModel.versionBundleURL.flatMap { Bundle(url: $0.deletingLastPathComponent()) }
+        let bundles = [modelFolder].compactMap { $0 } + [Bundle.main] + PersistentContainer.packageResourceBundles()
         var steps: [(source: ManagedObjectModel, destination: ManagedObjectModel, mapping: MappingModel)] = []
         for destination in try versionSteps(after: metadata) {
             let from = steps.last?.destination ?? source
+            if let found = MappingModel.mappingModel(in: bundles, from: from, to: destination) {
+                steps.append((from, destination, found))
+                continue
+            }
+            guard description.shouldInferMappingModelAutomatically else {
+                throw CoreDataError(
+                    .migrationMissingMappingModel,
+                    "the store at \(url.path) needs a migration, no mapping model in \(bundles.map(\.bundlePath)) maps it, and inferring a mapping model is off"
+                )
+            }
             steps.append(
                 (
                     from, destination,
@@ -171,7 +180,7 @@ extension PersistentStoreCoordinator {
         }
         if lock == nil { lock = try StoreDirectoryLock(url) }
         let manager = MigrationManager(sourceModel: source, destinationModel: destination)
-        manager.validatesMigratedObjects = false
+        manager.validatesMigratedObjects = !mapping.isInferred
         var destinationOptions: [AnyHashable: Any] = [PersistentStoreOptionKey.durability: Durability.relaxed]
         destinationOptions[PersistentHistoryTrackingKey] = description.options[PersistentHistoryTrackingKey]
         do {

@@ -23,6 +23,12 @@ public final class PropertyMapping {
         self.valueExpression = valueExpression
     }
 
-    /// The source key path of the value expression, if it is one.
-    var sourceKeyPath: String? { valueExpression?.keyPath }
+    /// The source key path of the value expression, if it reads one from the source object
+    /// (`name`, or `$source.name` as Core Data writes it).
+    var sourceKeyPath: String? {
+        switch valueExpression {
+        case .keyPath(let path, .evaluatedObject)?, .keyPath(let path, .variable("source"))?: return path
+        default: return nil
+        }
+    }
 }
