@@ -30,8 +30,7 @@ extension MappingModel {
     /// source's relationship of its name
     /// (`FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", …)`),
     /// and an entity mapping fetches its source entity's objects through its filter predicate.
-    /// A compiled mapping model (`Name.cdm`, Xcode's `mapc` output) is read as it is; its
-    /// entity version hashes are Core Data's, not Strata's.
+    /// A compiled mapping model (`Name.cdm`, Xcode's `mapc` output) is read as it is.
     ///
     /// - Throws: ``ModelError``: `fileNotFound` for a missing file or recorded model,
     ///   `unreadableFile`, `malformedXML`, `invalidModel` when the file holds no mapping model,
@@ -50,15 +49,12 @@ extension MappingModel {
     }
 
     /// The mapping model in `bundles` from `sourceModel` to `destinationModel`, as Core Data's
-    /// `NSMappingModel(from:forSourceModel:destinationModel:)`: the first Xcode mapping model
-    /// (`.xcmappingmodel`) at the top of a bundle's resources or in one of its folders whose
-    /// entity mappings' source and destination entity version hashes are among the two
-    /// models'. `nil` searches the main bundle and the package resource bundles next to the
-    /// main executable. `nil` when none matches.
-    ///
-    /// Compiled mapping models (`.cdm`) are not searched: their version hashes are Core Data's,
-    /// which Strata's models do not have. A mapping model that does not read is skipped and
-    /// logged at debug level.
+    /// `NSMappingModel(from:forSourceModel:destinationModel:)`: the first mapping model (an
+    /// Xcode `.xcmappingmodel` or a compiled `.cdm`) at the top of a bundle's resources or in
+    /// one of its folders whose entity mappings' source and destination entity version hashes
+    /// are among the two models' (Strata's version hashes are Core Data's). `nil` searches the
+    /// main bundle and the package resource bundles next to the main executable. `nil` when none
+    /// matches. A mapping model that does not read is skipped and logged at debug level.
     public convenience init?(
         from bundles: [Bundle]?, forSourceModel sourceModel: ManagedObjectModel?,
         destinationModel: ManagedObjectModel?
@@ -77,7 +73,7 @@ extension MappingModel {
         let searched = bundles ?? ([Bundle.main] + PersistentContainer.packageResourceBundles())
         let sourceHashes = Set(source.entityVersionHashesByName.values)
         let destinationHashes = Set(destination.entityVersionHashesByName.values)
-        for url in searched.flatMap({ PersistentContainer.resourceURLs(in: $0, withExtensions: ["xcmappingmodel"]) }) {
+        for url in searched.flatMap({ PersistentContainer.resourceURLs(in: $0, withExtensions: ["xcmappingmodel", "cdm"]) }) {
             let mapping: MappingModel
             do {
                 mapping = try MappingModel(checkedContentsOf: url)

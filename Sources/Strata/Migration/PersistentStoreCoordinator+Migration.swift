@@ -123,12 +123,12 @@ extension PersistentStoreCoordinator {
     private func versionSteps(after metadata: [String: Any]) throws -> [ManagedObjectModel] {
         guard let bundle = managedObjectModel.versionBundleURL else { return [managedObjectModel] }
         let versions = try ManagedObjectModel.versions(in: bundle).map(ManagedObjectModel.init(checkedContentsOf:))
-        let target = managedObjectModel.entityVersionHashesByName
+        let target = managedObjectModel.entityLayoutHashesByName
         guard
             let start = versions.firstIndex(where: {
                 $0.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
             }),
-            let end = versions.lastIndex(where: { $0.entityVersionHashesByName == target }), start < end
+            let end = versions.lastIndex(where: { $0.entityLayoutHashesByName == target }), start < end
         else { return [managedObjectModel] }
         return Array(versions[(start + 1)..<end]) + [managedObjectModel]
     }
