@@ -96,7 +96,8 @@ enum AppleArchives {
             case let data as Data: return .uid(append(.data(data)))
             case let array as [Any]:
                 let elements = array.map { reference($0) }
-                return .uid(append(.dictionary([("$class", classReference("NSArray")), ("NS.objects", .array(elements))])))
+                return .uid(
+                    append(.dictionary([("$class", classReference("NSArray")), ("NS.objects", .array(elements))])))
             case let dictionary as [String: Any]:
                 let keys = dictionary.keys.sorted()
                 let entry: [(String, BinaryPlist.Value)] = [
@@ -150,7 +151,8 @@ enum BinaryPlist {
             case .bool(let flag): bytes = [flag ? 0x09 : 0x08]
             case .integer(let number): bytes = [0x13] + bigEndian(UInt64(bitPattern: Int64(number)), 8)
             case .data(let data): bytes = header(0x40, data.count) + [UInt8](data)
-            case .string(let text) where text.allSatisfy(\.isASCII): bytes = header(0x50, text.utf8.count) + Array(text.utf8)
+            case .string(let text) where text.allSatisfy(\.isASCII):
+                bytes = header(0x50, text.utf8.count) + Array(text.utf8)
             case .string(let text):
                 let units = Array(text.utf16)
                 bytes = header(0x60, units.count) + units.flatMap { bigEndian(UInt64($0), 2) }

@@ -13,11 +13,15 @@ import Testing
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     /// A CoreStore version lock: the 32-byte hash as four little-endian 64-bit words.
-    static func lock(_ words: [UInt64]) -> Data { Data(words.flatMap { withUnsafeBytes(of: $0.littleEndian, Array.init) }) }
+    static func lock(_ words: [UInt64]) -> Data {
+        Data(words.flatMap { withUnsafeBytes(of: $0.littleEndian, Array.init) })
+    }
 
     @Test("SHA-256 and SHA-512 give FIPS 180-4's test vectors")
     func digests() {
-        #expect(Self.hex(SHA2.sha256(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            Self.hex(SHA2.sha256(Array("abc".utf8)))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(Self.hex(SHA2.sha256([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(
             Self.hex(SHA2.sha256(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
@@ -38,7 +42,9 @@ import Testing
                 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
-    @Test("entity version hashes equal Core Data's: attributes, to-one and ordered to-many relationships, subentities, transients")
+    @Test(
+        "entity version hashes equal Core Data's: attributes, to-one and ordered to-many relationships, subentities, transients"
+    )
     func entityHashes() {
         // CoreStore's VersionLock documentation: Animal and Person, a to-one pair.
         let animal = B.entity("Animal", [B.attribute("species", .string, isOptional: false)])
@@ -50,7 +56,9 @@ import Testing
                 == Self.lock([0x2698_c812_ebbc_3b97, 0x751e_3fa3_f04c_f9, 0x51f_d460_d3ba_bc82, 0x92b4_ba73_5b5a_3053]))
         #expect(
             model.entitiesByName["Person"]?.versionHash
-                == Self.lock([0xae40_60a5_9f99_0ef0, 0x8ac8_3a6e_1411_c130, 0xa29f_ea58_e2e3_8ab6, 0x2071_bb7e_33d7_7887]))
+                == Self.lock([
+                    0xae40_60a5_9f99_0ef0, 0x8ac8_3a6e_1411_c130, 0xa29f_ea58_e2e3_8ab6, 0x2071_bb7e_33d7_7887,
+                ]))
 
         // CoreStore's DynamicModelTests: Dog is a subentity of Animal with an ordered to-many
         // relationship to itself; Person has a relationship that is its own entity's, and
@@ -58,7 +66,8 @@ import Testing
         let animal2 = B.entity(
             "Animal", [B.attribute("species", .string, isOptional: false), B.attribute("color", .transformable)])
         let dog = B.entity(
-            "Dog", [B.attribute("nickname", .string, isOptional: false), B.attribute("age", .integer64, isOptional: false)])
+            "Dog",
+            [B.attribute("nickname", .string, isOptional: false), B.attribute("age", .integer64, isOptional: false)])
         animal2.subentities = [dog]
         let person2 = B.entity(
             "Person",
@@ -76,17 +85,24 @@ import Testing
             B.relationship("friends", from: dog, to: dog, toMany: true, isOrdered: true),
             B.relationship("friendedBy", from: dog, to: dog, toMany: true))
         B.inverse(
-            B.relationship("spouse", from: person2, to: person2), B.relationship("_spouseInverse", from: person2, to: person2))
+            B.relationship("spouse", from: person2, to: person2),
+            B.relationship("_spouseInverse", from: person2, to: person2))
         let model2 = B.model([animal2, dog, person2])
         #expect(
             model2.entitiesByName["Animal"]?.versionHash
-                == Self.lock([0x1b59_d511_0196_95cf, 0xdeb9_7e86_c5ef_f179, 0x1cf_d807_4564_6cb3, 0x4ff9_9416_175b_5b9a]))
+                == Self.lock([
+                    0x1b59_d511_0196_95cf, 0xdeb9_7e86_c5ef_f179, 0x1cf_d807_4564_6cb3, 0x4ff9_9416_175b_5b9a,
+                ]))
         #expect(
             model2.entitiesByName["Dog"]?.versionHash
-                == Self.lock([0xad6_de93_adc5_565d, 0x7897_e512_53eb_a5a3, 0xd12b_9ce0_b136_00f3, 0x5a48_27cd_794c_d15e]))
+                == Self.lock([
+                    0xad6_de93_adc5_565d, 0x7897_e512_53eb_a5a3, 0xd12b_9ce0_b136_00f3, 0x5a48_27cd_794c_d15e,
+                ]))
         #expect(
             model2.entitiesByName["Person"]?.versionHash
-                == Self.lock([0xf3e6_ba60_16bb_edc6, 0x50de_df64_f0eb_a490, 0xa320_88a0_ee83_468d, 0xb72d_1d0b_37bd_0992]))
+                == Self.lock([
+                    0xf3e6_ba60_16bb_edc6, 0x50de_df64_f0eb_a490, 0xa320_88a0_ee83_468d, 0xb72d_1d0b_37bd_0992,
+                ]))
         // Freezing keeps the hashes.
         let before = model2.entityVersionHashesByName
         model2.freeze()
@@ -142,10 +158,16 @@ import Testing
         // A fetch index changes the layout but not Core Data's hash: the store needs its index.
         let indexed = B.entity("Note", [B.attribute("title", .string)])
         indexed.indexes = [
-            FetchIndexDescription(name: "byTitle", elements: [FetchIndexElementDescription(property: indexed.attributesByName["title"]!, collationType: .binary)])
+            FetchIndexDescription(
+                name: "byTitle",
+                elements: [
+                    FetchIndexElementDescription(property: indexed.attributesByName["title"]!, collationType: .binary)
+                ])
         ]
         let indexedModel = B.model([indexed])
         #expect(indexed.versionHash == note.versionHash)
-        #expect(!indexedModel.isConfiguration(withName: nil, compatibleWithStoreMetadata: StoreMetadataFile.metadata(for: model, storeID: "S")))
+        #expect(
+            !indexedModel.isConfiguration(
+                withName: nil, compatibleWithStoreMetadata: StoreMetadataFile.metadata(for: model, storeID: "S")))
     }
 }

@@ -130,7 +130,9 @@ final class NameSplittingPolicy: EntityMigrationPolicy {
 
     /// The migrated store, read back in a new coordinator: each person's first name, last name,
     /// age and animals' names, and every animal's owner's first name.
-    static func migratedContents(at url: URL, model: ManagedObjectModel) throws -> (
+    static func migratedContents(
+        at url: URL, model: ManagedObjectModel
+    ) throws -> (
         people: [String], animals: [String]
     ) {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
@@ -156,7 +158,9 @@ final class NameSplittingPolicy: EntityMigrationPolicy {
     static let expectedPeople = ["Ada|Lovelace|36|Rex", "Alan|Turing|41|Tom"]
     static let expectedAnimals = ["Rex>Ada", "Tom>Alan"]
 
-    @Test("an Xcode mapping model reads as Xcode compiles it: types, policy, written and generated expressions, filter, user info")
+    @Test(
+        "an Xcode mapping model reads as Xcode compiles it: types, policy, written and generated expressions, filter, user info"
+    )
     func readsXcodeMappingModel() throws {
         let folder = TemporaryDirectory()
         let bundle = try Self.models(in: folder)
@@ -171,7 +175,9 @@ final class NameSplittingPolicy: EntityMigrationPolicy {
         #expect(person.destinationEntityVersionHash == new.entitiesByName["Person"]?.versionHash)
         #expect(person.userInfo?["reviewedBy"] as? String == "Grace")
         let attributes = person.attributeMappingsByName
-        #expect(attributes["firstName"]?.valueExpression?.expressionFormat == #"FUNCTION($entityPolicy, "firstWordOf:", $source.name)"#)
+        #expect(
+            attributes["firstName"]?.valueExpression?.expressionFormat
+                == #"FUNCTION($entityPolicy, "firstWordOf:", $source.name)"#)
         #expect(attributes["age"]?.valueExpression?.expressionFormat == "$source.age")
         #expect(
             person.relationshipMappingsByName["animals"]?.valueExpression?.expressionFormat
@@ -248,16 +254,21 @@ final class NameSplittingPolicy: EntityMigrationPolicy {
     func readsCompiledMappingModel() throws {
         let folder = TemporaryDirectory()
         let hash = Data(repeating: 7, count: 32)
-        let property = AppleArchived("NSPropertyMapping", [
-            ("NSDestinationPropertyName", "title"), ("NSValueExpression", A.keyPath("name", on: A.variable("source"))),
-            ("NSUserInfo", ["unit": "none"]),
-        ])
-        let entity = AppleArchived("NSEntityMapping", [
-            ("NSMappingName", "NoteToNote"), ("NSMappingType", 5), ("NSSourceEntityName", "Note"),
-            ("NSSourceEntityVersionHash", hash), ("NSDestinationEntityName", "Note"),
-            ("NSDestinationEntityVersionHash", hash), ("NSEntityMigrationPolicyClassName", "App.NotePolicy"),
-            ("NSAttributeMappings", [property]), ("NSRelationshipMappings", [Any]()),
-        ])
+        let property = AppleArchived(
+            "NSPropertyMapping",
+            [
+                ("NSDestinationPropertyName", "title"),
+                ("NSValueExpression", A.keyPath("name", on: A.variable("source"))),
+                ("NSUserInfo", ["unit": "none"]),
+            ])
+        let entity = AppleArchived(
+            "NSEntityMapping",
+            [
+                ("NSMappingName", "NoteToNote"), ("NSMappingType", 5), ("NSSourceEntityName", "Note"),
+                ("NSSourceEntityVersionHash", hash), ("NSDestinationEntityName", "Note"),
+                ("NSDestinationEntityVersionHash", hash), ("NSEntityMigrationPolicyClassName", "App.NotePolicy"),
+                ("NSAttributeMappings", [property]), ("NSRelationshipMappings", [Any]()),
+            ])
         let url = folder.url.appendingPathComponent("Notes.cdm")
         try A.archive(AppleArchived("NSMappingModel", [("NSEntityMappings", [entity])])).write(to: url)
         let mapping = try MappingModel(checkedContentsOf: url)
@@ -279,24 +290,30 @@ final class NameSplittingPolicy: EntityMigrationPolicy {
         #expect(expression.expressionValue(with: nil, context: ["source": ["name": "Ada"]]) as? String == "Ada")
         let path = try FetchExpression(checkedFormat: #"FUNCTION($source, "valueForKeyPath:", "owner.name")"#)
         #expect(path.expressionValue(with: nil, context: ["source": ["owner": ["name": "Ada"]]]) as? String == "Ada")
-        let built = FetchExpression(forFunction: FetchExpression(forVariable: "x"), selectorName: "valueForKey:", arguments: ["k"])
+        let built = FetchExpression(
+            forFunction: FetchExpression(forVariable: "x"), selectorName: "valueForKey:", arguments: ["k"])
         #expect(built.expressionFormat == #"FUNCTION($x, "valueForKey:", "k")"#)
         let fetch = FetchRequestExpression.expression(
             forFetch: FetchExpression(forVariable: "request"), context: FetchExpression(forVariable: "context"),
             countOnly: true)
-        #expect(try FetchExpression(checkedFormat: fetch.expressionFormat).expressionFormat == "FETCH($request, $context, YES)")
+        #expect(
+            try FetchExpression(checkedFormat: fetch.expressionFormat).expressionFormat
+                == "FETCH($request, $context, YES)")
         #expect(throws: FetchPredicateError.self) { try FetchExpression(checkedFormat: #"FUNCTION($x)"#) }
     }
 
-    @Test("corrupt mapping files and archives are typed errors, never a crash: garbage, truncation, cycles, flipped bytes")
+    @Test(
+        "corrupt mapping files and archives are typed errors, never a crash: garbage, truncation, cycles, flipped bytes"
+    )
     func corruptFiles() throws {
         let folder = TemporaryDirectory()
         let url = folder.url.appendingPathComponent("Broken.cdm")
         try Data("not an archive".utf8).write(to: url)
         #expect(MappingModel(contentsOf: url) == nil)
         #expect { try MappingModel(checkedContentsOf: url) } throws: { ($0 as? ModelError)?.code == .invalidValue }
-        #expect { try MappingModel(checkedContentsOf: folder.url.appendingPathComponent("Missing.xcmappingmodel")) }
-            throws: { ($0 as? ModelError)?.code == .fileNotFound }
+        #expect {
+            try MappingModel(checkedContentsOf: folder.url.appendingPathComponent("Missing.xcmappingmodel"))
+        } throws: { ($0 as? ModelError)?.code == .fileNotFound }
 
         // An expression that is its own operand.
         let loop = A.function(A.variable("x"), "f:", [])
@@ -306,7 +323,8 @@ final class NameSplittingPolicy: EntityMigrationPolicy {
 
         // Every truncation and many flipped bytes of a valid archive read or throw a ModelError.
         let valid = A.archive(
-            A.function(A.variable("manager"), "destinationInstancesForEntityMappingNamed:sourceInstances:",
+            A.function(
+                A.variable("manager"), "destinationInstancesForEntityMappingNamed:sourceInstances:",
                 [A.constant("PetToAnimal"), A.keyPath("pets", on: A.variable("source"))]))
         var generator = SplitMix64(seed: 64)
         var mutants = (0..<valid.count).map { Data(valid.prefix($0)) }

@@ -22,7 +22,9 @@ import Testing
         employee.indexes = [
             FetchIndexDescription(
                 name: "bySalary",
-                elements: [FetchIndexElementDescription(property: employee.attributesByName["salary"]!, collationType: .binary)])
+                elements: [
+                    FetchIndexElementDescription(property: employee.attributesByName["salary"]!, collationType: .binary)
+                ])
         ]
         department.uniquenessConstraints = [["name"]]
         let request = FetchRequest<FetchRequestResult>(entityName: "Employee")
@@ -37,7 +39,9 @@ import Testing
         return (company, notes)
     }
 
-    @Test("the merged model has copies of every entity, property, index and template, pointing into it; the models merged are unchanged")
+    @Test(
+        "the merged model has copies of every entity, property, index and template, pointing into it; the models merged are unchanged"
+    )
     func copies() throws {
         let (company, notes) = Self.models()
         let hashes = company.entityVersionHashesByName.merging(notes.entityVersionHashesByName) { first, _ in first }
@@ -66,12 +70,14 @@ import Testing
         #expect(ManagedObjectModel(byMerging: [notes, Self.models().notes]) == nil)
     }
 
-    @Test("a store written with a merged model reopens with another merge of the same models; store metadata selects it")
+    @Test(
+        "a store written with a merged model reopens with another merge of the same models; store metadata selects it")
     func storeRoundTrip() throws {
         let folder = TemporaryDirectory()
         let url = folder.store("Merged")
         let (company, notes) = Self.models()
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try #require(ManagedObjectModel(byMerging: [company, notes])))
+        let coordinator = PersistentStoreCoordinator(
+            managedObjectModel: try #require(ManagedObjectModel(byMerging: [company, notes])))
         let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
         let context = ManagedObjectContext(concurrencyType: .privateQueueConcurrencyType)
         context.persistentStoreCoordinator = coordinator

@@ -43,7 +43,8 @@ extension KeyedArchive {
             return .aggregate(try references(object["NSCollection"]).map { try expression($0, depth: depth + 1) })
         case "NSFetchRequestExpression":
             let countOnly = try object["NSCountOnlyFlag"].flatMap { try value($0) } as? Bool ?? false
-            return .fetch(request: try field("NSFRExpression"), context: try field("NSMOCExpression"), countOnly: countOnly)
+            return .fetch(
+                request: try field("NSFRExpression"), context: try field("NSMOCExpression"), countOnly: countOnly)
         case "NSFunctionExpression", "NSKeyPathExpression":
             let selector = try string("NSSelectorName")
             let arguments = try references(object["NSArguments"]).map { try expression($0, depth: depth + 1) }
@@ -57,7 +58,8 @@ extension KeyedArchive {
                     target = try expression(operand, depth: depth + 1)
                 }
             }
-            if selector == "valueForKeyPath:", arguments.count == 1, case .constant(let path as String)? = arguments.first
+            if selector == "valueForKeyPath:", arguments.count == 1,
+                case .constant(let path as String)? = arguments.first
             {
                 return .keyPath(path, on: target ?? .evaluatedObject)
             }

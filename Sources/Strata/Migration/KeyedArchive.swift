@@ -127,7 +127,9 @@ struct KeyedArchive {
         case "NSDictionary", "NSMutableDictionary":
             let keys = try elements("NS.keys")
             let values = try elements("NS.objects")
-            guard keys.count == values.count else { throw failure("a dictionary with \(keys.count) keys and \(values.count) values") }
+            guard keys.count == values.count else {
+                throw failure("a dictionary with \(keys.count) keys and \(values.count) values")
+            }
             var dictionary: [AnyHashable: Any] = [:]
             for (key, element) in zip(keys, values) { dictionary[try hashable(key)] = element }
             return dictionary

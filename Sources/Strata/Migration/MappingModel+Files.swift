@@ -73,12 +73,16 @@ extension MappingModel {
         let searched = bundles ?? ([Bundle.main] + PersistentContainer.packageResourceBundles())
         let sourceHashes = Set(source.entityVersionHashesByName.values)
         let destinationHashes = Set(destination.entityVersionHashesByName.values)
-        for url in searched.flatMap({ PersistentContainer.resourceURLs(in: $0, withExtensions: ["xcmappingmodel", "cdm"]) }) {
+        for url in searched.flatMap({
+            PersistentContainer.resourceURLs(in: $0, withExtensions: ["xcmappingmodel", "cdm"])
+        }) {
             let mapping: MappingModel
             do {
                 mapping = try MappingModel(checkedContentsOf: url)
             } catch {
-                logger.debug("skipping a mapping model that does not read", metadata: ["path": "\(url.path)", "error": "\(error)"])
+                logger.debug(
+                    "skipping a mapping model that does not read",
+                    metadata: ["path": "\(url.path)", "error": "\(error)"])
                 continue
             }
             let mappingSources = Set(mapping.entityMappings.compactMap(\.sourceEntityVersionHash))
@@ -144,7 +148,8 @@ extension MappingModel {
                         let target = relationship.destinationEntity.flatMap({ mappingByDestination[$0.entityName] })
                     else { return nil }
                     return .method(
-                        of: .variable("manager"), selectorName: "destinationInstancesForEntityMappingNamed:sourceInstances:",
+                        of: .variable("manager"),
+                        selectorName: "destinationInstancesForEntityMappingNamed:sourceInstances:",
                         arguments: [.constant(target), .keyPath(name, on: .variable("source"))])
                 }
             }
@@ -200,7 +205,9 @@ extension MappingModel {
     }
 
     /// The user info dictionary archived in `object`'s `userinfodata`.
-    private static func userInfo(_ object: XcodeMappingFile.Object, in file: XcodeMappingFile) throws -> [AnyHashable: Any]? {
+    private static func userInfo(
+        _ object: XcodeMappingFile.Object, in file: XcodeMappingFile
+    ) throws -> [AnyHashable: Any]? {
         guard let data = object.data("userinfodata") else { return nil }
         let archive = try KeyedArchive(data: data, path: file.url.path)
         return try archive.value(archive.root) as? [AnyHashable: Any]
@@ -243,7 +250,8 @@ extension MappingModel {
             mapping.mappingType = EntityMappingType(rawValue: UInt(type)) ?? .undefinedEntityMappingType
             mapping.sourceEntityName = try string(object, "NSSourceEntityName")
             mapping.destinationEntityName = try string(object, "NSDestinationEntityName")
-            mapping.sourceEntityVersionHash = try object["NSSourceEntityVersionHash"].flatMap { try archive.value($0) } as? Data
+            mapping.sourceEntityVersionHash =
+                try object["NSSourceEntityVersionHash"].flatMap { try archive.value($0) } as? Data
             mapping.destinationEntityVersionHash =
                 try object["NSDestinationEntityVersionHash"].flatMap { try archive.value($0) } as? Data
             mapping.sourceExpression = try expression(object, "NSSourceExpression")
