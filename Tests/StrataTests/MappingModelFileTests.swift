@@ -288,6 +288,8 @@ final class NameSplittingPolicy: EntityMigrationPolicy {
         #expect(expression.function == "valueForKey:")
         #expect(expression.operand?.variable == "source")
         #expect(expression.expressionValue(with: nil, context: ["source": ["name": "Ada"]]) as? String == "Ada")
+        // A rewrite in place reads such a mapping as the key path it is.
+        #expect(PropertyMapping(name: "name", valueExpression: expression).sourceKeyPath == "name")
         let path = try FetchExpression(checkedFormat: #"FUNCTION($source, "valueForKeyPath:", "owner.name")"#)
         #expect(path.expressionValue(with: nil, context: ["source": ["owner": ["name": "Ada"]]]) as? String == "Ada")
         let built = FetchExpression(
