@@ -467,6 +467,11 @@ extension Employee {
             return "SUBQUERY(\(structure(collection)), $\(variable), \(structure(predicate)))"
         case .function(let name, let arguments):
             return name + "(" + arguments.map(structure).joined(separator: ", ") + ")"
+        case .method(let target, let selector, let arguments):
+            return "FUNCTION(" + ([structure(target), "\"\(selector)\""] + arguments.map(structure)).joined(separator: ", ")
+                + ")"
+        case .fetch(let request, let context, let countOnly):
+            return "FETCH(\(structure(request)), \(structure(context)), \(countOnly))"
         }
     }
 

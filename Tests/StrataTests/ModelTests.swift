@@ -134,7 +134,7 @@ struct AttributeTypeTests {
         #expect(!entity.isAbstract)
         #expect(entity.properties.isEmpty && entity.subentities.isEmpty && entity.superentity == nil)
         #expect(entity.indexes.isEmpty && entity.uniquenessConstraints.isEmpty)
-        #expect(entity.versionHash.count == 8)
+        #expect(entity.versionHash.count == 32)
     }
 }
 
@@ -382,28 +382,30 @@ struct ModelBuildingTests {
     }
 }
 
-@Suite("Version hashes")
-struct VersionHashTests {
+@Suite("Layout hashes")
+struct LayoutHashTests {
     @Test("equal models have equal hashes, across builds and runs")
     func stable() {
         let first = CompanyModel()
         let second = CompanyModel()
         #expect(first.model.entityVersionHashesByName == second.model.entityVersionHashesByName)
-        #expect(first.model.versionHash == second.model.versionHash)
-        #expect(first.employee.versionHash.count == 8)
+        #expect(first.model.entityLayoutHashesByName == second.model.entityLayoutHashesByName)
+        #expect(first.model.versionChecksum == second.model.versionChecksum)
+        #expect(first.employee.layoutHash.count == 8)
+        #expect(first.employee.versionHash.count == 32)
         #expect(Set(first.model.entityVersionHashesByName.values).count == 4)
 
         // Pinned: the hash is part of the store format, so it must not drift between builds.
         let item = EntityDescription(name: "Item", properties: [AttributeDescription(name: "title", type: .string)])
-        #expect(item.versionHash.map { String(format: "%02x", $0) }.joined() == "fa4c0ac080390b28")
+        #expect(item.layoutHash.map { String(format: "%02x", $0) }.joined() == "fa4c0ac080390b28")
     }
 
-    @Test("changing what shapes storage changes the hash")
+    @Test("changing what shapes storage changes the layout hash")
     func changes() {
         func hash(_ change: (CompanyModel) -> Void) -> Data {
             let company = CompanyModel()
             change(company)
-            return company.employee.versionHash
+            return company.employee.layoutHash
         }
         let base = hash { _ in }
         #expect(hash { $0.salary.attributeType = .integer32AttributeType } != base)
@@ -424,12 +426,12 @@ struct VersionHashTests {
         #expect(hash { $0.person.subentities = [] } != base)
     }
 
-    @Test("what does not shape storage leaves the hash alone")
+    @Test("what does not shape storage leaves the layout hash alone")
     func unchanged() {
         func hash(_ change: (CompanyModel) -> Void) -> Data {
             let company = CompanyModel()
             change(company)
-            return company.employee.versionHash
+            return company.employee.layoutHash
         }
         let base = hash { _ in }
         #expect(hash { $0.salary.userInfo = ["unit": "EUR"] } == base)

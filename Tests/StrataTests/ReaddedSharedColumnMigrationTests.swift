@@ -15,7 +15,7 @@ import Testing
     /// version 2 removes the three from books (with `resized`, it adds a `size` on shelves too, so
     /// that the engine schema changes); version 3 adds them back on books (`score` now with the default 5) and
     /// a `color` on shelves.
-    static func library(in folder: TemporaryDirectory, resized: Bool) throws -> ReaddedPropertyMigrationTests.Bundle {
+    static func library(in folder: TemporaryDirectory, resized: Bool) throws -> VersionedModelBundle {
         func own(_ entity: String, inverse: String, score: String = "") -> String {
             """
             <attribute name="note" optional="YES" attributeType="String"/>
@@ -41,7 +41,7 @@ import Testing
         let size =
             resized
             ? #"<attribute name="size" optional="YES" attributeType="Integer 16" usesScalarValueType="YES"/>"# : ""
-        return try ReaddedPropertyMigrationTests.Bundle(
+        return try VersionedModelBundle(
             in: folder, name: "Library",
             versions: [
                 entities(book: own("Book", inverse: "books"), shelf: books + films),

@@ -80,6 +80,12 @@ extension PersistentContainer {
     /// Every model file at the top of `bundle`'s resources or in one of its folders, a versioned
     /// model as one, in name order.
     static func modelFileURLs(in bundle: Bundle) -> [URL] {
+        resourceURLs(in: bundle, withExtensions: modelExtensions)
+    }
+
+    /// Every file or bundle directory with one of `extensions` at the top of `bundle`'s
+    /// resources or in one of its folders (SwiftPM's `.copy("Models")`), in name order.
+    static func resourceURLs(in bundle: Bundle, withExtensions extensions: [String]) -> [URL] {
         guard let resources = bundle.resourceURL else { return [] }
         func entries(_ folder: URL) -> [URL] {
             let found =
@@ -89,10 +95,10 @@ extension PersistentContainer {
         }
         let top = entries(resources)
         let nested = top.filter {
-            !modelExtensions.contains($0.pathExtension)
+            !extensions.contains($0.pathExtension) && !modelExtensions.contains($0.pathExtension)
                 && (try? $0.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true
         }
-        return (top + nested.flatMap(entries)).filter { modelExtensions.contains($0.pathExtension) }
+        return (top + nested.flatMap(entries)).filter { extensions.contains($0.pathExtension) }
     }
 
     /// The resource bundles SwiftPM places next to the main executable (`Package_Target.resources`

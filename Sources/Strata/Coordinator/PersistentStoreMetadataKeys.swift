@@ -8,6 +8,8 @@ public let StoreTypeKey = "NSStoreType"
 public let StoreModelVersionHashesKey = "NSStoreModelVersionHashes"
 /// `[String]`: the version identifiers of the model the store was written with.
 public let StoreModelVersionIdentifiersKey = "NSStoreModelVersionIdentifiers"
+/// `String`: the ``ManagedObjectModel/versionChecksum`` of the model the store was written with.
+public let StoreModelVersionChecksumKey = "NSStoreModelVersionChecksumKey"
 /// `Int`: the version of the hashing scheme of ``StoreModelVersionHashesKey``.
 public let StoreModelVersionHashesVersionKey = "NSStoreModelVersionHashesVersion"
 /// `Double`: the version of the framework that wrote the metadata.

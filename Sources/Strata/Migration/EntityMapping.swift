@@ -16,6 +16,12 @@ public final class EntityMapping {
     public var destinationEntityName: String?
     /// The destination entity's version hash.
     public var destinationEntityVersionHash: Data?
+    /// The source objects the mapping migrates (Core Data's `sourceExpression`): an expression
+    /// evaluated with `$manager` bound to the ``MigrationManager``, whose value is the objects,
+    /// such as `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:",
+    /// "Employee", "active == YES"), $manager.sourceContext, NO)`. `nil` migrates every object of
+    /// the source entity (its subentities have mappings of their own).
+    public var sourceExpression: FetchExpression?
     /// How the destination object's attributes get their values.
     public var attributeMappings: [PropertyMapping]?
     /// How the destination object's relationships get their objects.

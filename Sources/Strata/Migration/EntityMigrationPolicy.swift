@@ -9,6 +9,15 @@ import Foundation
 /// compute a value), name the subclass in ``EntityMapping/entityMigrationPolicyClassName``
 /// (module-qualified, as `NSClassFromString` reads it) and call ``MigrationManager/associate(sourceInstance:withDestinationInstance:for:)``
 /// for each object a custom ``createDestinationInstances(forSource:in:manager:)`` creates.
+/// A plain class name (`SplitNamePolicy`, or Xcode's `$(PRODUCT_MODULE_NAME).SplitNamePolicy`)
+/// is found among the loaded images' classes on Linux.
+///
+/// Property mappings' value expressions are evaluated with Core Data's variables: `$source`,
+/// `$destination` (when relationships are set), `$manager`, `$entityMapping`,
+/// `$propertyMapping` and `$entityPolicy` (this policy). A mapping's
+/// `FUNCTION($entityPolicy, "selector:", …)` calls ``value(forFunction:arguments:)``: override it
+/// for the custom functions of your mapping models (there is no Objective-C runtime to call a
+/// method by its selector).
 ///
 /// The manager calls, for each mapping in turn: ``begin(_:with:)``, then
 /// ``createDestinationInstances(forSource:in:manager:)`` for every source object,
@@ -16,9 +25,42 @@ import Foundation
 /// ``createRelationships(forDestination:in:manager:)`` for every destination object,
 /// ``endRelationshipCreation(forMapping:manager:)``; then
 /// ``performCustomValidation(forMapping:manager:)`` and ``end(_:manager:)``.
-open class EntityMigrationPolicy {
+open class EntityMigrationPolicy: ExpressionFunctionTarget {
     /// Creates a policy.
     public required init() {}
+
+    /// The value of a custom function a mapping's expression calls on `$entityPolicy`
+    /// (`FUNCTION($entityPolicy, "fullNameForFirst:last:", $source.first, $source.last)`).
+    /// Override it and switch on `selectorName`; the default has no functions.
+    ///
+    /// - Throws: ``CoreDataError`` `migration` naming the selector, which ends the migration.
+    open func value(forFunction selectorName: String, arguments: [Any?]) throws -> Any? {
+        throw CoreDataError(
+            .migration,
+            "\(type(of: self)) has no function \(selectorName); override value(forFunction:arguments:) to answer it")
+    }
+
+    /// The value of a property mapping's expression, with Core Data's variables bound; `nil`
+    /// when a key cannot be read.
+    ///
+    /// - Throws: what a function the expression calls throws.
+    private func value(
+        of propertyMapping: PropertyMapping, source: ManagedObject, destination: ManagedObject?,
+        mapping: EntityMapping, manager: MigrationManager
+    ) throws -> Any? {
+        guard let expression = propertyMapping.valueExpression else { return nil }
+        var variables: [String: Any] = [
+            "source": source, "manager": manager, "entityMapping": mapping, "propertyMapping": propertyMapping,
+            "entityPolicy": self,
+        ]
+        variables["destination"] = destination
+        do {
+            return try PredicateEvaluation(valueForKey: FetchPredicate.value(of:forKey:), substitutionVariables: nil)
+                .value(expression, object: source, bindings: variables)
+        } catch is PredicateEvaluation.Failure {
+            return nil
+        }
+    }
 
     /// Called before the mapping's objects are created.
     ///
@@ -38,11 +80,12 @@ open class EntityMigrationPolicy {
         let destination = EntityDescription.insertNewObject(
             forEntityName: entity.entityName, into: manager.destinationContext)
         for attributeMapping in mapping.attributeMappings ?? [] {
-            guard let key = attributeMapping.name, let expression = attributeMapping.valueExpression,
+            guard let key = attributeMapping.name, attributeMapping.valueExpression != nil,
                 let attribute = entity.attributesByName[key]
             else { continue }
             let value = try MigrationValueConversion.convert(
-                expression.expressionValue(with: sInstance), to: attribute, entity: entity)
+                try value(of: attributeMapping, source: sInstance, destination: nil, mapping: mapping, manager: manager),
+                to: attribute, entity: entity)
             if value != nil || attribute.isOptional { destination.setValue(value, forKey: key) }
         }
         manager.associate(sourceInstance: sInstance, withDestinationInstance: destination, for: mapping)
@@ -66,17 +109,23 @@ open class EntityMigrationPolicy {
                 .first
         else { return }
         for relationshipMapping in mapping.relationshipMappings ?? [] {
-            guard let key = relationshipMapping.name, let expression = relationshipMapping.valueExpression,
+            guard let key = relationshipMapping.name, relationshipMapping.valueExpression != nil,
                 let relationship = dInstance.entity.relationshipsByName[key], manager.setsRelationship(relationship)
             else { continue }
             let related: [ManagedObject]
-            switch expression.expressionValue(with: source) {
+            switch try value(of: relationshipMapping, source: source, destination: dInstance, mapping: mapping, manager: manager) {
             case let object as ManagedObject: related = [object]
             case let objects as [ManagedObject]: related = objects
             case let objects as Set<ManagedObject>: related = Array(objects)
+            case let objects as [Any?]: related = objects.compactMap { $0 as? ManagedObject }
             default: related = []
             }
-            let destinations = manager.destinationInstances(forSourceInstances: related)
+            // Core Data's expressions give the destination objects
+            // (`destinationInstancesForEntityMappingNamed:sourceInstances:`); a key path of the
+            // source gives source objects, whose destination objects are taken.
+            let destinations =
+                related.allSatisfy { $0.managedObjectContext === manager.destinationContext }
+                ? related : manager.destinationInstances(forSourceInstances: related)
             if relationship.isToMany {
                 if relationship.isOrdered {
                     dInstance.setValue(destinations, forKey: key)

@@ -5,7 +5,9 @@ extension ManagedObjectModel {
     /// `configuration` exactly as this model describes them (Core Data's
     /// `isConfiguration(withName:compatibleWithStoreMetadata:)`): the store's
     /// ``StoreModelVersionHashesKey`` names the configuration's entities, each with this model's
-    /// ``EntityDescription/versionHash``.
+    /// ``EntityDescription/versionHash``, and, where the store records Strata's layout hashes
+    /// (which also cover fetch indexes), each with this model's layout. A store written before
+    /// Strata kept Core Data's hashes records its layout hashes as its version hashes.
     ///
     /// - Parameters:
     ///   - configuration: a configuration of the model, or `nil` for all its entities.
@@ -19,7 +21,12 @@ extension ManagedObjectModel {
             let entities = entities(forConfigurationName: configuration)
         else { return false }
         guard Set(stored.keys) == Set(entities.map(\.entityName)) else { return false }
-        return entities.allSatisfy { (stored[$0.entityName] as? Data) == $0.versionHash }
+        let layouts = metadata[StoreMetadataFile.layoutHashesKey] as? [String: Any]
+        return entities.allSatisfy { entity in
+            guard let hash = stored[entity.entityName] as? Data else { return false }
+            if let layouts { return hash == entity.versionHash && layouts[entity.entityName] as? Data == entity.layoutHash }
+            return hash == entity.layoutHash
+        }
     }
 }
 

@@ -58,7 +58,9 @@ extension MappingModel {
             mapping.sourceEntityVersionHash = entity.versionHash
             mappings.append(mapping)
         }
-        return MappingModel(entityMappings: mappings)
+        let inferred = MappingModel(entityMappings: mappings)
+        inferred.isInferred = true
+        return inferred
     }
 
     /// The element of `candidates` a renaming identifier names, else the one named `name`.

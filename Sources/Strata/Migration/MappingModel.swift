@@ -4,6 +4,9 @@
 public final class MappingModel {
     /// The entity mappings, in the order they are migrated.
     public var entityMappings: [EntityMapping]
+    /// Whether ``inferredMappingModel(forSourceModel:destinationModel:)`` made it: a lightweight
+    /// migration, whose objects Core Data does not validate.
+    var isInferred = false
 
     /// Creates a mapping model of `entityMappings`.
     public init(entityMappings: [EntityMapping] = []) {

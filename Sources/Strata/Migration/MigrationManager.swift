@@ -244,10 +244,7 @@ open class MigrationManager {
         var sources: [String: [ManagedObjectID]] = [:]
         for mapping in mappings {
             guard let entity = sourceEntity(for: mapping) else { continue }
-            let request = FetchRequest<ManagedObjectID>(entityName: entity.entityName)
-            request.resultType = .managedObjectIDResultType
-            request.includesSubentities = false
-            sources[mapping.name] = try sourceContext.fetch(request)
+            sources[mapping.name] = try sourceObjectIDs(of: mapping, entity: entity)
         }
         let objectCount = sources.values.reduce(0) { $0 + $1.count }
         stepCount = max(1, objectCount * 3)
@@ -295,6 +292,27 @@ open class MigrationManager {
         }
         currentEntityMapping = nil
         migrationProgress = 1
+    }
+
+    /// The IDs of the source objects `mapping` migrates: those its source expression gives, or
+    /// every object of `entity` (not of its subentities, which have mappings of their own).
+    ///
+    /// - Throws: ``CoreDataError`` `migration` when the source expression gives no objects;
+    ///   the fetch's error.
+    private func sourceObjectIDs(of mapping: EntityMapping, entity: EntityDescription) throws -> [ManagedObjectID] {
+        guard let expression = mapping.sourceExpression else {
+            let request = FetchRequest<ManagedObjectID>(entityName: entity.entityName)
+            request.resultType = .managedObjectIDResultType
+            request.includesSubentities = false
+            return try sourceContext.fetch(request)
+        }
+        let value = try PredicateEvaluation(valueForKey: FetchPredicate.value(of:forKey:), substitutionVariables: nil)
+            .value(expression, object: nil, bindings: ["manager": self, "entityMapping": mapping])
+        guard let objects = value.flatMap(FetchValue.elements(of:)) else {
+            throw CoreDataError(
+                .migration, "the source expression of the mapping \(mapping.name) gives no objects: \(expression.expressionFormat)")
+        }
+        return objects.compactMap { ($0 as? ManagedObject)?.objectID ?? $0 as? ManagedObjectID }
     }
 
     /// Throws when a required attribute of `object` has no value: what a lightweight migration
@@ -353,10 +371,17 @@ open class MigrationManager {
 
     /// A new policy of the class a mapping names.
     private static func policy(for mapping: EntityMapping) throws -> EntityMigrationPolicy {
-        guard let name = mapping.entityMigrationPolicyClassName, !name.isEmpty, name != "EntityMigrationPolicy" else {
+        guard var name = mapping.entityMigrationPolicyClassName, !name.isEmpty, name != "EntityMigrationPolicy" else {
             return EntityMigrationPolicy()
         }
-        guard let type = NSClassFromString(name) as? EntityMigrationPolicy.Type else {
+        // Xcode's mapping editor writes the module as a build setting that mapc substitutes.
+        if name.hasPrefix("$(PRODUCT_MODULE_NAME).") { name.removeFirst("$(PRODUCT_MODULE_NAME).".count) }
+        var found = NSClassFromString(name) as? EntityMigrationPolicy.Type
+        if found == nil, !name.contains(".") {
+            found = SwiftTypeRecords.types(named: name, kind: .class, topLevel: true)
+                .lazy.compactMap { $0 as? EntityMigrationPolicy.Type }.first
+        }
+        guard let type = found else {
             throw CoreDataError(
                 .entityMigrationPolicy,
                 "the mapping \(mapping.name) names the migration policy \(name), which is no EntityMigrationPolicy subclass"

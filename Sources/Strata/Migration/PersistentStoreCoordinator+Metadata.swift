@@ -77,7 +77,8 @@ extension PersistentStoreCoordinator {
         var updated = metadata
         for key in [
             StoreTypeKey, StoreUUIDKey, StoreModelVersionHashesKey, StoreModelVersionIdentifiersKey,
-            StoreModelVersionHashesVersionKey, StoreMetadataFile.archiveKey,
+            StoreModelVersionHashesVersionKey, StoreModelVersionChecksumKey, StoreMetadataFile.versionHashesDigestKey,
+            StoreMetadataFile.layoutHashesKey, StoreMetadataFile.archiveKey,
         ] {
             updated[key] = current[key]
         }

@@ -67,11 +67,6 @@ extension PersistentStoreCoordinator {
                 "the model used to open the store at \(url.path) is incompatible with the one used to create it, and migration is off"
             )
         }
-        guard description.shouldInferMappingModelAutomatically else {
-            throw CoreDataError(
-                .migrationMissingMappingModel,
-                "the store at \(url.path) needs a migration and inferring a mapping model is off")
-        }
         guard !SharedEngineStores.shared.isOpen(at: url) else {
             throw CoreDataError(
                 .persistentStoreIncompatibleSchema,
@@ -84,10 +79,24 @@ extension PersistentStoreCoordinator {
         if let staged = description.options[PersistentStoreStagedMigrationManagerOptionKey] as? StagedMigrationManager {
             return try migrateStaged(staged, at: url, metadata: metadata, description: description)
         }
-        // Every step is inferred before any is taken: a step that is not inferable changes nothing.
+        // Every step's mapping is found or inferred before any step is taken: a step without one
+        // changes nothing. As in Core Data, a mapping model in the bundles comes first; Strata also
+        // looks beside the model's own files.
+        let modelFolder = managedObjectModel.versionBundleURL.flatMap { Bundle(url: $0.deletingLastPathComponent()) }
+        let bundles = [modelFolder].compactMap { $0 } + [Bundle.main] + PersistentContainer.packageResourceBundles()
         var steps: [(source: ManagedObjectModel, destination: ManagedObjectModel, mapping: MappingModel)] = []
         for destination in try versionSteps(after: metadata) {
             let from = steps.last?.destination ?? source
+            if let found = MappingModel.mappingModel(in: bundles, from: from, to: destination) {
+                steps.append((from, destination, found))
+                continue
+            }
+            guard description.shouldInferMappingModelAutomatically else {
+                throw CoreDataError(
+                    .migrationMissingMappingModel,
+                    "the store at \(url.path) needs a migration, no mapping model in \(bundles.map(\.bundlePath)) maps it, and inferring a mapping model is off"
+                )
+            }
             steps.append(
                 (
                     from, destination,
@@ -113,12 +122,12 @@ extension PersistentStoreCoordinator {
     private func versionSteps(after metadata: [String: Any]) throws -> [ManagedObjectModel] {
         guard let bundle = managedObjectModel.versionBundleURL else { return [managedObjectModel] }
         let versions = try ManagedObjectModel.versions(in: bundle).map(ManagedObjectModel.init(checkedContentsOf:))
-        let target = managedObjectModel.entityVersionHashesByName
+        let target = managedObjectModel.entityLayoutHashesByName
         guard
             let start = versions.firstIndex(where: {
                 $0.isConfiguration(withName: nil, compatibleWithStoreMetadata: metadata)
             }),
-            let end = versions.lastIndex(where: { $0.entityVersionHashesByName == target }), start < end
+            let end = versions.lastIndex(where: { $0.entityLayoutHashesByName == target }), start < end
         else { return [managedObjectModel] }
         return Array(versions[(start + 1)..<end]) + [managedObjectModel]
     }
@@ -170,7 +179,7 @@ extension PersistentStoreCoordinator {
         }
         if lock == nil { lock = try StoreDirectoryLock(url) }
         let manager = MigrationManager(sourceModel: source, destinationModel: destination)
-        manager.validatesMigratedObjects = false
+        manager.validatesMigratedObjects = !mapping.isInferred
         let destinationOptions = Self.migrationDestinationOptions(for: description)
         do {
             // Read-only: the old store is neither locked by the engine (the caller holds the lock) nor written.

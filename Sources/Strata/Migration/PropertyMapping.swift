@@ -23,6 +23,17 @@ public final class PropertyMapping {
         self.valueExpression = valueExpression
     }
 
-    /// The source key path of the value expression, if it is one.
-    var sourceKeyPath: String? { valueExpression?.keyPath }
+    /// The source key path of the value expression, if it reads one from the source object
+    /// (`name`, `$source.name`, or `FUNCTION($source, "valueForKey:", "name")` as a compiled
+    /// Core Data mapping model has it).
+    var sourceKeyPath: String? {
+        switch valueExpression {
+        case .keyPath(let path, .evaluatedObject)?, .keyPath(let path, .variable("source"))?: return path
+        case .method(.variable("source"), "valueForKey:", let arguments)?,
+            .method(.variable("source"), "valueForKeyPath:", let arguments)?:
+            guard arguments.count == 1, case .constant(let path as String) = arguments[0] else { return nil }
+            return path
+        default: return nil
+        }
+    }
 }

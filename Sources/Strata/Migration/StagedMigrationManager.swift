@@ -87,7 +87,7 @@ public final class StagedMigrationManager {
                 .migrationMissingSourceModel,
                 "no stage of the staged migration starts from the model version the store was written with")
         }
-        if chain.last?.entityVersionHashesByName != target.entityVersionHashesByName { chain.append(target) }
+        if chain.last?.entityLayoutHashesByName != target.entityLayoutHashesByName { chain.append(target) }
         return (start..<(chain.count - 1)).map {
             Step(source: chain[$0], destination: chain[$0 + 1], custom: customs[$0])
         }

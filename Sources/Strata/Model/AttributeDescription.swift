@@ -164,8 +164,8 @@ public class AttributeDescription: PropertyDescription, @unchecked Sendable {
 
     override var kindTag: String { "attribute" }
 
-    override func hashVersionFacts(into hasher: inout VersionHasher) {
-        super.hashVersionFacts(into: &hasher)
+    override func hashLayoutFacts(into hasher: inout VersionHasher) {
+        super.hashLayoutFacts(into: &hasher)
         hasher.combine(UInt64(attributeType.rawValue))
         hasher.combine(preservesValueInHistoryOnDeletion)
     }

@@ -52,10 +52,10 @@ public final class CompositeAttributeDescription: AttributeDescription, @uncheck
 
     override var kindTag: String { "compositeAttribute" }
 
-    override func hashVersionFacts(into hasher: inout VersionHasher) {
-        super.hashVersionFacts(into: &hasher)
+    override func hashLayoutFacts(into hasher: inout VersionHasher) {
+        super.hashLayoutFacts(into: &hasher)
         hasher.combine(elements.count)
-        for element in elements { hasher.combine(element.versionHash) }
+        for element in elements { hasher.combine(element.layoutHash) }
     }
 
     override func freezeParts() {

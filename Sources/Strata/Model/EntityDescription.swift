@@ -254,17 +254,26 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         properties.compactMap { $0 as? RelationshipDescription }.filter { $0.destinationEntity === entity }
     }
 
-    /// A hash of everything about the entity that shapes how its objects are stored: its name,
-    /// abstractness, superentity's name, ``versionHashModifier``, the version hashes of all its
-    /// properties (inherited ones included, in name order), its fetch indexes and its uniqueness
-    /// constraints.
+    /// Core Data's version hash of the entity (32 bytes, SHA-256): its name, abstractness,
+    /// superentity's version hash, the version hashes of its stored properties (inherited ones
+    /// included, in name order; not fetched properties), ``versionHashModifier`` and its
+    /// uniqueness constraints, laid out as Core Data lays them out, so that the hash equals the
+    /// one Core Data and Xcode compute for the same model (and a compiled mapping model's).
     ///
-    /// Stable across runs and platforms, and independent of the order properties were added in.
-    /// ``userInfo``, ``managedObjectClassName``, ``renamingIdentifier``, default values and
-    /// validation limits do not change it. 8 bytes (a 64-bit FNV-1a hash).
+    /// ``userInfo``, ``managedObjectClassName``, ``renamingIdentifier``, fetch indexes, default
+    /// values and validation limits do not change it.
     public var versionHash: Data {
         if frozen.isSet, let lookup { return lookup.versionHash }
-        return computeVersionHash()
+        return Data(CoreDataVersionHash.of(self))
+    }
+
+    /// A hash of everything about the entity that shapes how Strata stores its objects: what
+    /// ``versionHash`` covers in Strata's own terms, and its fetch indexes. 8 bytes (a 64-bit
+    /// FNV-1a hash), stable across runs and platforms: a store records it to know whether a
+    /// model opens it as it is.
+    var layoutHash: Data {
+        if frozen.isSet, let lookup { return lookup.layoutHash }
+        return computeLayoutHash()
     }
 
     /// The name, such as `EntityDescription(Employee)`.
@@ -285,6 +294,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         var attributesByName: [String: AttributeDescription]
         var relationshipsByName: [String: RelationshipDescription]
         var versionHash: Data
+        var layoutHash: Data
     }
 
     /// Computes the lookup tables; called for every entity of a model before any is marked frozen.
@@ -295,7 +305,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
             propertiesByName: Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last }),
             attributesByName: Self.byName(all),
             relationshipsByName: Self.byName(all),
-            versionHash: computeVersionHash())
+            versionHash: Data(CoreDataVersionHash.of(self)), layoutHash: computeLayoutHash())
     }
 
     /// Marks the entity, its own properties and its indexes frozen.
@@ -330,7 +340,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
 
     /// Every property, inherited ones first; a property redefined lower down takes the place of
     /// the inherited one.
-    private func computeProperties() -> [PropertyDescription] {
+    func computeProperties() -> [PropertyDescription] {
         let chain = inheritanceChain
         if chain.count == 1 { return ownProperties }
         var result: [PropertyDescription] = []
@@ -362,7 +372,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         return String(describing: element)
     }
 
-    private func computeVersionHash() -> Data {
+    private func computeLayoutHash() -> Data {
         var hasher = VersionHasher()
         hasher.combine("entity")
         hasher.combine(entityName)
@@ -371,7 +381,7 @@ public final class EntityDescription: @unchecked Sendable, Hashable, CustomStrin
         hasher.combine(versionHashModifier)
         let all = computeProperties().filter { !($0 is FetchedPropertyDescription) }.sorted { $0.name < $1.name }
         hasher.combine(all.count)
-        for property in all { hasher.combine(property.versionHash) }
+        for property in all { hasher.combine(property.layoutHash) }
         let sortedIndexes = indexes.sorted { $0.name < $1.name }
         hasher.combine(sortedIndexes.count)
         for index in sortedIndexes {

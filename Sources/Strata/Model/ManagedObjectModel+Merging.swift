@@ -19,13 +19,14 @@ extension ManagedObjectModel {
             guard let model = ManagedObjectModel(contentsOf: url) else { return nil }
             models.append(model)
         }
-        return merging(loaded: models)
+        let merged = ManagedObjectModel()
+        return merged.merge(loaded: models) ? merged : nil
     }
 
-    /// One model holding the entities, configurations and templates of `models`, which were
-    /// loaded for it alone: their entities move into it.
-    private static func merging(loaded models: [ManagedObjectModel]) -> ManagedObjectModel? {
-        let merged = ManagedObjectModel()
+    /// Takes the entities, configurations and templates of `models`, which were loaded or copied
+    /// for this model alone: their entities move into it. `false` (logged) when two have an
+    /// entity, a configuration or a template of one name.
+    func merge(loaded models: [ManagedObjectModel]) -> Bool {
         var entities: [EntityDescription] = []
         var configurations: [(String, [EntityDescription])] = []
         var templates: [String: FetchRequest<FetchRequestResult>] = [:]
@@ -33,28 +34,28 @@ extension ManagedObjectModel {
             let own = model.entities
             guard Set(own.map(\.entityName)).isDisjoint(with: entities.map(\.entityName)) else {
                 modelLogger.error("The models to merge have two entities of one name")
-                return nil
+                return false
             }
             for name in model.configurations {
                 guard !configurations.contains(where: { $0.0 == name }) else {
                     modelLogger.error("The models to merge have two configurations named \(name)")
-                    return nil
+                    return false
                 }
                 configurations.append((name, model.entities(forConfigurationName: name) ?? []))
             }
             for (name, template) in model.fetchRequestTemplatesByName {
                 guard templates.updateValue(template, forKey: name) == nil else {
                     modelLogger.error("The models to merge have two fetch request templates named \(name)")
-                    return nil
+                    return false
                 }
             }
-            merged.versionIdentifiers.formUnion(model.versionIdentifiers)
+            versionIdentifiers.formUnion(model.versionIdentifiers)
             model.entities = []
             entities += own
         }
-        merged.entities = entities
-        for (name, members) in configurations { merged.setEntities(members, forConfigurationName: name) }
-        for (name, template) in templates { merged.setFetchRequestTemplate(template, forName: name) }
-        return merged
+        self.entities = entities
+        for (name, members) in configurations { setEntities(members, forConfigurationName: name) }
+        for (name, template) in templates { setFetchRequestTemplate(template, forName: name) }
+        return true
     }
 }

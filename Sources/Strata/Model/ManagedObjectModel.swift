@@ -102,10 +102,15 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
         }
     }
 
-    /// The ``EntityDescription/versionHash`` of every entity, by entity name. Two models whose
-    /// dictionaries are equal store objects the same way.
+    /// The ``EntityDescription/versionHash`` of every entity, by entity name (Core Data's).
     public var entityVersionHashesByName: [String: Data] {
         Dictionary(entityList.map { ($0.entityName, $0.versionHash) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// Strata's layout hash of every entity, by entity name: two models whose dictionaries are
+    /// equal store objects the same way.
+    var entityLayoutHashesByName: [String: Data] {
+        Dictionary(entityList.map { ($0.entityName, $0.layoutHash) }, uniquingKeysWith: { _, last in last })
     }
 
     /// Identifiers of the model's version, for the application's use (Xcode's "Model Version
@@ -177,19 +182,6 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
         if frozen.isSet { immutableModelViolation("ManagedObjectModel.\(member)") }
     }
 
-    /// A hash of every entity's version hash, in entity name order: equal for two models that
-    /// store objects the same way. 8 bytes.
-    var versionHash: Data {
-        var hasher = VersionHasher()
-        hasher.combine("model")
-        let sorted = entityList.sorted { $0.entityName < $1.entityName }
-        hasher.combine(sorted.count)
-        for entity in sorted {
-            hasher.combine(entity.entityName)
-            hasher.combine(entity.versionHash)
-        }
-        return hasher.data
-    }
 
     // MARK: - Validation
 

@@ -14,6 +14,9 @@ struct ModelXMLElement {
     var line: Int
     /// The child elements, in document order.
     var children: [ModelXMLElement] = []
+    /// The text directly inside the element (model files keep everything in attributes; an
+    /// Xcode mapping model's `xcmapping.xml` keeps values as text).
+    var text = ""
 
     /// The value of the attribute `key`, if present.
     subscript(_ key: String) -> String? { attributes[key] }
@@ -25,8 +28,6 @@ struct ModelXMLElement {
 }
 
 /// Parses an XML file into a tree of ``ModelXMLElement``s with FoundationXML's `XMLParser`.
-///
-/// Text content is dropped: model files keep everything in attributes.
 enum ModelXMLDocument {
     /// Parses `data`.
     ///
@@ -112,6 +113,11 @@ enum ModelXMLDocument {
             attributes attributeDict: [String: String] = [:]
         ) {
             stack.append(ModelXMLElement(name: elementName, attributes: attributeDict, line: parser.lineNumber))
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            guard !stack.isEmpty else { return }
+            stack[stack.count - 1].text += string
         }
 
         func parser(

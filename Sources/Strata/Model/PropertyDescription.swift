@@ -96,21 +96,29 @@ public class PropertyDescription: @unchecked Sendable, Hashable, CustomStringCon
         name = ""
     }
 
-    /// A hash of everything about the property that shapes how its values are stored: its name,
-    /// kind, optionality, transience, ``versionHashModifier`` and the facts of its kind (an
-    /// attribute's type and whether its value is kept in history tombstones; a relationship's
-    /// destination, inverse, counts and ordering).
+    /// Core Data's version hash of the property (32 bytes, SHA-256): its name, optionality,
+    /// transience and ``versionHashModifier``, and the facts of its kind (an attribute's type,
+    /// external storage and history tombstone; a relationship's destination, inverse, counts and
+    /// ordering; a composite's elements), laid out as Core Data lays them out, so that the hash
+    /// equals the one Core Data and Xcode compute for the same model.
     ///
-    /// Stable across runs and platforms. ``userInfo``, default values, validation limits and
-    /// ``renamingIdentifier`` do not change it. 8 bytes.
-    public var versionHash: Data {
+    /// ``userInfo``, default values, validation rules, the delete rule and
+    /// ``renamingIdentifier`` do not change it.
+    public var versionHash: Data { Data(CoreDataVersionHash.of(self)) }
+
+    /// A hash of everything about the property that shapes how Strata stores its values: its
+    /// name, kind, optionality, transience, ``versionHashModifier`` and the facts of its kind (an
+    /// attribute's type and whether its value is kept in history tombstones; a relationship's
+    /// destination, inverse, counts and ordering). 8 bytes, stable across runs and platforms;
+    /// what a store's layout hashes are made of.
+    var layoutHash: Data {
         var hasher = VersionHasher()
-        hashVersionFacts(into: &hasher)
+        hashLayoutFacts(into: &hasher)
         return hasher.data
     }
 
-    /// Feeds the facts ``versionHash`` covers; subclasses add their own after calling `super`.
-    func hashVersionFacts(into hasher: inout VersionHasher) {
+    /// Feeds the facts ``layoutHash`` covers; subclasses add their own after calling `super`.
+    func hashLayoutFacts(into hasher: inout VersionHasher) {
         hasher.combine(kindTag)
         hasher.combine(name)
         hasher.combine(isOptional)

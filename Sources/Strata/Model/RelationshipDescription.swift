@@ -81,8 +81,8 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
 
     override var kindTag: String { "relationship" }
 
-    override func hashVersionFacts(into hasher: inout VersionHasher) {
-        super.hashVersionFacts(into: &hasher)
+    override func hashLayoutFacts(into hasher: inout VersionHasher) {
+        super.hashLayoutFacts(into: &hasher)
         hasher.combine(destinationEntity?.entityName)
         hasher.combine(inverseRelationship?.name)
         hasher.combine(minCount)

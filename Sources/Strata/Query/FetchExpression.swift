@@ -23,6 +23,15 @@ public indirect enum FetchExpression {
     /// A function of its arguments' values (`now()`, `lowercase:(name)`, `sum:(items.price)`);
     /// see ``init(forFunction:arguments:)`` for the functions Strata evaluates.
     case function(String, arguments: [FetchExpression])
+    /// The method `selectorName` of the value of `target`, called with the arguments' values
+    /// (`FUNCTION($source, "valueForKey:", "name")`,
+    /// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.friends)`);
+    /// see ``init(forFunction:selectorName:arguments:)``.
+    case method(of: FetchExpression, selectorName: String, arguments: [FetchExpression])
+    /// The objects the fetch request `request` evaluates to, fetched in the context `context`
+    /// evaluates to, or their count (Core Data's `NSFetchRequestExpression`:
+    /// `FETCH(request, context, countOnly)`); see ``FetchRequestExpression``.
+    case fetch(request: FetchExpression, context: FetchExpression, countOnly: Bool)
 
     /// A key path read from the evaluated object (Core Data's `NSExpression(forKeyPath:)`).
     public init(forKeyPath keyPath: String) { self = .keyPath(keyPath) }
@@ -57,16 +66,47 @@ public indirect enum FetchExpression {
         self = .function(name, arguments: arguments)
     }
 
-    /// The name of a function expression; `nil` for others.
+    /// A method of `target`, called with `parameters` (Core Data's
+    /// `NSExpression(forFunction:selectorName:arguments:)`).
+    ///
+    /// On Linux there is no Objective-C runtime to call any selector: `valueForKey:` and
+    /// `valueForKeyPath:` read a key of any value Strata reads keys of, and every other selector
+    /// is answered by a target that conforms to ``ExpressionFunctionTarget`` (a migration's
+    /// `$manager` and `$entityPolicy`).
+    ///
+    /// - Parameters:
+    ///   - target: an expression, or a constant.
+    ///   - name: the selector, with its colons (`"valueForKey:"`).
+    ///   - parameters: expressions, or constants.
+    public init(forFunction target: Any, selectorName name: String, arguments parameters: [Any]?) {
+        func expression(_ value: Any) -> FetchExpression {
+            value as? FetchExpression ?? .constant(FetchValue.unwrap(value))
+        }
+        self = .method(of: expression(target), selectorName: name, arguments: (parameters ?? []).map(expression))
+    }
+
+    /// The name of a function expression (the selector of a method); `nil` for others.
     public var function: String? {
-        guard case .function(let name, _) = self else { return nil }
-        return name
+        switch self {
+        case .function(let name, _), .method(_, let name, _): return name
+        default: return nil
+        }
     }
 
     /// The arguments of a function expression; `nil` for others.
     public var arguments: [FetchExpression]? {
-        guard case .function(_, let arguments) = self else { return nil }
-        return arguments
+        switch self {
+        case .function(_, let arguments), .method(_, _, let arguments): return arguments
+        default: return nil
+        }
+    }
+
+    /// What a key path or method is read from (Core Data's `operand`); `nil` for others.
+    public var operand: FetchExpression? {
+        switch self {
+        case .keyPath(_, let operand), .method(let operand, _, _): return operand
+        default: return nil
+        }
     }
 
     /// The evaluated object, `SELF` (Core Data's `NSExpression.expressionForEvaluatedObject()`).
@@ -90,10 +130,24 @@ public indirect enum FetchExpression {
         return name
     }
 
-    /// The value of the expression for `object` (Core Data's `expressionValue(with:context:)`),
-    /// `nil` when a key cannot be read.
+    /// The value of the expression for `object`, `nil` when a key cannot be read.
     public func expressionValue(with object: Any?) -> Any? {
+        expressionValue(with: object, variables: [:])
+    }
+
+    /// The value of the expression for `object` (Core Data's `expressionValue(with:context:)`),
+    /// with `context`'s entries as the variables (`$source` is `context["source"]`); `nil` when
+    /// a key cannot be read.
+    public func expressionValue(with object: Any?, context: NSMutableDictionary?) -> Any? {
+        var variables: [String: Any] = [:]
+        for case (let key as String, let value) in context ?? [:] { variables[key] = value }
+        return expressionValue(with: object, variables: variables)
+    }
+
+    /// The value of the expression for `object` with `variables` bound, `nil` when a key cannot
+    /// be read.
+    func expressionValue(with object: Any?, variables: [String: Any]) -> Any? {
         let evaluation = PredicateEvaluation(valueForKey: FetchPredicate.value(of:forKey:), substitutionVariables: nil)
-        return try? evaluation.value(self, object: object, bindings: [:])
+        return try? evaluation.value(self, object: object, bindings: variables)
     }
 }

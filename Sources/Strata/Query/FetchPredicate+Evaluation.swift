@@ -59,6 +59,9 @@ extension FetchPredicate {
         } else if let dictionary = object as? [AnyHashable: Any] {
             return dictionary[key]
         }
+        if let target = object as? any ExpressionFunctionTarget {
+            return try target.value(forFunction: "valueForKey:", arguments: [key])
+        }
         throw PredicateEvaluation.Failure()
     }
 
@@ -85,6 +88,9 @@ extension FetchExpression {
         case .aggregate(let elements): return elements.reduce(into: Set<String>()) { $0.formUnion($1.keyPaths) }
         case .subquery(let collection, _, _): return collection.keyPaths
         case .function(_, let arguments): return arguments.reduce(into: Set<String>()) { $0.formUnion($1.keyPaths) }
+        case .method(let target, _, let arguments):
+            return arguments.reduce(into: target.keyPaths) { $0.formUnion($1.keyPaths) }
+        case .fetch(let request, let context, _): return request.keyPaths.union(context.keyPaths)
         }
     }
 }
@@ -158,6 +164,21 @@ struct PredicateEvaluation {
             }
         case .function(let name, let arguments):
             return try Self.function(name, try arguments.map { try value($0, object: object, bindings: bindings) })
+        case .method(let target, let selector, let arguments):
+            let receiver = try value(target, object: object, bindings: bindings)
+            let values = try arguments.map { try value($0, object: object, bindings: bindings) }
+            if selector == "valueForKey:" || selector == "valueForKeyPath:", values.count == 1,
+                let key = values[0] as? String
+            {
+                return try walk(receiver, selector == "valueForKey:" ? [key] : key.dottedKeys[...])
+            }
+            guard let target = receiver as? any ExpressionFunctionTarget else { throw Failure() }
+            return try target.value(forFunction: selector, arguments: values)
+        case .fetch(let request, let context, let countOnly):
+            guard let request = try value(request, object: object, bindings: bindings) as? FetchRequest<FetchRequestResult>,
+                let context = try value(context, object: object, bindings: bindings) as? ManagedObjectContext
+            else { throw Failure() }
+            return countOnly ? try context.count(for: request) : try context.fetch(request)
         }
     }
 

@@ -63,6 +63,11 @@ extension FetchExpression {
             return "SUBQUERY(\(collection.expressionFormat), $\(variable), \(predicate.predicateFormat))"
         case .function(let name, let arguments):
             return name + "(" + arguments.map(\.expressionFormat).joined(separator: ", ") + ")"
+        case .method(let target, let selector, let arguments):
+            return "FUNCTION(" + ([target.expressionFormat, Self.quoted(selector)] + arguments.map(\.expressionFormat))
+                .joined(separator: ", ") + ")"
+        case .fetch(let request, let context, let countOnly):
+            return "FETCH(\(request.expressionFormat), \(context.expressionFormat), \(countOnly ? "YES" : "NO"))"
         case .keyPath(let path, on: let operand):
             let keys = path.split(separator: ".", omittingEmptySubsequences: false).map { key in
                 PredicateParser.reservedWords.contains(key.uppercased()) ? "#" + key : String(key)

@@ -97,6 +97,16 @@ extension FetchExpression {
                 arguments: try arguments.map { argument throws(FetchPredicateError) in
                     try argument.substituted(variables, bound: bound, format: format)
                 })
+        case .method(let target, let selector, let arguments):
+            return .method(
+                of: try target.substituted(variables, bound: bound, format: format), selectorName: selector,
+                arguments: try arguments.map { argument throws(FetchPredicateError) in
+                    try argument.substituted(variables, bound: bound, format: format)
+                })
+        case .fetch(let request, let context, let countOnly):
+            return .fetch(
+                request: try request.substituted(variables, bound: bound, format: format),
+                context: try context.substituted(variables, bound: bound, format: format), countOnly: countOnly)
         case .constant, .evaluatedObject, .variable: return self
         }
     }

@@ -62,6 +62,15 @@ private struct PredicateValidation {
         case .function(_, let arguments):
             for argument in arguments { _ = try shape(argument, evaluated: evaluated, variables: variables) }
             return .unknown
+        case .method(let target, _, let arguments):
+            for argument in [target] + arguments {
+                _ = try shape(argument, evaluated: evaluated, variables: variables)
+            }
+            return .unknown
+        case .fetch(let request, let context, _):
+            _ = try shape(request, evaluated: evaluated, variables: variables)
+            _ = try shape(context, evaluated: evaluated, variables: variables)
+            return .unknown
         case .subquery(let collection, let variable, let predicate):
             var element = ValueShape.unknown
             if case .entity(let entity, _) = try shape(collection, evaluated: evaluated, variables: variables) {

@@ -23,7 +23,7 @@ struct PredicateParser {
     static let reservedWords: Set<String> = [
         "AND", "OR", "NOT", "IN", "CONTAINS", "BEGINSWITH", "ENDSWITH", "LIKE", "MATCHES", "BETWEEN", "ANY", "SOME",
         "ALL", "NONE", "TRUEPREDICATE", "FALSEPREDICATE", "YES", "NO", "TRUE", "FALSE", "NIL", "NULL", "SELF",
-        "SUBQUERY", "CAST", "FUNCTION", "FIRST", "LAST", "SIZE",
+        "SUBQUERY", "CAST", "FUNCTION", "FETCH", "FIRST", "LAST", "SIZE",
     ]
 
     /// The collection operators a key path may contain.
@@ -343,6 +343,12 @@ struct PredicateParser {
             case "CAST":
                 advance()
                 base = try cast(at: start)
+            case "FUNCTION":
+                advance()
+                base = try method()
+            case "FETCH":
+                advance()
+                base = try fetch()
             default:
                 throw error("expected a value, found keyword \(describe(current))")
             }
@@ -426,6 +432,43 @@ struct PredicateParser {
         let predicate = try predicate()
         try expect(")")
         return .subquery(collection: collection, variable: variable, predicate: predicate)
+    }
+
+    /// `FUNCTION(target, "selector:", arguments…)`: a method of the target's value.
+    private mutating func method() throws(FetchPredicateError) -> FetchExpression {
+        try expect("(")
+        try enter()
+        defer { depth -= 1 }
+        let target = try expression()
+        try expect(",")
+        guard case .string(let selector) = current.kind else {
+            throw error("FUNCTION needs a quoted selector after its target, found \(describe(current))")
+        }
+        advance()
+        var arguments: [FetchExpression] = []
+        while isSymbol(",") {
+            advance()
+            arguments.append(try expression())
+        }
+        try expect(")")
+        return .method(of: target, selectorName: selector, arguments: arguments)
+    }
+
+    /// `FETCH(request, context, countOnly)`: what a fetch request gets in a context.
+    private mutating func fetch() throws(FetchPredicateError) -> FetchExpression {
+        try expect("(")
+        try enter()
+        defer { depth -= 1 }
+        let request = try expression()
+        try expect(",")
+        let context = try expression()
+        try expect(",")
+        let flagOffset = current.offset
+        guard case .constant(let flag as Bool) = try expression() else {
+            throw error("FETCH needs YES or NO (count only) last", at: flagOffset)
+        }
+        try expect(")")
+        return .fetch(request: request, context: context, countOnly: flag)
     }
 
     /// `CAST(value, "Type")` of a constant: dates from their `timeIntervalSinceReferenceDate`,

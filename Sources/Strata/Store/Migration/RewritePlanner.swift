@@ -52,6 +52,13 @@ struct RewritePlanner {
             {
                 return false
             }
+            // Only a mapping of every source object can keep keys.
+            if let expression = entityMapping.sourceExpression, let name = entityMapping.sourceEntityName,
+                expression.expressionFormat
+                    != MappingModel.defaultSourceExpression(of: name, predicate: nil).expressionFormat
+            {
+                return false
+            }
             switch entityMapping.mappingType {
             case .addEntityMappingType, .removeEntityMappingType:
                 continue
@@ -196,8 +203,8 @@ struct RewritePlanner {
                 let fallback =
                     try attribute.defaultValue.map { try ValueConversion.storeValue($0, for: attribute) } ?? .null
                 var step = ColumnStep(column: column, source: -1, conversion: nil, fallback: fallback)
-                if let expression = attributeMappings[attribute.name]?.valueExpression {
-                    guard let path = expression.keyPath, let old = from.attributesByName[path], !old.isTransient,
+                if let attributeMapping = attributeMappings[attribute.name], attributeMapping.valueExpression != nil {
+                    guard let path = attributeMapping.sourceKeyPath, let old = from.attributesByName[path], !old.isTransient,
                         !(old is DerivedAttributeDescription), let oldColumn = was.columns[path],
                         Self.record(oldColumn, column, in: &columnMap)
                     else { return false }
@@ -223,9 +230,9 @@ struct RewritePlanner {
                 }
                 steps.append(step)
             } else if let relationship = property as? RelationshipDescription {
-                let expression = relationshipMappings[relationship.name]?.valueExpression
-                let old = expression?.keyPath.flatMap { from.relationshipsByName[$0] }
-                if expression != nil && old == nil { return false }
+                let relationshipMapping = relationshipMappings[relationship.name]
+                let old = relationshipMapping?.sourceKeyPath.flatMap { from.relationshipsByName[$0] }
+                if relationshipMapping?.valueExpression != nil && old == nil { return false }
                 var narrows = false
                 if let old {
                     narrows = Self.narrowsOneToMany(old, relationship, was)

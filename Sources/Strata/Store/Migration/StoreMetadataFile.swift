@@ -67,6 +67,12 @@ enum StoreMetadataFile {
         guard fsync(fd) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 
+    /// Core Data's digest of the version hashes (`String`, Base64).
+    static let versionHashesDigestKey = "NSStoreModelVersionHashesDigest"
+    /// Strata's layout hash of every entity (`[String: Data]`): whether a model opens the store
+    /// as it is (``ManagedObjectModel/isConfiguration(withName:compatibleWithStoreMetadata:)``).
+    static let layoutHashesKey = "StrataStoreLayoutHashes"
+
     /// The metadata of a store with identifier `storeID` written with `model`, as Core Data keeps it.
     static func metadata(
         for model: ManagedObjectModel, storeID: String, type: String = SQLiteStoreType
@@ -75,6 +81,9 @@ enum StoreMetadataFile {
             StoreTypeKey: type,
             StoreUUIDKey: storeID,
             StoreModelVersionHashesKey: model.entityVersionHashesByName,
+            StoreModelVersionChecksumKey: model.versionChecksum,
+            versionHashesDigestKey: CoreDataVersionHash.digest(of: model.entityVersionHashesByName),
+            layoutHashesKey: model.entityLayoutHashesByName,
             StoreModelVersionIdentifiersKey: model.versionIdentifiers.compactMap { $0.base as? String }.sorted(),
             StoreModelVersionHashesVersionKey: 3,
             PersistenceFrameworkVersionKey: 1.0,
