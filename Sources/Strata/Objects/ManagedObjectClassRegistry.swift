@@ -15,9 +15,16 @@ private let logger = Logger(label: "strata.model")
 /// top-level class of the loaded images (``SwiftTypeRecords``), so that no registration is
 /// needed.
 enum ManagedObjectClassRegistry {
+    /// The class registered for one entity description, which is held weakly: an entity
+    /// description's identifier is reused once it is gone, and must then name nothing.
+    private struct EntityClass {
+        weak var entity: EntityDescription?
+        let type: ManagedObject.Type
+    }
+
     private struct Registry {
         /// Classes registered for one entity description (one model).
-        var byEntity: [ObjectIdentifier: ManagedObject.Type] = [:]
+        var byEntity: [ObjectIdentifier: EntityClass] = [:]
         /// Classes registered for an entity name (any model).
         var byName: [String: ManagedObject.Type] = [:]
         /// Modules whose classes plain class names may name.
@@ -54,9 +61,14 @@ enum ManagedObjectClassRegistry {
         let bits = UInt(bitPattern: ObjectIdentifier(type))
         guard runtime.registeredClass.load(ordering: .acquiring) != bits else { return }
         let bound = registry.withLock { registry in
-            guard registry.byEntity[ObjectIdentifier(entity)] != type else { return false }
-            registry.byEntity[ObjectIdentifier(entity)] = type
-            if registry.byName[entity.entityName] == nil { registry.byName[entity.entityName] = type }
+            if let known = registry.byEntity[ObjectIdentifier(entity)], known.entity === entity, known.type == type {
+                return false
+            }
+            registry.byEntity = registry.byEntity.filter { $0.value.entity != nil }
+            registry.byEntity[ObjectIdentifier(entity)] = EntityClass(entity: entity, type: type)
+            if registry.byName[entity.entityName] == nil, type != ManagedObject.self {
+                registry.byName[entity.entityName] = type
+            }
             remember(type, in: &registry)
             changes.add(1, ordering: .releasing)
             return true
@@ -88,8 +100,11 @@ enum ManagedObjectClassRegistry {
         registry.withLock { registry in
             var current: EntityDescription? = entity
             while let candidate = current {
-                if let type = registry.byEntity[ObjectIdentifier(candidate)]
-                    ?? resolve(candidate.managedObjectClassName, in: &registry) ?? registry.byName[candidate.entityName]
+                let registered = registry.byEntity[ObjectIdentifier(candidate)].flatMap {
+                    $0.entity === candidate ? $0.type : nil
+                }
+                if let type = registered ?? resolve(candidate.managedObjectClassName, in: &registry)
+                    ?? registry.byName[candidate.entityName]
                 {
                     return type
                 }
