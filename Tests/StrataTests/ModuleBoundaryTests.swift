@@ -37,8 +37,6 @@ import Testing
         "Coordinator/PersistentStore.swift",
         "Coordinator/PersistentStoreCoordinator.swift",
         "Coordinator/PersistentStoreDescription.swift",
-        "Coordinator/StoreMapping+Evolution.swift",
-        "Coordinator/StoreMapping.swift",
         "Objects/Managed.swift",
         "Objects/ManagedObject+LazyValues.swift",
         "Objects/ValueConversion.swift",

@@ -13,7 +13,7 @@ enum StoreRowCompatibility {
     static func rowsUnchanged(from source: ManagedObjectModel, to destination: ManagedObjectModel) throws -> Bool {
         let sourceMapping = try PersistentStoreCoordinator(managedObjectModel: source).mapping.get()
         let mapping = try PersistentStoreCoordinator(managedObjectModel: destination).mapping.get()
-        guard sourceMapping.schema == mapping.schema else { return false }
+        guard sourceMapping.hasSameSchema(as: mapping) else { return false }
         for (storeEntity, tags) in mapping.entitiesByTag {
             for (tag, entity) in tags {
                 guard let old = sourceMapping.entitiesByTag[storeEntity]?[tag],
