@@ -28,9 +28,6 @@ import Testing
     static let engineImportersOutsideStore: Set<String> = [
         "Context/ManagedObjectContext+ConcurrentSave.swift",
         "Context/ManagedObjectContext+Constraints.swift",
-        "Context/ManagedObjectContext+FetchExecution.swift",
-        "Context/ManagedObjectContext+Parent.swift",
-        "Context/ManagedObjectContext+RowValues.swift",
         "Context/ManagedObjectContext+Save.swift",
         "Coordinator/PersistentStore+ReadOnly.swift",
         "Coordinator/PersistentStore+Replication.swift",
@@ -40,10 +37,6 @@ import Testing
         "Objects/Managed.swift",
         "Objects/ManagedObject+LazyValues.swift",
         "Objects/ValueConversion.swift",
-        "Query/IndexAccess.swift",
-        "Query/PredicateIndexAnalysis.swift",
-        "Query/QueryPlan.swift",
-        "Query/RowFilter.swift",
     ]
 
     /// The paths, relative to `Sources/Strata`, of the module's Swift files that import `StrataStore`.

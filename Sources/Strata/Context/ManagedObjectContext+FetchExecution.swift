@@ -1,5 +1,4 @@
 import Foundation
-internal import StrataStore
 
 /// One result of a fetch before it takes the form the request asks for.
 enum FetchCandidate {
@@ -88,8 +87,8 @@ extension ManagedObjectContext {
 
     /// The keys of the stored objects whose unsaved state (changes or deletion) the fetch
     /// evaluates in memory instead of their rows, by store.
-    func changedKeys(_ plan: QueryPlan) -> [String: Set<PrimaryKey>] {
-        var keys: [String: Set<PrimaryKey>] = [:]
+    func changedKeys(_ plan: QueryPlan) -> [String: Set<Int64>] {
+        var keys: [String: Set<Int64>] = [:]
         let root = IndexLookup.rootName(plan.entity)
         for set in [updatedSet, deletedSet] {
             for object in set where !object.objectID.isTemporaryID {
@@ -116,31 +115,34 @@ extension ManagedObjectContext {
         return matches
     }
 
-    /// Calls `emit` with every stored row `plan` matches, store by store through the store
-    /// layer (``StoreReader/executeFetch(_:position:skip:rowsNeeded:encodedRows:evaluate:emit:)``), leaving out the rows
-    /// of objects whose unsaved state is evaluated in memory.
-    ///
-    /// - Parameters:
-    ///   - rowsNeeded: whether the caller reads the matches' rows (see
-    ///     ``StoreReader/executeFetch(_:position:skip:rowsNeeded:encodedRows:evaluate:emit:)``).
-    ///   - encodedRows: whether the caller reads the rows only to load objects from them.
-    func collectStored(
-        _ plan: QueryPlan, stores: FetchStores, rowsNeeded: Bool = true, encodedRows: Bool = false,
-        emit: (consuming StoredMatch) throws -> Void
-    ) throws {
-        guard let coordinator = persistentStoreCoordinator else { return }
-        let changed = plan.mergesPendingChanges ? changedKeys(plan) : [:]
-        let storedState = !plan.mergesPendingChanges
-        for (position, store) in stores.stores.enumerated() {
-            try reader(store, coordinator: coordinator).executeFetch(
-                plan, position: position, skip: changed[store.identifier] ?? [], rowsNeeded: rowsNeeded,
-                encodedRows: encodedRows,
-                evaluate: { part, row, key, concrete in
-                    try rowMatches(
-                        part, row: row, key: key, entity: concrete.entity, layout: concrete.layout, store: store,
-                        storedState: storedState)
-                },
-                emit: emit)
+    /// The value at `path` of a candidate: from its row, or from the object.
+    func candidateValue(
+        atKeyPath path: String, _ candidate: FetchCandidate, plan: QueryPlan, stores: FetchStores
+    ) -> Any? {
+        switch candidate {
+        case .object(let object):
+            return try? FetchPredicate.value(atKeyPath: path, of: object)
+        case .stored(let match):
+            return rowValue(atKeyPath: path, of: match, plan: plan, stores: stores)
         }
+    }
+
+    /// `candidates` in the order of `descriptors`, each candidate's keys read once.
+    func sort(
+        _ candidates: [FetchCandidate], by descriptors: [FetchSortDescriptor], plan: QueryPlan, stores: FetchStores
+    ) throws -> [FetchCandidate] {
+        let keyed = candidates.map { candidate in
+            (candidate, descriptors.map { candidateValue(atKeyPath: $0.key, candidate, plan: plan, stores: stores) })
+        }
+        return keyed.sorted { left, right in
+            for (index, descriptor) in descriptors.enumerated() {
+                switch descriptor.compare(left.1[index], right.1[index]) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return false
+        }.map(\.0)
     }
 }

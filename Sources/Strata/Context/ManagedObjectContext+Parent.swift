@@ -1,6 +1,5 @@
 import Foundation
 import OrderedCollections
-internal import StrataStore
 
 /// What a context keeps for nested contexts: its parent, the automatic merging of saves, and
 /// the permanent IDs of the objects its children saved into it.
@@ -334,7 +333,7 @@ extension ManagedObjectContext {
 
     /// Adds to `keys` the stored objects of the hierarchy named `root` that an ancestor changed
     /// or deleted, so that a child's fetch evaluates their unsaved state instead of their rows.
-    func addAncestorChangedKeys(to keys: inout [String: Set<PrimaryKey>], root: String) {
+    func addAncestorChangedKeys(to keys: inout [String: Set<Int64>], root: String) {
         guard let changes = ancestorChanges() else { return }
         for id in changes.pending.union(changes.deleted) where !id.isTemporaryID {
             guard let store = id.storeIdentifier, IndexLookup.rootName(id.entity) == root else { continue }

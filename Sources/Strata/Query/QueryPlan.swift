@@ -1,5 +1,4 @@
 import Foundation
-internal import StrataStore
 
 /// An entity rows of a fetch may hold, with what making its objects needs; a class, so that
 /// looking it up for each row costs one reference count.
@@ -35,13 +34,6 @@ final class QueryPlan {
         var within: IndexLookup?
         /// Matches after which the walk stops (offset plus limit), ties on the key included.
         var needed: Int
-
-        /// The index queries walked in order, for the rows of `store`.
-        func queries(in store: PersistentStore) -> [IndexQuery] {
-            if let within { return within.queries(in: store) }
-            let all: [IndexQuery] = [.equal(.null), .range(lower: nil, upper: nil)]
-            return descending ? all.reversed() : all
-        }
     }
 
     /// Where candidate rows come from.
@@ -197,7 +189,7 @@ extension ManagedObjectContext {
         var source: QueryPlan.Source = .scan
         var residual = predicate
         if let predicate {
-            switch PredicateIndexAnalysis.analyse(predicate, entity: entity, layout: layout, schema: mapping.schema) {
+            switch PredicateIndexAnalysis.analyse(predicate, entity: entity, layout: layout, mapping: mapping) {
             case .all:
                 residual = nil
             case .none:
@@ -213,7 +205,7 @@ extension ManagedObjectContext {
                 } else if case .lookup(let lookup) = access, lookup.isExact, !droppedParts {
                     // The rows the one exact lookup finds meet its comparison: the rest is tested.
                     residual = PredicateIndexAnalysis.unanswered(
-                        predicate, entity: entity, layout: layout, schema: mapping.schema)
+                        predicate, entity: entity, layout: layout, mapping: mapping)
                 }
             }
         }
@@ -224,10 +216,8 @@ extension ManagedObjectContext {
             dictionaries
             && (request.propertiesToGroupBy != nil || request.returnsDistinctResults
                 || (request.propertiesToFetch ?? []).contains { ($0 as? ExpressionDescription)?.function != nil })
-        if !counting, !aggregates, request.fetchLimit > 0, let first = descriptors.first, !first.key.containsASCII("."),
-            let column = layout.columns[first.key],
-            mapping.schema.entities[layout.storeEntity].columns[column].hasFetchIndex,
-            Self.sortsInIndexOrder(mapping.schema.entities[layout.storeEntity].columns[column].type, first)
+        if !counting, !aggregates, request.fetchLimit > 0, let first = descriptors.first,
+            let column = QueryPlan.Walk.column(sorting: first, layout: layout, mapping: mapping)
         {
             let needed = request.fetchOffset + request.fetchLimit
             var walk: QueryPlan.Walk?
@@ -285,18 +275,6 @@ extension ManagedObjectContext {
             isPolymorphic: isPolymorphic,
             predicate: predicate, source: source, residual: residual, mergesPendingChanges: merges, counting: counting,
             readsRows: readsRows, sortsInMemory: sortsInMemory, affectedStores: request.affectedStores)
-    }
-
-    /// Whether `descriptor` orders the values of a column of `type` as its fetch index does:
-    /// numbers, Booleans, dates, UUIDs, and strings compared with `compare:` (references order by
-    /// key in the index and by URI in memory; data and transformable values are not compared
-    /// alike either).
-    private static func sortsInIndexOrder(_ type: ColumnType, _ descriptor: FetchSortDescriptor) -> Bool {
-        switch type {
-        case .int16, .int32, .int64, .float, .double, .decimal, .bool, .date, .uuid: return true
-        case .string: return descriptor.comparison == .compare
-        case .binary, .transformable, .uri, .reference: return false
-        }
     }
 
     /// The parts of an intersection worth reading: those at most 8 times as large as the

@@ -13,11 +13,11 @@ enum PredicateIndexAnalysis {
     /// No index helps: every row is evaluated.
     case scan
 
-    /// Analyses `predicate` for rows of `entity` laid out as `layout` in `schema`.
+    /// Analyses `predicate` for rows of `entity` laid out as `layout` by `mapping`.
     static func analyse(
-        _ predicate: FetchPredicate, entity: EntityDescription, layout: EntityLayout, schema: Schema
+        _ predicate: FetchPredicate, entity: EntityDescription, layout: EntityLayout, mapping: StoreMapping
     ) -> PredicateIndexAnalysis {
-        let columns = schema.entities[layout.storeEntity].columns
+        let columns = mapping.schema.entities[layout.storeEntity].columns
         func analyse(_ predicate: FetchPredicate) -> PredicateIndexAnalysis {
             switch predicate.node {
             case .constant(let value):
@@ -72,14 +72,14 @@ enum PredicateIndexAnalysis {
     /// exactly (`nil` when nothing is left): what the rows an exact lookup found still have to
     /// meet, for a conjunction whose index access is that one lookup.
     static func unanswered(
-        _ predicate: FetchPredicate, entity: EntityDescription, layout: EntityLayout, schema: Schema
+        _ predicate: FetchPredicate, entity: EntityDescription, layout: EntityLayout, mapping: StoreMapping
     ) -> FetchPredicate? {
         let parts: [FetchPredicate]
         if case .and(let conjuncts) = predicate.node { parts = conjuncts } else { parts = [predicate] }
         let left = parts.filter { part in
             guard
                 case .access(.lookup(let lookup), complete: true) = analyse(
-                    part, entity: entity, layout: layout, schema: schema)
+                    part, entity: entity, layout: layout, mapping: mapping)
             else { return true }
             return !lookup.isExact
         }

@@ -2,6 +2,34 @@ import Foundation
 internal import StrataStore
 
 extension ManagedObjectContext {
+    /// Calls `emit` with every stored row `plan` matches, store by store through the store
+    /// layer (``StoreReader/executeFetch(_:position:skip:rowsNeeded:encodedRows:evaluate:emit:)``), leaving out the rows
+    /// of objects whose unsaved state is evaluated in memory.
+    ///
+    /// - Parameters:
+    ///   - rowsNeeded: whether the caller reads the matches' rows (see
+    ///     ``StoreReader/executeFetch(_:position:skip:rowsNeeded:encodedRows:evaluate:emit:)``).
+    ///   - encodedRows: whether the caller reads the rows only to load objects from them.
+    func collectStored(
+        _ plan: QueryPlan, stores: FetchStores, rowsNeeded: Bool = true, encodedRows: Bool = false,
+        emit: (consuming StoredMatch) throws -> Void
+    ) throws {
+        guard let coordinator = persistentStoreCoordinator else { return }
+        let changed = plan.mergesPendingChanges ? changedKeys(plan) : [:]
+        let storedState = !plan.mergesPendingChanges
+        for (position, store) in stores.stores.enumerated() {
+            try reader(store, coordinator: coordinator).executeFetch(
+                plan, position: position, skip: changed[store.identifier] ?? [], rowsNeeded: rowsNeeded,
+                encodedRows: encodedRows,
+                evaluate: { part, row, key, concrete in
+                    try rowMatches(
+                        part, row: row, key: key, entity: concrete.entity, layout: concrete.layout, store: store,
+                        storedState: storedState)
+                },
+                emit: emit)
+        }
+    }
+
     /// Whether a stored row meets `predicate`, reading the row's attribute and to-one columns
     /// directly. Keys of related objects are read from the context, unsaved changes included,
     /// or, with `storedState` (a fetch that ignores pending changes), from their stored rows,
@@ -59,53 +87,19 @@ extension ManagedObjectContext {
         return try object(with: id).value(forCheckedKey: key)
     }
 
-    /// The value at a dotted key path of the object a stored row holds: attributes and to-one
-    /// relationships (as IDs) from the row's columns; anything further (through a relationship,
-    /// a to-many relationship, a transient property) from the objects in the context. `nil` for
-    /// a key the entity does not have.
-    func rowValue(
-        atKeyPath path: String, row: Row, key: PrimaryKey, entity: EntityDescription, layout: EntityLayout,
-        store: PersistentStore
-    ) -> Any? {
-        let id = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key)
+    /// The value at a dotted key path of the object a stored match of `plan` holds: attributes
+    /// and to-one relationships (as IDs) from the row's columns; anything further (through a
+    /// relationship, a to-many relationship, a transient property) from the objects in the
+    /// context. `nil` for a key the entity does not have, and for a match read without its row.
+    func rowValue(atKeyPath path: String, of match: StoredMatch, plan: QueryPlan, stores: FetchStores) -> Any? {
+        guard let row = match.row?.row, let tag = match.tag, let concrete = plan.concrete(tag: tag) else {
+            return nil
+        }
+        let id = ManagedObjectID(
+            entity: concrete.entity, storeIdentifier: stores.stores[match.store].identifier, primaryKey: match.key)
         let evaluation = PredicateEvaluation(
-            valueForKey: storedKeyReader(id, row: row, layout: layout, storedState: false), substitutionVariables: nil)
+            valueForKey: storedKeyReader(id, row: row, layout: concrete.layout, storedState: false),
+            substitutionVariables: nil)
         return (try? evaluation.value(.keyPath(path), object: id, bindings: [:])) ?? nil
-    }
-
-    /// The value at `path` of a candidate: from its row, or from the object.
-    func candidateValue(
-        atKeyPath path: String, _ candidate: FetchCandidate, plan: QueryPlan, stores: FetchStores
-    ) -> Any? {
-        switch candidate {
-        case .object(let object):
-            return try? FetchPredicate.value(atKeyPath: path, of: object)
-        case .stored(let match):
-            guard let row = match.row?.row, let tag = match.tag, let concrete = plan.concrete(tag: tag) else {
-                return nil
-            }
-            return rowValue(
-                atKeyPath: path, row: row, key: match.key, entity: concrete.entity, layout: concrete.layout,
-                store: stores.stores[match.store])
-        }
-    }
-
-    /// `candidates` in the order of `descriptors`, each candidate's keys read once.
-    func sort(
-        _ candidates: [FetchCandidate], by descriptors: [FetchSortDescriptor], plan: QueryPlan, stores: FetchStores
-    ) throws -> [FetchCandidate] {
-        let keyed = candidates.map { candidate in
-            (candidate, descriptors.map { candidateValue(atKeyPath: $0.key, candidate, plan: plan, stores: stores) })
-        }
-        return keyed.sorted { left, right in
-            for (index, descriptor) in descriptors.enumerated() {
-                switch descriptor.compare(left.1[index], right.1[index]) {
-                case .orderedAscending: return true
-                case .orderedDescending: return false
-                case .orderedSame: continue
-                }
-            }
-            return false
-        }.map(\.0)
     }
 }
