@@ -34,9 +34,6 @@ import Testing
         "Coordinator/PersistentStore.swift",
         "Coordinator/PersistentStoreCoordinator.swift",
         "Coordinator/PersistentStoreDescription.swift",
-        "Objects/Managed.swift",
-        "Objects/ManagedObject+LazyValues.swift",
-        "Objects/ValueConversion.swift",
     ]
 
     /// The paths, relative to `Sources/Strata`, of the module's Swift files that import `StrataStore`.

@@ -1,5 +1,4 @@
 import Foundation
-internal import StrataStore
 
 /// A typed, change-tracked property of a `ManagedObject` subclass: Core Data's `@NSManaged`.
 ///
@@ -98,13 +97,9 @@ extension ManagedObject {
                 // without going through `Any`, the first read of a fault too (an object holding
                 // a row is loaded: no call to find that out).
                 if lazyRow == nil { try fireFault() }
-                if let stored = lazyPlainValue(slot) {
-                    return ManagedValueCast.cast(stored: stored, to: Value.self, key: key)
-                }
-                value = try publicValue(slot)
-            } else {
-                value = try accessValue(slot)
+                return try typedPlainValue(slot, as: Value.self, key: key)
             }
+            value = try accessValue(slot)
         } catch {
             preconditionFailure("reading \(type(of: self)).\(key): \(error)")
         }
@@ -181,20 +176,6 @@ enum ManagedValueCast {
     static func cast<T>(_ value: Any?, to _: T.Type, key: String) -> T {
         if let value, type(of: value) == T.self { return exactly(value) }
         return converted(value, to: T.self, key: key)
-    }
-
-    /// The attribute value `stored` as `T`: a value whose payload is exactly `T` without a
-    /// dynamic cast and without making an `Any`, any other as ``cast(_:to:key:)`` converts
-    /// its plain value.
-    static func cast<T>(stored: StrataStore.Value, to _: T.Type, key: String) -> T {
-        switch stored {
-        case .string(let value) where T.self == String.self: return unsafeBitCast(value, to: T.self)
-        case .int(let value) where T.self == Int64.self: return unsafeBitCast(value, to: T.self)
-        case .bool(let value) where T.self == Bool.self: return unsafeBitCast(value, to: T.self)
-        case .double(let value) where T.self == Double.self: return unsafeBitCast(value, to: T.self)
-        case .date(let value) where T.self == Date.self: return unsafeBitCast(value, to: T.self)
-        default: return cast(ValueConversion.plainValue(stored), to: T.self, key: key)
-        }
     }
 
     /// `value` as `T` when its type is not exactly `T`: kept out of ``cast(_:to:key:)`` so

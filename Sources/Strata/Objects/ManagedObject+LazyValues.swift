@@ -1,5 +1,4 @@
 import Foundation
-internal import StrataStore
 
 /// A stored row an object holds instead of its decoded values: a slot is decoded from it when
 /// it is read (``ManagedObject/slotValue(_:)``), so columns never read are never turned into
@@ -76,23 +75,6 @@ extension ManagedObject {
     func slotValue(_ slot: Int) throws -> Any? {
         guard lazyRow != nil else { return slots[slot] }
         return try decodeLazySlot(slot)
-    }
-
-    /// The stored value of the plain attribute in `slot` from ``lazyRow``, when the object
-    /// holds a row that has not decoded the slot (else `nil`): what ``decodeLazySlot(_:)``
-    /// would return, before it is made an `Any`.
-    func lazyPlainValue(_ slot: Int) -> StrataStore.Value? {
-        guard lazyRow != nil, runtime.loads[slot] == .plain else { return nil }
-        // Read in place: a copy of the row out of the object would retain and release its four
-        // references, twice as many atomic operations as the rest of a read.
-        return Self.plainValue(slot, of: &lazyRow!)
-    }
-
-    /// The stored value of the plain attribute in `slot` from `lazy`, unless the slot was decoded.
-    private static func plainValue(_ slot: Int, of lazy: inout LazyRow) -> StrataStore.Value? {
-        guard !lazy.isDecoded(slot, load: .plain) else { return nil }
-        let column = lazy.layout.slotColumns[slot]
-        return column >= 0 ? lazy.row[column] : nil
     }
 
     /// The value of `slot` from ``lazyRow`` (the decoded one, if it was). Attribute values are
