@@ -1,5 +1,4 @@
 import Logging
-internal import StrataStore
 
 private let logger = Logger(label: "strata.save")
 
@@ -12,8 +11,8 @@ struct SaveConflict: Error {
 extension ManagedObjectContext {
     /// Checks the save's uniqueness constraints and optimistic-locking conflicts against the
     /// stores, applies the merge policy and commits, without holding a lock across the commit:
-    /// each store's transaction carries a ``CommitCondition`` (nothing it read changed since the
-    /// checks), which the engine checks inside its commit critical section. When another save
+    /// each store's transaction carries a condition (nothing it read changed since the checks),
+    /// which the engine checks inside its commit critical section. When another save
     /// committed in between, the checks run again against the newer state and the commit is
     /// retried, so the result is the one a serial execution of the saves gives, and concurrent
     /// saves share the engine's group commit (one write and one `fdatasync`).
@@ -36,12 +35,10 @@ extension ManagedObjectContext {
             let updated = sequences.isEmpty ? Array(updatedSet) : Array(updatedSet).filter(pending)
             let deleted = deletedSet.elements.filter { !$0.isInaccessible && pending($0) }
             let resolved = try resolveConflicts(updated: updated, deleted: deleted, coordinator: coordinator)
-            let conditions = try commitConditions(
-                inserted: inserted, updated: updated, deleted: deleted, since: since, coordinator: coordinator)
             do {
                 try commit(
-                    inserted: inserted, updated: resolved.updated, deleted: resolved.deleted, conditions: conditions,
-                    into: &sequences, coordinator: coordinator)
+                    inserted: inserted, updated: resolved.updated, deleted: resolved.deleted,
+                    checked: (updated, deleted), since: since, into: &sequences, coordinator: coordinator)
             } catch let conflict as SaveConflict {
                 logger.debug(
                     "a concurrent commit changed what the save checked; checking again",
@@ -59,44 +56,5 @@ extension ManagedObjectContext {
             }
             return sequences
         }
-    }
-
-    /// What each store's commit of the save requires of the commits after `since` (by store):
-    /// the rows of the updated and deleted objects (checked for optimistic-locking conflicts),
-    /// the join entities of the relationships whose join rows the save reads, and the entities
-    /// of the inserted and updated objects with uniqueness constraints (checked against them).
-    private func commitConditions(
-        inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], since: [String: UInt64],
-        coordinator: PersistentStoreCoordinator
-    ) throws -> [String: CommitCondition] {
-        var conditions: [String: CommitCondition] = [:]
-        func condition(_ object: ManagedObject, _ change: (inout CommitCondition) -> Void) {
-            guard let identifier = object.objectID.storeIdentifier, let sequence = since[identifier] else { return }
-            change(&conditions[identifier, default: CommitCondition(since: sequence)])
-        }
-        // Objects of one entity usually come in a row: look their layout and constraints up once.
-        var recent: (entity: EntityDescription, layout: EntityLayout, isConstrained: Bool)?
-        for object in inserted + updated + deleted {
-            if recent?.entity !== object.entity {
-                recent = (
-                    object.entity, try coordinator.layout(object.entity), !object.runtime.uniquenessConstraints.isEmpty
-                )
-            }
-            let layout = recent!.layout
-            if !object.isInserted && !object.objectID.isTemporaryID {
-                condition(object) { $0.rows[layout.storeEntity, default: []].insert(object.objectID.primaryKey) }
-            }
-            if !object.isDeleted && recent!.isConstrained {
-                condition(object) { $0.entities.insert(layout.storeEntity) }
-            }
-            for (name, join) in layout.joins {
-                let read =
-                    object.isDeleted
-                    || (!object.isInserted && join.writesPairs
-                        && object.changedSlots.contains(object.runtime.slots[name]!))
-                if read { condition(object) { $0.entities.insert(join.storeEntity) } }
-            }
-        }
-        return conditions
     }
 }

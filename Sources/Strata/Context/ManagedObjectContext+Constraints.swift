@@ -1,5 +1,4 @@
 import OrderedCollections
-internal import StrataStore
 
 extension ManagedObjectContext {
     /// Checks the uniqueness constraints of every inserted and updated object against the store
@@ -25,7 +24,7 @@ extension ManagedObjectContext {
         for objects in [insertedSet, updatedSet] {
             for object in objects where !object.isDeleted {
                 for (owner, constraint) in object.runtime.uniquenessConstraints {
-                    guard let key = try constraintKey(of: object, constraint, owner: owner) else { continue }
+                    guard let key = try ConstraintKey(of: object, constraint, owner: owner) else { continue }
                     claims[key, default: (owner, [])].objects.append(object)
                 }
             }
@@ -51,25 +50,6 @@ extension ManagedObjectContext {
                     }))
         }
         return conflicts
-    }
-
-    /// The typed key of `object`'s values for `constraint`, or `nil` when one of them is nil
-    /// (a constraint does not apply to missing values).
-    private func constraintKey(
-        of object: ManagedObject, _ constraint: [String], owner: EntityDescription
-    ) throws -> ConstraintKey? {
-        var values: [ConstrainedValue] = []
-        for name in constraint {
-            guard let slot = object.runtime.slots[name], let value = object.values[slot] else { return nil }
-            if let attribute = object.runtime.properties[slot] as? AttributeDescription {
-                values.append(.stored(try ValueConversion.storeValue(value, for: attribute)))
-            } else if let id = value as? ManagedObjectID {
-                values.append(.object(id))
-            } else {
-                return nil
-            }
-        }
-        return ConstraintKey(owner: ObjectIdentifier(owner), constraint: constraint, values: values)
     }
 
     /// The ID of a stored object of `owner` (the entity declaring the constraint) or a
@@ -102,18 +82,4 @@ extension ManagedObjectContext {
         }
         return constraints
     }
-}
-
-/// A constrained property's value as the store compares it: a stored value (exact: dates to the
-/// fraction of a second, data by content) or a related object's ID.
-private enum ConstrainedValue: Hashable {
-    case stored(Value)
-    case object(ManagedObjectID)
-}
-
-/// One constraint of the entity declaring it with the values an object has for it.
-private struct ConstraintKey: Hashable {
-    var owner: ObjectIdentifier
-    var constraint: [String]
-    var values: [ConstrainedValue]
 }

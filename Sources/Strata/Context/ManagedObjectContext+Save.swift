@@ -1,6 +1,5 @@
 import Foundation
 import OrderedCollections
-internal import StrataStore
 
 extension ManagedObjectContext {
     /// Saves the context's changes to the stores as one transaction per store (Core Data's
@@ -102,9 +101,7 @@ extension ManagedObjectContext {
     private func newChangeToken(
         _ committedSequences: [String: UInt64], coordinator: PersistentStoreCoordinator
     ) -> PersistentHistoryToken? {
-        let tracked = committedSequences.filter {
-            coordinator.store(identifier: $0.key)?.engineStore?.configuration.historyTracking == true
-        }
+        let tracked = committedSequences.filter { coordinator.store(identifier: $0.key)?.keepsHistory == true }
         guard let (store, sequence) = tracked.min(by: { $0.key < $1.key }) else { return nil }
         return PersistentHistoryToken(storeIdentifier: store, sequence: sequence)
     }
@@ -308,55 +305,6 @@ extension ManagedObjectContext {
         }
         if !conflicts.isEmpty { try mergePolicy.resolve(optimisticLockingConflicts: conflicts) }
         return (keptUpdates, goneDeletes.isEmpty ? deleted : deleted.filter { !goneDeletes.contains($0) })
-    }
-
-    /// Builds one transaction per store through its ``StoreWriter``, each under its store's
-    /// condition, then commits them, adding each store's sequence to `sequences` once committed.
-    /// Nothing is committed when a transaction cannot be built: the rows of a save's inserted
-    /// objects are made as the engine encodes them only when the save writes to one store.
-    ///
-    /// - Throws: ``SaveConflict`` when a store refuses a commit because its condition failed.
-    func commit(
-        inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
-        conditions: [String: CommitCondition],
-        into sequences: inout [String: UInt64], coordinator: PersistentStoreCoordinator
-    ) throws {
-        // One change set per store, in the order the stores first appear (a save has few).
-        var changes: [(identifier: String, set: StoreChangeSet)] = []
-        func add(_ objects: [ManagedObject], _ append: (inout StoreChangeSet, ManagedObject) -> Void) {
-            var index = -1
-            for object in objects {
-                let identifier = object.objectID.storeIdentifier!
-                if index < 0 || changes[index].identifier != identifier {
-                    index = changes.firstIndex { $0.identifier == identifier } ?? -1
-                    if index < 0 {
-                        index = changes.count
-                        changes.append(
-                            (
-                                identifier,
-                                StoreChangeSet(
-                                    author: transactionAuthor, contextName: name, condition: conditions[identifier],
-                                    consumerCursors: HistoryConsumerStaging.cursors[identifier] ?? [:])
-                            ))
-                    }
-                }
-                append(&changes[index].set, object)
-            }
-        }
-        add(inserted) { $0.inserted.append($1) }
-        add(updated) { $0.updated.append($1) }
-        add(deleted) { $0.deleted.append($1) }
-        var saves: [(writer: StoreWriter, save: StoreSave)] = []
-        for (identifier, change) in changes {
-            guard let store = coordinator.store(identifier: identifier) else {
-                throw CoreDataError(.persistentStoreSave, "the store \(identifier) was removed")
-            }
-            let writer = StoreWriter(store: store, coordinator: coordinator)
-            saves.append((writer, try writer.save(for: change, makingRowsAsEncoded: changes.count == 1)))
-        }
-        for (writer, save) in saves where !save.isEmpty {
-            sequences[writer.store.identifier] = try writer.commit(save)
-        }
     }
 }
 
