@@ -411,9 +411,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// The ID of `id`'s object with its concrete entity, read from the store.
     private func concreteID(for id: ManagedObjectID) throws -> ManagedObjectID? {
-        guard let coordinator = persistentStoreCoordinator, let row = try coordinator.row(for: id),
-            let entity = try coordinator.concreteEntity(
-                of: row, storeEntity: try coordinator.layout(id.entity).storeEntity),
+        guard let coordinator = persistentStoreCoordinator, let entity = try coordinator.concreteEntity(of: id),
             entity !== id.entity
         else { return nil }
         return ManagedObjectID(entity: entity, storeIdentifier: id.storeIdentifier!, primaryKey: id.primaryKey)

@@ -1,4 +1,4 @@
-internal import StrataStore
+import Synchronization
 
 extension PersistentStore {
     /// Whether the store refuses saves (Core Data's `isReadOnly`): it was added with
@@ -13,13 +13,7 @@ extension PersistentStore {
     /// whatever is set: its engine store was opened without the writer's lock. An in-memory
     /// store is writable until set read-only.
     public var isReadOnly: Bool {
-        get { markedReadOnly.load(ordering: .acquiring) || (engineStore?.configuration.readOnly ?? false) }
+        get { markedReadOnly.load(ordering: .acquiring) || isOpenedReadOnly }
         set { markedReadOnly.store(newValue, ordering: .releasing) }
-    }
-
-    /// Throws the engine's `readOnly` error when the application set ``isReadOnly``.
-    func refuseWritesIfMarkedReadOnly() throws {
-        guard markedReadOnly.load(ordering: .acquiring) else { return }
-        throw StoreError(.readOnly, "the store \(identifier) is read-only (isReadOnly is set)")
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-public import StrataStore
 import Synchronization
 
 /// A store added to a coordinator: a Strata store directory or an in-memory store.
@@ -18,9 +17,8 @@ public final class PersistentStore: Sendable {
     // nonisolated(unsafe): set once at creation and never changed; the values are the caller's.
     public nonisolated(unsafe) let options: [AnyHashable: Any]?
     let rows: any RowStore
-    /// When this store's saves return (`nil`: the engine store's own setting). Coordinators
-    /// sharing one engine store each keep the durability they added it with.
-    let durability: Durability?
+    /// The engine store ``rows`` is, if any, and the durability of this store's saves.
+    let engine: Engine
     /// Held while a batch request reads this store and commits to it (shared with the
     /// coordinators that share the engine store).
     let saveLock: StoreSaveLock
@@ -30,8 +28,7 @@ public final class PersistentStore: Sendable {
 
     init(
         type: String, url: URL?, identifier: String, configurationName: String?, options: [AnyHashable: Any]?,
-        rows: any RowStore,
-        durability: Durability? = nil, saveLock: StoreSaveLock = StoreSaveLock(),
+        rows: any RowStore, engine: Engine = Engine(), saveLock: StoreSaveLock = StoreSaveLock(),
         queryGenerations: QueryGenerationLog = QueryGenerationLog()
     ) {
         self.type = type
@@ -40,56 +37,13 @@ public final class PersistentStore: Sendable {
         self.configurationName = configurationName
         self.options = options
         self.rows = rows
-        self.engineStore = rows as? Store
-        self.durability = durability
+        self.engine = engine
         self.saveLock = saveLock
         self.queryGenerations = queryGenerations
     }
 
-    /// The underlying engine store, for history and maintenance (`nil` for an in-memory store).
-    /// Every coordinator of the process that added the same directory (not read-only) shares it:
-    /// remove the store from its coordinator rather than closing it here.
-    public let engineStore: Store?
-
     /// The store's replicator, if any (see ``PersistentStoreReplicator``).
     let replicatorSlot = Mutex<(any PersistentStoreReplicator)?>(nil)
-
-    /// Commits `transaction` through the store's replicator, if it has one, else locally.
-    func commit(_ transaction: Transaction) throws -> UInt64 {
-        try refuseWritesIfMarkedReadOnly()
-        guard let replicator = replicatorSlot.withLock({ $0 }) else { return try commitLocally(transaction) }
-        return try replicator.store(self, commit: transaction, locally: commitLocally)
-    }
-
-    /// Commits `transaction` with this store's durability; returns its sequence number.
-    /// Goes through the query-generation log, which keeps the rows it replaces while a
-    /// generation is pinned.
-    func commitLocally(_ transaction: Transaction) throws -> UInt64 {
-        try queryGenerations.commit(withDurability(transaction), to: rows)
-    }
-
-    /// Commits `transaction` (without operations) with the inserts of `inserted`, each row
-    /// made as the engine encodes it: as ``commit(_:)`` commits a transaction with those
-    /// inserts, which is what happens when a replicator publishes the store's commits.
-    func commit(_ transaction: Transaction, inserting inserted: InsertedRows) throws -> UInt64 {
-        try refuseWritesIfMarkedReadOnly()
-        guard replicatorSlot.withLock({ $0 }) == nil else { return try commit(inserted.appended(to: transaction)) }
-        let changes = (0..<inserted.count).lazy.map { index in
-            let (entity, key) = inserted.target(index)
-            return ReplayedChange(kind: .insert, entity: entity, key: key)
-        }
-        return try queryGenerations.committing(changes, to: rows) {
-            try rows.commit(withDurability(transaction), inserting: inserted)
-        }
-    }
-
-    /// `transaction` with this store's durability, unless it sets its own.
-    private func withDurability(_ transaction: Transaction) -> Transaction {
-        guard let durability, transaction.durability == nil else { return transaction }
-        var transaction = transaction
-        transaction.durability = durability
-        return transaction
-    }
 
     /// Whether the application set ``isReadOnly`` on this store.
     let markedReadOnly = Atomic<Bool>(false)
@@ -101,18 +55,12 @@ public final class PersistentStore: Sendable {
     /// with the last of them. Calling it twice is harmless.
     func close() throws {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        if let engine = rows as? Store {
-            try SharedEngineStores.shared.release(engine)
-        } else {
-            try rows.close()
-        }
+        try releaseRows(closing: true)
     }
 
     /// A store released without being removed stops counting as a user of a shared engine store
     /// (which, unless closed, releases its lock when its last reference goes).
     deinit {
-        if let engine = rows as? Store, !isClosed.load(ordering: .acquiring) {
-            try? SharedEngineStores.shared.release(engine, closing: false)
-        }
+        if !isClosed.load(ordering: .acquiring) { try? releaseRows(closing: false) }
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-internal import StrataStore
 import Synchronization
 
 /// Connects contexts to stores: opens stores for a model, maps entities to rows, assigns
@@ -12,7 +11,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// The model, frozen when the coordinator is created.
     public let managedObjectModel: ManagedObjectModel
     /// How the model is laid out in the engine: the model's own layout, or the one a store
-    /// migrated in place keeps (``adoptLayout(ofStoreAt:configuration:)``).
+    /// migrated in place keeps (``adoptLayout(_:)``).
     ///
     /// Read without a lock (once or twice per fault) until a store's layout is adopted: the
     /// model's layout never changes, and an adopted one changes only while no store is added.
@@ -21,7 +20,7 @@ public final class PersistentStoreCoordinator: Sendable {
     }
     /// The model's own layout.
     private let modelMapping: Result<StoreMapping, CoreDataError>
-    /// Whether ``adoptLayout(ofStoreAt:configuration:)`` took a store's layout (then in ``layout``).
+    /// Whether ``adoptLayout(_:)`` took a store's layout (then in ``layout``).
     private let hasAdoptedLayout = Atomic<Bool>(false)
     private let layout: Mutex<Result<StoreMapping, CoreDataError>>
     /// The stores added, in order: read by every save, changed only by adding or removing one.
@@ -50,16 +49,13 @@ public final class PersistentStoreCoordinator: Sendable {
         layout = Mutex(mapping)
     }
 
-    /// Takes the layout of the store at `url` when it was migrated in place (its engine schema is
-    /// this model's layout laid over the stored one) and no store is added yet; returns the layout
-    /// to open the store with.
-    func adoptLayout(ofStoreAt url: URL, configuration: StoreConfiguration) throws -> StoreMapping {
-        let mapping = try self.mapping.get()
-        guard let stored = try? Store.storedSchema(at: url, configuration: configuration), stored != mapping.schema,
-            let evolved = try? mapping.evolved(onto: stored), evolved.schema == stored
-        else { return mapping }
-        return stores.write { stores in
-            guard stores.isEmpty else { return mapping }
+    /// Takes `evolved`, the layout of a store migrated in place (this model's layout laid over
+    /// the store's), as the coordinator's layout when no store is added yet.
+    ///
+    /// - Returns: `evolved`, or `nil` when a store is added already (the layout stays as it is).
+    func adoptLayout(_ evolved: StoreMapping) -> StoreMapping? {
+        stores.write { stores in
+            guard stores.isEmpty else { return nil }
             layout.withLock { $0 = .success(evolved) }
             hasAdoptedLayout.store(true, ordering: .releasing)
             return evolved
@@ -139,56 +135,7 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     private func addPersistentStore(_ description: PersistentStoreDescription) throws -> PersistentStore {
-        let mapping = try self.mapping.get()
-        let rows: any RowStore
-        let identifier: String
-        var saveLock = StoreSaveLock()
-        var queryGenerations = QueryGenerationLog()
-        let type = description.typeToOpen
-        switch type {
-        case InMemoryStoreType:
-            rows = InMemoryRowStore(schema: mapping.schema)
-            identifier = UUID().uuidString
-        case SQLiteStoreType:
-            guard let url = description.url else {
-                throw CoreDataError(.persistentStoreOpen, "a Strata store needs a URL")
-            }
-            let configuration = description.storeConfiguration
-            try migrateStoreIfNeeded(description)
-            let layout = try adoptLayout(ofStoreAt: url, configuration: configuration)
-            do {
-                try FileManager.default.createDirectory(
-                    at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                // A writable store directory is opened once per process and shared.
-                let store: Store
-                if description.isReadOnly {
-                    store = try Store.open(at: url, schema: layout.schema, configuration: configuration)
-                } else {
-                    (store, saveLock, queryGenerations) = try SharedEngineStores.shared.acquire(
-                        at: url, schema: layout.schema, configuration: configuration)
-                }
-                rows = store
-                identifier = store.storeID.uuidString
-                if !description.isReadOnly {
-                    try StoreMetadataFile.recordIfMissing(at: url, storeID: identifier, model: managedObjectModel)
-                }
-            } catch let error as StoreError where error.code == .schemaMismatch {
-                throw CoreDataError(
-                    .persistentStoreIncompatibleSchema, "the store at \(url.path) was written with another model",
-                    underlyingError: error)
-            } catch let error as StoreError {
-                throw CoreDataError(
-                    .persistentStoreOpen, "the store at \(url.path) cannot be opened: \(error.message)",
-                    underlyingError: error)
-            }
-        default:
-            throw CoreDataError(.persistentStoreInvalidType, "unknown store type \(description.type)")
-        }
-        let store = PersistentStore(
-            type: description.type, url: description.url, identifier: identifier,
-            configurationName: description.configuration, options: description.options, rows: rows,
-            durability: type == SQLiteStoreType ? description.durability : nil, saveLock: saveLock,
-            queryGenerations: queryGenerations)
+        let store = try openStore(description)
         stores.write { $0.append(store) }
         storesGeneration.add(1, ordering: .releasing)
         if PersistentStoreDescription.flag(description.options[PersistentStoreRemoteChangeNotificationPostOptionKey])
@@ -296,29 +243,5 @@ public final class PersistentStoreCoordinator: Sendable {
             return mapping.layout(of: entity)!
         }
         return try mapping.get().layout(of: entity)!
-    }
-
-    /// The stored row of an object, or `nil` when it does not exist.
-    func row(for id: ManagedObjectID) throws -> Row? {
-        guard !id.isTemporaryID, let identifier = id.storeIdentifier, let store = store(identifier: identifier) else {
-            return nil
-        }
-        let layout = try layout(id.entity)
-        return try storeCall { try store.rows.read(layout.storeEntity, key: id.primaryKey) }
-    }
-
-    /// The concrete entity of the stored object `key` of the hierarchy `layout` belongs to.
-    func concreteEntity(of row: Row, storeEntity: Int) throws -> EntityDescription? {
-        guard case .int(let tag) = row[0] else { return nil }
-        return try mapping.get().entitiesByTag[storeEntity]?[tag]
-    }
-
-    /// Runs a store call, turning a `StoreError` into a ``CoreDataError``.
-    func storeCall<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as StoreError {
-            throw CoreDataError(.persistentStoreOperation, error.message, underlyingError: error)
-        }
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-public import StrataStore
 
 /// How to add a store to a coordinator or container (Core Data's `NSPersistentStoreDescription`).
 ///
@@ -119,21 +118,6 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
         set { setOption(newValue, forKey: PersistentHistoryTrackingKey) }
     }
 
-    /// When a save returns (``PersistentStoreOptionKey/durability``): `.durable` (the default)
-    /// or `.relaxed`; the pragma `synchronous = OFF` also selects `.relaxed`.
-    public var durability: Durability {
-        get {
-            switch options[PersistentStoreOptionKey.durability] {
-            case let durability as Durability: return durability
-            case let name as String: return name.lowercased() == "relaxed" ? .relaxed : .durable
-            default:
-                let synchronous = sqlitePragmas["synchronous"].map { "\($0)".uppercased() }
-                return synchronous == "OFF" || synchronous == "0" ? .relaxed : .durable
-            }
-        }
-        set { setOption(newValue, forKey: PersistentStoreOptionKey.durability) }
-    }
-
     /// Bytes of decompressed blocks the store caches (``PersistentStoreOptionKey/cacheSize``);
     /// `nil` for the engine's default.
     public var cacheSize: Int? {
@@ -154,23 +138,6 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
     var typeToOpen: String {
         let state = withState { $0 }
         return state.type == SQLiteStoreType && state.url?.path == "/dev/null" ? InMemoryStoreType : state.type
-    }
-
-    /// The engine configuration the options select.
-    var storeConfiguration: StoreConfiguration {
-        var configuration = StoreConfiguration()
-        configuration.durability = durability
-        configuration.historyTracking = isHistoryTrackingEnabled
-        configuration.historyTrackingFollowsConfiguration = true
-        configuration.readOnly = isReadOnly
-        if let cacheSize { configuration.cacheSize = cacheSize }
-        configuration.warmsCacheAfterOpening = warmsCacheAfterOpening
-        if let threads = Self.number(options[PersistentStoreOptionKey.commitThreads])?.intValue {
-            configuration.commitThreads = max(1, threads)
-        }
-        configuration.historyConsumerLagLimit = Self.number(options[HistoryConsumerLagLimitKey])?.intValue
-        configuration.historyConsumerAgeLimit = Self.number(options[HistoryConsumerAgeLimitKey])?.doubleValue
-        return configuration
     }
 
     /// A description with the same type, configuration, URL and options.
