@@ -70,15 +70,13 @@ public final class BatchDeleteRequest: PersistentStoreRequest {
             } else {
                 // The rows the fetch read serve the deletion, and the store's commit, too.
                 let found = try fetchRequest.storedMatches(in: context)
-                try deletion.delete(
-                    found.matches.map { found.objectID(of: $0, in: context) }, rows: BatchDeletion.knownRows(of: found))
+                try deletion.delete(found, in: context)
                 for (store, sequence) in zip(found.stores.stores, found.stores.sequences) {
                     sequences[store.identifier] = sequence
                 }
             }
-            let transactions = try deletion.transactions(
-                author: context.transactionAuthor, contextName: context.name, sequences: sequences)
-            try BatchWriter(coordinator: coordinator).commit(transactions, since: since)
+            try deletion.commit(
+                author: context.transactionAuthor, contextName: context.name, sequences: sequences, since: since)
             deleted = deletion.deleted.elements
         }
         switch resultType {

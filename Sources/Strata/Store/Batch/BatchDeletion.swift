@@ -18,11 +18,18 @@ struct BatchDeletion {
 
     /// Adds `ids` and what their cascade rules reach; checks deny rules.
     ///
-    /// - Parameter rows: the current stored rows of `ids`, by position, where the caller read
-    ///   them (whole rows); the others are read from the stores.
     /// - Throws: ``CoreDataError`` `validationRelationshipDeniedDelete`, or `coreData` for a
     ///   temporary ID or one of a store the coordinator does not have.
-    mutating func delete(_ ids: [ManagedObjectID], rows: [Row?]? = nil) throws {
+    mutating func delete(_ ids: [ManagedObjectID]) throws {
+        try delete(ids, rows: nil)
+    }
+
+    /// Adds `ids` and what their cascade rules reach; checks deny rules.
+    ///
+    /// - Parameter rows: the current stored rows of `ids`, by position, where the caller read
+    ///   them (whole rows); the others are read from the stores.
+    /// - Throws: as ``delete(_:)``.
+    private mutating func delete(_ ids: [ManagedObjectID], rows: [Row?]?) throws {
         let stored = try storedRows(
             of: rows.map { rows in ids.indices.compactMap { rows[$0] == nil ? ids[$0] : nil } } ?? ids)
         // The objects given are looked up in `rows` or `stored`; those their cascade rules
@@ -62,6 +69,26 @@ struct BatchDeletion {
         }
     }
 
+    /// Adds the objects `found` (a fetch's matches) with the rows the fetch read of them
+    /// (``knownRows(of:)``), and what their cascade rules reach; checks deny rules.
+    ///
+    /// - Throws: as ``delete(_:rows:)``.
+    mutating func delete(_ found: StoredMatches, in context: ManagedObjectContext) throws {
+        try delete(found.matches.map { found.objectID(of: $0, in: context) }, rows: Self.knownRows(of: found))
+    }
+
+    /// Commits the ``transactions(author:contextName:sequences:)`` through a ``BatchWriter``,
+    /// each store's under the condition that nothing it read changed since its sequence in `since`.
+    ///
+    /// - Throws: what ``transactions(author:contextName:sequences:)`` and
+    ///   ``BatchWriter/commit(_:since:)`` throw.
+    mutating func commit(
+        author: String?, contextName: String?, sequences: [String: UInt64], since: [String: UInt64]
+    ) throws {
+        let transactions = try transactions(author: author, contextName: contextName, sequences: sequences)
+        try BatchWriter(coordinator: coordinator).commit(transactions, since: since)
+    }
+
     /// One transaction per store: the deletions, the join rows of the deleted objects and the
     /// surviving objects' to-one inverses set to `nil`; the rows given to ``delete(_:rows:)``
     /// go with them as ``Transaction/knownRows``, as of `sequences` (by store identifier), so
@@ -69,7 +96,7 @@ struct BatchDeletion {
     ///
     /// - Throws: ``CoreDataError`` `validationMissingMandatoryProperty` when a surviving object
     ///   would lose a required to-one relationship.
-    mutating func transactions(
+    private mutating func transactions(
         author: String?, contextName: String?, sequences: [String: UInt64] = [:]
     ) throws -> [String: Transaction] {
         // Per store: its transaction and the known rows of its operations, found by a short
@@ -163,7 +190,7 @@ struct BatchDeletion {
     /// (what delete rules read) and the columns the store takes from the rows it deletes
     /// (``Store/priorRowColumns(_:)``: every column when it keeps history), the others `null`;
     /// an in-memory store's row as it is; `nil` where the fetch read none.
-    static func knownRows(of found: StoredMatches) -> [Row?] {
+    private static func knownRows(of found: StoredMatches) -> [Row?] {
         let storeEntity = found.plan.layout.storeEntity
         // The columns to decode, per store (`nil`: every column).
         let projections = found.stores.stores.map { store -> [Bool]? in
