@@ -63,7 +63,8 @@ let package = Package(
                 "StrataStore", "StrataMacros", "CStrataSupport",
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: [.enableUpcomingFeature("MemberImportVisibility")]
         ),
         // The command-line tool; its folder is not a case variant of the library's.
         .executableTarget(

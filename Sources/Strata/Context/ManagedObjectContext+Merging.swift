@@ -1,4 +1,5 @@
 import Foundation
+import OrderedCollections
 
 /// The object IDs of a save (or of a remote change) to merge into a context. `Sendable`.
 struct MergedChanges: Sendable {

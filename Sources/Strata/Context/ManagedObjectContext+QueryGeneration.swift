@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension ManagedObjectContext {
     /// The generation the context reads, or `nil` when it is not pinned and reads the stores'

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 extension ManagedObjectModel {
     /// Loads a model that Xcode's data model editor wrote.

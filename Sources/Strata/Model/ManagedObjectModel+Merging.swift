@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 extension ManagedObjectModel {
     /// A model holding the entities of every model in `bundles` (Core Data's

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// A managed object model: the entities of an object graph, with their properties, inheritance,
@@ -181,7 +182,6 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
     private func ensureMutable(_ member: String) {
         if frozen.isSet { immutableModelViolation("ManagedObjectModel.\(member)") }
     }
-
 
     // MARK: - Validation
 

@@ -1,3 +1,5 @@
+import Logging
+
 /// Xcode's composite attributes: `<attribute attributeType="Composite" composite="Name"/>` with
 /// the model's `<composite name="Name">` (or `<compositeAttribute>`) holding the elements, or
 /// the elements written inside the attribute (`<element>` or `<attribute>` children).

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Turns the XML tree of an Xcode model's `contents` file into a ``ManagedObjectModel``.
 ///

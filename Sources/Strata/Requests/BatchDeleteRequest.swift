@@ -1,3 +1,5 @@
+import OrderedCollections
+
 /// What executing a ``BatchDeleteRequest`` returns in its ``BatchDeleteResult/result`` (Core
 /// Data's `NSBatchDeleteRequestResultType`).
 public enum BatchDeleteRequestResultType: UInt, Sendable, Hashable {
