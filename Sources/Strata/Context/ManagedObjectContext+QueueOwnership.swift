@@ -61,6 +61,7 @@ final class HeldContextQueues {
     }
 
     /// The record of the current thread, if it runs a context's block synchronously.
+    // Unretained: the slot holds a record only inside ``with(_:_:)``, which keeps it alive.
     static var current: HeldContextQueues? {
         pthread_getspecific(threadKey).map { Unmanaged<HeldContextQueues>.fromOpaque($0).takeUnretainedValue() }
     }

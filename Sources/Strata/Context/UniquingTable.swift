@@ -75,6 +75,10 @@ final class UniquingTable {
     /// slots (an object's address, or 0) and then the number of its slots in use. Two levels, so
     /// that one object with a large key costs a group and a page (5 KiB), not an array of every
     /// page below it.
+    // The table's state is `@exclusivity(unchecked)`, as a managed object's is: the table is
+    // used on its context's queue only and no access overlaps another, and every registration,
+    // lookup and removal (each fault and insert) reads it. The addresses it holds are safe to
+    // read because an object leaves the table before it is freed or its ID changes.
     @exclusivity(unchecked) private var groups:
         UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<UInt>?>?>?
     /// Emptied pages (every slot 0) kept for reuse.

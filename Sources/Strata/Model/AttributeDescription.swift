@@ -68,8 +68,7 @@ public class AttributeDescription: PropertyDescription, @unchecked Sendable {
     /// The type of the attribute's values. The default is ``Strata/AttributeType/undefinedAttributeType``.
     ///
     /// Always in step with ``type``.
-    // Read per value on the save path: `@exclusivity(unchecked)`, as in ``PropertyDescription``.
-    @exclusivity(unchecked) public var attributeType: Strata.AttributeType = .undefinedAttributeType {
+    public var attributeType: Strata.AttributeType = .undefinedAttributeType {
         willSet { ensureMutable("attributeType") }
     }
 

@@ -16,9 +16,7 @@ import Foundation
 // share; unfrozen descriptions are builders that callers confine to one thread.
 public class PropertyDescription: @unchecked Sendable, Hashable, CustomStringConvertible {
     /// The property's name, the key of its value in a managed object.
-    // The properties the save path reads per object are `@exclusivity(unchecked)`: a frozen
-    // description is never written, so the run-time checks (~80 instructions a read) guard nothing.
-    @exclusivity(unchecked) public var name: String {
+    public var name: String {
         willSet { ensureMutable("name") }
     }
 
@@ -35,7 +33,7 @@ public class PropertyDescription: @unchecked Sendable, Hashable, CustomStringCon
 
     /// Whether the property may be `nil` (for a to-many relationship: empty) when its object is
     /// saved. The default is `true`.
-    @exclusivity(unchecked) public var isOptional: Bool = true {
+    public var isOptional: Bool = true {
         willSet { ensureMutable("isOptional") }
     }
 

@@ -14,8 +14,6 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
     /// The entity of the objects the relationship refers to. The default is `nil`.
     ///
     /// The reference is weak (``AnchoredReference``): the model owns its entities.
-    // The properties the save path reads per object are `@exclusivity(unchecked)`: a frozen
-    // description is never written, so the run-time checks (~80 instructions a read) guard nothing.
     public var destinationEntity: EntityDescription? {
         get { destinationReference.target }
         set {
@@ -24,7 +22,7 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
         }
     }
     /// The storage of ``destinationEntity``.
-    @exclusivity(unchecked) private var destinationReference = AnchoredReference<EntityDescription>(nil)
+    private var destinationReference = AnchoredReference<EntityDescription>(nil)
 
     /// The relationship of the destination entity that points back, if any. The default is `nil`.
     ///
@@ -38,7 +36,7 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
         }
     }
     /// The storage of ``inverseRelationship``.
-    @exclusivity(unchecked) private var inverseReference = AnchoredReference<RelationshipDescription>(nil)
+    private var inverseReference = AnchoredReference<RelationshipDescription>(nil)
 
     /// The fewest objects the relationship may hold when it is not empty. The default is 0.
     public var minCount: Int = 0 {
@@ -47,7 +45,7 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
 
     /// The most objects the relationship may hold: 1 for a to-one relationship, 0 for no limit.
     /// The default is 1.
-    @exclusivity(unchecked) public var maxCount: Int = 1 {
+    public var maxCount: Int = 1 {
         willSet { ensureMutable("maxCount") }
     }
 
