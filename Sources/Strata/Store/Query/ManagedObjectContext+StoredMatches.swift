@@ -2,9 +2,9 @@ import Foundation
 internal import StrataStore
 
 extension ManagedObjectContext {
-    /// Calls `emit` with every stored row `plan` matches, store by store through the store
-    /// layer (``StoreReader/executeFetch(_:position:skip:rowsNeeded:encodedRows:evaluate:emit:)``), leaving out the rows
-    /// of objects whose unsaved state is evaluated in memory.
+    /// Calls `emit` with every stored row `plan` matches, store by store through the store layer
+    /// (``StoreReader/executeFetch(_:position:skip:rowsNeeded:encodedRows:evaluate:emit:)``), leaving
+    /// out the rows of objects whose unsaved state is evaluated in memory.
     ///
     /// - Parameters:
     ///   - rowsNeeded: whether the caller reads the matches' rows (see
