@@ -1,11 +1,10 @@
 # Strata: `make demo` runs the quickstart, `make test` the test suite, `make bench` the
 # benchmarks against SQLite. Each first installs what is missing (liblz4-dev through apt-get).
 SWIFT ?= swift
-# The debug builds skip indexing-while-building, which only an editor reads: it costs about a
-# third of the Swift compiler's time and a seventh of the C compiler's (BoringSSL, through the
-# mirror's PostgreSQL client). `swift build` without the flag indexes, so it rebuilds what these
-# targets built.
-BUILD_FLAGS := --disable-index-store
+# The demos build without indexing-while-building, which only an editor reads: it costs about a
+# third of the Swift compiler's time and a seventh of the C compiler's. The test build keeps it:
+# on Linux SwiftPM finds a test target's tests by reading its index, even with XCTest disabled.
+DEMO_FLAGS := --disable-index-store
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps postgres-deps demo mirror-demo mirror-bench test bench soak clean
@@ -25,11 +24,11 @@ postgres-deps:
 # A debug build: the quickstart's figures do not matter, and swift-syntax (the @Managed macro)
 # compiles several times faster in debug than in release.
 demo: deps
-	$(SWIFT) run $(BUILD_FLAGS) strata-quickstart
+	$(SWIFT) run $(DEMO_FLAGS) strata-quickstart
 
 # A failing run ends with its failures repeated, so the tail of the output names them.
 test: deps postgres-deps
-	$(SWIFT) build $(BUILD_FLAGS) --build-tests -Xswiftc -warnings-as-errors
+	$(SWIFT) build --build-tests -Xswiftc -warnings-as-errors
 	@bash -o pipefail -c '$(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt' || { \
 		echo "make: the failures (whole output in .build/test-output.txt):"; \
 		grep -E "✘|error:" .build/test-output.txt | head -60; exit 1; }
@@ -39,7 +38,7 @@ test: deps postgres-deps
 # identical: yes` for each MODE (synchronous, asynchronous; both unless MODE=synchronous or
 # MODE=asynchronous), after a line naming the mode.
 mirror-demo: deps postgres-deps
-	$(SWIFT) run $(BUILD_FLAGS) -c $${CONFIG:-debug} strata-mirror-demo $${SAVES:-200} $${MODE:-both}
+	$(SWIFT) run $(DEMO_FLAGS) -c $${CONFIG:-debug} strata-mirror-demo $${SAVES:-200} $${MODE:-both}
 
 # The mirror's figures (save latency, lag, saves/s with 1/2/4 instance processes, catch-up,
 # pgbench) on a private PostgreSQL server: SAVES (default 2000) and CHANGES (default 100000) size
@@ -49,7 +48,7 @@ mirror-bench: deps postgres-deps
 
 # The long crash soak: SIGKILL a writer at random points for STRATA_SOAK_SECONDS (default 600).
 soak: deps
-	$(SWIFT) build $(BUILD_FLAGS) --build-tests -Xswiftc -warnings-as-errors
+	$(SWIFT) build --build-tests -Xswiftc -warnings-as-errors
 	STRATA_SOAK_SECONDS=$${STRATA_SOAK_SECONDS:-600} $(SWIFT) test --skip-build --filter CrashRecoveryTests
 
 bench: deps
