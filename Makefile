@@ -1,9 +1,9 @@
 # Strata: `make demo` runs the quickstart, `make test` the test suite, `make bench` the
 # benchmarks against SQLite. Each first installs what is missing (liblz4-dev through apt-get).
 SWIFT ?= swift
-# The demos build without indexing-while-building, which only an editor reads: it costs about a
-# third of the Swift compiler's time and a seventh of the C compiler's. The test build keeps it:
-# on Linux SwiftPM finds a test target's tests by reading its index, even with XCTest disabled.
+# The demos build without indexing-while-building, which only an editor reads: it costs 5-10% of
+# the compilers' time. The test build keeps it: on Linux SwiftPM finds a test target's tests by
+# reading its index, even with XCTest disabled.
 DEMO_FLAGS := --disable-index-store
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
