@@ -27,10 +27,16 @@ enum MirrorState {
         /// The leased key ranges' column.
         var keysColumn: Int
 
+        /// - Throws: ``CoreDataError`` `coreData` when the model has no entity ``MirrorState/entityName``,
+        ///   or one (the model's own) without its `position` and `keys` attributes.
         init(coordinator: PersistentStoreCoordinator) throws {
             layout = try coordinator.replicationLayout(forEntityNamed: entityName)
-            column = layout.columns["position"]!
-            keysColumn = layout.columns["keys"]!
+            guard let column = layout.columns["position"], let keysColumn = layout.columns["keys"] else {
+                throw CoreDataError(
+                    .coreData, "the model's entity \(entityName) has no attributes position and keys for the mirror")
+            }
+            self.column = column
+            self.keysColumn = keysColumn
         }
 
         /// The store's cursor: the last log position it holds (0: none).

@@ -385,8 +385,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 }
                 continue
             }
-            let kept = pending.protectedColumns(of: object)
-            if kept == nil { continue }
+            guard let kept = pending.protectedColumns(of: object) else { continue }
             var changed: [Int]
             let image: Row
             switch operation {
@@ -416,7 +415,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
                 image = row
             }
             guard var merged = try current(object) else { continue }
-            changed = changed.filter { !kept!.contains($0) }
+            changed = changed.filter { !kept.contains($0) }
             guard !changed.isEmpty else { continue }
             for column in changed { merged[column] = image[column] }
             resolved.append(.update(entity: object.entity, key: object.key, row: merged, changedColumns: changed))

@@ -84,10 +84,9 @@ struct Checkpoint: Sendable {
             entity.sizes.withUnsafeBytes { index.raw($0) }
             sections.append(index.bytes)
             var fetch = BinaryWriter()
-            let columns = fetchIndexes[entityID].keys.sorted()
+            let columns = fetchIndexes[entityID].sorted { $0.key < $1.key }
             fetch.varint(columns.count)
-            for column in columns {
-                let ordered = fetchIndexes[entityID][column]!
+            for (column, ordered) in columns {
                 let codec = Self.valueCodec(schema.entities[entityID].columns[column])
                 fetch.varint(column)
                 fetch.varint(ordered.count)
@@ -202,8 +201,9 @@ struct Checkpoint: Sendable {
                     state.entities[entityID] = entity
                 }
                 // Slices of the file's bytes: kept without copying until parsed in the background.
+                // A section's bytes follow its length and checksum.
                 let fetchSections = (0..<schema.entities.count).map { entity -> ArraySlice<UInt8> in
-                    let start = sections[3 + 2 * entity].baseAddress! - raw.baseAddress!
+                    let start = sectionStarts[3 + 2 * entity] + 8
                     return bytes[start..<(start + sections[3 + 2 * entity].count)]
                 }
                 var checkpoint = Checkpoint(segment: segment, offset: offset, state: state, nextKeys: nextKeys)

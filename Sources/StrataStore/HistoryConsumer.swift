@@ -42,9 +42,9 @@ extension StoreState {
         var holdsHistory = false
         for (name, cursor) in cursors {
             guard var consumer = consumers[name] else { continue }
-            if consumer.evictedAt != nil {
+            if let evictedAt = consumer.evictedAt {
                 // An evicted consumer comes back by advancing to at least its resync point.
-                guard cursor >= consumer.evictedAt! else { continue }
+                guard cursor >= evictedAt else { continue }
                 consumer.evictedAt = nil
             }
             consumer.sequence = Swift.max(consumer.sequence, cursor)

@@ -264,11 +264,11 @@ extension Store {
         // Each ticket is signalled once for its result, or to hand this thread leadership of
         // the commits after the groups written so far.
         return commits.map { commit in
-            repeat {
+            while true {
                 commit.ticket.wait()
-                if commit.ticket.result == nil { lead() }
-            } while commit.ticket.result == nil
-            return commit.ticket.result!
+                if let result = commit.ticket.result { return result }
+                lead()
+            }
         }
     }
 
@@ -383,7 +383,7 @@ extension Store {
                 do { try rollSegment() } catch { throw failStop(error, "starting a new segment") }
             }
             let (file, start, known) = state.withLock {
-                ($0.files[$0.activeSegment]!, $0.activeEnd, $0.preallocatedEnd)
+                ($0.activeFile, $0.activeEnd, $0.preallocatedEnd)
             }
             var allocated = known
             if start + Int64(groupBytes) > allocated {

@@ -248,24 +248,27 @@ extension Store {
             }
             guard live[index] else { continue }
             let span = record.blocks[op.block]
-            if blocks[op.block] == nil {
-                blocks[op.block] = try Self.decodeBlock(
+            let block: DecodedBlock
+            if let decoded = blocks[op.block] {
+                block = decoded
+            } else {
+                block = try Self.decodeBlock(
                     span, in: segmentBytes, recordStart: offset, path: file.path, recordOffset: Int64(offset))
+                blocks[op.block] = block
             }
-            guard op.slot < blocks[op.block]!.rowCount else {
+            guard op.slot < block.rowCount else {
                 throw StoreError(
                     .corrupt, "row slot past the end of its block", path: file.path, offset: Int64(offset + span.offset)
                 )
             }
-            if Int(blocks[op.block]!.schemaVersion) == schemaHistory.version {
-                blocks[op.block]!.withRow(at: op.slot) { encoded in
+            if Int(block.schemaVersion) == schemaHistory.version {
+                block.withRow(at: op.slot) { encoded in
                     builder.add(.put, entity: op.entity, key: op.key, encodedRow: encoded)
                 }
             } else {
                 // A row of an earlier schema version is rewritten in the current one.
                 let row = try decodeRow(
-                    blocks[op.block]!, slot: op.slot, entity: op.entity, file: file, offset: Int64(offset + span.offset)
-                )
+                    block, slot: op.slot, entity: op.entity, file: file, offset: Int64(offset + span.offset))
                 builder.add(.put, entity: op.entity, key: op.key, row: row, codec: codecs[op.entity])
             }
             moves.append((op.entity, op.key, locations[index], builder.ops.count - 1))

@@ -18,7 +18,7 @@ extension Store {
         return try appendLock.withLock { _ in
             var highestKeys = [Int64](repeating: 0, count: schema.entities.count)
             while true {
-                let (file, start) = state.withLock { ($0.files[$0.activeSegment]!, $0.activeEnd) }
+                let (file, start) = state.withLock { ($0.activeFile, $0.activeEnd) }
                 let end = try followSegment(file, from: start, highestKeys: &highestKeys)
                 state.withLock { state in
                     state.activeEnd = end

@@ -52,12 +52,15 @@ extension Store {
         func row(block: Int, slot: Int, entity: Int) throws -> Row? {
             guard block >= 0 else { return nil }
             let span = record.blocks[block]
-            if blocks[block] == nil {
-                blocks[block] = try Self.decodeBlock(
+            let decoded: DecodedBlock
+            if let cached = blocks[block] {
+                decoded = cached
+            } else {
+                decoded = try Self.decodeBlock(
                     span, in: bytes, recordStart: start, path: file.path, recordOffset: offset)
+                blocks[block] = decoded
             }
-            return try decodeRow(
-                blocks[block]!, slot: slot, entity: entity, file: file, offset: offset + Int64(span.offset))
+            return try decodeRow(decoded, slot: slot, entity: entity, file: file, offset: offset + Int64(span.offset))
         }
         for op in record.ops {
             let image = try row(block: op.block, slot: op.slot, entity: op.entity)

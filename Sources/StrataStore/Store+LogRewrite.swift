@@ -254,12 +254,15 @@ private struct LogRewriter {
         var builder = RecordBuilder(kind: record.kind, blockSize: configuration.blockSize)
         var blocks: [Int: DecodedBlock] = [:]
         func decode(block: Int, slot: Int, entity: Int) throws -> Row {
-            if blocks[block] == nil {
-                blocks[block] = try Store.decodeBlock(
+            let decoded: DecodedBlock
+            if let cached = blocks[block] {
+                decoded = cached
+            } else {
+                decoded = try Store.decodeBlock(
                     record.blocks[block], in: bytes, recordStart: position, path: file.path,
                     recordOffset: Int64(position))
+                blocks[block] = decoded
             }
-            let decoded = blocks[block]!
             let offset = Int64(position + record.blocks[block].offset)
             guard slot < decoded.rowCount, Int(decoded.schemaVersion) < oldCodecs.count,
                 entity < oldCodecs[Int(decoded.schemaVersion)].count

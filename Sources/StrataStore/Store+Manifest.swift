@@ -60,7 +60,7 @@ extension Store {
     /// Drops the space allocated past the end of the log in the active segment and syncs it.
     func sealActiveSegment() throws {
         spaceAllocating.wait()
-        let (file, end) = state.withLock { ($0.files[$0.activeSegment]!, $0.activeEnd) }
+        let (file, end) = state.withLock { ($0.activeFile, $0.activeEnd) }
         try StoreError.io("trim segment", path: file.path) { try io.ftruncate(file.fd, to: end) }
         state.withLock { $0.preallocatedEnd = end }
         try syncActiveSegment()

@@ -168,13 +168,16 @@ extension Store {
             var new: Row?
             if !op.kind.removes {
                 let span = record.blocks[op.block]
-                if blocks[op.block] == nil {
-                    blocks[op.block] = try Self.decodeBlock(
+                let block: DecodedBlock
+                if let decoded = blocks[op.block] {
+                    block = decoded
+                } else {
+                    block = try Self.decodeBlock(
                         span, in: bytes, recordStart: position, path: file.path, recordOffset: recordOffset)
+                    blocks[op.block] = block
                 }
                 new = try decodeRow(
-                    blocks[op.block]!, slot: op.slot, entity: op.entity, file: file,
-                    offset: recordOffset + Int64(span.offset))
+                    block, slot: op.slot, entity: op.entity, file: file, offset: recordOffset + Int64(span.offset))
             }
             let id = EntityKey(entity: op.entity, key: op.key)
             let old = op.kind == .insert ? nil : try latest[id] ?? read(op.entity, key: op.key)

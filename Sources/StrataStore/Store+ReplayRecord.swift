@@ -158,19 +158,23 @@ extension Store {
             guard block >= 0, block < sourceBlocks.count else {
                 throw StoreError(.corrupt, "a replayed change has no row image", path: file.path, offset: offset)
             }
-            if sourceBlocks[block] == nil {
+            let decoded: DecodedBlock
+            if let cached = sourceBlocks[block] {
+                decoded = cached
+            } else {
                 // The source's cache holds the blocks its recent commits wrote, decoded.
-                sourceBlocks[block] =
+                decoded =
                     try entry.firstBlock.flatMap { encoding.source.cachedBlock($0 + UInt32(block)) }
                     ?? Self.decodeBlock(
                         record.blocks[block], in: bytes, recordStart: start, path: file.path, recordOffset: offset)
+                sourceBlocks[block] = decoded
             }
-            guard slot < sourceBlocks[block]!.rowCount else {
+            guard slot < decoded.rowCount else {
                 throw StoreError(
                     .corrupt, "row slot \(slot) is past the block's rows", path: file.path,
                     offset: offset + Int64(record.blocks[block].offset))
             }
-            return ReplayImage(block: sourceBlocks[block]!, slot: slot, fromSource: true)
+            return ReplayImage(block: decoded, slot: slot, fromSource: true)
         }
         /// Decodes the row of `image` with `decode`, given the codec of the image's schema version.
         func decoding<T>(
@@ -220,9 +224,13 @@ extension Store {
             befores[index] = before
             if reusesBlocks && op.kind != .insert {
                 // The same bytes in the same (current) layout: the same row.
-                reusesBlocks =
-                    try before != nil && op.priorBlock >= 0 && encoding.isCurrent(before!, entity: op.entity)
-                    && sourceImage(op.priorBlock, op.priorSlot).sameBytes(as: before!)
+                if let before, op.priorBlock >= 0 {
+                    reusesBlocks =
+                        try encoding.isCurrent(before, entity: op.entity)
+                        && sourceImage(op.priorBlock, op.priorSlot).sameBytes(as: before)
+                } else {
+                    reusesBlocks = false
+                }
             }
             switch op.kind {
             case .insert:

@@ -34,7 +34,7 @@ extension Store {
                 guard needsSpaceAhead(state), start < Int64(configuration.segmentSize) else { return nil }
                 spaceAllocating.enter()
                 return (
-                    state.files[state.activeSegment]!, start,
+                    state.activeFile, start,
                     min(Int64(Self.preallocationWindow), Int64(configuration.segmentSize) - start)
                 )
             }

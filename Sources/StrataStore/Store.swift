@@ -317,7 +317,7 @@ public final class Store: Sendable {
 
     /// `fdatasync` of the active segment.
     func syncActiveSegment() throws {
-        let file = state.withLock { $0.files[$0.activeSegment]! }
+        let file = state.withLock { $0.activeFile }
         try StoreError.io("sync segment", path: file.path) { try io.fdatasync(file.fd) }
         counters.fsyncs.add(1)
     }

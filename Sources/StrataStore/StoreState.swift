@@ -56,8 +56,11 @@ struct StoreState: Sendable {
         }
     }
 
-    /// The active segment's id.
+    /// The active segment's id (a manifest names at least one segment).
     var activeSegment: UInt32 { segmentOrder.last! }
+
+    /// The active segment's file: every segment of ``segmentOrder`` is open.
+    var activeFile: SegmentFile { files[activeSegment]! }
 
     /// The location of a row, with the block's place and file, or `nil` when the row is absent.
     func resolve(_ entity: Int, _ key: Int64) -> ResolvedRow? {
@@ -129,7 +132,7 @@ struct StoreState: Sendable {
         }
         counts.add(to: &stats[segment])
         if let newest = stats[segment]?.maxSequence, newest < record.sequence {
-            stats[segment]!.maxSequence = record.sequence
+            stats[segment]?.maxSequence = record.sequence
         }
         if record.kind == .transaction {
             lastSequence = Swift.max(lastSequence, record.sequence)
@@ -188,9 +191,10 @@ struct StoreState: Sendable {
             mergePendingIndexChanges()
             return nil
         }
-        handedOverIndexChanges = pendingIndexChanges
+        let changes = pendingIndexChanges
+        handedOverIndexChanges = changes
         pendingIndexChanges = FetchIndexChanges()
-        return (mergedFetchIndexes, handedOverIndexChanges!, indexMerges)
+        return (mergedFetchIndexes, changes, indexMerges)
     }
 
     /// Takes the indexes a merge begun by ``beginIndexMerge()`` made, unless a read merged the

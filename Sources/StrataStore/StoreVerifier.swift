@@ -550,7 +550,7 @@ private struct LogReplay {
         let columns = schema.entities.map(\.indexedColumns)
         var pairs = columns.map { Dictionary(uniqueKeysWithValues: $0.map { ($0, [(Value, PrimaryKey)]()) }) }
         for (id, row) in indexedRows {
-            for column in columns[id.entity] { pairs[id.entity][column]!.append((row[column], id.key)) }
+            for column in columns[id.entity] { pairs[id.entity][column, default: []].append((row[column], id.key)) }
         }
         var indexes = state
         indexes.fetchIndexes = pairs.map { $0.mapValues(OrderedIndex.init(unsorted:)) }

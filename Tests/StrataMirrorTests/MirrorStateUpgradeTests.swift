@@ -80,3 +80,27 @@ struct MirrorStateUpgradeTests {
         try await reopened.close()
     }
 }
+
+/// Where a store's mirror state lives, without PostgreSQL.
+@Suite struct MirrorStateLocationTests {
+    @Test func aModelWhoseMirrorStateLacksItsAttributesIsRefused() throws {
+        let model = mirrorTestModel()
+        let position = AttributeDescription(name: "position", type: .integer64)
+        model.entities.append(EntityDescription(name: MirrorState.entityName, properties: [position]))
+        MirrorState.addEntity(to: model)
+        let folder = TemporaryDirectory()
+        let container = PersistentContainer(name: "state", managedObjectModel: model)
+        container.persistentStoreDescriptions = [PersistentStoreDescription(url: folder.store())]
+        let failure = LockedError()
+        container.loadPersistentStores { _, error in failure.set(error) }
+        if let error = failure.get() { throw error }
+        let error = #expect(throws: CoreDataError.self) {
+            try MirrorState.Location(coordinator: container.persistentStoreCoordinator)
+        }
+        #expect(error?.code == .coreData)
+        #expect(error?.message.contains("keys") == true, "\(error?.message ?? "")")
+        for store in container.persistentStoreCoordinator.persistentStores {
+            try container.persistentStoreCoordinator.remove(store)
+        }
+    }
+}

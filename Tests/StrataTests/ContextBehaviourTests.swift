@@ -12,6 +12,31 @@ import Testing
         try CoreDataBehaviourTests.company(in: folder, history: true)
     }
 
+    @Test func savingAnObjectOfAnotherModelsEntityThrowsAndKeepsTheChanges() throws {
+        let folder = TemporaryDirectory()
+        let container = try Self.company(in: folder)
+        let strangers = ModelBuilder.model([ModelBuilder.entity("Stranger", [ModelBuilder.attribute("name", .string)])])
+        let stranger = try #require(strangers.entitiesByName["Stranger"])
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let object = ManagedObject(entity: stranger, insertInto: context)
+            object.setValue("Bob", forKey: "name")
+            let intern = Employee(context: context)
+            intern.name = "Eve"
+            let error = #expect(throws: CoreDataError.self) { try context.save() }
+            #expect(error?.code == .coreData)
+            #expect(error?.message.contains("Stranger") == true, "\(error?.message ?? "")")
+            #expect(context.insertedObjects.count == 2, "the context keeps its changes")
+            #expect(object.objectID.isTemporaryID)
+            context.delete(object)
+            try context.save()
+        }
+        let reader = container.newBackgroundContext()
+        let names = try reader.performAndWait { try reader.fetch(Employee.fetchRequest()).map(\.name).sorted() }
+        #expect(names == ["Ada", "Eve", "Grace"])
+        try container.close()
+    }
+
     @Test func resetAndRefreshLeaveFaults() throws {
         let folder = TemporaryDirectory()
         let container = try Self.company(in: folder)

@@ -222,6 +222,30 @@ import Testing
         }
         try container.close()
     }
+
+    @Test func settingAFetchedPropertyThrowsAndChangesNothing() throws {
+        let title = ModelBuilder.attribute("title", .string)
+        let entity = ModelBuilder.entity("Note", [title])
+        let request = FetchRequest<FetchRequestResult>(entityName: "Note")
+        entity.properties.append(FetchedPropertyDescription(name: "all", fetchRequest: request))
+        let folder = TemporaryDirectory()
+        let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([entity]))
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            let note = EntityDescription.insertNewObject(forEntityName: "Note", into: context)
+            note.setValue("x", forKey: "title")
+            try context.save()
+            for set in [note.setValue(_:forCheckedKey:), note.setPrimitiveValue(_:forCheckedKey:)] {
+                let error = #expect(throws: CoreDataError.self) { try set([note], "all") }
+                #expect(error?.code == .keyValueValidation)
+                #expect(error?.key == "all")
+                #expect(error?.message.contains("fetched property") == true, "\(error?.message ?? "")")
+            }
+            #expect(!context.hasChanges, "nothing was set")
+            #expect(try (note.value(forCheckedKey: "all") as? [ManagedObject])?.count == 1)
+        }
+        try container.close()
+    }
 }
 
 /// A subclass whose `longer` fetched property lists the notes whose title extends its own.

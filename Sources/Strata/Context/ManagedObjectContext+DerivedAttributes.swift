@@ -101,8 +101,8 @@ extension ManagedObjectContext {
     private static func isSame(_ lhs: Any?, _ rhs: Any?) -> Bool {
         switch (lhs, rhs) {
         case (nil, nil): true
-        case (nil, _), (_, nil): false
-        default: type(of: lhs!) == type(of: rhs!) && FetchValue.equal(lhs, rhs)
+        case let (lhs?, rhs?): type(of: lhs) == type(of: rhs) && FetchValue.equal(lhs, rhs)
+        default: false
         }
     }
 

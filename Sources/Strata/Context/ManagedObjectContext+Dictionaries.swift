@@ -194,11 +194,8 @@ extension ManagedObjectContext {
                 signature.append(DictionaryResults.hashable(value))
                 if let value { values[name] = value }
             }
-            if members[signature] == nil {
-                order.append(signature)
-                members[signature] = (values, [])
-            }
-            members[signature]!.rows.append(row)
+            if members[signature] == nil { order.append(signature) }
+            members[signature, default: (values, [])].rows.append(row)
         }
         if keys.isEmpty && order.isEmpty {
             order.append([])

@@ -4,7 +4,7 @@ import OrderedCollections
 extension ManagedObjectContext {
     /// Loads a fault's values from its row (one store read, none when the engine caches the block).
     func fulfillFault(_ object: ManagedObject) throws {
-        if nesting.parent != nil { return try fulfillFaultFromParent(object) }
+        if let parent = nesting.parent { return try fulfillFault(object, from: parent) }
         // A temporary ID names no row (an object of another context, or one inserted and
         // deleted, then refreshed): marking it loaded with no values would trap on first read.
         guard let coordinator = persistentStoreCoordinator, !object.objectID.isTemporaryID else {
@@ -73,7 +73,7 @@ extension ManagedObjectContext {
     func relatedIDs(
         of object: ManagedObject, _ relationship: RelationshipDescription
     ) throws -> OrderedSet<ManagedObjectID> {
-        if nesting.parent != nil { return try relatedIDsFromParent(of: object, relationship) }
+        if let parent = nesting.parent { return try relatedIDs(of: object, relationship, from: parent) }
         return try relatedIDs(of: object.objectID, entity: object.entity, relationship)
     }
 

@@ -246,8 +246,8 @@ extension ManagedObjectContext {
     }
 
     /// Fulfills a child's fault from the parent's current state of the object.
-    func fulfillFaultFromParent(_ object: ManagedObject) throws {
-        guard let values = try nesting.parent!.valuesForChild(object.objectID) else {
+    func fulfillFault(_ object: ManagedObject, from parent: ManagedObjectContext) throws {
+        guard let values = try parent.valuesForChild(object.objectID) else {
             return try markInaccessible(object)
         }
         load(object, fromParent: values)
@@ -279,10 +279,12 @@ extension ManagedObjectContext {
     }
 
     /// A child's ``existingObject(with:)``: the object realized from the parent's state.
-    func existingObjectFromParent(_ id: ManagedObjectID, missing: CoreDataError) throws -> ManagedObject {
+    func existingObject(
+        _ id: ManagedObjectID, from parent: ManagedObjectContext, missing: CoreDataError
+    ) throws -> ManagedObject {
         let object = self.object(with: id)
         if !object.isLoaded {
-            guard let values = try nesting.parent!.valuesForChild(object.objectID) else {
+            guard let values = try parent.valuesForChild(object.objectID) else {
                 if !object.hasChanges { unregister(object) }
                 throw missing
             }
@@ -293,18 +295,18 @@ extension ManagedObjectContext {
     }
 
     /// A child's to-many relationship as its parent holds it.
-    func relatedIDsFromParent(
-        of object: ManagedObject, _ relationship: RelationshipDescription
+    func relatedIDs(
+        of object: ManagedObject, _ relationship: RelationshipDescription, from parent: ManagedObjectContext
     ) throws -> OrderedSet<ManagedObjectID> {
-        try nesting.parent!.relatedIDsForChild(object.objectID, relationship.name)
+        try parent.relatedIDsForChild(object.objectID, relationship.name)
     }
 
     /// A child's ``realizeObjects(_:)``: each object from the parent's state; an object the
     /// parent does not have stays a fault, which reports it when it fires.
-    func realizeObjectsFromParent(_ ids: [ManagedObjectID]) throws -> [ManagedObject] {
+    func realizeObjects(_ ids: [ManagedObjectID], from parent: ManagedObjectContext) throws -> [ManagedObject] {
         try ids.map { id in
             let object = self.object(with: id)
-            if !object.isLoaded, let values = try nesting.parent!.valuesForChild(object.objectID) {
+            if !object.isLoaded, let values = try parent.valuesForChild(object.objectID) {
                 load(object, fromParent: values)
             }
             return object

@@ -8,7 +8,7 @@ extension ManagedObjectContext {
     ///
     /// - Throws: ``CoreDataError`` when a store read fails.
     func realizeObjects(_ ids: [ManagedObjectID]) throws -> [ManagedObject] {
-        if nesting.parent != nil { return try realizeObjectsFromParent(ids) }
+        if let parent = nesting.parent { return try realizeObjects(ids, from: parent) }
         guard let coordinator = persistentStoreCoordinator else { return ids.map { object(with: $0) } }
         var results = [ManagedObject?](repeating: nil, count: ids.count)
         // Positions to read, by store identifier and store entity.
@@ -16,11 +16,11 @@ extension ManagedObjectContext {
         for (position, id) in ids.enumerated() {
             if let existing = registered[id], existing.isLoaded {
                 results[position] = existing
-            } else if id.isTemporaryID || id.storeIdentifier == nil {
-                results[position] = object(with: id)
-            } else {
-                groups[id.storeIdentifier!, default: [:]][try coordinator.layout(id.entity).storeEntity, default: []]
+            } else if !id.isTemporaryID, let identifier = id.storeIdentifier {
+                groups[identifier, default: [:]][try coordinator.layout(id.entity).storeEntity, default: []]
                     .append(position)
+            } else {
+                results[position] = object(with: id)
             }
         }
         for (identifier, byEntity) in groups {

@@ -282,14 +282,14 @@ extension ManagedObjectContext {
         // Deleted objects whose row someone else deleted already: the store has nothing to delete.
         var goneDeletes = Set<ManagedObject>()
         for object in updated + deleted {
-            guard let committed = object.committed, !object.objectID.isTemporaryID else {
+            // A permanent ID has a store identifier; a temporary one has none.
+            guard let committed = object.committed, let identifier = object.objectID.storeIdentifier else {
                 if !object.isDeleted { keptUpdates.append(object) }
                 continue
             }
-            guard let store = coordinator.store(identifier: object.objectID.storeIdentifier!) else {
+            guard let store = coordinator.store(identifier: identifier) else {
                 throw CoreDataError(
-                    .persistentStoreSave, "the store \(object.objectID.storeIdentifier!) was removed",
-                    objectID: object.objectID)
+                    .persistentStoreSave, "the store \(identifier) was removed", objectID: object.objectID)
             }
             guard
                 let conflict = try StoreWriter(store: store, coordinator: coordinator).conflict(

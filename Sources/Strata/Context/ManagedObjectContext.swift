@@ -240,7 +240,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         if let existing = registered[objectID], existing.isLoaded, !existing.isInaccessible { return existing }
         let missing = CoreDataError(
             .managedObjectReferentialIntegrity, "no object with ID \(objectID)", objectID: objectID)
-        if nesting.parent != nil { return try existingObjectFromParent(objectID, missing: missing) }
+        if let parent = nesting.parent { return try existingObject(objectID, from: parent, missing: missing) }
         guard !objectID.isTemporaryID, let coordinator = persistentStoreCoordinator else { throw missing }
         let object = self.object(with: objectID)
         if !object.isLoaded {
@@ -411,10 +411,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// The ID of `id`'s object with its concrete entity, read from the store.
     private func concreteID(for id: ManagedObjectID) throws -> ManagedObjectID? {
-        guard let coordinator = persistentStoreCoordinator, let entity = try coordinator.concreteEntity(of: id),
-            entity !== id.entity
+        guard let coordinator = persistentStoreCoordinator, let storeIdentifier = id.storeIdentifier,
+            let entity = try coordinator.concreteEntity(of: id), entity !== id.entity
         else { return nil }
-        return ManagedObjectID(entity: entity, storeIdentifier: id.storeIdentifier!, primaryKey: id.primaryKey)
+        return ManagedObjectID(entity: entity, storeIdentifier: storeIdentifier, primaryKey: id.primaryKey)
     }
 }
 

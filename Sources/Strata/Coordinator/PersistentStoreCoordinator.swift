@@ -238,10 +238,13 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     /// The layout of `entity`.
+    ///
+    /// - Throws: ``CoreDataError`` `coreData` when the model cannot be stored, or has no entity
+    ///   of `entity`'s name.
     func layout(_ entity: EntityDescription) throws -> EntityLayout {
         if !hasAdoptedLayout.load(ordering: .acquiring), case .success(let mapping) = modelMapping {
-            return mapping.layout(of: entity)!
+            return try mapping.requiredLayout(of: entity)
         }
-        return try mapping.get().layout(of: entity)!
+        return try mapping.get().requiredLayout(of: entity)
     }
 }

@@ -151,7 +151,7 @@ open class PersistentStoreDescription: NSObject, NSCopying, @unchecked Sendable 
     /// The type, configuration, URL and options.
     open override var description: String {
         let state = withState { $0 }
-        let options = state.options.keys.sorted().map { "\($0): \(state.options[$0]!)" }.joined(separator: ", ")
+        let options = state.options.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
         return
             "<PersistentStoreDescription: type \(state.type), configuration \(state.configuration ?? "default"), url \(state.url?.path ?? "none"), options [\(options)]>"
     }

@@ -249,10 +249,11 @@ open class MigrationManager {
         let objectCount = sources.values.reduce(0) { $0 + $1.count }
         stepCount = max(1, objectCount * 3)
         stepsDone = 0
-        var policies: [String: EntityMigrationPolicy] = [:]
+        // Each mapping's policy, in the order of `mappings`.
+        var policies: [EntityMigrationPolicy] = []
         for mapping in mappings {
             let policy = try Self.policy(for: mapping)
-            policies[mapping.name] = policy
+            policies.append(policy)
             currentEntityMapping = mapping
             try policy.begin(mapping, with: self)
             try forEachBatch(of: sources[mapping.name] ?? [], stage: "create", mapping: mapping) { id in
@@ -261,15 +262,15 @@ open class MigrationManager {
             }
             try policy.endInstanceCreation(forMapping: mapping, manager: self)
         }
-        for mapping in mappings {
+        for (mapping, policy) in zip(mappings, policies) {
             currentEntityMapping = mapping
             try forEachBatch(of: destinationsByMapping[mapping.name] ?? [], stage: "relate", mapping: mapping) { id in
-                try policies[mapping.name]!.createRelationships(
+                try policy.createRelationships(
                     forDestination: destinationContext.object(with: id), in: mapping, manager: self)
             }
-            try policies[mapping.name]!.endRelationshipCreation(forMapping: mapping, manager: self)
+            try policy.endRelationshipCreation(forMapping: mapping, manager: self)
         }
-        for mapping in mappings {
+        for (mapping, policy) in zip(mappings, policies) {
             currentEntityMapping = mapping
             var errors: [CoreDataError] = []
             try forEachBatch(of: destinationsByMapping[mapping.name] ?? [], stage: "validate", mapping: mapping) { id in
@@ -287,8 +288,8 @@ open class MigrationManager {
                 }
             }
             try CoreDataError.throwing(errors)
-            try policies[mapping.name]!.performCustomValidation(forMapping: mapping, manager: self)
-            try policies[mapping.name]!.end(mapping, manager: self)
+            try policy.performCustomValidation(forMapping: mapping, manager: self)
+            try policy.end(mapping, manager: self)
         }
         currentEntityMapping = nil
         migrationProgress = 1

@@ -22,7 +22,7 @@ extension ManagedObjectModel {
     func copiedForMerging() -> ManagedObjectModel {
         var entityCopies: [ObjectIdentifier: EntityDescription] = [:]
         var propertyCopies: [ObjectIdentifier: PropertyDescription] = [:]
-        for entity in entities {
+        let copies = entities.map { entity in
             let copy = EntityDescription()
             copy.name = entity.name
             copy.managedObjectClassName = entity.managedObjectClassName
@@ -39,9 +39,9 @@ extension ManagedObjectModel {
                 return propertyCopy
             }
             entityCopies[ObjectIdentifier(entity)] = copy
+            return copy
         }
-        for entity in entities {
-            let copy = entityCopies[ObjectIdentifier(entity)]!
+        for (entity, copy) in zip(entities, copies) {
             copy.subentities = entity.subentities.compactMap { entityCopies[ObjectIdentifier($0)] }
             for case let relationship as RelationshipDescription in entity.ownProperties {
                 let relationshipCopy = propertyCopies[ObjectIdentifier(relationship)] as! RelationshipDescription

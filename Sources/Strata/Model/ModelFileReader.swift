@@ -379,7 +379,8 @@ struct ModelFileReader {
     private func linkRelationships(of item: EntityElement, byName: [String: EntityDescription]) throws {
         let entityName = item.entity.entityName
         for element in item.element.children(named: "relationship") {
-            let name = element["name"]!
+            let name = try required(
+                "name", of: element, what: "a relationship of entity \(entityName)", entity: entityName)
             guard
                 let relationship = item.entity.ownProperties.first(where: { $0.name == name })
                     as? RelationshipDescription

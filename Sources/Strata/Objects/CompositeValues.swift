@@ -118,8 +118,9 @@ enum CompositeValues {
             let converted: Any?
             switch element.attributeType {
             case .compositeAttributeType:
-                converted = try (value as? [String: Any]).map {
-                    try self.value($0, element as! CompositeAttributeDescription)
+                // An element declared composite but not a ``CompositeAttributeDescription`` has no elements to read.
+                converted = try (value as? [String: Any]).flatMap { nested in
+                    try (element as? CompositeAttributeDescription).map { try self.value(nested, $0) }
                 }
             case .integer16AttributeType: converted = ValueConversion.integer(value).flatMap { Int16(exactly: $0) }
             case .integer32AttributeType: converted = ValueConversion.integer(value).flatMap { Int32(exactly: $0) }

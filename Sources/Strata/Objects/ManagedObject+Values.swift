@@ -235,8 +235,7 @@ extension ManagedObject {
         if let relationship = property as? RelationshipDescription {
             try setRelationship(value, relationship, slot: slot)
         } else {
-            try setAttributeValue(
-                try attributeStorage(value, property as! AttributeDescription, strict: strict), slot: slot)
+            try setAttributeValue(try attributeStorage(value, property, strict: strict), slot: slot)
         }
     }
 
@@ -257,7 +256,7 @@ extension ManagedObject {
         let property = runtime.properties[slot]
         let stored =
             try (property as? RelationshipDescription).map { try relationshipStorage(value, $0) }
-            ?? attributeStorage(value, property as! AttributeDescription, strict: strict)
+            ?? attributeStorage(value, property, strict: strict)
         try fireFault()
         values[slot] = stored
         noteChange(slot)
@@ -265,7 +264,15 @@ extension ManagedObject {
 
     /// What an attribute slot holds for `value`: the value converted to the attribute's type;
     /// when it does not fit, an error with `strict`, else the value as it is.
-    private func attributeStorage(_ value: Any?, _ attribute: AttributeDescription, strict: Bool) throws -> Any? {
+    ///
+    /// - Throws: ``CoreDataError`` `keyValueValidation` when `property` is not an attribute (a
+    ///   fetched property, which is read-only), or with `strict` for a value that does not fit.
+    private func attributeStorage(_ value: Any?, _ property: PropertyDescription, strict: Bool) throws -> Any? {
+        guard let attribute = property as? AttributeDescription else {
+            throw CoreDataError(
+                .keyValueValidation, "\(entity.entityName).\(property.name) is a fetched property, which cannot be set",
+                objectID: objectID, key: property.name)
+        }
         do {
             return try ValueConversion.normalize(value, for: attribute, entity: entity)
         } catch  where !strict {

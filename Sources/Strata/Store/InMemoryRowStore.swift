@@ -48,7 +48,7 @@ final class InMemoryRowStore: RowStore {
 
     func scan(_ entity: Int, _ body: (PrimaryKey, Row) throws -> Void) throws {
         let rows = contents.withLock { $0.rows[entity] }
-        for key in rows.keys.sorted() { try body(key, rows[key]!) }
+        for (key, row) in rows.sorted(by: { $0.key < $1.key }) { try body(key, row) }
     }
 
     func scan(_ entity: Int, columns: [Int]?, _ body: (PrimaryKey, Row) throws -> Void) throws {

@@ -59,8 +59,8 @@ final class QueryGenerationLog: Sendable {
                 state.versions = [:]
                 return
             }
-            for entity in Array(state.versions.keys) {
-                state.versions[entity] = state.versions[entity]!.compactMapValues { versions in
+            state.versions = state.versions.mapValues { byKey in
+                byKey.compactMapValues { versions in
                     let kept = versions.filter { $0.after >= oldest }
                     return kept.isEmpty ? nil : kept
                 }

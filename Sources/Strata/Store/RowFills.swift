@@ -55,20 +55,24 @@ struct RowFills: Sendable {
 
     /// The entities of `objects` added, on this thread, so that threads sharing out the objects
     /// only look them up (``existingIndex(of:)``); others are added by ``row(of:)``.
-    init(for objects: [ManagedObject], mapping: StoreMapping, columnCounts: [Int]) {
+    ///
+    /// - Throws: ``CoreDataError`` `coreData` when the model has no entity of an object's entity's name.
+    init(for objects: [ManagedObject], mapping: StoreMapping, columnCounts: [Int]) throws {
         self.init(mapping: mapping, columnCounts: columnCounts)
         var previous: ObjectIdentifier?
         for object in objects where ObjectIdentifier(object.runtime) != previous {
             previous = ObjectIdentifier(object.runtime)
-            _ = index(of: object)
+            _ = try index(of: object)
         }
     }
 
     /// The index in ``entities`` of `object`'s entity, added when it is not yet.
-    mutating func index(of object: ManagedObject) -> Int {
+    ///
+    /// - Throws: ``CoreDataError`` `coreData` when the model has no entity of its name.
+    mutating func index(of object: ManagedObject) throws -> Int {
         if let index = existingIndex(of: object) { return index }
         let runtime = object.runtime
-        let layout = mapping.layout(of: runtime.entity)!
+        let layout = try mapping.requiredLayout(of: runtime.entity)
         let start = columns.count
         for (slot, column) in layout.slotColumns.enumerated() where column >= 0 {
             switch runtime.loads[slot] {
@@ -98,9 +102,9 @@ struct RowFills: Sendable {
 
     /// The row of `object`, its entity added when it is not yet.
     ///
-    /// - Throws: what ``fill(_:of:entity:)`` throws.
+    /// - Throws: what ``index(of:)`` and ``fill(_:of:entity:)`` throw.
     mutating func row(of object: ManagedObject) throws -> Row {
-        let entity = index(of: object)
+        let entity = try index(of: object)
         var row = Row([])
         try fill(&row, of: object, entity: entity)
         return row

@@ -23,7 +23,8 @@ struct StoreWriter {
     /// engine encodes them (``InsertedRows``), never held all at once.
     ///
     /// - Throws: ``CoreDataError`` `managedObjectExternalRelationship` for a relationship to an
-    ///   object of another store; `persistentStoreOperation` when the store cannot be read.
+    ///   object of another store; `persistentStoreOperation` when the store cannot be read;
+    ///   `coreData` for an object of an entity the model does not have.
     func save(for changes: StoreChangeSet, makingRowsAsEncoded: Bool) throws -> StoreSave {
         let mapping = try coordinator.mapping.get()
         var transaction = Transaction(author: changes.author, contextName: changes.contextName)
@@ -31,7 +32,7 @@ struct StoreWriter {
         transaction.consumerCursors = changes.consumerCursors
         // The inserted objects' entities added here, on the context's queue: the threads that
         // share out the rows only look them up.
-        var fills = RowFills(
+        var fills = try RowFills(
             for: changes.inserted, mapping: mapping, columnCounts: mapping.schema.entities.map { $0.columns.count })
         if makingRowsAsEncoded, let inserted = rowsMadeAsEncoded(changes, fills: fills) {
             return StoreSave(transaction: transaction, inserted: inserted)
@@ -39,14 +40,14 @@ struct StoreWriter {
         var joins = JoinRowWriter(writer: self)
         let inserted = insertedRows(changes.inserted, fills: fills)
         for (index, object) in changes.inserted.enumerated() {
-            let layout = mapping.layout(of: object.entity)!
+            let layout = try mapping.requiredLayout(of: object.entity)
             if let failure = inserted.failure, failure.index == index { throw failure.error }
             let row = try inserted.rows.map { $0[index] } ?? fills.row(of: object)
             transaction.insert(layout.storeEntity, key: object.objectID.primaryKey, row: row)
             try joins.write(of: object, layout: layout, into: &transaction)
         }
         for object in changes.updated {
-            let layout = mapping.layout(of: object.entity)!
+            let layout = try mapping.requiredLayout(of: object.entity)
             let columns = Set(object.changedSlots.lazy.map { layout.slotColumns[$0] }.filter { $0 >= 0 }).sorted()
             if !columns.isEmpty {
                 transaction.update(
@@ -56,7 +57,7 @@ struct StoreWriter {
             try joins.write(of: object, layout: layout, into: &transaction)
         }
         for object in changes.deleted {
-            let layout = mapping.layout(of: object.entity)!
+            let layout = try mapping.requiredLayout(of: object.entity)
             transaction.delete(layout.storeEntity, key: object.objectID.primaryKey)
             try joins.delete(of: object, layout: layout, from: &transaction)
         }

@@ -117,14 +117,18 @@ struct BatchDeletion {
         // no image per key while it commits.
         for position in deleted.indices.sorted(by: { deleted[$0].primaryKey < deleted[$1].primaryKey }) {
             let id = deleted[position]
+            // ``delete(_:rows:)`` admits saved objects only: permanent IDs, with a store identifier.
             let identifier = id.storeIdentifier!
             let entityID = ObjectIdentifier(id.entity)
             if current?.entity != entityID || current?.identifier != identifier {
-                if entityNeeds[entityID] == nil { entityNeeds[entityID] = try deletionNeeds(of: id.entity) }
-                current = (
-                    entityID, identifier, coordinator.store(identifier: identifier)!, slot(identifier),
-                    entityNeeds[entityID]!
-                )
+                // The store may have been removed since the objects were found.
+                guard let store = coordinator.store(identifier: identifier) else {
+                    throw CoreDataError(
+                        .coreData, "\(id) is not the ID of a saved object of this coordinator's stores", objectID: id)
+                }
+                let needs = try entityNeeds[entityID] ?? deletionNeeds(of: id.entity)
+                entityNeeds[entityID] = needs
+                current = (entityID, identifier, store, slot(identifier), needs)
             }
             let (_, _, store, storeSlot, needs) = current!
             perStore[storeSlot].transaction.delete(needs.storeEntity, key: id.primaryKey)

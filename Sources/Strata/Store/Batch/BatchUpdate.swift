@@ -22,11 +22,12 @@ struct BatchUpdate {
         var changes: [(column: Int, value: Value)] = []
         for (key, value) in values {
             let attribute = try BatchValues.attribute(key, of: entity)
-            changes.append(
-                (
-                    try coordinator.layout(entity).columns[attribute.name]!,
-                    try BatchValues.storeValue(value, for: attribute, entity: entity)
-                ))
+            guard let column = try coordinator.layout(entity).columns[attribute.name] else {
+                throw CoreDataError(
+                    .keyValueValidation, "\(entity.entityName).\(attribute.name) has no column in the store",
+                    key: attribute.name)
+            }
+            changes.append((column, try BatchValues.storeValue(value, for: attribute, entity: entity)))
         }
         self.changes = changes
         columns = changes.map(\.column).sorted()

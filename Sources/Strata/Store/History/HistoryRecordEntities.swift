@@ -59,15 +59,14 @@ struct HistoryRecordEntities {
         guard changes.count > Self.searchLimit else {
             return changes.first { $0.entity == id.storeEntity && $0.key == id.key }
         }
-        if positions == nil {
-            var table: [Key: Int] = [:]
-            table.reserveCapacity(changes.count)
-            for (position, change) in changes.enumerated() {
-                let key = Key(storeEntity: change.entity, key: change.key)
-                if table[key] == nil { table[key] = position }
-            }
-            positions = table
+        if let positions { return positions[id].map { changes[$0] } }
+        var table: [Key: Int] = [:]
+        table.reserveCapacity(changes.count)
+        for (position, change) in changes.enumerated() {
+            let key = Key(storeEntity: change.entity, key: change.key)
+            if table[key] == nil { table[key] = position }
         }
-        return positions![id].map { changes[$0] }
+        positions = table
+        return table[id].map { changes[$0] }
     }
 }

@@ -32,9 +32,10 @@ extension PersistentHistoryReader {
         var touched: [ManagedObjectID: Set<PropertyDescription>] = [:]
         var order: [ManagedObjectID] = []
         for change in record.changes where mapping.entitiesByTag[change.entity] == nil {
-            if sides[change.entity] == nil { sides[change.entity] = try joinSides(of: change.entity) }
+            let entitySides = try sides[change.entity] ?? joinSides(of: change.entity)
+            sides[change.entity] = entitySides
             guard let pair = change.row ?? change.previousRow else { continue }
-            for side in sides[change.entity]! {
+            for side in entitySides {
                 guard side.join.ownerColumn < pair.count, case .reference(let key) = pair[side.join.ownerColumn] else {
                     continue
                 }

@@ -124,7 +124,7 @@ struct PersistentHistoryReader {
         let filter = request.deletes ? nil : request.fetchRequest
         let filtersChanges = filter?.entityName == PersistentHistoryEntities.changeName
         var skip = filter?.fetchOffset ?? 0
-        let limit = (filter?.fetchLimit ?? 0) > 0 ? filter!.fetchLimit : Int.max
+        let limit = filter.map { $0.fetchLimit > 0 ? $0.fetchLimit : Int.max } ?? Int.max
         var taken = 0
         let first = changes.count
         var after: Date?

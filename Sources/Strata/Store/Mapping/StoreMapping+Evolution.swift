@@ -13,29 +13,27 @@ extension StoreMapping {
     ///
     /// - Throws: ``CoreDataError`` `coreData` when the schema it makes is not valid.
     func evolved(onto stored: Schema) throws -> StoreMapping {
-        var entityIDs: [Int: Int] = [:]
+        // The id in the evolved schema of each entity of this mapping's schema (whose ids are
+        // their positions).
         var added = stored.entities.count
-        for entity in schema.entities {
-            if let existing = stored.entity(named: entity.name) {
-                entityIDs[entity.id] = existing.id
-            } else {
-                entityIDs[entity.id] = added
-                added += 1
-            }
+        let entityIDs = schema.entities.map { entity in
+            if let existing = stored.entity(named: entity.name) { return existing.id }
+            added += 1
+            return added - 1
         }
         func translated(_ column: ColumnSchema) -> ColumnSchema {
             var column = column
-            if case .reference(let target) = column.type { column.type = .reference(entity: entityIDs[target]!) }
+            if case .reference(let target) = column.type { column.type = .reference(entity: entityIDs[target]) }
             return column
         }
         var entities = stored.entities
         var columnMaps = [[Int]](repeating: [], count: added)
-        let matched = Set(entityIDs.values)
+        let matched = Set(entityIDs)
         for index in entities.indices where !matched.contains(index) {
             entities[index] = Self.retired(entities[index])
         }
         for entity in schema.entities {
-            let id = entityIDs[entity.id]!
+            let id = entityIDs[entity.id]
             guard id < stored.entities.count else {
                 entities.append(EntitySchema(id: id, name: entity.name, columns: entity.columns.map(translated)))
                 columnMaps[id] = Array(entity.columns.indices)
@@ -71,19 +69,19 @@ extension StoreMapping {
         }
         var evolvedLayouts: [String: EntityLayout] = [:]
         for (name, layout) in layouts {
-            let map = columnMaps[entityIDs[layout.storeEntity]!]
+            let map = columnMaps[entityIDs[layout.storeEntity]]
             evolvedLayouts[name] = EntityLayout(
-                storeEntity: entityIDs[layout.storeEntity]!, tag: layout.tag, tags: layout.tags,
+                storeEntity: entityIDs[layout.storeEntity], tag: layout.tag, tags: layout.tags,
                 columns: layout.columns.mapValues { map[$0] },
                 slotColumns: layout.slotColumns.map { $0 < 0 ? $0 : map[$0] },
                 sharedColumns: Set(layout.sharedColumns.map { map[$0] }),
                 joins: layout.joins.mapValues { join in
                     JoinLayout(
-                        storeEntity: entityIDs[join.storeEntity]!, isSource: join.isSource, isOrdered: join.isOrdered,
+                        storeEntity: entityIDs[join.storeEntity], isSource: join.isSource, isOrdered: join.isOrdered,
                         writesPairs: join.writesPairs)
                 })
         }
-        let byTag = Dictionary(uniqueKeysWithValues: entitiesByTag.map { (entityIDs[$0.key]!, $0.value) })
+        let byTag = Dictionary(uniqueKeysWithValues: entitiesByTag.map { (entityIDs[$0.key], $0.value) })
         return StoreMapping(schema: evolvedSchema, layouts: evolvedLayouts, entitiesByTag: byTag)
     }
 

@@ -191,6 +191,17 @@ final class StoreMapping: Sendable {
         layoutsByIdentity[EntityIdentity(entity)] ?? layouts[entity.entityName]
     }
 
+    /// The layout of `entity`, as ``layout(of:)`` finds it.
+    ///
+    /// - Throws: ``CoreDataError`` `coreData` when the model has no entity of its name (an
+    ///   entity of another model).
+    func requiredLayout(of entity: EntityDescription) throws -> EntityLayout {
+        guard let layout = layout(of: entity) else {
+            throw CoreDataError(.coreData, "the model has no entity \(entity.entityName)")
+        }
+        return layout
+    }
+
     /// The entity and its sub-entities, depth first.
     static func hierarchy(_ entity: EntityDescription) -> [EntityDescription] {
         [entity] + entity.subentities.flatMap(hierarchy)
