@@ -38,22 +38,12 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        // The @Managed macro's expansion, a plain library so that its tests need not depend on
-        // the macro target: a test target that does makes SwiftPM build every test target, and
-        // all their dependencies, a second time for the host.
-        .target(
-            name: "StrataMacroImplementations",
+        .macro(
+            name: "StrataMacros",
             dependencies: [
                 .product(name: "SwiftSyntax", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftDiagnostics", package: "swift-syntax"),
-            ]
-        ),
-        .macro(
-            name: "StrataMacros",
-            dependencies: [
-                "StrataMacroImplementations",
-                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
@@ -114,14 +104,9 @@ let package = Package(
             ],
             resources: [.copy("Models")]
         ),
-        .testTarget(
-            name: "StrataMacrosTests",
-            dependencies: [
-                "StrataMacroImplementations",
-                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
-                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
-            ]
-        ),
+        // The macros' tests run the compiler on code that uses them, with the built Strata
+        // module and plug-in; a test target depending on swift-syntax would build it a second time.
+        .testTarget(name: "StrataMacrosTests", dependencies: ["Strata", "StrataTestSupport"]),
         .testTarget(
             name: "StrataMirrorTests",
             dependencies: [

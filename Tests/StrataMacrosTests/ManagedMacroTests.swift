@@ -1,109 +1,95 @@
-import SwiftSyntaxMacroExpansion
-import SwiftSyntaxMacrosGenericTestSupport
 import Testing
 
-@testable import StrataMacroImplementations
-
-/// The `@Managed` macro's expansion: accessors by model name, the declaration of the key path,
-/// and the errors it reports for properties it cannot manage.
+/// The `@Managed` and `@ManagedAccessor` macros' expansions, as the compiler expands them in code
+/// that imports Strata: accessors by model name, the declaration of the key path, and the errors
+/// the macros report for declarations they cannot manage.
 @Suite struct ManagedMacroTests {
-    static let macros: [String: MacroSpec] = [
-        "Managed": MacroSpec(type: ManagedMacro.self), "ManagedAccessor": MacroSpec(type: ManagedAccessorMacro.self),
-    ]
-
+    /// Compiles `source` (with `context` declared after it) and expects exactly these expansions,
+    /// in any order, and exactly these macro errors.
     static func expect(
-        _ source: String, expands expanded: String, diagnostics: [DiagnosticSpec] = [],
-        sourceLocation: SourceLocation = #_sourceLocation
-    ) {
-        assertMacroExpansion(
-            source, expandedSource: expanded, diagnostics: diagnostics, macroSpecs: macros,
-            failureHandler: { Issue.record(Comment(rawValue: $0.message), sourceLocation: sourceLocation) })
+        _ source: String, context: String = "", expands expanded: [String],
+        diagnostics: [MacroCompilation.Diagnostic] = [], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let compiled = try MacroCompilation(source, context: context)
+        #expect(compiled.expansions.map(\.text).sorted() == expanded.sorted(), sourceLocation: sourceLocation)
+        #expect(compiled.diagnostics == diagnostics.sorted(), sourceLocation: sourceLocation)
     }
 
-    @Test func propertyReadsAndWritesItsModelPropertyAndDeclaresItsKeyPath() {
-        Self.expect(
+    /// The accessor block of a property stored under `key`, reading its slot hint from `holder`
+    /// (`nil` where the macro passes none).
+    static func accessors(key: String, holder: String?) -> String {
+        let hint = holder.map { "\($0).slotHint" } ?? "nil"
+        return """
+            {
+                get {
+                    _managedValue(forKey: "\(key)", hint: \(hint))
+                }
+                set {
+                    _setManagedValue(newValue, forKey: "\(key)", hint: \(hint))
+                }
+            }
+            """
+    }
+
+    /// The peer declarations of property `name` of `type` stored under `key`: the key path's
+    /// declaration, with a slot hint and a stored holder where `stored`.
+    static func declaration(of name: String, in type: String, key: String, stored: Bool) -> String {
+        let holder = "__StrataManaged_\(name.filter { $0 != "`" })"
+        let declaration = """
+            private struct \(holder): _ManagedPropertyDeclaration {
+                static var keyPath: AnyKeyPath {
+                    \\\(type).\(name)
+                }
+                static func keyPath(rootedAt root: any _ManagedKeyPathRoot.Type) -> AnyKeyPath? {
+                    (root as? any (\(type) & _ManagedKeyPathRoot).Type).map {
+                        keyPath(of: $0)
+                    }
+                }
+                private static func keyPath<Root: \(type)>(of _: Root.Type) -> AnyKeyPath {
+                    \\Root.\(name)
+                }
+                static var modelName: String {
+                    "\(key)"
+                }
+            """
+        guard stored else { return declaration + "\n}" }
+        return declaration + """
+
+                static let slotHint = _ManagedSlotHint()
+            }
+
+            private let __strataManaged_\(name.filter { $0 != "`" }) = \(holder)()
+            """
+    }
+
+    @Test func propertyReadsAndWritesItsModelPropertyAndDeclaresItsKeyPath() throws {
+        try Self.expect(
             """
             final class Employee: ManagedObject {
                 @Managed var name: String
             }
             """,
-            expands: """
-                final class Employee: ManagedObject {
-                    var name: String {
-                        get {
-                            _managedValue(forKey: "name", hint: __StrataManaged_name.slotHint)
-                        }
-                        set {
-                            _setManagedValue(newValue, forKey: "name", hint: __StrataManaged_name.slotHint)
-                        }
-                    }
-
-                    private struct __StrataManaged_name: _ManagedPropertyDeclaration {
-                        static var keyPath: AnyKeyPath {
-                            \\Employee.name
-                        }
-                        static func keyPath(rootedAt root: any _ManagedKeyPathRoot.Type) -> AnyKeyPath? {
-                            (root as? any (Employee & _ManagedKeyPathRoot).Type).map {
-                                keyPath(of: $0)
-                            }
-                        }
-                        private static func keyPath<Root: Employee>(of _: Root.Type) -> AnyKeyPath {
-                            \\Root.name
-                        }
-                        static var modelName: String {
-                            "name"
-                        }
-                        static let slotHint = _ManagedSlotHint()
-                    }
-
-                    private let __strataManaged_name = __StrataManaged_name()
-                }
-                """)
+            expands: [
+                Self.accessors(key: "name", holder: "__StrataManaged_name"),
+                Self.declaration(of: "name", in: "Employee", key: "name", stored: true),
+            ])
     }
 
-    @Test func explicitModelNameIsUsedForAccessAndDeclaration() {
-        Self.expect(
+    @Test func explicitModelNameIsUsedForAccessAndDeclaration() throws {
+        try Self.expect(
             """
             final class Badge: ManagedObject {
                 @Managed("title") var label: String?
             }
             """,
-            expands: """
-                final class Badge: ManagedObject {
-                    var label: String? {
-                        get {
-                            _managedValue(forKey: "title", hint: __StrataManaged_label.slotHint)
-                        }
-                        set {
-                            _setManagedValue(newValue, forKey: "title", hint: __StrataManaged_label.slotHint)
-                        }
-                    }
-
-                    private struct __StrataManaged_label: _ManagedPropertyDeclaration {
-                        static var keyPath: AnyKeyPath {
-                            \\Badge.label
-                        }
-                        static func keyPath(rootedAt root: any _ManagedKeyPathRoot.Type) -> AnyKeyPath? {
-                            (root as? any (Badge & _ManagedKeyPathRoot).Type).map {
-                                keyPath(of: $0)
-                            }
-                        }
-                        private static func keyPath<Root: Badge>(of _: Root.Type) -> AnyKeyPath {
-                            \\Root.label
-                        }
-                        static var modelName: String {
-                            "title"
-                        }
-                        static let slotHint = _ManagedSlotHint()
-                    }
-
-                    private let __strataManaged_label = __StrataManaged_label()
-                }
-                """)
+            expands: [
+                Self.accessors(key: "title", holder: "__StrataManaged_label"),
+                Self.declaration(of: "label", in: "Badge", key: "title", stored: true),
+            ])
     }
 
-    @Test func nestedClassAndEscapedNameAreSpelledInTheKeyPath() {
-        Self.expect(
+    @Test func nestedClassAndEscapedNameAreSpelledInTheKeyPath() throws {
+        try Self.expect(
             """
             enum Catalog {
                 final class Item: ManagedObject {
@@ -111,124 +97,57 @@ import Testing
                 }
             }
             """,
-            expands: """
-                enum Catalog {
-                    final class Item: ManagedObject {
-                        var `default`: Set<Item> {
-                            get {
-                                _managedValue(forKey: "default", hint: __StrataManaged_default.slotHint)
-                            }
-                            set {
-                                _setManagedValue(newValue, forKey: "default", hint: __StrataManaged_default.slotHint)
-                            }
-                        }
-
-                        private struct __StrataManaged_default: _ManagedPropertyDeclaration {
-                            static var keyPath: AnyKeyPath {
-                                \\Catalog.Item.`default`
-                            }
-                            static func keyPath(rootedAt root: any _ManagedKeyPathRoot.Type) -> AnyKeyPath? {
-                                (root as? any (Catalog.Item & _ManagedKeyPathRoot).Type).map {
-                                    keyPath(of: $0)
-                                }
-                            }
-                            private static func keyPath<Root: Catalog.Item>(of _: Root.Type) -> AnyKeyPath {
-                                \\Root.`default`
-                            }
-                            static var modelName: String {
-                                "default"
-                            }
-                            static let slotHint = _ManagedSlotHint()
-                        }
-
-                        private let __strataManaged_default = __StrataManaged_default()
-                    }
-                }
-                """)
+            expands: [
+                Self.accessors(key: "default", holder: "__StrataManaged_default"),
+                Self.declaration(of: "`default`", in: "Catalog.Item", key: "default", stored: true),
+            ])
     }
 
-    @Test func initialValueIsAnError() {
-        Self.expect(
+    @Test func initialValueIsAnError() throws {
+        let message = "@Managed properties take their default value from the model, not from an initial value"
+        try Self.expect(
             """
             final class Employee: ManagedObject {
                 @Managed var salary: Int64 = 0
             }
             """,
-            expands: """
-                final class Employee: ManagedObject {
-                    var salary: Int64 = 0
-                }
-                """,
-            diagnostics: [
-                DiagnosticSpec(message: ManagedMacroError.initialValue.message, line: 2, column: 32),
-                DiagnosticSpec(message: ManagedMacroError.initialValue.message, line: 2, column: 32),
-            ])
+            expands: [],
+            diagnostics: [.init(line: 2, column: 32, message: message), .init(line: 2, column: 32, message: message)])
     }
 
-    @Test func propertyInAnExtensionDeclaresItsKeyPathWithoutAStoredHolder() {
-        Self.expect(
+    @Test func propertyInAnExtensionDeclaresItsKeyPathWithoutAStoredHolder() throws {
+        try Self.expect(
             """
             extension Employee {
                 @Managed public var nickname: String?
             }
             """,
-            expands: """
-                extension Employee {
-                    public var nickname: String? {
-                        get {
-                            _managedValue(forKey: "nickname", hint: nil)
-                        }
-                        set {
-                            _setManagedValue(newValue, forKey: "nickname", hint: nil)
-                        }
-                    }
-
-                    private struct __StrataManaged_nickname: _ManagedPropertyDeclaration {
-                        static var keyPath: AnyKeyPath {
-                            \\Employee.nickname
-                        }
-                        static func keyPath(rootedAt root: any _ManagedKeyPathRoot.Type) -> AnyKeyPath? {
-                            (root as? any (Employee & _ManagedKeyPathRoot).Type).map {
-                                keyPath(of: $0)
-                            }
-                        }
-                        private static func keyPath<Root: Employee>(of _: Root.Type) -> AnyKeyPath {
-                            \\Root.nickname
-                        }
-                        static var modelName: String {
-                            "nickname"
-                        }
-                    }
-                }
-                """)
+            context: "final class Employee: ManagedObject {}",
+            expands: [
+                Self.accessors(key: "nickname", holder: nil),
+                Self.declaration(of: "nickname", in: "Employee", key: "nickname", stored: false),
+            ])
     }
 
-    @Test func propertyOutsideAClassOrExtensionIsAnError() {
-        Self.expect(
+    @Test func propertyOutsideAClassOrExtensionIsAnError() throws {
+        try Self.expect(
             """
             struct Employee {
                 @Managed var nickname: String?
             }
             """,
-            expands: """
-                struct Employee {
-                    var nickname: String? {
-                        get {
-                            _managedValue(forKey: "nickname", hint: nil)
-                        }
-                        set {
-                            _setManagedValue(newValue, forKey: "nickname", hint: nil)
-                        }
-                    }
-                }
-                """,
-            diagnostics: [DiagnosticSpec(message: ManagedMacroError.notInClass.message, line: 2, column: 5)])
+            expands: [Self.accessors(key: "nickname", holder: nil)],
+            diagnostics: [
+                .init(
+                    line: 2, column: 5,
+                    message: "@Managed properties are declared in a ManagedObject subclass or an extension of one")
+            ])
     }
 
     /// Xcode's generated accessors of an unordered to-many relationship, as ported (`@objc(...)`
     /// lines deleted, `@NSManaged` → `@Managed`).
-    @Test func unorderedToManyAccessorsGetBodies() {
-        Self.expect(
+    @Test func unorderedToManyAccessorsGetBodies() throws {
+        try Self.expect(
             """
             extension Department {
                 @ManagedAccessor public func addToEmployees(_ value: Employee)
@@ -237,26 +156,20 @@ import Testing
                 @ManagedAccessor public func removeFromEmployees(_ values: NSSet)
             }
             """,
-            expands: """
-                extension Department {
-                    public func addToEmployees(_ value: Employee) {
-                        mutableSetValue(forKey: "employees").add(value)
-                    }
-                    public func removeFromEmployees(_ value: Employee) {
-                        mutableSetValue(forKey: "employees").remove(value)
-                    }
-                    public func addToEmployees(_ values: NSSet) {
-                        mutableSetValue(forKey: "employees").union(values)
-                    }
-                    public func removeFromEmployees(_ values: NSSet) {
-                        mutableSetValue(forKey: "employees").minus(values)
-                    }
-                }
-                """)
+            context: """
+                final class Department: ManagedObject {}
+                final class Employee: ManagedObject {}
+                """,
+            expands: [
+                "{\n    mutableSetValue(forKey: \"employees\").add(value)\n}",
+                "{\n    mutableSetValue(forKey: \"employees\").remove(value)\n}",
+                "{\n    mutableSetValue(forKey: \"employees\").union(values)\n}",
+                "{\n    mutableSetValue(forKey: \"employees\").minus(values)\n}",
+            ])
     }
 
-    @Test func orderedToManyAccessorsGetBodies() {
-        Self.expect(
+    @Test func orderedToManyAccessorsGetBodies() throws {
+        try Self.expect(
             """
             extension Department {
                 @ManagedAccessor public func insertIntoProjects(_ value: Project, at idx: Int)
@@ -271,121 +184,74 @@ import Testing
                 @ManagedAccessor public func addToURLs(_ value: Link)
             }
             """,
-            expands: """
-                extension Department {
-                    public func insertIntoProjects(_ value: Project, at idx: Int) {
-                        mutableOrderedSetValue(forKey: "projects").insert(value, at: idx)
-                    }
-                    public func removeFromProjects(at idx: Int) {
-                        mutableOrderedSetValue(forKey: "projects").removeObject(at: idx)
-                    }
-                    public func insertIntoProjects(_ values: [Project], at indexes: NSIndexSet) {
-                        mutableOrderedSetValue(forKey: "projects").insert(values, at: indexes)
-                    }
-                    public func removeFromProjects(at indexes: NSIndexSet) {
-                        mutableOrderedSetValue(forKey: "projects").removeObjects(at: indexes)
-                    }
-                    public func replaceProjects(at idx: Int, with value: Project) {
-                        mutableOrderedSetValue(forKey: "projects").replaceObject(at: idx, with: value)
-                    }
-                    public func replaceProjects(at indexes: NSIndexSet, with values: [Project]) {
-                        mutableOrderedSetValue(forKey: "projects").replaceObjects(at: indexes, with: values)
-                    }
-                    public func addToProjects(_ values: NSOrderedSet) {
-                        mutableOrderedSetValue(forKey: "projects").union(values)
-                    }
-                    public func removeFromProjects(_ values: NSOrderedSet) {
-                        mutableOrderedSetValue(forKey: "projects").minus(values)
-                    }
-                    func addToPeople(_ value: Employee) {
-                        mutableSetValue(forKey: "staff").add(value)
-                    }
-                    public func addToURLs(_ value: Link) {
-                        mutableSetValue(forKey: "uRLs").add(value)
-                    }
-                }
-                """)
+            context: """
+                final class Department: ManagedObject {}
+                final class Employee: ManagedObject {}
+                final class Project: ManagedObject {}
+                final class Link: ManagedObject {}
+                """,
+            expands: [
+                "insert(value, at: idx)", "removeObject(at: idx)", "insert(values, at: indexes)",
+                "removeObjects(at: indexes)", "replaceObject(at: idx, with: value)",
+                "replaceObjects(at: indexes, with: values)", "union(values)", "minus(values)",
+            ].map { "{\n    mutableOrderedSetValue(forKey: \"projects\").\($0)\n}" } + [
+                "{\n    mutableSetValue(forKey: \"staff\").add(value)\n}",
+                "{\n    mutableSetValue(forKey: \"uRLs\").add(value)\n}",
+            ])
     }
 
-    @Test func otherMethodsAndMethodsWithBodiesAreErrors() {
-        Self.expect(
+    @Test func otherMethodsAndMethodsWithBodiesAreErrors() throws {
+        try Self.expect(
             """
             extension Department {
                 @ManagedAccessor func promote(_ value: Employee)
                 @ManagedAccessor func addToEmployees(_ value: Employee) {}
             }
             """,
-            expands: """
-                extension Department {
-                    func promote(_ value: Employee)
-                    func addToEmployees(_ value: Employee) {}
-                }
+            context: """
+                final class Department: ManagedObject {}
+                final class Employee: ManagedObject {}
                 """,
+            expands: [],
             diagnostics: [
-                DiagnosticSpec(message: ManagedMacroError.notAccessorMethod.message, line: 2, column: 27),
-                DiagnosticSpec(message: ManagedMacroError.accessorMethodHasBody.message, line: 3, column: 61),
+                .init(
+                    line: 2, column: 27,
+                    message: "@ManagedAccessor methods are Core Data's generated to-many accessors: addToX(_:), "
+                        + "removeFromX(_:), insertIntoX(_:at:), removeFromX(at:), replaceX(at:with:)"),
+                .init(
+                    line: 3, column: 61, message: "@ManagedAccessor methods have no body: the macro supplies it"),
             ])
     }
 
-    @Test func letAndNonLiteralNamesAreErrors() {
-        Self.expect(
+    @Test func letAndNonLiteralNamesAreErrors() throws {
+        let notVar = "@Managed properties are declared with 'var'"
+        let keyNotLiteral = "the model name of a @Managed property is a non-empty string literal"
+        try Self.expect(
             """
             final class Employee: ManagedObject {
                 @Managed let name: String
                 @Managed(key) var title: String
             }
             """,
-            expands: """
-                final class Employee: ManagedObject {
-                    let name: String
-                    var title: String
-                }
-                """,
+            context: "let key = \"title\"",
+            expands: [],
             diagnostics: [
-                DiagnosticSpec(message: ManagedMacroError.notVar.message, line: 2, column: 14),
-                DiagnosticSpec(message: ManagedMacroError.notVar.message, line: 2, column: 14),
-                DiagnosticSpec(message: ManagedMacroError.keyNotLiteral.message, line: 3, column: 14),
-                DiagnosticSpec(message: ManagedMacroError.keyNotLiteral.message, line: 3, column: 14),
+                .init(line: 2, column: 14, message: notVar), .init(line: 2, column: 14, message: notVar),
+                .init(line: 3, column: 14, message: keyNotLiteral), .init(line: 3, column: 14, message: keyNotLiteral),
             ])
     }
 
-    @Test func propertyOfAGenericClassPassesNoSlotHint() {
-        Self.expect(
+    @Test func propertyOfAGenericClassPassesNoSlotHint() throws {
+        try Self.expect(
             """
             final class Box<Content>: ManagedObject {
                 @Managed var name: String
             }
             """,
-            expands: """
-                final class Box<Content>: ManagedObject {
-                    var name: String {
-                        get {
-                            _managedValue(forKey: "name", hint: nil)
-                        }
-                        set {
-                            _setManagedValue(newValue, forKey: "name", hint: nil)
-                        }
-                    }
-
-                    private struct __StrataManaged_name: _ManagedPropertyDeclaration {
-                        static var keyPath: AnyKeyPath {
-                            \\Box.name
-                        }
-                        static func keyPath(rootedAt root: any _ManagedKeyPathRoot.Type) -> AnyKeyPath? {
-                            (root as? any (Box & _ManagedKeyPathRoot).Type).map {
-                                keyPath(of: $0)
-                            }
-                        }
-                        private static func keyPath<Root: Box>(of _: Root.Type) -> AnyKeyPath {
-                            \\Root.name
-                        }
-                        static var modelName: String {
-                            "name"
-                        }
-                    }
-
-                    private let __strataManaged_name = __StrataManaged_name()
-                }
-                """)
+            expands: [
+                Self.accessors(key: "name", holder: nil),
+                Self.declaration(of: "name", in: "Box", key: "name", stored: false)
+                    + "\n\nprivate let __strataManaged_name = __StrataManaged_name()",
+            ])
     }
 }

@@ -23,8 +23,8 @@ import SwiftSyntaxMacros
 ///
 /// In an extension, which cannot hold stored properties, the nested type is declared alone (and
 /// keeps no slot hint); the library finds it among the images' type records.
-public struct ManagedMacro: AccessorMacro, PeerMacro {
-    public static func expansion(
+struct ManagedMacro: AccessorMacro, PeerMacro {
+    static func expansion(
         of node: AttributeSyntax,
         providingAccessorsOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
@@ -37,7 +37,7 @@ public struct ManagedMacro: AccessorMacro, PeerMacro {
         ]
     }
 
-    public static func expansion(
+    static func expansion(
         of node: AttributeSyntax,
         providingPeersOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext

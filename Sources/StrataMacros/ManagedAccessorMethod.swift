@@ -4,8 +4,8 @@ import SwiftSyntaxMacros
 
 /// `@ManagedAccessor public func addToEmployees(_ value: Employee)`: Core Data's `@NSManaged` on
 /// the to-many accessor methods Xcode generates, given a body (see ``ManagedAccessorMethod``).
-public struct ManagedAccessorMacro: BodyMacro {
-    public static func expansion(
+struct ManagedAccessorMacro: BodyMacro {
+    static func expansion(
         of node: AttributeSyntax,
         providingBodyFor declaration: some DeclSyntaxProtocol & WithOptionalCodeBlockSyntax,
         in context: some MacroExpansionContext
