@@ -43,15 +43,17 @@ struct MacroCompilation {
         let folder = TemporaryDirectory()
         let file = try folder.write("import Foundation; import Strata\n\(source)\n\(context)\n", to: "Source.swift")
         let products = try BuiltExecutable.url(named: "StrataMacros-tool").deletingLastPathComponent()
+        let supportMap = products.appendingPathComponent("CStrataSupport.build/module.modulemap").path
+        let lz4Map = Self.packageRoot.appendingPathComponent("Sources/CLZ4/module.modulemap").path
+        let plugin = products.appendingPathComponent("StrataMacros-tool").path
         // A module name of its own: the compiler names the files it writes for errors inside an
         // expansion after the module, and other tests compile at the same time.
+        let module = "MacroTest" + UUID().uuidString.filter(\.isHexDigit)
         let arguments = [
-            "-typecheck", "-module-name", "MacroTest" + UUID().uuidString.filter(\.isHexDigit), "-diagnostic-style", "llvm",
+            "-typecheck", "-module-name", module, "-diagnostic-style", "llvm",
             "-I", products.appendingPathComponent("Modules").path,
-            "-Xcc", "-fmodule-map-file=" + products.appendingPathComponent("CStrataSupport.build/module.modulemap").path,
-            "-Xcc", "-fmodule-map-file=" + Self.packageRoot.appendingPathComponent("Sources/CLZ4/module.modulemap").path,
-            "-load-plugin-executable", products.appendingPathComponent("StrataMacros-tool").path + "#StrataMacros",
-            "-Xfrontend", "-dump-macro-expansions", file.path,
+            "-Xcc", "-fmodule-map-file=" + supportMap, "-Xcc", "-fmodule-map-file=" + lz4Map,
+            "-load-plugin-executable", plugin + "#StrataMacros", "-Xfrontend", "-dump-macro-expansions", file.path,
         ]
         let errors = folder.url.appendingPathComponent("stderr.txt").path
         _ = try ChildProcess.run(try Self.compiler(), arguments, stderrPath: errors)
@@ -68,7 +70,8 @@ struct MacroCompilation {
         var found: [Expansion] = []
         var index = 0
         while index < lines.count {
-            guard lines[index].hasPrefix("@__swiftmacro_"), index + 1 < lines.count, isSeparator(lines[index + 1]) else {
+            guard lines[index].hasPrefix("@__swiftmacro_"), index + 1 < lines.count, isSeparator(lines[index + 1])
+            else {
                 index += 1
                 continue
             }
@@ -90,7 +93,8 @@ struct MacroCompilation {
             guard line.hasPrefix(file + ":"), let from = line.range(of: " (from macro '") else { return nil }
             let fields = line[line.index(line.startIndex, offsetBy: file.count + 1)..<from.lowerBound]
                 .split(separator: ":", maxSplits: 3)
-            guard fields.count == 4, let line = Int(fields[0]), let column = Int(fields[1]), fields[2] == " error" else {
+            guard fields.count == 4, let line = Int(fields[0]), let column = Int(fields[1]), fields[2] == " error"
+            else {
                 return nil
             }
             return Diagnostic(line: line - 1, column: column, message: String(fields[3].dropFirst()))
