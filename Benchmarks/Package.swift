@@ -43,12 +43,26 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Engine-level workloads W1-W10 against Strata and SQLite (GRDB), side by side.
+        // The engine-level baselines beside SQLite, through their C APIs: RocksDB (LSM) and LMDB
+        // (memory-mapped B+tree), Debian's librocksdb-dev and liblmdb-dev (`make bench-deps`).
+        .systemLibrary(
+            name: "CRocksDB",
+            pkgConfig: "rocksdb",
+            providers: [.apt(["librocksdb-dev"]), .brew(["rocksdb"])]
+        ),
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
+        ),
+        // Engine-level workloads W1-W10 against Strata, SQLite (GRDB), RocksDB and LMDB, side by side.
         .executableTarget(
             name: "strata-bench",
             dependencies: [
                 "Workloads",
                 "BenchSupport",
+                "CRocksDB",
+                "CLMDB",
                 .product(name: "StrataStore", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -51,11 +51,17 @@ public struct EngineResults<Metric: BenchMetric>: Sendable {
 
     /// Throws when a checksum of either engine is missing from, or different in, the other.
     public func checkChecksums(agreeWith sqlite: EngineResults) throws {
-        for name in Set(checksums.keys).union(sqlite.checksums.keys).sorted()
-        where checksums[name] != sqlite.checksums[name] {
+        try checkChecksums(agreeWith: sqlite, names: ("Strata", "SQLite"))
+    }
+
+    /// Throws when a checksum of either engine is missing from, or different in, the other;
+    /// `names` are this engine's and the other's, for the error.
+    public func checkChecksums(agreeWith other: EngineResults, names: (String, String)) throws {
+        for name in Set(checksums.keys).union(other.checksums.keys).sorted()
+        where checksums[name] != other.checksums[name] {
             throw BenchError(
-                "the engines disagree on \(name): Strata \(checksums[name].map(String.init) ?? "nil"), "
-                    + "SQLite \(sqlite.checksums[name].map(String.init) ?? "nil")")
+                "the engines disagree on \(name): \(names.0) \(checksums[name].map(String.init) ?? "nil"), "
+                    + "\(names.1) \(other.checksums[name].map(String.init) ?? "nil")")
         }
     }
 }
@@ -77,12 +83,17 @@ public func formatFigure(_ value: Double) -> String {
     return String(format: "%.3f", value)
 }
 
+/// Strata and SQLite's report: the report of the two engines of ``EngineID``.
+public typealias SideBySideReport<Metric: BenchMetric> = ComparedReport<Metric, EngineID>
+
 /// The side-by-side report: a table for people and one JSON object for tools.
 ///
 /// Each figure is the summary of its rounds (``FigureRounds/value``: the median, the maximum for
 /// peak memory), shown with the smallest and largest round; the ratio is Strata's figure over
-/// SQLite's; a figure whose rounds spread more than 2× for either engine is flagged.
-public struct SideBySideReport<Metric: BenchMetric> {
+/// SQLite's; a figure whose rounds spread more than 2× for either engine is flagged. Every other
+/// baseline that ran (RocksDB, LMDB) gets columns of its own and, in the JSON object, figures of
+/// its own (`W1.rocksdb`), whose ratio is oriented so that above 1 is Strata ahead.
+public struct ComparedReport<Metric: BenchMetric, Engine: BenchEngineID> {
     /// The JSON object's `benchmark`: the name of the tool.
     public var benchmark: String
     /// More string fields at the top of the JSON object, by key.
@@ -93,12 +104,12 @@ public struct SideBySideReport<Metric: BenchMetric> {
     public var sqliteVersion: String
     /// How SQLite was set up, for the JSON object.
     public var sqliteSettings: String
-    /// Both engines' rounds.
-    public var results: SideBySideRounds<Metric>
+    /// Every engine's rounds.
+    public var results: ComparedRounds<Metric, Engine>
 
     public init(
         benchmark: String, labels: [String: String] = [:], rows: Int, departments: Int, seed: UInt64,
-        sqliteVersion: String, sqliteSettings: String, results: SideBySideRounds<Metric>
+        sqliteVersion: String, sqliteSettings: String, results: ComparedRounds<Metric, Engine>
     ) {
         self.benchmark = benchmark
         self.labels = labels
@@ -108,6 +119,11 @@ public struct SideBySideReport<Metric: BenchMetric> {
         self.sqliteVersion = sqliteVersion
         self.sqliteSettings = sqliteSettings
         self.results = results
+    }
+
+    /// The baselines besides SQLite that ran, each with columns and figures of its own.
+    private var otherBaselines: [Engine] {
+        results.engines.filter { $0 != .strata && $0 != .sqlite }
     }
 
     /// Prints `headline`, the table, its legend, `notes` and the JSON object to standard output,
@@ -127,34 +143,59 @@ public struct SideBySideReport<Metric: BenchMetric> {
     public var legend: String {
         let alternation = results.engines.count > 1 ? ", the engines alternating round by round" : ""
         let limit = formatFigure(FigureRounds.flaggedSpread)
+        let others = otherBaselines.map(\.rawValue)
+        let baselines =
+            others.isEmpty
+            ? ""
+            : """
+
+                Strata vs \(others.joined(separator: ", vs ")): Strata's figure over the baseline's where higher is better, \
+                the baseline's over Strata's where lower is better,
+                so that above 1 is always Strata ahead (the JSON figures \(others.map { "W1.\($0.lowercased())" }.joined(separator: ", ")), …).
+                """
         return """
             Each figure is the median of \(results.rounds) round(s) per engine\(alternation)
             (peak memory: the largest round); min–max: its smallest and largest rounds; Strata/SQLite: the ratio
-            of the figures; spread: the larger engine's max/min; ! marks a spread above \(limit)x (measure it again).
+            of the figures; spread: the largest engine's max/min; ! marks a spread above \(limit)x (measure it again).\(baselines)
 
             """
     }
 
-    /// One line a figure either engine measured ("-" for the engine that did not).
+    /// One line a figure any engine measured ("-" for an engine that did not).
     public func table() -> String {
-        let header = [
-            "workload", "unit", "Strata", "min–max", "SQLite", "min–max", "Strata/SQLite", "spread", "better",
-        ]
+        let others = otherBaselines
+        var header = ["workload", "unit", "Strata", "min–max", "SQLite", "min–max", "Strata/SQLite"]
+        for baseline in others {
+            header += [baseline.rawValue, "min–max", "Strata vs \(baseline.rawValue)"]
+        }
+        header += ["spread", "better"]
         let leftAligned: Set = [0, 1, header.count - 1]
         var lines: [[String]] = [header]
         for metric in Metric.allCases {
             let s = results.strata.figures[metric]
             let q = results.sqlite.figures[metric]
-            guard s != nil || q != nil else { continue }
-            let spread = Self.spread(s, q)
-            lines.append([
+            let o = others.map { results[$0].figures[metric] }
+            guard s != nil || q != nil || o.contains(where: { $0 != nil }) else { continue }
+            let all = [s, q] + o
+            let spread = all.compactMap { $0?.spread }.max()
+            let flagged = all.contains { $0?.isFlagged == true }
+            var line = [
                 metric.title, metric.unit,
                 s?.value.map(formatFigure) ?? "-", Self.range(s),
                 q?.value.map(formatFigure) ?? "-", Self.range(q),
                 Self.ratio(s, q).map(formatFigure) ?? "-",
-                spread.map { formatFigure($0) + "x" + (Self.isFlagged(s, q) ? " !" : "  ") } ?? "-",
+            ]
+            for baseline in o {
+                line += [
+                    baseline?.value.map(formatFigure) ?? "-", Self.range(baseline),
+                    Self.advantage(s, over: baseline, better: metric.better).map(formatFigure) ?? "-",
+                ]
+            }
+            line += [
+                spread.map { formatFigure($0) + "x" + (flagged ? " !" : "  ") } ?? "-",
                 metric.better == .higher ? "higher (>1 = Strata ahead)" : "lower (<1 = Strata ahead)",
-            ])
+            ]
+            lines.append(line)
         }
         let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
         var out = ""
@@ -183,6 +224,12 @@ public struct SideBySideReport<Metric: BenchMetric> {
         guard let s = strata?.value, let q = sqlite?.value, q != 0 else { return nil }
         let ratio = s / q
         return ratio.isFinite ? ratio : nil
+    }
+
+    /// How far Strata is ahead of `baseline`, above 1 when it is: Strata's figure over the
+    /// baseline's when higher is better, the baseline's over Strata's when lower is better.
+    private static func advantage(_ strata: FigureRounds?, over baseline: FigureRounds?, better: Better) -> Double? {
+        better == .higher ? ratio(strata, baseline) : ratio(baseline, strata)
     }
 
     /// The larger of the two engines' spreads.
@@ -216,20 +263,48 @@ public struct SideBySideReport<Metric: BenchMetric> {
         }
     }
 
+    /// One figure of the JSON object: Strata's beside one baseline's, under the keys named after
+    /// the baseline (`sqlite` and `sqliteRounds`, `rocksdb` and `rocksdbRounds`).
     private struct JSONFigure: Encodable {
         var id: String
         var name: String
         var unit: String
         var better: Better
+        /// The baseline's name in the keys of its figure and rounds.
+        var baseline: String
+        /// Whether the figure says which baseline it compares with, and how its ratio is made
+        /// (every figure but SQLite's, whose shape predates the other baselines).
+        var describesRatio: Bool
         var strata: Double?
-        var sqlite: Double?
+        var baselineValue: Double?
         var ratio: Double?
+        /// How `ratio` is made: `strata/rocksdb` or `rocksdb/strata`.
+        var ratioOf: String
         var strataRounds: JSONRounds?
-        var sqliteRounds: JSONRounds?
+        var baselineRounds: JSONRounds?
         /// The larger of the two engines' spreads.
         var spread: Double?
         /// Whether either engine's rounds spread more than 2×.
         var flagged: Bool
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: JSONKey.self)
+            try container.encode(id, forKey: JSONKey("id"))
+            try container.encode(name, forKey: JSONKey("name"))
+            try container.encode(unit, forKey: JSONKey("unit"))
+            try container.encode(better, forKey: JSONKey("better"))
+            if describesRatio {
+                try container.encode(baseline, forKey: JSONKey("baseline"))
+                try container.encode(ratioOf, forKey: JSONKey("ratioOf"))
+            }
+            try container.encodeIfPresent(strata, forKey: JSONKey("strata"))
+            try container.encodeIfPresent(baselineValue, forKey: JSONKey(baseline))
+            try container.encodeIfPresent(ratio, forKey: JSONKey("ratio"))
+            try container.encodeIfPresent(strataRounds, forKey: JSONKey("strataRounds"))
+            try container.encodeIfPresent(baselineRounds, forKey: JSONKey("\(baseline)Rounds"))
+            try container.encodeIfPresent(spread, forKey: JSONKey("spread"))
+            try container.encode(flagged, forKey: JSONKey("flagged"))
+        }
     }
 
     private struct JSONKey: CodingKey {
@@ -274,31 +349,51 @@ public struct SideBySideReport<Metric: BenchMetric> {
     }
 
     /// The report as one JSON object, its keys sorted: `rounds` is the rounds each engine ran of
-    /// each workload; each figure has the engines' figures (`strata`, `sqlite`), their `ratio`,
-    /// each engine's rounds (`strataRounds`, `sqliteRounds`: `min`, `max`, every round's value in
-    /// `rounds`, `spread`, `flagged`), and the figure's `spread` and `flagged`; `details` are
-    /// each detail's median over the rounds; `checksums` are the last round's.
+    /// each workload; each figure has the engines' figures (`strata`, `sqlite`), their `ratio`
+    /// (Strata/SQLite), each engine's rounds (`strataRounds`, `sqliteRounds`: `min`, `max`, every
+    /// round's value in `rounds`, `spread`, `flagged`), and the figure's `spread` and `flagged`.
+    /// Every other baseline that ran adds a figure of its own for each metric, `id` suffixed with
+    /// its name (`W1.rocksdb`), with `baseline`, `strata`, the baseline's figure and rounds under
+    /// its name (`rocksdb`, `rocksdbRounds`), and a `ratio` above 1 when Strata is ahead (`ratioOf`
+    /// says which way it divides). `details` are each detail's median over the rounds, by engine;
+    /// `checksums` are the last round's.
     public func json(pretty: Bool) throws -> String {
-        let figures = Metric.allCases.compactMap { metric -> JSONFigure? in
+        var figures = Metric.allCases.compactMap { metric -> JSONFigure? in
             let s = results.strata.figures[metric]
             let q = results.sqlite.figures[metric]
             guard s != nil || q != nil else { return nil }
             return JSONFigure(
                 id: metric.rawValue, name: metric.title, unit: metric.unit, better: metric.better,
-                strata: s?.value, sqlite: q?.value, ratio: Self.ratio(s, q),
-                strataRounds: s.map(JSONRounds.init), sqliteRounds: q.map(JSONRounds.init),
+                baseline: Engine.sqlite.slug, describesRatio: false,
+                strata: s?.value, baselineValue: q?.value, ratio: Self.ratio(s, q), ratioOf: "",
+                strataRounds: s.map(JSONRounds.init), baselineRounds: q.map(JSONRounds.init),
                 spread: Self.spread(s, q), flagged: Self.isFlagged(s, q))
+        }
+        for baseline in otherBaselines {
+            figures += Metric.allCases.compactMap { metric -> JSONFigure? in
+                let s = results.strata.figures[metric]
+                guard let b = results[baseline].figures[metric] else { return nil }
+                return JSONFigure(
+                    id: "\(metric.rawValue).\(baseline.slug)", name: "\(metric.title) vs \(baseline.rawValue)",
+                    unit: metric.unit, better: metric.better, baseline: baseline.slug, describesRatio: true,
+                    strata: s?.value, baselineValue: b.value,
+                    ratio: Self.advantage(s, over: b, better: metric.better),
+                    ratioOf: metric.better == .higher ? "strata/\(baseline.slug)" : "\(baseline.slug)/strata",
+                    strataRounds: s.map(JSONRounds.init), baselineRounds: JSONRounds(b),
+                    spread: Self.spread(s, b), flagged: Self.isFlagged(s, b))
+            }
         }
         #if DEBUG
         let build = "debug"
         #else
         let build = "release"
         #endif
+        let reported = Engine.allCases.filter { $0 == .strata || $0 == .sqlite || results.engines.contains($0) }
         let report = JSONReport(
             benchmark: benchmark, labels: labels, rows: rows, departments: departments, seed: seed, build: build,
             rounds: results.rounds, sqliteVersion: sqliteVersion, sqliteSettings: sqliteSettings, figures: figures,
-            details: ["Strata": results.strata.detailMedians, "SQLite": results.sqlite.detailMedians],
-            checksums: ["Strata": results.strata.checksums, "SQLite": results.sqlite.checksums])
+            details: Dictionary(uniqueKeysWithValues: reported.map { ($0.rawValue, results[$0].detailMedians) }),
+            checksums: Dictionary(uniqueKeysWithValues: reported.map { ($0.rawValue, results[$0].checksums) }))
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
         return String(decoding: try encoder.encode(report), as: UTF8.self)

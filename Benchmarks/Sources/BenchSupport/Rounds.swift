@@ -1,7 +1,24 @@
 import Foundation
 
-/// One of the two engines a benchmark compares.
-public enum EngineID: String, Sendable, CaseIterable, Hashable {
+/// The engines of a benchmark: Strata, and the baselines it is measured against. The raw value
+/// is the engine's name in the report; its lowercase form names the engine in the JSON object
+/// (`sqlite`, `sqliteRounds`) and on the command line.
+public protocol BenchEngineID: RawRepresentable<String>, CaseIterable, Hashable, Sendable where AllCases == [Self] {
+    /// Strata, whose figures every baseline's are compared with.
+    static var strata: Self { get }
+    /// SQLite, the first baseline: its figures sit beside Strata's under the plain figure ids
+    /// (`W1`), with the ratio Strata/SQLite. Every other baseline's figures have ids of their own
+    /// (`W1.rocksdb`).
+    static var sqlite: Self { get }
+}
+
+extension BenchEngineID {
+    /// The engine's name in the JSON object and on the command line: the raw value, lowercased.
+    public var slug: String { rawValue.lowercased() }
+}
+
+/// The two engines strata-graph-bench compares.
+public enum EngineID: String, BenchEngineID {
     /// Strata (the engine, or its object graph).
     case strata = "Strata"
     /// SQLite through GRDB.
@@ -101,64 +118,80 @@ public struct EngineRounds<Metric: BenchMetric>: Sendable {
     }
 }
 
-/// Both engines' rounds of every workload of a run, and the loop that runs them.
+/// Strata and SQLite's rounds of every workload of a run: the rounds of the two engines of
+/// ``EngineID``.
+public typealias SideBySideRounds<Metric: BenchMetric> = ComparedRounds<Metric, EngineID>
+
+/// Every engine's rounds of every workload of a run, and the loop that runs them.
 ///
 /// Every workload runs ``rounds`` rounds for each engine, the engines alternating round by round
 /// (Strata, SQLite, Strata, SQLite, …), so that a slow period of the machine (a neighbour's
-/// build, writeback, a throttled disk) falls on both engines instead of deciding one figure.
+/// build, writeback, a throttled disk) falls on every engine instead of deciding one figure.
 /// Each figure is then the median of its rounds (``FigureRounds``), the ratio the ratio of the
 /// medians, and a figure whose rounds spread more than 2× is flagged in the report.
-public struct SideBySideRounds<Metric: BenchMetric>: Sendable {
+public struct ComparedRounds<Metric: BenchMetric, Engine: BenchEngineID>: Sendable {
     /// The rounds each workload runs for each engine.
     public let rounds: Int
-    /// The engines that run, in the order each round runs them: both, or one (`--only`).
-    public let engines: [EngineID]
-    /// Strata's rounds.
-    public var strata = EngineRounds<Metric>()
-    /// SQLite's rounds.
-    public var sqlite = EngineRounds<Metric>()
+    /// The engines that run, in the order each round runs them (the order of `Engine.allCases`).
+    public let engines: [Engine]
+    /// Each engine's rounds.
+    private var byEngine: [Engine: EngineRounds<Metric>] = [:]
 
     /// Creates the results of a run of `rounds` rounds (at least 1) of `engines`.
-    public init(rounds: Int, engines: [EngineID] = EngineID.allCases) {
+    public init(rounds: Int, engines: [Engine] = Engine.allCases) {
         precondition(rounds >= 1, "a figure needs at least one round")
         self.rounds = rounds
-        self.engines = EngineID.allCases.filter(engines.contains)
+        self.engines = Engine.allCases.filter(engines.contains)
     }
 
-    /// The rounds of `engine`.
-    public subscript(engine: EngineID) -> EngineRounds<Metric> {
-        get { engine == .strata ? strata : sqlite }
-        set {
-            if engine == .strata { strata = newValue } else { sqlite = newValue }
-        }
+    /// The rounds of `engine` (none for an engine that did not run).
+    public subscript(engine: Engine) -> EngineRounds<Metric> {
+        get { byEngine[engine] ?? EngineRounds() }
+        set { byEngine[engine] = newValue }
+    }
+
+    /// Strata's rounds.
+    public var strata: EngineRounds<Metric> {
+        get { self[.strata] }
+        set { self[.strata] = newValue }
+    }
+
+    /// SQLite's rounds.
+    public var sqlite: EngineRounds<Metric> {
+        get { self[.sqlite] }
+        set { self[.sqlite] = newValue }
     }
 
     /// Runs ``rounds`` rounds of `workload`: in each, `body` once for each engine, in the order of
-    /// ``engines``, into results of its own. After each round in which both engines ran, their
-    /// checksums must agree.
+    /// ``engines``, into results of its own. After each round, every engine's checksums must
+    /// agree with those of the first engine that ran it (Strata's).
     ///
     /// - Parameters:
     ///   - workload: The workload's name, for the progress and the errors.
+    ///   - only: The engines that run this workload, when not all of ``engines`` do (a workload
+    ///     a baseline has no way to run, such as a query on an index a key-value store lacks).
     ///   - body: Measures one round of `engine` (counted from 0) and records its figures,
     ///     details and checksums in `results`. A workload that needs a fresh store sets it up
     ///     here; one that reads a store loaded once keeps that store outside.
     /// - Throws: What `body` throws, or a ``BenchError`` when the engines' checksums disagree.
     public mutating func alternate(
-        _ workload: String,
-        _ body: (_ engine: EngineID, _ round: Int, _ results: inout EngineResults<Metric>) throws -> Void
+        _ workload: String, only: [Engine]? = nil,
+        _ body: (_ engine: Engine, _ round: Int, _ results: inout EngineResults<Metric>) throws -> Void
     ) throws {
+        let running = engines.filter { only?.contains($0) ?? true }
         for round in 0..<rounds {
             WorkloadSteps.log("\(workload): round \(round + 1) of \(rounds)")
-            var measured: [EngineID: EngineResults<Metric>] = [:]
-            for engine in engines {
+            var measured: [(Engine, EngineResults<Metric>)] = []
+            for engine in running {
                 var results = EngineResults<Metric>()
                 try body(engine, round, &results)
                 self[engine].add(results)
-                measured[engine] = results
+                measured.append((engine, results))
             }
-            if let strata = measured[.strata], let sqlite = measured[.sqlite] {
+            guard let (reference, expected) = measured.first else { continue }
+            for (engine, results) in measured.dropFirst() {
                 do {
-                    try strata.checkChecksums(agreeWith: sqlite)
+                    try expected.checkChecksums(agreeWith: results, names: (reference.rawValue, engine.rawValue))
                 } catch {
                     throw BenchError("\(workload), round \(round + 1): \(error)")
                 }

@@ -112,14 +112,14 @@ public enum WorkloadSteps {
     ///
     /// For workloads that read one store loaded once per engine: both engines' stores stay open
     /// so that their rounds can alternate.
-    public static func withEngines<Engine>(
-        _ engines: [EngineID],
-        _ withEngine: (EngineID, (Engine) throws -> Void) throws -> Void,
-        _ body: ([EngineID: Engine]) throws -> Void
+    public static func withEngines<Engine, ID: Hashable>(
+        _ engines: [ID],
+        _ withEngine: (ID, (Engine) throws -> Void) throws -> Void,
+        _ body: ([ID: Engine]) throws -> Void
     ) throws {
         // Each engine opens inside the previous one's `withEngine`; the closures do not escape.
         try withoutActuallyEscaping(withEngine) { withEngine in
-            func open(_ remaining: ArraySlice<EngineID>, _ opened: [EngineID: Engine]) throws {
+            func open(_ remaining: ArraySlice<ID>, _ opened: [ID: Engine]) throws {
                 guard let engine = remaining.first else { return try body(opened) }
                 try withEngine(engine) { try open(remaining.dropFirst(), opened.merging([engine: $0]) { $1 }) }
             }

@@ -2,6 +2,23 @@ import BenchSupport
 import Foundation
 import Workloads
 
+/// The engines strata-bench runs: Strata, and the baselines it is measured against (`--baselines`).
+enum StoreEngineID: String, BenchEngineID {
+    case strata = "Strata"
+    /// SQLite through GRDB: the baseline of the plain figure ids (`W1`).
+    case sqlite = "SQLite"
+    /// RocksDB through its C API: the reference log-structured (LSM) engine (`W1.rocksdb`).
+    case rocksdb = "RocksDB"
+    /// LMDB through its C API: the reference memory-mapped B+tree, for reads (`W4.lmdb`).
+    case lmdb = "LMDB"
+
+    /// The engines `--baselines` may name.
+    static let baselines: [StoreEngineID] = [.sqlite, .rocksdb, .lmdb]
+}
+
+/// Every engine's rounds of strata-bench's figures.
+typealias BenchRounds = ComparedRounds<Metric, StoreEngineID>
+
 /// One storage engine under test, driven by ``WorkloadRunner``: the calls every engine has
 /// (``WorkloadEngine``, with employees named by primary key), and those of W2, W7 and W8.
 ///
@@ -14,6 +31,8 @@ protocol BenchEngine: WorkloadEngine where Reference == Int64 {
 
     /// Inserts `departments` in one save (the setup of W2).
     func insertDepartments(_ departments: [Department]) throws
+    /// Whether the engine answers W5's queries (see the default in the extension).
+    static var answersPredicateQueries: Bool { get }
     /// W2: inserts `employees` in one save, under the keys from `firstKey` on.
     func insert(_ employees: ArraySlice<Employee>, firstKey: Int64) throws
     /// W7: changes the salary of each employee in `changes`, in one save.
@@ -21,7 +40,12 @@ protocol BenchEngine: WorkloadEngine where Reference == Int64 {
     /// W8: deletes the employees under `keys`, in one save.
     func delete(_ keys: [Int64]) throws
     /// W8: compacts until the space of deleted rows is reclaimed; returns the engine's own figures.
+    /// Runs while a ``ConcurrentReader`` reads.
     func compact() throws -> [String: Double]
+    /// W8: what compaction must do once no reader is left (LMDB: put the compacted copy in place
+    /// of the file, which needs the environment closed). Timed with ``compact()``. Nothing by
+    /// default.
+    func finishCompaction() throws
     /// The bytes the store's files take, once settled (SQLite: after a WAL checkpoint).
     func settledBytesOnDisk() throws -> Int64
     /// A reader for another thread, over the open store.
@@ -29,6 +53,14 @@ protocol BenchEngine: WorkloadEngine where Reference == Int64 {
     /// Figures only this engine has, taken after W1 (Strata: object-index bytes per object,
     /// compression ratio, open time without a checkpoint); reading `key` ends the open.
     func storageDetails(readKey key: Int64) throws -> [String: Double]
+}
+
+extension BenchEngine {
+    func finishCompaction() throws {}
+
+    /// Whether the engine answers W5's queries (`salary > x AND active`, by salary): an engine
+    /// with a secondary index on salary. The key-value baselines have none, and W5 skips them.
+    static var answersPredicateQueries: Bool { true }
 }
 
 /// Reads employees by key from a thread of its own while the engine's thread works.

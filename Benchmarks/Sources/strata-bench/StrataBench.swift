@@ -3,18 +3,20 @@ import BenchSupport
 import Foundation
 import Workloads
 
-/// Runs the engine-level reference workloads against Strata and SQLite (GRDB), in one process,
-/// on the same generated data, and prints the figures side by side.
+/// Runs the engine-level reference workloads against Strata and its baselines (SQLite through
+/// GRDB, RocksDB and LMDB through their C APIs), in one process, on the same generated data, and
+/// prints the figures side by side.
 @main
 struct StrataBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-bench",
-        abstract: "Runs the reference workloads against Strata and SQLite side by side.",
+        abstract: "Runs the reference workloads against Strata, SQLite, RocksDB and LMDB side by side.",
         discussion: """
             Workloads: W1 bulk insert, W2 small saves (durable and relaxed), W3 cold open, \
             W4 random faults, W5 predicate fetch and count, W6 full scan, W7 update, W8 delete + compact, W10 size. \
             Each workload runs --rounds rounds for each engine, the engines alternating round by round; each \
-            figure is the median of its rounds, shown with their min and max. \
+            figure is the median of its rounds, shown with their min and max. W5 runs on Strata and SQLite only \
+            (RocksDB and LMDB have no secondary index). \
             Progress goes to standard error; the table and then one JSON object go to standard output.
             """
     )
@@ -25,6 +27,12 @@ struct StrataBench: ParsableCommand {
     @Option(help: "Comma-separated workloads to run, e.g. W1,W4. The default is all of them.")
     var workloads: String?
 
+    @Option(
+        help: """
+            Comma-separated baselines to run beside Strata: sqlite, rocksdb, lmdb. The default is all three.
+            """)
+    var baselines: String = StoreEngineID.baselines.map(\.slug).joined(separator: ",")
+
     @OptionGroup var rounds: RoundOptions
 
     @OptionGroup var output: OutputOptions
@@ -33,6 +41,20 @@ struct StrataBench: ParsableCommand {
         try BenchCommand.validate(rows: rows)
         try rounds.validate()
         _ = try selectedWorkloads()
+        _ = try selectedEngines()
+    }
+
+    /// Strata and the baselines `--baselines` names, in the order each round runs them.
+    private func selectedEngines() throws -> [StoreEngineID] {
+        let named = try baselines.split(separator: ",").map { name in
+            let trimmed = name.trimmingCharacters(in: .whitespaces).lowercased()
+            guard let engine = StoreEngineID.baselines.first(where: { $0.slug == trimmed }) else {
+                throw ValidationError(
+                    "unknown baseline \(name); known: \(StoreEngineID.baselines.map(\.slug).joined(separator: ","))")
+            }
+            return engine
+        }
+        return [.strata] + named
     }
 
     private func selectedWorkloads() throws -> Set<Workload> {
@@ -50,7 +72,9 @@ struct StrataBench: ParsableCommand {
         let runner = WorkloadRunner(
             dataset: dataset, plan: WorkloadPlan(employeeCount: rows), workloads: selected, root: root)
 
-        var results = SideBySideRounds<Metric>(rounds: rounds.rounds)
+        let engines = try selectedEngines()
+        progress("engines: \(engines.map(\.rawValue).joined(separator: ", "))")
+        var results = BenchRounds(rounds: rounds.rounds, engines: engines)
         if !selected.isDisjoint(with: WorkloadRunner.writeGroup) {
             progress("W1, W10, W7, W8 (durable): \(rounds.rounds) rounds, each on fresh stores")
             try runner.runWrites(into: &results)
@@ -64,14 +88,24 @@ struct StrataBench: ParsableCommand {
             try runner.runSmallSaves(into: &results)
         }
 
-        let report = SideBySideReport(
-            benchmark: "strata-bench", rows: rows, departments: dataset.departments.count,
+        var labels = ["baselines": engines.dropFirst().map(\.slug).joined(separator: ",")]
+        if engines.contains(.rocksdb) {
+            labels["rocksdbVersion"] = try RocksDBEngine.version(scratch: root.appendingPathComponent("rocksdb-version"))
+            labels["rocksdbSettings"] = RocksDBEngine.settings
+        }
+        if engines.contains(.lmdb) {
+            labels["lmdbVersion"] = LMDBEngine.version
+            labels["lmdbSettings"] = LMDBEngine.settings
+        }
+        let report = ComparedReport(
+            benchmark: "strata-bench", labels: labels, rows: rows, departments: dataset.departments.count,
             seed: SplitMix64.referenceSeed, sqliteVersion: try SQLiteSetup.version(),
             sqliteSettings: "GRDB DatabaseQueue, journal_mode=WAL, synchronous=FULL (durable) / OFF (relaxed)",
             results: results)
         try report.print(
             headline: "strata-bench: N = \(rows) employees, \(dataset.departments.count) departments; "
-                + "durable unless noted; \(rounds.rounds) rounds per engine, alternating; ratio = Strata/SQLite",
+                + "durable unless noted; \(rounds.rounds) rounds per engine, alternating; ratio = Strata/SQLite"
+                + (engines.count > 2 || !engines.contains(.sqlite) ? "; Strata vs RocksDB, LMDB: above 1 = Strata ahead" : ""),
             notes: Self.notes, jsonPath: output.json)
     }
 
@@ -86,6 +120,16 @@ struct StrataBench: ParsableCommand {
         W8 MB/s = bytes on disk before compaction / compaction time (SQLite: VACUUM + wal_checkpoint(TRUNCATE));
         the concurrent reads use the same Store (Strata) or a second, read-only connection (SQLite).
         Bytes on disk: every file under the store directory (Strata); db + -wal + -shm after a checkpoint (SQLite).
+        RocksDB and LMDB store each row under a 9-byte key (entity byte + big-endian primary key) as one compact
+        binary value (fixed fields, then length-prefixed strings and photo), one save = one WriteBatch / write
+        transaction; they have no secondary index, so W5 does not run on them. RocksDB (C API): IncreaseParallelism,
+        OptimizeLevelStyleCompaction, then the wiki's "Setup Options and Basic Tuning" (bloom filter 10 bits, 256 MiB
+        block cache, LZ4 with ZSTD bottommost, dynamic level bytes); durable = sync writes, relaxed = unsynced WAL;
+        bytes on disk after a flush of the memtable; W8 = CompactRange over every key, reads on the same handle.
+        LMDB (C API): default flags, 64 GiB map, MDB_APPEND for in-order inserts; durable = sync on commit, relaxed =
+        MDB_NOSYNC; W8 = mdb_env_copy2(MDB_CP_COMPACT) while a reader with its own read transaction reads, then the
+        copy replaces the file once the reader stops (timed with it). W8 idle p99 (details W8.idleReadP99Ms): the
+        same reads for 0.25 s before compaction; W8.readP99OverIdle is the p99 during compaction over it.
 
         """
 
