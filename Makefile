@@ -1,5 +1,6 @@
 # Strata: `make demo` runs the quickstart, `make test` the test suite, `make bench` the
-# benchmarks against SQLite. Each first installs what is missing (liblz4-dev through apt-get).
+# benchmarks against SQLite, RocksDB and LMDB. Each first installs what is missing (liblz4-dev,
+# and for the benchmarks librocksdb-dev and liblmdb-dev, through apt-get).
 SWIFT ?= swift
 # The demos build without indexing-while-building, which only an editor reads: it costs 5-10% of
 # the compilers' time. The test build keeps it: on Linux SwiftPM finds a test target's tests by
@@ -7,7 +8,7 @@ SWIFT ?= swift
 DEMO_FLAGS := --disable-index-store
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps postgres-deps demo mirror-demo mirror-bench test bench soak clean
+.PHONY: deps postgres-deps demo mirror-demo mirror-bench test bench bench-deps soak clean
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "make: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
@@ -51,7 +52,13 @@ soak: deps
 	$(SWIFT) build --build-tests -Xswiftc -warnings-as-errors
 	STRATA_SOAK_SECONDS=$${STRATA_SOAK_SECONDS:-600} $(SWIFT) test --skip-build --filter CrashRecoveryTests
 
-bench: deps
+# RocksDB and LMDB, strata-bench's baselines beside SQLite, are linked from their C libraries.
+bench-deps:
+	@pkg-config --exists rocksdb lmdb 2>/dev/null || { \
+		echo "Installing librocksdb-dev and liblmdb-dev with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq librocksdb-dev liblmdb-dev pkg-config >/dev/null; }
+
+bench: deps bench-deps
 	cd Benchmarks && $(SWIFT) run -c release strata-bench --rows $${ROWS:-100000}
 
 clean:
