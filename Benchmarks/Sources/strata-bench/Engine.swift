@@ -46,6 +46,8 @@ protocol BenchEngine: WorkloadEngine where Reference == Int64 {
     /// of the file, which needs the environment closed). Timed with ``compact()``. Nothing by
     /// default.
     func finishCompaction() throws
+    /// The directory holding the store's files (W10's bytes by kind of file).
+    var filesURL: URL { get }
     /// The bytes the store's files take, once settled (SQLite: after a WAL checkpoint).
     func settledBytesOnDisk() throws -> Int64
     /// A reader for another thread, over the open store.
@@ -89,5 +91,30 @@ enum DiskUsage {
             }
         }
         return total
+    }
+
+    /// The bytes of the regular files under `directory`, by kind: a file in a subdirectory
+    /// counts under the subdirectory's name (`segments/`), one at the top under its extension
+    /// (`*.sst`) or, without one, its name up to a digit or `-` (`MANIFEST`, `bench.sqlite-wal`
+    /// under `*.sqlite-wal`).
+    static func bytesByKind(at directory: URL) throws -> [String: Int64] {
+        let manager = FileManager.default
+        guard let enumerator = manager.enumerator(atPath: directory.path) else { return [:] }
+        var kinds: [String: Int64] = [:]
+        for case let relative as String in enumerator {
+            let attributes = try manager.attributesOfItem(atPath: directory.appendingPathComponent(relative).path)
+            guard attributes[.type] as? FileAttributeType == .typeRegular else { continue }
+            let components = relative.split(separator: "/")
+            let kind: String
+            if components.count > 1 {
+                kind = components[0] + "/"
+            } else if let dot = relative.lastIndex(of: ".") {
+                kind = "*" + relative[dot...]
+            } else {
+                kind = String(relative.prefix { !$0.isNumber && $0 != "-" })
+            }
+            kinds[kind, default: 0] += (attributes[.size] as? NSNumber)?.int64Value ?? 0
+        }
+        return kinds
     }
 }

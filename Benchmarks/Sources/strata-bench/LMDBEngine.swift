@@ -48,6 +48,7 @@ final class LMDBEngine: BenchEngine {
     private var dbi: MDB_dbi = 0
 
     private var storeURL: URL { directory.appendingPathComponent("db") }
+    var filesURL: URL { storeURL }
     private var compactURL: URL { directory.appendingPathComponent("compact") }
 
     init(directory: URL, durability: BenchDurability) {

@@ -45,6 +45,7 @@ final class RocksDBEngine: BenchEngine {
     private var handles: Handles?
 
     private var storeURL: URL { directory.appendingPathComponent("db") }
+    var filesURL: URL { storeURL }
     private var logURL: URL { directory.appendingPathComponent("log") }
 
     init(directory: URL, durability: BenchDurability) {
@@ -338,7 +339,27 @@ final class RocksDBEngine: BenchEngine {
         var error: UnsafeMutablePointer<CChar>?
         rocksdb_flush(handles.db, flush, &error)
         try check(error, "flush")
+        try waitForObsoleteTables(handles.db)
         return try DiskUsage.bytes(at: storeURL)
+    }
+
+    /// Waits (up to 5 s) until the directory holds no table file but the live ones: a compaction
+    /// returns once its output is installed, and its inputs are deleted just after, in the
+    /// background.
+    private func waitForObsoleteTables(_ db: OpaquePointer) throws {
+        let deadline = monotonicNanoseconds() + 5_000_000_000
+        while monotonicNanoseconds() < deadline {
+            let files = rocksdb_livefiles(db)!
+            defer { rocksdb_livefiles_destroy(files) }
+            let live = Set(
+                (0..<rocksdb_livefiles_count(files)).map {
+                    String(cString: rocksdb_livefiles_name(files, $0)).split(separator: "/").last.map(String.init) ?? ""
+                })
+            let tables = try FileManager.default.contentsOfDirectory(atPath: storeURL.path).filter { $0.hasSuffix(".sst") }
+            if tables.allSatisfy(live.contains) { return }
+            usleep(1000)
+        }
+        throw BenchError("RocksDB: obsolete table files still in \(storeURL.path) after 5 s")
     }
 
     func storageDetails(readKey key: Int64) throws -> [String: Double] {

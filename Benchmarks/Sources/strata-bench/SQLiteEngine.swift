@@ -13,6 +13,7 @@ final class SQLiteEngine: BenchEngine, SQLiteBackedEngine {
     let database: SQLiteDatabase
 
     private var databaseURL: URL { database.url }
+    var filesURL: URL { database.directory }
 
     init(directory: URL, durability: BenchDurability) {
         database = SQLiteDatabase(directory: directory, durability: durability)

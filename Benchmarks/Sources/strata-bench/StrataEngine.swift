@@ -13,6 +13,7 @@ final class StrataEngine: BenchEngine {
     private var store: Store?
 
     private var storeURL: URL { directory.appendingPathComponent("bench.strata") }
+    var filesURL: URL { storeURL }
 
     init(directory: URL, durability: BenchDurability) {
         self.directory = directory

@@ -75,6 +75,13 @@ struct WorkloadRunner {
                 let bytes = try engine.settledBytesOnDisk()
                 results.figures[.size] = Double(bytes) / Double(objectCount)
                 results.details["W10.bytes"] = Double(bytes)
+                let kinds = try DiskUsage.bytesByKind(at: engine.filesURL)
+                for (kind, kindBytes) in kinds {
+                    results.details["W10.bytesPerObject.\(kind)"] = Double(kindBytes) / Double(objectCount)
+                }
+                log(
+                    "\(E.name) W10 \(bytes) bytes: "
+                        + kinds.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
             }
 
             // W7: new salaries for 10% of the employees, one save.
