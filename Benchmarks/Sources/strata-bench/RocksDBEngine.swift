@@ -339,27 +339,36 @@ final class RocksDBEngine: BenchEngine {
         var error: UnsafeMutablePointer<CChar>?
         rocksdb_flush(handles.db, flush, &error)
         try check(error, "flush")
-        try waitForObsoleteTables(handles.db)
+        try deleteObsoleteTables(handles.db)
         return try DiskUsage.bytes(at: storeURL)
     }
 
-    /// Waits (up to 5 s) until the directory holds no table file but the live ones: a compaction
-    /// returns once its output is installed, and its inputs are deleted just after, in the
-    /// background.
-    private func waitForObsoleteTables(_ db: OpaquePointer) throws {
+    /// Deletes the table files no version uses any more, and waits (up to 5 s) until the
+    /// directory holds only live ones. A compaction's inputs stay while a reader thread's cached
+    /// view still refers to them (W8's reader), and RocksDB deletes them at its next flush or
+    /// compaction; turning file deletions off and on again finds and deletes them now.
+    private func deleteObsoleteTables(_ db: OpaquePointer) throws {
+        var error: UnsafeMutablePointer<CChar>?
+        rocksdb_disable_file_deletions(db, &error)
+        try check(error, "disable file deletions")
+        rocksdb_enable_file_deletions(db, 1, &error)
+        try check(error, "enable file deletions")
         let deadline = monotonicNanoseconds() + 5_000_000_000
+        var live: Set<String> = []
+        var tables: [String] = []
         while monotonicNanoseconds() < deadline {
             let files = rocksdb_livefiles(db)!
             defer { rocksdb_livefiles_destroy(files) }
-            let live = Set(
+            live = Set(
                 (0..<rocksdb_livefiles_count(files)).map {
                     String(cString: rocksdb_livefiles_name(files, $0)).split(separator: "/").last.map(String.init) ?? ""
                 })
-            let tables = try FileManager.default.contentsOfDirectory(atPath: storeURL.path).filter { $0.hasSuffix(".sst") }
+            tables = try FileManager.default.contentsOfDirectory(atPath: storeURL.path).filter { $0.hasSuffix(".sst") }
             if tables.allSatisfy(live.contains) { return }
             usleep(1000)
         }
-        throw BenchError("RocksDB: obsolete table files still in \(storeURL.path) after 5 s")
+        throw BenchError(
+            "RocksDB: table files \(tables.sorted()) in \(storeURL.path) after 5 s, live ones \(live.sorted())")
     }
 
     func storageDetails(readKey key: Int64) throws -> [String: Double] {

@@ -105,7 +105,7 @@ struct StrataBench: ParsableCommand {
         try report.print(
             headline: "strata-bench: N = \(rows) employees, \(dataset.departments.count) departments; "
                 + "durable unless noted; \(rounds.rounds) rounds per engine, alternating; ratio = Strata/SQLite"
-                + (engines.count > 2 || !engines.contains(.sqlite) ? "; Strata vs RocksDB, LMDB: above 1 = Strata ahead" : ""),
+                + (engines.contains { $0 == .rocksdb || $0 == .lmdb } ? "; Strata vs RocksDB, LMDB: above 1 = Strata ahead" : ""),
             notes: Self.notes, jsonPath: output.json)
     }
 
