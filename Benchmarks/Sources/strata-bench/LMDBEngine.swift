@@ -333,12 +333,15 @@ final class LMDBEngine: BenchEngine {
         Reader(env: try opened, dbi: dbi)
     }
 
-    /// Reads in a read-only transaction of its own, made on the reading thread at the first read,
-    /// then reset after each read and renewed before the next (no allocation per read).
+    /// Reads in a read-only transaction of its own, made at the first read, then reset after each
+    /// read and renewed before the next (no allocation per read). A renewal takes the reader slot
+    /// of the thread it runs on, so the reader may move to another thread between reads (W8 reads
+    /// idle from one thread, then during compaction from another).
     ///
-    /// `@unchecked Sendable`: the transaction and the key buffer are used by the reading thread
-    /// only, and the transaction is ended by ``close()`` once that thread has stopped (it is reset
-    /// then, holding no reader slot); the engine keeps the environment open until then.
+    /// `@unchecked Sendable`: the transaction and the key buffer are used by one reading thread
+    /// at a time, the next starting after the last has stopped, and the transaction is ended by
+    /// ``close()`` once reading has stopped (it is reset then, holding no reader slot); the engine
+    /// keeps the environment open until then.
     private final class Reader: ConcurrentReader, @unchecked Sendable {
         let env: OpaquePointer
         let dbi: MDB_dbi

@@ -401,8 +401,8 @@ final class RocksDBEngine: BenchEngine {
     /// its own.
     ///
     /// `@unchecked Sendable`: the handle is thread-safe, and the key buffer and options are used
-    /// by the reading thread only (then released by ``close()`` once it has stopped); the engine
-    /// keeps the database open until the reader is closed.
+    /// by one reading thread at a time (then released by ``close()`` once reading has stopped);
+    /// the engine keeps the database open until the reader is closed.
     private final class Reader: ConcurrentReader, @unchecked Sendable {
         let db: OpaquePointer
         let options = rocksdb_readoptions_create()!
