@@ -59,10 +59,16 @@ final class SegmentFile: Sendable {
         header.u32(Store.formatVersion)
         header.u32(id)
         withUnsafeBytes(of: storeID.uuid) { header.raw($0) }
-        try StoreError.io("write segment header", path: path) {
-            try header.bytes.withUnsafeBytes { try io.writeAll(fd, $0, at: 0) }
-            try io.fsync(fd)
-            try io.syncDirectory(directory)
+        do {
+            try StoreError.io("write segment header", path: path) {
+                try header.bytes.withUnsafeBytes { try io.writeAll(fd, $0, at: 0) }
+                try io.fsync(fd)
+                try io.syncDirectory(directory)
+            }
+        } catch {
+            // No manifest names it yet: a file left behind would hold space on a full disk.
+            segment.markObsolete()
+            throw error
         }
         return segment
     }

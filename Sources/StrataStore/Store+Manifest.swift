@@ -36,21 +36,40 @@ extension Store {
         }
     }
 
-    /// Seals the active segment and starts a new one. Called by the commit leader.
+    /// Seals the active segment and starts a new one. Called with the append lock held (by the
+    /// commit leader, or by `compact()`).
+    ///
+    /// - Throws: ``StoreError`` `io` or `diskFull` when the new segment or the manifest naming it
+    ///   cannot be written. The sealed segment then stays the active one: appends never go to a
+    ///   segment the manifest on disk does not name, which reopening would remove with its commits.
     func rollSegment() throws {
         try manifestLock.withLock { status in
             try sealActiveSegment()
             let id = status.takeFileID()
             let file = try SegmentFile.create(id: id, directory: segmentsPath, storeID: storeID, io: io)
-            state.withLock { state in
+            let sealedEnd = state.withLock { state in
+                let sealedEnd = state.activeEnd
                 state.stats[state.activeSegment]?.fileBytes = state.activeEnd
                 state.segmentOrder.append(id)
                 state.files[id] = file
                 state.stats[id] = SegmentStats(fileBytes: Int64(SegmentFile.headerSize))
                 state.activeEnd = Int64(SegmentFile.headerSize)
                 state.preallocatedEnd = Int64(SegmentFile.headerSize)
+                return sealedEnd
             }
-            try publishManifest(status)
+            do {
+                try publishManifest(status)
+            } catch {
+                state.withLock { state in
+                    state.segmentOrder.removeLast()
+                    state.files[id] = nil
+                    state.stats[id] = nil
+                    state.activeEnd = sealedEnd
+                    state.preallocatedEnd = sealedEnd
+                }
+                file.markObsolete()
+                throw error
+            }
             logger.debug("started segment", metadata: ["segment": "\(id)"])
         }
     }

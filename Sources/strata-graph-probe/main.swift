@@ -4,6 +4,8 @@
 //     strata-graph-probe <store>                                   print the store
 //     strata-graph-probe <store> add <name> <salary> <department>  add an employee, save, print
 //     strata-graph-probe <store> save-concurrently <contexts>      save from many contexts until killed
+//     strata-graph-probe <store> exhaust-files <saves> <bytes>     save and compact out of descriptors
+//     strata-graph-probe <store> fill <saves> <bytes> [<MiB>]      save under an address-space limit
 //
 // Exit status 0 on success, 1 with a message on standard error otherwise.
 
@@ -56,6 +58,9 @@ func fail(_ message: String) -> Never {
 func run(_ arguments: [String]) throws -> Data {
     if arguments.count == 3 && arguments[1] == "save-concurrently", let contexts = Int(arguments[2]) {
         try saveConcurrently(store: URL(fileURLWithPath: arguments[0]), contexts: contexts)
+    }
+    if arguments.count >= 4 && ["exhaust-files", "fill"].contains(arguments[1]) {
+        try resourceLimits(store: URL(fileURLWithPath: arguments[0]), Array(arguments.dropFirst()))
     }
     guard arguments.count == 1 || (arguments.count == 5 && arguments[1] == "add") else {
         fail("usage: strata-graph-probe <store> [add <name> <salary> <department>]")

@@ -48,9 +48,11 @@ extension PersistentStoreCoordinator {
                     .persistentStoreIncompatibleSchema, "the store at \(url.path) was written with another model",
                     underlyingError: error)
             } catch let error as StoreError {
-                throw CoreDataError(
-                    .persistentStoreOpen, "the store at \(url.path) cannot be opened: \(error.message)",
-                    underlyingError: error)
+                var message = "the store at \(url.path) cannot be opened: \(error.message)"
+                if (error.cause as? SystemCallError)?.errno == EROFS {
+                    message += "; its file system is read-only: add it with isReadOnly (ReadOnlyPersistentStoreOption)"
+                }
+                throw CoreDataError(.persistentStoreOpen, message, underlyingError: error)
             }
         default:
             throw CoreDataError(.persistentStoreInvalidType, "unknown store type \(description.type)")
