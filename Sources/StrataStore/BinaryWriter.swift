@@ -132,6 +132,22 @@ struct BinaryReader {
     /// Reads a little-endian `UInt64`.
     mutating func u64() throws -> UInt64 { try fixed() }
 
+    /// Reads a little-endian `UInt64` that must fit an `Int64`: a file offset or a byte count.
+    mutating func offset() throws -> Int64 {
+        let start = position
+        let value = try u64()
+        guard value <= UInt64(Int64.max) else { throw Malformed(offset: start) }
+        return Int64(value)
+    }
+
+    /// Reads a little-endian `UInt64` sequence number, at most ``RecordHeader/maximumSequence``.
+    mutating func sequence() throws -> UInt64 {
+        let start = position
+        let value = try u64()
+        guard value <= RecordHeader.maximumSequence else { throw Malformed(offset: start) }
+        return value
+    }
+
     /// Reads an unsigned LEB128 varint.
     mutating func varint() throws -> UInt64 {
         var result: UInt64 = 0

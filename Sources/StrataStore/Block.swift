@@ -145,7 +145,7 @@ final class DecodedBlock: @unchecked Sendable {
             guard rawLength == storedLength else { throw BinaryReader.Malformed(offset: 8) }
             memory = Self.copy(of: payload)
         case .lz4?:
-            guard rawLength >= 0 else { throw BinaryReader.Malformed(offset: 8) }
+            guard LZ4.canExpand(storedLength, to: rawLength) else { throw BinaryReader.Malformed(offset: 8) }
             memory = Self.allocate(rawLength)
             guard LZ4.decompress(payload, into: memory.baseAddress!, rawCount: rawLength) else {
                 memory.deallocate()

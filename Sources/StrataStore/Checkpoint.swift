@@ -27,6 +27,8 @@ struct Checkpoint: Sendable {
     /// The fetch-index sections of a decoded checkpoint, per entity, checksums verified but
     /// not parsed: ``decodeFetchIndexes(_:schema:)`` parses them, off the open path.
     var fetchIndexSections: [ArraySlice<UInt8>] = []
+    /// Where each section of a decoded checkpoint starts in its file (for errors).
+    var sectionOffsets: [Int64] = []
 
     /// The file name of checkpoint `id`.
     static func fileName(_ id: UInt32) -> String { String(format: "%08u.ckpt", id) }
@@ -55,9 +57,11 @@ struct Checkpoint: Sendable {
         for id in state.segmentOrder {
             let stats = state.stats[id] ?? SegmentStats()
             header.u32(id)
-            header.u64(UInt64(stats.liveBytes))
-            header.u64(UInt64(stats.deadBytes))
-            header.u64(UInt64(stats.fileBytes))
+            // Counts that a damaged checkpoint's row sizes drove below zero are written as zero:
+            // they only steer compaction.
+            header.u64(UInt64(clamping: stats.liveBytes))
+            header.u64(UInt64(clamping: stats.deadBytes))
+            header.u64(UInt64(clamping: stats.fileBytes))
             header.u64(stats.maxSequence)
         }
         header.varint(state.history.count)
@@ -151,28 +155,29 @@ struct Checkpoint: Sendable {
                 var state = StoreState(schema: schema)
                 var header = BinaryReader(sections[0])
                 let segment = try header.u32()
-                let offset = Int64(try header.u64())
-                state.lastSequence = try header.u64()
-                state.historyFloor = try header.u64()
+                let offset = try header.offset()
+                state.lastSequence = try header.sequence()
+                state.historyFloor = try header.sequence()
                 var nextKeys: [Int64] = []
                 for _ in 0..<(try header.count(limit: 65_535)) { nextKeys.append(try header.zigzag()) }
                 for _ in 0..<(try header.count(limit: 1 << 24)) {
                     let id = try header.u32()
                     let stats = SegmentStats(
-                        liveBytes: Int64(try header.u64()), deadBytes: Int64(try header.u64()),
-                        fileBytes: Int64(try header.u64()), maxSequence: try header.u64())
+                        liveBytes: try header.offset(), deadBytes: try header.offset(),
+                        fileBytes: try header.offset(), maxSequence: try header.sequence())
                     state.segmentOrder.append(id)
                     state.stats[id] = stats
                 }
                 for _ in 0..<(try header.count()) {
                     state.history.append(
                         HistoryEntry(
-                            sequence: try header.u64(), segment: try header.u32(), offset: Int64(try header.u64()),
+                            sequence: try header.sequence(), segment: try header.u32(), offset: try header.offset(),
                             length: Int(try header.u32())))
                 }
                 sectionStart = sectionStarts[1]
                 var blocks = BinaryReader(sections[1])
-                let blockCount = try blocks.count()
+                // 14 bytes a block: a count the section cannot hold reserves nothing.
+                let blockCount = try blocks.count(limit: blocks.remaining / 14)
                 state.blocks.reserveCapacity(blockCount)
                 for _ in 0..<blockCount {
                     state.blocks.append(
@@ -191,9 +196,9 @@ struct Checkpoint: Sendable {
                     entity.sizes = Array(sizes.bindMemory(to: UInt32.self))
                     var live = 0
                     for location in entity.locations where location != 0 {
-                        guard RowLocation(raw: location).block < blockCount else {
-                            throw BinaryReader.Malformed(offset: 0)
-                        }
+                        // The place is (block number + 1) << 16 | slot: a present row names a block.
+                        let block = RowLocation(raw: location).place >> 16
+                        guard block >= 1, block <= UInt64(blockCount) else { throw BinaryReader.Malformed(offset: 0) }
                         live += 1
                     }
                     guard !entity.locations.isEmpty else { throw BinaryReader.Malformed(offset: 0) }
@@ -208,6 +213,7 @@ struct Checkpoint: Sendable {
                 }
                 var checkpoint = Checkpoint(segment: segment, offset: offset, state: state, nextKeys: nextKeys)
                 checkpoint.fetchIndexSections = fetchSections
+                checkpoint.sectionOffsets = sectionStarts.map(Int64.init)
                 return checkpoint
             } catch is BinaryReader.Malformed {
                 throw StoreError(.corrupt, "checkpoint section does not parse", path: path, offset: Int64(sectionStart))
@@ -217,6 +223,35 @@ struct Checkpoint: Sendable {
 }
 
 extension Checkpoint {
+    /// Checks that the log position, and every block and history record the checkpoint names in a
+    /// segment of its list, lie inside that segment, whose file is `sizes` bytes long (by segment
+    /// id): a damaged place would otherwise be read as a length of up to 4 GiB. (The block table
+    /// keeps the blocks of segments compaction deleted, which are never read.)
+    ///
+    /// - Throws: ``StoreError/Code/corrupt`` naming `path` and the section that holds the place.
+    func checkPlaces(segmentSizes sizes: [UInt32: Int64], path: String) throws {
+        func fits(_ segment: UInt32, _ offset: Int64, _ length: Int64) -> Bool {
+            guard let size = sizes[segment] else { return true }
+            return offset >= Int64(SegmentFile.headerSize) && length >= 0 && offset <= size - length
+        }
+        let header = sectionOffsets.first ?? 0
+        guard sizes[segment] != nil, fits(segment, offset, 0) else {
+            throw StoreError(
+                .corrupt, "checkpoint position \(offset) is outside segment \(segment)", path: path, offset: header)
+        }
+        for entry in state.history where !fits(entry.segment, entry.offset, Int64(entry.length)) {
+            throw StoreError(
+                .corrupt, "checkpoint history record at \(entry.offset) is outside segment \(entry.segment)",
+                path: path, offset: header)
+        }
+        let table = sectionOffsets.count > 1 ? sectionOffsets[1] : 0
+        for block in state.blocks where !fits(block.segment, Int64(block.offset), Int64(block.length)) {
+            throw StoreError(
+                .corrupt, "checkpoint block at \(block.offset) is outside segment \(block.segment)", path: path,
+                offset: table)
+        }
+    }
+
     /// Parses the fetch-index sections of a checkpoint.
     ///
     /// - Throws: ``BinaryReader/Malformed`` when a section does not parse.
@@ -230,7 +265,9 @@ extension Checkpoint {
                     guard indexes[entityID][column] != nil else { throw BinaryReader.Malformed(offset: fetch.position) }
                     let codec = valueCodec(schema.entities[entityID].columns[column])
                     var pairs: [(Value, PrimaryKey)] = []
-                    let pairCount = try fetch.count()
+                    // At least 2 bytes a pair (a key, a null bitmap): a count the section cannot
+                    // hold reserves nothing.
+                    let pairCount = try fetch.count(limit: fetch.remaining / 2)
                     pairs.reserveCapacity(pairCount)
                     for _ in 0..<pairCount {
                         let key = Int64(bitPattern: try fetch.varint())

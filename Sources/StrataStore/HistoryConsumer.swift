@@ -27,9 +27,9 @@ public struct HistoryConsumerState: Sendable, Hashable {
 
     /// Reads a state ``encode(into:)`` wrote.
     static func decode(from reader: inout BinaryReader) throws -> HistoryConsumerState {
-        let sequence = try reader.u64()
+        let sequence = try reader.sequence()
         let advanced = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.u64()))
-        let evicted = try reader.u64()
+        let evicted = try reader.sequence()
         return HistoryConsumerState(sequence: sequence, advanced: advanced, evictedAt: evicted == 0 ? nil : evicted - 1)
     }
 }

@@ -31,13 +31,22 @@ enum LZ4 {
     ///
     /// - Returns: the bytes, or `nil` when `source` is not an LZ4 block of that size.
     static func decompress(_ source: UnsafeRawBufferPointer, rawCount: Int) -> [UInt8]? {
-        guard rawCount >= 0 else { return nil }
+        guard canExpand(source.count, to: rawCount) else { return nil }
         var ok = false
         let bytes = [UInt8](unsafeUninitializedCapacity: rawCount) { buffer, initialized in
             ok = decompress(source, into: UnsafeMutableRawPointer(buffer.baseAddress), rawCount: rawCount)
             initialized = ok ? rawCount : 0
         }
         return ok ? bytes : nil
+    }
+
+    /// The most an LZ4 block expands: each byte of it makes at most 255 bytes of output.
+    static let maximumRatio = 255
+
+    /// Whether `count` compressed bytes can decompress to `rawCount`: a damaged length that no
+    /// LZ4 block of that size reaches is refused before its memory is allocated.
+    static func canExpand(_ count: Int, to rawCount: Int) -> Bool {
+        rawCount >= 0 && rawCount / maximumRatio <= count
     }
 
     /// Decompresses `source` into exactly the `rawCount` bytes at `target`; returns whether

@@ -103,8 +103,8 @@ struct Manifest: Sendable {
                 var segments: [UInt32] = []
                 for _ in 0..<segmentCount { segments.append(try fields.u32()) }
                 let checkpoint = try fields.u32()
-                let floor = try fields.u64()
-                let last = try fields.u64()
+                let floor = try fields.sequence()
+                let last = try fields.sequence()
                 let keyCount = try fields.count(limit: 65_535)
                 var keys: [Int64] = []
                 for _ in 0..<keyCount { keys.append(try fields.zigzag()) }
@@ -112,7 +112,7 @@ struct Manifest: Sendable {
                 var requestedFloor: UInt64 = 0
                 var consumers: [String: HistoryConsumerState] = [:]
                 if !fields.isAtEnd {
-                    requestedFloor = try fields.u64()
+                    requestedFloor = try fields.sequence()
                     for _ in 0..<(try fields.count(limit: 1 << 20)) {
                         let name = try fields.string()
                         consumers[name] = try HistoryConsumerState.decode(from: &fields)

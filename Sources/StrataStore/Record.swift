@@ -73,6 +73,10 @@ enum RecordHeader {
     static let maxLength = 1 << 30
     /// The offset of the sequence number.
     static let sequenceOffset = 24
+    /// The largest sequence number a file may hold. Sequences count commits from 1, so one
+    /// past `Int64.max` is never reached: a larger one is damage, and refusing it keeps the
+    /// store's `lastSequence + count` from overflowing.
+    static let maximumSequence = UInt64(Int64.max)
 
     /// Sets the sequence number and checksum of an encoded record in place.
     static func seal(_ record: inout [UInt8], at start: Int = 0, sequence: UInt64) {
@@ -425,6 +429,9 @@ struct ParsedRecord {
         let metaRaw = Int(try reader.u32())
         let flags = try reader.u32()
         sequence = try reader.u64()
+        guard sequence <= RecordHeader.maximumSequence else {
+            throw BinaryReader.Malformed(offset: RecordHeader.sequenceOffset)
+        }
         let storedMeta = try reader.bytes(metaStored)
         let meta: [UInt8]
         switch BlockCodec(rawValue: metaCodec) {
@@ -469,7 +476,7 @@ struct ParsedRecord {
                 if flags & RecordHeader.cursorsFlag != 0 {
                     for _ in 0..<(try meta.count(limit: raw.count)) {
                         let name = try meta.string()
-                        cursors[name] = try meta.u64()
+                        cursors[name] = try meta.sequence()
                     }
                 }
             }

@@ -156,7 +156,7 @@ struct Recovery {
             files[id] = try SegmentFile.open(
                 id: id, directory: segmentsPath, storeID: manifest.storeID, writable: !configuration.readOnly, io: io)
         }
-        let checkpoint = loadCheckpoint(manifest)
+        let checkpoint = loadCheckpoint(manifest, files: files)
         var state = checkpoint?.state ?? StoreState(schema: manifest.schema)
         state.segmentOrder = manifest.segments
         state.files = files
@@ -202,7 +202,7 @@ struct Recovery {
 
     /// Loads the manifest's checkpoint, or returns `nil` (replaying the whole log) when it is
     /// missing, damaged or does not match the manifest's segments.
-    private func loadCheckpoint(_ manifest: Manifest) -> Checkpoint? {
+    private func loadCheckpoint(_ manifest: Manifest, files: SegmentFiles) -> Checkpoint? {
         guard let id = manifest.checkpoint else { return nil }
         let file = path + "/checkpoints/" + Checkpoint.fileName(id)
         do {
@@ -213,6 +213,9 @@ struct Recovery {
             else {
                 throw StoreError(.corrupt, "checkpoint does not match the manifest's segments", path: file)
             }
+            var sizes: [UInt32: Int64] = [:]
+            for id in checkpoint.state.segmentOrder { sizes[id] = try files[id]?.size() }
+            try checkpoint.checkPlaces(segmentSizes: sizes, path: file)
             return checkpoint
         } catch {
             logger.warning("checkpoint unusable; replaying the whole log", metadata: ["error": "\(error)"])

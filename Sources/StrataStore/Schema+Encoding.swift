@@ -16,7 +16,11 @@ extension Schema {
     }
 
     /// Reads a schema written by ``encode(into:)``.
+    ///
+    /// - Throws: ``BinaryReader/Malformed`` when the bytes do not hold a valid schema (at the
+    ///   offset of the schema's start when the entities do not make a valid ``Schema``).
     static func decode(from reader: inout BinaryReader) throws -> Schema {
+        let start = reader.position
         let entityCount = try reader.count(limit: 65_535)
         var entities: [EntitySchema] = []
         for _ in 0..<entityCount {
@@ -43,7 +47,11 @@ extension Schema {
             }
             entities.append(EntitySchema(id: id, name: name, columns: columns))
         }
-        return try Schema(entities: entities)
+        do {
+            return try Schema(entities: entities)
+        } catch {
+            throw BinaryReader.Malformed(offset: start)
+        }
     }
 }
 

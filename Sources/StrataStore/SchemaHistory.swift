@@ -67,7 +67,15 @@ struct SchemaHistory: Sendable, Hashable {
         history.version = try reader.count(limit: maximumVersion)
         for _ in 0..<history.version {
             var counts: [Int] = []
-            for _ in 0..<(try reader.count(limit: 65_535)) { counts.append(try reader.count(limit: 4096)) }
+            for entity in 0..<(try reader.count(limit: 65_535)) {
+                let start = reader.position
+                let count = try reader.count(limit: 4096)
+                // Evolution only appends columns: an older version has no more than the current one.
+                guard !schema.entities.indices.contains(entity) || count <= schema.entities[entity].columns.count else {
+                    throw BinaryReader.Malformed(offset: start)
+                }
+                counts.append(count)
+            }
             history.columnCounts.append(counts)
         }
         for _ in 0..<(try reader.count(limit: 1 << 20)) {

@@ -177,6 +177,7 @@ extension Store {
                             .corrupt, "sealed segment record fails its checksum", path: file.path,
                             offset: Int64(position))
                     }
+                    try checkOperations(of: record, path: file.path, offset: Int64(position))
                     if record.kind == .transaction && tracking && record.sequence > floor {
                         try flush()
                         let summary = RecordSummary(

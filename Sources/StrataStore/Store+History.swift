@@ -46,6 +46,7 @@ extension Store {
     func historyTransaction(
         _ record: ParsedRecord, bytes: [UInt8], start: Int, offset: Int64, file: SegmentFile
     ) throws -> HistoryTransaction {
+        try checkOperations(of: record, path: file.path, offset: offset)
         var blocks: [Int: DecodedBlock] = [:]
         var changes: [HistoryChange] = []
         changes.reserveCapacity(record.ops.count)

@@ -150,11 +150,33 @@ extension Store {
         }
     }
 
+    /// Checks that every operation of `record` (read at `offset` of the file at `path`) names an
+    /// entity of the schema and a positive key: the record's checksum passed, but the index,
+    /// compaction and history take both as they are.
+    ///
+    /// - Throws: ``StoreError/Code/corrupt`` naming the file and the record's offset.
+    func checkOperations(of record: ParsedRecord, path: String, offset: Int64) throws {
+        for op in record.ops {
+            guard op.entity < schema.entities.count else {
+                throw StoreError(
+                    .corrupt, "log record operates on entity \(op.entity), which the schema does not have",
+                    path: path, offset: offset)
+            }
+            guard op.key > 0 else {
+                throw StoreError(
+                    .corrupt,
+                    "log record operates on key \(op.key) of \(schema.entities[op.entity].name); keys are positive",
+                    path: path, offset: offset)
+            }
+        }
+    }
+
     /// Applies one replayed record, decoding the row images its fetch-index updates need.
     func replayRecord(
         _ record: ParsedRecord, bytes: [UInt8], at position: Int, file: SegmentFile, recordOffset: Int64,
         highestKeys: inout [Int64]
     ) throws {
+        try checkOperations(of: record, path: file.path, offset: recordOffset)
         var blocks: [Int: DecodedBlock] = [:]
         var latest: [EntityKey: Row?] = [:]
         for op in record.ops {

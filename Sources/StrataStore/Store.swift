@@ -251,20 +251,29 @@ public final class Store: Sendable {
 
     /// Reads the block at `location` of `file` with one `pread` and decodes it, bypassing the cache.
     ///
-    /// - Throws: ``StoreError`` `corrupt` when the block is cut short, fails its checksum or does
-    ///   not decode, `io` when the read fails.
+    /// - Throws: ``StoreError`` `corrupt` when the block is cut short, fails its checksum, does
+    ///   not decode or holds rows of another entity than the block table says (a damaged
+    ///   checkpoint), `io` when the read fails.
     func readBlock(_ location: BlockLocation, file: SegmentFile) throws -> DecodedBlock {
         let bytes = try file.read(at: Int64(location.offset), count: Int(location.length))
         guard bytes.count == Int(location.length) else {
             throw StoreError(.corrupt, "block is cut short", path: file.path, offset: Int64(location.offset))
         }
+        let block: DecodedBlock
         do {
-            return try bytes.withUnsafeBytes { try DecodedBlock(onDisk: $0) }
+            block = try bytes.withUnsafeBytes { try DecodedBlock(onDisk: $0) }
         } catch let error as BinaryReader.Malformed {
             throw StoreError(
                 .corrupt, "block fails its checksum or does not decode", path: file.path,
                 offset: Int64(location.offset) + Int64(error.offset))
         }
+        guard block.entity == Int(location.entity) else {
+            throw StoreError(
+                .corrupt,
+                "block holds rows of entity \(block.entity), not of entity \(location.entity) as the index says",
+                path: file.path, offset: Int64(location.offset))
+        }
+        return block
     }
 
     /// Checks the store is open (and writable when `writing`).

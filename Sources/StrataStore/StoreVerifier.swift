@@ -186,6 +186,13 @@ struct StoreVerifier {
                         + ignored)
                 return nil
             }
+            var sizes: [UInt32: Int64] = [:]
+            for id in checkpoint.state.segmentOrder {
+                sizes[id] = try? SegmentFile.open(
+                    id: id, directory: path + "/segments", storeID: manifest.storeID, writable: false, io: io
+                ).size()
+            }
+            try checkpoint.checkPlaces(segmentSizes: sizes, path: file)
             return LoadedCheckpoint(checkpoint: checkpoint, file: file, sectionOffsets: offsets)
         } catch {
             problem(error, file: file, adding: ignored)
@@ -427,11 +434,13 @@ struct StoreVerifier {
         }
         let name = codecs[op.entity].entityName
         guard op.key > 0 else { return "operation on \(name) key \(op.key); keys are positive" }
-        guard op.block >= 0 else { return nil }
-        let block = blocks[op.block]
-        guard block.block.entity == op.entity, op.slot < block.rows.count, block.block.key(at: op.slot) == op.key else {
-            return
-                "operation on \(name) \(op.key) points at slot \(op.slot) of block \(op.block), which holds another row"
+        // The row image, and the prior row history reads for an update or delete.
+        for (index, slot) in [(op.block, op.slot), (op.priorBlock, op.priorSlot)] where index >= 0 {
+            let block = blocks[index]
+            guard block.block.entity == op.entity, slot < block.rows.count, block.block.key(at: slot) == op.key else {
+                return
+                    "operation on \(name) \(op.key) points at slot \(slot) of block \(index), which holds another row"
+            }
         }
         return nil
     }
@@ -465,7 +474,37 @@ struct StoreVerifier {
                 loaded.file, loaded.sectionOffset(entity: difference.entity, fetchIndex: difference.isFetchIndex),
                 difference.message)
         }
-        return differences.isEmpty
+        // Blocks without a live row are read by scans too: every block of a live segment in the
+        // checkpoint's table must be one the log has (those of deleted segments are never read).
+        let logBlocks = Set(snapshot.state.blocks)
+        let liveSegments = Set(checkpoint.state.segmentOrder)
+        let stray = checkpoint.state.blocks.first { liveSegments.contains($0.segment) && !logBlocks.contains($0) }
+        if let stray {
+            problem(
+                loaded.file, loaded.sectionOffsets[1],
+                "the checkpoint's block table names a block at \(stray.offset) of "
+                    + "\(SegmentFile.fileName(stray.segment)) (\(stray.length) bytes, entity \(stray.entity)) "
+                    + "that the log up to it does not have")
+        }
+        // History is read straight from the records the checkpoint's history directory names.
+        var strayRecord: HistoryEntry?
+        if replay.historyTracking {
+            func place(_ entry: HistoryEntry) -> HistoryEntry {
+                var place = entry
+                place.firstBlock = nil
+                return place
+            }
+            let logRecords = Set(snapshot.state.history.map(place))
+            strayRecord = checkpoint.state.history.first { !logRecords.contains(place($0)) }
+        }
+        if let strayRecord {
+            problem(
+                loaded.file, loaded.sectionOffsets[0],
+                "the checkpoint's history names a record of sequence \(strayRecord.sequence) at "
+                    + "\(strayRecord.offset) of \(SegmentFile.fileName(strayRecord.segment)) "
+                    + "(\(strayRecord.length) bytes) that the log up to it does not have")
+        }
+        return differences.isEmpty && stray == nil && strayRecord == nil
     }
 
     /// Compares the indexes replayed from the whole log with those a read-only open builds.
@@ -593,13 +632,19 @@ private struct IndexDifference {
     /// What differs.
     var message: String
 
-    /// Where a row is: its segment, the offset of its block and its slot; independent of block numbering.
+    /// Where a row is: its segment, the offset, length and entity of its block and its slot;
+    /// independent of block numbering.
     private struct RowPlace: Equatable, CustomStringConvertible {
         var segment: UInt32
         var blockOffset: UInt32
+        var blockLength: UInt32
+        var entity: UInt16
         var slot: Int
 
-        var description: String { "\(SegmentFile.fileName(segment)) block at \(blockOffset) slot \(slot)" }
+        var description: String {
+            "\(SegmentFile.fileName(segment)) block at \(blockOffset) (\(blockLength) bytes, entity \(entity)) "
+                + "slot \(slot)"
+        }
     }
 
     /// One entry of a fetch index.
@@ -679,7 +724,9 @@ private struct IndexDifference {
         let location = state.entities[entity].location(of: key)
         guard location.isPresent else { return nil }
         let block = state.blocks[Int(location.block)]
-        return RowPlace(segment: block.segment, blockOffset: block.offset, slot: location.slot)
+        return RowPlace(
+            segment: block.segment, blockOffset: block.offset, blockLength: block.length, entity: block.entity,
+            slot: location.slot)
     }
 
     /// The entries of a fetch index, in index order.

@@ -1,0 +1,422 @@
+import Foundation
+import StrataTestSupport
+import Testing
+@testable import StrataStore
+
+/// What the store-file fuzzer (`make fuzz-store`) found, each rebuilt on a small store: damage
+/// under a valid checksum (the fuzzer recomputes checksums after its edits) that crashed the
+/// store, or that the store refused while `Store.verify` reported nothing. Each now fails with
+/// `corrupt`, naming the file and offset, or is ignored as a damaged checkpoint is, and verify
+/// reports it.
+@Suite struct StoreFileFuzzRegressionTests {
+    /// A closed store of twelve commits in 1 KiB segments, with its checkpoint.
+    struct Fixture {
+        let directory = TemporaryDirectory()
+        let url: URL
+        /// What the store held.
+        let contents: StoreContents
+
+        init() throws {
+            url = directory.store()
+            let store = try Store.open(
+                at: url, schema: TestSchema.schema, configuration: CorruptionTests.configuration())
+            for index in 0..<12 { try FaultInjectionTests.commit(index, to: store) }
+            contents = try StoreContents(store)
+            try store.close()
+        }
+
+        /// The checkpoint file's path.
+        var checkpoint: String {
+            get throws {
+                let names = try FileManager.default.contentsOfDirectory(atPath: url.path + "/checkpoints")
+                return url.path + "/checkpoints/" + names[0]
+            }
+        }
+
+        /// Opens the store.
+        func open() throws -> Store {
+            try Store.open(at: url, schema: TestSchema.schema, configuration: CorruptionTests.configuration())
+        }
+    }
+
+    /// The bytes of each section of checkpoint `bytes` (after its length and checksum).
+    static func sections(_ bytes: [UInt8]) -> [Range<Int>] {
+        var sections: [Range<Int>] = []
+        var position = 16
+        while position + 8 <= bytes.count {
+            let length = Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: position, as: UInt32.self) })
+            sections.append((position + 8)..<(position + 8 + length))
+            position += 8 + length
+        }
+        return sections
+    }
+
+    /// Applies `edit` to the checkpoint at `path` (given its sections) and recomputes every
+    /// section's checksum, as the fuzzer's re-sealing does.
+    static func editCheckpoint(_ path: String, _ edit: (inout [UInt8], [Range<Int>]) throws -> Void) throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        try edit(&bytes, sections(bytes))
+        for section in sections(bytes) {
+            let crc = CRC32C.mask(CRC32C.checksum(Array(bytes[section])))
+            store(crc, at: section.lowerBound - 4, in: &bytes)
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Where the entries of the block table (section 1) start: after its varint count.
+    static func blockTable(_ bytes: [UInt8], _ sections: [Range<Int>]) -> Int {
+        bytes.withUnsafeBytes { raw in
+            var reader = BinaryReader(raw, position: sections[1].lowerBound)
+            _ = try? reader.varint()
+            return reader.position
+        }
+    }
+
+    /// Stores `value` little-endian at `offset` of `bytes`.
+    static func store<T: FixedWidthInteger>(_ value: T, at offset: Int, in bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self) }
+    }
+
+    /// The problems `Store.verify` reports in `file`.
+    static func problems(_ url: URL, in file: String) throws -> [VerificationProblem] {
+        try Store.verify(at: url).problems.filter { $0.file == file }
+    }
+
+    /// A checkpoint whose log position is past `Int64.max` (checksum valid) trapped converting it;
+    /// now the checkpoint fails to decode with `corrupt` at its header section and opening replays
+    /// the whole log.
+    @Test func checkpointPositionPastInt64() throws {
+        let fixture = try Fixture()
+        let file = try fixture.checkpoint
+        // The header section: u32 segment, u64 offset.
+        try Self.editCheckpoint(file) { bytes, sections in
+            Self.store(UInt64.max, at: sections[0].lowerBound + 4, in: &bytes)
+        }
+        let error = #expect(throws: StoreError.self) {
+            _ = try Checkpoint.decode(
+                [UInt8](try Data(contentsOf: URL(fileURLWithPath: file))), path: file, schema: TestSchema.schema)
+        }
+        #expect(error?.code == .corrupt)
+        #expect(error?.path == file)
+        #expect(error?.offset == 16)
+        #expect(try !Self.problems(fixture.url, in: file).isEmpty)
+        let store = try fixture.open()
+        #expect(try StoreContents(store) == fixture.contents)
+        try store.close()
+    }
+
+    /// An object-index entry holding only a row start, no block (`1 << 48`), trapped computing
+    /// its block number; now the checkpoint fails to decode and opening replays the log.
+    @Test func checkpointLocationWithoutABlock() throws {
+        let fixture = try Fixture()
+        let file = try fixture.checkpoint
+        var sectionStart = 0
+        try Self.editCheckpoint(file) { bytes, sections in
+            // Entity 1's object index: a one-byte varint slot count (under 128 keys), then u64 locations.
+            let index = sections[2 + 2 * TestSchema.employee]
+            sectionStart = index.lowerBound - 8
+            #expect(bytes[index.lowerBound] < 0x80)
+            Self.store(UInt64(1) << 48, at: index.lowerBound + 1 + 8 * 2, in: &bytes)
+        }
+        let error = #expect(throws: StoreError.self) {
+            _ = try Checkpoint.decode(
+                [UInt8](try Data(contentsOf: URL(fileURLWithPath: file))), path: file, schema: TestSchema.schema)
+        }
+        #expect(error?.code == .corrupt)
+        #expect(error?.path == file)
+        #expect(error?.offset == Int64(sectionStart))
+        let store = try fixture.open()
+        #expect(try StoreContents(store) == fixture.contents)
+        try store.close()
+    }
+
+    /// The block table entry of live rows naming another entity: the store read the rows with
+    /// that entity's codec and verify compared only row places. Now a read throws `corrupt`
+    /// naming the segment and the block, and verify reports the checkpoint.
+    @Test func checkpointBlockOfAnotherEntity() throws {
+        let fixture = try Fixture()
+        let file = try fixture.checkpoint
+        var store = try fixture.open()
+        let (location, block) = store.state.withLock { state in
+            let location = state.entities[TestSchema.employee].location(of: 1)
+            return (location, state.blocks[Int(location.block)])
+        }
+        try store.close()
+        try Self.editCheckpoint(file) { bytes, sections in
+            // 14 bytes a block: u32 segment, offset, length, u16 entity.
+            let entry = Self.blockTable(bytes, sections) + 14 * Int(location.block)
+            Self.store(UInt16(TestSchema.department), at: entry + 12, in: &bytes)
+        }
+        store = try fixture.open()
+        let error = #expect(throws: StoreError.self) { _ = try store.read(TestSchema.employee, key: 1) }
+        #expect(error?.code == .corrupt)
+        #expect(error?.path == fixture.url.path + "/segments/" + SegmentFile.fileName(block.segment))
+        #expect(error?.offset == Int64(block.offset))
+        try store.close()
+        #expect(try !Self.problems(fixture.url, in: file).isEmpty)
+    }
+
+    /// A block table entry whose length runs past its segment: a read would allocate what it
+    /// says (up to 4 GiB). Now opening ignores the checkpoint and replays the log.
+    @Test func checkpointBlockPastItsSegment() throws {
+        let fixture = try Fixture()
+        let file = try fixture.checkpoint
+        try Self.editCheckpoint(file) { bytes, sections in
+            Self.store(UInt32.max, at: Self.blockTable(bytes, sections) + 8, in: &bytes)
+        }
+        #expect(try !Self.problems(fixture.url, in: file).isEmpty)
+        let store = try fixture.open()
+        #expect(try StoreContents(store) == fixture.contents)
+        try store.close()
+    }
+
+    /// A block table entry moved by a byte, of a block no live row is in (a transaction's prior
+    /// rows): scans read every block of the table, and failed, while verify compared only the
+    /// places of live rows. Now verify reports the stray block.
+    @Test func checkpointStrayBlock() throws {
+        let fixture = try Fixture()
+        var store = try fixture.open()
+        // Every employee of the first commit deleted: its block holds no live row.
+        var transaction = Transaction()
+        for key in 1...5 where store.contains(TestSchema.employee, key: Int64(key)) {
+            transaction.delete(TestSchema.employee, key: Int64(key))
+        }
+        try store.commit(transaction)
+        let (live, count) = store.state.withLock { state in
+            (
+                Set(state.entities.flatMap { $0.locations.filter { $0 != 0 }.map { RowLocation(raw: $0).block } }),
+                state.blocks.count
+            )
+        }
+        try store.close()
+        let file = try fixture.checkpoint
+        let stray = try #require((0..<UInt32(count)).first { !live.contains($0) })
+        try Self.editCheckpoint(file) { bytes, sections in
+            let offset = Self.blockTable(bytes, sections) + 14 * Int(stray) + 4
+            let old = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
+            Self.store(old + 1, at: offset, in: &bytes)
+        }
+        store = try fixture.open()
+        #expect(throws: StoreError.self) {
+            for entity in TestSchema.schema.entities { try store.scan(entity.id) { _, _ in } }
+        }
+        try store.close()
+        let problems = try Self.problems(fixture.url, in: file)
+        #expect(problems.contains { $0.message.contains("block table") }, "\(problems)")
+    }
+
+    /// An update whose prior row (kept for history) points at a slot past its block, under a
+    /// valid record checksum: reading history failed while verify checked only the operation's
+    /// own row. Now verify reports the record.
+    @Test func priorRowPastItsBlock() throws {
+        let fixture = try Fixture()
+        var store = try fixture.open()
+        let entry = store.state.withLock { $0.history[3] }
+        let path = store.state.withLock { $0.files[entry.segment]!.path }
+        try store.close()
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let range = Int(entry.offset)..<(Int(entry.offset) + entry.length)
+        let record = try Array(bytes[range]).withUnsafeBytes { try Store.parseRecord(in: $0).get() }
+        var ops = record.ops
+        let update = try #require(ops.firstIndex { $0.kind == .update && $0.priorBlock >= 0 })
+        ops[update].priorSlot = 100
+        let original = Array(bytes[range])
+        var rewritten = RecordBuilder.encode(
+            kind: .transaction, ops: ops, blockBytes: 0, timestamp: record.timestamp, author: record.author,
+            contextName: record.contextName, bundleID: record.bundleID, processID: record.processID,
+            cursors: record.cursors
+        ) { output in
+            record.blocks.map { span in
+                let start = output.count
+                output += original[span.offset..<(span.offset + span.length)]
+                return BlockSpan(offset: start, length: span.length, entity: span.entity)
+            }
+        }.bytes
+        RecordHeader.seal(&rewritten, sequence: record.sequence)
+        #expect(rewritten.count == entry.length, "the slot's varint keeps its width")
+        bytes.replaceSubrange(range, with: rewritten)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        store = try fixture.open()
+        let error = #expect(throws: StoreError.self) { _ = try store.history(after: 0) }
+        #expect(error?.code == .corrupt)
+        #expect(error?.path == path)
+        #expect(error?.offset.map { range.contains(Int($0)) } == true)
+        try store.close()
+        #expect(try Self.problems(fixture.url, in: path).contains { $0.offset == entry.offset })
+    }
+
+    /// A checkpoint whose row sizes are larger than the rows (checksum valid), followed by an
+    /// update of such a row: the segment's live bytes went below zero and writing the next
+    /// checkpoint trapped converting them. Now they are written as zero and the store reopens.
+    @Test func checkpointRowSizesPastTheRows() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        var store: Store? = try Store.open(
+            at: url, schema: TestSchema.schema, configuration: CorruptionTests.configuration())
+        for index in 0..<6 { try FaultInjectionTests.commit(index, to: store!) }
+        try store!.checkpoint()
+        try FaultInjectionTests.commit(6, to: store!)
+        let contents = try StoreContents(store!)
+        store = nil  // A crash: the update of commit 6 is replayed over the checkpoint.
+        let names = try FileManager.default.contentsOfDirectory(atPath: url.path + "/checkpoints")
+        try Self.editCheckpoint(url.path + "/checkpoints/" + names[0]) { bytes, sections in
+            let index = sections[2 + 2 * TestSchema.employee]
+            let count = Int(bytes[index.lowerBound])
+            #expect(count < 0x80)
+            let sizes = index.lowerBound + 1 + 8 * count
+            for key in 1..<count { Self.store(UInt32.max, at: sizes + 4 * key, in: &bytes) }
+        }
+        store = try Store.open(at: url, schema: TestSchema.schema, configuration: CorruptionTests.configuration())
+        #expect(try StoreContents(store!) == contents)
+        try store!.checkpoint()
+        try store!.close()
+        store = try Store.open(at: url, schema: TestSchema.schema, configuration: CorruptionTests.configuration())
+        #expect(try StoreContents(store!) == contents)
+        try store!.close()
+    }
+
+    /// A manifest whose newest sequence is `UInt64.max` (checksum valid): the next commit
+    /// trapped adding one to it. Now opening fails with `corrupt` naming the manifest and the
+    /// field, and verify reports it.
+    @Test func manifestSequencePastTheCeiling() throws {
+        let fixture = try Fixture()
+        let path = fixture.url.path + "/manifest"
+        var manifest = try Manifest.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))), path: path)
+        manifest.lastSequence = .max
+        try Data(manifest.encode()).write(to: URL(fileURLWithPath: path))
+        let error = try CorruptionTests.failingOpen(fixture.url)
+        #expect(error?.code == .corrupt)
+        #expect(error?.path == path)
+        #expect(error?.offset.map { $0 > 20 } == true)
+        #expect(try !Self.problems(fixture.url, in: path).isEmpty)
+    }
+
+    /// A record of a sealed segment whose sequence is `UInt64.max`, its checksum recomputed:
+    /// replaying it made the store's newest sequence one no commit can follow. Now opening fails
+    /// with `corrupt` naming the segment and the record's sequence field.
+    @Test func recordSequencePastTheCeiling() throws {
+        let fixture = try CorruptionTests.Fixture(closing: false)
+        let record = fixture.sealedRecord
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: record.path)))
+        RecordHeader.seal(&bytes, at: Int(record.offset), sequence: .max)
+        try Data(bytes).write(to: URL(fileURLWithPath: record.path))
+        let error = try CorruptionTests.failingOpen(fixture.url)
+        #expect(error?.code == .corrupt)
+        #expect(error?.path == record.path)
+        #expect(error?.offset == record.offset + Int64(RecordHeader.sequenceOffset))
+        #expect(try Store.verify(at: fixture.url).problems.contains { $0.file == record.path })
+    }
+
+    /// A checkpoint whose history directory gives a record one byte shorter than it is: reading
+    /// history failed with `corrupt` while verify compared only the indexes. Now verify reports
+    /// the checkpoint's history entry.
+    @Test func checkpointHistoryEntryOfNoRecord() throws {
+        let fixture = try Fixture()
+        let file = try fixture.checkpoint
+        try Self.editCheckpoint(file) { bytes, sections in
+            let lengthOffset = bytes.withUnsafeBytes { raw -> Int in
+                // The header section: position, sequences, next keys, segments, then the history.
+                var header = BinaryReader(raw, position: sections[0].lowerBound + 4 + 8 * 3)
+                for _ in 0..<((try? header.varint()) ?? 0) { _ = try? header.varint() }
+                let segments = Int((try? header.varint()) ?? 0)
+                header.position += segments * (4 + 8 * 4)
+                _ = try? header.varint()
+                // The first entry: u64 sequence, u32 segment, u64 offset, u32 length.
+                header.position += 8 + 4 + 8
+                return header.position
+            }
+            let length = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: lengthOffset, as: UInt32.self) }
+            Self.store(length - 1, at: lengthOffset, in: &bytes)
+        }
+        let store = try fixture.open()
+        let error = #expect(throws: StoreError.self) { _ = try store.history(after: 0) }
+        #expect(error?.code == .corrupt)
+        try store.close()
+        let problems = try Self.problems(fixture.url, in: file)
+        #expect(problems.contains { $0.message.contains("history") }, "\(problems)")
+    }
+
+    // Found by reading the parsers while writing the fuzzer, before it ran: damage of the same
+    // kind (a valid checksum over values the store indexes or allocates by).
+
+    /// A record operating on an entity the schema does not have, or on a key that is not
+    /// positive, under a valid checksum: replay indexed arrays by both and trapped. Now opening
+    /// fails with `corrupt` naming the segment and the record.
+    @Test(arguments: [(7, 1), (TestSchema.employee, 0), (TestSchema.employee, -3)] as [(Int, Int64)])
+    func operationOutsideTheSchema(entity: Int, key: Int64) throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        var store: Store? = try Store.open(
+            at: url, schema: TestSchema.schema, configuration: CorruptionTests.configuration())
+        for index in 0..<3 { try FaultInjectionTests.commit(index, to: store!) }
+        let (path, end, sequence) = store!.state.withLock { ($0.activeFile.path, $0.activeEnd, $0.lastSequence) }
+        store = nil
+        let op = RecordOp(kind: .delete, entity: entity, key: key, block: -1, slot: 0, size: 0, changedColumns: [])
+        var record = RecordBuilder.encode(
+            kind: .transaction, ops: [op], blockBytes: 0, timestamp: Date(), author: nil, contextName: nil,
+            bundleID: nil, processID: nil, cursors: [:]
+        ) { _ in [] }.bytes
+        RecordHeader.seal(&record, sequence: sequence + 1)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: UInt64(end))
+        try handle.write(contentsOf: record)
+        try handle.close()
+        let error = try CorruptionTests.failingOpen(url)
+        #expect(error?.code == .corrupt)
+        #expect(error?.path == path)
+        #expect(error?.offset == end)
+    }
+
+    /// An LZ4 length no block of the stored size decompresses to (up to 4 GiB): the memory was
+    /// allocated before liblz4 refused the block. Now it is refused first.
+    @Test func lz4LengthBeyondTheFormatsRatio() {
+        let literal: [UInt8] = [0x10, 0x41]  // One literal byte.
+        #expect(literal.withUnsafeBytes { LZ4.decompress($0, rawCount: 1 << 31) } == nil)
+        #expect(literal.withUnsafeBytes { LZ4.decompress($0, rawCount: 1) } == [0x41])
+        #expect(!LZ4.canExpand(2, to: 3 * LZ4.maximumRatio))
+    }
+
+    /// A manifest whose schema gives two entities the same id, its checksum recomputed:
+    /// `Schema` refused it with `invalidSchema`, naming no file. Now opening fails with `corrupt`
+    /// naming the manifest and where the schema starts.
+    @Test func manifestSchemaOfRepeatedIDs() throws {
+        let fixture = try Fixture()
+        let path = fixture.url.path + "/manifest"
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let name = Array("Employee".utf8)
+        let at = try #require(
+            (2..<(bytes.count - name.count)).first {
+                Array(bytes[$0..<($0 + name.count)]) == name && bytes[$0 - 1] == UInt8(name.count)
+            })
+        #expect(bytes[at - 2] == UInt8(TestSchema.employee))
+        bytes[at - 2] = UInt8(TestSchema.department)
+        Self.store(CRC32C.mask(CRC32C.checksum(Array(bytes[20...]))), at: 12, in: &bytes)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let error = try CorruptionTests.failingOpen(fixture.url)
+        #expect(error?.code == .corrupt)
+        #expect(error?.path == path)
+        // The schema starts after the manifest's 20-byte header and the store's UUID.
+        let schemaStart: Int64 = 20 + 16
+        #expect(error?.offset == schemaStart)
+    }
+
+    /// A manifest whose schema history says an earlier version had more columns than the
+    /// current schema, checksum valid: building that version's codec trapped on a reversed
+    /// range. Now opening fails with `corrupt` naming the manifest.
+    @Test func manifestSchemaHistoryWiderThanTheSchema() throws {
+        let fixture = try Fixture()
+        var entities = TestSchema.schema.entities
+        entities[TestSchema.employee].columns.append(ColumnSchema(name: "extra", type: .int64))
+        try Store.evolveSchema(
+            at: fixture.url, to: try Schema(entities: entities), configuration: CorruptionTests.configuration())
+        let path = fixture.url.path + "/manifest"
+        var manifest = try Manifest.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))), path: path)
+        #expect(manifest.schemaHistory.columnCounts == [[2, 4]])
+        manifest.schemaHistory.columnCounts = [[2, 9]]
+        try Data(manifest.encode()).write(to: URL(fileURLWithPath: path))
+        let error = try CorruptionTests.failingOpen(fixture.url, schema: nil)
+        #expect(error?.code == .corrupt)
+        #expect(error?.path == path)
+    }
+}
