@@ -148,6 +148,14 @@ struct BinaryReader {
         return value
     }
 
+    /// Reads a zigzag-encoded next key to allocate: from 1 to ``EntityIndex/maximumKey``.
+    mutating func nextKey() throws -> Int64 {
+        let start = position
+        let key = try zigzag()
+        guard key >= 1, key <= EntityIndex.maximumKey else { throw Malformed(offset: start) }
+        return key
+    }
+
     /// Reads an unsigned LEB128 varint.
     mutating func varint() throws -> UInt64 {
         var result: UInt64 = 0

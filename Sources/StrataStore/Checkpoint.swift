@@ -159,7 +159,7 @@ struct Checkpoint: Sendable {
                 state.lastSequence = try header.sequence()
                 state.historyFloor = try header.sequence()
                 var nextKeys: [Int64] = []
-                for _ in 0..<(try header.count(limit: 65_535)) { nextKeys.append(try header.zigzag()) }
+                for _ in 0..<(try header.count(limit: 65_535)) { nextKeys.append(try header.nextKey()) }
                 for _ in 0..<(try header.count(limit: 1 << 24)) {
                     let id = try header.u32()
                     let stats = SegmentStats(

@@ -107,7 +107,7 @@ struct Manifest: Sendable {
                 let last = try fields.sequence()
                 let keyCount = try fields.count(limit: 65_535)
                 var keys: [Int64] = []
-                for _ in 0..<keyCount { keys.append(try fields.zigzag()) }
+                for _ in 0..<keyCount { keys.append(try fields.nextKey()) }
                 let nextFileID = try fields.u32()
                 var requestedFloor: UInt64 = 0
                 var consumers: [String: HistoryConsumerState] = [:]

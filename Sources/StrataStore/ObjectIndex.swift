@@ -69,6 +69,11 @@ struct RowLocation: Hashable, Sendable {
 /// The object index of one entity: a dense array from primary key to row location, and the
 /// encoded size of each live row (for exact dead-byte counts). 12 bytes a key.
 struct EntityIndex: Sendable {
+    /// The largest key (or next key) a file may name. Keys count rows from 1 into this dense
+    /// index of 12 bytes a key, so `1 << 62` is never reached: a larger one is damage, and
+    /// refusing it keeps `key + 1` and the allocation of keys after it from overflowing.
+    static let maximumKey: Int64 = 1 << 62
+
     /// Locations by key; index 0 is unused.
     var locations: [UInt64] = [0]
     /// Encoded row sizes by key.

@@ -151,8 +151,8 @@ extension Store {
     }
 
     /// Checks that every operation of `record` (read at `offset` of the file at `path`) names an
-    /// entity of the schema and a positive key: the record's checksum passed, but the index,
-    /// compaction and history take both as they are.
+    /// entity of the schema and a key from 1 to ``EntityIndex/maximumKey``: the record's checksum
+    /// passed, but the index, compaction and history take both as they are.
     ///
     /// - Throws: ``StoreError/Code/corrupt`` naming the file and the record's offset.
     func checkOperations(of record: ParsedRecord, path: String, offset: Int64) throws {
@@ -162,10 +162,11 @@ extension Store {
                     .corrupt, "log record operates on entity \(op.entity), which the schema does not have",
                     path: path, offset: offset)
             }
-            guard op.key > 0 else {
+            guard op.key > 0, op.key <= EntityIndex.maximumKey else {
                 throw StoreError(
                     .corrupt,
-                    "log record operates on key \(op.key) of \(schema.entities[op.entity].name); keys are positive",
+                    "log record operates on key \(op.key) of \(schema.entities[op.entity].name); "
+                        + "keys are from 1 to 2^62",
                     path: path, offset: offset)
             }
         }

@@ -341,9 +341,11 @@ import Testing
     // kind (a valid checksum over values the store indexes or allocates by).
 
     /// A record operating on an entity the schema does not have, or on a key that is not
-    /// positive, under a valid checksum: replay indexed arrays by both and trapped. Now opening
-    /// fails with `corrupt` naming the segment and the record.
-    @Test(arguments: [(7, 1), (TestSchema.employee, 0), (TestSchema.employee, -3)] as [(Int, Int64)])
+    /// positive or past 2^62, under a valid checksum: replay indexed arrays by both (and added one
+    /// to the key) and trapped. Now opening fails with `corrupt` naming the segment and the record.
+    @Test(
+        arguments: [(7, 1), (TestSchema.employee, 0), (TestSchema.employee, -3), (TestSchema.employee, .max)]
+            as [(Int, Int64)])
     func operationOutsideTheSchema(entity: Int, key: Int64) throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
@@ -418,5 +420,21 @@ import Testing
         let error = try CorruptionTests.failingOpen(fixture.url, schema: nil)
         #expect(error?.code == .corrupt)
         #expect(error?.path == path)
+    }
+
+    /// A manifest whose next key of an entity is `Int64.max` or 0, checksum valid: allocating a
+    /// key after it trapped or handed out a key that is not positive. Now opening fails with
+    /// `corrupt` naming the manifest.
+    @Test(arguments: [Int64.max, 0])
+    func manifestNextKeyOutOfRange(next: Int64) throws {
+        let fixture = try Fixture()
+        let path = fixture.url.path + "/manifest"
+        var manifest = try Manifest.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))), path: path)
+        manifest.nextKeys[TestSchema.employee] = next
+        try Data(manifest.encode()).write(to: URL(fileURLWithPath: path))
+        let error = try CorruptionTests.failingOpen(fixture.url)
+        #expect(error?.code == .corrupt)
+        #expect(error?.path == path)
+        #expect(error?.offset.map { $0 > 20 } == true)
     }
 }
