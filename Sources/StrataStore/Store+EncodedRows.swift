@@ -14,10 +14,13 @@ extension Store {
     /// sequence (`nil` when there is none), read under one lock and with no I/O: what a reader
     /// checks its own cache against before reading the row with ``readEncoded(_:)``.
     ///
-    /// - Throws: ``StoreError`` `closed`.
+    /// - Throws: ``StoreError`` `closed`; `corrupt` when the index points into a block of another
+    ///   entity (a damaged checkpoint).
     public func locate(_ entity: Int, key: PrimaryKey) throws -> (sequence: UInt64, row: LocatedRow?) {
         try checkOpen()
-        return state.withLock { state in (state.lastSequence, state.resolve(entity, key).map(LocatedRow.init)) }
+        let (sequence, resolved) = state.withLock { state in (state.lastSequence, state.resolve(entity, key)) }
+        if let resolved { try checkBlockEntity(resolved.block, of: entity, file: resolved.file) }
+        return (sequence, resolved.map(LocatedRow.init))
     }
 
     /// The row ``locate(_:key:)`` found, as its encoded bytes: at most one `pread` and one block

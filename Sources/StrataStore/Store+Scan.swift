@@ -145,6 +145,7 @@ extension Store {
             while end < ordered.count && RowLocation(raw: ordered[end].location).block == number { end += 1 }
             let place = blocks[Int(number)]
             if let file = files[place.segment] {
+                try checkBlockEntity(place, of: entity, file: file)
                 let block = try loadBlock(number, place, file: file, caching: caching)
                 slots.removeAll(keepingCapacity: true)
                 for entry in ordered[start..<end] {

@@ -157,7 +157,21 @@ public final class Store: Sendable {
     public func read(_ entity: Int, key: PrimaryKey) throws -> Row? {
         try checkOpen()
         guard let resolved = state.withLock({ $0.resolve(entity, key) }) else { return nil }
+        try checkBlockEntity(resolved.block, of: entity, file: resolved.file)
         return try readRow(resolved)
+    }
+
+    /// Checks that `place`, a block the object index of `entity` points into, holds rows of
+    /// `entity`: a damaged checkpoint can point elsewhere, and the rows of another entity have
+    /// other columns than the caller's.
+    ///
+    /// - Throws: ``StoreError/Code/corrupt`` naming the segment and the block's offset.
+    func checkBlockEntity(_ place: BlockLocation, of entity: Int, file: SegmentFile) throws {
+        guard Int(place.entity) == entity else {
+            throw StoreError(
+                .corrupt, "the index of entity \(entity) points into a block of entity \(place.entity)",
+                path: file.path, offset: Int64(place.offset))
+        }
     }
 
     /// Whether `entity` has a live row at `key`. Costs no I/O.

@@ -437,4 +437,40 @@ import Testing
         #expect(error?.path == path)
         #expect(error?.offset.map { $0 > 20 } == true)
     }
+
+    /// A checkpoint whose object index points a department at an employee's row: reading it by
+    /// keys with a projection indexed the department's column flags with the employee block's
+    /// columns and trapped, and single reads returned a row of the other entity. Now every read
+    /// throws `corrupt` naming the segment and the block, and verify reports the checkpoint.
+    @Test func checkpointRowOfAnotherEntity() throws {
+        let fixture = try Fixture()
+        let file = try fixture.checkpoint
+        var store = try fixture.open()
+        let (employee, block) = store.state.withLock { state in
+            let location = state.entities[TestSchema.employee].location(of: 1)
+            return (location, state.blocks[Int(location.block)])
+        }
+        try store.close()
+        try Self.editCheckpoint(file) { bytes, sections in
+            // Department 1's entry: after the one-byte varint slot count, u64 locations by key.
+            let index = sections[2 + 2 * TestSchema.department]
+            #expect(bytes[index.lowerBound] < 0x80)
+            Self.store(employee.raw, at: index.lowerBound + 1 + 8, in: &bytes)
+        }
+        #expect(try !Self.problems(fixture.url, in: file).isEmpty)
+        store = try fixture.open()
+        let segment = fixture.url.path + "/segments/" + SegmentFile.fileName(block.segment)
+        let reads: [() throws -> Void] = [
+            { _ = try store.read(TestSchema.department, key: 1) },
+            { try store.forEachRow(TestSchema.department, keys: [1], columns: [0]) { _, _ in } },
+            { _ = try store.readEncoded(TestSchema.department, key: 1) },
+        ]
+        for read in reads {
+            let error = #expect(throws: StoreError.self) { try read() }
+            #expect(error?.code == .corrupt)
+            #expect(error?.path == segment)
+            #expect(error?.offset == Int64(block.offset))
+        }
+        try store.close()
+    }
 }
