@@ -91,7 +91,7 @@ let package = Package(
         ),
         .executableTarget(name: "strata-torture", dependencies: ["StrataStore"]),
         .executableTarget(name: "strata-quickstart", dependencies: ["Strata"]),
-        .executableTarget(name: "strata-graph-probe", dependencies: ["Strata"]),
+        .executableTarget(name: "strata-graph-probe", dependencies: ["Strata", "StrataStore"]),
         // What every test target shares: a seeded generator, temporary directories, the built
         // executables and child processes. It depends on Foundation alone.
         .target(name: "StrataTestSupport", path: "Tests/StrataTestSupport"),
