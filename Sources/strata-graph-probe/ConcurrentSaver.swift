@@ -9,13 +9,7 @@ import Synchronization
 /// was acknowledged; after each save of the first context, also `statistics <commits> <fsyncs>`
 /// of the engine store.
 func saveConcurrently(store url: URL, contexts count: Int) throws -> Never {
-    let container = PersistentContainer(name: "Company", managedObjectModel: makeModel())
-    let description = PersistentStoreDescription(url: url)
-    description.durability = .durable
-    container.persistentStoreDescriptions = [description]
-    let failure = Mutex<(any Error)?>(nil)
-    container.loadPersistentStores { _, error in failure.withLock { $0 = error } }
-    if let error = failure.withLock({ $0 }) { throw error }
+    let container = try openDurableContainer(at: url)
     let output = Mutex(())
     for worker in 0..<count {
         let context = container.newBackgroundContext()
@@ -49,4 +43,16 @@ func saveConcurrently(store url: URL, contexts count: Int) throws -> Never {
         }
     }
     while true { sleep(60) }
+}
+
+/// A container of the Department/Employee model over the store at `url`, opened durable.
+func openDurableContainer(at url: URL) throws -> PersistentContainer {
+    let container = PersistentContainer(name: "Company", managedObjectModel: makeModel())
+    let description = PersistentStoreDescription(url: url)
+    description.durability = .durable
+    container.persistentStoreDescriptions = [description]
+    let failure = Mutex<(any Error)?>(nil)
+    container.loadPersistentStores { _, error in failure.withLock { $0 = error } }
+    if let error = failure.withLock({ $0 }) { throw error }
+    return container
 }

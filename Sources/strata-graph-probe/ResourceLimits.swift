@@ -1,7 +1,6 @@
 import Foundation
 import Strata
 import StrataStore
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -25,13 +24,7 @@ func resourceLimits(store url: URL, _ arguments: [String]) throws -> Never {
     guard arguments.count >= 3, let saves = Int(arguments[1]), let bytes = Int(arguments[2]) else {
         fail("usage: strata-graph-probe <store> exhaust-files|fill <saves> <bytes> [<headroom MiB>]")
     }
-    let container = PersistentContainer(name: "Company", managedObjectModel: makeModel())
-    let description = PersistentStoreDescription(url: url)
-    description.durability = .durable
-    container.persistentStoreDescriptions = [description]
-    let failure = Mutex<(any Error)?>(nil)
-    container.loadPersistentStores { _, error in failure.withLock { $0 = error } }
-    if let error = failure.withLock({ $0 }) { throw error }
+    let container = try openDurableContainer(at: url)
     report("opened")
     let prober = Prober(container: container, bytes: bytes)
     if arguments[0] == "exhaust-files" {
