@@ -29,11 +29,15 @@ let package = Package(
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
         .target(name: "CStrataSupport"),
+        // The lock every module uses: `Synchronization.Mutex`, or under `make tsan` (-DSTRATA_TSAN)
+        // a pthread mutex, which the thread sanitizer sees.
+        .target(name: "StrataSynchronization"),
         .target(
             name: "StrataStore",
             dependencies: [
                 "CLZ4",
                 "CStrataSupport",
+                "StrataSynchronization",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
@@ -50,7 +54,7 @@ let package = Package(
         .target(
             name: "Strata",
             dependencies: [
-                "StrataStore", "StrataMacros", "CStrataSupport",
+                "StrataStore", "StrataMacros", "CStrataSupport", "StrataSynchronization",
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -72,6 +76,7 @@ let package = Package(
             dependencies: [
                 "Strata",
                 "StrataStore",
+                "StrataSynchronization",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -82,20 +87,24 @@ let package = Package(
         .executableTarget(
             name: "strata-mirror-demo",
             dependencies: [
-                "Strata", "StrataMirror",
+                "Strata", "StrataMirror", "StrataSynchronization",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        .executableTarget(name: "strata-torture", dependencies: ["StrataStore"]),
+        .executableTarget(name: "strata-torture", dependencies: ["StrataStore", "StrataSynchronization"]),
         .executableTarget(name: "strata-quickstart", dependencies: ["Strata"]),
-        .executableTarget(name: "strata-graph-probe", dependencies: ["Strata", "StrataStore"]),
+        .executableTarget(
+            name: "strata-graph-probe", dependencies: ["Strata", "StrataStore", "StrataSynchronization"]),
         // What every test target shares: a seeded generator, temporary directories, the built
-        // executables and child processes. It depends on Foundation alone.
-        .target(name: "StrataTestSupport", path: "Tests/StrataTestSupport"),
-        .testTarget(name: "StrataStoreTests", dependencies: ["StrataStore", "CStrataSupport", "StrataTestSupport"]),
+        // executables and child processes. It depends on Foundation and the lock type alone.
+        .target(name: "StrataTestSupport", dependencies: ["StrataSynchronization"], path: "Tests/StrataTestSupport"),
+        .testTarget(
+            name: "StrataStoreTests",
+            dependencies: ["StrataStore", "CStrataSupport", "StrataSynchronization", "StrataTestSupport"]
+        ),
         .testTarget(
             name: "StrataTests",
             dependencies: [

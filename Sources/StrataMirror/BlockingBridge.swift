@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import StrataSynchronization
 
 /// Runs async PostgreSQL work from synchronous code (a context's `save()`), on a thread of its
 /// own rather than Swift's cooperative pool, so a save called from a task that blocks a pool
@@ -30,7 +30,7 @@ final class BlockingBridge: TaskExecutor, @unchecked Sendable {
         _ body: @escaping @Sendable () async throws -> T
     ) throws -> T {
         let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Outcome<T>>(.waiting)
+        let outcome = Lock<Outcome<T>>(.waiting)
         let task = Task(executorPreference: self) {
             let result: Result<T, any Error>
             do { result = .success(try await body()) } catch { result = .failure(error) }

@@ -2,7 +2,7 @@ import Logging
 import PostgresNIO
 import Strata
 import StrataStore
-import Synchronization
+import StrataSynchronization
 
 /// The primary keys a mirrored store hands out, unique across the instances sharing the
 /// dataset (the engine's ``KeySource``).
@@ -27,11 +27,11 @@ final class MirrorKeys: KeySource, Sendable {
         var exhausted: Int?
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     let asynchronous: Bool
     let blockSize: Int64
     /// Leases `count` keys of an entity from PostgreSQL, or `nil` when it is unreachable.
-    private let leaseHandler = Mutex<(@Sendable (_ entity: Int, _ count: Int64) -> ClosedRange<Int64>?)?>(nil)
+    private let leaseHandler = Lock<(@Sendable (_ entity: Int, _ count: Int64) -> ClosedRange<Int64>?)?>(nil)
 
     init(asynchronous: Bool, blockSize: Int64, ranges: [Int: [ClosedRange<Int64>]]) {
         self.asynchronous = asynchronous

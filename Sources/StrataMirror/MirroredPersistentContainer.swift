@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Strata
-import Synchronization
+import StrataSynchronization
 
 /// A persistent container whose store is one instance's replica of a dataset shared through
 /// PostgreSQL (StrataMirror's counterpart of Core Data's `NSPersistentCloudKitContainer`).
@@ -24,7 +24,7 @@ open class MirroredPersistentContainer: PersistentContainer, @unchecked Sendable
     // @unchecked: the mirrors are kept behind a mutex.
     /// How the container reaches PostgreSQL.
     public let mirrorConfiguration: MirrorConfiguration
-    private let mirrors = Mutex<[PostgresMirror]>([])
+    private let mirrors = Lock<[PostgresMirror]>([])
 
     /// Creates a container named `name` for `model`, mirrored as `configuration` says.
     ///

@@ -1,7 +1,7 @@
 import Logging
 import NIOCore
 import PostgresNIO
-import Synchronization
+import StrataSynchronization
 
 extension PostgresConnection {
     /// Runs `query` unless the connection is closed. postgres-nio writes a query to its channel
@@ -81,7 +81,7 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         var finished = false
         var onFinish: (@Sendable () -> Void)?
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     var isFinished: Bool { state.withLock { $0.finished } }
 

@@ -4,7 +4,7 @@ import Metrics
 import PostgresNIO
 import Strata
 import StrataStore
-import Synchronization
+import StrataSynchronization
 
 /// Keeps one local store a replica of the dataset shared through PostgreSQL: the replicator its
 /// saves go through, and what the tail applies from the log.
@@ -22,7 +22,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     let engine: Store
     let location: MirrorState.Location
     let bridge: BlockingBridge
-    private let save = Mutex(SaveState())
+    private let save = Lock(SaveState())
     private let schemaReady = Atomic<Bool>(false)
     private let connectionIDs = Atomic<Int>(0)
     private let merges = DispatchQueue(label: "strata.mirror.merge")
@@ -32,7 +32,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     /// The store's key allocation (see ``MirrorKeys``).
     let keys: MirrorKeys
     /// Wakes the tail (set while it runs): an asynchronous save has something to export.
-    let wakeTail = Mutex<(@Sendable () -> Void)?>(nil)
+    let wakeTail = Lock<(@Sendable () -> Void)?>(nil)
 
     /// Whether saves commit locally first (``MirrorConfiguration/Mode/asynchronous``).
     var asynchronous: Bool { configuration.mode == .asynchronous }

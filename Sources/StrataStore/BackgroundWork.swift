@@ -1,10 +1,10 @@
 import Dispatch
-import Synchronization
+import StrataSynchronization
 
 /// Work started on another core, whose result the starting thread takes when it needs it: a
 /// commit group's fetch-index changes are put in order while the group is written and synced.
 final class BackgroundWork<Result: Sendable>: Sendable {
-    private let result = Mutex<Result?>(nil)
+    private let result = Lock<Result?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
     /// Starts `work` on a global queue.

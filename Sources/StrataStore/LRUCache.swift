@@ -1,5 +1,5 @@
 internal import CStrataSupport
-import Synchronization
+import StrataSynchronization
 
 /// A thread-safe cache keyed by `UInt64` that keeps at most `capacity` bytes of elements and
 /// evicts the least recently used ones first.
@@ -107,7 +107,7 @@ final class LRUCache<Element: Sendable>: Sendable {
     let capacity: Int
 
     /// The cache contents, behind one lock.
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// Creates an empty cache holding at most `capacity` bytes; a capacity of 0 caches nothing.
     init(capacity: Int) {

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import StrataSynchronization
 
 /// Work on a large range cut into contiguous parts that run on the machine's cores at once:
 /// encoding and compressing the rows of a bulk commit, converting a batch insert's objects.
@@ -34,7 +34,7 @@ package enum ParallelParts {
     /// on the cores, and returns the results in their order.
     package static func map<T: Sendable>(_ ranges: [Range<Int>], _ body: @Sendable (Range<Int>) -> T) -> [T] {
         guard ranges.count > 1 else { return ranges.map(body) }
-        let results = Mutex([T?](repeating: nil, count: ranges.count))
+        let results = Lock([T?](repeating: nil, count: ranges.count))
         DispatchQueue.concurrentPerform(iterations: ranges.count) { part in
             let result = body(ranges[part])
             results.withLock { $0[part] = result }

@@ -1,4 +1,4 @@
-import Synchronization
+import StrataSynchronization
 
 /// Wakes tasks waiting for a store's next commit: the live history tail waits here instead of
 /// polling the log. Holds only sequence numbers, never data.
@@ -14,7 +14,7 @@ final class CommitSignal: Sendable {
         var waiters: [Waiter] = []
         var closed = false
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// A store's signal; the store is held weakly, so that an identifier reused by a later
     /// store is not taken for it.
@@ -24,7 +24,7 @@ final class CommitSignal: Sendable {
     }
 
     /// The signals of the stores someone waited on, by store.
-    private static let signals = Mutex<[ObjectIdentifier: Entry]>([:])
+    private static let signals = Lock<[ObjectIdentifier: Entry]>([:])
 
     /// The signal of `store`.
     static func of(_ store: Store) -> CommitSignal {

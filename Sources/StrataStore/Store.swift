@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
-import Synchronization
+import StrataSynchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -43,22 +43,22 @@ public final class Store: Sendable {
     let checkpointsPath: String
     let state: LockedState
     let cache: LRUCache<DecodedBlock>
-    let nextKeys: Mutex<[Int64]>
+    let nextKeys: Lock<[Int64]>
     /// See ``keySource``.
-    let keySourceSlot = Mutex<(any KeySource)?>(nil)
-    let commitQueue = Mutex(CommitQueue())
-    let manifestLock = Mutex(ManifestStatus())
-    let compactionLock = Mutex(())
+    let keySourceSlot = Lock<(any KeySource)?>(nil)
+    let commitQueue = Lock(CommitQueue())
+    let manifestLock = Lock(ManifestStatus())
+    let compactionLock = Lock(())
     /// Held while a commit group is written and applied, and while `compact()` rolls the active
     /// segment, so that a roll never runs between a group's append and its update of the log end.
-    let appendLock = Mutex(())
+    let appendLock = Lock(())
     /// The rows the recent commits wrote, for checking commit conditions (under `appendLock`).
-    let recentCommits = Mutex(RecentCommits())
+    let recentCommits = Lock(RecentCommits())
     /// Entered while the fetch indexes are still being loaded from a checkpoint.
     let fetchIndexLoading = DispatchGroup()
     /// Entered while the block cache is being warmed after opening (``warmBlockCacheInBackground()``).
     let blockCacheWarming = DispatchGroup()
-    let lifecycle = Mutex(Lifecycle())
+    let lifecycle = Lock(Lifecycle())
     let counters = StoreCounters()
     let lockFD: Atomic<Int32>
     let closed = Atomic<Bool>(false)
@@ -92,7 +92,7 @@ public final class Store: Sendable {
         self.checkpointsPath = path + "/checkpoints"
         self.state = LockedState(state)
         self.cache = LRUCache(capacity: configuration.cacheSize)
-        self.nextKeys = Mutex(nextKeys)
+        self.nextKeys = Lock(nextKeys)
         self.manifestLock.withLock { $0 = manifest }
         self.lockFD = Atomic(lockFD)
         self.maintenance = MaintenanceThread()
@@ -355,14 +355,14 @@ struct Lifecycle: Sendable {
 /// The store's in-memory state behind its lock, in an object of its own so that background
 /// work can hold the state without holding the store (whose release closes the store's files).
 final class LockedState: Sendable {
-    private let mutex: Mutex<StoreState>
+    private let mutex: Lock<StoreState>
     /// ``StoreState/lastSequence`` as the last holder of the lock left it, stored before the lock
     /// is released.
     private let publishedSequence: Atomic<UInt64>
 
     /// Wraps `state`.
     init(_ state: StoreState) {
-        mutex = Mutex(state)
+        mutex = Lock(state)
         publishedSequence = Atomic(state.lastSequence)
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import Strata
-import Synchronization
+import StrataSynchronization
 
 /// `strata-graph-probe <store> save-concurrently <contexts>`: opens the store durable and has
 /// `contexts` background contexts, each on a thread of its own, save one new employee at a time
@@ -10,7 +10,7 @@ import Synchronization
 /// of the engine store.
 func saveConcurrently(store url: URL, contexts count: Int) throws -> Never {
     let container = try openDurableContainer(at: url)
-    let output = Mutex(())
+    let output = Lock(())
     for worker in 0..<count {
         let context = container.newBackgroundContext()
         Thread.detachNewThread {
@@ -51,7 +51,7 @@ func openDurableContainer(at url: URL) throws -> PersistentContainer {
     let description = PersistentStoreDescription(url: url)
     description.durability = .durable
     container.persistentStoreDescriptions = [description]
-    let failure = Mutex<(any Error)?>(nil)
+    let failure = Lock<(any Error)?>(nil)
     container.loadPersistentStores { _, error in failure.withLock { $0 = error } }
     if let error = failure.withLock({ $0 }) { throw error }
     return container

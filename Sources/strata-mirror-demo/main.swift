@@ -14,13 +14,13 @@ import PostgresNIO
 import ServiceLifecycle
 import Strata
 import StrataMirror
-import Synchronization
+import StrataSynchronization
 
 // MARK: The instance
 
 /// Collects the mirror's lag samples (swift-metrics timer `strata_mirror_lag`); other metrics are dropped.
 final class LagCollector: MetricsFactory, TimerHandler, @unchecked Sendable {
-    let samples = Mutex<[Int64]>([])
+    let samples = Lock<[Int64]>([])
     func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
         NOOPMetricsHandler.instance
     }

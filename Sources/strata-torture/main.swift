@@ -19,7 +19,7 @@
 
 import Foundation
 import StrataStore
-import Synchronization
+import StrataSynchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -120,7 +120,7 @@ struct Generator: RandomNumberGenerator {
 /// Process-wide state shared by the threads.
 enum Shared {
     /// Held while a line is written, so that lines of different threads never mix.
-    static let outputLock = Mutex(())
+    static let outputLock = Lock(())
     /// The next batch id; starts at `seed << 20`, so that ids of different runs differ.
     static let batchIDs = Atomic<Int64>(0)
 }

@@ -1,6 +1,6 @@
 import Foundation
 import StrataTestSupport
-import Synchronization
+import StrataSynchronization
 import Testing
 @testable import StrataStore
 
@@ -319,7 +319,7 @@ import Testing
         for (index, row) in rows.enumerated() { _ = builder.append(key: Int64(index + 1), row: row, codec: codec) }
         var stored: [UInt8] = []
         _ = builder.write(to: &stored)
-        let wrong = Mutex(0)
+        let wrong = Lock(0)
         for round in 0..<20 {
             let block = try stored.withUnsafeBytes { try DecodedBlock(onDisk: $0) }
             try #require(block.rowCount == rows.count)

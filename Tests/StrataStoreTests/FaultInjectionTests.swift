@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import StrataTestSupport
-import Synchronization
+import StrataSynchronization
 import Testing
 @testable import StrataStore
 
@@ -220,7 +220,7 @@ import Darwin
         ])
         let threads = 4
         let commitsPerThread = 20
-        let outcomes = Mutex<[(keys: [PrimaryKey], result: Result<UInt64, StoreError>)]>([])
+        let outcomes = Lock<[(keys: [PrimaryKey], result: Result<UInt64, StoreError>)]>([])
         do {
             let shared = store!
             DispatchQueue.concurrentPerform(iterations: threads) { thread in
@@ -306,7 +306,7 @@ final class FaultyIO: FileIO {
     }
 
     private let base = SystemFileIO()
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// Whether `fsync` and `fdatasync` reach the disk.
     let syncs: Bool
     /// Signalled when a `preallocate` armed with ``Fault/holdPreallocate`` starts waiting.

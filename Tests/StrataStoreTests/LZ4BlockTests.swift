@@ -1,6 +1,6 @@
 import Foundation
 import StrataTestSupport
-import Synchronization
+import StrataSynchronization
 import Testing
 @testable import StrataStore
 
@@ -58,7 +58,7 @@ struct LZ4BlockTests {
         // Threads of their own, more than the pool keeps states for, so that states are made
         // when the pool is empty and let go when it is full.
         let group = DispatchGroup()
-        let results = Mutex<[Bool]>([])
+        let results = Lock<[Bool]>([])
         for thread in 0..<24 {
             group.enter()
             Thread {

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import StrataSynchronization
 @testable import StrataStore
 
 /// The schema most tests use: Department and Employee, as in the reference workloads.
@@ -77,7 +77,7 @@ func runThreads(_ bodies: [@Sendable () -> Void]) {
 
 /// A value shared between threads under a lock.
 final class LockedBox<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
+    private let mutex: Lock<Value>
+    init(_ value: Value) { mutex = Lock(value) }
     func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import StrataSynchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -15,9 +15,9 @@ package final class ChildProcess: Sendable {
     package let pid: pid_t
     /// Where its stderr goes.
     package let stderrPath: String
-    private let output = Mutex<[UInt8]>([])
+    private let output = Lock<[UInt8]>([])
     private let outputClosed = DispatchSemaphore(value: 0)
-    private let reaped = Mutex<ChildExit?>(nil)
+    private let reaped = Lock<ChildExit?>(nil)
 
     /// Starts `executable` with `arguments`.
     package init(_ executable: String, _ arguments: [String], stderrPath: String) throws {

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StrataSynchronization
 
 /// A model, a coordinator and the contexts that use them, set up together (Core Data's
 /// `NSPersistentContainer`).
@@ -15,7 +15,7 @@ open class PersistentContainer: @unchecked Sendable {
     public let managedObjectModel: ManagedObjectModel
     /// The coordinator.
     public let persistentStoreCoordinator: PersistentStoreCoordinator
-    private let descriptions = Mutex<[PersistentStoreDescription]>([])
+    private let descriptions = Lock<[PersistentStoreDescription]>([])
     private let mainContext: ManagedObjectContext
 
     /// Creates a container named `name` for `model`, with one store description at

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StrataSynchronization
 
 /// A store added to a coordinator: a Strata store directory or an in-memory store.
 ///
@@ -43,7 +43,7 @@ public final class PersistentStore: Sendable {
     }
 
     /// The store's replicator, if any (see ``PersistentStoreReplicator``).
-    let replicatorSlot = Mutex<(any PersistentStoreReplicator)?>(nil)
+    let replicatorSlot = Lock<(any PersistentStoreReplicator)?>(nil)
 
     /// Whether the application set ``isReadOnly`` on this store.
     let markedReadOnly = Atomic<Bool>(false)

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import StrataSynchronization
 
 /// Connects contexts to stores: opens stores for a model, maps entities to rows, assigns
 /// permanent IDs and serializes saves (Core Data's `NSPersistentStoreCoordinator`).
@@ -22,7 +22,7 @@ public final class PersistentStoreCoordinator: Sendable {
     private let modelMapping: Result<StoreMapping, CoreDataError>
     /// Whether ``adoptLayout(_:)`` took a store's layout (then in ``layout``).
     private let hasAdoptedLayout = Atomic<Bool>(false)
-    private let layout: Mutex<Result<StoreMapping, CoreDataError>>
+    private let layout: Lock<Result<StoreMapping, CoreDataError>>
     /// The stores added, in order: read by every save, changed only by adding or removing one.
     private let stores = ReadMostly<[PersistentStore]>([])
     /// Advanced after every change of the stores, so that a context may keep a store it looked
@@ -46,7 +46,7 @@ public final class PersistentStoreCoordinator: Sendable {
             mapping = .failure(CoreDataError(.coreData, "the model cannot be stored: \(error)"))
         }
         modelMapping = mapping
-        layout = Mutex(mapping)
+        layout = Lock(mapping)
     }
 
     /// Takes `evolved`, the layout of a store migrated in place (this model's layout laid over

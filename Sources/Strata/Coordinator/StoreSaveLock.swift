@@ -1,10 +1,10 @@
-import Synchronization
+import StrataSynchronization
 
 /// Held while a batch request reads a store and commits to it, so that batch requests run one at
 /// a time (context saves take no lock: their commits carry a condition the engine checks).
 /// Coordinators sharing one engine store share its lock.
 final class StoreSaveLock: Sendable {
-    private let mutex = Mutex(())
+    private let mutex = Lock(())
 
     /// Creates a lock.
     init() {}

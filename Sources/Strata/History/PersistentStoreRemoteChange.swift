@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import StrataSynchronization
 
 private let logger = Logger(label: "strata.history")
 
@@ -31,7 +31,7 @@ enum RemoteChangeCenter {
         weak var coordinator: PersistentStoreCoordinator?
     }
 
-    private static let coordinators = Mutex<[Entry]>([])
+    private static let coordinators = Lock<[Entry]>([])
 
     /// Registers `coordinator` (once) for remote change notifications of its stores, and
     /// watches its read-only stores for commits of other processes (``ReadOnlyStoreWatcher``).

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StrataSynchronization
 
 /// The key of the store option that migrates a store through a ``StagedMigrationManager``
 /// (Core Data's `NSPersistentStoreStagedMigrationManagerOptionKey`), set on the store's
@@ -110,7 +110,7 @@ public final class StagedMigrationManager {
         description.shouldMigrateStoreAutomatically = false
         description.shouldAddStoreAsynchronously = false
         opened.persistentStoreDescriptions = [description]
-        let failure = Mutex<(any Error)?>(nil)
+        let failure = Lock<(any Error)?>(nil)
         opened.loadPersistentStores { _, error in failure.withLock { $0 = error } }
         if let error = failure.withLock({ $0 }) { throw error }
         container = opened

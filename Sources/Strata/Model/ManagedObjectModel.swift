@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import StrataSynchronization
 
 /// A managed object model: the entities of an object graph, with their properties, inheritance,
 /// indexes and constraints, and named configurations that group them (Core Data's
@@ -131,7 +131,7 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
     private let frozen = FreezeFlag()
 
     /// Serialises ``freeze()``.
-    private let freezeLock = Mutex(())
+    private let freezeLock = Lock(())
 
     /// Creates an empty model.
     public init() {}

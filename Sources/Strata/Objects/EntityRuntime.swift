@@ -1,5 +1,5 @@
 import OrderedCollections
-import Synchronization
+import StrataSynchronization
 
 /// What managed objects of one entity need at run time: every property (inherited ones
 /// first) with its slot in the object's value array.
@@ -180,7 +180,7 @@ final class EntityRuntime: @unchecked Sendable {
         }
     }
 
-    private static let cache = Mutex<[ObjectIdentifier: EntityRuntime]>([:])
+    private static let cache = Lock<[ObjectIdentifier: EntityRuntime]>([:])
 
     /// The runtime of `entity`, built once.
     static func of(_ entity: EntityDescription) -> EntityRuntime {

@@ -1,4 +1,4 @@
-import Synchronization
+import StrataSynchronization
 
 /// The models coordinators use, newest first, held weakly: where ``ManagedObject/entity()``
 /// looks for a class's entity, as Core Data looks in the models it has loaded.
@@ -8,7 +8,7 @@ enum LoadedModels {
         weak var model: ManagedObjectModel?
     }
 
-    private static let models = Mutex<[Entry]>([])
+    private static let models = Lock<[Entry]>([])
 
     /// Records that a coordinator uses `model`.
     static func add(_ model: ManagedObjectModel) {

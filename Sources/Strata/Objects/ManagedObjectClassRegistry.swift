@@ -1,5 +1,5 @@
 import Logging
-import Synchronization
+import StrataSynchronization
 
 private let logger = Logger(label: "strata.model")
 
@@ -34,7 +34,7 @@ enum ManagedObjectClassRegistry {
         var byClassName: [String: ManagedObject.Type?] = [:]
     }
 
-    private static let registry = Mutex(Registry())
+    private static let registry = Lock(Registry())
     /// Counts the registrations that can change what ``type(for:)`` returns.
     private static let changes = Atomic<UInt64>(0)
 

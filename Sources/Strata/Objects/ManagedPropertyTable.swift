@@ -1,6 +1,6 @@
 @_spi(Reflection) import Swift
 import Logging
-import Synchronization
+import StrataSynchronization
 
 /// The `@Managed` properties of a `ManagedObject` subclass (inherited ones included): the model
 /// name of each property's key path, read from the class's field metadata with no instance.
@@ -59,11 +59,11 @@ final class ManagedPropertyTable: @unchecked Sendable {
     /// mutable static properties, which strict concurrency does not let us read.
     private static let classFields = _EachFieldOptions(rawValue: 1 << 0 | 1 << 1)
 
-    private static let tables = Mutex<[ObjectIdentifier: ManagedPropertyTable]>([:])
+    private static let tables = Lock<[ObjectIdentifier: ManagedPropertyTable]>([:])
 
     /// Every `@Managed` declaration type of the loaded images, with the number of images they
     /// were read from.
-    private static let declarations = Mutex<RecordedDeclarations?>(nil)
+    private static let declarations = Lock<RecordedDeclarations?>(nil)
 
     /// The declaration types read from the images, and how many images they were read from.
     // @unchecked: metatypes are immutable; the existential metatype is not `Sendable` only

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StrataSynchronization
 
 /// Turns the value of a transformable attribute into data for the store and back (Core Data's
 /// `NSValueTransformer` for transformable attributes). Register one by name with
@@ -36,7 +36,7 @@ public struct PropertyListValueTransformer: AttributeValueTransformer {
 
 /// The registry of named transformers.
 public enum ValueTransformers {
-    private static let registry = Mutex<[String: any AttributeValueTransformer]>([:])
+    private static let registry = Lock<[String: any AttributeValueTransformer]>([:])
 
     /// Registers `transformer` under `name`, replacing any other of that name.
     public static func register(_ transformer: any AttributeValueTransformer, forName name: String) {

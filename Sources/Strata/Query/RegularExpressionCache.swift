@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StrataSynchronization
 
 /// Compiled `MATCHES` patterns, shared by all evaluations so a fetch compiles each pattern once.
 enum RegularExpressionCache {
@@ -10,7 +10,7 @@ enum RegularExpressionCache {
 
     /// At most this many patterns are kept; the cache is emptied when it is full.
     private static let capacity = 256
-    private static let entries = Mutex<[String: Entry]>([:])
+    private static let entries = Lock<[String: Entry]>([:])
 
     /// The expression for `pattern` anchored at both ends (`MATCHES` compares whole strings),
     /// `nil` when the pattern is not a valid ICU regular expression. `[c]` makes it ignore

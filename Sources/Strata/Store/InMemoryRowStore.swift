@@ -1,5 +1,5 @@
 internal import StrataStore
-import Synchronization
+import StrataSynchronization
 
 /// A store that keeps rows in memory only (Core Data's in-memory store type): nothing is
 /// written to disk and everything is gone when it is removed or the process ends.
@@ -10,12 +10,12 @@ final class InMemoryRowStore: RowStore {
         var nextKeys: [PrimaryKey]
         var sequence: UInt64 = 0
     }
-    private let contents: Mutex<Contents>
+    private let contents: Lock<Contents>
 
     /// Creates an empty store for `schema`.
     init(schema: Schema) {
         self.schema = schema
-        contents = Mutex(
+        contents = Lock(
             Contents(
                 rows: Array(repeating: [:], count: schema.entities.count),
                 nextKeys: Array(repeating: 1, count: schema.entities.count)))

@@ -1,6 +1,6 @@
 import Foundation
 internal import StrataStore
-import Synchronization
+import StrataSynchronization
 
 /// The row versions a store's pinned query generations still read: while any generation is
 /// pinned, every commit through the coordinator first records the rows it is about to replace
@@ -27,10 +27,10 @@ final class QueryGenerationLog: Sendable {
         var versions: [Int: [PrimaryKey: [Version]]] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// Held while pinning and while committing with pre-images, so that those commits (and the
     /// sequence each pre-image is current at) are serialized with each other and with pins.
-    private let commitLock = Mutex(())
+    private let commitLock = Lock(())
     /// Entered by each commit that records no pre-images (no generation pinned) until it
     /// returns: such commits run concurrently and share the engine's group commit, and a pin
     /// waits for them so that none lands after the pinned sequence without its pre-images.

@@ -1,6 +1,6 @@
 import Foundation
 internal import StrataStore
-import Synchronization
+import StrataSynchronization
 
 /// The coordinator's row cache: the stored rows its contexts' faults read, shared by every
 /// context of the coordinator, as Core Data's coordinator shares its row cache.
@@ -37,7 +37,7 @@ final class RowCache: Sendable {
     /// The entries of one store table; a power of two.
     let capacity: Int
     /// The tables of the stores that have kept a row.
-    private let tables = Mutex<[StoreRows]>([])
+    private let tables = Lock<[StoreRows]>([])
 
     /// Creates an empty cache of `capacity` entries per store (rounded up to a power of two).
     init(capacity: Int = 16_384) {

@@ -1,6 +1,6 @@
 import Foundation
 internal import StrataStore
-import Synchronization
+import StrataSynchronization
 
 /// The writable engine stores open in this process, by store directory.
 ///
@@ -18,7 +18,7 @@ final class SharedEngineStores: Sendable {
         let saveLock: StoreSaveLock
         let queryGenerations: QueryGenerationLog
     }
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Lock<[String: Entry]>([:])
 
     /// The open engine store of the directory at `url`, opened with `schema` and `configuration`
     /// when this process has none open, with the save lock and query-generation log of its users

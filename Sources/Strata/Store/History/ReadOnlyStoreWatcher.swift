@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 internal import StrataStore
-import Synchronization
+import StrataSynchronization
 
 private let logger = Logger(label: "strata.history")
 
@@ -15,7 +15,7 @@ enum ReadOnlyStoreWatcher {
     static let interval: TimeInterval = 0.2
 
     /// The engine stores watched.
-    private static let watched = Mutex<Set<ObjectIdentifier>>([])
+    private static let watched = Lock<Set<ObjectIdentifier>>([])
 
     /// Starts watching `store` when it is read-only and asks for remote change notifications.
     static func watch(_ store: PersistentStore) {
