@@ -154,7 +154,10 @@ final class BinaryPropertyList {
             }
             return .string(String(decoding: units, as: UTF16.self))
         case 0x8:
-            return .uid(Int(Self.unsigned(try span(start + 1, low + 1, path))))
+            guard let index = Int(exactly: Self.unsigned(try span(start + 1, low + 1, path))) else {
+                throw fail("a UID too large to refer to an object", path)
+            }
+            return .uid(index)
         case 0xA, 0xC:
             let (count, body) = try length(low, at: start, path)
             return .array(try references(count, at: body, path).map { try object($0, depth: depth + 1, path: path) })
@@ -191,8 +194,13 @@ final class BinaryPropertyList {
     private func references(_ count: Int, at start: Int, _ path: String?) throws -> [Int] {
         guard count <= bytes.count / referenceSize else { throw fail("a container of \(count) elements", path) }
         let field = try span(start, count * referenceSize, path)
-        return stride(from: field.startIndex, to: field.endIndex, by: referenceSize).map {
-            Int(Self.unsigned(field[$0..<($0 + referenceSize)]))
+        return try stride(from: field.startIndex, to: field.endIndex, by: referenceSize).map {
+            // An eight-byte reference past `Int.max` refers to no object; `object(_:)` rejects
+            // every other one past the table.
+            guard let index = Int(exactly: Self.unsigned(field[$0..<($0 + referenceSize)])) else {
+                throw fail("a reference too large to name an object", path)
+            }
+            return index
         }
     }
 }

@@ -15,15 +15,27 @@ extension KeyedArchive {
     ///
     /// - Throws: ``ModelError`` `invalidValue` for an expression class Strata does not read or
     ///   a malformed expression.
-    func expression(_ reference: PropertyListValue, depth: Int = 0) throws -> FetchExpression {
+    func expression(_ reference: PropertyListValue) throws -> FetchExpression {
+        var budget = Self.maximumResolutions
+        return try expression(reference, depth: 0, budget: &budget)
+    }
+
+    /// The expression an archived `NSExpression` is, as ``expression(_:)``, its nodes and values
+    /// resolving at most `budget` more references.
+    private func expression(_ reference: PropertyListValue, depth: Int, budget: inout Int) throws -> FetchExpression {
         guard depth < Self.maximumExpressionDepth else {
             throw failure("expressions nest deeper than \(Self.maximumExpressionDepth)")
         }
+        guard budget > 0 else {
+            throw failure("an expression of more than \(Self.maximumResolutions) objects (its parts refer to each other over and over)")
+        }
+        budget -= 1
         guard let object = try object(reference) else { throw failure("no expression where one belongs") }
         func field(_ key: String) throws -> FetchExpression {
             guard let field = object[key] else { throw failure("\(object.className) without \(key)") }
-            return try expression(field, depth: depth + 1)
+            return try expression(field, depth: depth + 1, budget: &budget)
         }
+        func value(_ field: PropertyListValue) throws -> Any? { try self.value(field, depth: 0, budget: &budget) }
         func string(_ key: String) throws -> String {
             guard let text = try object[key].flatMap({ try value($0) }) as? String else {
                 throw failure("\(object.className) without the string \(key)")
@@ -40,22 +52,25 @@ extension KeyedArchive {
         case "NSKeyPathSpecifierExpression":
             return .constant(try string("NSKeyPath"))
         case "NSAggregateExpression":
-            return .aggregate(try references(object["NSCollection"]).map { try expression($0, depth: depth + 1) })
+            return .aggregate(
+                try references(object["NSCollection"]).map { try expression($0, depth: depth + 1, budget: &budget) })
         case "NSFetchRequestExpression":
             let countOnly = try object["NSCountOnlyFlag"].flatMap { try value($0) } as? Bool ?? false
             return .fetch(
                 request: try field("NSFRExpression"), context: try field("NSMOCExpression"), countOnly: countOnly)
         case "NSFunctionExpression", "NSKeyPathExpression":
             let selector = try string("NSSelectorName")
-            let arguments = try references(object["NSArguments"]).map { try expression($0, depth: depth + 1) }
+            let arguments = try references(object["NSArguments"]).map {
+                try expression($0, depth: depth + 1, budget: &budget)
+            }
             // Foundation's own functions have its function class as their operand: a constant
             // no archive holds a value of. Anything else is the target of a method.
             var target: FetchExpression?
             if let operand = object["NSOperand"] {
                 if try self.object(operand)?.className == "NSConstantValueExpression" {
-                    target = try? expression(operand, depth: depth + 1)
+                    target = try? expression(operand, depth: depth + 1, budget: &budget)
                 } else {
-                    target = try expression(operand, depth: depth + 1)
+                    target = try expression(operand, depth: depth + 1, budget: &budget)
                 }
             }
             if selector == "valueForKeyPath:", arguments.count == 1,

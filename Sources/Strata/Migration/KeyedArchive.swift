@@ -7,8 +7,9 @@ import Foundation
 ///
 /// ``value(_:)`` gives the Foundation values (strings, numbers, data, dates, UUIDs, URLs,
 /// arrays, sets and dictionaries); ``object(_:)`` gives any other object's class name and
-/// fields, for the caller to decode. References are followed with a bound on depth, so a
-/// cyclic or hostile archive is a ``ModelError`` and never a crash or an endless loop.
+/// fields, for the caller to decode. References are followed with a bound on depth and on the
+/// references one value resolves in all, so a cyclic or hostile archive is a ``ModelError`` and
+/// never a crash, an endless loop or an exponential expansion.
 struct KeyedArchive {
     /// An archived object of a class the caller decodes: its class name and encoded fields.
     struct Object {
@@ -28,6 +29,10 @@ struct KeyedArchive {
     let path: String?
     /// How deep references may nest.
     private static let maximumDepth = 200
+    /// How many references one value (or expression) may resolve in all: an archive refers to
+    /// each object once however often it is used, so a few objects that each use the next twice
+    /// read as a tree of 2^n nodes.
+    static let maximumResolutions = 100_000
 
     /// Reads an archive from `data`.
     ///
@@ -76,8 +81,19 @@ struct KeyedArchive {
     /// (`Set<AnyHashable>`) or a dictionary (`[AnyHashable: Any]`).
     ///
     /// - Throws: ``ModelError`` for any other class, or a malformed value.
-    func value(_ reference: PropertyListValue, depth: Int = 0) throws -> Any? {
+    func value(_ reference: PropertyListValue) throws -> Any? {
+        var budget = Self.maximumResolutions
+        return try value(reference, depth: 0, budget: &budget)
+    }
+
+    /// The Foundation value a reference names, as ``value(_:)``, resolving at most `budget` more
+    /// references.
+    func value(_ reference: PropertyListValue, depth: Int, budget: inout Int) throws -> Any? {
         guard depth < Self.maximumDepth else { throw failure("references nest deeper than \(Self.maximumDepth)") }
+        guard budget > 0 else {
+            throw failure("a value of more than \(Self.maximumResolutions) objects (its objects refer to each other over and over)")
+        }
+        budget -= 1
         let entry = try resolve(reference)
         switch entry {
         case .null: return nil
@@ -88,15 +104,17 @@ struct KeyedArchive {
         case .data(let data): return data
         case .string(let text): return text == "$null" ? nil : text
         case .uid: throw failure("a reference to a reference")
-        case .array(let elements): return try elements.map { try value($0, depth: depth + 1) }
+        case .array(let elements): return try elements.map { try value($0, depth: depth + 1, budget: &budget) }
         case .dictionary: break
         }
         guard let object = try object(entry) else { return nil }
-        func field(_ key: String) throws -> Any? { try object[key].flatMap { try value($0, depth: depth + 1) } }
+        func field(_ key: String) throws -> Any? {
+            try object[key].flatMap { try value($0, depth: depth + 1, budget: &budget) }
+        }
         func elements(_ key: String) throws -> [Any?] {
             guard let field = object[key] else { return [] }
             guard case .array(let references) = try resolve(field) else { throw failure("\(key) is not an array") }
-            return try references.map { try value($0, depth: depth + 1) }
+            return try references.map { try value($0, depth: depth + 1, budget: &budget) }
         }
         switch object.className {
         case "NSNull":

@@ -247,7 +247,8 @@ extension MappingModel {
             let mapping = EntityMapping()
             mapping.name = try string(object, "NSMappingName") ?? ""
             let type = try object["NSMappingType"].flatMap { try archive.value($0) } as? Int ?? 0
-            mapping.mappingType = EntityMappingType(rawValue: UInt(type)) ?? .undefinedEntityMappingType
+            mapping.mappingType =
+                UInt(exactly: type).flatMap(EntityMappingType.init(rawValue:)) ?? .undefinedEntityMappingType
             mapping.sourceEntityName = try string(object, "NSSourceEntityName")
             mapping.destinationEntityName = try string(object, "NSDestinationEntityName")
             mapping.sourceEntityVersionHash =

@@ -66,17 +66,35 @@ extension ManagedObjectModel {
 
     /// The `contents` file a model URL stands for.
     ///
-    /// - Throws: ``ModelError`` when it does not exist, or the `.xccurrentversion` is unreadable
-    ///   or malformed.
+    /// - Throws: ``ModelError`` when it does not exist or is not a regular file (a device, a
+    ///   pipe), or the `.xccurrentversion` is unreadable, malformed or names a versioned model.
     static func contentsFile(of url: URL) throws -> URL {
         let fileManager = FileManager.default
         var isDirectory: ObjCBool = false
         guard fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw ModelError(.fileNotFound, "no model at \(url.path)", path: url.path)
         }
-        guard isDirectory.boolValue else { return url }
+        guard isDirectory.boolValue else {
+            // A device or a pipe (a path such as `/dev/zero` recorded in a mapping model) would
+            // be read without end.
+            let target = url.resolvingSymlinksInPath().path
+            let type = try? fileManager.attributesOfItem(atPath: target)[.type] as? FileAttributeType
+            guard type == .typeRegular else {
+                throw ModelError(.unreadableFile, "the model \(url.path) is not a regular file", path: url.path)
+            }
+            return url
+        }
         if url.pathExtension == "xcdatamodeld" {
-            return try contentsFile(of: currentVersion(in: url))
+            let version = try currentVersion(in: url)
+            // A version that is itself a versioned model (`../Name.xcdatamodeld`) would be looked
+            // into without end.
+            guard version.pathExtension != "xcdatamodeld" else {
+                throw ModelError(
+                    .invalidModel,
+                    "the current version of \(url.path) is \(version.lastPathComponent), a versioned model, not a version",
+                    path: version.path)
+            }
+            return try contentsFile(of: version)
         }
         let contents = url.appendingPathComponent("contents")
         guard fileManager.fileExists(atPath: contents.path) else {

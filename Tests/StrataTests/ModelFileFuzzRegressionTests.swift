@@ -1,0 +1,141 @@
+import Foundation
+import StrataTestSupport
+import Testing
+
+@testable import Strata
+
+/// Inputs of the model-file fuzzer (`make fuzz-model`) that crashed or hung the loaders: each
+/// must now fail with a `ModelError` naming what is wrong, through the initializer a user calls.
+@Suite struct ModelFileFuzzRegressionTests {
+    typealias A = AppleArchives
+
+    /// A binary property list of one object (`object`), one-byte offsets, `referenceSize`-byte
+    /// references.
+    static func propertyList(_ object: [UInt8], referenceSize: UInt8) -> Data {
+        let table = 8 + object.count
+        var trailer: [UInt8] = [0, 0, 0, 0, 0, 0, 1, referenceSize]
+        trailer += [0, 0, 0, 0, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 8)
+        trailer += [0, 0, 0, 0, 0, 0, 0, UInt8(table)]
+        return Data(Array("bplist00".utf8) + object + [8] + trailer)
+    }
+
+    /// Writes `data` as `name` in a new folder and loads it as a mapping model.
+    static func loadMapping(_ data: Data, as name: String, in folder: TemporaryDirectory) throws -> MappingModel {
+        let url = folder.url.appendingPathComponent(name)
+        try data.write(to: url)
+        return try MappingModel(checkedContentsOf: url)
+    }
+
+    /// Expects `body` to throw a `ModelError` of `code` whose message contains `words`.
+    static func expectModelError(
+        _ code: ModelError.Code, mentioning words: String, _ body: () throws -> Void,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let error = #expect(throws: ModelError.self, sourceLocation: sourceLocation) { try body() }
+        #expect(error?.code == code, "\(String(describing: error))", sourceLocation: sourceLocation)
+        #expect(error?.message.contains(words) == true, "\(String(describing: error))", sourceLocation: sourceLocation)
+    }
+
+    @Test("a compiled mapping model whose top object is a UID past Int.max is malformed, not a trap")
+    func uidPastIntMax() throws {
+        let folder = TemporaryDirectory()
+        let data = Self.propertyList([0x87] + [UInt8](repeating: 0xFF, count: 8), referenceSize: 1)
+        Self.expectModelError(.invalidValue, mentioning: "UID too large") {
+            _ = try Self.loadMapping(data, as: "Huge.cdm", in: folder)
+        }
+    }
+
+    @Test("an eight-byte object reference past Int.max is malformed, not a trap")
+    func referencePastIntMax() throws {
+        let folder = TemporaryDirectory()
+        let data = Self.propertyList([0xA1] + [UInt8](repeating: 0xFF, count: 8), referenceSize: 8)
+        Self.expectModelError(.invalidValue, mentioning: "reference too large") {
+            _ = try Self.loadMapping(data, as: "Huge.cdm", in: folder)
+        }
+    }
+
+    @Test("a negative NSMappingType reads as undefined, as an unknown one does, not a trap")
+    func negativeMappingType() throws {
+        let folder = TemporaryDirectory()
+        let entity = AppleArchived("NSEntityMapping", [("NSMappingName", "AToA"), ("NSMappingType", -1)])
+        let data = A.archive(AppleArchived("NSMappingModel", [("NSEntityMappings", [entity])]))
+        let mapping = try Self.loadMapping(data, as: "Negative.cdm", in: folder)
+        #expect(mapping.entityMappings.map(\.name) == ["AToA"])
+        #expect(mapping.entityMappings.first?.mappingType == .undefinedEntityMappingType)
+    }
+
+    @Test("an expression whose parts each use the next twice is refused, not expanded 2^40 times")
+    func exponentialExpression() throws {
+        let folder = TemporaryDirectory()
+        var expression = A.variable("x")
+        for _ in 0..<40 { expression = A.function(expression, "f:", [expression]) }
+        let property = AppleArchived(
+            "NSPropertyMapping", [("NSDestinationPropertyName", "name"), ("NSValueExpression", expression)])
+        let entity = AppleArchived("NSEntityMapping", [("NSMappingName", "AToA"), ("NSAttributeMappings", [property])])
+        let data = A.archive(AppleArchived("NSMappingModel", [("NSEntityMappings", [entity])]))
+        Self.expectModelError(.invalidValue, mentioning: "more than \(KeyedArchive.maximumResolutions) objects") {
+            _ = try Self.loadMapping(data, as: "Exponential.cdm", in: folder)
+        }
+    }
+
+    @Test("a user info value whose arrays each hold the next twice is refused, not expanded 2^40 times")
+    func exponentialValue() throws {
+        let folder = TemporaryDirectory()
+        // `$objects` laid out by hand: the archive writer of the tests writes each array once
+        // per use, and an array's elements are references only in an archive's own objects.
+        func classEntry(_ name: String) -> BinaryPlist.Value {
+            .dictionary([("$classname", .string(name)), ("$classes", .array([.string(name), .string("NSObject")]))])
+        }
+        func array(_ elements: [Int]) -> BinaryPlist.Value {
+            .dictionary([("$class", .uid(1)), ("NS.objects", .array(elements.map { .uid($0) }))])
+        }
+        var objects: [BinaryPlist.Value] = [.string("$null"), classEntry("NSArray"), .string("leaf"), array([2])]
+        for level in 0..<40 { objects.append(array([3 + level, 3 + level])) }
+        let userInfo = objects.count - 1
+        objects += [
+            classEntry("NSEntityMapping"),
+            .dictionary([
+                ("$class", .uid(userInfo + 1)), ("NSMappingName", .uid(userInfo + 3)), ("NSUserInfo", .uid(userInfo)),
+            ]),
+            .string("AToA"), classEntry("NSMappingModel"),
+            .dictionary([("$class", .uid(userInfo + 4)), ("NSEntityMappings", .uid(userInfo + 6))]),
+            array([userInfo + 2]),
+        ]
+        let data = BinaryPlist.data(
+            .dictionary([
+                ("$version", .integer(100_000)), ("$archiver", .string("NSKeyedArchiver")),
+                ("$top", .dictionary([("root", .uid(userInfo + 5))])), ("$objects", .array(objects)),
+            ]))
+        Self.expectModelError(.invalidValue, mentioning: "more than \(KeyedArchive.maximumResolutions) objects") {
+            _ = try Self.loadMapping(data, as: "Exponential.cdm", in: folder)
+        }
+    }
+
+    @Test("a versioned model whose current version is the bundle itself is invalid, not an endless recursion")
+    func currentVersionNamesItsBundle() throws {
+        let folder = TemporaryDirectory()
+        let bundle = folder.url.appendingPathComponent("Loop.xcdatamodeld")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        let plist = try PropertyListSerialization.data(
+            fromPropertyList: ["_XCCurrentVersionName": "../Loop.xcdatamodeld"], format: .xml, options: 0)
+        try plist.write(to: bundle.appendingPathComponent(".xccurrentversion"))
+        Self.expectModelError(.invalidModel, mentioning: "a versioned model, not a version") {
+            _ = try ManagedObjectModel(checkedContentsOf: bundle)
+        }
+    }
+
+    @Test("a mapping model that records /dev/zero as its source model fails to read it, not reads without end")
+    func recordedModelIsADevice() throws {
+        let folder = TemporaryDirectory()
+        let up = String(repeating: "../", count: folder.url.pathComponents.count + 1)
+        let xml = """
+            <?xml version="1.0" standalone="yes"?>
+            <database>
+                <object type="XDDEVMAPPINGMODEL" id="z1"><attribute name="sourcemodelpath" type="string">\(up)dev/zero</attribute><attribute name="destinationmodelpath" type="string">\(up)dev/zero</attribute></object>
+            </database>
+            """
+        Self.expectModelError(.unreadableFile, mentioning: "not a regular file") {
+            _ = try Self.loadMapping(Data(xml.utf8), as: "Device.xml", in: folder)
+        }
+    }
+}
