@@ -8,7 +8,7 @@ SWIFT ?= swift
 DEMO_FLAGS := --disable-index-store
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps postgres-deps demo mirror-demo mirror-bench test bench bench-deps soak clean
+.PHONY: deps postgres-deps demo mirror-demo mirror-bench test bench bench-deps soak clean service-demo
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "make: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
@@ -33,6 +33,13 @@ test: deps postgres-deps
 	@bash -o pipefail -c '$(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt' || { \
 		echo "make: the failures (whole output in .build/test-output.txt):"; \
 		grep -E "✘|error:" .build/test-output.txt | head -60; exit 1; }
+
+# strata-service (docs/service.md) on the loopback address, on Strata and then on GRDB, driven by
+# a short curl session (scripts/service-demo.sh) and stopped with SIGTERM. Built with the test
+# build's exact command, so that after `make test` nothing is compiled again.
+service-demo: deps
+	$(SWIFT) build --build-tests -Xswiftc -warnings-as-errors
+	SERVICE=.build/debug/strata-service bash scripts/service-demo.sh
 
 # Three mirrored instances as processes over a private PostgreSQL server; one SIGKILLed and
 # restarted, PostgreSQL restarted midway; ends with `mirror: N transactions, 3 instances, lag …,

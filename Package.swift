@@ -10,6 +10,10 @@ let package = Package(
         .library(name: "StrataStore", targets: ["StrataStore"]),
         .executable(name: "strata", targets: ["strata"]),
         .library(name: "StrataMirror", targets: ["StrataMirror"]),
+        // An HTTP service over Strata (Hummingbird), and the same service on GRDB beside it: the
+        // model of how to embed Strata in a server (docs/service.md).
+        .library(name: "StrataService", targets: ["StrataService", "StrataServiceGRDB"]),
+        .executable(name: "strata-service", targets: ["strata-service"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
@@ -21,6 +25,13 @@ let package = Package(
         // Resolved through postgres-nio; named for the NIO modules StrataMirror and its tests import.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // The service's HTTP server, its Prometheus endpoint and its SQLite backend. Only the
+        // StrataService product and its tests build them; the traits leave out swift-configuration.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
+        // Resolved through Hummingbird; named for the channel the change feed hands events over.
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -94,6 +105,41 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        // The service's routes, JSON shapes, change feed and Strata backend over Hummingbird.
+        .target(
+            name: "StrataService",
+            dependencies: [
+                "Strata", "StrataStore", "StrataSynchronization",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        // The same routes on SQLite through GRDB, with a trigger-fed change table for the feed.
+        .target(
+            name: "StrataServiceGRDB",
+            dependencies: [
+                "StrataService", "Strata",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The service's executable: configuration, logging, metrics and the service group.
+        .executableTarget(
+            name: "strata-service",
+            dependencies: [
+                "StrataService", "StrataServiceGRDB",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         .executableTarget(name: "strata-torture", dependencies: ["StrataStore", "StrataSynchronization"]),
         .executableTarget(name: "strata-quickstart", dependencies: ["Strata"]),
         .executableTarget(
@@ -122,6 +168,16 @@ let package = Package(
                 "StrataMirror", "Strata", "StrataStore", "StrataTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The service end to end over loopback, on both backends.
+        .testTarget(
+            name: "StrataServiceTests",
+            dependencies: [
+                "StrataService", "StrataServiceGRDB", "StrataTestSupport",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Where a service listens, where it keeps its store and on which backend. `Sendable`.
+///
+/// Built from the environment (``init(environment:)``) and then from the command line, which
+/// overrides it, as twelve-factor services are configured.
+public struct ServiceConfiguration: Sendable, Hashable {
+    /// The address to listen on. The default is `127.0.0.1`, the loopback address.
+    public var host: String
+    /// The port to listen on; 0 picks a free one. The default is 8080.
+    public var port: Int
+    /// The directory holding the store. The default is `./strata-service-data`.
+    public var directory: URL
+    /// The store behind the routes. The default is ``BackendKind/strata``.
+    public var backend: BackendKind
+
+    /// Creates a configuration; every parameter has the default its property documents.
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080,
+        directory: URL = URL(fileURLWithPath: "strata-service-data"), backend: BackendKind = .strata
+    ) {
+        self.host = host
+        self.port = port
+        self.directory = directory
+        self.backend = backend
+    }
+
+    /// The configuration the environment gives: `STRATA_SERVICE_HOST`, `STRATA_SERVICE_PORT`,
+    /// `STRATA_SERVICE_DIRECTORY` and `STRATA_SERVICE_BACKEND` (`strata` or `grdb`), each
+    /// falling back to its default when unset.
+    ///
+    /// - Throws: ``ServiceError`` `badRequest` naming the variable whose value is not valid.
+    public init(environment: [String: String]) throws {
+        self.init()
+        if let host = environment["STRATA_SERVICE_HOST"] { self.host = host }
+        if let text = environment["STRATA_SERVICE_PORT"] {
+            guard let port = Int(text), (0...65_535).contains(port) else {
+                throw ServiceError(.badRequest, "STRATA_SERVICE_PORT=\(text) is not a port number")
+            }
+            self.port = port
+        }
+        if let path = environment["STRATA_SERVICE_DIRECTORY"] { directory = URL(fileURLWithPath: path) }
+        if let name = environment["STRATA_SERVICE_BACKEND"] {
+            guard let backend = BackendKind(rawValue: name) else {
+                throw ServiceError(.badRequest, "STRATA_SERVICE_BACKEND=\(name) is not one of strata, grdb")
+            }
+            self.backend = backend
+        }
+    }
+}

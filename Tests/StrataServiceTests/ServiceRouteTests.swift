@@ -1,0 +1,122 @@
+import Foundation
+import StrataService
+import StrataTestSupport
+import Testing
+
+/// The routes end to end over loopback, on both backends: what a client of the API relies on.
+@Suite("Service routes")
+struct ServiceRouteTests {
+    /// A fixed hiring date, a whole second (the API's dates are ISO 8601 to the second).
+    static let hired = Date(timeIntervalSince1970: 1_500_000_000)
+
+    /// Employee `index` of a small roster: salaries 40_000, 50_000, …, every third one inactive.
+    static func employee(_ index: Int, department: Int64? = nil) -> EmployeeInput {
+        EmployeeInput(
+            name: "Employee \(index)", salary: Int64(40_000 + 10_000 * index), hired: hired,
+            active: index % 3 != 0, notes: "notes of \(index)", department: department)
+    }
+
+    @Test("create, read, update, list and delete", arguments: BackendKind.allCases)
+    func crud(_ kind: BackendKind) async throws {
+        let directory = TemporaryDirectory()
+        let service = try await RunningService.start(kind, in: directory.url)
+        do {
+            let sales = try await service.json(
+                DepartmentRecord.self, "POST", "/departments", body: DepartmentInput(name: "Sales", budget: 1_000.5),
+                status: 201)
+            #expect(sales.name == "Sales" && sales.budget == 1_000.5)
+            #expect(try await service.json(DepartmentRecord.self, "GET", "/departments/\(sales.id)") == sales)
+
+            var created: [EmployeeRecord] = []
+            for index in 0..<6 {
+                created.append(
+                    try await service.json(
+                        EmployeeRecord.self, "POST", "/employees", body: Self.employee(index, department: sales.id),
+                        status: 201))
+            }
+            #expect(Set(created.map(\.id)).count == 6)
+            #expect(created[2].department == sales.id && created[2].hired == Self.hired)
+            #expect(try await service.json(EmployeeRecord.self, "GET", "/employees/\(created[2].id)") == created[2])
+
+            let raised = try await service.json(
+                EmployeeRecord.self, "PATCH", "/employees/\(created[1].id)", body: EmployeePatch(salary: 500_000))
+            #expect(raised.salary == 500_000 && raised.name == created[1].name)
+            #expect(try await service.json(EmployeeRecord.self, "GET", "/employees/\(created[1].id)").salary == 500_000)
+
+            // salary > 60_000 AND active: indexes 1 (raised), 4 and 5 (3 is inactive), highest first.
+            let rich = try await service.json(
+                [EmployeeRecord].self, "GET", "/employees?where=\(Self.query("salary > 60000 AND active == YES"))&sort=-salary")
+            #expect(rich.map(\.name) == ["Employee 1", "Employee 5", "Employee 4"])
+            let page = try await service.json(
+                [EmployeeRecord].self, "GET", "/employees?sort=name&limit=2&offset=1")
+            #expect(page.map(\.name) == ["Employee 1", "Employee 2"])
+            let prefixed = try await service.json(
+                [EmployeeRecord].self, "GET", "/employees?where=\(Self.query("name BEGINSWITH[c] 'employee 5'"))")
+            #expect(prefixed.map(\.id) == [created[5].id])
+
+            #expect(try await service.send("DELETE", "/employees/\(created[0].id)").status == 204)
+            #expect(try await service.send("GET", "/employees/\(created[0].id)").status == 404)
+            #expect(try await service.send("DELETE", "/employees/\(created[0].id)").status == 404)
+            // Deleting the department cascades to its employees.
+            #expect(try await service.send("DELETE", "/departments/\(sales.id)").status == 204)
+            #expect(try await service.json([EmployeeRecord].self, "GET", "/employees").isEmpty)
+            #expect(try await service.send("GET", "/departments/\(sales.id)").status == 404)
+        } catch {
+            try await service.stop()
+            throw error
+        }
+        try await service.stop()
+    }
+
+    @Test("a bulk import inserts every employee in one transaction", arguments: BackendKind.allCases)
+    func bulkImport(_ kind: BackendKind) async throws {
+        let directory = TemporaryDirectory()
+        let service = try await RunningService.start(kind, in: directory.url)
+        do {
+            let roster = (0..<250).map { Self.employee($0) }
+            let result = try await service.json(
+                ImportResult.self, "POST", "/employees/import", body: roster, status: 201)
+            #expect(result.inserted == 250)
+            let all = try await service.json([EmployeeRecord].self, "GET", "/employees?limit=1000&sort=salary")
+            #expect(all.map(\.name) == roster.map(\.name))
+            // A batch insert sets no relationships: an employee naming a department is refused whole.
+            let withDepartment = [Self.employee(1), Self.employee(2, department: 1)]
+            let refused = try await service.send("POST", "/employees/import", body: withDepartment)
+            #expect(refused.status == 400)
+            #expect(try await service.json([EmployeeRecord].self, "GET", "/employees?limit=1000").count == 250)
+        } catch {
+            try await service.stop()
+            throw error
+        }
+        try await service.stop()
+    }
+
+    @Test("a bad predicate or sort key is a 400 with the parser's message", arguments: BackendKind.allCases)
+    func badPredicate(_ kind: BackendKind) async throws {
+        let directory = TemporaryDirectory()
+        let service = try await RunningService.start(kind, in: directory.url)
+        do {
+            _ = try await service.json(EmployeeRecord.self, "POST", "/employees", body: Self.employee(1), status: 201)
+            let malformed = try await service.send("GET", "/employees?where=\(Self.query("salary > AND"))")
+            #expect(malformed.status == 400)
+            let message = String(decoding: malformed.body, as: UTF8.self)
+            #expect(message.contains("badRequest") && message.contains("salary > AND"), "\(message)")
+            let unknownSort = try await service.send("GET", "/employees?sort=-shoeSize")
+            #expect(unknownSort.status == 400)
+            #expect(String(decoding: unknownSort.body, as: UTF8.self).contains("shoeSize"))
+            // The service still answers, and the data is untouched.
+            #expect(try await service.json([EmployeeRecord].self, "GET", "/employees").count == 1)
+        } catch {
+            try await service.stop()
+            throw error
+        }
+        try await service.stop()
+    }
+
+    /// `text` percent-encoded for a query parameter.
+    static func query(_ text: String) -> String {
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+'")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed)!
+    }
+}
