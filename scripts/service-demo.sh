@@ -54,8 +54,8 @@ for BACKEND in $BACKENDS; do
     wait "$FEED"
     echo "\$ curl -sN \$URL/feed?consumer=demo&limit=4"
     cat "$WORK/feed.txt"
-    echo "\$ curl -s \$URL/metrics | grep hb_requests_total | head -3"
-    curl -s "$URL/metrics" | grep hb_requests_total | head -3 || true
+    echo "\$ curl -s \$URL/metrics | grep -E '^(hb_requests|strata_commits)'"
+    curl -s "$URL/metrics" | grep -E '^(hb_requests|strata_commits)' || true
 
     echo "\$ kill -TERM $SERVER"
     kill -TERM "$SERVER"

@@ -72,9 +72,19 @@ public enum ServiceRoutes {
 }
 
 extension Request {
-    /// The query parameters, percent-decoded, the last value of a repeated name winning.
+    /// The query parameters as forms and `curl --data-urlencode` encode them (`+` for a space,
+    /// then percent-encoding), the last value of a repeated name winning.
     var queryDictionary: [String: String] {
-        Dictionary(uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { $1 })
+        func decoded(_ part: Substring) -> String {
+            let spaced = part.replacingOccurrences(of: "+", with: " ")
+            return spaced.removingPercentEncoding ?? spaced
+        }
+        var parameters: [String: String] = [:]
+        for pair in (uri.query ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            parameters[decoded(parts[0])] = parts.count > 1 ? decoded(parts[1]) : ""
+        }
+        return parameters
     }
 }
 

@@ -50,6 +50,10 @@ struct ServiceRouteTests {
             let page = try await service.json(
                 [EmployeeRecord].self, "GET", "/employees?sort=name&limit=2&offset=1")
             #expect(page.map(\.name) == ["Employee 1", "Employee 2"])
+            // A `+` encoded as %2B is a plus, not a space: no employee's name has one.
+            let plus = try await service.json(
+                [EmployeeRecord].self, "GET", "/employees?where=\(Self.query("name CONTAINS '+'"))")
+            #expect(plus.isEmpty)
             let prefixed = try await service.json(
                 [EmployeeRecord].self, "GET", "/employees?where=\(Self.query("name BEGINSWITH[c] 'employee 5'"))")
             #expect(prefixed.map(\.id) == [created[5].id])
@@ -113,10 +117,11 @@ struct ServiceRouteTests {
         try await service.stop()
     }
 
-    /// `text` percent-encoded for a query parameter.
+    /// `text` encoded for a query parameter as forms and `curl --data-urlencode` encode it: a
+    /// space as `+`, and `+`, `&`, `=` and the rest percent-encoded.
     static func query(_ text: String) -> String {
-        var allowed = CharacterSet.urlQueryAllowed
-        allowed.remove(charactersIn: "&=+'")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed)!
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~ ")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed)!.replacingOccurrences(of: " ", with: "+")
     }
 }
