@@ -16,22 +16,23 @@ extension Store {
     /// Blocks go in newest first, into the room the cache has free (never evicting what reads
     /// cached), until the cache is full or the blocks whose stored bytes add up to its capacity
     /// are loaded; a block a read cached first is skipped. The thread stops at its next block
-    /// once the store closes (``close()`` waits for it) or is dropped, and at the first block
+    /// once the store closes (``close()`` waits for it) or is released, and at the first block
     /// that does not read: the read that needs it reports the error.
     func warmBlockCacheInBackground() {
         guard cache.capacity > 0, state.withLock({ !$0.blocks.isEmpty }) else { return }
-        let group = blockCacheWarming
+        let (group, state, cache, stop) = (blockCacheWarming, state, cache, blockCacheWarmUpStop)
         group.enter()
-        // Holds the store only while it lists the blocks or loads one, so that dropping the store
-        // (as a crash does) ends the warm-up at the next block.
-        let thread = Thread { [weak self] in
+        // Holds the state, the cache and the stop flag, never the store: the thread that lets a
+        // store's last reference go closes its lock file, so a store dropped while this thread
+        // held it stayed locked until the block in hand was loaded, and opening it again at once
+        // failed with `locked` (as `make tsan`, whose threads run slower, found).
+        let thread = Thread {
             defer { group.leave() }
-            guard let blocks = self?.blocksToWarm() else { return }
-            for block in blocks {
-                guard let store = self, !store.closed.load(ordering: .acquiring) else { return }
-                guard !store.cache.contains(UInt64(block.number)) else { continue }
-                guard let decoded = try? store.readBlock(block.location, file: block.file),
-                    store.cache.insertIfRoom(
+            for block in Self.blocksToWarm(state, capacity: cache.capacity) {
+                guard !stop.isRaised else { return }
+                guard !cache.contains(UInt64(block.number)) else { continue }
+                guard let decoded = try? Self.readBlock(block.location, file: block.file),
+                    cache.insertIfRoom(
                         decoded, forKey: UInt64(block.number), cost: decoded.cost, readAt: decoded.rowDataAddress)
                 else { return }
             }
@@ -42,12 +43,12 @@ extension Store {
 
     /// The newest blocks whose stored bytes add up to the cache's capacity, newest first, with
     /// their places and files (taken on the warm-up's thread, not the opening one).
-    private func blocksToWarm() -> [WarmUpBlock] {
+    private static func blocksToWarm(_ state: LockedState, capacity: Int) -> [WarmUpBlock] {
         state.withLock { state in
             var blocks: [WarmUpBlock] = []
             var bytes = 0
             for number in state.blocks.indices.reversed() {
-                guard bytes < cache.capacity else { break }
+                guard bytes < capacity else { break }
                 let location = state.blocks[number]
                 guard let file = state.files[location.segment] else { continue }
                 blocks.append(WarmUpBlock(number: UInt32(number), location: location, file: file))

@@ -58,6 +58,8 @@ public final class Store: Sendable {
     let fetchIndexLoading = DispatchGroup()
     /// Entered while the block cache is being warmed after opening (``warmBlockCacheInBackground()``).
     let blockCacheWarming = DispatchGroup()
+    /// Raised when the store closes or is released: the warm-up stops at its next block.
+    let blockCacheWarmUpStop = StopFlag()
     let lifecycle = Lock(Lifecycle())
     let counters = StoreCounters()
     let lockFD: Atomic<Int32>
@@ -99,6 +101,7 @@ public final class Store: Sendable {
     }
 
     deinit {
+        blockCacheWarmUpStop.raise()
         releaseLock()
     }
 
@@ -254,7 +257,7 @@ public final class Store: Sendable {
         prefetchingRowAt start: Int? = nil
     ) throws -> DecodedBlock {
         if let cached = cachedBlock(number, prefetchingRowAt: start) { return cached }
-        let block = try readBlock(location, file: file)
+        let block = try Self.readBlock(location, file: file)
         if caching {
             cache.insert(block, forKey: UInt64(number), cost: block.cost, readAt: block.rowDataAddress)
         } else {
@@ -268,7 +271,7 @@ public final class Store: Sendable {
     /// - Throws: ``StoreError`` `corrupt` when the block is cut short, fails its checksum, does
     ///   not decode or holds rows of another entity than the block table says (a damaged
     ///   checkpoint), `io` when the read fails.
-    func readBlock(_ location: BlockLocation, file: SegmentFile) throws -> DecodedBlock {
+    static func readBlock(_ location: BlockLocation, file: SegmentFile) throws -> DecodedBlock {
         let bytes = try file.read(at: Int64(location.offset), count: Int(location.length))
         guard bytes.count == Int(location.length) else {
             throw StoreError(.corrupt, "block is cut short", path: file.path, offset: Int64(location.offset))
@@ -315,8 +318,9 @@ public final class Store: Sendable {
         // The checkpoint's fetch indexes may still be parsing, and the block cache warming, on
         // their threads: a closed store leaves no work running (reopening at once would otherwise
         // race the earlier opens' parses for the cores: W3 at 1M rows took 12, 16, 27, 51 and 79
-        // ms to open in turn). The warm-up stops at its next block once `closed` is set.
+        // ms to open in turn). The warm-up stops at its next block once its stop flag is raised.
         waitForFetchIndexes()
+        blockCacheWarmUpStop.raise()
         blockCacheWarming.wait()
         CommitSignal.close(self)
         while commitQueue.withLock({ $0.leaderActive }) { usleep(100) }

@@ -105,6 +105,27 @@ import Testing
         try store!.close()
     }
 
+    /// A store released while its warm-up is reading a block opens again at once: the warm-up's
+    /// thread does not hold the store, whose release unlocks it (`make tsan` found it held).
+    @Test func aStoreReleasedWhileTheWarmUpReadsABlockOpensAgainAtOnce() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        try Self.fill(url)
+        let io = FaultyIO()
+        io.arm([.holdBackgroundRead])
+        var configuration = Self.configuration()
+        configuration.io = io
+        defer { io.releaseBackgroundRead() }
+        do {
+            let store = try Store.open(at: url, schema: TestSchema.schema, configuration: configuration)
+            try #require(io.backgroundReadHeld.wait(timeout: .now() + 10) == .success, "the warm-up read no block")
+            withExtendedLifetime(store) {}
+        }  // released here, as a crash does, while the warm-up waits in its read
+        let reopened = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
+        #expect(try reopened.read(TestSchema.employee, key: 300) == TestSchema.employee(300))
+        try reopened.close()
+    }
+
     /// Commits and a compaction while the warm-up runs: rows moved to new blocks read their new
     /// values, whatever the warm-up cached under the blocks they left.
     @Test func commitsAndCompactionDuringTheWarmUpReadTheirRows() throws {

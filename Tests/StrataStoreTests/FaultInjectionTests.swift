@@ -297,12 +297,18 @@ final class FaultyIO: FileIO {
         case dataSync(Int32)
         /// The next segment `ftruncate` fails with this `errno`.
         case truncate(Int32)
+        /// The next segment `pread` on another thread than the one that armed it (a background
+        /// thread's, such as the block cache's warm-up) signals ``backgroundReadHeld`` and waits
+        /// for ``releaseBackgroundRead()`` before it runs.
+        case holdBackgroundRead
     }
 
     private struct State {
         var paths: [Int32: String] = [:]
         var faults: [Fault] = []
         var unmatchedCloses: [Int32] = []
+        /// The thread that armed the last faults.
+        var armingThread: pthread_t?
     }
 
     private let base = SystemFileIO()
@@ -312,15 +318,26 @@ final class FaultyIO: FileIO {
     /// Signalled when a `preallocate` armed with ``Fault/holdPreallocate`` starts waiting.
     let preallocationHeld = DispatchSemaphore(value: 0)
     private let preallocationReleased = DispatchSemaphore(value: 0)
+    /// Signalled when a `pread` armed with ``Fault/holdBackgroundRead`` starts waiting.
+    let backgroundReadHeld = DispatchSemaphore(value: 0)
+    private let backgroundReadReleased = DispatchSemaphore(value: 0)
 
     /// Creates the seam; with `syncs: false` every sync succeeds without doing anything.
     init(syncs: Bool = true) { self.syncs = syncs }
 
     /// Arms `faults`, after those still armed.
-    func arm(_ faults: [Fault]) { state.withLock { $0.faults += faults } }
+    func arm(_ faults: [Fault]) {
+        state.withLock { state in
+            state.faults += faults
+            state.armingThread = pthread_self()
+        }
+    }
 
     /// Lets the `preallocate` held by ``Fault/holdPreallocate`` go on.
     func releasePreallocation() { preallocationReleased.signal() }
+
+    /// Lets the `pread` held by ``Fault/holdBackgroundRead`` go on.
+    func releaseBackgroundRead() { backgroundReadReleased.signal() }
 
     /// The number of armed faults that have not fired yet.
     var armedFaults: Int { state.withLock { $0.faults.count } }
@@ -359,7 +376,14 @@ final class FaultyIO: FileIO {
     }
 
     func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
-        try base.pread(fd, into: buffer, at: offset)
+        let background = state.withLock { $0.armingThread.map { pthread_equal($0, pthread_self()) == 0 } ?? false }
+        if background, isSegment(fd),
+            case .holdBackgroundRead? = take({ if case .holdBackgroundRead = $0 { return true } else { return false } })
+        {
+            backgroundReadHeld.signal()
+            backgroundReadReleased.wait()
+        }
+        return try base.pread(fd, into: buffer, at: offset)
     }
 
     func pwrite(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws -> Int {

@@ -1,4 +1,4 @@
-import Synchronization
+import StrataSynchronization
 
 extension PersistentStore {
     /// The replicator every save to this store goes through (`nil`: saves commit locally only).

@@ -1,5 +1,5 @@
 public import StrataStore
-import Synchronization
+import StrataSynchronization
 
 extension PersistentStore {
     /// What a store holds of the engine: the engine store its rows are, and when its saves return.
