@@ -6,6 +6,7 @@
 //     strata-graph-probe <store> save-concurrently <contexts>      save from many contexts until killed
 //     strata-graph-probe <store> exhaust-files <saves> <bytes>     save and compact out of descriptors
 //     strata-graph-probe <store> fill <saves> <bytes> [<MiB>]      save under an address-space limit
+//     strata-graph-probe <store> batch-requests <seed> <groups>    batch insert, update, delete (BatchRequests.swift)
 //
 // Exit status 0 on success, 1 with a message on standard error otherwise.
 
@@ -58,6 +59,11 @@ func fail(_ message: String) -> Never {
 func run(_ arguments: [String]) throws -> Data {
     if arguments.count == 3 && arguments[1] == "save-concurrently", let contexts = Int(arguments[2]) {
         try saveConcurrently(store: URL(fileURLWithPath: arguments[0]), contexts: contexts)
+    }
+    if arguments.count == 4 && arguments[1] == "batch-requests", let seed = Int(arguments[2]),
+        let groups = Int(arguments[3])
+    {
+        try runBatchRequests(store: URL(fileURLWithPath: arguments[0]), seed: seed, groups: groups)
     }
     if arguments.count >= 4 && ["exhaust-files", "fill"].contains(arguments[1]) {
         try resourceLimits(store: URL(fileURLWithPath: arguments[0]), Array(arguments.dropFirst()))

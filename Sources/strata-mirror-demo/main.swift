@@ -7,6 +7,7 @@
 //   strata-mirror-demo instance …  one instance (started by the demo)
 //   strata-mirror-demo bench [SAVES] [CHANGES] [RATE] [PARTS]   the figures (Bench.swift)
 //   strata-mirror-demo writer …    one writing instance of the bench (BenchWriter.swift)
+//   strata-mirror-demo follow …    an instance applying the log, for the kill soak (Follow.swift)
 import Foundation
 import Logging
 import Metrics
@@ -305,6 +306,8 @@ func runDemo(saves: Int, mode: MirrorConfiguration.Mode) async throws -> Bool {
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "instance" {
     try await runInstance(Array(arguments.dropFirst()))
+} else if arguments.first == "follow" && arguments.count == 5 {
+    try await runFollower(Array(arguments.dropFirst()))
 } else if arguments.first == "writer" {
     try await runWriter(Array(arguments.dropFirst()))
 } else if arguments.first == "bench" {

@@ -12,12 +12,8 @@ import Testing
     /// cursor names the last of them; a replay then makes it the source's copy.
     static func checkPrefixThenResume(_ url: URL, source: Store, count: Int) throws {
         let destination = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
-        let authors = try destination.history().map(\.author)
+        let authors = try checkPrefix(destination, source: source, count: count)
         let expected = (1...count).map { "writer \($0)" }
-        #expect(Array(expected.prefix(authors.count)) == authors, "a prefix of the source's transactions, none twice")
-        #expect(
-            destination.historyConsumers[Store.replayConsumerName(source: source.storeID)]?.sequence ?? 0
-                == UInt64(authors.count))
         #expect(try destination.replayHistory(from: source) == count - authors.count)
         #expect(try destination.history().map(\.author) == expected)
         for key in [1, count / 2, count - 1, count] {
@@ -27,6 +23,20 @@ import Testing
         }
         #expect(try destination.replayHistory(from: source) == 0)
         try destination.close()
+    }
+
+    /// Checks that `destination` holds a prefix of `source`'s `count` transactions
+    /// (`HistoryReplayBatchTests.source`), each once, and that its replay cursor names the last of
+    /// them; returns their authors.
+    @discardableResult
+    static func checkPrefix(_ destination: Store, source: Store, count: Int) throws -> [String] {
+        let authors = try destination.history().map { $0.author ?? "" }
+        let expected = (1...count).map { "writer \($0)" }
+        #expect(Array(expected.prefix(authors.count)) == authors, "a prefix of the source's transactions, none twice")
+        #expect(
+            destination.historyConsumers[Store.replayConsumerName(source: source.storeID)]?.sequence ?? 0
+                == UInt64(authors.count))
+        return authors
     }
 
     @Test func aTornBatchAppendLeavesAPrefixThatResumes() throws {

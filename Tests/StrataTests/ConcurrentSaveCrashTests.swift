@@ -58,28 +58,38 @@ import Glibc
             #expect(
                 commits > 0 && fsyncs < commits,
                 "the contexts' durable saves shared fdatasyncs (\(commits) commits, \(fsyncs) syncs)")
-            let container = try GraphModel.container(at: url)
-            let context = container.newBackgroundContext()
-            let stored = try context.performAndWait { try context.fetch(Employee.fetchRequest()).map(\.name) }
+            let (lost, duplicated) = try Self.checkThenClear(store: url, acknowledged: acknowledged)
             #expect(acknowledged.count >= 200)
-            #expect(stored.count == Set(stored).count, "no save is stored twice")
-            #expect(
-                Set(acknowledged).subtracting(stored).isEmpty,
-                "acknowledged saves lost: \(Set(acknowledged).subtracting(stored).sorted())")
-            var byWorker: [String: [Int]] = [:]
-            for name in Set(stored) {
-                let parts = name.dropFirst().split(separator: "-")
-                byWorker[String(parts[0]), default: []].append(Int(parts[1])!)
-            }
-            for (worker, numbers) in byWorker {
-                #expect(numbers.sorted() == Array(0..<numbers.count), "worker \(worker)'s saves have a hole")
-            }
-            // The store takes new saves after recovery; the next run starts from an empty store.
-            try context.performAndWait {
-                for employee in try context.fetch(Employee.fetchRequest()) { context.delete(employee) }
-                try context.save()
-            }
-            try container.close()
+            #expect(lost == 0 && duplicated == 0)
         }
+    }
+
+    /// Checks the store at `url` after a killed `save-concurrently` run that acknowledged the
+    /// saves `acknowledged`: each is stored, none twice, each context's saves an unbroken run;
+    /// then deletes every employee (the next run starts numbering again) and closes the store.
+    ///
+    /// - Returns: how many acknowledged saves are missing and how many stored twice.
+    static func checkThenClear(store url: URL, acknowledged: [String]) throws -> (lost: Int, duplicated: Int) {
+        let container = try GraphModel.container(at: url)
+        let context = container.newBackgroundContext()
+        let stored = try context.performAndWait { try context.fetch(Employee.fetchRequest()).map(\.name) }
+        #expect(stored.count == Set(stored).count, "no save is stored twice")
+        let lost = Set(acknowledged).subtracting(stored)
+        #expect(lost.isEmpty, "acknowledged saves lost: \(lost.sorted())")
+        var byWorker: [String: [Int]] = [:]
+        for name in Set(stored) {
+            let parts = name.dropFirst().split(separator: "-")
+            byWorker[String(parts[0]), default: []].append(Int(parts[1])!)
+        }
+        for (worker, numbers) in byWorker {
+            #expect(numbers.sorted() == Array(0..<numbers.count), "worker \(worker)'s saves have a hole")
+        }
+        // The store takes new saves after recovery; the next run starts from an empty store.
+        try context.performAndWait {
+            for employee in try context.fetch(Employee.fetchRequest()) { context.delete(employee) }
+            try context.save()
+        }
+        try container.close()
+        return (lost.count, stored.count - Set(stored).count)
     }
 }

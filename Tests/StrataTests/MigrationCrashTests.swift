@@ -65,7 +65,8 @@ import Testing
 
     /// Checks that the store at `url` is whole: the old store or the new one, every item intact
     /// when opened with its own model and migration off; then that it migrates to the new model.
-    /// Every item keeps its URI from before (the rewrite keeps primary keys).
+    /// Every item keeps its URI from before (the rewrite keeps primary keys); `uris` are the items'
+    /// URIs, item `i` named `item i`.
     /// Returns whether it was the new one.
     static func check(_ url: URL, models: [URL], uris: [URL]) throws -> Bool {
         let isNew = try MigrationKillHarness.holdsNewModel(url, models: models)
@@ -76,7 +77,7 @@ import Testing
                 #expect(item.value(forKey: "name") as? String == "item \(i)")
             }
             let items = try context.fetch(FetchRequest<ManagedObject>(entityName: "Item"))
-            #expect(items.count == itemCount)
+            #expect(items.count == uris.count)
             let values = Set(
                 items.map { item -> Int64 in
                     let value =
@@ -84,7 +85,7 @@ import Testing
                     #expect(item.value(forKey: "name") as? String == "item \(value)")
                     return value
                 })
-            #expect(values == Set((0..<Int64(itemCount))))
+            #expect(values == Set((0..<Int64(uris.count))))
         }
         return isNew
     }

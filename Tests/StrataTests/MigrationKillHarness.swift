@@ -60,19 +60,25 @@ enum MigrationKillHarness {
         var generator = SystemRandomNumberGenerator()
         for iteration in 0..<iterations {
             let url = directory.store("Killed\(iteration)")
-            try FileManager.default.copyItem(at: pristine, to: url)
-            let child = try ChildProcess(
-                strata, ["migrate", url.path, "--model", model.path],
-                stderrPath: directory.path + "/killed\(iteration).err")
-            let fraction = Double.random(in: 0...1.1, using: &generator)
+            let child = try startMigration(pristine, copiedTo: url, model: model, in: directory)
+            let delay = duration * Double.random(in: 0...1.1, using: &generator)
             Thread.sleep(
-                forTimeInterval: Double(duration.components.seconds) * fraction + Double(
-                    duration.components.attoseconds) / 1e18 * fraction)
+                forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
             child.sigkill()
             _ = child.wait()
             try check(url)
         }
         return output
+    }
+
+    /// Copies `pristine` to `url` and starts `strata migrate` on the copy to `model`.
+    static func startMigration(
+        _ pristine: URL, copiedTo url: URL, model: URL, in directory: TemporaryDirectory
+    ) throws -> ChildProcess {
+        try FileManager.default.copyItem(at: pristine, to: url)
+        return try ChildProcess(
+            try BuiltExecutable.url(named: "strata").path, ["migrate", url.path, "--model", model.path],
+            stderrPath: directory.path + "/\(url.deletingPathExtension().lastPathComponent).err")
     }
 
     /// The output of `strata migrate --dry-run` from `pristine` to `model`, which must succeed.
