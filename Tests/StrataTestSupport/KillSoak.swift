@@ -10,8 +10,8 @@ import Darwin
 /// doing the operation is killed with SIGKILL at a random moment inside it, round after round,
 /// and the store is checked against the work the child acknowledged.
 ///
-/// `STRATA_SOAK_KILLS` (kills in all, shared evenly by ``operations`` operations) and
-/// `STRATA_SOAK_SECONDS` (from the start of the test process) bound a soak; without either, each
+/// `STRATA_SOAK_KILLS` and `STRATA_SOAK_SECONDS` (each shared evenly by ``operations``
+/// operations, the seconds counted from an operation's start) bound a soak; without either, each
 /// operation runs ``shortKills`` kills, the version `make test` runs so the harness cannot rot.
 /// The delay before a kill is drawn from 0 to 1.1 times the operation's measured length (a run
 /// that ends before its kill measures it), so most kills land inside the operation and some just
@@ -22,8 +22,6 @@ package struct KillSoak {
     package static let operations = 6
     /// Kills per operation when no soak is asked for.
     package static let shortKills = 3
-    /// When the test process started, which `STRATA_SOAK_SECONDS` counts from.
-    private static let processStart = ContinuousClock.now
 
     /// The operation's name in the figures.
     package let operation: String
@@ -61,7 +59,10 @@ package struct KillSoak {
         let kills = environment["STRATA_SOAK_KILLS"].flatMap(Int.init)
         let seconds = environment["STRATA_SOAK_SECONDS"].flatMap(Double.init)
         targetKills = Self.isSoaking ? max(1, (kills ?? 10_000) / Self.operations) : Self.shortKills
-        deadline = Self.processStart + .milliseconds(Int64((seconds ?? 7_200) * 1_000))
+        // Each operation has its share of the time from its own start: the test runner runs only
+        // as many tests at once as there are cores, so a deadline shared by all would leave the
+        // operations started last none.
+        deadline = .now + .milliseconds(Int64((seconds ?? 7_200) * 1_000) / Int64(Self.operations))
     }
 
     /// Whether a soak was asked for (`STRATA_SOAK_KILLS` or `STRATA_SOAK_SECONDS` set), rather
