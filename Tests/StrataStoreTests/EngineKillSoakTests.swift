@@ -129,9 +129,11 @@ import Darwin
             row.lastBatch = round
             changes.append((key, row))
         }
-        for key in keys.dropFirst(compactedRows / 10).prefix(compactedRows / 20) { changes.append((key, nil)) }
-        let inserts = compactedRows - model.count + compactedRows / 20
-        for key in store.allocateKeys(for: 0, count: max(0, inserts)) {
+        let deleted = keys.dropFirst(compactedRows / 10).prefix(compactedRows / 20)
+        for key in deleted { changes.append((key, nil)) }
+        // Back to compactedRows rows, and at least one insert.
+        let inserts = max(1, compactedRows - (model.count - deleted.count))
+        for key in store.allocateKeys(for: 0, count: inserts) {
             changes.append((key, ModelRow(batch: round, batchSize: Int64(inserts), lastBatch: round, version: 0)))
         }
         for part in stride(from: 0, to: changes.count, by: 50) {
