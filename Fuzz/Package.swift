@@ -1,12 +1,16 @@
 // swift-tools-version: 6.1
 // The libFuzzer targets, in a package of their own so the library never builds with sanitizer
-// flags. `make fuzz` and `make fuzz-store` build them with `--sanitize=fuzzer --sanitize=address`
-// and run them.
+// flags. `make fuzz`, `make fuzz-store` and `make fuzz-model` build them with
+// `--sanitize=fuzzer --sanitize=address` and run them.
 import PackageDescription
 
 let package = Package(
     name: "StrataFuzz",
-    dependencies: [.package(name: "Strata", path: "../")],
+    dependencies: [
+        .package(name: "Strata", path: "../"),
+        // Resolved through Strata; named so that the model-file fuzzer can silence the loaders' logs.
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+    ],
     targets: [
         .executableTarget(
             name: "PredicateFuzzer",
@@ -19,6 +23,15 @@ let package = Package(
         .executableTarget(
             name: "StoreFileFuzzer",
             dependencies: [.product(name: "StrataStore", package: "Strata")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
+        // Damaged model and mapping model files, through the loaders a user calls.
+        .executableTarget(
+            name: "ModelFileFuzzer",
+            dependencies: [
+                .product(name: "Strata", package: "Strata"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
     ]

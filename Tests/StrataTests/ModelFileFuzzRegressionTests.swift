@@ -138,4 +138,44 @@ import Testing
             _ = try Self.loadMapping(Data(xml.utf8), as: "Device.xml", in: folder)
         }
     }
+
+    @Test("a model file in an unknown encoding with bytes that are no characters is malformed XML, not a crash in libxml2")
+    func unknownEncodingAndInvalidBytes() throws {
+        let folder = TemporaryDirectory()
+        // `encoding="UT-F-8"`, then 0x88 bytes inside an element: the parser's error callback
+        // used to stop the parser, and libxml2 then read a freed input on its next chunk; bytes
+        // that are not UTF-8 are now refused before parsing.
+        let base64 = [
+            "PD94bWwgdmVyc2lvbj0iMS4wIiBlbmNvZGluZz0iVVQtRi04IiBzdGFuZGFsb25lPSJ5ZXMiPz4KPG1vZGVsIHR5cGU9ImNv",
+            "bS5hcHBsZS5JREVDb3JlRGF0YU1vZGVsZXIuRGF0YU1vZGVsIiBkb2N1bWVudFZlcnNpb249IjEuMCIgbGFzdFNhdmVkYWdl",
+            "PSJTd2lmdCIgdXNlckRlZmluIG5hbWU9Im5vdGVib29rIiBvcHRpb25hbD0iWUVTIiBtYXhDb3VudD0iMSIgZGVsZXRpb25S",
+            "dWxlPSJOdWxsaWZ5IiBkZXN0aW5hdGlvbkVudGl0eT0iTm90ZWJvb2siIGludmVyc2VOYW1lPSJlbnRyaWVzIiBpbnZlcnNl",
+            "RW50aXR5PSJOb3RlYm9vayIvPgogcyI+CiAgiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiI",
+            "iIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIiIICAgICAgPGF0dHJpYnV0ZSBu",
+            "YW1lPSJmb250TmFtZSIgb3B0aW9uYWw9IllFUyIgYXR0cmlidXRlVHlwZT0iU3RyaW5nIiBkZWZhdWx0VmFsdWVTdHJpbmc9",
+            "Ikdlb3JnaWEiLz4KICAgIDwvZW50aXR5Pgo8L21vZGVsPgo=",
+        ].joined()
+        let url = folder.url.appendingPathComponent("contents")
+        try #require(Data(base64Encoded: base64)).write(to: url)
+        Self.expectModelError(.malformedXML, mentioning: "malformed XML") {
+            _ = try ManagedObjectModel(checkedContentsOf: url)
+        }
+    }
+
+    @Test("an element name that is not UTF-8 is malformed XML at its line, not a trap in FoundationXML")
+    func elementNameNotUTF8() throws {
+        let folder = TemporaryDirectory()
+        // `<mod\u{FF}\u{FF}\u{FF}\t…` on line 2: FoundationXML traps turning such a name into a String.
+        let base64 = [
+            "PD94bU5vIEFjdGlvbj0iMS4wIiBlbmNvZGluZz0iVVRGLTgiIHN0YW5kYWxvbmU9InllcyI/Pgo8bW9k////CXlwZT0iY29t",
+            "LmFwcGxlLklERUNvcmVEYXRhTW9kZWxlci5EYXRhTW9kZWwiIGN1bWVudFZlcnNpb249IjEuMCIgbGFzdFPm39/fPC9lbnRp",
+            "dHk+CjwvbW9kZWw+Cg==",
+        ].joined()
+        let url = folder.url.appendingPathComponent("contents")
+        try #require(Data(base64Encoded: base64)).write(to: url)
+        let error = #expect(throws: ModelError.self) { _ = try ManagedObjectModel(checkedContentsOf: url) }
+        #expect(error?.code == .malformedXML)
+        #expect(error?.message.contains("not UTF-8 text") == true)
+        #expect(error?.line == 2)
+    }
 }

@@ -36,8 +36,15 @@ enum ModelXMLDocument {
     ///   - path: the file's path, for errors.
     /// - Returns: the root element.
     /// - Throws: ``ModelError`` ``ModelError/Code/malformedXML`` with the line and column of the
-    ///   first error.
+    ///   first error, or the line of the first byte that is not ASCII when the data is not UTF-8.
     static func parse(_ data: Data, path: String) throws -> ModelXMLElement {
+        // Xcode writes UTF-8; FoundationXML on Linux traps on a name that is not UTF-8.
+        if String(data: data, encoding: .utf8) == nil {
+            let valid = data.prefix { $0 < 0x80 }
+            let line = valid.count(where: { $0 == UInt8(ascii: "\n") }) + 1
+            throw ModelError(
+                .malformedXML, "malformed XML at line \(line): the file is not UTF-8 text", path: path, line: line)
+        }
         let builder = TreeBuilder()
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = false
@@ -102,7 +109,9 @@ enum ModelXMLDocument {
         func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
             guard firstError == nil else { return }
             firstError = ((parseError as NSError).code, parser.lineNumber, parser.columnNumber, parseError)
-            parser.abortParsing()
+            // No `abortParsing()` here: libxml2 stops at a fatal error by itself, and stopping it
+            // from inside its error callback makes the next chunk dereference a freed input
+            // (a crash the model-file fuzzer found in FoundationXML on Linux).
         }
 
         func parser(
