@@ -1,5 +1,6 @@
 import Dispatch
 import StrataSynchronization
+import Synchronization
 
 /// Runs async PostgreSQL work from synchronous code (a context's `save()`), on a thread of its
 /// own rather than Swift's cooperative pool, so a save called from a task that blocks a pool

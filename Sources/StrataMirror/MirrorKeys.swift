@@ -3,6 +3,7 @@ import PostgresNIO
 import Strata
 import StrataStore
 import StrataSynchronization
+import Synchronization
 
 /// The primary keys a mirrored store hands out, unique across the instances sharing the
 /// dataset (the engine's ``KeySource``).

@@ -3,6 +3,7 @@ import Logging
 import ServiceLifecycle
 import Strata
 import StrataSynchronization
+import Synchronization
 
 /// A persistent container whose store is one instance's replica of a dataset shared through
 /// PostgreSQL (StrataMirror's counterpart of Core Data's `NSPersistentCloudKitContainer`).

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 import StrataSynchronization
+import Synchronization
 
 extension PostgresConnection {
     /// Runs `query` unless the connection is closed. postgres-nio writes a query to its channel

@@ -5,6 +5,7 @@ import PostgresNIO
 import Strata
 import StrataStore
 import StrataSynchronization
+import Synchronization
 
 /// Keeps one local store a replica of the dataset shared through PostgreSQL: the replicator its
 /// saves go through, and what the tail applies from the log.

@@ -3,6 +3,7 @@ import Logging
 import Strata
 import StrataStore
 import StrataSynchronization
+import Synchronization
 
 /// The service's routes on Strata, through its Core Data API: one `PersistentContainer` on a
 /// durable store with persistent history, and a new background context for each request,

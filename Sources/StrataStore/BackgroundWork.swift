@@ -1,5 +1,6 @@
 import Dispatch
 import StrataSynchronization
+import Synchronization
 
 /// Work started on another core, whose result the starting thread takes when it needs it: a
 /// commit group's fetch-index changes are put in order while the group is written and synced.

@@ -1,5 +1,6 @@
 internal import CStrataSupport
 import StrataSynchronization
+import Synchronization
 
 /// A thread-safe cache keyed by `UInt64` that keeps at most `capacity` bytes of elements and
 /// evicts the least recently used ones first.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import StrataSynchronization
+import Synchronization
 
 /// Work on a large range cut into contiguous parts that run on the machine's cores at once:
 /// encoding and compressing the rows of a bulk commit, converting a batch insert's objects.

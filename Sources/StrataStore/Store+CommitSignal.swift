@@ -1,4 +1,5 @@
 import StrataSynchronization
+import Synchronization
 
 /// Wakes tasks waiting for a store's next commit: the live history tail waits here instead of
 /// polling the log. Holds only sequence numbers, never data.

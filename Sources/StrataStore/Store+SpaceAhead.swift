@@ -1,3 +1,4 @@
+import Synchronization
 extension Store {
     /// Whether the active segment has less than half a ``preallocationWindow`` of space
     /// allocated past the log and room for more, with a maintenance thread to allocate it: a

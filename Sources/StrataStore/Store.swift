@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import StrataSynchronization
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,7 @@
 // The one lock type of Strata's modules, so that the thread sanitizer sees every lock (`make tsan`).
-// Importing this module also imports `Synchronization`, whose `Atomic` and `Mutex` members the
-// importing files then see.
-@_exported public import Synchronization
+// A module built with `MemberImportVisibility` imports `Synchronization` too wherever it calls
+// `withLock(_:)`, since in the normal build that member is `Mutex`'s.
+public import Synchronization
 
 #if STRATA_TSAN
 #if canImport(Glibc)

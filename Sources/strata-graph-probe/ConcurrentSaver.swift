@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataSynchronization
+import Synchronization
 
 /// `strata-graph-probe <store> save-concurrently <contexts>`: opens the store durable and has
 /// `contexts` background contexts, each on a thread of its own, save one new employee at a time

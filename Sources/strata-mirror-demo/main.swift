@@ -16,6 +16,7 @@ import ServiceLifecycle
 import Strata
 import StrataMirror
 import StrataSynchronization
+import Synchronization
 
 // MARK: The instance
 

@@ -20,6 +20,7 @@
 import Foundation
 import StrataStore
 import StrataSynchronization
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc

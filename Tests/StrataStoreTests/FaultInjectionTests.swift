@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import StrataTestSupport
 import StrataSynchronization
+import Synchronization
 import Testing
 @testable import StrataStore
 

@@ -1,6 +1,7 @@
 import Foundation
 import StrataTestSupport
 import StrataSynchronization
+import Synchronization
 import Testing
 @testable import StrataStore
 

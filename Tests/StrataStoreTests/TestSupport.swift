@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import StrataSynchronization
+import Synchronization
 @testable import StrataStore
 
 /// The schema most tests use: Department and Employee, as in the reference workloads.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import StrataSynchronization
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 import StrataSynchronization
+import Synchronization
 
 /// A model, a coordinator and the contexts that use them, set up together (Core Data's
 /// `NSPersistentContainer`).

@@ -1,4 +1,5 @@
 import StrataSynchronization
+import Synchronization
 
 extension PersistentStore {
     /// The replicator every save to this store goes through (`nil`: saves commit locally only).

@@ -1,5 +1,6 @@
 import Foundation
 import StrataSynchronization
+import Synchronization
 
 /// A store added to a coordinator: a Strata store directory or an in-memory store.
 ///

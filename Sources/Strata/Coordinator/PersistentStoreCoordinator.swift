@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StrataSynchronization
+import Synchronization
 
 /// Connects contexts to stores: opens stores for a model, maps entities to rows, assigns
 /// permanent IDs and serializes saves (Core Data's `NSPersistentStoreCoordinator`).

@@ -1,4 +1,5 @@
 import StrataSynchronization
+import Synchronization
 
 /// Held while a batch request reads a store and commits to it, so that batch requests run one at
 /// a time (context saves take no lock: their commits carry a condition the engine checks).

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StrataSynchronization
+import Synchronization
 
 private let logger = Logger(label: "strata.history")
 

@@ -1,5 +1,6 @@
 import Foundation
 import StrataSynchronization
+import Synchronization
 
 /// The key of the store option that migrates a store through a ``StagedMigrationManager``
 /// (Core Data's `NSPersistentStoreStagedMigrationManagerOptionKey`), set on the store's

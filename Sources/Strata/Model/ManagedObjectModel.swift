@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StrataSynchronization
+import Synchronization
 
 /// A managed object model: the entities of an object graph, with their properties, inheritance,
 /// indexes and constraints, and named configurations that group them (Core Data's

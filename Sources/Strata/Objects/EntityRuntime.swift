@@ -1,5 +1,6 @@
 import OrderedCollections
 import StrataSynchronization
+import Synchronization
 
 /// What managed objects of one entity need at run time: every property (inherited ones
 /// first) with its slot in the object's value array.

@@ -1,4 +1,5 @@
 import StrataSynchronization
+import Synchronization
 
 /// The models coordinators use, newest first, held weakly: where ``ManagedObject/entity()``
 /// looks for a class's entity, as Core Data looks in the models it has loaded.

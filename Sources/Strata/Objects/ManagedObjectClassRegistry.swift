@@ -1,5 +1,6 @@
 import Logging
 import StrataSynchronization
+import Synchronization
 
 private let logger = Logger(label: "strata.model")
 

@@ -1,6 +1,7 @@
 @_spi(Reflection) import Swift
 import Logging
 import StrataSynchronization
+import Synchronization
 
 /// The `@Managed` properties of a `ManagedObject` subclass (inherited ones included): the model
 /// name of each property's key path, read from the class's field metadata with no instance.

@@ -1,5 +1,6 @@
 import Foundation
 import StrataSynchronization
+import Synchronization
 
 /// Turns the value of a transformable attribute into data for the store and back (Core Data's
 /// `NSValueTransformer` for transformable attributes). Register one by name with

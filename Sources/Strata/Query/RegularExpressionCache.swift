@@ -1,5 +1,6 @@
 import Foundation
 import StrataSynchronization
+import Synchronization
 
 /// Compiled `MATCHES` patterns, shared by all evaluations so a fetch compiles each pattern once.
 enum RegularExpressionCache {

@@ -1,5 +1,6 @@
 internal import StrataStore
 import StrataSynchronization
+import Synchronization
 
 /// A store that keeps rows in memory only (Core Data's in-memory store type): nothing is
 /// written to disk and everything is gone when it is removed or the process ends.

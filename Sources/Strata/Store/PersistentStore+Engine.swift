@@ -1,5 +1,6 @@
 public import StrataStore
 import StrataSynchronization
+import Synchronization
 
 extension PersistentStore {
     /// What a store holds of the engine: the engine store its rows are, and when its saves return.

@@ -1,6 +1,7 @@
 import Foundation
 internal import StrataStore
 import StrataSynchronization
+import Synchronization
 
 /// The row versions a store's pinned query generations still read: while any generation is
 /// pinned, every commit through the coordinator first records the rows it is about to replace

@@ -1,6 +1,7 @@
 import Foundation
 internal import StrataStore
 import StrataSynchronization
+import Synchronization
 
 /// The coordinator's row cache: the stored rows its contexts' faults read, shared by every
 /// context of the coordinator, as Core Data's coordinator shares its row cache.

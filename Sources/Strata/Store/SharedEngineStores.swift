@@ -1,6 +1,7 @@
 import Foundation
 internal import StrataStore
 import StrataSynchronization
+import Synchronization
 
 /// The writable engine stores open in this process, by store directory.
 ///

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 internal import StrataStore
 import StrataSynchronization
+import Synchronization
 
 private let logger = Logger(label: "strata.history")
 
