@@ -18,6 +18,14 @@ final class PlainNamedWidget: ManagedObject {
     @Managed var label: String?
 }
 
+/// The top-level class a plain class name names, though a nested class shares its name.
+final class ResolvedSprocket: ManagedObject {}
+
+/// Holds a class named like a top-level one.
+enum NestedClasses {
+    final class ResolvedSprocket: ManagedObject {}
+}
+
 /// The entity's `managedObjectClassName` selects the subclass, as Core Data's does.
 @Suite struct ManagedObjectClassResolutionTests {
     static let module = String(String(reflecting: ResolvedGadget.self).split(separator: ".")[0])
@@ -90,6 +98,26 @@ final class PlainNamedWidget: ManagedObject {
         try context.performAndWait {
             let widget = try Self.insert("PlainNamedWidgetEntity", context)
             #expect(type(of: widget) == PlainNamedWidget.self)
+        }
+        try container.close()
+    }
+
+    /// A nested class registered by creating an instance does not take a model's plain class
+    /// name from the top-level class of that name (test processes and apps declare classes such
+    /// as `Employee` at several levels).
+    @Test func aPlainClassNameNamesTheTopLevelClassNotANestedOne() throws {
+        let nested = ModelBuilder.entity(
+            "NestedSprocketEntity", className: String(reflecting: NestedClasses.ResolvedSprocket.self))
+        let plain = ModelBuilder.entity("PlainSprocketEntity", className: "ResolvedSprocket")
+        let folder = TemporaryDirectory()
+        let container = try GraphModel.container(at: folder.store(), model: ModelBuilder.model([nested, plain]))
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            _ = NestedClasses.ResolvedSprocket(context: context)
+            let nested = try Self.insert("NestedSprocketEntity", context)
+            #expect(type(of: nested) == NestedClasses.ResolvedSprocket.self)
+            let plain = try Self.insert("PlainSprocketEntity", context)
+            #expect(type(of: plain) == ResolvedSprocket.self)
         }
         try container.close()
     }

@@ -78,9 +78,13 @@ enum ManagedObjectClassRegistry {
         runtime.registeredClass.store(bits, ordering: .releasing)
     }
 
-    /// Records the plain and module-qualified names of a registered class.
+    /// Records the module-qualified name of a registered class, and its plain name when it is
+    /// declared at the top level of its module: a model's plain class name names a top-level
+    /// class, never one nested in another type that happens to share its name.
     private static func remember(_ type: ManagedObject.Type, in registry: inout Registry) {
-        for name in [String(describing: type), String(reflecting: type)] { registry.byClassName[name] = .some(type) }
+        let qualified = String(reflecting: type)
+        registry.byClassName[qualified] = .some(type)
+        if qualified.split(separator: ".").count == 2 { registry.byClassName[String(describing: type)] = .some(type) }
     }
 
     /// Lets plain class names name classes of the module `module`.
