@@ -73,6 +73,7 @@ struct StoreInfo: Encodable {
     var historyFloor: UInt64
     var checkpoint: String?
     var indexMemoryBytes: Int
+    var indexMemoryBytesWhenRead: Int
     var entities: [EntityInfo]
     var segments: [SegmentSummary]
 
@@ -86,7 +87,9 @@ struct StoreInfo: Encodable {
         historyRange = store.historyRange.map { HistoryRange(first: $0.lowerBound, last: $0.upperBound) }
         historyFloor = store.historyFloor
         checkpoint = store.checkpointFileName.map { "checkpoints/" + $0 }
-        indexMemoryBytes = store.statistics.indexBytes
+        let statistics = store.statistics
+        indexMemoryBytes = statistics.indexBytes
+        indexMemoryBytesWhenRead = statistics.indexBytesWhenRead
         let entityNames = store.schema.entities.map(\.name)
         entities = store.schema.entities.map { entity in
             EntityInfo(
@@ -111,7 +114,7 @@ struct StoreInfo: Encodable {
 
     private enum CodingKeys: String, CodingKey {
         case path, formatVersion, storeID, lastSequence, historyTracking, historyRange, historyFloor, checkpoint
-        case indexMemoryBytes, entities, segments
+        case indexMemoryBytes, indexMemoryBytesWhenRead, entities, segments
     }
 
     /// Encodes every key, with `null` for a missing history range or checkpoint.
@@ -126,6 +129,7 @@ struct StoreInfo: Encodable {
         try container.encode(historyFloor, forKey: .historyFloor)
         try container.encode(checkpoint, forKey: .checkpoint)
         try container.encode(indexMemoryBytes, forKey: .indexMemoryBytes)
+        try container.encode(indexMemoryBytesWhenRead, forKey: .indexMemoryBytesWhenRead)
         try container.encode(entities, forKey: .entities)
         try container.encode(segments, forKey: .segments)
     }
@@ -139,7 +143,7 @@ struct StoreInfo: Encodable {
             "Last sequence  \(lastSequence)",
             "History        \(historyText)",
             "Checkpoint     \(checkpoint ?? "none")",
-            "Index memory   \(indexMemoryBytes) bytes",
+            "Index memory   \(indexMemoryBytes) bytes now, \(indexMemoryBytesWhenRead) with every page read\(perObjectText)",
             "",
             "Entities",
         ]
@@ -169,6 +173,14 @@ struct StoreInfo: Encodable {
         guard historyTracking else { return "not tracked" }
         let retained = historyRange.map { "sequences \($0.first)...\($0.last) retained" } ?? "none retained"
         return historyFloor > 0 ? "\(retained); deleted up to \(historyFloor)" : retained
+    }
+
+    /// The index's bytes per live object with every page read, for a store with live objects.
+    private var perObjectText: String {
+        let live = entities.reduce(0) { $0 + $1.rows }
+        guard live > 0 else { return "" }
+        let perObject = Double(indexMemoryBytesWhenRead) / Double(live)
+        return " (\(String(format: "%.1f", perObject)) bytes per live object)"
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

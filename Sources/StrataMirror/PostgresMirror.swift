@@ -80,7 +80,7 @@ final class PostgresMirror: PersistentStoreReplicator, Sendable {
     private func prepareStore() throws {
         let (location, engine, coordinator, store) = (location, engine, coordinator, store)
         try store.withReplicationLock {
-            guard !engine.contains(location.layout.storeEntity, key: MirrorState.key) else { return }
+            guard try !engine.contains(location.layout.storeEntity, key: MirrorState.key) else { return }
             var transaction = StrataStore.Transaction(author: "strata.mirror")
             transaction.operations.append(try location.setCursor(0, in: engine))
             _ = try coordinator.applyReplicatedTransaction(transaction, to: store)

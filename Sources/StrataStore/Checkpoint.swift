@@ -9,12 +9,21 @@ import Darwin
 /// A snapshot of the in-memory indexes at a log position, so that opening replays only the log
 /// after it (Bitcask's hint files, generalised).
 ///
-/// Layout: `"STRATCKP"`, `u32 formatVersion`, `u32 sectionCount`, then sections, each
-/// `u32 length`, `u32 maskedCRC32C`, bytes: the header section (position, sequences, keys,
-/// segments with their byte counts, history directory), the block table, one object-index
-/// section per entity and one fetch-index section per entity. Integers are little-endian.
+/// Layout: a head of `"STRATCKP"`, `u32 formatVersion`, `u32 sectionCount`, `u64 headLength`, then
+/// sections, each `u32 length`, `u32 maskedCRC32C`, bytes: the header section (position,
+/// sequences, keys, segments with their byte counts, history directory), the block table, and
+/// one directory section per entity. After the head, per entity, its object index in pages of
+/// 48 KiB (``IndexPage``) and its fetch indexes, each checksummed in the entity's directory.
+/// Opening reads only the head: a page is read when a key in it is first used, and the fetch
+/// indexes in the background. Integers are little-endian.
 struct Checkpoint: Sendable {
-    private static let magic = Array("STRATCKP".utf8)
+    /// The first bytes of every checkpoint.
+    static let magic = Array("STRATCKP".utf8)
+    /// The checkpoint format's version, written in every checkpoint. Version 1 kept the object
+    /// index in sections read whole at open; a checkpoint of another version is not used.
+    static let formatVersion: UInt32 = 2
+    /// The bytes before the head's sections: magic, version, section count and head length.
+    static let prefixSize = 24
 
     /// The active segment when the snapshot was taken.
     var segment: UInt32
@@ -24,10 +33,10 @@ struct Checkpoint: Sendable {
     var state: StoreState
     /// Per entity, the next key to allocate.
     var nextKeys: [Int64]
-    /// The fetch-index sections of a decoded checkpoint, per entity, checksums verified but
-    /// not parsed: ``decodeFetchIndexes(_:schema:)`` parses them, off the open path.
-    var fetchIndexSections: [ArraySlice<UInt8>] = []
-    /// Where each section of a decoded checkpoint starts in its file (for errors).
+    /// The fetch-index sections of an opened checkpoint, per entity, not yet read:
+    /// ``readFetchIndexes(_:schema:)`` reads and parses them, off the open path.
+    var fetchIndexSections: [FetchIndexSection] = []
+    /// Where each section of the head of an opened checkpoint starts in its file (for errors).
     var sectionOffsets: [Int64] = []
 
     /// The file name of checkpoint `id`.
@@ -40,12 +49,63 @@ struct Checkpoint: Sendable {
     }
 
     /// The checkpoint's bytes.
-    func encode(schema: Schema) -> [UInt8] {
+    ///
+    /// - Throws: ``StoreError`` `corrupt` or `io` when a page of the object index, still to be read
+    ///   from the checkpoint the state was opened from, cannot be read or fails its verification.
+    func encode(schema: Schema) throws -> [UInt8] {
         // The captured state's indexes with its pending changes merged (none, when it was
         // captured by ``Store/captureCheckpoint(_:)``: then nothing is copied).
         var captured = state
         let fetchIndexes = captured.fetchIndexes
-        var sections: [[UInt8]] = []
+        var sections: [[UInt8]] = [encodeHeader()]
+        var blocks = BinaryWriter(capacity: state.blocks.count * 14 + 8)
+        blocks.varint(state.blocks.count)
+        for block in state.blocks {
+            blocks.u32(block.segment)
+            blocks.u32(block.offset)
+            blocks.u32(block.length)
+            blocks.u16(block.entity)
+        }
+        sections.append(blocks.bytes)
+        // The tail, after the head: per entity its pages, then its fetch indexes.
+        var tail = BinaryWriter(capacity: state.entities.reduce(0) { $0 + $1.pages.count * IndexPage.byteCount })
+        var directories: [CheckpointDirectory] = []
+        for (entityID, entity) in state.entities.enumerated() {
+            var directory = CheckpointDirectory(liveCount: entity.liveCount, pagesOffset: Int64(tail.count))
+            for page in entity.pages {
+                try page.withBytes { bytes in
+                    directory.pageChecksums.append(CRC32C.mask(CRC32C.checksum(bytes)))
+                    tail.raw(bytes)
+                }
+            }
+            let fetch = Self.encodeFetchIndexes(fetchIndexes[entityID], entity: schema.entities[entityID])
+            directory.fetchIndexes = FetchIndexPlace(
+                offset: Int64(tail.count), length: fetch.count, checksum: CRC32C.mask(CRC32C.checksum(fetch)))
+            tail.raw(fetch)
+            directories.append(directory)
+        }
+        // The directories' offsets are into the tail until the head's length is known; their
+        // length does not depend on the offsets' values.
+        let headLength =
+            Self.prefixSize + sections.reduce(0) { $0 + 8 + $1.count }
+            + directories.reduce(0) { $0 + 8 + $1.encoded(shiftedBy: 0).count }
+        for directory in directories { sections.append(directory.encoded(shiftedBy: Int64(headLength))) }
+        var bytes = BinaryWriter(capacity: headLength + tail.count)
+        bytes.raw(Self.magic)
+        bytes.u32(Self.formatVersion)
+        bytes.u32(UInt32(sections.count))
+        bytes.u64(UInt64(headLength))
+        for section in sections {
+            bytes.u32(UInt32(section.count))
+            bytes.u32(CRC32C.mask(CRC32C.checksum(section)))
+            bytes.raw(section)
+        }
+        bytes.raw(tail.bytes)
+        return bytes.bytes
+    }
+
+    /// The header section: position, sequences, keys, segments and history directory.
+    private func encodeHeader() -> [UInt8] {
         var header = BinaryWriter()
         header.u32(segment)
         header.u64(UInt64(offset))
@@ -71,46 +131,25 @@ struct Checkpoint: Sendable {
             header.u64(UInt64(entry.offset))
             header.u32(UInt32(entry.length))
         }
-        sections.append(header.bytes)
-        var blocks = BinaryWriter(capacity: state.blocks.count * 14 + 8)
-        blocks.varint(state.blocks.count)
-        for block in state.blocks {
-            blocks.u32(block.segment)
-            blocks.u32(block.offset)
-            blocks.u32(block.length)
-            blocks.u16(block.entity)
-        }
-        sections.append(blocks.bytes)
-        for (entityID, entity) in state.entities.enumerated() {
-            var index = BinaryWriter(capacity: entity.locations.count * 12 + 16)
-            index.varint(entity.locations.count)
-            entity.locations.withUnsafeBytes { index.raw($0) }
-            entity.sizes.withUnsafeBytes { index.raw($0) }
-            sections.append(index.bytes)
-            var fetch = BinaryWriter()
-            let columns = fetchIndexes[entityID].sorted { $0.key < $1.key }
-            fetch.varint(columns.count)
-            for (column, ordered) in columns {
-                let codec = Self.valueCodec(schema.entities[entityID].columns[column])
-                fetch.varint(column)
-                fetch.varint(ordered.count)
-                ordered.forEach { value, key in
-                    fetch.varint(UInt64(bitPattern: key))
-                    codec.encode(Row([value]), into: &fetch)
-                }
+        return header.bytes
+    }
+
+    /// One entity's fetch indexes: varint column count, per column varint column, varint pair
+    /// count and per pair a varint key and the value as a one-column row.
+    private static func encodeFetchIndexes(_ indexes: [Int: OrderedIndex], entity: EntitySchema) -> [UInt8] {
+        var fetch = BinaryWriter()
+        let columns = indexes.sorted { $0.key < $1.key }
+        fetch.varint(columns.count)
+        for (column, ordered) in columns {
+            let codec = valueCodec(entity.columns[column])
+            fetch.varint(column)
+            fetch.varint(ordered.count)
+            ordered.forEach { value, key in
+                fetch.varint(UInt64(bitPattern: key))
+                codec.encode(Row([value]), into: &fetch)
             }
-            sections.append(fetch.bytes)
         }
-        var bytes = BinaryWriter(capacity: sections.reduce(16) { $0 + $1.count + 8 })
-        bytes.raw(Self.magic)
-        bytes.u32(Store.formatVersion)
-        bytes.u32(UInt32(sections.count))
-        for section in sections {
-            bytes.u32(UInt32(section.count))
-            bytes.u32(CRC32C.mask(CRC32C.checksum(section)))
-            bytes.raw(section)
-        }
-        return bytes.bytes
+        return fetch.bytes
     }
 
     /// The codec for one indexed column's values.
@@ -118,107 +157,6 @@ struct Checkpoint: Sendable {
         var single = column
         single.isNullable = true
         return RowCodec(EntitySchema(id: 0, name: column.name, columns: [single]))
-    }
-
-    /// Parses a checkpoint read from `path`.
-    ///
-    /// - Throws: ``StoreError/Code/corrupt`` naming the file and the offset of the section that
-    ///   fails its checksum or does not parse.
-    static func decode(_ bytes: [UInt8], path: String, schema: Schema) throws -> Checkpoint {
-        try bytes.withUnsafeBytes { raw in
-            var reader = BinaryReader(raw)
-            var sectionStart = 0
-            do {
-                guard raw.count >= 16, Array(try reader.bytes(8)) == magic, try reader.u32() == Store.formatVersion
-                else {
-                    throw StoreError(.corrupt, "not a checkpoint of this format", path: path, offset: 0)
-                }
-                let count = Int(try reader.u32())
-                guard count == 2 + 2 * schema.entities.count else {
-                    throw StoreError(.corrupt, "checkpoint has \(count) sections", path: path, offset: 12)
-                }
-                var sections: [UnsafeRawBufferPointer] = []
-                var sectionStarts: [Int] = []
-                for _ in 0..<count {
-                    sectionStart = reader.position
-                    sectionStarts.append(sectionStart)
-                    let length = Int(try reader.u32())
-                    let crc = try reader.u32()
-                    let section = try reader.bytes(length)
-                    guard CRC32C.mask(CRC32C.checksum(section)) == crc else {
-                        throw StoreError(
-                            .corrupt, "checkpoint section fails its checksum", path: path, offset: Int64(sectionStart))
-                    }
-                    sections.append(section)
-                }
-                sectionStart = sectionStarts[0]
-                var state = StoreState(schema: schema)
-                var header = BinaryReader(sections[0])
-                let segment = try header.u32()
-                let offset = try header.offset()
-                state.lastSequence = try header.sequence()
-                state.historyFloor = try header.sequence()
-                var nextKeys: [Int64] = []
-                for _ in 0..<(try header.count(limit: 65_535)) { nextKeys.append(try header.nextKey()) }
-                for _ in 0..<(try header.count(limit: 1 << 24)) {
-                    let id = try header.u32()
-                    let stats = SegmentStats(
-                        liveBytes: try header.offset(), deadBytes: try header.offset(),
-                        fileBytes: try header.offset(), maxSequence: try header.sequence())
-                    state.segmentOrder.append(id)
-                    state.stats[id] = stats
-                }
-                for _ in 0..<(try header.count()) {
-                    state.history.append(
-                        HistoryEntry(
-                            sequence: try header.sequence(), segment: try header.u32(), offset: try header.offset(),
-                            length: Int(try header.u32())))
-                }
-                sectionStart = sectionStarts[1]
-                var blocks = BinaryReader(sections[1])
-                // 14 bytes a block: a count the section cannot hold reserves nothing.
-                let blockCount = try blocks.count(limit: blocks.remaining / 14)
-                state.blocks.reserveCapacity(blockCount)
-                for _ in 0..<blockCount {
-                    state.blocks.append(
-                        BlockLocation(
-                            segment: try blocks.u32(), offset: try blocks.u32(), length: try blocks.u32(),
-                            entity: try blocks.u16()))
-                }
-                for entityID in schema.entities.indices {
-                    sectionStart = sectionStarts[2 + 2 * entityID]
-                    var index = BinaryReader(sections[2 + 2 * entityID])
-                    let slots = try index.count()
-                    let locations = try index.bytes(slots * 8)
-                    let sizes = try index.bytes(slots * 4)
-                    var entity = EntityIndex()
-                    entity.locations = Array(locations.bindMemory(to: UInt64.self))
-                    entity.sizes = Array(sizes.bindMemory(to: UInt32.self))
-                    var live = 0
-                    for location in entity.locations where location != 0 {
-                        // The place is (block number + 1) << 16 | slot: a present row names a block.
-                        let block = RowLocation(raw: location).place >> 16
-                        guard block >= 1, block <= UInt64(blockCount) else { throw BinaryReader.Malformed(offset: 0) }
-                        live += 1
-                    }
-                    guard !entity.locations.isEmpty else { throw BinaryReader.Malformed(offset: 0) }
-                    entity.liveCount = live
-                    state.entities[entityID] = entity
-                }
-                // Slices of the file's bytes: kept without copying until parsed in the background.
-                // A section's bytes follow its length and checksum.
-                let fetchSections = (0..<schema.entities.count).map { entity -> ArraySlice<UInt8> in
-                    let start = sectionStarts[3 + 2 * entity] + 8
-                    return bytes[start..<(start + sections[3 + 2 * entity].count)]
-                }
-                var checkpoint = Checkpoint(segment: segment, offset: offset, state: state, nextKeys: nextKeys)
-                checkpoint.fetchIndexSections = fetchSections
-                checkpoint.sectionOffsets = sectionStarts.map(Int64.init)
-                return checkpoint
-            } catch is BinaryReader.Malformed {
-                throw StoreError(.corrupt, "checkpoint section does not parse", path: path, offset: Int64(sectionStart))
-            }
-        }
     }
 }
 
@@ -250,34 +188,6 @@ extension Checkpoint {
                 .corrupt, "checkpoint block at \(block.offset) is outside segment \(block.segment)", path: path,
                 offset: table)
         }
-    }
-
-    /// Parses the fetch-index sections of a checkpoint.
-    ///
-    /// - Throws: ``BinaryReader/Malformed`` when a section does not parse.
-    static func decodeFetchIndexes(_ sections: [ArraySlice<UInt8>], schema: Schema) throws -> [[Int: OrderedIndex]] {
-        var indexes = StoreState.emptyFetchIndexes(schema)
-        for (entityID, section) in sections.enumerated() {
-            try section.withUnsafeBytes { raw in
-                var fetch = BinaryReader(raw)
-                for _ in 0..<(try fetch.count(limit: 4096)) {
-                    let column = try fetch.count(limit: 4095)
-                    guard indexes[entityID][column] != nil else { throw BinaryReader.Malformed(offset: fetch.position) }
-                    let codec = valueCodec(schema.entities[entityID].columns[column])
-                    var pairs: [(Value, PrimaryKey)] = []
-                    // At least 2 bytes a pair (a key, a null bitmap): a count the section cannot
-                    // hold reserves nothing.
-                    let pairCount = try fetch.count(limit: fetch.remaining / 2)
-                    pairs.reserveCapacity(pairCount)
-                    for _ in 0..<pairCount {
-                        let key = Int64(bitPattern: try fetch.varint())
-                        pairs.append((try codec.decodeSingleValue(from: &fetch), key))
-                    }
-                    indexes[entityID][column] = OrderedIndex(ordered: pairs)
-                }
-            }
-        }
-        return indexes
     }
 }
 
@@ -318,13 +228,20 @@ extension Store {
         let id = status.takeFileID()
         let file = checkpointsPath + "/" + Checkpoint.fileName(id)
         let started = ContinuousClock.now
-        let bytes = snapshot.encode(schema: schema)
+        let bytes: [UInt8]
+        do {
+            bytes = try snapshot.encode(schema: schema)
+        } catch let error as StoreError where error.code == .corrupt {
+            if dropDamagedCheckpoint(&status) { try publishManifest(status) }
+            throw error
+        }
         try StoreError.io("write checkpoint", path: file) {
             try io.replaceAtomically(file, with: bytes, directory: checkpointsPath)
         }
         let previous = status.checkpoint
         status.checkpoint = id
         try publishManifest(status)
+        state.withLock { $0.checkpointFile = nil }
         if let previous { try? io.unlink(checkpointsPath + "/" + Checkpoint.fileName(previous)) }
         counters.checkpoints.add(1)
         logger.debug(
@@ -332,5 +249,17 @@ extension Store {
             metadata: [
                 "checkpoint": "\(id)", "bytes": "\(bytes.count)", "duration": "\(ContinuousClock.now - started)",
             ])
+    }
+
+    /// Stops naming the checkpoint the store opened from in `status` when a page of it failed its
+    /// verification, so that the next open replays the whole log; returns whether it did. Call
+    /// with the manifest lock held, then publish the manifest.
+    func dropDamagedCheckpoint(_ status: inout ManifestStatus) -> Bool {
+        guard let file = state.withLock({ $0.checkpointFile }), file.isDamaged, let current = status.checkpoint,
+            file.path == checkpointsPath + "/" + Checkpoint.fileName(current)
+        else { return false }
+        logger.error("checkpoint damaged; the next open replays the whole log", metadata: ["path": "\(file.path)"])
+        status.checkpoint = nil
+        return true
     }
 }

@@ -66,57 +66,6 @@ struct RowLocation: Hashable, Sendable {
     func hash(into hasher: inout Hasher) { hasher.combine(place) }
 }
 
-/// The object index of one entity: a dense array from primary key to row location, and the
-/// encoded size of each live row (for exact dead-byte counts). 12 bytes a key.
-struct EntityIndex: Sendable {
-    /// The largest key (or next key) a file may name. Keys count rows from 1 into this dense
-    /// index of 12 bytes a key, so `1 << 62` is never reached: a larger one is damage, and
-    /// refusing it keeps `key + 1` and the allocation of keys after it from overflowing.
-    static let maximumKey: Int64 = 1 << 62
-
-    /// Locations by key; index 0 is unused.
-    var locations: [UInt64] = [0]
-    /// Encoded row sizes by key.
-    var sizes: [UInt32] = [0]
-    /// The number of live rows.
-    var liveCount = 0
-
-    /// The location of `key`'s row, or `.absent`.
-    func location(of key: Int64) -> RowLocation {
-        guard key > 0, key < locations.count else { return .absent }
-        return RowLocation(raw: locations[Int(key)])
-    }
-
-    /// The encoded size of `key`'s row.
-    func size(of key: Int64) -> Int {
-        guard key > 0, key < sizes.count else { return 0 }
-        return Int(sizes[Int(key)])
-    }
-
-    /// Sets `key`'s location and size, growing the arrays as needed; returns the previous location.
-    @discardableResult
-    mutating func set(_ key: Int64, to location: RowLocation, size: Int) -> RowLocation {
-        let index = Int(key)
-        if index >= locations.count {
-            // Grows by an eighth, reserving exactly that (an append alone would double the
-            // capacity): amortized constant time, and at most 12.5% of slack in memory.
-            let newCount = Swift.max(index + 1, locations.count + locations.count / 8)
-            locations.reserveCapacity(newCount)
-            sizes.reserveCapacity(newCount)
-            locations.append(contentsOf: repeatElement(0, count: newCount - locations.count))
-            sizes.append(contentsOf: repeatElement(0, count: newCount - sizes.count))
-        }
-        let previous = RowLocation(raw: locations[index])
-        if previous.isPresent != location.isPresent { liveCount += location.isPresent ? 1 : -1 }
-        locations[index] = location.raw
-        sizes[index] = UInt32(clamping: size)
-        return previous
-    }
-
-    /// The bytes the index takes in memory.
-    var memoryBytes: Int { locations.capacity * 8 + sizes.capacity * 4 }
-}
-
 /// Byte counts of one segment, kept exactly as rows are superseded.
 struct SegmentStats: Sendable, Hashable {
     /// Encoded bytes of rows still live in the segment.

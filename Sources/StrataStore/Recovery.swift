@@ -16,6 +16,9 @@ struct Recovery {
     let schema: Schema?
     /// The configuration to open with.
     let configuration: StoreConfiguration
+    /// Whether to replay the whole log instead of loading the checkpoint (after a page of its
+    /// object index turned out damaged while the log after it was replayed).
+    var ignoresCheckpoint = false
 
     private var io: any FileIO { configuration.io }
     private var logger: Logger { configuration.logger }
@@ -57,7 +60,19 @@ struct Recovery {
                         + "(entities \(manifest.schema.entities.map(\.name))); the schema given is \(String(schema.hash, radix: 16))",
                     path: manifestPath)
             }
-            let store = try openStore(manifest: manifest, lockFD: lockFD, lockHandedOver: &lockHandedOver)
+            let store: Store
+            do {
+                store = try openStore(manifest: manifest, lockFD: lockFD, lockHandedOver: &lockHandedOver)
+            } catch let error as StoreError
+                where lockHandedOver && !ignoresCheckpoint && error.path?.hasPrefix(path + "/checkpoints/") == true
+            {
+                // A page of the checkpoint's index, read as the log after it was replayed, is
+                // damaged. The store that read it is released with its lock: open from the log alone.
+                logger.warning("checkpoint unusable; replaying the whole log", metadata: ["error": "\(error)"])
+                var recovery = self
+                recovery.ignoresCheckpoint = true
+                return try recovery.open()
+            }
             logger.debug(
                 "opened store",
                 metadata: [
@@ -203,11 +218,10 @@ struct Recovery {
     /// Loads the manifest's checkpoint, or returns `nil` (replaying the whole log) when it is
     /// missing, damaged or does not match the manifest's segments.
     private func loadCheckpoint(_ manifest: Manifest, files: SegmentFiles) -> Checkpoint? {
-        guard let id = manifest.checkpoint else { return nil }
+        guard !ignoresCheckpoint, let id = manifest.checkpoint else { return nil }
         let file = path + "/checkpoints/" + Checkpoint.fileName(id)
         do {
-            let bytes = try StoreError.io("read checkpoint", path: file) { try io.readFile(file) }
-            let checkpoint = try Checkpoint.decode(bytes, path: file, schema: manifest.schema)
+            let checkpoint = try Checkpoint.open(path: file, schema: manifest.schema, io: io)
             guard let position = manifest.segments.firstIndex(of: checkpoint.segment),
                 Array(manifest.segments[...position]) == checkpoint.state.segmentOrder
             else {

@@ -603,11 +603,19 @@ extension Store {
             undo.append((id, current))
             local[id] = image
         }
-        // Whether each key is live in the committed state, read under one lock for the commit.
-        let committed = state.withLock { state in
-            ops.map { op in
-                state.entities.indices.contains(op.entity) && state.entities[op.entity].location(of: op.key).isPresent
+        // Whether each key is live in the committed state, read under one lock for the commit. The
+        // lookups also read the keys' pages of a checkpoint's index not yet read, so that applying
+        // the commit sets them without I/O, and a damaged page fails the commit before its write.
+        let committed: [Bool]
+        do {
+            committed = try state.withLock { state in
+                try ops.map { op in
+                    guard state.entities.indices.contains(op.entity) else { return false }
+                    return try state.entities[op.entity].location(of: op.key).isPresent
+                }
             }
+        } catch {
+            return .failure(error as? StoreError ?? StoreError(.io, "reading the object index failed: \(error)"))
         }
         var next = 0
         do {

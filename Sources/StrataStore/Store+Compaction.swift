@@ -236,9 +236,12 @@ extension Store {
             }
             return RowLocation(block: number, slot: op.slot)
         }
-        let live = state.withLock { state in
-            zip(record.ops, locations).map { op, location in
-                location.isPresent && state.entities[op.entity].location(of: op.key) == location
+        // The lookups read the keys' pages of a checkpoint's index not yet read, so that the
+        // install after the copy finds them read.
+        let live = try state.withLock { state in
+            try zip(record.ops, locations).map { op, location in
+                guard location.isPresent else { return false }
+                return try state.entities[op.entity].location(of: op.key) == location
             }
         }
         var blocks: [Int: DecodedBlock] = [:]
@@ -301,8 +304,8 @@ extension Store {
                 func install(
                     _ entity: Int, _ key: Int64, old: RowLocation, new: RowLocation, size: Int, segment: UInt32
                 ) {
-                    let current = state.entities[entity].location(of: key)
-                    guard current == old else { return }
+                    // The key's page was read when the row was found live, and pages stay read.
+                    guard let current = try? state.entities[entity].location(of: key), current == old else { return }
                     state.entities[entity].set(key, to: new.keepingStart(of: current), size: size)
                     state.stats[segment]!.liveBytes += Int64(size)
                     state.stats[segment]!.deadBytes -= Int64(size)

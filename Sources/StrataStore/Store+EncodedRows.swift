@@ -15,10 +15,11 @@ extension Store {
     /// checks its own cache against before reading the row with ``readEncoded(_:)``.
     ///
     /// - Throws: ``StoreError`` `closed`; `corrupt` when the index points into a block of another
-    ///   entity (a damaged checkpoint).
+    ///   entity or a page of the index read from the checkpoint fails its checksum (a damaged
+    ///   checkpoint); `io` when reading that page fails.
     public func locate(_ entity: Int, key: PrimaryKey) throws -> (sequence: UInt64, row: LocatedRow?) {
         try checkOpen()
-        let (sequence, resolved) = state.withLock { state in (state.lastSequence, state.resolve(entity, key)) }
+        let (sequence, resolved) = try state.withLock { state in (state.lastSequence, try state.resolve(entity, key)) }
         if let resolved { try checkBlockEntity(resolved.block, of: entity, file: resolved.file) }
         return (sequence, resolved.map(LocatedRow.init))
     }

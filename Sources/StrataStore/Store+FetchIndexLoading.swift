@@ -7,7 +7,7 @@ extension Store {
     ///
     /// Should the sections not parse (their checksums passed, so only a bug could cause it), the
     /// indexes are rebuilt from the live rows instead.
-    func loadFetchIndexesInBackground(_ sections: [ArraySlice<UInt8>]) {
+    func loadFetchIndexesInBackground(_ sections: [FetchIndexSection]) {
         let group = fetchIndexLoading
         let schema = schema
         group.enter()
@@ -16,11 +16,11 @@ extension Store {
         // its files and lock at once.
         let thread = Thread { [weak self] in
             defer { group.leave() }
-            if let decoded = try? Checkpoint.decodeFetchIndexes(sections, schema: schema) {
+            if let decoded = try? Checkpoint.readFetchIndexes(sections, schema: schema) {
                 state.withLock { $0.fetchIndexes = decoded }
             } else if let store = self {
                 store.logger.error(
-                    "checkpoint fetch indexes do not parse; rebuilding them from the rows",
+                    "checkpoint fetch indexes unreadable; rebuilding them from the rows",
                     metadata: ["path": "\(store.path)"])
                 store.rebuildFetchIndexes()
             }

@@ -178,6 +178,11 @@ extension Store {
         highestKeys: inout [Int64]
     ) throws {
         try checkOperations(of: record, path: file.path, offset: recordOffset)
+        // Reads the keys' pages of a checkpoint's index not yet read, so that applying the record
+        // sets them without I/O (a damaged page fails the open, which then replays the whole log).
+        try state.withLock { state in
+            for op in record.ops { try state.entities[op.entity].prepare(op.key) }
+        }
         var blocks: [Int: DecodedBlock] = [:]
         var latest: [EntityKey: Row?] = [:]
         for op in record.ops {

@@ -41,7 +41,7 @@ extension Store {
             _ block: DecodedBlock, _ slots: [(key: PrimaryKey, slot: Int)], _ place: BlockLocation, _ file: SegmentFile
         ) throws -> Void
     ) throws {
-        let (locations, blocks, files) = state.withLock { ($0.entities[entity].locations, $0.blocks, $0.files) }
+        let (index, blocks, files) = state.withLock { ($0.entities[entity], $0.blocks, $0.files) }
         let entityTag = UInt16(entity)
         var slots: [(key: PrimaryKey, slot: Int)] = []
         for number in blocks.indices where blocks[number].entity == entityTag {
@@ -51,10 +51,7 @@ extension Store {
             slots.removeAll(keepingCapacity: true)
             for slot in 0..<block.rowCount {
                 let key = block.key(at: slot)
-                guard key > 0, key < locations.count else { continue }
-                guard RowLocation(raw: locations[Int(key)]) == RowLocation(block: UInt32(number), slot: slot) else {
-                    continue
-                }
+                guard try index.location(of: key) == RowLocation(block: UInt32(number), slot: slot) else { continue }
                 slots.append((key, slot))
             }
             try body(block, slots, location, file)
@@ -123,13 +120,13 @@ extension Store {
         ) throws -> Void
     ) throws {
         try checkOpen()
-        let (located, blocks, files) = state.withLock { state in
+        let (located, blocks, files) = try state.withLock { state in
             // Positions in `keys` with their rows' places, which order blocks and slots.
             var located: [(location: UInt64, position: Int)] = []
             if entity >= 0, entity < state.entities.count {
                 located.reserveCapacity(keys.count)
                 for (position, key) in keys.enumerated() {
-                    let location = state.entities[entity].location(of: key)
+                    let location = try state.entities[entity].location(of: key)
                     if location.isPresent { located.append((location.place, position)) }
                 }
             }

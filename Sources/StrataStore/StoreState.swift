@@ -42,6 +42,9 @@ struct StoreState: Sendable {
     var preallocatedEnd: Int64 = 0
     /// Log bytes appended since the newest checkpoint.
     var bytesSinceCheckpoint: Int64 = 0
+    /// The checkpoint the store opened from, whose index pages are read when first used; `nil`
+    /// once the store wrote a checkpoint of its own (which reads every page).
+    var checkpointFile: CheckpointFile?
 
     /// Creates the empty state for `schema`.
     init(schema: Schema) {
@@ -63,9 +66,11 @@ struct StoreState: Sendable {
     var activeFile: SegmentFile { files[activeSegment]! }
 
     /// The location of a row, with the block's place and file, or `nil` when the row is absent.
-    func resolve(_ entity: Int, _ key: Int64) -> ResolvedRow? {
+    ///
+    /// - Throws: as ``EntityIndex/location(of:)``.
+    func resolve(_ entity: Int, _ key: Int64) throws -> ResolvedRow? {
         guard entity >= 0, entity < entities.count else { return nil }
-        let location = entities[entity].location(of: key)
+        let location = try entities[entity].location(of: key)
         guard location.isPresent else { return nil }
         return resolve(location)
     }
@@ -95,7 +100,8 @@ struct StoreState: Sendable {
         _ entity: Int, _ key: Int64, at location: RowLocation, size: Int, segment: UInt32,
         counting counts: inout SegmentByteCounts
     ) {
-        let oldSize = entities[entity].size(of: key)
+        // Writers prepare every key's page before applying (``EntityIndex/prepare(_:)``).
+        let oldSize = (try? entities[entity].size(of: key)) ?? 0
         let previous = entities[entity].set(key, to: location, size: size)
         if previous.isPresent {
             let oldSegment = blocks[Int(previous.block)].segment

@@ -72,8 +72,13 @@ public struct StoreStatistics: Sendable, Hashable, Codable {
     public var spaceAllocationsAhead: Int
     /// Live rows, all entities.
     public var liveRows: Int
-    /// Bytes of memory the object index takes.
+    /// Bytes of memory the object index and block table take now. After an open from a
+    /// checkpoint the index's pages are read as keys in them are used, so this grows with use up
+    /// to ``indexBytesWhenRead``.
     public var indexBytes: Int
+    /// Bytes of memory the object index and block table take once every page of the index is
+    /// read: 12 bytes a key up to the largest key, in pages of 4,096 keys.
+    public var indexBytesWhenRead: Int
     /// Blocks in the block table.
     public var blocks: Int
     /// Bytes of live segment files.
@@ -103,11 +108,12 @@ public struct SegmentInfo: Sendable, Hashable, Codable {
 extension Store {
     /// The store's counters and sizes now. Costs no I/O.
     public var statistics: StoreStatistics {
-        let (rows, indexBytes, blocks, segmentBytes, liveRowBytes) = state.withLock { state in
-            (
+        let (rows, indexBytes, indexBytesWhenRead, blocks, segmentBytes, liveRowBytes) = state.withLock { state in
+            let blockTable = state.blocks.capacity * MemoryLayout<BlockLocation>.stride
+            return (
                 state.entities.reduce(0) { $0 + $1.liveCount },
-                state.entities.reduce(0) { $0 + $1.memoryBytes } + state.blocks.capacity
-                    * MemoryLayout<BlockLocation>.stride,
+                state.entities.reduce(0) { $0 + $1.memoryBytes } + blockTable,
+                state.entities.reduce(0) { $0 + $1.fullMemoryBytes } + blockTable,
                 state.blocks.count, state.stats.values.reduce(Int64(0)) { $0 + $1.fileBytes },
                 state.stats.values.reduce(Int64(0)) { $0 + $1.liveBytes }
             )
@@ -119,7 +125,7 @@ extension Store {
             compactions: counters.compactions.total, checkpoints: counters.checkpoints.total,
             spaceAllocations: counters.spaceAllocations.total,
             spaceAllocationsAhead: counters.spaceAllocationsAhead.total, liveRows: rows,
-            indexBytes: indexBytes, blocks: blocks, segmentBytes: segmentBytes, liveRowBytes: liveRowBytes)
+            indexBytes: indexBytes, indexBytesWhenRead: indexBytesWhenRead, blocks: blocks, segmentBytes: segmentBytes, liveRowBytes: liveRowBytes)
     }
 
     /// The file name of the index checkpoint the store was opened with or wrote last, in its

@@ -152,9 +152,9 @@ struct StoreVerifier {
         var file: String
         var sectionOffsets: [Int64]
 
-        /// The offset of the object-index section (or fetch-index section) of `entity`.
+        /// The offset of the directory section of `entity` (or of its fetch indexes).
         func sectionOffset(entity: Int, fetchIndex: Bool) -> Int64 {
-            sectionOffsets[2 + 2 * entity + (fetchIndex ? 1 : 0)]
+            fetchIndex ? checkpoint.fetchIndexSections[entity].place.offset : sectionOffsets[2 + entity]
         }
     }
 
@@ -166,16 +166,17 @@ struct StoreVerifier {
         let file = path + "/checkpoints/" + Checkpoint.fileName(id)
         let ignored = " (opening ignores the checkpoint and replays the whole log)"
         do {
-            let bytes = try StoreError.io("read checkpoint", path: file) { try io.readFile(file) }
-            var checkpoint = try Checkpoint.decode(bytes, path: file, schema: manifest.schema)
-            let offsets = Self.sectionOffsets(bytes)
+            var checkpoint = try Checkpoint.open(path: file, schema: manifest.schema, io: io)
+            let offsets = checkpoint.sectionOffsets
+            // Every page of the object index, each verified as it is read.
+            try checkpoint.state.entities.forEach { index in try index.pages.forEach { try $0.prepare() } }
             do {
-                checkpoint.state.fetchIndexes = try Checkpoint.decodeFetchIndexes(
+                checkpoint.state.fetchIndexes = try Checkpoint.readFetchIndexes(
                     checkpoint.fetchIndexSections, schema: manifest.schema)
-            } catch {
+            } catch is BinaryReader.Malformed {
                 throw StoreError(
-                    .corrupt, "checkpoint fetch-index section does not parse", path: file,
-                    offset: offsets.count > 3 ? offsets[3] : 0)
+                    .corrupt, "checkpoint fetch indexes do not parse", path: file,
+                    offset: checkpoint.fetchIndexSections.first?.place.offset ?? 0)
             }
             guard let position = manifest.segments.firstIndex(of: checkpoint.segment),
                 Array(manifest.segments[...position]) == checkpoint.state.segmentOrder
@@ -198,20 +199,6 @@ struct StoreVerifier {
             problem(error, file: file, adding: ignored)
             return nil
         }
-    }
-
-    /// The offsets of the sections of a checkpoint that decoded.
-    private static func sectionOffsets(_ bytes: [UInt8]) -> [Int64] {
-        var offsets: [Int64] = []
-        var position = 16
-        while position + 8 <= bytes.count {
-            offsets.append(Int64(position))
-            let length = bytes.withUnsafeBytes {
-                Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: position, as: UInt32.self)))
-            }
-            position += 8 + length
-        }
-        return offsets
     }
 
     // MARK: Log
@@ -678,7 +665,7 @@ private struct IndexDifference {
                 ))
         }
         var differing: [(key: Int64, left: RowPlace?, right: RowPlace?)] = []
-        for key in 1..<Int64(max(leftIndex.locations.count, rightIndex.locations.count)) {
+        for key in 1..<max(leftIndex.keyLimit, rightIndex.keyLimit, 1) {
             let places = (place(of: key, entity, in: left), place(of: key, entity, in: right))
             if places.0 != places.1 { differing.append((key, places.0, places.1)) }
         }
@@ -721,7 +708,8 @@ private struct IndexDifference {
 
     /// Where `key`'s row of `entity` is in `state`, or `nil` when it is absent.
     private static func place(of key: Int64, _ entity: Int, in state: StoreState) -> RowPlace? {
-        let location = state.entities[entity].location(of: key)
+        // Every page of a checkpoint's index was read and verified before the comparison.
+        let location = (try? state.entities[entity].location(of: key)) ?? .absent
         guard location.isPresent else { return nil }
         let block = state.blocks[Int(location.block)]
         return RowPlace(

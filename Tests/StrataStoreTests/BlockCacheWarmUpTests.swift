@@ -75,7 +75,7 @@ import Testing
         let cached = store.cache.count
         #expect(cached > 1 && cached < blocks, "the cache holds some blocks, not all")
         #expect(store.cache.totalCost <= cacheSize)
-        let oldestBlock = try #require(store.state.withLock { $0.resolve(TestSchema.employee, 1) }).location.block
+        let oldestBlock = try #require(store.state.withLock { try $0.resolve(TestSchema.employee, 1) }).location.block
         #expect(store.cache.contains(UInt64(oldestBlock)), "the warm-up evicted nothing a read cached")
         #expect(store.cache.contains(UInt64(blocks - 1)), "the newest block went in")
 
@@ -163,7 +163,7 @@ import Testing
         let url = directory.store()
         try Self.fill(url)
         let store = try Self.openWarmed(url, configuration: Self.configuration(warming: false))
-        let newest = try #require(store.state.withLock { $0.resolve(TestSchema.employee, 300) })
+        let newest = try #require(store.state.withLock { try $0.resolve(TestSchema.employee, 300) })
         #expect(Int(newest.location.block) == WrittenBlockCacheTests.blockCount(store) - 1)
         try store.close()
         try CorruptionTests.flipByte(newest.file.path, at: Int64(newest.block.offset) + Int64(newest.block.length / 2))

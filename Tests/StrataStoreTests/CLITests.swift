@@ -72,6 +72,8 @@ import Testing
         #expect(text.output.contains("Department (id 0): 1 row"))
         #expect(text.output.contains(store.storeID.uuidString))
         #expect(text.output.contains("segments/00000001.log  active"))
+        #expect(text.output.contains("with every page read"))
+        #expect(text.output.contains("bytes per live object"))
 
         let json = try Self.strata("info", url.path, "--json", in: directory)
         #expect(json.status == 0, "\(json.errors)")
@@ -83,6 +85,10 @@ import Testing
         #expect(object["lastSequence"] as? Int == 4)
         #expect((object["segments"] as? [[String: Any]])?.count == 1)
         #expect(object.keys.contains("checkpoint"))
+        // One page of 4,096 keys an entity, each read only when used.
+        let whenRead = try #require(object["indexMemoryBytesWhenRead"] as? Int)
+        #expect(whenRead >= 2 * IndexPage.byteCount)
+        #expect(try #require(object["indexMemoryBytes"] as? Int) <= whenRead)
         try store.close()
     }
 

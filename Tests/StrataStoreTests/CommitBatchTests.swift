@@ -54,12 +54,12 @@ import Testing
         let error = #expect(throws: StoreError.self) { try store.commit([fresh, conflicting]) }
         #expect(error?.code == .keyConflict)
         #expect(store.lastSequence == 1)
-        #expect(!store.contains(TestSchema.employee, key: 2))
+        #expect(try !store.contains(TestSchema.employee, key: 2))
         try store.close()
 
         store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
         #expect(store.lastSequence == 1)
-        #expect(!store.contains(TestSchema.employee, key: 2))
+        #expect(try !store.contains(TestSchema.employee, key: 2))
         #expect(try store.read(TestSchema.employee, key: 1) == TestSchema.employee(1))
         try store.close()
     }

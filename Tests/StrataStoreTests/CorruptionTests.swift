@@ -194,9 +194,13 @@ import Testing
             "offset \(String(describing: error?.offset)) is not in the record at \(record.offset)")
     }
 
-    /// A flipped byte anywhere in the index checkpoint: `Checkpoint.decode` throws `corrupt`
-    /// naming the file and an offset in it; open replays the whole log instead and shows the same
-    /// rows, indexes and history; the store then commits, checkpoints and reopens.
+    /// A flipped byte anywhere in the index checkpoint: verify reports it, naming the file and an
+    /// offset in it. Opening replays the whole log instead when the byte is in the checkpoint's
+    /// head; when it is in a page of the object index or the fetch indexes, which are read after
+    /// the open, reading a row of that page throws `corrupt` naming the checkpoint (the fetch
+    /// indexes are rebuilt from the rows), and once the store closed the next open replays the
+    /// whole log. Either way the store then shows the same rows, indexes and history, commits,
+    /// checkpoints and reopens.
     @Test(arguments: [0, 9, 13, 17, 21, 30, -2, -1])
     func damagedCheckpoint(at position: Int) throws {
         let fixture = try Fixture(closing: false)
@@ -215,19 +219,22 @@ import Testing
         let size = try FaultInjectionTests.fileSize(file)
         let offset = position >= 0 ? Int64(position) : size / (position == -2 ? 2 : 1) - (position == -1 ? 1 : 0)
         try Self.flipByte(file, at: offset)
-        let error = #expect(throws: StoreError.self) {
-            _ = try Checkpoint.decode(
-                [UInt8](try Data(contentsOf: URL(fileURLWithPath: file))), path: file, schema: TestSchema.schema)
-        }
-        #expect(error?.code == .corrupt)
-        #expect(error?.path == file)
-        #expect(
-            error?.offset.map { 0..<size ~= $0 } == true,
-            "offset \(String(describing: error?.offset)) of a \(size)-byte file")
+        let problems = try Store.verify(at: fixture.url).problems.filter { $0.file == file }
+        #expect(!problems.isEmpty)
+        #expect(problems.allSatisfy { 0..<size ~= $0.offset }, "\(problems)")
 
         store = try Store.open(at: fixture.url, schema: TestSchema.schema, configuration: Self.configuration())
-        let replayed = try StoreContents(store!)
-        #expect(replayed == contents, "\(replayed.difference(from: contents))")
+        do {
+            let replayed = try StoreContents(store!)
+            #expect(replayed == contents, "\(replayed.difference(from: contents))")
+        } catch let error as StoreError {
+            #expect(error.code == .corrupt)
+            #expect(error.path == file)
+            try store!.close()
+            store = try Store.open(at: fixture.url, schema: TestSchema.schema, configuration: Self.configuration())
+            let replayed = try StoreContents(store!)
+            #expect(replayed == contents, "\(replayed.difference(from: contents))")
+        }
         #expect(try store!.commit(FaultInjectionTests.transaction(13, store!)) == contents.lastSequence + 1)
         let after = try StoreContents(store!)
         try store!.close()

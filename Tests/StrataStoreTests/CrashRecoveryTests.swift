@@ -371,7 +371,7 @@ struct CrashHarness {
         var applied = committed.sorted { $0.sequence < $1.sequence }.map { $0.batch }
         for batch in applied { try apply(batch, to: &expected) }
         for batch in begun.values.sorted(by: { $0.id < $1.id }) {
-            let present = batch.inserts.filter { store!.contains(0, key: $0) }
+            let present = try batch.inserts.filter { try store!.contains(0, key: $0) }
             try require(
                 present.isEmpty || present.count == batch.inserts.count,
                 "batch \(batch.id) is half-applied: \(present.count) of its \(batch.inserts.count) inserted rows are there"

@@ -246,7 +246,7 @@ private struct ReplayRun {
                         "entity \(entity): read of \(key) gives \(String(describing: row)), expected \(String(describing: expected[key]))"
                     )
                 }
-                if store.contains(entity, key: key) != (expected[key] != nil) {
+                if try store.contains(entity, key: key) != (expected[key] != nil) {
                     found.append("entity \(entity): contains(\(key)) is wrong")
                 }
             }

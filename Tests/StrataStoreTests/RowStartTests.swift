@@ -39,7 +39,7 @@ import Testing
     /// row starts among the block's row data.
     static func starts(_ store: Store, _ keys: [Int64]) throws -> [(kept: Int?, table: Int)] {
         try keys.map { key in
-            let resolved = try #require(store.state.withLock { $0.resolve(TestSchema.employee, key) })
+            let resolved = try #require(try store.state.withLock { try $0.resolve(TestSchema.employee, key) })
             let block = try store.loadBlock(resolved.location.block, resolved.block, file: resolved.file)
             let table = block.withRowData(from: 0) { data in
                 block.withRow(at: resolved.location.slot) { row in row.baseAddress! - data.baseAddress! }
@@ -126,11 +126,11 @@ import Testing
         let directory = TemporaryDirectory()
         let store = try Self.open(directory.store())
         let keys = try Self.insert(50, into: store)
-        store.state.withLock { state in
+        try store.state.withLock { state in
             for key in keys {
-                let location = state.entities[TestSchema.employee].location(of: key)
+                let location = try state.entities[TestSchema.employee].location(of: key)
                 let wrong = RowLocation(block: location.block, slot: location.slot, start: 60_000)
-                let size = state.entities[TestSchema.employee].size(of: key)
+                let size = try state.entities[TestSchema.employee].size(of: key)
                 state.entities[TestSchema.employee].set(key, to: wrong, size: size)
             }
         }

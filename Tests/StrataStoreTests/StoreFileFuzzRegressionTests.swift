@@ -39,34 +39,19 @@ import Testing
         }
     }
 
-    /// The bytes of each section of checkpoint `bytes` (after its length and checksum).
-    static func sections(_ bytes: [UInt8]) -> [Range<Int>] {
-        var sections: [Range<Int>] = []
-        var position = 16
-        while position + 8 <= bytes.count {
-            let length = Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: position, as: UInt32.self) })
-            sections.append((position + 8)..<(position + 8 + length))
-            position += 8 + length
-        }
-        return sections
-    }
-
-    /// Applies `edit` to the checkpoint at `path` (given its sections) and recomputes every
-    /// section's checksum, as the fuzzer's re-sealing does.
-    static func editCheckpoint(_ path: String, _ edit: (inout [UInt8], [Range<Int>]) throws -> Void) throws {
+    /// Applies `edit` to the checkpoint at `path` (given its layout) and recomputes every
+    /// checksum, as the fuzzer's re-sealing does.
+    static func editCheckpoint(_ path: String, _ edit: (inout [UInt8], Checkpoint.Layout) throws -> Void) throws {
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        try edit(&bytes, sections(bytes))
-        for section in sections(bytes) {
-            let crc = CRC32C.mask(CRC32C.checksum(Array(bytes[section])))
-            store(crc, at: section.lowerBound - 4, in: &bytes)
-        }
+        try edit(&bytes, Checkpoint.Layout(bytes))
+        Checkpoint.reseal(&bytes)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 
     /// Where the entries of the block table (section 1) start: after its varint count.
-    static func blockTable(_ bytes: [UInt8], _ sections: [Range<Int>]) -> Int {
+    static func blockTable(_ bytes: [UInt8], _ layout: Checkpoint.Layout) -> Int {
         bytes.withUnsafeBytes { raw in
-            var reader = BinaryReader(raw, position: sections[1].lowerBound)
+            var reader = BinaryReader(raw, position: layout.sections[1].lowerBound)
             _ = try? reader.varint()
             return reader.position
         }
@@ -89,16 +74,15 @@ import Testing
         let fixture = try Fixture()
         let file = try fixture.checkpoint
         // The header section: u32 segment, u64 offset.
-        try Self.editCheckpoint(file) { bytes, sections in
-            Self.store(UInt64.max, at: sections[0].lowerBound + 4, in: &bytes)
+        try Self.editCheckpoint(file) { bytes, layout in
+            Self.store(UInt64.max, at: layout.sections[0].lowerBound + 4, in: &bytes)
         }
         let error = #expect(throws: StoreError.self) {
-            _ = try Checkpoint.decode(
-                [UInt8](try Data(contentsOf: URL(fileURLWithPath: file))), path: file, schema: TestSchema.schema)
+            _ = try Checkpoint.open(path: file, schema: TestSchema.schema, io: SystemFileIO())
         }
         #expect(error?.code == .corrupt)
         #expect(error?.path == file)
-        #expect(error?.offset == 16)
+        #expect(error?.offset == Int64(Checkpoint.prefixSize))
         #expect(try !Self.problems(fixture.url, in: file).isEmpty)
         let store = try fixture.open()
         #expect(try StoreContents(store) == fixture.contents)
@@ -106,26 +90,25 @@ import Testing
     }
 
     /// An object-index entry holding only a row start, no block (`1 << 48`), trapped computing
-    /// its block number; now the checkpoint fails to decode and opening replays the log.
+    /// its block number. Now reading the page that holds it fails with `corrupt` at the entry,
+    /// verify reports it, and after the store closes the next open replays the whole log.
     @Test func checkpointLocationWithoutABlock() throws {
         let fixture = try Fixture()
         let file = try fixture.checkpoint
-        var sectionStart = 0
-        try Self.editCheckpoint(file) { bytes, sections in
-            // Entity 1's object index: a one-byte varint slot count (under 128 keys), then u64 locations.
-            let index = sections[2 + 2 * TestSchema.employee]
-            sectionStart = index.lowerBound - 8
-            #expect(bytes[index.lowerBound] < 0x80)
-            Self.store(UInt64(1) << 48, at: index.lowerBound + 1 + 8 * 2, in: &bytes)
+        var entry = 0
+        try Self.editCheckpoint(file) { bytes, layout in
+            // Employee 2's location in the entity's first page.
+            entry = layout.pages[TestSchema.employee][0].lowerBound + 8 * 2
+            Self.store(UInt64(1) << 48, at: entry, in: &bytes)
         }
-        let error = #expect(throws: StoreError.self) {
-            _ = try Checkpoint.decode(
-                [UInt8](try Data(contentsOf: URL(fileURLWithPath: file))), path: file, schema: TestSchema.schema)
-        }
+        #expect(try Self.problems(fixture.url, in: file).contains { $0.offset == Int64(entry) })
+        var store = try fixture.open()
+        let error = #expect(throws: StoreError.self) { _ = try store.read(TestSchema.employee, key: 2) }
         #expect(error?.code == .corrupt)
         #expect(error?.path == file)
-        #expect(error?.offset == Int64(sectionStart))
-        let store = try fixture.open()
+        #expect(error?.offset == Int64(entry))
+        try store.close()
+        store = try fixture.open()
         #expect(try StoreContents(store) == fixture.contents)
         try store.close()
     }
@@ -137,14 +120,14 @@ import Testing
         let fixture = try Fixture()
         let file = try fixture.checkpoint
         var store = try fixture.open()
-        let (location, block) = store.state.withLock { state in
-            let location = state.entities[TestSchema.employee].location(of: 1)
+        let (location, block) = try store.state.withLock { state in
+            let location = try state.entities[TestSchema.employee].location(of: 1)
             return (location, state.blocks[Int(location.block)])
         }
         try store.close()
-        try Self.editCheckpoint(file) { bytes, sections in
+        try Self.editCheckpoint(file) { bytes, layout in
             // 14 bytes a block: u32 segment, offset, length, u16 entity.
-            let entry = Self.blockTable(bytes, sections) + 14 * Int(location.block)
+            let entry = Self.blockTable(bytes, layout) + 14 * Int(location.block)
             Self.store(UInt16(TestSchema.department), at: entry + 12, in: &bytes)
         }
         store = try fixture.open()
@@ -161,8 +144,8 @@ import Testing
     @Test func checkpointBlockPastItsSegment() throws {
         let fixture = try Fixture()
         let file = try fixture.checkpoint
-        try Self.editCheckpoint(file) { bytes, sections in
-            Self.store(UInt32.max, at: Self.blockTable(bytes, sections) + 8, in: &bytes)
+        try Self.editCheckpoint(file) { bytes, layout in
+            Self.store(UInt32.max, at: Self.blockTable(bytes, layout) + 8, in: &bytes)
         }
         #expect(try !Self.problems(fixture.url, in: file).isEmpty)
         let store = try fixture.open()
@@ -178,21 +161,24 @@ import Testing
         var store = try fixture.open()
         // Every employee of the first commit deleted: its block holds no live row.
         var transaction = Transaction()
-        for key in 1...5 where store.contains(TestSchema.employee, key: Int64(key)) {
+        for key in 1...5 where try store.contains(TestSchema.employee, key: Int64(key)) {
             transaction.delete(TestSchema.employee, key: Int64(key))
         }
         try store.commit(transaction)
-        let (live, count) = store.state.withLock { state in
+        let (live, count) = try store.state.withLock { state in
             (
-                Set(state.entities.flatMap { $0.locations.filter { $0 != 0 }.map { RowLocation(raw: $0).block } }),
+                Set(
+                    try state.entities.flatMap { index in
+                        try (1..<index.keyLimit).map { try index.location(of: $0) }.filter(\.isPresent).map(\.block)
+                    }),
                 state.blocks.count
             )
         }
         try store.close()
         let file = try fixture.checkpoint
         let stray = try #require((0..<UInt32(count)).first { !live.contains($0) })
-        try Self.editCheckpoint(file) { bytes, sections in
-            let offset = Self.blockTable(bytes, sections) + 14 * Int(stray) + 4
+        try Self.editCheckpoint(file) { bytes, layout in
+            let offset = Self.blockTable(bytes, layout) + 14 * Int(stray) + 4
             let old = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
             Self.store(old + 1, at: offset, in: &bytes)
         }
@@ -260,12 +246,10 @@ import Testing
         let contents = try StoreContents(store!)
         store = nil  // A crash: the update of commit 6 is replayed over the checkpoint.
         let names = try FileManager.default.contentsOfDirectory(atPath: url.path + "/checkpoints")
-        try Self.editCheckpoint(url.path + "/checkpoints/" + names[0]) { bytes, sections in
-            let index = sections[2 + 2 * TestSchema.employee]
-            let count = Int(bytes[index.lowerBound])
-            #expect(count < 0x80)
-            let sizes = index.lowerBound + 1 + 8 * count
-            for key in 1..<count { Self.store(UInt32.max, at: sizes + 4 * key, in: &bytes) }
+        try Self.editCheckpoint(url.path + "/checkpoints/" + names[0]) { bytes, layout in
+            // The sizes follow the page's locations.
+            let sizes = layout.pages[TestSchema.employee][0].lowerBound + 8 * IndexPage.capacity
+            for key in 1..<64 { Self.store(UInt32.max, at: sizes + 4 * key, in: &bytes) }
         }
         store = try Store.open(at: url, schema: TestSchema.schema, configuration: CorruptionTests.configuration())
         #expect(try StoreContents(store!) == contents)
@@ -314,10 +298,10 @@ import Testing
     @Test func checkpointHistoryEntryOfNoRecord() throws {
         let fixture = try Fixture()
         let file = try fixture.checkpoint
-        try Self.editCheckpoint(file) { bytes, sections in
+        try Self.editCheckpoint(file) { bytes, layout in
             let lengthOffset = bytes.withUnsafeBytes { raw -> Int in
                 // The header section: position, sequences, next keys, segments, then the history.
-                var header = BinaryReader(raw, position: sections[0].lowerBound + 4 + 8 * 3)
+                var header = BinaryReader(raw, position: layout.sections[0].lowerBound + 4 + 8 * 3)
                 for _ in 0..<((try? header.varint()) ?? 0) { _ = try? header.varint() }
                 let segments = Int((try? header.varint()) ?? 0)
                 header.position += segments * (4 + 8 * 4)
@@ -446,16 +430,14 @@ import Testing
         let fixture = try Fixture()
         let file = try fixture.checkpoint
         var store = try fixture.open()
-        let (employee, block) = store.state.withLock { state in
-            let location = state.entities[TestSchema.employee].location(of: 1)
+        let (employee, block) = try store.state.withLock { state in
+            let location = try state.entities[TestSchema.employee].location(of: 1)
             return (location, state.blocks[Int(location.block)])
         }
         try store.close()
-        try Self.editCheckpoint(file) { bytes, sections in
-            // Department 1's entry: after the one-byte varint slot count, u64 locations by key.
-            let index = sections[2 + 2 * TestSchema.department]
-            #expect(bytes[index.lowerBound] < 0x80)
-            Self.store(employee.raw, at: index.lowerBound + 1 + 8, in: &bytes)
+        try Self.editCheckpoint(file) { bytes, layout in
+            // Department 1's entry in the entity's first page, u64 locations by key.
+            Self.store(employee.raw, at: layout.pages[TestSchema.department][0].lowerBound + 8, in: &bytes)
         }
         #expect(try !Self.problems(fixture.url, in: file).isEmpty)
         store = try fixture.open()

@@ -253,7 +253,8 @@ final class StrataEngine: BenchEngine {
         }
         guard replay.result != nil else { throw BenchError("Strata: employee \(key) is missing after a full replay") }
         return [
-            "index.bytesPerObject": Double(statistics.indexBytes) / Double(statistics.liveRows),
+            "index.bytesPerObject": Double(statistics.indexBytesWhenRead) / Double(statistics.liveRows),
+            "index.residentBytesPerObject": Double(statistics.indexBytes) / Double(statistics.liveRows),
             "compression.ratio": Double(statistics.liveRowBytes) / Double(statistics.segmentBytes),
             "open.withoutCheckpointMs": replay.seconds * 1000,
         ]

@@ -335,15 +335,9 @@ enum Seal {
         setU32(&bytes, 12, checksum(bytes, 20..<(20 + u32(bytes, 16))))
     }
 
-    /// `STRATCKP`, version, section count, then sections of length, checksum, bytes.
+    /// The checkpoint's head sections, pages and fetch indexes (``Checkpoint/reseal(_:)``).
     static func checkpoint(_ bytes: inout [UInt8]) {
-        var position = 16
-        while position + 8 <= bytes.count {
-            let length = u32(bytes, position)
-            guard length <= bytes.count - position - 8 else { return }
-            setU32(&bytes, position + 4, checksum(bytes, (position + 8)..<(position + 8 + length)))
-            position += 8 + length
-        }
+        Checkpoint.reseal(&bytes)
     }
 
     /// A 32-byte header, then records: each block's checksum, then the record's.

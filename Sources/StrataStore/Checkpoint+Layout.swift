@@ -1,0 +1,80 @@
+extension Checkpoint {
+    /// Where the parts of a checkpoint file are, for the tools that damage one on purpose (the
+    /// store-file fuzzer and the corruption tests): read leniently, skipping what does not fit.
+    package struct Layout {
+        /// The bytes of each section of the head (after its length and checksum): the header,
+        /// the block table, then one directory per entity.
+        package var sections: [Range<Int>] = []
+        /// Per entity whose directory parses, the bytes of each page of its object index.
+        package var pages: [[Range<Int>]] = []
+        /// Per entity whose directory parses, the bytes of its fetch indexes.
+        package var fetchIndexes: [Range<Int>] = []
+        /// Per entity whose directory parses, where in the file its directory keeps each page's
+        /// checksum, then its fetch indexes' checksum.
+        package var checksumOffsets: [(pages: [Int], fetchIndexes: Int)] = []
+
+        /// Reads the layout of `bytes`.
+        package init(_ bytes: [UInt8]) {
+            guard bytes.count >= Checkpoint.prefixSize else { return }
+            let headLength = min(bytes.count, Int(clamping: Self.u64(bytes, 16)))
+            var position = Checkpoint.prefixSize
+            while position + 8 <= headLength {
+                let length = Int(Self.u32(bytes, position))
+                guard length <= headLength - position - 8 else { break }
+                sections.append((position + 8)..<(position + 8 + length))
+                position += 8 + length
+            }
+            for section in sections.dropFirst(2) { directory(bytes, section) }
+        }
+
+        /// Adds the pages and fetch indexes a directory section names, when they fit the file.
+        private mutating func directory(_ bytes: [UInt8], _ section: Range<Int>) {
+            bytes.withUnsafeBytes { raw in
+                var reader = BinaryReader(UnsafeRawBufferPointer(rebasing: raw[section]))
+                guard (try? reader.varint()) != nil, let count = try? reader.count(limit: section.count / 4),
+                    let first = try? reader.offset()
+                else { return }
+                var pages: [Range<Int>] = []
+                var offsets: [Int] = []
+                for number in 0..<count {
+                    offsets.append(section.lowerBound + reader.position)
+                    guard (try? reader.u32()) != nil else { return }
+                    let start = Int(clamping: first) &+ number &* IndexPage.byteCount
+                    guard start >= 0, start <= bytes.count - IndexPage.byteCount else { return }
+                    pages.append(start..<(start + IndexPage.byteCount))
+                }
+                guard let offset = try? reader.offset(), let length = try? reader.offset(),
+                    offset <= Int64(bytes.count), length <= Int64(bytes.count) - offset, reader.remaining >= 4
+                else { return }
+                self.pages.append(pages)
+                fetchIndexes.append(Int(offset)..<Int(offset + length))
+                checksumOffsets.append((offsets, section.lowerBound + reader.position))
+            }
+        }
+
+        static func u32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
+            bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
+        }
+
+        static func u64(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
+            bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+        }
+    }
+
+    /// Recomputes every checksum of checkpoint `bytes` whose range fits the file (pages, fetch
+    /// indexes, then the head's sections), so that damage under them reaches the parsers.
+    package static func reseal(_ bytes: inout [UInt8]) {
+        func checksum(_ range: Range<Int>) -> UInt32 {
+            bytes.withUnsafeBytes { CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[range]))) }
+        }
+        func store(_ value: UInt32, at offset: Int) {
+            bytes.withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
+        }
+        let layout = Layout(bytes)
+        for (entity, offsets) in layout.checksumOffsets.enumerated() {
+            for (page, offset) in zip(layout.pages[entity], offsets.pages) { store(checksum(page), at: offset) }
+            store(checksum(layout.fetchIndexes[entity]), at: offsets.fetchIndexes)
+        }
+        for section in layout.sections { store(checksum(section), at: section.lowerBound - 4) }
+    }
+}

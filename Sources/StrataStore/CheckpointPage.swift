@@ -1,0 +1,84 @@
+import Synchronization
+
+/// A checkpoint file held open after the store opened, for its object-index pages, which are
+/// read when first used (``IndexPage``). Closed when no page still needs it.
+final class CheckpointFile: Sendable {
+    /// The file's path (for errors).
+    let path: String
+    /// The open descriptor.
+    let fd: Int32
+    /// The number of blocks in the checkpoint's block table: a location naming a block past it is
+    /// damage.
+    let blockCount: Int
+    private let io: any FileIO
+    private let damaged = Atomic<Bool>(false)
+
+    /// Wraps an open descriptor of the checkpoint at `path`, whose block table has `blockCount` blocks.
+    init(path: String, fd: Int32, blockCount: Int, io: any FileIO) {
+        self.path = path
+        self.fd = fd
+        self.blockCount = blockCount
+        self.io = io
+    }
+
+    deinit { io.close(fd) }
+
+    /// Whether a page read from the file failed its verification: the store then stops naming
+    /// the checkpoint in its manifest when it closes or checkpoints, so that the next open
+    /// replays the whole log.
+    var isDamaged: Bool { damaged.load(ordering: .acquiring) }
+
+    /// Records that a page failed its verification (see ``isDamaged``).
+    func markDamaged() { damaged.store(true, ordering: .releasing) }
+
+    /// Reads `buffer.count` bytes at `offset`; returns how many there were (fewer at the end).
+    ///
+    /// - Throws: ``StoreError`` `io` when the read fails.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        try StoreError.io("read checkpoint", path: path) { try io.readFully(fd, into: buffer, at: offset) }
+    }
+}
+
+/// Where one page of an entity's object index lies in a checkpoint file, and its checksum.
+struct CheckpointPage: Sendable {
+    /// The checkpoint.
+    let file: CheckpointFile
+    /// The page's offset in the file.
+    let offset: Int64
+    /// The page's masked CRC32C.
+    let checksum: UInt32
+
+    /// Reads the page into `buffer` (``IndexPage/byteCount`` bytes) and verifies it: its checksum,
+    /// and that every location it holds names a block of the checkpoint.
+    ///
+    /// - Throws: ``StoreError`` `corrupt` naming the checkpoint and the page's offset, or `io`.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws {
+        do {
+            try verify(into: buffer)
+        } catch let error as StoreError where error.code == .corrupt {
+            file.markDamaged()
+            throw error
+        }
+    }
+
+    private func verify(into buffer: UnsafeMutableRawBufferPointer) throws {
+        guard try file.read(into: buffer, at: offset) == buffer.count else {
+            throw StoreError(.corrupt, "checkpoint ends inside a page of the object index", path: file.path, offset: offset)
+        }
+        guard CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(buffer))) == checksum else {
+            throw StoreError(
+                .corrupt, "a page of the object index fails its checksum", path: file.path, offset: offset)
+        }
+        let blocks = UInt64(file.blockCount)
+        for slot in 0..<IndexPage.capacity {
+            let raw = buffer.load(fromByteOffset: slot * 8, as: UInt64.self)
+            // The place is (block number + 1) << 16 | slot: a present row names a block.
+            let block = RowLocation(raw: raw).place >> 16
+            guard raw == 0 || (block >= 1 && block <= blocks) else {
+                throw StoreError(
+                    .corrupt, "a page of the object index names a block the checkpoint does not have",
+                    path: file.path, offset: offset + Int64(slot * 8))
+            }
+        }
+    }
+}
