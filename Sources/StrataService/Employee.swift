@@ -67,6 +67,18 @@ public struct EmployeeInput: Codable, Sendable, Hashable {
         self.photo = photo
         self.department = department
     }
+
+    /// Checks employees for a bulk import, which sets no relationships (as a batch insert does
+    /// not): every backend refuses the same input with the same error.
+    ///
+    /// - Throws: ``ServiceError`` `badRequest` naming the first employee that names a department.
+    public static func checkImportable(_ employees: [EmployeeInput]) throws {
+        if let index = employees.firstIndex(where: { $0.department != nil }) {
+            throw ServiceError(
+                .badRequest,
+                "employee \(index) names a department: a bulk import sets no relationships, as a batch insert does not")
+        }
+    }
 }
 
 /// The fields an update changes: the body of `PATCH /employees/{id}`; a field left out keeps

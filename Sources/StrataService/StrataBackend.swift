@@ -193,11 +193,7 @@ public final class StrataBackend: Backend {
     }
 
     public func importEmployees(_ employees: [EmployeeInput]) async throws -> Int {
-        if let index = employees.firstIndex(where: { $0.department != nil }) {
-            throw ServiceError(
-                .badRequest,
-                "employee \(index) names a department: a bulk import sets no relationships, as a batch insert does not")
-        }
+        try EmployeeInput.checkImportable(employees)
         guard !employees.isEmpty else { return 0 }
         let objects: [[String: Any]] = employees.map { employee in
             var object: [String: Any] = [

@@ -160,11 +160,7 @@ public final class GRDBBackend: Backend {
     }
 
     public func importEmployees(_ employees: [EmployeeInput]) async throws -> Int {
-        if let index = employees.firstIndex(where: { $0.department != nil }) {
-            throw ServiceError(
-                .badRequest,
-                "employee \(index) names a department: a bulk import sets no relationships, as a batch insert does not")
-        }
+        try EmployeeInput.checkImportable(employees)
         guard !employees.isEmpty else { return 0 }
         return try await write { db in
             let statement = try db.makeStatement(
