@@ -434,7 +434,7 @@ func readEverything(_ store: Store, _ session: inout Session) -> [[PrimaryKey]] 
         let probes = Array(keys.prefix(64)) + [0, -1, (keys.last ?? 0) + 1, Int64.max, Int64.min]
         _ = session.attempt("read keys") { try store.read(id, keys: probes) }
         for key in probes {
-            _ = store.contains(id, key: key)
+            _ = session.attempt("contains") { try store.contains(id, key: key) }
             _ = session.attempt("read") { try store.read(id, key: key) }
             _ = session.attempt("read encoded") {
                 if let row = try store.readEncoded(id, key: key) {
