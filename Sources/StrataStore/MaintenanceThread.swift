@@ -7,6 +7,10 @@ final class MaintenanceThread: Sendable {
     private let running = Atomic<Bool>(false)
     private let wakeUp = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
+    private let ended = Atomic<Bool>(false)
+
+    /// Whether the thread was started and has ended.
+    var hasEnded: Bool { ended.load(ordering: .acquiring) }
 
     /// Creates a stopped thread.
     init() {}
@@ -20,6 +24,7 @@ final class MaintenanceThread: Sendable {
                 guard running.load(ordering: .sequentiallyConsistent) else { break }
                 work()
             }
+            ended.store(true, ordering: .releasing)
             finished.signal()
         }
         thread.name = "strata-maintenance"
@@ -34,6 +39,13 @@ final class MaintenanceThread: Sendable {
         guard running.exchange(false, ordering: .sequentiallyConsistent) else { return }
         wakeUp.signal()
         finished.wait()
+    }
+
+    /// Tells the thread to end after its current work, without waiting: what a store released
+    /// without ``Store/close()`` does, since the thread itself may be releasing it.
+    func requestStop() {
+        guard running.exchange(false, ordering: .sequentiallyConsistent) else { return }
+        wakeUp.signal()
     }
 }
 

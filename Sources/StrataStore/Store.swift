@@ -103,6 +103,9 @@ public final class Store: Sendable {
 
     deinit {
         blockCacheWarmUpStop.raise()
+        // Else the maintenance thread of a store released without close() would wake every
+        // second for the rest of the process, with no store to maintain.
+        maintenance.requestStop()
         releaseLock()
     }
 
