@@ -41,6 +41,26 @@ service-demo: deps
 	$(SWIFT) build --build-tests -Xswiftc -warnings-as-errors
 	SERVICE=.build/debug/strata-service bash scripts/service-demo.sh
 
+# strata-service under load (docs/service.md), on Strata and on GRDB side by side, from the
+# Benchmarks package in release: strata-service-release (the same server) and its load generator
+# strata-service-load. service-bench runs every mix (95/5, 50/50, 0/100 reads/writes) at 1, 16, 64
+# and 256 connections and the change feed's lag at 1,000 writes/s, SERVICE_SECONDS (default 10)
+# each, ROUNDS (default 3) rounds; prints the table and, last, the JSON object. service-memory runs
+# 50/50 at 64 connections for SERVICE_SECONDS (default 1800) and compares the server's memory after
+# the first 5 minutes with its memory at the end. service-soak SIGKILLs the server under write load
+# SERVICE_KILLS (default 50) times per backend and checks every acknowledged write and the feed.
+SERVICE_LOAD := Benchmarks/.build/release/strata-service-load
+.PHONY: service-load-build service-bench service-memory service-soak
+service-load-build: deps
+	cd Benchmarks && $(SWIFT) build -c release --product strata-service-release \
+		&& $(SWIFT) build -c release --product strata-service-load
+service-bench: service-load-build
+	$(SERVICE_LOAD) bench --rounds $${ROUNDS:-3}
+service-memory: service-load-build
+	$(SERVICE_LOAD) memory
+service-soak: service-load-build
+	$(SERVICE_LOAD) soak --kills $${SERVICE_KILLS:-50}
+
 # Three mirrored instances as processes over a private PostgreSQL server; one SIGKILLed and
 # restarted, PostgreSQL restarted midway; ends with `mirror: N transactions, 3 instances, lag …,
 # identical: yes` for each MODE (synchronous, asynchronous; both unless MODE=synchronous or
@@ -82,13 +102,15 @@ clean:
 # The predicate format fuzzer (libFuzzer, address sanitizer): FUZZ_SECONDS (default 180) of
 # generated formats from Fuzz/seeds; a crash, a failed round trip or a hang over 10 s stops it and
 # leaves the input in Fuzz/.build/. Leak detection is off: Foundation's NSRegularExpression on
-# Linux loses the pattern it compiled inside _CFRegularExpressionCreate for some inputs.
+# Linux loses the pattern it compiled inside _CFRegularExpressionCreate for some inputs. Built as
+# fuzz-model is (the macro plug-in links with Fuzz/fuzz-target-stub.c), sharing its build.
 .PHONY: fuzz
 fuzz: deps
-	cd Fuzz && $(SWIFT) build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address \
-		-Xswiftc -enable-testing
+	mkdir -p Fuzz/.build && cc -c -fPIC -o Fuzz/.build/fuzz-target-stub.o Fuzz/fuzz-target-stub.c
+	cd Fuzz && $(SWIFT) build -c release --product PredicateFuzzer -Xswiftc -sanitize=fuzzer,address \
+		-Xswiftc -enable-testing -Xlinker $(CURDIR)/Fuzz/.build/fuzz-target-stub.o
 	mkdir -p Fuzz/.build/corpus
-	ASAN_OPTIONS=detect_leaks=0 Fuzz/.build/release/PredicateFuzzer Fuzz/.build/corpus Fuzz/seeds -max_total_time=$${FUZZ_SECONDS:-180} \
+	ASAN_OPTIONS=detect_leaks=0 SWIFT_BACKTRACE=enable=no Fuzz/.build/release/PredicateFuzzer Fuzz/.build/corpus Fuzz/seeds -max_total_time=$${FUZZ_SECONDS:-180} \
 		-dict=Fuzz/predicate.dict -max_len=512 -timeout=10 -rss_limit_mb=4096 -artifact_prefix=Fuzz/.build/ -print_final_stats=1
 
 # The store-file fuzzer (libFuzzer, address sanitizer, leak detection on): FUZZ_SECONDS (default

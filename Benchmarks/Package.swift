@@ -20,6 +20,11 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        // Already resolved through Strata; named for strata-service-release's Prometheus endpoint.
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // strata-service-load's HTTP client, and the NIO types it speaks (resolved through Strata).
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         // Naming the trait turns off the runtime (ARC) interposer, which this machine cannot resolve.
         .package(
             url: "https://github.com/ordo-one/benchmark.git",
@@ -94,6 +99,34 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        // The root package's strata-service built here in release, where a release build of Strata
+        // already lives (Sources/strata-service-release links to ../../Sources/strata-service):
+        // the server strata-service-load starts, loads and kills.
+        .executableTarget(
+            name: "strata-service-release",
+            dependencies: [
+                .product(name: "StrataService", package: "Strata"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        // strata-service under load, on Strata and on GRDB side by side (`make service-bench`), a
+        // long run's memory (`make service-memory`) and SIGKILLs under load (`make service-soak`).
+        .executableTarget(
+            name: "strata-service-load",
+            dependencies: [
+                "BenchSupport",
+                "Workloads",
+                .product(name: "StrataService", package: "Strata"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Lightweight migration on a store of N objects: the method each kind of model change takes,

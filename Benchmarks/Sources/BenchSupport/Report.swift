@@ -83,6 +83,26 @@ public func formatFigure(_ value: Double) -> String {
     return String(format: "%.3f", value)
 }
 
+/// `lines` as a plain-text table: the first line is the header, underlined; each column as wide
+/// as its widest cell, its cells right-aligned unless its index is in `leftAligned`.
+public func formatTable(_ lines: [[String]], leftAligned: Set<Int>) -> String {
+    let columns = lines.map(\.count).max() ?? 0
+    let widths = (0..<columns).map { column in lines.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
+    var out = ""
+    for (number, line) in lines.enumerated() {
+        let cells = line.enumerated().map { column, cell in
+            leftAligned.contains(column)
+                ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                : String(repeating: " ", count: widths[column] - cell.count) + cell
+        }
+        out += cells.joined(separator: "  ") + "\n"
+        if number == 0 {
+            out += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n"
+        }
+    }
+    return out
+}
+
 /// Strata and SQLite's report: the report of the two engines of ``EngineID``.
 public typealias SideBySideReport<Metric: BenchMetric> = ComparedReport<Metric, EngineID>
 
@@ -197,20 +217,7 @@ public struct ComparedReport<Metric: BenchMetric, Engine: BenchEngineID> {
             ]
             lines.append(line)
         }
-        let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
-        var out = ""
-        for (number, line) in lines.enumerated() {
-            let cells = line.enumerated().map { column, cell in
-                leftAligned.contains(column)
-                    ? cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
-                    : String(repeating: " ", count: widths[column] - cell.count) + cell
-            }
-            out += cells.joined(separator: "  ") + "\n"
-            if number == 0 {
-                out += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n"
-            }
-        }
-        return out
+        return formatTable(lines, leftAligned: leftAligned)
     }
 
     /// The smallest and largest rounds, as the table shows them.
