@@ -10,8 +10,8 @@ import Darwin
 /// doing the operation is killed with SIGKILL at a random moment inside it, round after round,
 /// and the store is checked against the work the child acknowledged.
 ///
-/// `STRATA_SOAK_KILLS` and `STRATA_SOAK_SECONDS` (each shared evenly by ``operations``
-/// operations, the seconds counted from an operation's start) bound a soak; without either, each
+/// `STRATA_SOAK_KILLS` (shared evenly by ``operations`` operations) and `STRATA_SOAK_SECONDS`
+/// (shared by the waves the operations run in, ``timeShare(ofSeconds:)``) bound a soak; without either, each
 /// operation runs ``shortKills`` kills, the version `make test` runs so the harness cannot rot.
 /// The delay before a kill is drawn from 0 to 1.1 times the operation's measured length (a run
 /// that ends before its kill measures it), so most kills land inside the operation and some just
@@ -59,10 +59,17 @@ package struct KillSoak {
         let kills = environment["STRATA_SOAK_KILLS"].flatMap(Int.init)
         let seconds = environment["STRATA_SOAK_SECONDS"].flatMap(Double.init)
         targetKills = Self.isSoaking ? max(1, (kills ?? 10_000) / Self.operations) : Self.shortKills
-        // Each operation has its share of the time from its own start: the test runner runs only
-        // as many tests at once as there are cores, so a deadline shared by all would leave the
-        // operations started last none.
-        deadline = .now + .milliseconds(Int64((seconds ?? 7_200) * 1_000) / Int64(Self.operations))
+        deadline = .now + Self.timeShare(ofSeconds: seconds ?? 7_200)
+    }
+
+    /// Each operation's share of a soak of `seconds`, counted from its own start: the test
+    /// runner runs only as many tests at once as there are cores, so the operations run in
+    /// waves of that many, and a deadline shared by all would leave the last wave none. Each
+    /// wave has an equal part of the time.
+    static func timeShare(ofSeconds seconds: Double) -> Duration {
+        let parallel = min(max(1, ProcessInfo.processInfo.activeProcessorCount), operations)
+        let waves = (operations + parallel - 1) / parallel
+        return .milliseconds(Int64(seconds * 1_000) / Int64(waves))
     }
 
     /// Whether a soak was asked for (`STRATA_SOAK_KILLS` or `STRATA_SOAK_SECONDS` set), rather
