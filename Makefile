@@ -96,6 +96,21 @@ bench-deps:
 bench: deps bench-deps
 	cd Benchmarks && $(SWIFT) run -c release strata-bench --rows $${ROWS:-100000}
 
+# The scale run: ROWS (default 10,000,000) employees, ROUNDS (default 1) rounds, each figure
+# against SQLite in the same run. The object graph (strata-graph-bench: W1, W3, W4, W5, W6 with
+# its peak memory, W7), then the engine (strata-bench: W1, W3, W4, W6, W7, W8 compaction with
+# reads running, W10 bytes per object). Stores go under SCALE_DIR (default the temporary
+# directory); the JSON objects to .build/scale-graph.json and .build/scale-engine.json.
+.PHONY: scale
+scale: deps bench-deps
+	cd Benchmarks && $(SWIFT) build -c release --product strata-graph-bench \
+		&& $(SWIFT) build -c release --product strata-bench
+	mkdir -p .build
+	Benchmarks/.build/release/strata-graph-bench --rows $${ROWS:-10000000} --rounds $${ROUNDS:-1} \
+		--workloads W1,W3,W4,W5,W6,W7 $${SCALE_DIR:+--dir $$SCALE_DIR} --json .build/scale-graph.json
+	Benchmarks/.build/release/strata-bench --rows $${ROWS:-10000000} --rounds $${ROUNDS:-1} --baselines sqlite \
+		--workloads W1,W3,W4,W6,W7,W8,W10 $${SCALE_DIR:+--dir $$SCALE_DIR} --json .build/scale-engine.json
+
 clean:
 	rm -rf .build Benchmarks/.build
 

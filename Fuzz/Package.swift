@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 // The libFuzzer targets, in a package of their own so the library never builds with sanitizer
 // flags. `make fuzz`, `make fuzz-store` and `make fuzz-model` build them with
-// `--sanitize=fuzzer --sanitize=address` and run them.
+// the fuzzer and address sanitizers and run them.
 import PackageDescription
 
 let package = Package(
@@ -12,9 +12,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
     ],
     targets: [
+        // What the fuzzers built with `-Xswiftc` sanitizer flags share: their `main` runs
+        // libFuzzer's driver.
+        .target(name: "FuzzDriver"),
         .executableTarget(
             name: "PredicateFuzzer",
-            dependencies: [.product(name: "Strata", package: "Strata")],
+            dependencies: ["FuzzDriver", .product(name: "Strata", package: "Strata")],
             // libFuzzer provides `main`; the target only defines `LLVMFuzzerTestOneInput`.
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),
@@ -29,6 +32,7 @@ let package = Package(
         .executableTarget(
             name: "ModelFileFuzzer",
             dependencies: [
+                "FuzzDriver",
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,4 +1,5 @@
 import Foundation
+import FuzzDriver
 import Logging
 @testable import Strata
 
@@ -200,19 +201,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     return 0
 }
 
-/// libFuzzer's driver, which its `main` runs: parses the options, then calls `callback` with inputs.
-@_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
 /// The executable's entry point, which SwiftPM links as `main` when the sanitizers are `-Xswiftc`
 /// flags (as `make fuzz-model` passes them): it runs libFuzzer's driver on ``fuzz(_:_:)``.
 @_cdecl("ModelFileFuzzer_main")
 public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
-    var count = argc
-    var arguments = argv
-    return runFuzzerDriver(&count, &arguments) { data, size in fuzz(data, size) }
+    runLibFuzzer(argc, argv) { data, size in fuzz(data, size) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import FuzzDriver
 @testable import Strata
 
 // Feeds arbitrary bytes to the predicate format parser. Whatever parses must print to a format
@@ -68,4 +69,11 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         _ = predicate.evaluate(with: record, substitutionVariables: variables)
     }
     return 0
+}
+
+/// The executable's entry point, which SwiftPM links as `main` when the sanitizers are `-Xswiftc`
+/// flags (as `make fuzz` passes them): it runs libFuzzer's driver on ``fuzz(_:_:)``.
+@_cdecl("PredicateFuzzer_main")
+public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+    runLibFuzzer(argc, argv) { data, size in fuzz(data, size) }
 }
