@@ -5,33 +5,36 @@ extension Store {
     /// soon as the object index is loaded. Anything that needs the fetch indexes (commits,
     /// index lookups, replay of indexed rows, checkpoints, compaction) waits for them.
     ///
-    /// Should the sections not parse (their checksums passed, so only a bug could cause it), the
-    /// indexes are rebuilt from the live rows instead.
+    /// Should the sections not parse (their checksums passed, so only a bug or a forged checksum
+    /// could cause it), the first that waits for the indexes rebuilds them from the live rows.
     func loadFetchIndexesInBackground(_ sections: [FetchIndexSection]) {
-        let group = fetchIndexLoading
-        let schema = schema
+        let (group, schema, state, unreadable) = (fetchIndexLoading, schema, state, fetchIndexesUnreadable)
         group.enter()
-        let state = state
-        // Holds the state, not the store, so that dropping the store (as a crash does) releases
-        // its files and lock at once.
-        let thread = Thread { [weak self] in
+        // Holds the state, never the store: a store released without close() closes its lock
+        // file at once, so that it can be opened again at once.
+        let thread = Thread {
             defer { group.leave() }
             if let decoded = try? Checkpoint.readFetchIndexes(sections, schema: schema) {
                 state.withLock { $0.fetchIndexes = decoded }
-            } else if let store = self {
-                store.logger.error(
-                    "checkpoint fetch indexes unreadable; rebuilding them from the rows",
-                    metadata: ["path": "\(store.path)"])
-                store.rebuildFetchIndexes()
+            } else {
+                unreadable.raise()
             }
         }
         thread.name = "strata-fetch-index-load"
         thread.start()
     }
 
-    /// Waits until the fetch indexes are loaded (at once when they are).
+    /// Waits until the fetch indexes are loaded (at once when they are), rebuilding them from
+    /// the rows when the checkpoint's did not parse.
     func waitForFetchIndexes() {
         fetchIndexLoading.wait()
+        guard fetchIndexesUnreadable.isRaised else { return }
+        fetchIndexesRebuilt.withLock { rebuilt in
+            guard !rebuilt else { return }
+            logger.error("checkpoint fetch indexes unreadable; rebuilding them from the rows", metadata: ["path": "\(path)"])
+            rebuildFetchIndexes()
+            rebuilt = true
+        }
     }
 
     /// Rebuilds every fetch index by scanning the live rows of its entity.

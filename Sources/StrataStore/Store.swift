@@ -57,10 +57,15 @@ public final class Store: Sendable {
     let recentCommits = Lock(RecentCommits())
     /// Entered while the fetch indexes are still being loaded from a checkpoint.
     let fetchIndexLoading = DispatchGroup()
+    /// Raised when the checkpoint's fetch indexes did not parse: ``waitForFetchIndexes()``
+    /// rebuilds them from the rows.
+    let fetchIndexesUnreadable = Flag()
+    /// Whether the fetch indexes were rebuilt; held while they are.
+    let fetchIndexesRebuilt = Lock(false)
     /// Entered while the block cache is being warmed after opening (``warmBlockCacheInBackground()``).
     let blockCacheWarming = DispatchGroup()
     /// Raised when the store closes or is released: the warm-up stops at its next block.
-    let blockCacheWarmUpStop = StopFlag()
+    let blockCacheWarmUpStop = Flag()
     let lifecycle = Lock(Lifecycle())
     let counters = StoreCounters()
     let lockFD: Atomic<Int32>

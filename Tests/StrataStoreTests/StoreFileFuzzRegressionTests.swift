@@ -67,6 +67,26 @@ import Testing
         try Store.verify(at: url).problems.filter { $0.file == file }
     }
 
+    /// Fetch indexes that do not parse under a valid checksum: the thread that rebuilt them from
+    /// the rows held the store, so a store released without `close()` kept its lock file until
+    /// the rebuild ended, and opening it again at once failed with `locked`. Now the first that
+    /// needs the indexes rebuilds them, and the released store is unlocked at once.
+    @Test func unparsableFetchIndexesKeepNoReleasedStoreLocked() throws {
+        let fixture = try Fixture()
+        try Self.editCheckpoint(try fixture.checkpoint) { bytes, layout in
+            let indexes = try #require(layout.fetchIndexes.first { !$0.isEmpty }, "the schema has fetch indexes")
+            for offset in indexes { bytes[offset] = 0xFF }
+        }
+        for _ in 0..<100 {
+            var store: Store? = try fixture.open()
+            #expect(store != nil)
+            store = nil
+        }
+        let store = try fixture.open()
+        #expect(try StoreContents(store) == fixture.contents, "the indexes are rebuilt from the rows")
+        try store.close()
+    }
+
     /// A checkpoint whose log position is past `Int64.max` (checksum valid) trapped converting it;
     /// now the checkpoint fails to decode with `corrupt` at its header section and opening replays
     /// the whole log.

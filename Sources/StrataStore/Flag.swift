@@ -2,7 +2,7 @@ import Synchronization
 
 /// A flag one thread raises and another polls, in an object of its own so that a background
 /// thread can hold it without holding what owns it.
-final class StopFlag: Sendable {
+final class Flag: Sendable {
     private let raised = Atomic<Bool>(false)
 
     /// Creates a lowered flag.
