@@ -48,9 +48,15 @@ public final class StrataBackend: Backend {
 
     /// Runs `block` on a new background context and returns its result, with the store's and
     /// the parser's errors turned into the ones the API answers with.
+    ///
+    /// The context's changes win over those another request saved since it read the objects
+    /// (`mergeByPropertyObjectTrump`): two updates of one employee at once both succeed and the
+    /// later save's values stay, as the SQL backend's `UPDATE`s do, instead of the later failing
+    /// with a merge conflict.
     func perform<T: Sendable>(_ block: @escaping (ManagedObjectContext) throws -> T) async throws -> T {
         let context = container.newBackgroundContext()
         context.transactionAuthor = "strata-service"
+        context.mergePolicy = MergePolicy.mergeByPropertyObjectTrump
         do {
             return try await context.perform { try block(context) }
         } catch {

@@ -72,6 +72,33 @@ struct ServiceRouteTests {
         try await service.stop()
     }
 
+    @Test("concurrent updates of one employee all succeed, the last one's values staying", arguments: BackendKind.allCases)
+    func concurrentUpdates(_ kind: BackendKind) async throws {
+        let directory = TemporaryDirectory()
+        let service = try await RunningService.start(kind, in: directory.url)
+        do {
+            let employee = try await service.json(
+                EmployeeRecord.self, "POST", "/employees", body: Self.employee(1), status: 201)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for salary in 1...32 {
+                    group.addTask {
+                        try await service.send(
+                            "PATCH", "/employees/\(employee.id)", body: EmployeePatch(salary: Int64(salary))
+                        ).status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+            let stored = try await service.json(EmployeeRecord.self, "GET", "/employees/\(employee.id)")
+            #expect((1...32).contains(stored.salary) && stored.name == employee.name)
+        } catch {
+            try await service.stop()
+            throw error
+        }
+        try await service.stop()
+    }
+
     @Test("a bulk import inserts every employee in one transaction", arguments: BackendKind.allCases)
     func bulkImport(_ kind: BackendKind) async throws {
         let directory = TemporaryDirectory()

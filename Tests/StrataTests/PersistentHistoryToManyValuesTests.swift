@@ -71,6 +71,43 @@ import Testing
         try container.close()
     }
 
+    /// The to-many values are worked out when first read, not when fetched: values read after
+    /// later saves are still those of the change, and a fetch whose values nobody reads pays
+    /// no read of the relationship's pairs.
+    @Test func toManyValuesReadAfterLaterSavesAreTheChangesOwn() throws {
+        let folder = TemporaryDirectory()
+        let model = PersistentHistoryPreviousValuesTests.enrollmentModel()
+        let container = try History.container(at: folder.store("Enrollment"), model: model)
+        let context = container.newBackgroundContext()
+        try context.performAndWait {
+            func course(_ title: String) -> ManagedObject {
+                let course = ManagedObject(entity: model.entitiesByName["Course"]!, insertInto: context)
+                course.setValue(title, forKey: "title")
+                return course
+            }
+            let student = ManagedObject(entity: model.entitiesByName["Student"]!, insertInto: context)
+            student.setValue("Ada", forKey: "name")
+            let algebra = course("Algebra")
+            try context.save()
+            let token = try #require(
+                container.persistentStoreCoordinator.currentPersistentHistoryToken(fromStores: nil))
+            student.mutableSetValue(forKey: "courses").add(algebra)
+            try context.save()
+
+            let transactions = try History.transactions(.fetchHistory(after: token), in: container)
+            let enrolment = try #require(transactions.first?.changes?.first { $0.changedObjectID == student.objectID })
+            #expect(enrolment.pendingToManyValues != nil, "fetched, not yet worked out")
+            student.mutableSetValue(forKey: "courses").add(course("Biology"))
+            student.mutableSetValue(forKey: "courses").remove(algebra)
+            try context.save()
+
+            #expect(enrolment.previousValues?["courses"] as? Set<ManagedObjectID> == [])
+            #expect(enrolment.newValues?["courses"] as? Set<ManagedObjectID> == [algebra.objectID])
+            #expect(enrolment.pendingToManyValues == nil)
+        }
+        try container.close()
+    }
+
     @Test func changesOnlyResultsCarryToManyValuesToo() throws {
         let folder = TemporaryDirectory()
         let url = folder.store("Enrollment")

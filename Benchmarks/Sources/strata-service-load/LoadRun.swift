@@ -1,5 +1,6 @@
 import BenchSupport
 import Foundation
+import NIOCore
 import Workloads
 
 /// What one run of a mix at one number of connections measured.
@@ -8,6 +9,8 @@ struct LoadResult: Sendable {
     var requests = 0
     /// Requests that failed: an error status, or no answer.
     var errors = 0
+    /// What the first failed request got, for the progress line.
+    var firstError: String?
     /// The run's length in seconds.
     var seconds = 0.0
     /// Every request's latency in microseconds.
@@ -27,6 +30,7 @@ struct LoadResult: Sendable {
     mutating func merge(_ other: LoadResult) {
         requests += other.requests
         errors += other.errors
+        firstError = firstError ?? other.firstError
         latencies += other.latencies
     }
 }
@@ -82,10 +86,19 @@ struct LoadRun: Sendable {
         while monotonicNanoseconds() < deadline {
             let request = mix.nextRequest(in: dataset, random: &random)
             let sent = monotonicNanoseconds()
-            let succeeded = (try? await request.send(client).succeeded) ?? false
+            let failure: String?
+            do {
+                let answer = try await request.send(client)
+                failure = answer.succeeded ? nil : "HTTP \(answer.status): \(String(buffer: answer.body).prefix(300))"
+            } catch {
+                failure = "\(error)"
+            }
             result.latencies.append(UInt32(clamping: (monotonicNanoseconds() - sent) / 1000))
             result.requests += 1
-            if !succeeded { result.errors += 1 }
+            if let failure {
+                result.errors += 1
+                result.firstError = result.firstError ?? failure
+            }
         }
         return result
     }

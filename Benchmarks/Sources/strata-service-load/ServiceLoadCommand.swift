@@ -110,7 +110,8 @@ struct LoadBench: AsyncParsableCommand {
                         record(result, mix: mix, connections: count, backend: backend, in: &report)
                         progress(
                             "round \(round) \(backend.title) \(mix) c\(count): \(formatFigure(result.requestsPerSecond)) requests/s, "
-                                + "p99 \(result.latencyMilliseconds(0.99).map(formatFigure) ?? "-") ms, \(result.errors) errors")
+                                + "p99 \(result.latencyMilliseconds(0.99).map(formatFigure) ?? "-") ms, \(result.errors) errors"
+                                + (result.firstError.map { " (the first: \($0))" } ?? ""))
                     }
                 }
                 let lag = await FeedLagRun(

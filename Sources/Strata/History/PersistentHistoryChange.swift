@@ -21,15 +21,31 @@ public final class PersistentHistoryChange: FetchRequestResult, CustomStringConv
     /// stored state. `nil` for inserts, and for changes saved before the store kept prior rows.
     ///
     /// To-many relationships the update changed: the related objects' IDs, a set, or an array in
-    /// order for an ordered relationship.
+    /// order for an ordered relationship. They are worked out the first time this or
+    /// ``newValues`` of any change of the same fetch is read, from the store's history as it
+    /// then is (a read of each such relationship's pairs, which readers that never look at them
+    /// do not pay); they are left out when the store was closed or that history deleted by then.
     ///
     /// Not in Core Data, whose history keeps no old values.
-    public internal(set) var previousValues: [String: Any]?
+    public var previousValues: [String: Any]? {
+        pendingToManyValues?.resolve()
+        return storedPreviousValues
+    }
     /// The committed values the change wrote, as ``previousValues``: for an insert, every
     /// attribute and to-one relationship; for an update, the changed ones. `nil` for deletes.
     ///
     /// Not in Core Data.
-    public internal(set) var newValues: [String: Any]?
+    public var newValues: [String: Any]? {
+        pendingToManyValues?.resolve()
+        return storedNewValues
+    }
+    /// ``previousValues`` as stored, without resolving the to-many values.
+    var storedPreviousValues: [String: Any]?
+    /// ``newValues`` as stored, without resolving the to-many values.
+    var storedNewValues: [String: Any]?
+    /// The work that adds the to-many values of this change and the others of its fetch, until
+    /// it is done.
+    var pendingToManyValues: PendingToManyValues?
     /// Kept strongly only when the transaction does not hold its changes (changes-only results),
     /// so that the two never form a cycle.
     private let owningTransaction: PersistentHistoryTransaction?
@@ -41,8 +57,8 @@ public final class PersistentHistoryChange: FetchRequestResult, CustomStringConv
         updatedProperties: Set<PropertyDescription>?, previousValues: [String: Any]?, newValues: [String: Any]?,
         transaction: PersistentHistoryTransaction, transactionListsChanges: Bool
     ) {
-        self.previousValues = previousValues
-        self.newValues = newValues
+        storedPreviousValues = previousValues
+        storedNewValues = newValues
         self.changeID = changeID
         self.changedObjectID = changedObjectID
         self.changeType = changeType

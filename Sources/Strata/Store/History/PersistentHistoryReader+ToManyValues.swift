@@ -23,6 +23,21 @@ private struct ToManyTarget: Hashable {
 }
 
 extension PersistentHistoryReader {
+    /// Leaves the to-many values of the updates in `changes` that changed a to-many relationship
+    /// to be added (``addToManyValues(to:store:engine:)``) the first time one of them is read.
+    func deferToManyValues(of changes: ArraySlice<PersistentHistoryChange>, store: PersistentStore, engine: Store) {
+        let updates = changes.filter { change in
+            change.changeType == .update
+                && (change.updatedProperties ?? []).contains { ($0 as? RelationshipDescription)?.isToMany == true }
+        }
+        guard !updates.isEmpty else { return }
+        let pending = PendingToManyValues(changes: updates) { [self, weak engine] changes in
+            guard let engine else { return }
+            try? addToManyValues(to: changes[...], store: store, engine: engine)
+        }
+        for change in updates { change.pendingToManyValues = pending }
+    }
+
     /// Sets the ``PersistentHistoryChange/previousValues`` and ``PersistentHistoryChange/newValues``
     /// of the to-many relationships that the updates in `changes` list in their
     /// `updatedProperties`: the related objects' IDs before and after the change, a
@@ -123,8 +138,8 @@ extension PersistentHistoryReader {
             undo { $0 == sequence }
             let before = value(of: pairs[item.target]!, item.relationship, item.target, item.join, store: store)
             undone[item.target] = next
-            item.change.previousValues?[item.relationship.name] = before
-            item.change.newValues?[item.relationship.name] = after
+            item.change.storedPreviousValues?[item.relationship.name] = before
+            item.change.storedNewValues?[item.relationship.name] = after
         }
     }
 

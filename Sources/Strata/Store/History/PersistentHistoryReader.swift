@@ -163,7 +163,7 @@ struct PersistentHistoryReader {
             }
         }
         if [.transactionsAndChanges, .changesOnly].contains(request.resultType) {
-            try addToManyValues(to: changes[first...], store: store, engine: engine)
+            deferToManyValues(of: changes[first...], store: store, engine: engine)
         }
     }
 
