@@ -49,6 +49,7 @@ extension ManagedObjectContext {
 
         for object in inserted + updated {
             object.isInserted = false
+            object.faultEditedRelationships()
             object.committed = object.values
             object.changedSlots = []
             object.eventChangedSlots = []
@@ -241,7 +242,7 @@ extension ManagedObjectContext {
         }
     }
 
-    /// `value` (a relationship slot's: an ID, a set of IDs or `nil`) with each temporary ID
+    /// `value` (a relationship slot's: an ID, a set of IDs, ``ToManyEdits`` or `nil`) with each temporary ID
     /// that `permanent` gives a permanent ID for replaced by it.
     func rename(_ value: Any?, _ permanent: (ManagedObjectID) -> ManagedObjectID?) -> Any? {
         if let ids = SlotValueCast.cast(value, to: OrderedSet<ManagedObjectID>.self) {
@@ -249,6 +250,9 @@ extension ManagedObjectContext {
             return OrderedSet(ids.map { $0.isTemporaryID ? permanent($0) ?? $0 : $0 })
         }
         if let id = SlotValueCast.cast(value, to: ManagedObjectID.self), id.isTemporaryID { return permanent(id) ?? id }
+        if let edits = SlotValueCast.cast(value, to: ToManyEdits.self), edits.hasTemporaryIDs {
+            return edits.renamed(permanent)
+        }
         return value
     }
 

@@ -79,9 +79,13 @@ extension ManagedObject {
     }
 
     /// Adds `id` to a relationship slot (or sets a to-one slot to it), without inverse maintenance.
+    /// A to-many relationship that is still a fault records the addition instead of loading
+    /// (``keepsEdits(of:slot:)``).
     func editRelationship(_ slot: Int, adding id: ManagedObjectID) throws {
         let relationship = runtime.properties[slot] as! RelationshipDescription
-        if relationship.isToMany {
+        if relationship.isToMany, keepsEdits(of: relationship, slot: slot) {
+            editFault(slot) { $0.add(id) }
+        } else if relationship.isToMany {
             try loadToMany(slot)
             var ids = SlotValueCast.cast(values[slot], to: OrderedSet<ManagedObjectID>.self) ?? []
             values[slot] = nil
@@ -98,10 +102,13 @@ extension ManagedObject {
     }
 
     /// Removes `id` from a relationship slot (or clears a to-one slot holding it), without
-    /// inverse maintenance.
+    /// inverse maintenance. A to-many relationship that is still a fault records the removal
+    /// instead of loading (``keepsEdits(of:slot:)``).
     func editRelationship(_ slot: Int, removing id: ManagedObjectID) throws {
         let relationship = runtime.properties[slot] as! RelationshipDescription
-        if relationship.isToMany {
+        if relationship.isToMany, keepsEdits(of: relationship, slot: slot) {
+            editFault(slot) { $0.remove(id) }
+        } else if relationship.isToMany {
             try loadToMany(slot)
             var ids = SlotValueCast.cast(values[slot], to: OrderedSet<ManagedObjectID>.self) ?? []
             values[slot] = nil

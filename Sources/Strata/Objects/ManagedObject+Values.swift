@@ -176,7 +176,8 @@ extension ManagedObject {
     public func hasFault(forRelationshipNamed key: String) -> Bool {
         let slot = trapping(key) { try relationshipSlot(key) }
         guard isLoaded else { return true }
-        return (runtime.properties[slot] as! RelationshipDescription).isToMany && values[slot] == nil
+        guard (runtime.properties[slot] as! RelationshipDescription).isToMany else { return false }
+        return values[slot] == nil || holdsEdits(slot)
     }
 
     // MARK: Internals
@@ -294,15 +295,18 @@ extension ManagedObject {
         try context.fulfillFault(self)
     }
 
-    /// Loads a to-many relationship that is still a fault.
+    /// Loads a to-many relationship that is still a fault, with the edits made to it meanwhile
+    /// (``ToManyEdits``) applied to what the store holds.
     func loadToMany(_ slot: Int) throws {
         guard case .toMany(let relationship) = runtime.kinds[slot] else { return }
         if lazyRow != nil { decodeLazyRow() }
         // The slot's value looked at in place (a copy of it, to compare with nil, retained it).
-        guard storedType(slot) == nil, let context = managedObjectContext else { return }
-        values[slot] = try context.relatedIDs(of: self, relationship)
+        let edits = holdsEdits(slot) ? SlotValueCast.cast(values[slot], to: ToManyEdits.self) : nil
+        guard edits != nil || storedType(slot) == nil, let context = managedObjectContext else { return }
+        let stored = try context.relatedIDs(of: self, relationship)
+        values[slot] = edits?.applied(to: stored) ?? stored
         if var committed, committed[slot] == nil {
-            committed[slot] = values[slot]
+            committed[slot] = stored
             self.committed = committed
         }
     }
@@ -348,6 +352,8 @@ extension ManagedObject {
     private func values(for slots: SlotSet) -> [String: Any] {
         var result: [String: Any] = [:]
         for slot in slots.sorted() {
+            // A relationship changed while a fault is loaded (a failed load leaves its edits out).
+            if holdsEdits(slot) { try? loadToMany(slot) }
             result[runtime.properties[slot].name] = values[slot].map(exportIDs) ?? Optional<Any>.none as Any
         }
         return result

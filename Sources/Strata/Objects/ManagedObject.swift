@@ -85,9 +85,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     let runtime: EntityRuntime
     /// Property values by slot; empty while the object is a fault. To-one slots hold a
-    /// `ManagedObjectID`, to-many slots an `OrderedSet<ManagedObjectID>` or `nil` while the
-    /// relationship is itself a fault. Reading or changing them first decodes what is left of
-    /// a row the object was loaded from lazily (``lazyRow``).
+    /// `ManagedObjectID`, to-many slots an `OrderedSet<ManagedObjectID>`, or while the
+    /// relationship is itself a fault `nil` or the edits made to it since (``ToManyEdits``).
+    /// Reading or changing them first decodes what is left of a row the object was loaded from
+    /// lazily (``lazyRow``).
     var values: [Any?] {
         get {
             if lazyRow != nil { decodeLazyRow() }
@@ -294,7 +295,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     private func describe(_ value: Any?, _ property: PropertyDescription) -> String {
-        guard let value else {
+        guard let value, !(value is ToManyEdits) else {
             return (property as? RelationshipDescription)?.isToMany == true ? "<relationship fault>" : "nil"
         }
         if let ids = value as? OrderedSet<ManagedObjectID> {
