@@ -35,7 +35,11 @@ extension ManagedObjectContext {
             for object in try pendingMatches(plan) { results.append(.object(object)) }
         }
         if plan.sortsInMemory, let descriptors = request.sortDescriptors, !descriptors.isEmpty {
-            results = try sort(results, by: descriptors, plan: plan, stores: stores)
+            // With a limit only the first offset + limit in order are kept.
+            let (first, overflow) = max(request.fetchOffset, 0).addingReportingOverflow(request.fetchLimit)
+            results = try sort(
+                results, by: descriptors, plan: plan, stores: stores,
+                first: request.fetchLimit > 0 && !overflow ? first : 0)
         }
         return (cut(results, offset: request.fetchOffset, limit: request.fetchLimit), stores)
     }
@@ -127,22 +131,61 @@ extension ManagedObjectContext {
         }
     }
 
-    /// `candidates` in the order of `descriptors`, each candidate's keys read once.
+    /// `candidates` in the order of `descriptors`, each candidate's keys read once; with
+    /// `first` above 0 only the first `first` of that order. Candidates with equal keys keep
+    /// their order.
+    ///
+    /// Below the candidates' count, `first` keeps a heap of the first that many so far as the
+    /// candidates go by, its root the last of them: a later candidate is compared with the root,
+    /// and most go no further. A page of a large fetch then takes about one comparison a
+    /// candidate instead of a sort of them all (SQLite's sorter does the same under a `LIMIT`).
     func sort(
-        _ candidates: [FetchCandidate], by descriptors: [FetchSortDescriptor], plan: QueryPlan, stores: FetchStores
+        _ candidates: [FetchCandidate], by descriptors: [FetchSortDescriptor], plan: QueryPlan, stores: FetchStores,
+        first: Int = 0
     ) throws -> [FetchCandidate] {
         let keyed = candidates.map { candidate in
             (candidate, descriptors.map { candidateValue(atKeyPath: $0.key, candidate, plan: plan, stores: stores) })
         }
-        return keyed.sorted { left, right in
+        func precedes(_ left: [Any?], _ right: [Any?]) -> Bool {
             for (index, descriptor) in descriptors.enumerated() {
-                switch descriptor.compare(left.1[index], right.1[index]) {
+                switch descriptor.compare(left[index], right[index]) {
                 case .orderedAscending: return true
                 case .orderedDescending: return false
                 case .orderedSame: continue
                 }
             }
             return false
-        }.map(\.0)
+        }
+        guard first > 0, first < keyed.count else { return keyed.sorted { precedes($0.1, $1.1) }.map(\.0) }
+        // Whether candidate `a` comes before candidate `b`: by their keys, then in arrival order.
+        func before(_ a: Int, _ b: Int) -> Bool {
+            precedes(keyed[a].1, keyed[b].1) || (a < b && !precedes(keyed[b].1, keyed[a].1))
+        }
+        var heap: [Int] = []
+        heap.reserveCapacity(first)
+        for index in keyed.indices {
+            if heap.count < first {
+                heap.append(index)
+                var child = heap.count - 1
+                while child > 0, before(heap[(child - 1) / 2], heap[child]) {
+                    heap.swapAt(child, (child - 1) / 2)
+                    child = (child - 1) / 2
+                }
+            } else if precedes(keyed[index].1, keyed[heap[0]].1) {
+                // A later candidate comes before the root only with smaller keys.
+                heap[0] = index
+                var parent = 0
+                while true {
+                    var last = parent
+                    for child in [2 * parent + 1, 2 * parent + 2] where child < heap.count && before(heap[last], heap[child]) {
+                        last = child
+                    }
+                    guard last != parent else { break }
+                    heap.swapAt(parent, last)
+                    parent = last
+                }
+            }
+        }
+        return heap.sorted(by: before).map { keyed[$0].0 }
     }
 }

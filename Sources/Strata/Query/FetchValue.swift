@@ -180,14 +180,16 @@ enum FetchValue {
     /// Orders two values of one kind (numbers, strings under `options`, dates, UUIDs, URLs, data,
     /// objects by ID); `nil` when they cannot be ordered (different kinds, NaN).
     static func order(_ left: Any, _ right: Any, options: ComparisonOptions = []) -> ComparisonResult? {
+        // Two Swift strings first, told by their type alone: a string is no number, and the
+        // number casts below fail on it only after a conformance lookup.
+        if type(of: left) == String.self, type(of: right) == String.self {
+            return order(strings: left as! String, right as! String, options: options)
+        }
         if let a = numeric(left) {
             guard let b = numeric(right) else { return nil }
             return compareNumbers(a, b)
         }
-        if let a = left as? String, let b = right as? String {
-            let x = fold(a, options), y = fold(b, options)
-            return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
-        }
+        if let a = left as? String, let b = right as? String { return order(strings: a, b, options: options) }
         if let a = left as? Date, let b = right as? Date {
             return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
         }
@@ -202,6 +204,12 @@ enum FetchValue {
         // Any other Comparable type against a value of the same type (history tokens).
         if let a = left as? any Comparable { return orderComparable(a, right) }
         return nil
+    }
+
+    /// Orders two strings, folded by `options`.
+    private static func order(strings left: String, _ right: String, options: ComparisonOptions) -> ComparisonResult {
+        let x = fold(left, options), y = fold(right, options)
+        return x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
     }
 
     /// Orders `left` and `right` when `right` has `left`'s type.
