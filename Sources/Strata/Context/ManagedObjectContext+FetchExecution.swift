@@ -186,6 +186,8 @@ extension ManagedObjectContext {
                 }
             }
         }
-        return heap.sorted(by: before).map { keyed[$0].0 }
+        // In arrival order, then sorted stably by the keys alone.
+        heap.sort()
+        return heap.map { keyed[$0] }.sorted { precedes($0.1, $1.1) }.map(\.0)
     }
 }
