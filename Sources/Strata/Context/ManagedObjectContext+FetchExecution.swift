@@ -177,9 +177,9 @@ extension ManagedObjectContext {
                 var parent = 0
                 while true {
                     var last = parent
-                    for child in [2 * parent + 1, 2 * parent + 2] where child < heap.count && before(heap[last], heap[child]) {
-                        last = child
-                    }
+                    let left = 2 * parent + 1, right = left + 1
+                    if left < heap.count, before(heap[last], heap[left]) { last = left }
+                    if right < heap.count, before(heap[last], heap[right]) { last = right }
                     guard last != parent else { break }
                     heap.swapAt(parent, last)
                     parent = last
