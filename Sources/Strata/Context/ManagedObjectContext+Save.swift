@@ -47,9 +47,10 @@ extension ManagedObjectContext {
             discarded = deletedSet.elements.filter(\.isInaccessible)
         }
 
+        // Only a saved object's relationships take edits (``ToManyEdits``): none of an inserted one.
+        for object in updated { object.faultEditedRelationships() }
         for object in inserted + updated {
             object.isInserted = false
-            object.faultEditedRelationships()
             object.committed = object.values
             object.changedSlots = []
             object.eventChangedSlots = []
