@@ -352,8 +352,12 @@ extension ManagedObject {
     private func values(for slots: SlotSet) -> [String: Any] {
         var result: [String: Any] = [:]
         for slot in slots.sorted() {
-            // A relationship changed while a fault is loaded (a failed load leaves its edits out).
-            if holdsEdits(slot) { try? loadToMany(slot) }
+            // A relationship changed while a fault is loaded; one that cannot be read is left out
+            // rather than shown as its internal edits.
+            if holdsEdits(slot) {
+                try? loadToMany(slot)
+                if holdsEdits(slot) { continue }
+            }
             result[runtime.properties[slot].name] = values[slot].map(exportIDs) ?? Optional<Any>.none as Any
         }
         return result
