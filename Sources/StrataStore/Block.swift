@@ -226,10 +226,16 @@ final class DecodedBlock: @unchecked Sendable {
         return try body(UnsafeRawBufferPointer(start: bytes.baseAddress.map { $0 + from }, count: byteCount - from))
     }
 
-    /// The bytes the block holds in memory, for the cache's bound (its checked rows' offsets,
-    /// 2 bytes a column of a row read as an encoded row, are not counted: a fraction of the bytes).
+    /// The bytes the block holds in memory once cached, for the cache's bound: its bytes and
+    /// ``overhead`` (which counts a small block's checked rows' offsets, 2 bytes a column of a row
+    /// read as an encoded row; a large block's are a fraction of its bytes).
     var cost: Int { byteCount + Self.overhead }
 
-    /// What the cache counts for a block beyond its bytes.
-    static let overhead = 64
+    /// What a cached block takes beyond its bytes, so that the cache's bound is the memory it
+    /// holds even when its blocks are small (a small save writes a block of one row, about 100
+    /// bytes): the block object (80 bytes, 96 allocated), its bytes' allocation header and
+    /// rounding (16), its checked rows' offsets (about 32 once a row is read), and the cache's
+    /// entry: a slot of 48 bytes in an array that grows by doubling (72 on average) and a
+    /// dictionary entry of 16 bytes at a load between 3/8 and 3/4 (32).
+    static let overhead = 96 + 16 + 32 + 72 + 32
 }

@@ -93,9 +93,8 @@ extension Checkpoint {
             var (state, segment, offset, nextKeys) = try decodeHeader(sections[0], schema: schema)
             sectionStart = Int(sectionOffsets[1])
             var blocks = BinaryReader(sections[1])
-            // 14 bytes a block: a count the section cannot hold reserves nothing.
+            // 14 bytes a block: a count is at most what the section holds.
             let blockCount = try blocks.count(limit: blocks.remaining / 14)
-            state.blocks.reserveCapacity(blockCount)
             for _ in 0..<blockCount {
                 state.blocks.append(
                     BlockLocation(
@@ -134,10 +133,12 @@ extension Checkpoint {
             state.stats[id] = stats
         }
         for _ in 0..<(try header.count()) {
+            let (sequence, segment, start) = (try header.sequence(), try header.u32(), header.position)
+            // A record lies within the first 4 GiB of its segment, as every block does.
+            let offset = try header.offset()
+            guard offset <= Int64(UInt32.max) else { throw BinaryReader.Malformed(offset: start) }
             state.history.append(
-                HistoryEntry(
-                    sequence: try header.sequence(), segment: try header.u32(), offset: try header.offset(),
-                    length: Int(try header.u32())))
+                HistoryEntry(sequence: sequence, segment: segment, offset: offset, length: Int(try header.u32())))
         }
         return (state, segment, offset, nextKeys)
     }

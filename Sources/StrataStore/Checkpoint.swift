@@ -48,11 +48,14 @@ struct Checkpoint: Sendable {
         return UInt32(name.dropLast(5))
     }
 
-    /// The checkpoint's bytes.
+    /// The checkpoint's bytes, in parts to be written one after another (the file is their
+    /// concatenation): the head's prefix, each section's length and checksum and its bytes,
+    /// then the tail. Not copied into one buffer, which at millions of objects would hold a
+    /// second copy of tens of megabytes while the checkpoint is written.
     ///
     /// - Throws: ``StoreError`` `corrupt` or `io` when a page of the object index, still to be read
     ///   from the checkpoint the state was opened from, cannot be read or fails its verification.
-    func encode(schema: Schema) throws -> [UInt8] {
+    func encode(schema: Schema) throws -> [[UInt8]] {
         // The captured state's indexes with its pending changes merged (none, when it was
         // captured by ``Store/captureCheckpoint(_:)``: then nothing is copied).
         var captured = state
@@ -90,18 +93,20 @@ struct Checkpoint: Sendable {
             Self.prefixSize + sections.reduce(0) { $0 + 8 + $1.count }
             + directories.reduce(0) { $0 + 8 + $1.encoded(shiftedBy: 0).count }
         for directory in directories { sections.append(directory.encoded(shiftedBy: Int64(headLength))) }
-        var bytes = BinaryWriter(capacity: headLength + tail.count)
-        bytes.raw(Self.magic)
-        bytes.u32(Self.formatVersion)
-        bytes.u32(UInt32(sections.count))
-        bytes.u64(UInt64(headLength))
+        var prefix = BinaryWriter(capacity: Self.prefixSize)
+        prefix.raw(Self.magic)
+        prefix.u32(Self.formatVersion)
+        prefix.u32(UInt32(sections.count))
+        prefix.u64(UInt64(headLength))
+        var parts = [prefix.bytes]
         for section in sections {
-            bytes.u32(UInt32(section.count))
-            bytes.u32(CRC32C.mask(CRC32C.checksum(section)))
-            bytes.raw(section)
+            var sectionHeader = BinaryWriter(capacity: 8)
+            sectionHeader.u32(UInt32(section.count))
+            sectionHeader.u32(CRC32C.mask(CRC32C.checksum(section)))
+            parts += [sectionHeader.bytes, section]
         }
-        bytes.raw(tail.bytes)
-        return bytes.bytes
+        parts.append(tail.bytes)
+        return parts
     }
 
     /// The header section: position, sequences, keys, segments and history directory.
@@ -228,15 +233,15 @@ extension Store {
         let id = status.takeFileID()
         let file = checkpointsPath + "/" + Checkpoint.fileName(id)
         let started = ContinuousClock.now
-        let bytes: [UInt8]
+        let parts: [[UInt8]]
         do {
-            bytes = try snapshot.encode(schema: schema)
+            parts = try snapshot.encode(schema: schema)
         } catch let error as StoreError where error.code == .corrupt {
             if dropDamagedCheckpoint(&status) { try publishManifest(status) }
             throw error
         }
         try StoreError.io("write checkpoint", path: file) {
-            try io.replaceAtomically(file, with: bytes, directory: checkpointsPath)
+            try io.replaceAtomically(file, with: parts, directory: checkpointsPath)
         }
         let previous = status.checkpoint
         status.checkpoint = id
@@ -247,7 +252,8 @@ extension Store {
         logger.debug(
             "wrote checkpoint",
             metadata: [
-                "checkpoint": "\(id)", "bytes": "\(bytes.count)", "duration": "\(ContinuousClock.now - started)",
+                "checkpoint": "\(id)", "bytes": "\(parts.reduce(0) { $0 + $1.count })",
+                "duration": "\(ContinuousClock.now - started)",
             ])
     }
 

@@ -258,10 +258,20 @@ extension FileIO {
 
     /// Writes `bytes` to `path` atomically: a temporary file, fsync, rename, fsync of the directory.
     func replaceAtomically(_ path: String, with bytes: [UInt8], directory: String) throws {
+        try replaceAtomically(path, with: [bytes], directory: directory)
+    }
+
+    /// ``replaceAtomically(_:with:directory:)`` of the file whose bytes are `parts`, one after
+    /// another: a large file is written without being copied into one buffer first.
+    func replaceAtomically(_ path: String, with parts: [[UInt8]], directory: String) throws {
         let temporary = path + ".tmp"
         let fd = try open(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
         do {
-            try bytes.withUnsafeBytes { raw in try writeAll(fd, raw, at: 0) }
+            var offset: Int64 = 0
+            for part in parts {
+                try part.withUnsafeBytes { raw in try writeAll(fd, raw, at: offset) }
+                offset += Int64(part.count)
+            }
             try fsync(fd)
         } catch {
             close(fd)

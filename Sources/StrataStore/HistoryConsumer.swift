@@ -64,7 +64,7 @@ extension StoreState {
         let target = Swift.min(requestedHistoryFloor, held, lastSequence)
         guard target > historyFloor else { return false }
         historyFloor = target
-        history.removeAll { $0.sequence <= target }
+        history.removeFirst(history.partitioningIndex { $0.sequence > target })
         return true
     }
 }

@@ -84,20 +84,51 @@ struct SegmentStats: Sendable, Hashable {
     }
 }
 
-/// Where a retained history transaction record is.
+/// Where a retained history transaction record is: 24 bytes, one per retained transaction,
+/// so the fields are stored at the widths the log allows (a place in a segment is a `UInt32`, as
+/// in ``BlockLocation``) and read at the widths their users compute with.
 struct HistoryEntry: Sendable, Hashable {
     /// The commit's sequence number.
     var sequence: UInt64
     /// The segment holding the record.
     var segment: UInt32
     /// The record's offset in the segment.
-    var offset: Int64
+    private var storedOffset: UInt32
     /// The record's length.
-    var length: Int
+    private var storedLength: UInt32
+    /// ``firstBlock``, or ``noBlock``.
+    private var storedFirstBlock: UInt32
+
+    /// The stored first block of an entry that has none.
+    private static let noBlock = UInt32.max
+
+    /// An entry for the record of `sequence` at `offset` of `segment`, `length` bytes long.
+    /// The offset and length fit a `UInt32`: the writer places no record past that in a
+    /// segment, and ``Checkpoint`` refuses a checkpoint naming one.
+    init(sequence: UInt64, segment: UInt32, offset: Int64, length: Int, firstBlock: UInt32? = nil) {
+        self.sequence = sequence
+        self.segment = segment
+        storedOffset = UInt32(offset)
+        storedLength = UInt32(length)
+        storedFirstBlock = firstBlock ?? Self.noBlock
+    }
+
+    /// The record's offset in the segment.
+    var offset: Int64 {
+        get { Int64(storedOffset) }
+        set { storedOffset = UInt32(newValue) }
+    }
+
+    /// The record's length.
+    var length: Int { Int(storedLength) }
+
     /// The number of the record's first block (its blocks are numbered in a row), when this
     /// process registered them; `nil` for records known from a checkpoint, which does not keep
     /// it. A replay reads the record's blocks from the block cache by these numbers.
-    var firstBlock: UInt32?
+    var firstBlock: UInt32? {
+        get { storedFirstBlock == Self.noBlock ? nil : storedFirstBlock }
+        set { storedFirstBlock = newValue ?? Self.noBlock }
+    }
 }
 
 /// An (entity, primary key) pair.

@@ -106,12 +106,12 @@ extension Store {
     }
 }
 
-extension Array {
-    /// The index of the first element for which `belongs` is true, in an array partitioned so
-    /// that all such elements come last (binary search).
+extension RandomAccessCollection where Index == Int {
+    /// The index of the first element for which `belongs` is true, in a collection partitioned
+    /// so that all such elements come last (binary search).
     func partitioningIndex(where belongs: (Element) -> Bool) -> Int {
-        var low = 0
-        var high = count
+        var low = startIndex
+        var high = endIndex
         while low < high {
             let middle = (low + high) / 2
             if belongs(self[middle]) { high = middle } else { low = middle + 1 }

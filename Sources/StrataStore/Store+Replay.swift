@@ -20,7 +20,7 @@ extension Store {
             state.activeEnd = end
             state.stats[state.activeSegment]?.fileBytes = end
             state.history.sort { $0.sequence < $1.sequence }
-            state.history.removeAll { $0.sequence <= state.historyFloor }
+            state.history.removeFirst(state.history.partitioningIndex { $0.sequence > state.historyFloor })
             state.bytesSinceCheckpoint = replayed
         }
         nextKeys.withLock { keys in

@@ -4,7 +4,7 @@ struct StoreState: Sendable {
     /// Object index per entity.
     var entities: [EntityIndex]
     /// Block table by global block number.
-    var blocks: [BlockLocation] = []
+    var blocks = ChunkedArray<BlockLocation>()
     /// Live segments in log order; the last is the active one.
     var segmentOrder: [UInt32] = []
     /// Open segment files by id.
@@ -26,7 +26,7 @@ struct StoreState: Sendable {
     /// lock is dropped when another merged meanwhile.
     private var indexMerges = 0
     /// Retained history transaction records, by sequence.
-    var history: [HistoryEntry] = []
+    var history = ChunkedArray<HistoryEntry>()
     /// The newest committed sequence.
     var lastSequence: UInt64 = 0
     /// History at or below this sequence is deleted.

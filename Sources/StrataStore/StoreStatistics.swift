@@ -109,7 +109,7 @@ extension Store {
     /// The store's counters and sizes now. Costs no I/O.
     public var statistics: StoreStatistics {
         let (rows, indexBytes, indexBytesWhenRead, blocks, segmentBytes, liveRowBytes) = state.withLock { state in
-            let blockTable = state.blocks.capacity * MemoryLayout<BlockLocation>.stride
+            let blockTable = state.blocks.allocatedBytes
             return (
                 state.entities.reduce(0) { $0 + $1.liveCount },
                 state.entities.reduce(0) { $0 + $1.memoryBytes } + blockTable,

@@ -62,6 +62,19 @@ import Testing
         bytes.withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self) }
     }
 
+    /// Where the first entry of the history directory (in the header section) starts.
+    static func firstHistoryEntry(_ bytes: [UInt8], _ layout: Checkpoint.Layout) -> Int {
+        bytes.withUnsafeBytes { raw in
+            // The header section: position, sequences, next keys, segments, then the history.
+            var header = BinaryReader(raw, position: layout.sections[0].lowerBound + 4 + 8 * 3)
+            for _ in 0..<((try? header.varint()) ?? 0) { _ = try? header.varint() }
+            let segments = Int((try? header.varint()) ?? 0)
+            header.position += segments * (4 + 8 * 4)
+            _ = try? header.varint()
+            return header.position
+        }
+    }
+
     /// The problems `Store.verify` reports in `file`.
     static func problems(_ url: URL, in file: String) throws -> [VerificationProblem] {
         try Store.verify(at: url).problems.filter { $0.file == file }
@@ -319,17 +332,8 @@ import Testing
         let fixture = try Fixture()
         let file = try fixture.checkpoint
         try Self.editCheckpoint(file) { bytes, layout in
-            let lengthOffset = bytes.withUnsafeBytes { raw -> Int in
-                // The header section: position, sequences, next keys, segments, then the history.
-                var header = BinaryReader(raw, position: layout.sections[0].lowerBound + 4 + 8 * 3)
-                for _ in 0..<((try? header.varint()) ?? 0) { _ = try? header.varint() }
-                let segments = Int((try? header.varint()) ?? 0)
-                header.position += segments * (4 + 8 * 4)
-                _ = try? header.varint()
-                // The first entry: u64 sequence, u32 segment, u64 offset, u32 length.
-                header.position += 8 + 4 + 8
-                return header.position
-            }
+            // The first entry: u64 sequence, u32 segment, u64 offset, u32 length.
+            let lengthOffset = Self.firstHistoryEntry(bytes, layout) + 8 + 4 + 8
             let length = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: lengthOffset, as: UInt32.self) }
             Self.store(length - 1, at: lengthOffset, in: &bytes)
         }
@@ -339,6 +343,29 @@ import Testing
         try store.close()
         let problems = try Self.problems(fixture.url, in: file)
         #expect(problems.contains { $0.message.contains("history") }, "\(problems)")
+    }
+
+    /// A history entry placed past the first 4 GiB of its segment, where the writer places no
+    /// record (the directory keeps places as `UInt32`s): the checkpoint fails to decode with
+    /// `corrupt` at its header section, verify reports it, and opening replays the whole log.
+    @Test func checkpointHistoryOffsetPast4GiB() throws {
+        let fixture = try Fixture()
+        let file = try fixture.checkpoint
+        try Self.editCheckpoint(file) { bytes, layout in
+            // The first entry: u64 sequence, u32 segment, u64 offset.
+            Self.store(UInt64(UInt32.max) + 1, at: Self.firstHistoryEntry(bytes, layout) + 8 + 4, in: &bytes)
+        }
+        let error = #expect(throws: StoreError.self) {
+            _ = try Checkpoint.open(path: file, schema: TestSchema.schema, io: SystemFileIO())
+        }
+        #expect(error?.code == .corrupt)
+        #expect(error?.path == file)
+        #expect(error?.offset == Int64(Checkpoint.prefixSize))
+        #expect(try !Self.problems(fixture.url, in: file).isEmpty)
+        let store = try fixture.open()
+        #expect(try StoreContents(store) == fixture.contents)
+        #expect(try store.history(after: 0).count == 12)
+        try store.close()
     }
 
     // Found by reading the parsers while writing the fuzzer, before it ran: damage of the same

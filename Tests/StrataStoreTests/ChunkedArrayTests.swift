@@ -1,0 +1,72 @@
+import Testing
+@testable import StrataStore
+
+/// Tests of ``ChunkedArray``, the store's block table and history directory: it must read and
+/// change like an array across its chunk boundaries, and a copy must never see another's changes.
+@Suite struct ChunkedArrayTests {
+    /// Elements across three chunks and a part of a fourth.
+    static let length = ChunkedArray<Int>.chunkCount * 3 + 17
+
+    /// `0..<length`, appended one at a time.
+    static func filled(_ length: Int = length) -> ChunkedArray<Int> {
+        var array = ChunkedArray<Int>()
+        for value in 0..<length { array.append(value) }
+        return array
+    }
+
+    @Test func appendsReadBackInOrderAcrossChunks() {
+        let array = Self.filled()
+        #expect(array.count == Self.length)
+        #expect(Array(array) == Array(0..<Self.length))
+        #expect(array[ChunkedArray<Int>.chunkCount] == ChunkedArray<Int>.chunkCount)
+        #expect(array.last == Self.length - 1)
+        #expect(Array(array[5..<9]) == [5, 6, 7, 8])
+        #expect(array.partitioningIndex { $0 >= 10_000 } == 10_000)
+    }
+
+    @Test func copiesAreIndependentOfEachOthersChanges() {
+        var original = Self.filled()
+        var copy = original
+        copy.append(-1)
+        copy[3] = -3
+        copy[ChunkedArray<Int>.chunkCount * 2 + 1] = -5
+        #expect(Array(original) == Array(0..<Self.length), "the copy's changes did not reach the original")
+        original[3] = 33
+        original.append(-7)
+        #expect(copy[3] == -3)
+        #expect(copy.count == Self.length + 1 && copy.last == -1)
+        #expect(original.count == Self.length + 1 && original.last == -7)
+        #expect(original[ChunkedArray<Int>.chunkCount * 2 + 1] == ChunkedArray<Int>.chunkCount * 2 + 1)
+    }
+
+    @Test(arguments: [0, 1, ChunkedArray<Int>.chunkCount - 1, ChunkedArray<Int>.chunkCount, 10_000, length])
+    func removeFirstKeepsTheRestAndAppendsAfterThem(removed: Int) {
+        var array = Self.filled()
+        let copy = array
+        array.removeFirst(removed)
+        #expect(Array(array) == Array(removed..<Self.length))
+        for value in Self.length..<(Self.length + ChunkedArray<Int>.chunkCount + 3) { array.append(value) }
+        #expect(Array(array) == Array(removed..<(Self.length + ChunkedArray<Int>.chunkCount + 3)))
+        array[0] = -1
+        #expect(Array(copy) == Array(0..<Self.length), "the copy kept every element")
+    }
+
+    @Test func sortsInPlaceAndEmpties() {
+        var array = ChunkedArray<Int>()
+        for value in (0..<Self.length).reversed() { array.append(value) }
+        array.sort()
+        #expect(Array(array) == Array(0..<Self.length))
+        array.removeAll()
+        #expect(array.isEmpty)
+        array.append(4)
+        #expect(Array(array) == [4])
+    }
+
+    @Test func allocatedBytesFollowTheElementsNotTheirDoubling() {
+        let array = Self.filled()
+        let stride = MemoryLayout<Int>.stride
+        #expect(array.allocatedBytes >= Self.length * stride)
+        // Full chunks hold exactly their elements; only the last and the list may have room.
+        #expect(array.allocatedBytes < (Self.length + ChunkedArray<Int>.chunkCount) * stride)
+    }
+}
