@@ -100,15 +100,31 @@ import Testing
         try store.close()
     }
 
-    /// A checkpoint whose log position is past `Int64.max` (checksum valid) trapped converting it;
-    /// now the checkpoint fails to decode with `corrupt` at its header section and opening replays
-    /// the whole log.
-    @Test func checkpointPositionPastInt64() throws {
+    /// A place in the checkpoint's header section past what the store keeps it in.
+    enum HeaderDamage: CaseIterable {
+        /// The log position past `Int64.max`.
+        case positionPastInt64
+        /// The first history entry's offset past the first 4 GiB of its segment, where the writer
+        /// places no record (the history directory keeps places as `UInt32`s).
+        case historyOffsetPast4GiB
+    }
+
+    /// A checkpoint whose header names a place past what the store keeps it in (checksum valid)
+    /// trapped converting it; now the checkpoint fails to decode with `corrupt` at its header
+    /// section, verify reports it, and opening replays the whole log, history included.
+    @Test(arguments: HeaderDamage.allCases)
+    func checkpointHeaderPlacePastItsRange(damage: HeaderDamage) throws {
         let fixture = try Fixture()
         let file = try fixture.checkpoint
-        // The header section: u32 segment, u64 offset.
         try Self.editCheckpoint(file) { bytes, layout in
-            Self.store(UInt64.max, at: layout.sections[0].lowerBound + 4, in: &bytes)
+            switch damage {
+            case .positionPastInt64:
+                // The header section: u32 segment, u64 offset.
+                Self.store(UInt64.max, at: layout.sections[0].lowerBound + 4, in: &bytes)
+            case .historyOffsetPast4GiB:
+                // The first entry: u64 sequence, u32 segment, u64 offset.
+                Self.store(UInt64(UInt32.max) + 1, at: Self.firstHistoryEntry(bytes, layout) + 8 + 4, in: &bytes)
+            }
         }
         let error = #expect(throws: StoreError.self) {
             _ = try Checkpoint.open(path: file, schema: TestSchema.schema, io: SystemFileIO())
@@ -119,6 +135,7 @@ import Testing
         #expect(try !Self.problems(fixture.url, in: file).isEmpty)
         let store = try fixture.open()
         #expect(try StoreContents(store) == fixture.contents)
+        #expect(try store.history(after: 0).count == 12)
         try store.close()
     }
 
@@ -343,29 +360,6 @@ import Testing
         try store.close()
         let problems = try Self.problems(fixture.url, in: file)
         #expect(problems.contains { $0.message.contains("history") }, "\(problems)")
-    }
-
-    /// A history entry placed past the first 4 GiB of its segment, where the writer places no
-    /// record (the directory keeps places as `UInt32`s): the checkpoint fails to decode with
-    /// `corrupt` at its header section, verify reports it, and opening replays the whole log.
-    @Test func checkpointHistoryOffsetPast4GiB() throws {
-        let fixture = try Fixture()
-        let file = try fixture.checkpoint
-        try Self.editCheckpoint(file) { bytes, layout in
-            // The first entry: u64 sequence, u32 segment, u64 offset.
-            Self.store(UInt64(UInt32.max) + 1, at: Self.firstHistoryEntry(bytes, layout) + 8 + 4, in: &bytes)
-        }
-        let error = #expect(throws: StoreError.self) {
-            _ = try Checkpoint.open(path: file, schema: TestSchema.schema, io: SystemFileIO())
-        }
-        #expect(error?.code == .corrupt)
-        #expect(error?.path == file)
-        #expect(error?.offset == Int64(Checkpoint.prefixSize))
-        #expect(try !Self.problems(fixture.url, in: file).isEmpty)
-        let store = try fixture.open()
-        #expect(try StoreContents(store) == fixture.contents)
-        #expect(try store.history(after: 0).count == 12)
-        try store.close()
     }
 
     // Found by reading the parsers while writing the fuzzer, before it ran: damage of the same

@@ -196,17 +196,22 @@ struct SoakRun: Sendable {
         return missing
     }
 
-    /// Every employee in the store, by ID, with its name: pages of 1,000 ordered by name.
+    /// Every employee in the store, by ID, with its name: pages of 1,000 ordered by name, each
+    /// asking for the names after the last of the page before (the soak's names are unique), so
+    /// that no page sorts again the rows earlier pages returned, as paging by offset does.
     private static func listEmployees(client: ServiceClient) async throws -> [Int64: String] {
         var employees: [Int64: String] = [:]
-        var offset = 0
+        var after: String?
         while true {
-            let page = try ServiceClient.decode(
-                [EmployeeRecord].self,
-                from: try await client.send(.GET, "/employees?sort=name&limit=1000&offset=\(offset)"))
+            var path = "/employees?sort=name&limit=1000"
+            if let after {
+                let predicate = "name > \"\(after)\""
+                path += "&where=" + (predicate.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            }
+            let page = try ServiceClient.decode([EmployeeRecord].self, from: try await client.send(.GET, path))
             for employee in page { employees[employee.id] = employee.name }
-            guard page.count == 1000 else { return employees }
-            offset += page.count
+            guard page.count == 1000, let last = page.last else { return employees }
+            after = last.name
         }
     }
 }
