@@ -64,7 +64,9 @@ extension StoreState {
         let target = Swift.min(requestedHistoryFloor, held, lastSequence)
         guard target > historyFloor else { return false }
         historyFloor = target
-        history.removeFirst(history.partitioningIndex { $0.sequence > target })
+        // The history is in sequence order (a replay sorts it when it ends): its first entries
+        // up to the first one above the floor go, and none above the floor ever does.
+        history.removeFirst(history.prefix { $0.sequence <= target }.count)
         return true
     }
 }
