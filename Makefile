@@ -79,11 +79,14 @@ mirror-bench: deps postgres-deps
 # `strata replay`, a mirror apply; a private PostgreSQL server for the run), each store checked
 # after each kill; ends with a line of figures per operation (kills, acknowledged units, lost,
 # duplicated, unopenable). STRATA_SOAK_SECONDS, if set, also bounds it, and then the engine
-# writer's soak (CrashRecoveryTests) runs that long beside it.
+# writer's soak (CrashRecoveryTests) runs that long beside it. Built in release (with testing
+# enabled, in .build/release) so the checks between kills and the killed tools run at the speed
+# users run them; `make test` keeps the debug build.
 soak: deps postgres-deps
-	$(SWIFT) build --build-tests -Xswiftc -warnings-as-errors
+	$(SWIFT) build -c release --build-tests -Xswiftc -enable-testing
 	@STRATA_SOAK_KILLS=$${STRATA_SOAK_KILLS:-10000} bash -o pipefail -c \
-		'$(SWIFT) test --skip-build --filter "CrashRecoveryTests|KillSoakTests" 2>&1 | tee .build/soak-output.txt'; \
+		'$(SWIFT) test -c release --skip-build --filter "CrashRecoveryTests|KillSoakTests" 2>&1 \
+		| tee .build/soak-output.txt'; \
 		status=$$?; echo "make: the kill soak's figures (whole output in .build/soak-output.txt):"; \
 		grep "^soak:" .build/soak-output.txt; exit $$status
 

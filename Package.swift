@@ -16,7 +16,7 @@ let package = Package(
         .executable(name: "strata-service", targets: ["strata-service"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
@@ -149,7 +149,11 @@ let package = Package(
         .target(name: "StrataTestSupport", dependencies: ["StrataSynchronization"], path: "Tests/StrataTestSupport"),
         .testTarget(
             name: "StrataStoreTests",
-            dependencies: ["StrataStore", "CStrataSupport", "StrataSynchronization", "StrataTestSupport"]
+            dependencies: [
+                "StrataStore", "CStrataSupport", "StrataSynchronization", "StrataTestSupport",
+                // A test's log handler (`LogHandler.log(event:)`, which swift-log 1.16 asks for).
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "StrataTests",

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import StrataSynchronization
 import Synchronization
 
 /// The store's background thread: runs checkpoints and compaction when woken or every second.
@@ -8,6 +9,9 @@ final class MaintenanceThread: Sendable {
     private let wakeUp = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let ended = Atomic<Bool>(false)
+    /// What made the last round fail (its ``StoreError`` code, or the error's type), `nil` while
+    /// rounds succeed.
+    private let failure = Lock<String?>(nil)
 
     /// Whether the thread was started and has ended.
     var hasEnded: Bool { ended.load(ordering: .acquiring) }
@@ -41,6 +45,26 @@ final class MaintenanceThread: Sendable {
         finished.wait()
     }
 
+    /// Records a round that failed with `error`. Returns whether the failure is news to log at
+    /// error level: the first, or of another kind than the round before's. A store on a full
+    /// disk fails every round until space returns, and one line says so, not one a second.
+    func recordFailure(_ error: any Error) -> Bool {
+        let kind = (error as? StoreError).map { "\($0.code)" } ?? "\(type(of: error))"
+        return failure.withLock { last in
+            defer { last = kind }
+            return last != kind
+        }
+    }
+
+    /// Records a round that succeeded. Returns whether the round before failed, so that the
+    /// recovery is logged.
+    func recordSuccess() -> Bool {
+        failure.withLock { last in
+            defer { last = nil }
+            return last != nil
+        }
+    }
+
     /// Tells the thread to end after its current work, without waiting: what a store released
     /// without ``Store/close()`` does, since the thread itself may be releasing it.
     func requestStop() {
@@ -64,7 +88,9 @@ extension Store {
 
     /// One round of background work: segment space ahead of the log and a merge of the pending
     /// fetch-index changes when a commit asked for them, a checkpoint when enough log was
-    /// written, then compaction of sealed segments past the dead-fraction threshold.
+    /// written, then compaction of sealed segments past the dead-fraction threshold. A failure
+    /// is logged at error level when it starts (and when its kind changes), the same failure
+    /// again at debug, and the first round that succeeds after it at info.
     func runMaintenance() {
         do {
             try checkOpen(writing: true)
@@ -74,11 +100,16 @@ extension Store {
                 try writeCheckpoint()
             }
             try compactSegments(onDemand: false)
+            if maintenance.recordSuccess() { logger.info("background maintenance works again") }
         } catch let error as StoreError where error.code == .closed {
             // The store was closed while the round ran: routine, not a failure.
             logger.debug("background maintenance stopped by close", metadata: ["error": "\(error)"])
         } catch {
-            logger.error("background maintenance failed", metadata: ["error": "\(error)"])
+            if maintenance.recordFailure(error) {
+                logger.error("background maintenance failed", metadata: ["error": "\(error)"])
+            } else {
+                logger.debug("background maintenance failed again", metadata: ["error": "\(error)"])
+            }
         }
     }
 

@@ -26,6 +26,7 @@ struct Recovery {
     /// Opens (or creates) the store.
     func open() throws -> Store {
         let started = ContinuousClock.now
+        try configuration.validate()
         let exists = (try? io.contentsOfDirectory(path)) != nil
         if !exists {
             guard configuration.createIfMissing, !configuration.readOnly, schema != nil else {

@@ -135,7 +135,9 @@ public final class Store: Sendable {
     /// - Returns: the open store.
     /// - Throws: ``StoreError`` with code `locked` when another writer has it open,
     ///   `schemaMismatch` when `schema` differs from the stored one, `corrupt` (naming file and
-    ///   offset) for a damaged log, `notFound`, `unsupportedFormat`, `io` or `diskFull`.
+    ///   offset) for a damaged log, `notFound`, `unsupportedFormat`, `io` or `diskFull`;
+    ///   `invalidConfiguration` (before the directory is touched) when a setting of
+    ///   `configuration` is out of range (``StoreConfiguration/validate()``).
     public static func open(
         at url: URL, schema: Schema?, configuration: StoreConfiguration = StoreConfiguration()
     ) throws -> Store {

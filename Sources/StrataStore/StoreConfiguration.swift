@@ -9,7 +9,8 @@ public enum Durability: Sendable, Hashable {
     case relaxed
 }
 
-/// How a store is opened and run. Every default is documented; `Sendable`.
+/// How a store is opened and run. Every default is documented; `Sendable`. Opening a store
+/// checks that each setting is in its range (``validate()``).
 public struct StoreConfiguration: Sendable {
     /// When a commit returns. The default is `.durable`.
     public var durability: Durability = .durable
@@ -17,7 +18,8 @@ public struct StoreConfiguration: Sendable {
     public var createIfMissing: Bool = true
     /// Open without the write lock, without repairing a torn tail; commits throw. The default is `false`.
     public var readOnly: Bool = false
-    /// The size at which the active segment is sealed and a new one started. The default is 64 MiB.
+    /// The size at which the active segment is sealed and a new one started, at most
+    /// ``maximumSegmentSize`` (4 GiB less a byte). The default is 64 MiB.
     public var segmentSize: Int = 64 << 20
     /// The uncompressed size a block of rows grows to before it is compressed. The default is 16 KiB.
     public var blockSize: Int = 16 << 10

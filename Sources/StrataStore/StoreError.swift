@@ -18,6 +18,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let schemaMismatch = Code("schemaMismatch")
         /// The schema given is not valid.
         public static let invalidSchema = Code("invalidSchema")
+        /// A setting of the ``StoreConfiguration`` given is outside its range.
+        public static let invalidConfiguration = Code("invalidConfiguration")
         /// The directory is not a store, or its format version is not one this build reads.
         public static let unsupportedFormat = Code("unsupportedFormat")
         /// The store does not exist and was not to be created.

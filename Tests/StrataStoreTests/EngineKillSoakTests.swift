@@ -116,7 +116,10 @@ import Darwin
 
     /// One round's changes to the compacted store, committed and closed: fills it to
     /// ``compactedRows`` rows, then updates a tenth of them, deletes a twentieth and inserts as
-    /// many, in transactions of 50 changes, so that sealed segments hold dead rows.
+    /// many, in transactions of 50 changes, so that sealed segments hold dead rows. The history
+    /// of the rounds before is deleted, as a service prunes what its consumers have read: the
+    /// compaction then turns their records into the live rows they leave, and copies only this
+    /// round's transactions whole, so the store keeps its size over thousands of rounds.
     static func churn(
         _ url: URL, model: inout [Int64: ModelRow], round: Int64, using generator: inout SplitMix64
     ) throws {
@@ -136,6 +139,7 @@ import Darwin
         for key in store.allocateKeys(for: 0, count: inserts) {
             changes.append((key, ModelRow(batch: round, batchSize: Int64(inserts), lastBatch: round, version: 0)))
         }
+        var firstSequence: UInt64?
         for part in stride(from: 0, to: changes.count, by: 50) {
             var transaction = Transaction(author: "churn \(round)")
             for (key, row) in changes[part..<min(part + 50, changes.count)] {
@@ -147,9 +151,11 @@ import Darwin
                     transaction.delete(0, key: key)
                 }
             }
-            try store.commit(transaction)
+            let sequence = try store.commit(transaction)
+            if firstSequence == nil { firstSequence = sequence }
             for (key, row) in changes[part..<min(part + 50, changes.count)] { model[key] = row }
         }
+        if let firstSequence { try store.deleteHistory(before: firstSequence) }
         try store.close()
     }
 }

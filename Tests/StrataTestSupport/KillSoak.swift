@@ -11,7 +11,7 @@ import Darwin
 /// and the store is checked against the work the child acknowledged.
 ///
 /// `STRATA_SOAK_KILLS` (shared evenly by ``operations`` operations) and `STRATA_SOAK_SECONDS`
-/// (shared by the waves the operations run in, ``timeShare(ofSeconds:)``) bound a soak; without either, each
+/// (counted from the first operation's start, for all of them) bound a soak; without either, each
 /// operation runs ``shortKills`` kills, the version `make test` runs so the harness cannot rot.
 /// The delay before a kill is drawn from 0 to 1.1 times the operation's measured length (a run
 /// that ends before its kill measures it), so most kills land inside the operation and some just
@@ -58,19 +58,17 @@ package struct KillSoak {
         let environment = ProcessInfo.processInfo.environment
         let kills = environment["STRATA_SOAK_KILLS"].flatMap(Int.init)
         let seconds = environment["STRATA_SOAK_SECONDS"].flatMap(Double.init)
-        targetKills = Self.isSoaking ? max(1, (kills ?? 10_000) / Self.operations) : Self.shortKills
-        deadline = .now + Self.timeShare(ofSeconds: seconds ?? 7_200)
+        // Rounded up, so that the operations make at least the kills asked for.
+        let share = ((kills ?? 10_000) + Self.operations - 1) / Self.operations
+        targetKills = Self.isSoaking ? max(1, share) : Self.shortKills
+        deadline = Self.firstStart + .milliseconds(Int64((seconds ?? 7_200) * 1_000))
     }
 
-    /// Each operation's share of a soak of `seconds`, counted from its own start: the test
-    /// runner runs only as many tests at once as there are cores, so the operations run in
-    /// waves of that many, and a deadline shared by all would leave the last wave none. Each
-    /// wave has an equal part of the time.
-    static func timeShare(ofSeconds seconds: Double) -> Duration {
-        let parallel = min(max(1, ProcessInfo.processInfo.activeProcessorCount), operations)
-        let waves = (operations + parallel - 1) / parallel
-        return .milliseconds(Int64(seconds * 1_000) / Int64(waves))
-    }
+    /// When the first operation of this process's soak started. The test runner runs as many
+    /// operations at once as it has threads for, and one that reaches its kills leaves its
+    /// thread to the next; every operation stops at the same deadline, so the soak lasts at most
+    /// its `STRATA_SOAK_SECONDS` however its operations are scheduled.
+    private static let firstStart = ContinuousClock.now
 
     /// Whether a soak was asked for (`STRATA_SOAK_KILLS` or `STRATA_SOAK_SECONDS` set), rather
     /// than the short version of `make test`.
