@@ -162,6 +162,38 @@ import Testing
         }
     }
 
+    @Test("a processing instruction without data is read as one with empty data, not a crash in FoundationXML")
+    func processingInstructionWithoutData() throws {
+        let folder = TemporaryDirectory()
+        // The fuzzer's input: FoundationXML on Linux called `strlen` on the instruction's data,
+        // which libxml2 passes as NULL for `<?name?>`. (A target starting with "xml" is reserved.)
+        let url = folder.url.appendingPathComponent("contents")
+        try Data("<?xmlrenamingIdentifier?>\n<modersio@I  <entity name=Del>\n".utf8).write(to: url)
+        Self.expectModelError(.malformedXML, mentioning: "malformed XML at line 1") {
+            _ = try ManagedObjectModel(checkedContentsOf: url)
+        }
+        // A valid model with such instructions loads; one inside a comment gets its space too,
+        // which changes nothing the loader reads.
+        let model = """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <?generator?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <!-- <?kept?> -->
+                <entity name="Item" representedClassName="Item" syncable="YES">
+                    <attribute name="name" optional="YES" attributeType="String"/>
+                </entity><?after?>
+            </model>
+            """
+        try Data(model.utf8).write(to: url)
+        let loaded = try ManagedObjectModel(checkedContentsOf: url)
+        #expect(loaded.entitiesByName["Item"]?.attributesByName["name"] != nil)
+        let spaced = ModelXMLDocument.withDataInEveryProcessingInstruction(Data(model.utf8))
+        #expect(String(decoding: spaced, as: UTF8.self) == model
+            .replacingOccurrences(of: "<?generator?>", with: "<?generator ?>")
+            .replacingOccurrences(of: "<?kept?>", with: "<?kept ?>")
+            .replacingOccurrences(of: "<?after?>", with: "<?after ?>"))
+    }
+
     @Test("an element name that is not UTF-8 is malformed XML at its line, not a trap in FoundationXML")
     func elementNameNotUTF8() throws {
         let folder = TemporaryDirectory()

@@ -46,7 +46,7 @@ enum ModelXMLDocument {
                 .malformedXML, "malformed XML at line \(line): the file is not UTF-8 text", path: path, line: line)
         }
         let builder = TreeBuilder()
-        let parser = XMLParser(data: data)
+        let parser = XMLParser(data: withDataInEveryProcessingInstruction(data))
         parser.shouldProcessNamespaces = false
         parser.shouldResolveExternalEntities = false
         parser.delegate = builder
@@ -70,6 +70,37 @@ enum ModelXMLDocument {
             throw ModelError(.malformedXML, "malformed XML: the document has no root element", path: path)
         }
         return root
+    }
+
+    /// `data` with a space before the `?>` of every processing instruction without data
+    /// (`<?name?>`): FoundationXML on Linux passes such an instruction's missing data to
+    /// `strlen` and crashes, while with the space its data is empty, as Apple's parser reports
+    /// it. Model files hold no processing instructions but the XML declaration, which has data.
+    static func withDataInEveryProcessingInstruction(_ data: Data) -> Data {
+        let bytes = [UInt8](data)
+        let (open, question, close) = (UInt8(ascii: "<"), UInt8(ascii: "?"), UInt8(ascii: ">"))
+        var output: [UInt8] = []
+        var copied = 0
+        var index = 0
+        while index + 1 < bytes.count {
+            guard bytes[index] == open, bytes[index + 1] == question else {
+                index += 1
+                continue
+            }
+            var end = index + 2
+            while end < bytes.count, bytes[end] > 0x20, bytes[end] != question, bytes[end] != open {
+                end += 1
+            }
+            if end > index + 2, end + 1 < bytes.count, bytes[end] == question, bytes[end + 1] == close {
+                output += bytes[copied..<end]
+                output.append(UInt8(ascii: " "))
+                copied = end
+            }
+            index = end
+        }
+        guard copied > 0 else { return data }
+        output += bytes[copied...]
+        return Data(output)
     }
 
     /// A sentence for a parser error code. The codes are libxml2's `xmlParserErrors`, which
