@@ -2,7 +2,7 @@ extension StoreConfiguration {
     /// The largest ``segmentSize``: a block's place in its segment is stored in 32 bits.
     public static let maximumSegmentSize = Int(UInt32.max)
     /// The largest ``blockSize``: a record, which holds its blocks, is at most 1 GiB.
-    public static let maximumBlockSize = 1 << 30
+    public static let maximumBlockSize = RecordHeader.maxLength
 
     /// Checks that every setting is within its range, as opening a store does before it touches
     /// the directory.
