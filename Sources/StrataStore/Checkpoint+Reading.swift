@@ -93,14 +93,7 @@ extension Checkpoint {
             var (state, segment, offset, nextKeys) = try decodeHeader(sections[0], schema: schema)
             sectionStart = Int(sectionOffsets[1])
             var blocks = BinaryReader(sections[1])
-            // 14 bytes a block: a count is at most what the section holds.
-            let blockCount = try blocks.count(limit: blocks.remaining / 14)
-            for _ in 0..<blockCount {
-                state.blocks.append(
-                    BlockLocation(
-                        segment: try blocks.u32(), offset: try blocks.u32(), length: try blocks.u32(),
-                        entity: try blocks.u16()))
-            }
+            try Self.decodeBlockTable(&blocks, into: &state.blocks)
             var directories: [CheckpointDirectory] = []
             for entity in schema.entities.indices {
                 sectionStart = Int(sectionOffsets[2 + entity])

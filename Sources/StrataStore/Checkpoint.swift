@@ -20,8 +20,9 @@ struct Checkpoint: Sendable {
     /// The first bytes of every checkpoint.
     static let magic = Array("STRATCKP".utf8)
     /// The checkpoint format's version, written in every checkpoint. Version 1 kept the object
-    /// index in sections read whole at open; a checkpoint of another version is not used.
-    static let formatVersion: UInt32 = 2
+    /// index in sections read whole at open, version 2 every block ever numbered in its block
+    /// table; a checkpoint of another version is not used.
+    static let formatVersion: UInt32 = 3
     /// The bytes before the head's sections: magic, version, section count and head length.
     static let prefixSize = 24
 
@@ -61,15 +62,7 @@ struct Checkpoint: Sendable {
         var captured = state
         let fetchIndexes = captured.fetchIndexes
         var sections: [[UInt8]] = [encodeHeader()]
-        var blocks = BinaryWriter(capacity: state.blocks.count * 14 + 8)
-        blocks.varint(state.blocks.count)
-        for block in state.blocks {
-            blocks.u32(block.segment)
-            blocks.u32(block.offset)
-            blocks.u32(block.length)
-            blocks.u16(block.entity)
-        }
-        sections.append(blocks.bytes)
+        sections.append(Self.encodeBlockTable(state))
         // The tail, after the head: per entity its pages, then its fetch indexes.
         var tail = BinaryWriter(capacity: state.entities.reduce(0) { $0 + $1.pages.count * IndexPage.byteCount })
         var directories: [CheckpointDirectory] = []
@@ -168,8 +161,7 @@ struct Checkpoint: Sendable {
 extension Checkpoint {
     /// Checks that the log position, and every block and history record the checkpoint names in a
     /// segment of its list, lie inside that segment, whose file is `sizes` bytes long (by segment
-    /// id): a damaged place would otherwise be read as a length of up to 4 GiB. (The block table
-    /// keeps the blocks of segments compaction deleted, which are never read.)
+    /// id): a damaged place would otherwise be read as a length of up to 4 GiB.
     ///
     /// - Throws: ``StoreError/Code/corrupt`` naming `path` and the section that holds the place.
     func checkPlaces(segmentSizes sizes: [UInt32: Int64], path: String) throws {
@@ -188,10 +180,13 @@ extension Checkpoint {
                 path: path, offset: header)
         }
         let table = sectionOffsets.count > 1 ? sectionOffsets[1] : 0
-        for block in state.blocks where !fits(block.segment, Int64(block.offset), Int64(block.length)) {
-            throw StoreError(
-                .corrupt, "checkpoint block at \(block.offset) is outside segment \(block.segment)", path: path,
-                offset: table)
+        for number in state.blocks.occupiedRanges.joined() {
+            let block = state.blocks[number]
+            guard fits(block.segment, Int64(block.offset), Int64(block.length)) else {
+                throw StoreError(
+                    .corrupt, "checkpoint block at \(block.offset) is outside segment \(block.segment)", path: path,
+                    offset: table)
+            }
         }
     }
 }

@@ -8,6 +8,10 @@ struct BlockLocation: Sendable, Hashable {
     var length: UInt32
     /// The entity of the block's rows.
     var entity: UInt16
+
+    /// What the block table holds for a block of a deleted segment once it dropped it: segment
+    /// 0, which no segment has (their ids start at 1).
+    static let dropped = BlockLocation(segment: 0, offset: 0, length: 0, entity: 0)
 }
 
 /// A row's place in the log, packed in 8 bytes: `(blockNumber + 1) << 16 | slot`, 0 meaning

@@ -47,7 +47,7 @@ extension Store {
         state.withLock { state in
             var blocks: [WarmUpBlock] = []
             var bytes = 0
-            for number in state.blocks.indices.reversed() {
+            for number in state.blocks.occupiedRanges.reversed().lazy.flatMap({ $0.reversed() }) {
                 guard bytes < capacity else { break }
                 let location = state.blocks[number]
                 guard let file = state.files[location.segment] else { continue }

@@ -110,8 +110,11 @@ extension Store {
             state -> ([SegmentFile], Bool, UInt64, [UInt64: UInt32]) in
             let inputs = Set(run)
             var numbers: [UInt64: UInt32] = [:]
-            for (number, block) in state.blocks.enumerated() where inputs.contains(block.segment) {
-                numbers[UInt64(block.segment) << 32 | UInt64(block.offset)] = UInt32(number)
+            for number in state.blocks.occupiedRanges.joined() {
+                let block = state.blocks[number]
+                if inputs.contains(block.segment) {
+                    numbers[UInt64(block.segment) << 32 | UInt64(block.offset)] = UInt32(number)
+                }
             }
             return (run.map { state.files[$0]! }, state.segmentOrder.first == run.first, state.historyFloor, numbers)
         }
@@ -347,6 +350,7 @@ extension Store {
                     state.files[id] = nil
                     state.stats[id] = nil
                 }
+                state.dropBlocksOfDeletedSegments()
                 return Self.captureCheckpoint(&state)
             }
             try publishCheckpoint(snapshot, status: &status)

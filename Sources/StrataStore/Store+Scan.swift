@@ -44,7 +44,7 @@ extension Store {
         let (index, blocks, files) = state.withLock { ($0.entities[entity], $0.blocks, $0.files) }
         let entityTag = UInt16(entity)
         var slots: [(key: PrimaryKey, slot: Int)] = []
-        for number in blocks.indices where blocks[number].entity == entityTag {
+        for number in blocks.occupiedRanges.joined() where blocks[number].entity == entityTag {
             let location = blocks[number]
             guard let file = files[location.segment] else { continue }
             let block = try loadBlock(UInt32(number), location, file: file, caching: false)

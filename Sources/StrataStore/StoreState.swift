@@ -3,7 +3,10 @@
 struct StoreState: Sendable {
     /// Object index per entity.
     var entities: [EntityIndex]
-    /// Block table by global block number.
+    /// Block table by global block number. Numbers are never reused (row locations and the block
+    /// cache name blocks by them), and the chunks of numbers whose blocks all lie in deleted
+    /// segments are vacated (``dropBlocksOfDeletedSegments()``), so the table's memory follows the
+    /// blocks of live segments, not every block the store numbered.
     var blocks = ChunkedArray<BlockLocation>()
     /// Live segments in log order; the last is the active one.
     var segmentOrder: [UInt32] = []
@@ -80,6 +83,13 @@ struct StoreState: Sendable {
         let block = blocks[Int(location.block)]
         guard let file = files[block.segment] else { return nil }
         return ResolvedRow(location: location, block: block, file: file)
+    }
+
+    /// Frees the block table's chunks whose blocks all lie in segments no longer in the log, which
+    /// are never read again; their numbers read as ``BlockLocation/dropped``.
+    mutating func dropBlocksOfDeletedSegments() {
+        let live = Set(segmentOrder)
+        blocks.vacateChunks(filler: .dropped) { !live.contains($0.segment) }
     }
 
     /// Appends the blocks of a record written at `offset` of `segment`; returns their numbers.

@@ -79,7 +79,7 @@ public struct StoreStatistics: Sendable, Hashable, Codable {
     /// Bytes of memory the object index and block table take once every page of the index is
     /// read: 12 bytes a key up to the largest key, in pages of 4,096 keys.
     public var indexBytesWhenRead: Int
-    /// Blocks in the block table.
+    /// Blocks of live segments in the block table.
     public var blocks: Int
     /// Bytes of live segment files.
     public var segmentBytes: Int64
@@ -114,7 +114,8 @@ extension Store {
                 state.entities.reduce(0) { $0 + $1.liveCount },
                 state.entities.reduce(0) { $0 + $1.memoryBytes } + blockTable,
                 state.entities.reduce(0) { $0 + $1.fullMemoryBytes } + blockTable,
-                state.blocks.count, state.stats.values.reduce(Int64(0)) { $0 + $1.fileBytes },
+                state.blocks.occupiedRanges.joined().count { state.stats[state.blocks[$0].segment] != nil },
+                state.stats.values.reduce(Int64(0)) { $0 + $1.fileBytes },
                 state.stats.values.reduce(Int64(0)) { $0 + $1.liveBytes }
             )
         }

@@ -465,7 +465,10 @@ struct StoreVerifier {
         // checkpoint's table must be one the log has (those of deleted segments are never read).
         let logBlocks = Set(snapshot.state.blocks)
         let liveSegments = Set(checkpoint.state.segmentOrder)
-        let stray = checkpoint.state.blocks.first { liveSegments.contains($0.segment) && !logBlocks.contains($0) }
+        let blocks = checkpoint.state.blocks
+        let stray = blocks.occupiedRanges.joined().lazy.map { blocks[$0] }.first {
+            liveSegments.contains($0.segment) && !logBlocks.contains($0)
+        }
         if let stray {
             problem(
                 loaded.file, loaded.sectionOffsets[1],

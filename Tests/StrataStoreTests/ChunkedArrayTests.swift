@@ -69,4 +69,53 @@ import Testing
         // Full chunks hold exactly their elements; only the last and the list may have room.
         #expect(array.allocatedBytes < (Self.length + ChunkedArray<Int>.chunkCount) * stride)
     }
+
+    /// Chunks whose elements are all vacant free their storage and read as the filler; the
+    /// others, and copies taken before, keep their elements.
+    @Test func vacatedChunksFreeTheirStorageAndReadAsTheFiller() {
+        let chunk = ChunkedArray<Int>.chunkCount
+        var array = Self.filled()
+        let copy = array
+        let before = array.allocatedBytes
+        // The first two chunks and the second half of the third are vacant.
+        array.vacateChunks(filler: -1) { $0 < 2 * chunk || $0 >= 2 * chunk + chunk / 2 && $0 < 3 * chunk }
+        #expect(array.count == Self.length)
+        #expect(array.allocatedBytes <= before - 2 * chunk * MemoryLayout<Int>.stride)
+        #expect(array.occupiedRanges == [(2 * chunk)..<(3 * chunk), (3 * chunk)..<Self.length])
+        #expect(Array(array) == Array(repeating: -1, count: 2 * chunk) + Array((2 * chunk)..<Self.length))
+        #expect(Array(copy) == Array(0..<Self.length), "the copy kept every element")
+    }
+
+    /// Writing into a vacated chunk gives it storage again, every other position holding the
+    /// filler; appending after a vacated last chunk does too.
+    @Test func writingIntoAVacatedChunkOccupiesItAgain() {
+        let chunk = ChunkedArray<Int>.chunkCount
+        var array = Self.filled()
+        array.vacateChunks(filler: -1) { $0 < chunk || $0 >= 3 * chunk }
+        #expect(array.occupiedRanges == [chunk..<(2 * chunk), (2 * chunk)..<(3 * chunk)])
+        array[5] = 5
+        array.append(-2)
+        #expect(array.occupiedRanges.first == 0..<chunk && array.occupiedRanges.last == (3 * chunk)..<(Self.length + 1))
+        var expected = Array(0..<Self.length).map { $0 < chunk || $0 >= 3 * chunk ? -1 : $0 } + [-2]
+        expected[5] = 5
+        #expect(Array(array) == expected)
+    }
+
+    /// Vacant positions appended in bulk take no storage for whole chunks, and appends after
+    /// them land at the right positions; the first chunk's removed elements never keep it.
+    @Test(arguments: [0, 1, 5, ChunkedArray<Int>.chunkCount - 3])
+    func appendedVacantPositionsTakeNoStorageForWholeChunks(before: Int) {
+        let chunk = ChunkedArray<Int>.chunkCount
+        var array = ChunkedArray<Int>()
+        for value in 0..<before { array.append(value) }
+        array.appendVacant(3 * chunk + 7, filler: -1)
+        array.append(-2)
+        let count = before + 3 * chunk + 8
+        #expect(array.count == count)
+        #expect(array.allocatedBytes < 3 * chunk * MemoryLayout<Int>.stride)
+        #expect(Array(array) == Array(0..<before) + Array(repeating: -1, count: 3 * chunk + 7) + [-2])
+        array.removeFirst(before + 2)
+        array.vacateChunks(filler: -1) { $0 == -1 }
+        #expect(array.occupiedRanges == [(count - before - 2 - 1 - ((count - 1) & (chunk - 1)))..<(count - before - 2)])
+    }
 }

@@ -48,12 +48,23 @@ import Testing
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 
-    /// Where the entries of the block table (section 1) start: after its varint count.
-    static func blockTable(_ bytes: [UInt8], _ layout: Checkpoint.Layout) -> Int {
-        bytes.withUnsafeBytes { raw in
+    /// Where block `number`'s entry (14 bytes: `u32` segment, offset, length, `u16` entity)
+    /// starts in the checkpoint's block table, read through its runs of dropped and kept blocks.
+    static func blockEntry(_ number: Int, _ bytes: [UInt8], _ layout: Checkpoint.Layout) throws -> Int {
+        try bytes.withUnsafeBytes { raw in
             var reader = BinaryReader(raw, position: layout.sections[1].lowerBound)
-            _ = try? reader.varint()
-            return reader.position
+            _ = try reader.varint()
+            var first = 0
+            while true {
+                first += Int(try reader.varint())
+                let kept = Int(try reader.varint())
+                if number < first + kept {
+                    try #require(number >= first, "block \(number) was dropped")
+                    return reader.position + 14 * (number - first)
+                }
+                reader.position += 14 * kept
+                first += kept
+            }
         }
     }
 
@@ -177,7 +188,7 @@ import Testing
         try store.close()
         try Self.editCheckpoint(file) { bytes, layout in
             // 14 bytes a block: u32 segment, offset, length, u16 entity.
-            let entry = Self.blockTable(bytes, layout) + 14 * Int(location.block)
+            let entry = try Self.blockEntry(Int(location.block), bytes, layout)
             Self.store(UInt16(TestSchema.department), at: entry + 12, in: &bytes)
         }
         store = try fixture.open()
@@ -195,7 +206,7 @@ import Testing
         let fixture = try Fixture()
         let file = try fixture.checkpoint
         try Self.editCheckpoint(file) { bytes, layout in
-            Self.store(UInt32.max, at: Self.blockTable(bytes, layout) + 8, in: &bytes)
+            Self.store(UInt32.max, at: try Self.blockEntry(0, bytes, layout) + 8, in: &bytes)
         }
         #expect(try !Self.problems(fixture.url, in: file).isEmpty)
         let store = try fixture.open()
@@ -215,20 +226,21 @@ import Testing
             transaction.delete(TestSchema.employee, key: Int64(key))
         }
         try store.commit(transaction)
-        let (live, count) = try store.state.withLock { state in
+        let (live, kept) = try store.state.withLock { state in
             (
                 Set(
                     try state.entities.flatMap { index in
                         try (1..<index.keyLimit).map { try index.location(of: $0) }.filter(\.isPresent).map(\.block)
                     }),
-                state.blocks.count
+                // The blocks of live segments, which the checkpoint lists.
+                state.blocks.indices.filter { state.files[state.blocks[$0].segment] != nil }.map { UInt32($0) }
             )
         }
         try store.close()
         let file = try fixture.checkpoint
-        let stray = try #require((0..<UInt32(count)).first { !live.contains($0) })
+        let stray = try #require(kept.first { !live.contains($0) })
         try Self.editCheckpoint(file) { bytes, layout in
-            let offset = Self.blockTable(bytes, layout) + 14 * Int(stray) + 4
+            let offset = try Self.blockEntry(Int(stray), bytes, layout) + 4
             let old = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
             Self.store(old + 1, at: offset, in: &bytes)
         }
