@@ -1,3 +1,5 @@
+import Foundation
+
 /// The store behind the service's routes: Strata (``StrataBackend``) or SQLite through GRDB
 /// (`GRDBBackend`), answering with the same records and errors. `Sendable`: the routes call it
 /// from every request's task at once.
@@ -45,8 +47,17 @@ public protocol Backend: Sendable {
     func consumerToken(named name: String) async throws -> Int64
     /// Moves consumer `name`'s cursor to `token` (never back), keeping the history after it.
     func advanceConsumer(named name: String, to token: Int64) async throws
+    /// The oldest token a feed can start after: the history after it is kept, the history up to
+    /// it may have been deleted (``deleteHistory(before:)``).
+    func oldestToken() async throws -> Int64
+    /// Deletes the history of the transactions committed before `date`, except what a named
+    /// consumer has not read yet, raising ``oldestToken()``.
+    func deleteHistory(before date: Date) async throws
     /// Calls `body` with each transaction after `token`, in order, then with each new one as it
     /// commits, until `body` throws or the task is cancelled (it then returns).
+    ///
+    /// - Throws: ``ServiceError`` `tokenExpired` when the history after `token` (or after the
+    ///   last transaction delivered, for a feed that fell behind) was deleted.
     func forEachTransaction(
         after token: Int64, _ body: (FeedTransaction) async throws -> Void
     ) async throws

@@ -11,7 +11,8 @@ import ServiceLifecycle
 /// at the current end (only what commits next). With `consumer=NAME` the store keeps the
 /// consumer's cursor, moved past each event once it is written, so a consumer that reconnects
 /// without a token resumes where it was. `limit=N` ends the response after N events. The
-/// stream ends when the service shuts down gracefully.
+/// stream ends when the service shuts down gracefully. A token older than the history the
+/// service keeps (``HistoryRetentionService``) is answered with 410 Gone.
 public enum FeedRoute {
     /// The header a reconnecting server-sent events client sends with the last `id:` it saw,
     /// as field names are canonically spelled (lowercase).
@@ -33,6 +34,13 @@ public enum FeedRoute {
             if let text = parameters["after"] ?? resumeFrom {
                 guard let token = Int64(text), token >= 0 else {
                     throw ServiceError(.badRequest, "the feed token \(text) is not a number")
+                }
+                let oldest = try await backend.oldestToken()
+                guard token >= oldest else {
+                    throw ServiceError(
+                        .tokenExpired,
+                        "the history after the feed token \(token) was deleted (the feed keeps it after \(oldest)); "
+                            + "start again from a consumer or the current end")
                 }
                 start = token
             } else if let consumer {

@@ -47,7 +47,8 @@ public enum ServiceApplication {
             logger: logger)
     }
 
-    /// The service group: a ``BackendService`` for `backend`, then the application, so that a
+    /// The service group: a ``BackendService`` for `backend`, a ``HistoryRetentionService``
+    /// when the configuration keeps history for a while, then the application, so that a
     /// graceful shutdown stops the server, finishes the requests in flight and their saves,
     /// and then closes the store.
     ///
@@ -63,9 +64,14 @@ public enum ServiceApplication {
         let application = application(
             configuration: configuration, backend: backend, registry: registry, logger: logger,
             onServerRunning: onServerRunning)
+        var services: [any Service] = [BackendService(backend: backend, logger: logger)]
+        if let retention = configuration.historyRetention {
+            services.append(HistoryRetentionService(backend: backend, retention: retention, logger: logger))
+        }
+        services.append(application)
         return ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [BackendService(backend: backend, logger: logger), application],
+                services: services,
                 gracefulShutdownSignals: gracefulShutdownSignals,
                 logger: logger))
     }

@@ -13,21 +13,39 @@ public struct ServiceConfiguration: Sendable, Hashable {
     public var directory: URL
     /// The store behind the routes. The default is ``BackendKind/strata``.
     public var backend: BackendKind
+    /// How long the change feed keeps the history of a transaction for clients that resume
+    /// with a token; named consumers keep what they have not read for longer. `nil` keeps all
+    /// history. The default is five minutes.
+    public var historyRetention: Duration?
 
     /// Creates a configuration; every parameter has the default its property documents.
     public init(
         host: String = "127.0.0.1", port: Int = 8080,
-        directory: URL = URL(fileURLWithPath: "strata-service-data"), backend: BackendKind = .strata
+        directory: URL = URL(fileURLWithPath: "strata-service-data"), backend: BackendKind = .strata,
+        historyRetention: Duration? = .seconds(300)
     ) {
         self.host = host
         self.port = port
         self.directory = directory
         self.backend = backend
+        self.historyRetention = historyRetention
+    }
+
+    /// The retention `seconds` gives: 0 keeps all history.
+    ///
+    /// - Throws: ``ServiceError`` `badRequest` naming `source` when it is not a whole number of
+    ///   seconds, 0 or more.
+    public static func historyRetention(seconds: String, source: String) throws -> Duration? {
+        guard let value = Int64(seconds), value >= 0 else {
+            throw ServiceError(.badRequest, "\(source)=\(seconds) is not a number of seconds")
+        }
+        return value == 0 ? nil : .seconds(value)
     }
 
     /// The configuration the environment gives: `STRATA_SERVICE_HOST`, `STRATA_SERVICE_PORT`,
-    /// `STRATA_SERVICE_DIRECTORY` and `STRATA_SERVICE_BACKEND` (`strata` or `grdb`), each
-    /// falling back to its default when unset.
+    /// `STRATA_SERVICE_DIRECTORY`, `STRATA_SERVICE_BACKEND` (`strata` or `grdb`) and
+    /// `STRATA_SERVICE_HISTORY_RETENTION` (seconds, 0 for all history), each falling back to its
+    /// default when unset.
     ///
     /// - Throws: ``ServiceError`` `badRequest` naming the variable whose value is not valid.
     public init(environment: [String: String]) throws {
@@ -45,6 +63,9 @@ public struct ServiceConfiguration: Sendable, Hashable {
                 throw ServiceError(.badRequest, "STRATA_SERVICE_BACKEND=\(name) is not one of strata, grdb")
             }
             self.backend = backend
+        }
+        if let seconds = environment["STRATA_SERVICE_HISTORY_RETENTION"] {
+            historyRetention = try Self.historyRetention(seconds: seconds, source: "STRATA_SERVICE_HISTORY_RETENTION")
         }
     }
 }

@@ -23,6 +23,9 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible, 
         public static let notFound = Code(rawValue: "notFound")
         /// The store has no room left for the write; reads keep working. HTTP 507.
         public static let insufficientStorage = Code(rawValue: "insufficientStorage")
+        /// The change feed no longer keeps the history after the token a client resumes from:
+        /// it was deleted as older than the service's history retention. HTTP 410.
+        public static let tokenExpired = Code(rawValue: "tokenExpired")
     }
 
     /// What went wrong.
@@ -44,6 +47,7 @@ public struct ServiceError: Error, Sendable, Hashable, CustomStringConvertible, 
         switch code {
         case .notFound: .notFound
         case .insufficientStorage: HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
+        case .tokenExpired: .gone
         default: .badRequest
         }
     }

@@ -34,7 +34,30 @@ extension StrataBackend {
         }
     }
 
+    public func oldestToken() async throws -> Int64 {
+        Int64(store.engineStore?.historyFloor ?? 0)
+    }
+
+    /// Runs Core Data's `deleteHistory(before:)` with that date on a background context: the
+    /// store keeps the history its named consumers have not read.
+    public func deleteHistory(before date: Date) async throws {
+        try await perform { context in
+            _ = try context.execute(PersistentHistoryChangeRequest.deleteHistory(before: date))
+        }
+    }
+
     public func forEachTransaction(
+        after token: Int64, _ body: (FeedTransaction) async throws -> Void
+    ) async throws {
+        do {
+            try await forEachHistoryTransaction(after: token, body)
+        } catch let error as CoreDataError where error.code == .persistentHistoryTokenExpired {
+            throw ServiceError(.tokenExpired, "the history after the feed token \(token) was deleted: \(error.message)")
+        }
+    }
+
+    /// ``forEachTransaction(after:_:)`` with Core Data's errors.
+    private func forEachHistoryTransaction(
         after token: Int64, _ body: (FeedTransaction) async throws -> Void
     ) async throws {
         let tail = container.persistentStoreCoordinator.historyTransactions(after: try self.token(token))

@@ -6,7 +6,8 @@ import GRDB
 /// Every write transaction of ``GRDBBackend`` first inserts a row in `feed_transaction`; the
 /// triggers on `department` and `employee` record each inserted, updated and deleted row in
 /// `feed_change` under the latest `feed_transaction`, so a feed reads what one transaction
-/// changed, and a rolled-back write leaves nothing.
+/// changed, and a rolled-back write leaves nothing. `feed_floor` holds the token up to which the
+/// change table's history was deleted.
 enum GRDBSchema {
     /// The migrator that creates the tables, indexes and triggers.
     static var migrator: DatabaseMigrator {
@@ -55,6 +56,14 @@ enum GRDBSchema {
                             """)
                 }
             }
+        }
+        migrator.registerMigration("v2") { db in
+            // The feed's oldest token: the change table holds the transactions after it.
+            try db.execute(
+                sql: """
+                    CREATE TABLE feed_floor (token INTEGER NOT NULL);
+                    INSERT INTO feed_floor (token) VALUES (0);
+                    """)
         }
         return migrator
     }

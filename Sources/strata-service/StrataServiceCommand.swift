@@ -15,7 +15,8 @@ struct StrataServiceCommand: AsyncParsableCommand {
         abstract: "An HTTP service over Strata (or GRDB): CRUD, lists with predicates, bulk import, a change feed.",
         discussion: """
             The environment configures it first (STRATA_SERVICE_HOST, STRATA_SERVICE_PORT, \
-            STRATA_SERVICE_DIRECTORY, STRATA_SERVICE_BACKEND, LOG_LEVEL); the options override it.
+            STRATA_SERVICE_DIRECTORY, STRATA_SERVICE_BACKEND, STRATA_SERVICE_HISTORY_RETENTION, LOG_LEVEL); \
+            the options override it.
             """)
 
     @Option(help: "The address to listen on (default 127.0.0.1).")
@@ -29,6 +30,13 @@ struct StrataServiceCommand: AsyncParsableCommand {
 
     @Option(help: "The store behind the routes: strata or grdb (default strata).")
     var backend: String?
+
+    @Option(
+        help: """
+            How long the change feed keeps a transaction's history, in seconds; named consumers keep \
+            what they have not read, and 0 keeps all history (default 300).
+            """)
+    var historyRetention: String?
 
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical (default info).")
     var logLevel: String?
@@ -44,6 +52,10 @@ struct StrataServiceCommand: AsyncParsableCommand {
                 throw ValidationError("--backend \(backend) is not one of strata, grdb")
             }
             configuration.backend = kind
+        }
+        if let historyRetention {
+            configuration.historyRetention = try ServiceConfiguration.historyRetention(
+                seconds: historyRetention, source: "--history-retention")
         }
         return configuration
     }

@@ -115,6 +115,75 @@ struct ChangeFeedTests {
         try await service.stop()
     }
 
+    @Test(
+        "deleting expired history keeps what a named consumer has not read; an older token gets 410",
+        arguments: BackendKind.allCases)
+    func expiredHistory(_ kind: BackendKind) async throws {
+        let directory = TemporaryDirectory()
+        let service = try await RunningService.start(kind, in: directory.url)
+        do {
+            func create(_ index: Int) async throws -> EmployeeRecord {
+                try await service.json(
+                    EmployeeRecord.self, "POST", "/employees", body: ServiceRouteTests.employee(index), status: 201)
+            }
+            _ = try await create(0)
+            let first = try await Self.feed(service, "consumer=indexer&limit=1")
+            let held = try #require(first.first?.id)
+            var created: [EmployeeRecord] = []
+            for index in 1...3 { created.append(try await create(index)) }
+            let current = try await service.backend.currentToken()
+
+            // The consumer holds everything after its cursor.
+            try await service.backend.deleteHistory(before: Date())
+            #expect(try await service.backend.oldestToken() == held)
+            #expect(try await service.send("GET", "/feed?after=\(held - 1)").status == 410)
+            let expired = try await service.send("GET", "/feed?limit=1", headers: ["Last-Event-ID": "0"])
+            #expect(expired.status == 410)
+            #expect(String(decoding: expired.body, as: UTF8.self).contains("tokenExpired"))
+            let kept = try await Self.feed(service, "consumer=indexer&limit=3")
+            #expect(kept.map { $0.transaction.changes.map(\.id) } == created.map { [$0.id] })
+
+            // Once it has read them, they go too (SQL keeps the newest row, whose ID is the token).
+            try await service.backend.deleteHistory(before: Date())
+            let oldest = try await service.backend.oldestToken()
+            #expect(oldest > held && oldest <= current)
+            #expect(try await service.backend.currentToken() == current)
+            #expect(try await service.send("GET", "/feed?after=\(held)").status == 410)
+            let next = try await create(4)
+            let live = try await Self.feed(service, "after=\(current)&limit=1")
+            #expect(live.map { $0.transaction.changes.map(\.id) } == [[next.id]])
+            // A consumer registered now starts at the oldest history kept.
+            let late = try await Self.feed(service, "consumer=late&limit=1")
+            #expect(late.first.map { $0.id > oldest } == true)
+        } catch {
+            try await service.stop()
+            throw error
+        }
+        try await service.stop()
+    }
+
+    @Test("the service deletes history older than its retention as it runs", arguments: BackendKind.allCases)
+    func retentionRuns(_ kind: BackendKind) async throws {
+        let directory = TemporaryDirectory()
+        let service = try await RunningService.start(kind, in: directory.url, historyRetention: .seconds(1))
+        do {
+            for index in 0..<2 {
+                _ = try await service.json(
+                    EmployeeRecord.self, "POST", "/employees", body: ServiceRouteTests.employee(index), status: 201)
+            }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try await service.backend.oldestToken() == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(try await service.backend.oldestToken() > 0)
+            #expect(try await service.send("GET", "/feed?after=0").status == 410)
+        } catch {
+            try await service.stop()
+            throw error
+        }
+        try await service.stop()
+    }
+
     @Test("graceful shutdown finishes a save in flight before the store closes", arguments: BackendKind.allCases)
     func gracefulShutdownFinishesSave(_ kind: BackendKind) async throws {
         let directory = TemporaryDirectory()

@@ -1,3 +1,4 @@
+import Foundation
 import StrataService
 
 /// A backend that forwards to another and lets a test see and hold requests: it signals when a
@@ -57,6 +58,8 @@ final class ObservedBackend: Backend {
     }
     func importEmployees(_ employees: [EmployeeInput]) async throws -> Int { try await base.importEmployees(employees) }
     func currentToken() async throws -> Int64 { try await base.currentToken() }
+    func oldestToken() async throws -> Int64 { try await base.oldestToken() }
+    func deleteHistory(before date: Date) async throws { try await base.deleteHistory(before: date) }
     func consumerToken(named name: String) async throws -> Int64 { try await base.consumerToken(named: name) }
     func advanceConsumer(named name: String, to token: Int64) async throws {
         try await base.advanceConsumer(named: name, to: token)

@@ -22,9 +22,11 @@ final class RunningService: Sendable {
     let session: URLSession
 
     /// Opens a backend of `kind` in `directory` (wrapped by `wrap`, for tests that hold a
-    /// request back) and starts the service on it; returns once the server listens.
+    /// request back) and starts the service on it, keeping history for `historyRetention` (all
+    /// of it by default); returns once the server listens.
     static func start(
-        _ kind: BackendKind, in directory: URL, wrap: (any Backend) -> any Backend = { $0 }
+        _ kind: BackendKind, in directory: URL, historyRetention: Duration? = nil,
+        wrap: (any Backend) -> any Backend = { $0 }
     ) async throws -> RunningService {
         var logger = Logger(label: "strata-service-test")
         logger.logLevel = .warning
@@ -36,7 +38,8 @@ final class RunningService: Sendable {
         let backend = wrap(opened)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let group = ServiceApplication.serviceGroup(
-            configuration: ServiceConfiguration(host: "127.0.0.1", port: 0, directory: directory, backend: kind),
+            configuration: ServiceConfiguration(
+                host: "127.0.0.1", port: 0, directory: directory, backend: kind, historyRetention: historyRetention),
             backend: backend, registry: PrometheusCollectorRegistry(), logger: logger, gracefulShutdownSignals: []
         ) { port in
             continuation.yield(port)
