@@ -210,4 +210,67 @@ import Testing
         #expect(error?.message.contains("not UTF-8 text") == true)
         #expect(error?.line == 2)
     }
+
+    @Test("a binary .xccurrentversion is read by the project's reader: it names the version, and a damaged one is no crash in Foundation")
+    func binaryCurrentVersion() throws {
+        let folder = TemporaryDirectory()
+        let bundle = folder.url.appendingPathComponent("Shop.xcdatamodeld")
+        try FileManager.default.copyItem(at: ShopModels.bundle, to: bundle)
+        let marker = bundle.appendingPathComponent(".xccurrentversion")
+        func hashes(_ url: URL) throws -> [String: Data] {
+            try ManagedObjectModel(checkedContentsOf: url).entityVersionHashesByName
+        }
+        let second = try hashes(bundle.appendingPathComponent("Shop 2.xcdatamodel"))
+        let last = try hashes(bundle.appendingPathComponent("Shop 4.xcdatamodel"))
+        #expect(second != last)
+        try PropertyListSerialization.data(
+            fromPropertyList: ["_XCCurrentVersionName": "Shop 2.xcdatamodel"], format: .binary, options: 0
+        ).write(to: marker)
+        #expect(try hashes(bundle) == second)
+
+        // The fuzzer's input: a keyed archive of a mapping model, whose objects Foundation's
+        // binary reader on Linux turned into a value that crashed bridging it to Swift. It is a
+        // dictionary naming no version, so the last version loads.
+        let base64 = [
+            "YnBsaXN0MDDUAQIDBAUGBwpYJHZlcnNpb25ZJGFyY2hpdmVyVCR0b3BYJG9iamVjdHMSAAGGoF8QD05TS2V5ZWRBcmNoaXZl",
+            "ctEICVRyb290gAGvEEsLDBEXGjI1Njc2Nzg5QUROUVZZWltgNmNmZ21zdll5en+Cg4eKi4yTmp2eo6Z5p6qrr7Cxt7u/wMVZ",
+            "yMnMzdKmedW/2Nzh5czq6+xVJG51bGzSDQ4PEFYkY2xhc3NfEBBOU0VudGl0eU1hcHBpbmdzgAKAStISExQVWiRjbGFzc25h",
+            "bWVYJGNsYXNzZXNeTlNNYXBwaW5nTW9kZWyiFBZYTlNPYmplY3TSEhMYGVdOU0FycmF5ohgW3A0bHB0eHyAhIiMkJSYnKCkq",
+            "KywtLi8wMF1OU01hcHBpbmdOYW1lXU5TTWFwcGluZ1R5cGVfEBJOU1NvdXJjZUVudGl0eU5hbWVfEBlOU1NvdXJjZUVudGl0",
+            "eVZlcnNpb25IYXNoXxAXTlNEZXN0aW5hdGlvbkVudGl0eU5hbWVfEB5OU0Rlc3RpbmF0aW9uRW50aXR5VmVyc2lvbkhhc2hf",
+            "ECBOU0VudGl0eU1pZ3JhdGlvblBvbGljeUNsYXNzTmFtZV8QEk5TU291cmNlRXhwcmVzc2lvblpOU1VzZXJJbmZvXxATTlNB",
+            "dHRyaWJ1dGVNYXBwaW5nc18QFk5TUmVsYXRpb25zaGlwTWFwcGluZ3OABYAGEAWAB4AIgAmACoALgAyAJoA0gEXSEhMzNF8Q",
+            "D05TRW50aXR5TWFwcGluZ6IzFlpOb3RlVG9Ob3RlVE5vdGVPECAHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHB15B",
+            "cHAuTm90ZVBvbGljedQNOjs8PT4/QF5OU0ZSRXhwcmVzc2lvbl8QD05TTU9DRXhwcmVzc2lvbl8QD05TQ291bnRPbmx5Rmxh",
+            "Z4ANgA6AGgjSEhNCQ18QGE5TRmV0Y2hSZXF1ZXN0RXhwcmVzc2lvbqJCFtUNRUZHSElKS0xNXxAQTlNFeHByZXNzaW9uVHlw",
+            "ZVlOU09wZXJhbmReTlNTZWxlY3Rvck5hbWVbTlNBcmd1bWVucHOADxAEgBCAE4AZ0hITT1BfEBROU0Z1bmN0aW9uRXhwcmVz",
+            "c2lvbqJPFtMNRVJTVFVaTlNWYXJpYWJsZYAREAKAEtISE1dYXxAUTlNWYXJpYWJsZUV4cHJlc3Npb26iVxZXbWFuYWdlcl8Q",
+            "MWZldGNoUmVxdS05MjIzMzcyMDM2ODU0Nzc1ODA5AAAAAAAAAABpY2F0ZVN0cmluZzrTDUVcXV5fXxAPTlNDb25zdGFudFZh",
+            "bHVlgBUQAIAW0hITYWJfEBlOU0NvbnN0YW50VmFsdWVFeHByZXNzaW9uomEW0w1FXGReZYAVgBhdVFJVRVBSRURJQ0FURdIN",
+            "aGlqWk5TLm9iamVjdHOAA6JrbIAUgBfVDUVGR0hub3BxcoAbEAOAHIAegCLSEhN0dV8QE05TS2V5UGF0aEV4cHJlc3Npb26i",
+            "dBbTDUVSd1R4gBGAHV8QEHZhbHVlRm9yS2V5UGF0aDrTDUV7fH1+WU5TS2V5UGF0aIAgEAqAIdISE4CBXxAcTlNLZXlQYXRo",
+            "U3BlY2lmaWVyRXhwcmVzc2lvbqKAFl1zb3VyY2VDb250ZXh00g1ohIWAA6GGgB/SEhOIiVxOU0RpY3Rpb25hcnmiiBZRa1F2",
+            "0w2NaI6PkVdOUy5rZXlzgCOhkIAkoZKAJdQNlJUjlpeYmV8QGU5TRGVzdGluYXRpb25Qcm9wZXJ0eU5hbWVfEBFOU1ZhbHVl",
+            "RXhwcmVzc2lvboAogCmAKoAz0hITm5xfEBFOU1Byb3BlcnR5TWFwcGluZ6KbFlV0aXRsZdUNRUZHSJ9voKGigBuAK4AtgDDT",
+            "DUVSpFSlgBGALFZzb3VyY2XTDUV7qH2pgCCAL1RuYW1l0g1orK2AA6GugC5UdW5pdFRub25l0w2NaLKztYAjobSAMaG2gDLS",
+            "DWi4uYADobqAJ9MNlJW8vb6AKIA2gDdYbm90ZWJvb2vVDUVGR0jBSsLDxMQPgDiAOoBE0w1FUsZUx4ARgDlfEDpkZXN0aW5h",
+            "dGlvbkluc3RhbmNlc0ZvckVudGl0eU1hcHBpbmdOYW1lZDpzb3VyY2VJbnN0YW5jZXM60w1FXMpey4AVgDxfEBJOb3RlYm9v",
+            "a1RvUm90ZWJvb2vVDUVGR0jOb8/Q0YAbgD6AQIBD0w1FUtNU1IARgD/TDUV71n3XgCCAQtINaNnagAOh24BB0g1o3d6AA6Lf",
+            "4IA7gD3SDWji44ADoeSANdUNGxwfIObnVOjpgAWAR4BIgElYTm90ZWJvb2tPECAJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJ",
+            "CQkJCQkJCdINaO3ugAOi7/CABIBGAAgAEQAaACQAKQAyADcASQBMAFEAUwChAKcArACzAMYAyADKAM8A2gDjAPIA9QD+AQMB",
+            "CwEOAScBNQFDAVgBdAGOAa8B0gHnAfICCAIhAiMCJQInAikCKwItAi8CMQIzAjUCNwI5Aj4CUAJTAl4CYwKGApUCngKtAr8C",
+            "0QLTAtUC1wLYAt0C+AL7AwYDGQMjAzIDPgNAA0IDRANGA0gDTQNkA2cDbgN5A3sDfQN/A4QDmwOeA6YD2gPhA/MD9QP3A/kD",
+            "/gQaBB0EJAQmBCgENgQ7BEYESARLBE0ETwRaBFwEXgRgBGIEZARpBH8EggSJBIsEjQSgBKcEsQSzBLUEtwS8BNsE3gTsBPEE",
+            "8wT1BPcE/AUJBQwFDgUQBRcFHwUhBSMFJQUnBSkFMgVOBWIFZAVmBWgFagVvBYMFhgWMBZcFmQWbBZ0FnwWmBagFqgWxBbgF",
+            "ugW8BcEFxgXIBcoFzAXRBdYF3QXfBeEF4wXlBecF7AXuBfAF8gX5BfsF/QX/BggGEwYVBhcGGQYbBiIGJAYmBmMGagZsBm4G",
+            "gwaOBpAGkgaUBpYGnQafBqEGqAaqBqwGsQazBrUGtwa8Br4GwQbDBsUGygbMBs4G0AbbBt0G3wbhBuMG7AcPBxQHFgcZBxsA",
+            "AAAAAAACAQAAAAAAAADxAAAAAAAAAAAAAAAAAAAHHQ==",
+        ].joined()
+        try #require(Data(base64Encoded: base64)).write(to: marker)
+        #expect(try hashes(bundle) == last)
+        try Data(Array("bplist00".utf8) + [UInt8](repeating: 7, count: 50)).write(to: marker)
+        Self.expectModelError(.invalidValue, mentioning: "not a binary property list") {
+            _ = try ManagedObjectModel(checkedContentsOf: bundle)
+        }
+    }
 }

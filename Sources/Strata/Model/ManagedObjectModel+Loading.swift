@@ -124,20 +124,9 @@ extension ManagedObjectModel {
                     .unreadableFile, "cannot read \(marker.path): \(error.localizedDescription)",
                     path: marker.path, cause: error)
             }
-            let plist: Any
-            do {
-                plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-            } catch {
-                throw ModelError(
-                    .malformedXML, "\(marker.path) is not a property list: \(error.localizedDescription)",
-                    path: marker.path, cause: error)
-            }
-            guard let dictionary = plist as? [String: Any] else {
-                throw ModelError(.invalidModel, "\(marker.path) is not a dictionary", path: marker.path)
-            }
             // An empty dictionary (Xcode writes one when no version was chosen) names no
             // version: the bundle's last version is the current one, as without the file.
-            guard let name = dictionary["_XCCurrentVersionName"] as? String, !name.isEmpty else {
+            guard let name = try currentVersionName(data, marker: marker), !name.isEmpty else {
                 let version = try lastVersion(in: bundle)
                 modelLogger.warning(
                     "\(marker.path) names no current version (_XCCurrentVersionName): loading \(version.lastPathComponent)"
@@ -153,6 +142,35 @@ extension ManagedObjectModel {
             return version
         }
         return try lastVersion(in: bundle)
+    }
+
+    /// The `_XCCurrentVersionName` of a `.xccurrentversion` property list, `nil` when it has none.
+    ///
+    /// Xcode writes the file as an XML property list, which Foundation reads. A binary one is
+    /// read by ``BinaryPropertyList``: Foundation's binary reader on Linux crashes on some
+    /// damaged files (found by the model-file fuzzer) where this one throws.
+    ///
+    /// - Throws: ``ModelError`` `malformedXML` or `invalidValue` when `data` is not a property
+    ///   list, `invalidModel` when it is not a dictionary.
+    private static func currentVersionName(_ data: Data, marker: URL) throws -> String? {
+        if data.starts(with: Array("bplist".utf8)) {
+            guard case .dictionary(let dictionary) = try BinaryPropertyList.parse(data, path: marker.path) else {
+                throw ModelError(.invalidModel, "\(marker.path) is not a dictionary", path: marker.path)
+            }
+            return dictionary["_XCCurrentVersionName"]?.string
+        }
+        let plist: Any
+        do {
+            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            throw ModelError(
+                .malformedXML, "\(marker.path) is not a property list: \(error.localizedDescription)",
+                path: marker.path, cause: error)
+        }
+        guard let dictionary = plist as? [String: Any] else {
+            throw ModelError(.invalidModel, "\(marker.path) is not a dictionary", path: marker.path)
+        }
+        return dictionary["_XCCurrentVersionName"] as? String
     }
 
     /// The last version of a versioned model bundle by name (``versions(in:)``).
