@@ -107,7 +107,8 @@ public struct CodecBenchmarkRows: Sendable {
     ///   - author: who made the transaction, kept in its history. The default is none.
     ///   - contextName: the context that saved it, kept in its history. The default is none.
     /// - Returns: the sealed record, which ``CodecBenchmarkDecoder/parseRecord(_:)`` reads back.
-    /// - Throws: ``StoreError/Code/invalidValue`` when the record is larger than 1 GiB.
+    /// - Throws: ``StoreError/Code/invalidValue`` when the record is larger than 1 GiB or holds
+    ///   more than 65,535 blocks.
     public func encodeTransactionRecord(
         blockSize: Int = 16 << 10,
         sequence: UInt64 = 1,
@@ -119,10 +120,9 @@ public struct CodecBenchmarkRows: Sendable {
         for (key, row) in zip(keys, rows) {
             builder.add(.insert, entity: entity, key: key, row: row, codec: codec)
         }
-        var bytes = builder.build(timestamp: timestamp, author: author, contextName: contextName).bytes
-        guard bytes.count <= RecordHeader.maxLength else {
-            throw StoreError(.invalidValue, "a transaction of \(bytes.count) bytes is larger than 1 GiB")
-        }
+        let record = builder.build(timestamp: timestamp, author: author, contextName: contextName)
+        try record.checkSize()
+        var bytes = record.bytes
         RecordHeader.seal(&bytes, sequence: sequence)
         return bytes
     }

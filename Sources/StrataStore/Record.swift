@@ -71,6 +71,8 @@ enum RecordHeader {
     static let size = 32
     /// The largest record the store writes or accepts.
     static let maxLength = 1 << 30
+    /// The most blocks a record holds (its header counts them in 16 bits).
+    static let maxBlocks = Int(UInt16.max)
     /// The offset of the sequence number.
     static let sequenceOffset = 24
     /// The largest sequence number a file may hold. Sequences count commits from 1, so one
@@ -119,6 +121,23 @@ struct EncodedRecord: Sendable {
     /// The commit puts them in the block cache, so that reading rows just written decompresses
     /// nothing.
     var decodedBlocks: [DecodedBlock?] = []
+
+    /// Checks that the record fits its header's fields, before it is written.
+    ///
+    /// - Throws: ``StoreError`` `invalidValue` for a transaction larger than 1 GiB or of more
+    ///   than 65,535 blocks; nothing was written.
+    func checkSize() throws {
+        guard bytes.count <= RecordHeader.maxLength else {
+            throw StoreError(
+                .invalidValue, "a transaction of \(bytes.count) bytes is larger than 1 GiB; save it in smaller parts")
+        }
+        guard blocks.count <= RecordHeader.maxBlocks else {
+            throw StoreError(
+                .invalidValue,
+                "a transaction of \(blocks.count) blocks is more than a record holds (\(RecordHeader.maxBlocks)); save it in smaller parts"
+            )
+        }
+    }
 }
 
 /// Where a block sits within its record.
@@ -371,7 +390,8 @@ struct RecordBuilder {
         header.u32(0)
         header.u8(kind.rawValue)
         header.u8(compressedMeta == nil ? BlockCodec.raw.rawValue : BlockCodec.lz4.rawValue)
-        header.u16(UInt16(spans.count))
+        // A record of more blocks is refused by `checkSize()` before it is written.
+        header.u16(UInt16(truncatingIfNeeded: spans.count))
         header.u32(UInt32(compressedMeta ?? meta.count))
         header.u32(UInt32(meta.count))
         header.u32(flags)

@@ -220,7 +220,8 @@ extension Store {
     /// The commit of `transaction` whose operations are encoded in `builder`: raises the next
     /// keys above `highestKeys` and builds the record.
     ///
-    /// - Throws: ``StoreError`` `invalidValue` for a record larger than 1 GiB.
+    /// - Throws: ``StoreError`` `invalidValue` for a record larger than 1 GiB or of more than
+    ///   65,535 blocks.
     func pendingCommit(
         _ transaction: Transaction, builder: RecordBuilder, rows: [IndexedRowChange], indexChanges: FetchIndexChanges?,
         readSequence: UInt64,
@@ -231,9 +232,7 @@ extension Store {
             timestamp: transaction.timestamp, author: transaction.author, contextName: transaction.contextName,
             bundleID: transaction.bundleID, processID: transaction.processID, cursors: transaction.consumerCursors,
             decodedBudget: cache.freeRoom, threads: configuration.commitThreads)
-        guard record.bytes.count <= RecordHeader.maxLength else {
-            throw StoreError(.invalidValue, "a transaction of \(record.bytes.count) bytes is larger than 1 GiB")
-        }
+        try record.checkSize()
         let durable = (transaction.durability ?? configuration.durability) == .durable
         return PendingCommit(
             record: record, rows: rows, indexChanges: indexChanges, readSequence: readSequence, durable: durable,

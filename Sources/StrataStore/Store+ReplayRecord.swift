@@ -331,9 +331,7 @@ extension Store {
                 bundleID: record.bundleID, processID: record.processID, cursors: cursors, decodedBudget: cache.freeRoom,
                 threads: configuration.commitThreads)
         }
-        guard encoded.bytes.count <= RecordHeader.maxLength else {
-            throw StoreError(.invalidValue, "a transaction of \(encoded.bytes.count) bytes is larger than 1 GiB")
-        }
+        try encoded.checkSize()
         return PendingCommit(
             record: encoded, rows: rows, readSequence: readSequence, durable: durable, condition: nil,
             ticket: CommitTicket())

@@ -41,6 +41,19 @@ public struct Dataset: Sendable {
         max(1, employeeCount / 1000)
     }
 
+    /// The most employees W1 inserts in one save. A Strata transaction is one log record, at most
+    /// 1 GiB and 65,535 blocks (about seven million employees), so above this W1 saves in parts,
+    /// on every engine alike.
+    public static let largestSave = 1_000_000
+
+    /// The employees of each of W1's saves, in order (the first also inserts the departments):
+    /// one save up to ``largestSave`` employees, then one per ``largestSave``.
+    public var saveParts: [Range<Int>] {
+        stride(from: 0, to: max(employees.count, 1), by: Self.largestSave).map {
+            $0..<min($0 + Self.largestSave, employees.count)
+        }
+    }
+
     /// The primary key of employee `index`.
     public static func employeeKey(_ index: Int) -> Int64 { Int64(index) + 1 }
 

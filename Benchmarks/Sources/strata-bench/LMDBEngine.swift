@@ -135,9 +135,11 @@ final class LMDBEngine: BenchEngine {
     }
 
     func insertAll(_ dataset: Dataset) throws {
-        try write("insert the data set") { txn in
-            try putDepartments(dataset.departments, in: txn)
-            try putEmployees(dataset.employees[...], firstKey: Dataset.employeeKey(0), in: txn)
+        for part in dataset.saveParts {
+            try write("insert the data set") { txn in
+                if part.lowerBound == 0 { try putDepartments(dataset.departments, in: txn) }
+                try putEmployees(dataset.employees[part], firstKey: Dataset.employeeKey(part.lowerBound), in: txn)
+            }
         }
     }
 

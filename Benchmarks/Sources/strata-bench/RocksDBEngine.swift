@@ -158,9 +158,11 @@ final class RocksDBEngine: BenchEngine {
     }
 
     func insertAll(_ dataset: Dataset) throws {
-        try write("insert the data set") { batch in
-            Self.putDepartments(dataset.departments, into: batch)
-            Self.putEmployees(dataset.employees[...], firstKey: Dataset.employeeKey(0), into: batch)
+        for part in dataset.saveParts {
+            try write("insert the data set") { batch in
+                if part.lowerBound == 0 { Self.putDepartments(dataset.departments, into: batch) }
+                Self.putEmployees(dataset.employees[part], firstKey: Dataset.employeeKey(part.lowerBound), into: batch)
+            }
         }
     }
 

@@ -27,11 +27,13 @@ final class SQLiteEngine: BenchEngine, SQLiteBackedEngine {
     private static let selectNameSalarySQL = "SELECT name, salary FROM employee WHERE id = ?"
 
     func insertAll(_ dataset: Dataset) throws {
-        try db.write { db in
-            try Self.insert(dataset.departments, in: db)
-            let statement = try db.cachedStatement(sql: Self.insertEmployeeSQL)
-            for (index, employee) in dataset.employees.enumerated() {
-                try Self.insert(employee, key: Dataset.employeeKey(index), with: statement)
+        for part in dataset.saveParts {
+            try db.write { db in
+                if part.lowerBound == 0 { try Self.insert(dataset.departments, in: db) }
+                let statement = try db.cachedStatement(sql: Self.insertEmployeeSQL)
+                for index in part {
+                    try Self.insert(dataset.employees[index], key: Dataset.employeeKey(index), with: statement)
+                }
             }
         }
     }

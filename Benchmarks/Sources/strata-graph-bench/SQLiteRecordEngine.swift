@@ -95,13 +95,18 @@ final class SQLiteRecordEngine: GraphEngine, SQLiteBackedEngine {
     private static let selectEmployeeSQL = "SELECT * FROM employee WHERE id = ?"
 
     func insertAll(_ dataset: Dataset) throws {
-        try db.write { db in
-            for (index, department) in dataset.departments.enumerated() {
-                try DepartmentRecord(id: Dataset.departmentKey(index), name: department.name, budget: department.budget)
-                    .insert(db)
-            }
-            for (index, employee) in dataset.employees.enumerated() {
-                try EmployeeRecord(id: Dataset.employeeKey(index), employee).insert(db)
+        for part in dataset.saveParts {
+            try db.write { db in
+                if part.lowerBound == 0 {
+                    for (index, department) in dataset.departments.enumerated() {
+                        try DepartmentRecord(
+                            id: Dataset.departmentKey(index), name: department.name, budget: department.budget
+                        ).insert(db)
+                    }
+                }
+                for index in part {
+                    try EmployeeRecord(id: Dataset.employeeKey(index), dataset.employees[index]).insert(db)
+                }
             }
         }
     }

@@ -95,29 +95,31 @@ final class StrataGraphEngine: GraphEngine {
             }
             var employees: [EmployeeMO] = []
             employees.reserveCapacity(dataset.employees.count)
-            for employee in dataset.employees {
-                let object = EmployeeMO(entity: employeeEntity, insertInto: context)
-                switch access {
-                case .typed:
-                    object.name = employee.name
-                    object.salary = employee.salary
-                    object.hired = employee.hired
-                    object.active = employee.active
-                    object.notes = employee.notes
-                    if let photo = employee.photo { object.photo = photo }
-                    object.department = departments[employee.department]
-                case .kvc:
-                    object.setValue(employee.name, forKey: "name")
-                    object.setValue(employee.salary, forKey: "salary")
-                    object.setValue(employee.hired, forKey: "hired")
-                    object.setValue(employee.active, forKey: "active")
-                    object.setValue(employee.notes, forKey: "notes")
-                    if let photo = employee.photo { object.setValue(photo, forKey: "photo") }
-                    object.setValue(departments[employee.department], forKey: "department")
+            for part in dataset.saveParts {
+                for employee in dataset.employees[part] {
+                    let object = EmployeeMO(entity: employeeEntity, insertInto: context)
+                    switch access {
+                    case .typed:
+                        object.name = employee.name
+                        object.salary = employee.salary
+                        object.hired = employee.hired
+                        object.active = employee.active
+                        object.notes = employee.notes
+                        if let photo = employee.photo { object.photo = photo }
+                        object.department = departments[employee.department]
+                    case .kvc:
+                        object.setValue(employee.name, forKey: "name")
+                        object.setValue(employee.salary, forKey: "salary")
+                        object.setValue(employee.hired, forKey: "hired")
+                        object.setValue(employee.active, forKey: "active")
+                        object.setValue(employee.notes, forKey: "notes")
+                        if let photo = employee.photo { object.setValue(photo, forKey: "photo") }
+                        object.setValue(departments[employee.department], forKey: "department")
+                    }
+                    employees.append(object)
                 }
-                employees.append(object)
+                try context.save()
             }
-            try context.save()
             return (departments.map(\.objectID), employees.map(\.objectID))
         }
         insertedDepartmentIDs = ids.0
