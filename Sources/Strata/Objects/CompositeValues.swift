@@ -65,7 +65,7 @@ enum CompositeValues {
     static func decode(_ data: Data, for composite: CompositeAttributeDescription) throws -> [String: Any] {
         let plist: Any
         do {
-            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            plist = try PropertyListReading.object(from: data)
         } catch {
             throw CoreDataError(
                 .coreData, "the stored value of \(composite.qualifiedName) is not a composite: \(error)")

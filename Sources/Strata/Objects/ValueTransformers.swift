@@ -29,9 +29,10 @@ public struct PropertyListValueTransformer: AttributeValueTransformer {
         try PropertyListSerialization.data(fromPropertyList: value, format: .binary, options: 0)
     }
 
-    /// Decodes a binary property list.
+    /// Decodes a property list, as `PropertyListSerialization` returns it; a damaged binary
+    /// one throws ``ModelError`` `invalidValue`.
     public func reverseTransformedValue(_ data: Data) throws -> Any {
-        try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        try PropertyListReading.object(from: data)
     }
 }
 

@@ -30,7 +30,7 @@ enum StoreMetadataFile {
         }
         let file = store.appendingPathComponent(name)
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
-        guard let metadata = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+        guard let metadata = try? PropertyListReading.object(from: data) as? [String: Any]
         else {
             throw CoreDataError(.persistentStoreOpen, "the store metadata at \(file.path) does not parse")
         }
