@@ -74,6 +74,7 @@ struct StoreInfo: Encodable {
     var checkpoint: String?
     var indexMemoryBytes: Int
     var indexMemoryBytesWhenRead: Int
+    var fetchIndexMemoryBytes: Int
     var entities: [EntityInfo]
     var segments: [SegmentSummary]
 
@@ -90,6 +91,7 @@ struct StoreInfo: Encodable {
         let statistics = store.statistics
         indexMemoryBytes = statistics.indexBytes
         indexMemoryBytesWhenRead = statistics.indexBytesWhenRead
+        fetchIndexMemoryBytes = statistics.fetchIndexBytes
         let entityNames = store.schema.entities.map(\.name)
         entities = store.schema.entities.map { entity in
             EntityInfo(
@@ -114,7 +116,7 @@ struct StoreInfo: Encodable {
 
     private enum CodingKeys: String, CodingKey {
         case path, formatVersion, storeID, lastSequence, historyTracking, historyRange, historyFloor, checkpoint
-        case indexMemoryBytes, indexMemoryBytesWhenRead, entities, segments
+        case indexMemoryBytes, indexMemoryBytesWhenRead, fetchIndexMemoryBytes, entities, segments
     }
 
     /// Encodes every key, with `null` for a missing history range or checkpoint.
@@ -130,6 +132,7 @@ struct StoreInfo: Encodable {
         try container.encode(checkpoint, forKey: .checkpoint)
         try container.encode(indexMemoryBytes, forKey: .indexMemoryBytes)
         try container.encode(indexMemoryBytesWhenRead, forKey: .indexMemoryBytesWhenRead)
+        try container.encode(fetchIndexMemoryBytes, forKey: .fetchIndexMemoryBytes)
         try container.encode(entities, forKey: .entities)
         try container.encode(segments, forKey: .segments)
     }
@@ -143,7 +146,8 @@ struct StoreInfo: Encodable {
             "Last sequence  \(lastSequence)",
             "History        \(historyText)",
             "Checkpoint     \(checkpoint ?? "none")",
-            "Index memory   \(indexMemoryBytes) bytes now, \(indexMemoryBytesWhenRead) with every page read\(perObjectText)",
+            "Index memory   \(indexMemoryBytes) bytes now, \(indexMemoryBytesWhenRead) with every page read\(perObject(indexMemoryBytesWhenRead))",
+            "Fetch indexes  \(fetchIndexMemoryBytes) bytes\(perObject(fetchIndexMemoryBytes))",
             "",
             "Entities",
         ]
@@ -175,12 +179,11 @@ struct StoreInfo: Encodable {
         return historyFloor > 0 ? "\(retained); deleted up to \(historyFloor)" : retained
     }
 
-    /// The index's bytes per live object with every page read, for a store with live objects.
-    private var perObjectText: String {
+    /// `bytes` per live object, for a store with live objects.
+    private func perObject(_ bytes: Int) -> String {
         let live = entities.reduce(0) { $0 + $1.rows }
         guard live > 0 else { return "" }
-        let perObject = Double(indexMemoryBytesWhenRead) / Double(live)
-        return " (\(String(format: "%.1f", perObject)) bytes per live object)"
+        return " (\(String(format: "%.1f", Double(bytes) / Double(live))) bytes per live object)"
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

@@ -54,6 +54,19 @@ struct OrderedIndex: Sendable {
     /// The number of pairs.
     private(set) var count = 0
 
+    /// Bytes a pair takes in a chunk.
+    static var entryBytes: Int { MemoryLayout<Entry>.stride }
+
+    /// Bytes of memory the index's arrays take (each chunk's storage, the heads and the chunk
+    /// list), not the heap storage of strings or data too long for a `Value` to hold inline.
+    var memoryBytes: Int {
+        let entry = Self.entryBytes
+        let arrayHeader = 32
+        return chunks.reduce(heads.capacity * entry + chunks.capacity * 8 + 2 * arrayHeader) {
+            $0 + $1.capacity * entry + arrayHeader
+        }
+    }
+
     /// Creates an empty index.
     init() {}
 
@@ -138,16 +151,24 @@ struct OrderedIndex: Sendable {
             position.chunk -= 1
             position.offset = chunks[position.chunk].count
         }
+        if chunks[position.chunk].count >= Self.maxChunkSize {
+            // A full chunk is split before the entry goes in, each half copied to storage of its
+            // own size. Growing it first doubled its storage, which its lower half kept: a chunk
+            // that inserts then passed by (ascending keys, a to-one reference's newest rows)
+            // held 256 entries in room for 1,024, four times the memory of its entries.
+            let half = Self.maxChunkSize / 2
+            let full = chunks[position.chunk]
+            chunks[position.chunk] = Array(full[..<half])
+            chunks.insert(Array(full[half...]), at: position.chunk + 1)
+            heads.insert(full[half], at: position.chunk + 1)
+            if position.offset > half {
+                position.chunk += 1
+                position.offset -= half
+            }
+        }
         chunks[position.chunk].insert(entry, at: position.offset)
         if position.offset == 0 { heads[position.chunk] = entry }
         count += 1
-        if chunks[position.chunk].count > Self.maxChunkSize {
-            let half = chunks[position.chunk].count / 2
-            let upper = Array(chunks[position.chunk][half...])
-            chunks[position.chunk].removeSubrange(half...)
-            chunks.insert(upper, at: position.chunk + 1)
-            heads.insert(upper[0], at: position.chunk + 1)
-        }
     }
 
     /// Applies `changes` in one pass: each removes or adds its pair (a removal of a pair the
@@ -255,8 +276,18 @@ struct OrderedIndex: Sendable {
         if chunks[position.chunk].isEmpty {
             chunks.remove(at: position.chunk)
             heads.remove(at: position.chunk)
-        } else if position.offset == 0 {
-            heads[position.chunk] = chunks[position.chunk][0]
+            return
+        }
+        if position.offset == 0 { heads[position.chunk] = chunks[position.chunk][0] }
+        // Removing keeps a chunk's storage: one that deletes emptied to a quarter of it is
+        // copied to storage of its size.
+        let remaining = chunks[position.chunk]
+        if remaining.capacity >= 64 && remaining.count <= remaining.capacity / 4 {
+            // `Array(remaining)` would share the storage rather than copy it.
+            var compact: [Entry] = []
+            compact.reserveCapacity(remaining.count)
+            compact.append(contentsOf: remaining)
+            chunks[position.chunk] = compact
         }
     }
 

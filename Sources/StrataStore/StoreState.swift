@@ -175,6 +175,12 @@ struct StoreState: Sendable {
         }
     }
 
+    /// Bytes of memory the fetch indexes take (``OrderedIndex/memoryBytes``), without changes
+    /// not merged yet.
+    var fetchIndexMemoryBytes: Int {
+        mergedFetchIndexes.joined().reduce(0) { $0 + $1.value.memoryBytes }
+    }
+
     /// Leaves `changes` (a commit group's, after those applied before it) pending until the
     /// indexes are next read or merged.
     mutating func deferIndexChanges(_ changes: FetchIndexChanges) {

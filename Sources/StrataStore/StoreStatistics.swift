@@ -79,6 +79,14 @@ public struct StoreStatistics: Sendable, Hashable, Codable {
     /// Bytes of memory the object index and block table take once every page of the index is
     /// read: 12 bytes a key up to the largest key, in pages of 4,096 keys.
     public var indexBytesWhenRead: Int
+    /// Bytes of memory the fetch indexes take (an entry of a value and a key,
+    /// about 32 bytes a row and indexed column, not counting strings or data too long to be held
+    /// inline). Reading the statistics right after an open waits for the checkpoint's fetch
+    /// indexes to be loaded.
+    public var fetchIndexBytes: Int
+    /// Bytes of decoded blocks the block cache holds now, at most
+    /// ``StoreConfiguration/cacheSize``.
+    public var cacheBytes: Int
     /// Blocks of live segments in the block table.
     public var blocks: Int
     /// Bytes of live segment files.
@@ -106,14 +114,19 @@ public struct SegmentInfo: Sendable, Hashable, Codable {
 }
 
 extension Store {
-    /// The store's counters and sizes now. Costs no I/O.
+    /// The store's counters and sizes now. Costs no I/O; right after an open it waits for the
+    /// checkpoint's fetch indexes to be loaded (``StoreStatistics/fetchIndexBytes``).
     public var statistics: StoreStatistics {
-        let (rows, indexBytes, indexBytesWhenRead, blocks, segmentBytes, liveRowBytes) = state.withLock { state in
+        waitForFetchIndexes()
+        let (rows, indexBytes, indexBytesWhenRead, fetchIndexBytes, blocks, segmentBytes, liveRowBytes) = state.withLock
+        {
+            state in
             let blockTable = state.blocks.allocatedBytes
             return (
                 state.entities.reduce(0) { $0 + $1.liveCount },
                 state.entities.reduce(0) { $0 + $1.memoryBytes } + blockTable,
                 state.entities.reduce(0) { $0 + $1.fullMemoryBytes } + blockTable,
+                state.fetchIndexMemoryBytes,
                 state.blocks.occupiedRanges.joined().count { state.stats[state.blocks[$0].segment] != nil },
                 state.stats.values.reduce(Int64(0)) { $0 + $1.fileBytes },
                 state.stats.values.reduce(Int64(0)) { $0 + $1.liveBytes }
@@ -126,7 +139,8 @@ extension Store {
             compactions: counters.compactions.total, checkpoints: counters.checkpoints.total,
             spaceAllocations: counters.spaceAllocations.total,
             spaceAllocationsAhead: counters.spaceAllocationsAhead.total, liveRows: rows,
-            indexBytes: indexBytes, indexBytesWhenRead: indexBytesWhenRead, blocks: blocks, segmentBytes: segmentBytes, liveRowBytes: liveRowBytes)
+            indexBytes: indexBytes, indexBytesWhenRead: indexBytesWhenRead, fetchIndexBytes: fetchIndexBytes,
+            cacheBytes: cache.totalCost, blocks: blocks, segmentBytes: segmentBytes, liveRowBytes: liveRowBytes)
     }
 
     /// The file name of the index checkpoint the store was opened with or wrote last, in its

@@ -89,6 +89,8 @@ import Testing
         let whenRead = try #require(object["indexMemoryBytesWhenRead"] as? Int)
         #expect(whenRead >= 2 * IndexPage.byteCount)
         #expect(try #require(object["indexMemoryBytes"] as? Int) <= whenRead)
+        // A salary and a department entry for each of the 30 employees, a name for the department.
+        #expect(try #require(object["fetchIndexMemoryBytes"] as? Int) >= 61 * OrderedIndex.entryBytes)
         try store.close()
     }
 

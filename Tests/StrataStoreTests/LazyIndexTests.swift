@@ -37,6 +37,28 @@ import Testing
         store.state.withLock { $0.entities[TestSchema.employee].pages.count(where: \.isResident) }
     }
 
+    @Test("statistics report the fetch indexes' memory, loaded with the checkpoint, and the cache's")
+    func fetchIndexAndCacheBytes() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        var configuration = TestSchema.configuration()
+        configuration.cacheSize = 1 << 20
+        let rows = try Self.makeStore(at: url, configuration: configuration)
+        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: configuration)
+        defer { try? store.close() }
+        // A salary and a department entry an employee and a name entry for the department, in
+        // chunks filled to three quarters as a checkpoint's indexes load.
+        let opened = store.statistics
+        let entries = (2 * rows.count + 1) * OrderedIndex.entryBytes
+        #expect(opened.fetchIndexBytes >= entries, "\(opened.fetchIndexBytes) for \(entries) of entries")
+        #expect(opened.fetchIndexBytes <= entries * 11 / 10, "\(opened.fetchIndexBytes) for \(entries) of entries")
+        for key in rows.keys { _ = try store.read(TestSchema.employee, key: key) }
+        let read = store.statistics
+        #expect(read.cacheBytes > 0)
+        #expect(read.cacheBytes <= configuration.cacheSize)
+        #expect(read.fetchIndexBytes == opened.fetchIndexBytes)
+    }
+
     @Test func aColdOpenReadsNoPageUntilAKeyInItIsUsed() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()

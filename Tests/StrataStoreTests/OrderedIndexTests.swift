@@ -115,6 +115,29 @@ private struct ModelIndex {
         #expect(index.count == 7)
     }
 
+    /// Pairs inserted one at a time take at most twice the memory of their entries, whether
+    /// inserts land at the end (ascending keys) or anywhere; deleting most of them gives most of
+    /// the memory back.
+    @Test(arguments: [false, true])
+    func memoryFollowsTheEntries(ascending: Bool) {
+        var generator = SplitMix64(seed: 12)
+        let count = 20_000
+        var values = (0..<count).map { Int64($0) }
+        if !ascending { values.shuffle(using: &generator) }
+        var index = OrderedIndex()
+        for (key, value) in values.enumerated() { index.insert(.int(value % 7), key: PrimaryKey(key)) }
+        let entries = count * OrderedIndex.entryBytes
+        // Chunk headers and the heads: well under a tenth of the entries.
+        #expect(index.memoryBytes <= 2 * entries + entries / 10, "\(index.memoryBytes) for \(entries) of entries")
+
+        let kept = values.indices.filter { $0 % 10 == 0 }
+        for key in values.indices where key % 10 != 0 { index.remove(.int(values[key] % 7), key: PrimaryKey(key)) }
+        #expect(index.count == kept.count)
+        #expect(index.keys(matching: .equal(.int(3))) == kept.filter { values[$0] % 7 == 3 }.map { PrimaryKey($0) })
+        let left = kept.count * OrderedIndex.entryBytes
+        #expect(index.memoryBytes <= 4 * left + entries / 10, "\(index.memoryBytes) for \(left) of entries")
+    }
+
     /// A bulk-built index holds the same pairs as one built by inserting.
     @Test func bulkBuildMatchesInserts() {
         var generator = SplitMix64(seed: 10)

@@ -63,18 +63,25 @@ final class StrataEngine: BenchEngine {
 
     func insertAll(_ dataset: Dataset) throws {
         let store = try opened
-        var transaction = Transaction()
-        transaction.operations.reserveCapacity(dataset.departments.count + dataset.employees.count)
-        appendDepartments(
-            dataset.departments, to: &transaction,
-            keys: try allocateKeys(
-                StrataModel.department, count: dataset.departments.count, expectedFirst: Dataset.departmentKey(0)))
         let keys = try allocateKeys(
             StrataModel.employee, count: dataset.employees.count, expectedFirst: Dataset.employeeKey(0))
-        for (key, employee) in zip(keys, dataset.employees) {
-            transaction.insert(StrataModel.employee, key: key, row: StrataModel.row(employee))
+        for part in dataset.saveParts {
+            var transaction = Transaction()
+            if part.lowerBound == 0 {
+                transaction.operations.reserveCapacity(dataset.departments.count + part.count)
+                appendDepartments(
+                    dataset.departments, to: &transaction,
+                    keys: try allocateKeys(
+                        StrataModel.department, count: dataset.departments.count,
+                        expectedFirst: Dataset.departmentKey(0)))
+            }
+            for index in part {
+                transaction.insert(
+                    StrataModel.employee, key: keys.lowerBound + Int64(index),
+                    row: StrataModel.row(dataset.employees[index]))
+            }
+            _ = try store.commit(transaction)
         }
-        _ = try store.commit(transaction)
     }
 
     func insertDepartments(_ departments: [Department]) throws {
@@ -255,6 +262,7 @@ final class StrataEngine: BenchEngine {
         return [
             "index.bytesPerObject": Double(statistics.indexBytesWhenRead) / Double(statistics.liveRows),
             "index.residentBytesPerObject": Double(statistics.indexBytes) / Double(statistics.liveRows),
+            "fetchIndex.bytesPerObject": Double(statistics.fetchIndexBytes) / Double(statistics.liveRows),
             "compression.ratio": Double(statistics.liveRowBytes) / Double(statistics.segmentBytes),
             "open.withoutCheckpointMs": replay.seconds * 1000,
         ]
