@@ -17,18 +17,35 @@ public struct ServiceConfiguration: Sendable, Hashable {
     /// with a token; named consumers keep what they have not read for longer. `nil` keeps all
     /// history. The default is five minutes.
     public var historyRetention: Duration?
+    /// Bytes of the store's cache: Strata's block cache of decoded blocks
+    /// (`PersistentStoreDescription.cacheSize`), or the page cache of each SQLite connection
+    /// (`PRAGMA cache_size`). `nil`, the default, keeps the backend's own: 256 MiB for Strata,
+    /// SQLite's 2 MB a connection.
+    public var cacheSize: Int?
 
     /// Creates a configuration; every parameter has the default its property documents.
     public init(
         host: String = "127.0.0.1", port: Int = 8080,
         directory: URL = URL(fileURLWithPath: "strata-service-data"), backend: BackendKind = .strata,
-        historyRetention: Duration? = .seconds(300)
+        historyRetention: Duration? = .seconds(300), cacheSize: Int? = nil
     ) {
         self.host = host
         self.port = port
         self.directory = directory
         self.backend = backend
         self.historyRetention = historyRetention
+        self.cacheSize = cacheSize
+    }
+
+    /// The cache size `mebibytes` gives, in bytes.
+    ///
+    /// - Throws: ``ServiceError`` `badRequest` naming `source` when it is not a whole number of
+    ///   mebibytes, 1 or more.
+    public static func cacheSize(mebibytes: String, source: String) throws -> Int {
+        guard let value = Int(mebibytes), (1...(1 << 30)).contains(value) else {
+            throw ServiceError(.badRequest, "\(source)=\(mebibytes) is not a number of mebibytes")
+        }
+        return value << 20
     }
 
     /// The retention `seconds` gives: 0 keeps all history.
@@ -44,8 +61,8 @@ public struct ServiceConfiguration: Sendable, Hashable {
 
     /// The configuration the environment gives: `STRATA_SERVICE_HOST`, `STRATA_SERVICE_PORT`,
     /// `STRATA_SERVICE_DIRECTORY`, `STRATA_SERVICE_BACKEND` (`strata` or `grdb`) and
-    /// `STRATA_SERVICE_HISTORY_RETENTION` (seconds, 0 for all history), each falling back to its
-    /// default when unset.
+    /// `STRATA_SERVICE_HISTORY_RETENTION` (seconds, 0 for all history) and
+    /// `STRATA_SERVICE_CACHE_SIZE` (MiB), each falling back to its default when unset.
     ///
     /// - Throws: ``ServiceError`` `badRequest` naming the variable whose value is not valid.
     public init(environment: [String: String]) throws {
@@ -66,6 +83,9 @@ public struct ServiceConfiguration: Sendable, Hashable {
         }
         if let seconds = environment["STRATA_SERVICE_HISTORY_RETENTION"] {
             historyRetention = try Self.historyRetention(seconds: seconds, source: "STRATA_SERVICE_HISTORY_RETENTION")
+        }
+        if let mebibytes = environment["STRATA_SERVICE_CACHE_SIZE"] {
+            cacheSize = try Self.cacheSize(mebibytes: mebibytes, source: "STRATA_SERVICE_CACHE_SIZE")
         }
     }
 }

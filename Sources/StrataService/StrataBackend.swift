@@ -20,17 +20,19 @@ public final class StrataBackend: Backend {
     /// Where the backend logs.
     let logger: Logger
 
-    /// Opens (or creates) the store `Company.strata` in `directory`.
+    /// Opens (or creates) the store `Company.strata` in `directory`, with a block cache of
+    /// `cacheSize` bytes (`nil`: the store's default).
     ///
     /// - Throws: ``CoreDataError`` when the store cannot be opened; what creating the
     ///   directory throws.
-    public init(directory: URL, logger: Logger) throws {
+    public init(directory: URL, logger: Logger, cacheSize: Int? = nil) throws {
         ServiceModel.registerClasses()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let container = PersistentContainer(name: "Company", managedObjectModel: ServiceModel.make())
         let description = PersistentStoreDescription(url: directory.appendingPathComponent("Company.strata"))
         description.durability = .durable
         description.isHistoryTrackingEnabled = true
+        description.cacheSize = cacheSize
         container.persistentStoreDescriptions = [description]
         let failure = Lock<(any Error)?>(nil)
         container.loadPersistentStores { _, error in
@@ -122,7 +124,8 @@ public final class StrataBackend: Backend {
 
     public func department(id: Int64) async throws -> DepartmentRecord? {
         try await perform { context in
-            try self.existing(DepartmentMO.self, ServiceModel.department, key: id, in: context).map(DepartmentRecord.init)
+            try self.existing(DepartmentMO.self, ServiceModel.department, key: id, in: context).map(
+                DepartmentRecord.init)
         }
     }
 

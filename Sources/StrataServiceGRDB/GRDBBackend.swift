@@ -17,14 +17,19 @@ public final class GRDBBackend: Backend {
     /// The columns of `employee` a predicate may name.
     static let predicateColumns = EmployeeRecord.attributeNames
 
-    /// Opens (or creates) the database `Company.sqlite` in `directory` and migrates it.
+    /// Opens (or creates) the database `Company.sqlite` in `directory` and migrates it, with a
+    /// page cache of `cacheSize` bytes a connection (`nil`: SQLite's default).
     ///
     /// - Throws: `DatabaseError` when the database cannot be opened or migrated; what creating
     ///   the directory throws.
-    public init(directory: URL, logger: Logger) throws {
+    public init(directory: URL, logger: Logger, cacheSize: Int? = nil) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            // A negative size is in KiB.
+            if let cacheSize { try db.execute(sql: "PRAGMA cache_size = -\(max(1, cacheSize >> 10))") }
+        }
         let path = directory.appendingPathComponent("Company.sqlite").path
         pool = try DatabasePool(path: path, configuration: configuration)
         try GRDBSchema.migrator.migrate(pool)

@@ -19,7 +19,8 @@ struct StrataServiceCommand: AsyncParsableCommand {
         abstract: "An HTTP service over Strata (or GRDB): CRUD, lists with predicates, bulk import, a change feed.",
         discussion: """
             The environment configures it first (STRATA_SERVICE_HOST, STRATA_SERVICE_PORT, \
-            STRATA_SERVICE_DIRECTORY, STRATA_SERVICE_BACKEND, STRATA_SERVICE_HISTORY_RETENTION, LOG_LEVEL); \
+            STRATA_SERVICE_DIRECTORY, STRATA_SERVICE_BACKEND, STRATA_SERVICE_HISTORY_RETENTION, \
+            STRATA_SERVICE_CACHE_SIZE, LOG_LEVEL); \
             the options override it.
             """)
 
@@ -42,6 +43,13 @@ struct StrataServiceCommand: AsyncParsableCommand {
             """)
     var historyRetention: String?
 
+    @Option(
+        help: """
+            The store's cache in MiB: Strata's block cache, or each SQLite connection's page cache \
+            (default: the backend's, 256 MiB for Strata, 2 MB for SQLite).
+            """)
+    var cacheSize: String?
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical (default info).")
     var logLevel: String?
 
@@ -61,6 +69,9 @@ struct StrataServiceCommand: AsyncParsableCommand {
             configuration.historyRetention = try ServiceConfiguration.historyRetention(
                 seconds: historyRetention, source: "--history-retention")
         }
+        if let cacheSize {
+            configuration.cacheSize = try ServiceConfiguration.cacheSize(mebibytes: cacheSize, source: "--cache-size")
+        }
         return configuration
     }
 
@@ -69,7 +80,8 @@ struct StrataServiceCommand: AsyncParsableCommand {
         let configuration = try configuration(environment: environment)
         let levelName = logLevel ?? environment["LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else {
-            throw ValidationError("the log level \(levelName) is not one of trace, debug, info, notice, warning, error, critical")
+            throw ValidationError(
+                "the log level \(levelName) is not one of trace, debug, info, notice, warning, error, critical")
         }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -82,8 +94,11 @@ struct StrataServiceCommand: AsyncParsableCommand {
 
         let backend: any Backend =
             switch configuration.backend {
-            case .strata: try StrataBackend(directory: configuration.directory, logger: logger)
-            case .grdb: try GRDBBackend(directory: configuration.directory, logger: logger)
+            case .strata:
+                try StrataBackend(
+                    directory: configuration.directory, logger: logger, cacheSize: configuration.cacheSize)
+            case .grdb:
+                try GRDBBackend(directory: configuration.directory, logger: logger, cacheSize: configuration.cacheSize)
             }
         let group = ServiceApplication.serviceGroup(
             configuration: configuration, backend: backend, registry: registry, logger: logger

@@ -22,18 +22,19 @@ final class RunningService: Sendable {
     let session: URLSession
 
     /// Opens a backend of `kind` in `directory` (wrapped by `wrap`, for tests that hold a
-    /// request back) and starts the service on it, keeping history for `historyRetention` (all
-    /// of it by default); returns once the server listens.
+    /// request back) with a cache of `cacheSize` bytes (the backend's default when `nil`) and
+    /// starts the service on it, keeping history for `historyRetention` (all of it by default);
+    /// returns once the server listens.
     static func start(
-        _ kind: BackendKind, in directory: URL, historyRetention: Duration? = nil,
+        _ kind: BackendKind, in directory: URL, historyRetention: Duration? = nil, cacheSize: Int? = nil,
         wrap: (any Backend) -> any Backend = { $0 }
     ) async throws -> RunningService {
         var logger = Logger(label: "strata-service-test")
         logger.logLevel = .warning
         let opened: any Backend =
             switch kind {
-            case .strata: try StrataBackend(directory: directory, logger: logger)
-            case .grdb: try GRDBBackend(directory: directory, logger: logger)
+            case .strata: try StrataBackend(directory: directory, logger: logger, cacheSize: cacheSize)
+            case .grdb: try GRDBBackend(directory: directory, logger: logger, cacheSize: cacheSize)
             }
         let backend = wrap(opened)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
@@ -92,7 +93,8 @@ final class RunningService: Sendable {
     ) async throws -> Response {
         let (status, data) = try await send(method, path, body: body)
         guard status == expected else {
-            throw ServiceTestError("\(method) \(path): \(status), not \(expected): \(String(decoding: data, as: UTF8.self))")
+            throw ServiceTestError(
+                "\(method) \(path): \(status), not \(expected): \(String(decoding: data, as: UTF8.self))")
         }
         return try Self.decoder.decode(type, from: data)
     }

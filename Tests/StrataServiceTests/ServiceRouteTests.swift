@@ -45,7 +45,8 @@ struct ServiceRouteTests {
 
             // salary > 60_000 AND active: indexes 1 (raised), 4 and 5 (3 is inactive), highest first.
             let rich = try await service.json(
-                [EmployeeRecord].self, "GET", "/employees?where=\(Self.query("salary > 60000 AND active == YES"))&sort=-salary")
+                [EmployeeRecord].self, "GET",
+                "/employees?where=\(Self.query("salary > 60000 AND active == YES"))&sort=-salary")
             #expect(rich.map(\.name) == ["Employee 1", "Employee 5", "Employee 4"])
             let page = try await service.json(
                 [EmployeeRecord].self, "GET", "/employees?sort=name&limit=2&offset=1")
@@ -72,7 +73,9 @@ struct ServiceRouteTests {
         try await service.stop()
     }
 
-    @Test("concurrent updates of one employee all succeed, the last one's values staying", arguments: BackendKind.allCases)
+    @Test(
+        "concurrent updates of one employee all succeed, the last one's values staying", arguments: BackendKind.allCases
+    )
     func concurrentUpdates(_ kind: BackendKind) async throws {
         let directory = TemporaryDirectory()
         let service = try await RunningService.start(kind, in: directory.url)
@@ -120,6 +123,54 @@ struct ServiceRouteTests {
             throw error
         }
         try await service.stop()
+    }
+
+    @Test("a service with the smallest cache serves every employee", arguments: BackendKind.allCases)
+    func smallCache(_ kind: BackendKind) async throws {
+        let directory = TemporaryDirectory()
+        let cacheSize = try ServiceConfiguration.cacheSize(mebibytes: "1", source: "--cache-size")
+        #expect(cacheSize == 1 << 20)
+        let service = try await RunningService.start(kind, in: directory.url, cacheSize: cacheSize)
+        do {
+            // Notes of 2 KB: about 5 MB of rows, five times the cache.
+            let roster = (0..<2_500).map { index in
+                var employee = Self.employee(index)
+                employee.notes = String(repeating: "\(index % 10)", count: 2_000)
+                return employee
+            }
+            for part in stride(from: 0, to: roster.count, by: 500) {
+                let slice = Array(roster[part..<(part + 500)])
+                let result = try await service.json(
+                    ImportResult.self, "POST", "/employees/import", body: slice, status: 201)
+                #expect(result.inserted == 500)
+            }
+            var all: [EmployeeRecord] = []
+            for offset in stride(from: 0, to: roster.count, by: 1_000) {
+                all += try await service.json(
+                    [EmployeeRecord].self, "GET", "/employees?limit=1000&offset=\(offset)&sort=salary")
+            }
+            #expect(all.map(\.name) == roster.map(\.name))
+            #expect(all.map(\.notes) == roster.map(\.notes))
+            for record in all.shuffled().prefix(50) {
+                #expect(try await service.json(EmployeeRecord.self, "GET", "/employees/\(record.id)") == record)
+            }
+        } catch {
+            try await service.stop()
+            throw error
+        }
+        try await service.stop()
+    }
+
+    @Test("the cache size comes from STRATA_SERVICE_CACHE_SIZE in MiB, and a bad one is named")
+    func cacheSizeConfiguration() throws {
+        #expect(try ServiceConfiguration(environment: [:]).cacheSize == nil)
+        #expect(try ServiceConfiguration(environment: ["STRATA_SERVICE_CACHE_SIZE": "64"]).cacheSize == 64 << 20)
+        for bad in ["0", "-1", "64MB", ""] {
+            let error = #expect(throws: ServiceError.self) {
+                try ServiceConfiguration(environment: ["STRATA_SERVICE_CACHE_SIZE": bad])
+            }
+            #expect(error?.message.contains("STRATA_SERVICE_CACHE_SIZE") == true)
+        }
     }
 
     @Test("a bad predicate or sort key is a 400 with the parser's message", arguments: BackendKind.allCases)
