@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import Workloads
 
 /// A department of the reference model, as a typed managed object.
 ///
@@ -20,6 +21,16 @@ final class EmployeeMO: ManagedObject {
     @Managed var notes: String
     @Managed var photo: Data?
     @Managed var department: DepartmentMO?
+
+    /// Sets the attributes of `employee` through the typed accessors (not the department).
+    func assign(_ employee: Employee) {
+        name = employee.name
+        salary = employee.salary
+        hired = employee.hired
+        active = employee.active
+        notes = employee.notes
+        if let photo = employee.photo { self.photo = photo }
+    }
 }
 
 /// The model of WORKLOADS.md built in code, as an app would build (or load) it once.

@@ -127,13 +127,7 @@ extension StrataGraphEngine: SmallSavesEngine {
                 let start = monotonicNanoseconds()
                 try context.performAndWait {
                     for (_, employee) in batch {
-                        let object = EmployeeMO(entity: entity, insertInto: context)
-                        object.name = employee.name
-                        object.salary = employee.salary
-                        object.hired = employee.hired
-                        object.active = employee.active
-                        object.notes = employee.notes
-                        if let photo = employee.photo { object.photo = photo }
+                        EmployeeMO(entity: entity, insertInto: context).assign(employee)
                     }
                     try context.save()
                 }

@@ -100,12 +100,7 @@ final class StrataGraphEngine: GraphEngine {
                     let object = EmployeeMO(entity: employeeEntity, insertInto: context)
                     switch access {
                     case .typed:
-                        object.name = employee.name
-                        object.salary = employee.salary
-                        object.hired = employee.hired
-                        object.active = employee.active
-                        object.notes = employee.notes
-                        if let photo = employee.photo { object.photo = photo }
+                        object.assign(employee)
                         object.department = departments[employee.department]
                     case .kvc:
                         object.setValue(employee.name, forKey: "name")
