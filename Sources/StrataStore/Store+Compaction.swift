@@ -290,7 +290,7 @@ extension Store {
     ) throws {
         try manifestLock.withLock { status in
             try syncActiveSegment()
-            let snapshot = state.withLock { state -> Checkpoint in
+            let numbers = state.withLock { state in
                 for (index, output) in outputs.enumerated() {
                     state.files[output.id] = output
                     state.stats[output.id] = SegmentStats(fileBytes: ends[index])
@@ -302,25 +302,27 @@ extension Store {
                     state.stats[segment]!.maxSequence = max(state.stats[segment]!.maxSequence, record.summary.sequence)
                     state.stats[segment]!.deadBytes += Int64(record.summary.ops.reduce(0) { $0 + $1.size })
                 }
-                // A row copied with its whole record keeps its start in the block (the block's
-                // bytes are the same); a moved row's is the one the builder gave it.
-                func install(
-                    _ entity: Int, _ key: Int64, old: RowLocation, new: RowLocation, size: Int, segment: UInt32
-                ) {
-                    // The key's page was read when the row was found live, and pages stay read.
-                    guard let current = try? state.entities[entity].location(of: key), current == old else { return }
-                    state.entities[entity].set(key, to: new.keepingStart(of: current), size: size)
-                    state.stats[segment]!.liveBytes += Int64(size)
-                    state.stats[segment]!.deadBytes -= Int64(size)
+                return numbers
+            }
+            // The moved rows go in a batch at a time, the state lock let go between batches, so
+            // that reads and commits are not held up for the whole of a large compaction (a
+            // second for five million rows). Until the switch below, a row reads the same from
+            // either place: the input segments stay open and in the block table, and a scan
+            // walks the outputs' blocks too, each row where the index names it.
+            let batch = configuration.movesPerLockHold
+            for start in stride(from: 0, to: moved.count, by: batch) {
+                state.withLock { state in
+                    for move in moved[start..<min(start + batch, moved.count)] {
+                        let record = written[move.record]
+                        let op = record.summary.ops[move.op]
+                        Self.install(
+                            move.entity, move.key, old: move.old,
+                            new: RowLocation(block: numbers[move.record][op.block], slot: op.slot, start: op.start),
+                            size: op.size, segment: outputs[record.output].id, in: &state)
+                    }
                 }
-                for move in moved {
-                    let record = written[move.record]
-                    let op = record.summary.ops[move.op]
-                    install(
-                        move.entity, move.key, old: move.old,
-                        new: RowLocation(block: numbers[move.record][op.block], slot: op.slot, start: op.start),
-                        size: op.size, segment: outputs[record.output].id)
-                }
+            }
+            let snapshot = state.withLock { state -> Checkpoint in
                 let historyIndex = Dictionary(
                     state.history.enumerated().map { ($1.sequence, $0) }, uniquingKeysWith: { first, _ in first })
                 for (index, record) in written.enumerated() {
@@ -332,10 +334,10 @@ extension Store {
                             let oldNumber = blockNumbers[
                                 UInt64(source.segment) << 32 | UInt64(source.offset + Int64(span.offset))]
                         else { continue }
-                        install(
+                        Self.install(
                             op.entity, op.key, old: RowLocation(block: oldNumber, slot: op.slot),
                             new: RowLocation(block: numbers[index][op.block], slot: op.slot), size: op.size,
-                            segment: segment)
+                            segment: segment, in: &state)
                     }
                     if let entry = historyIndex[record.summary.sequence], state.history[entry].segment == source.segment
                     {
@@ -356,5 +358,20 @@ extension Store {
             try publishCheckpoint(snapshot, status: &status)
             state.withLock { $0.bytesSinceCheckpoint = 0 }
         }
+    }
+
+    /// Points the index entry of `key` at `new` in `segment`, unless it no longer names `old`
+    /// (a commit since changed or deleted the row). A row copied with its whole record keeps its
+    /// start in the block (the block's bytes are the same); a moved row's is the one the builder
+    /// gave it.
+    private static func install(
+        _ entity: Int, _ key: Int64, old: RowLocation, new: RowLocation, size: Int, segment: UInt32,
+        in state: inout StoreState
+    ) {
+        // The key's page was read when the row was found live, and pages stay read.
+        guard let current = try? state.entities[entity].location(of: key), current == old else { return }
+        state.entities[entity].set(key, to: new.keepingStart(of: current), size: size)
+        state.stats[segment]!.liveBytes += Int64(size)
+        state.stats[segment]!.deadBytes -= Int64(size)
     }
 }

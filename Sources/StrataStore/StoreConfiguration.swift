@@ -65,6 +65,9 @@ public struct StoreConfiguration: Sendable {
     public var logger: Logger = Logger(label: "strata.store")
     /// The system-call seam; tests replace it to inject failures.
     package var io: any FileIO = SystemFileIO()
+    /// The most rows compaction moves to their new places under one hold of the state lock
+    /// while it switches to its output; reads and commits run between the holds.
+    var movesPerLockHold = 65_536
 
     /// Creates a configuration with every default.
     public init() {}

@@ -46,6 +46,8 @@ import Testing
         configuration.blockSize = 2 << 10
         configuration.historyTracking = false
         configuration.cacheSize = 256 << 10
+        // Compaction installs its moved rows a few at a time, the readers and writers between.
+        configuration.movesPerLockHold = 7
         configuration.logger.logLevel = .error
         return configuration
     }
