@@ -153,9 +153,9 @@ struct OrderedIndex: Sendable {
         }
         if chunks[position.chunk].count >= Self.maxChunkSize {
             // A full chunk is split before the entry goes in, each half copied to storage of its
-            // own size. Growing it first doubled its storage, which its lower half kept: a chunk
-            // that inserts then passed by (ascending keys, a to-one reference's newest rows)
-            // held 256 entries in room for 1,024, four times the memory of its entries.
+            // own size. Growing it first doubled its storage, which its lower half kept: entries
+            // inserted one at a time took twice their memory (1.99 times in OrderedIndexTests,
+            // 1.08 now).
             let half = Self.maxChunkSize / 2
             let full = chunks[position.chunk]
             chunks[position.chunk] = Array(full[..<half])

@@ -115,9 +115,10 @@ private struct ModelIndex {
         #expect(index.count == 7)
     }
 
-    /// Pairs inserted one at a time take at most twice the memory of their entries, whether
-    /// inserts land at the end (ascending keys) or anywhere; deleting most of them gives most of
-    /// the memory back.
+    /// Pairs inserted one at a time take little more memory than their entries (1.07 to 1.09
+    /// times here; 1.99 when a split chunk kept the storage it had doubled to), whether inserts
+    /// land at the ends of runs (ascending keys) or anywhere; deleting most of them gives most
+    /// of the memory back.
     @Test(arguments: [false, true])
     func memoryFollowsTheEntries(ascending: Bool) {
         var generator = SplitMix64(seed: 12)
@@ -127,8 +128,7 @@ private struct ModelIndex {
         var index = OrderedIndex()
         for (key, value) in values.enumerated() { index.insert(.int(value % 7), key: PrimaryKey(key)) }
         let entries = count * OrderedIndex.entryBytes
-        // Chunk headers and the heads: well under a tenth of the entries.
-        #expect(index.memoryBytes <= 2 * entries + entries / 10, "\(index.memoryBytes) for \(entries) of entries")
+        #expect(index.memoryBytes <= entries * 5 / 4, "\(index.memoryBytes) for \(entries) of entries")
 
         let kept = values.indices.filter { $0 % 10 == 0 }
         for key in values.indices where key % 10 != 0 { index.remove(.int(values[key] % 7), key: PrimaryKey(key)) }
