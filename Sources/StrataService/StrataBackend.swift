@@ -124,8 +124,7 @@ public final class StrataBackend: Backend {
 
     public func department(id: Int64) async throws -> DepartmentRecord? {
         try await perform { context in
-            try self.existing(DepartmentMO.self, ServiceModel.department, key: id, in: context).map(
-                DepartmentRecord.init)
+            try self.existing(DepartmentMO.self, ServiceModel.department, key: id, in: context).map(DepartmentRecord.init)
         }
     }
 

@@ -118,9 +118,7 @@ extension Store {
     /// checkpoint's fetch indexes to be loaded (``StoreStatistics/fetchIndexBytes``).
     public var statistics: StoreStatistics {
         waitForFetchIndexes()
-        let (rows, indexBytes, indexBytesWhenRead, fetchIndexBytes, blocks, segmentBytes, liveRowBytes) = state.withLock
-        {
-            state in
+        let sizes = state.withLock { state in
             let blockTable = state.blocks.allocatedBytes
             return (
                 state.entities.reduce(0) { $0 + $1.liveCount },
@@ -132,6 +130,7 @@ extension Store {
                 state.stats.values.reduce(Int64(0)) { $0 + $1.liveBytes }
             )
         }
+        let (rows, indexBytes, indexBytesWhenRead, fetchIndexBytes, blocks, segmentBytes, liveRowBytes) = sizes
         return StoreStatistics(
             commits: counters.commits.total, fsyncs: counters.fsyncs.total, commitGroups: counters.groupWrites.total,
             bytesWritten: counters.bytesWritten.total,

@@ -146,22 +146,18 @@ extension ManagedObjectModel {
 
     /// The `_XCCurrentVersionName` of a `.xccurrentversion` property list, `nil` when it has none.
     ///
-    /// Xcode writes the file as an XML property list, which Foundation reads. A binary one is
-    /// read by ``BinaryPropertyList``: Foundation's binary reader on Linux crashes on some
-    /// damaged files (found by the model-file fuzzer) where this one throws.
+    /// Xcode writes the file as an XML property list, which Foundation reads; a binary one is
+    /// read by ``PropertyListReading``, which throws on a damaged file where Foundation's binary
+    /// reader on Linux crashes (found by the model-file fuzzer).
     ///
     /// - Throws: ``ModelError`` `malformedXML` or `invalidValue` when `data` is not a property
     ///   list, `invalidModel` when it is not a dictionary.
     private static func currentVersionName(_ data: Data, marker: URL) throws -> String? {
-        if data.starts(with: Array("bplist".utf8)) {
-            guard case .dictionary(let dictionary) = try BinaryPropertyList.parse(data, path: marker.path) else {
-                throw ModelError(.invalidModel, "\(marker.path) is not a dictionary", path: marker.path)
-            }
-            return dictionary["_XCCurrentVersionName"]?.string
-        }
         let plist: Any
         do {
-            plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            plist = try PropertyListReading.object(from: data, path: marker.path)
+        } catch let error as ModelError {
+            throw error
         } catch {
             throw ModelError(
                 .malformedXML, "\(marker.path) is not a property list: \(error.localizedDescription)",

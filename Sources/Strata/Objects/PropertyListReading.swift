@@ -7,18 +7,18 @@ import Foundation
 ///
 /// A binary property list, the form the store writes, is read by ``BinaryPropertyList``, which
 /// throws on a damaged one where Foundation's reader on Linux can crash (as the model-file
-/// fuzzer found for `.xccurrentversion` files) and takes a fraction of its time. Any other
-/// form (XML, OpenStep) goes to Foundation.
+/// fuzzer found for `.xccurrentversion` files). Any other form (XML, OpenStep) goes to
+/// Foundation.
 enum PropertyListReading {
-    /// The property list in `data`.
+    /// The property list in `data`, read from the file `path` (for errors) when it has one.
     ///
     /// - Throws: ``ModelError`` `invalidValue` when a binary property list is malformed, or
     ///   Foundation's error when another form does not parse.
-    static func object(from data: Data) throws -> Any {
+    static func object(from data: Data, path: String? = nil) throws -> Any {
         guard data.starts(with: binaryHeader) else {
             return try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
         }
-        return try BinaryPropertyList.parse(data, path: nil).foundationValue
+        return try BinaryPropertyList.parse(data, path: path).foundationValue
     }
 
     /// The first bytes of a binary property list.
