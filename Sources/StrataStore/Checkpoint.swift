@@ -203,7 +203,7 @@ extension Store {
 
     /// Writes a checkpoint (the body of ``checkpoint()``, also run by close and maintenance).
     func writeCheckpoint() throws {
-        waitForFetchIndexes()
+        loadPendingFetchIndexes()
         try manifestLock.withLock { status in
             try syncActiveSegment()
             let snapshot = state.withLock { state in

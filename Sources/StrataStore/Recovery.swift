@@ -203,7 +203,7 @@ struct Recovery {
         let start =
             checkpoint.map { (manifest.segments.firstIndex(of: $0.segment)!, $0.offset) }
             ?? (0, Int64(SegmentFile.headerSize))
-        if let sections = checkpoint?.fetchIndexSections { store.loadFetchIndexesInBackground(sections) }
+        if let sections = checkpoint?.fetchIndexSections { store.deferFetchIndexes(sections) }
         try store.replay(from: start.0, offset: start.1)
         if startsTracking { try store.startHistoryTracking() }
         // Only once the manifest proved to match the segments: a wrong manifest must not delete them.

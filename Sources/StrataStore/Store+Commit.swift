@@ -111,7 +111,7 @@ extension Store {
     func encode(
         _ transaction: Transaction, written: inout [EntityKey: Row?], recordsRows: Bool = true
     ) throws -> PendingCommit {
-        waitForFetchIndexes()
+        loadPendingFetchIndexes()
         let readSequence = lastSequence
         var builder = newRecordBuilder()
         var rows: [IndexedRowChange] = []

@@ -55,7 +55,7 @@ extension Store {
     /// background, those past the dead-fraction threshold whose history is no longer retained.
     @discardableResult
     func compactSegments(onDemand: Bool) throws -> CompactionReport {
-        waitForFetchIndexes()
+        loadPendingFetchIndexes()
         try evictLaggingHistoryConsumers()
         return try compactionLock.withLock { _ in
             let (order, stats, floor) = state.withLock { ($0.segmentOrder, $0.stats, $0.historyFloor) }

@@ -1,39 +1,35 @@
 import Foundation
 
 extension Store {
-    /// Parses a checkpoint's fetch indexes on a background thread, so that opening returns as
-    /// soon as the object index is loaded. Anything that needs the fetch indexes (commits,
-    /// index lookups, replay of indexed rows, checkpoints, compaction) waits for them.
-    ///
-    /// Should the sections not parse (their checksums passed, so only a bug or a forged checksum
-    /// could cause it), the first that waits for the indexes rebuilds them from the live rows.
-    func loadFetchIndexesInBackground(_ sections: [FetchIndexSection]) {
-        let (group, schema, state, unreadable) = (fetchIndexLoading, schema, state, fetchIndexesUnreadable)
-        group.enter()
-        // Holds the state, never the store: a store released without close() closes its lock
-        // file at once, so that it can be opened again at once.
-        let thread = Thread {
-            defer { group.leave() }
-            if let decoded = try? Checkpoint.readFetchIndexes(sections, schema: schema) {
-                state.withLock { $0.fetchIndexes = decoded }
-            } else {
-                unreadable.raise()
-            }
-        }
-        thread.name = "strata-fetch-index-load"
-        thread.start()
+    /// Keeps a checkpoint's fetch-index sections to be parsed when something first needs the
+    /// indexes (``loadPendingFetchIndexes()``), so that opening a store reads no per-row state
+    /// and starts no work that competes with the opening thread and its first reads for the cores.
+    func deferFetchIndexes(_ sections: [FetchIndexSection]) {
+        pendingFetchIndexes.withLock { $0 = sections }
+        fetchIndexesPending.store(true, ordering: .releasing)
     }
 
-    /// Waits until the fetch indexes are loaded (at once when they are), rebuilding them from
-    /// the rows when the checkpoint's did not parse.
-    func waitForFetchIndexes() {
-        fetchIndexLoading.wait()
-        guard fetchIndexesUnreadable.isRaised else { return }
-        fetchIndexesRebuilt.withLock { rebuilt in
-            guard !rebuilt else { return }
+    /// Parses the checkpoint's fetch indexes on the calling thread if they are still pending
+    /// (at once when they are not): what commits, index queries, replay of indexed rows,
+    /// checkpoints, compaction and statistics call first. A thread that calls it while another
+    /// parses waits for that parse.
+    ///
+    /// Should the sections not parse (their checksums passed, so only a bug or a forged checksum
+    /// could cause it), the indexes are rebuilt from the live rows.
+    func loadPendingFetchIndexes() {
+        guard fetchIndexesPending.load(ordering: .acquiring) else { return }
+        pendingFetchIndexes.withLock { pending in
+            guard let sections = pending else { return }
+            defer {
+                pending = nil
+                fetchIndexesPending.store(false, ordering: .releasing)
+            }
+            if let decoded = try? Checkpoint.readFetchIndexes(sections, schema: schema) {
+                state.withLock { $0.fetchIndexes = decoded }
+                return
+            }
             logger.error("checkpoint fetch indexes unreadable; rebuilding them from the rows", metadata: ["path": "\(path)"])
             rebuildFetchIndexes()
-            rebuilt = true
         }
     }
 

@@ -54,7 +54,7 @@ extension Store {
         let (name, start) = try replayStart(from: source, after: sequence)
         let total = Int(source.lastSequence - min(start, source.lastSequence))
         let encoding = ReplayEncoding(source: source, into: self, cursor: name)
-        waitForFetchIndexes()
+        loadPendingFetchIndexes()
         var applied = 0
         // A crash loses at most the unsynced tail of the replay, cursor included, which the
         // next replay applies again.

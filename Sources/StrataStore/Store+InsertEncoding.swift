@@ -80,7 +80,7 @@ extension Store {
         }
         guard rows.count > 0 else { return try commit(transaction) }
         try checkOpen(writing: true)
-        waitForFetchIndexes()
+        loadPendingFetchIndexes()
         let readSequence = lastSequence
         var builder = newRecordBuilder()
         var highestKeys = [Int64](repeating: 0, count: schema.entities.count)

@@ -189,7 +189,7 @@ extension Store {
             highestKeys[op.entity] = max(highestKeys[op.entity], op.key)
             let columns = schema.entities[op.entity].indexedColumns
             guard !columns.isEmpty else { continue }
-            waitForFetchIndexes()
+            loadPendingFetchIndexes()
             // Every update is diffed, even one whose changed columns hold no indexed one: once
             // compaction has dropped a key's earlier versions, the version before it in the log is
             // not the one it was written over, or there is none.

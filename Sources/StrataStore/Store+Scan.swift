@@ -212,7 +212,7 @@ extension Store {
         _ entity: Int, column: Int, matching query: IndexQuery, descending: Bool = false, limit: Int? = nil
     ) throws -> [PrimaryKey] {
         try checkFetchIndex(entity, column)
-        waitForFetchIndexes()
+        loadPendingFetchIndexes()
         return state.withLock {
             $0.fetchIndexes[entity][column]!.keys(matching: query, descending: descending, limit: limit)
         }
@@ -223,7 +223,7 @@ extension Store {
     /// - Throws: ``StoreError/Code/invalidValue`` when the column has no fetch index.
     public func countKeys(_ entity: Int, column: Int, matching query: IndexQuery) throws -> Int {
         try checkFetchIndex(entity, column)
-        waitForFetchIndexes()
+        loadPendingFetchIndexes()
         return state.withLock { $0.fetchIndexes[entity][column]!.count(matching: query) }
     }
 

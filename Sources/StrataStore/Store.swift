@@ -55,13 +55,12 @@ public final class Store: Sendable {
     let appendLock = Lock(())
     /// The rows the recent commits wrote, for checking commit conditions (under `appendLock`).
     let recentCommits = Lock(RecentCommits())
-    /// Entered while the fetch indexes are still being loaded from a checkpoint.
-    let fetchIndexLoading = DispatchGroup()
-    /// Raised when the checkpoint's fetch indexes did not parse: ``waitForFetchIndexes()``
-    /// rebuilds them from the rows.
-    let fetchIndexesUnreadable = Flag()
-    /// Whether the fetch indexes were rebuilt; held while they are.
-    let fetchIndexesRebuilt = Lock(false)
+    /// The checkpoint's fetch-index sections until something needs the indexes; held while
+    /// ``loadPendingFetchIndexes()`` parses them.
+    let pendingFetchIndexes = Lock<[FetchIndexSection]?>(nil)
+    /// Whether ``pendingFetchIndexes`` may hold sections: the check each commit makes without
+    /// taking the lock.
+    let fetchIndexesPending = Atomic<Bool>(false)
     /// Entered while the block cache is being warmed after opening (``warmBlockCacheInBackground()``).
     let blockCacheWarming = DispatchGroup()
     /// Raised when the store closes or is released: the warm-up stops at its next block.
@@ -324,9 +323,8 @@ public final class Store: Sendable {
         }
     }
 
-    /// Closes the store: stops maintenance, waits for the checkpoint's fetch indexes to finish
-    /// loading and for the block cache's warm-up to stop, syncs the log, writes a checkpoint and
-    /// releases the lock.
+    /// Closes the store: stops maintenance, waits for the block cache's warm-up to stop, syncs
+    /// the log, writes a checkpoint and releases the lock.
     ///
     /// Calling it twice is harmless. A store that is not closed is recovered on the next open.
     ///
@@ -334,11 +332,8 @@ public final class Store: Sendable {
     public func close() throws {
         if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
         maintenance.stop()
-        // The checkpoint's fetch indexes may still be parsing, and the block cache warming, on
-        // their threads: a closed store leaves no work running (reopening at once would otherwise
-        // race the earlier opens' parses for the cores: W3 at 1M rows took 12, 16, 27, 51 and 79
-        // ms to open in turn). The warm-up stops at its next block once its stop flag is raised.
-        waitForFetchIndexes()
+        // The block cache may be warming on its thread: a closed store leaves no work running.
+        // The warm-up stops at its next block once its stop flag is raised.
         blockCacheWarmUpStop.raise()
         blockCacheWarming.wait()
         CommitSignal.close(self)

@@ -81,8 +81,9 @@ public struct StoreStatistics: Sendable, Hashable, Codable {
     public var indexBytesWhenRead: Int
     /// Bytes of memory the fetch indexes take (an entry of a value and a key,
     /// about 32 bytes a row and indexed column, not counting strings or data too long to be held
-    /// inline). Reading the statistics right after an open waits for the checkpoint's fetch
-    /// indexes to be loaded.
+    /// inline). Reading the statistics right after an open parses the checkpoint's fetch
+    /// indexes, which the open leaves for their first use, so that this is what a store in use
+    /// holds.
     public var fetchIndexBytes: Int
     /// Bytes of decoded blocks the block cache holds now, at most
     /// ``StoreConfiguration/cacheSize``.
@@ -114,10 +115,10 @@ public struct SegmentInfo: Sendable, Hashable, Codable {
 }
 
 extension Store {
-    /// The store's counters and sizes now. Costs no I/O; right after an open it waits for the
-    /// checkpoint's fetch indexes to be loaded (``StoreStatistics/fetchIndexBytes``).
+    /// The store's counters and sizes now. Right after an open it parses the checkpoint's fetch
+    /// indexes (``StoreStatistics/fetchIndexBytes``); otherwise it costs no I/O.
     public var statistics: StoreStatistics {
-        waitForFetchIndexes()
+        loadPendingFetchIndexes()
         let sizes = state.withLock { state in
             let blockTable = state.blocks.allocatedBytes
             return (

@@ -513,7 +513,7 @@ struct StoreVerifier {
         let opened: StoreState
         do {
             let store = try Store.open(at: URL(fileURLWithPath: path), schema: nil, configuration: configuration)
-            store.waitForFetchIndexes()
+            store.loadPendingFetchIndexes()
             opened = store.state.withLock { $0 }
             try store.close()
         } catch {

@@ -217,10 +217,11 @@ import Testing
         try store!.close()
     }
 
-    /// A store closed while its checkpoint's fetch indexes are still parsing on their thread
-    /// leaves nothing running: `close()` returns once the parse is done, so a reopen does not
-    /// race it for the cores, and the store reopened answers index queries as before.
-    @Test func closeWaitsForTheCheckpointsFetchIndexesToLoad() throws {
+    /// Opening leaves the checkpoint's fetch indexes unparsed until something needs them: reads
+    /// by key do not parse them, the first commit does (and keeps them right), a store opened and
+    /// closed unused keeps its checkpoint's indexes, and an index query after a reopen parses
+    /// them and answers as before.
+    @Test func theCheckpointsFetchIndexesAreParsedAtTheirFirstUse() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
         var store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
@@ -232,17 +233,33 @@ import Testing
         try store.commit(transaction)
         try store.close()  // writes a checkpoint holding the salary index
 
+        let (salary, seventh) = (1, keys.lowerBound + 7)
+        let everyone = IndexQuery.range(lower: IndexBound(.int(30_000), inclusive: true), upper: nil)
         store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        #expect(Self.pending(store), "the open parsed the fetch indexes")
+        #expect(try store.read(TestSchema.employee, key: seventh) == TestSchema.employee(7))
+        #expect(Self.pending(store), "a read by key parsed the fetch indexes")
         try store.close()
-        #expect(
-            store.fetchIndexLoading.wait(timeout: .now()) == .success,
-            "the fetch indexes were still loading after close()")
+        #expect(Self.pending(store), "close parsed the fetch indexes of an unused store")
 
         store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
-        let salary = 1
-        let everyone = IndexQuery.range(lower: IndexBound(.int(30_000), inclusive: true), upper: nil)
+        var row = TestSchema.employee(7)
+        row[salary] = .int(1_000_000)
+        var update = Transaction()
+        update.update(TestSchema.employee, key: seventh, row: row, changedColumns: [salary])
+        try store.commit(update)
+        #expect(!Self.pending(store), "a commit left the fetch indexes unparsed")
+        #expect(try store.keys(TestSchema.employee, column: salary, matching: .equal(.int(1_000_000))) == [seventh])
+        #expect(try store.countKeys(TestSchema.employee, column: salary, matching: .equal(.int(30_049))) == 0)
+        try store.close()
+
+        store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
         #expect(try store.countKeys(TestSchema.employee, column: salary, matching: everyone) == 40_000)
+        #expect(try store.keys(TestSchema.employee, column: salary, matching: .equal(.int(1_000_000))) == [seventh])
         #expect(try store.countKeys(TestSchema.employee, column: salary, matching: .equal(.int(30_007))) == 1)
         try store.close()
     }
+
+    /// Whether `store` still holds its checkpoint's fetch indexes unparsed.
+    static func pending(_ store: Store) -> Bool { store.fetchIndexesPending.load(ordering: .acquiring) }
 }
