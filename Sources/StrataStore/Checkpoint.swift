@@ -166,8 +166,7 @@ extension Checkpoint {
     /// - Throws: ``StoreError/Code/corrupt`` naming `path` and the section that holds the place.
     func checkPlaces(segmentSizes sizes: [UInt32: Int64], path: String) throws {
         func fits(_ segment: UInt32, _ offset: Int64, _ length: Int64) -> Bool {
-            guard let size = sizes[segment] else { return true }
-            return offset >= Int64(SegmentFile.headerSize) && length >= 0 && offset <= size - length
+            sizes[segment].map { Self.fits(offset, length, in: $0) } ?? true
         }
         let header = sectionOffsets.first ?? 0
         guard sizes[segment] != nil, fits(segment, offset, 0) else {
@@ -180,14 +179,22 @@ extension Checkpoint {
                 path: path, offset: header)
         }
         let table = sectionOffsets.count > 1 ? sectionOffsets[1] : 0
+        // Blocks come in runs of one segment: its size is looked up once a run.
+        var (runSegment, runSize) = (UInt32.max, Int64?.none)
         for number in state.blocks.occupiedRanges.joined() {
             let block = state.blocks[number]
-            guard fits(block.segment, Int64(block.offset), Int64(block.length)) else {
+            if block.segment != runSegment { (runSegment, runSize) = (block.segment, sizes[block.segment]) }
+            guard runSize.map({ Self.fits(Int64(block.offset), Int64(block.length), in: $0) }) ?? true else {
                 throw StoreError(
                     .corrupt, "checkpoint block at \(block.offset) is outside segment \(block.segment)", path: path,
                     offset: table)
             }
         }
+    }
+
+    /// Whether `length` bytes at `offset` lie within a segment of `size` bytes, past its header.
+    private static func fits(_ offset: Int64, _ length: Int64, in size: Int64) -> Bool {
+        offset >= Int64(SegmentFile.headerSize) && length >= 0 && offset <= size - length
     }
 }
 

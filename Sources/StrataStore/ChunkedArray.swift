@@ -69,6 +69,23 @@ struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
         count += 1
     }
 
+    /// Appends `elements` a chunk's worth at a time: each chunk reserves the room it takes once
+    /// and gets its elements in one copy, where appending one at a time checks and grows the
+    /// last chunk for each (an open decodes a block table of 100,000 entries at 10M rows).
+    mutating func append(contentsOf elements: [Element]) {
+        var next = 0
+        while next < elements.count {
+            let end = head + count
+            if end & (Self.chunkCount - 1) == 0 { chunks.append([]) } else { occupy(chunks.count - 1) }
+            let last = chunks.count - 1
+            let taken = Swift.min(Self.chunkCount - (end & (Self.chunkCount - 1)), elements.count - next)
+            chunks[last].reserveCapacity(chunks[last].count + taken)
+            chunks[last].append(contentsOf: elements[next..<(next + taken)])
+            count += taken
+            next += taken
+        }
+    }
+
     /// Removes the first `removed` elements (at most ``count``), dropping the chunks they filled.
     mutating func removeFirst(_ removed: Int) {
         precondition(removed >= 0 && removed <= count, "ChunkedArray cannot remove more elements than it has")

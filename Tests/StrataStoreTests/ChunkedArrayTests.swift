@@ -24,6 +24,31 @@ import Testing
         #expect(array.partitioningIndex { $0 >= 10_000 } == 10_000)
     }
 
+    /// Appending runs (from mid-chunk, across chunk boundaries, after vacant positions) reads
+    /// back as appending one at a time, holds no more than the elements and one chunk of room,
+    /// and leaves a copy taken before unchanged.
+    @Test func appendingRunsReadsBackAsAppendingOneAtATime() {
+        let chunk = ChunkedArray<Int>.chunkCount
+        var array = ChunkedArray<Int>()
+        var expected: [Int] = []
+        array.append(contentsOf: [7, 8, 9])
+        expected += [7, 8, 9]
+        let before = array
+        for run in [chunk - 5, 2 * chunk + 3, 0, 1, chunk] {
+            let values = Array(expected.count..<(expected.count + run))
+            array.append(contentsOf: values)
+            expected += values
+        }
+        array.appendVacant(chunk + 2, filler: -1)
+        expected += Array(repeating: -1, count: chunk + 2)
+        array.append(contentsOf: [1, 2])
+        expected += [1, 2]
+        #expect(Array(array) == expected)
+        #expect(array.count == expected.count)
+        #expect(Array(before) == [7, 8, 9])
+        #expect(array.allocatedBytes < (expected.count + chunk) * MemoryLayout<Int>.stride)
+    }
+
     @Test func copiesAreIndependentOfEachOthersChanges() {
         var original = Self.filled()
         var copy = original
