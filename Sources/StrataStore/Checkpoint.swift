@@ -181,8 +181,7 @@ extension Checkpoint {
         let table = sectionOffsets.count > 1 ? sectionOffsets[1] : 0
         // Blocks come in runs of one segment: its size is looked up once a run.
         var (runSegment, runSize) = (UInt32.max, Int64?.none)
-        for number in state.blocks.occupiedRanges.joined() {
-            let block = state.blocks[number]
+        for block in state.blocks.storedChunks.joined() {
             if block.segment != runSegment { (runSegment, runSize) = (block.segment, sizes[block.segment]) }
             guard runSize.map({ Self.fits(Int64(block.offset), Int64(block.length), in: $0) }) ?? true else {
                 throw StoreError(

@@ -133,6 +133,14 @@ struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
         }
     }
 
+    /// The stored elements chunk by chunk, in order: those of the chunks that are not vacated
+    /// (the removed ones of the first chunk aside), for walking them without a position's checks.
+    var storedChunks: [ArraySlice<Element>] {
+        chunks.indices.compactMap { chunk in
+            chunks[chunk].isEmpty ? nil : chunks[chunk][(chunk == 0 ? head : 0)...]
+        }
+    }
+
     /// Gives vacated chunk `chunk` its storage back, every position holding the filler.
     private mutating func occupy(_ chunk: Int) {
         guard chunks[chunk].isEmpty else { return }

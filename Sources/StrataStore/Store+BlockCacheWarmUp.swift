@@ -42,19 +42,21 @@ extension Store {
     }
 
     /// The newest blocks whose stored bytes add up to the cache's capacity, newest first, with
-    /// their places and files (taken on the warm-up's thread, not the opening one).
+    /// their places and files (taken on the warm-up's thread, not the opening one). The block
+    /// table and files are copied under the state's lock, which copies only their chunk lists,
+    /// and walked outside it: the walk covers tens of thousands of blocks at millions of rows,
+    /// and the first reads after an open would wait for it.
     private static func blocksToWarm(_ state: LockedState, capacity: Int) -> [WarmUpBlock] {
-        state.withLock { state in
-            var blocks: [WarmUpBlock] = []
-            var bytes = 0
-            for number in state.blocks.occupiedRanges.reversed().lazy.flatMap({ $0.reversed() }) {
-                guard bytes < capacity else { break }
-                let location = state.blocks[number]
-                guard let file = state.files[location.segment] else { continue }
-                blocks.append(WarmUpBlock(number: UInt32(number), location: location, file: file))
-                bytes += Int(location.length)
-            }
-            return blocks
+        let (table, files) = state.withLock { ($0.blocks, $0.files) }
+        var blocks: [WarmUpBlock] = []
+        var bytes = 0
+        for number in table.occupiedRanges.reversed().lazy.flatMap({ $0.reversed() }) {
+            guard bytes < capacity else { break }
+            let location = table[number]
+            guard let file = files[location.segment] else { continue }
+            blocks.append(WarmUpBlock(number: UInt32(number), location: location, file: file))
+            bytes += Int(location.length)
         }
+        return blocks
     }
 }
