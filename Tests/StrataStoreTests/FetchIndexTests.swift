@@ -1,4 +1,5 @@
 import Foundation
+import StrataSynchronization
 import StrataTestSupport
 import Testing
 @testable import StrataStore
@@ -257,6 +258,56 @@ import Testing
         #expect(try store.countKeys(TestSchema.employee, column: salary, matching: everyone) == 40_000)
         #expect(try store.keys(TestSchema.employee, column: salary, matching: .equal(.int(1_000_000))) == [seventh])
         #expect(try store.countKeys(TestSchema.employee, column: salary, matching: .equal(.int(30_007))) == 1)
+        try store.close()
+    }
+
+    /// Threads that first need the fetch indexes at the same time, right after an open (two
+    /// querying, two committing), share one parse: every query sees a whole index, and every
+    /// commit's change is in it afterwards and after a reopen.
+    @Test func concurrentFirstUsesShareOneParse() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        var store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        var transaction = Transaction()
+        let keys = store.allocateKeys(for: TestSchema.employee, count: 20_000)
+        for (index, key) in keys.enumerated() {
+            transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(index))
+        }
+        try store.commit(transaction)
+        try store.close()
+
+        let salary = 1
+        let everyone = IndexQuery.range(lower: IndexBound(.int(0), inclusive: true), upper: nil)
+        let raised = IndexQuery.range(lower: IndexBound(.int(5_000_000), inclusive: true), upper: nil)
+        store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        let opened = store
+        let failures = Lock<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            do {
+                for step in 0..<50 {
+                    if worker < 2 {
+                        let count = try opened.countKeys(TestSchema.employee, column: salary, matching: everyone)
+                        if count != 20_000 { failures.withLock { $0.append("worker \(worker) counted \(count)") } }
+                    } else {
+                        let index = (worker - 2) * 50 + step
+                        var row = TestSchema.employee(index)
+                        row[salary] = .int(Int64(5_000_000 + index))
+                        var update = Transaction()
+                        update.update(
+                            TestSchema.employee, key: keys.lowerBound + Int64(index), row: row, changedColumns: [salary])
+                        try opened.commit(update)
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("worker \(worker): \(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        #expect(try store.countKeys(TestSchema.employee, column: salary, matching: raised) == 100)
+        try store.close()
+        store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        #expect(try store.countKeys(TestSchema.employee, column: salary, matching: raised) == 100)
+        #expect(try store.countKeys(TestSchema.employee, column: salary, matching: everyone) == 20_000)
         try store.close()
     }
 
