@@ -225,14 +225,8 @@ import Testing
     @Test func theCheckpointsFetchIndexesAreParsedAtTheirFirstUse() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
-        var store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
-        var transaction = Transaction()
-        let keys = store.allocateKeys(for: TestSchema.employee, count: 40_000)
-        for (index, key) in keys.enumerated() {
-            transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(index))
-        }
-        try store.commit(transaction)
-        try store.close()  // writes a checkpoint holding the salary index
+        let keys = try Self.checkpointedStore(at: url, employees: 40_000)
+        var store: Store
 
         let (salary, seventh) = (1, keys.lowerBound + 7)
         let everyone = IndexQuery.range(lower: IndexBound(.int(30_000), inclusive: true), upper: nil)
@@ -267,14 +261,8 @@ import Testing
     @Test func concurrentFirstUsesShareOneParse() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
-        var store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
-        var transaction = Transaction()
-        let keys = store.allocateKeys(for: TestSchema.employee, count: 20_000)
-        for (index, key) in keys.enumerated() {
-            transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(index))
-        }
-        try store.commit(transaction)
-        try store.close()
+        let keys = try Self.checkpointedStore(at: url, employees: 20_000)
+        var store: Store
 
         let salary = 1
         let everyone = IndexQuery.range(lower: IndexBound(.int(0), inclusive: true), upper: nil)
@@ -309,6 +297,20 @@ import Testing
         #expect(try store.countKeys(TestSchema.employee, column: salary, matching: raised) == 100)
         #expect(try store.countKeys(TestSchema.employee, column: salary, matching: everyone) == 20_000)
         try store.close()
+    }
+
+    /// Makes a store at `url` of `employees` employees and closes it, which writes a checkpoint
+    /// holding the salary index; returns their keys.
+    static func checkpointedStore(at url: URL, employees: Int) throws -> ClosedRange<PrimaryKey> {
+        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        var transaction = Transaction()
+        let keys = store.allocateKeys(for: TestSchema.employee, count: employees)
+        for (index, key) in keys.enumerated() {
+            transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(index))
+        }
+        try store.commit(transaction)
+        try store.close()
+        return keys
     }
 
     /// Whether `store` still holds its checkpoint's fetch indexes unparsed.
