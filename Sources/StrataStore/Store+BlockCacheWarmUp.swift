@@ -44,8 +44,8 @@ extension Store {
     /// The newest blocks whose stored bytes add up to the cache's capacity, newest first, with
     /// their places and files (taken on the warm-up's thread, not the opening one). The block
     /// table and files are copied under the state's lock, which copies only their chunk lists,
-    /// and walked outside it: the walk covers tens of thousands of blocks at millions of rows,
-    /// and the first reads after an open would wait for it.
+    /// and walked outside it: the walk covers as many blocks as fill the cache, and the first
+    /// reads after an open would wait for it.
     private static func blocksToWarm(_ state: LockedState, capacity: Int) -> [WarmUpBlock] {
         let (table, files) = state.withLock { ($0.blocks, $0.files) }
         var blocks: [WarmUpBlock] = []
