@@ -1,74 +1,119 @@
+/// A checkpoint's block table section: how many block numbers the table has, and where its pages
+/// are (``BlockTablePage``).
+///
+/// Layout: varint count of block numbers, `u64` offset of the first page, varint page count (one
+/// per ``BlockTable/capacity`` numbers), then per page a varint count of kept blocks and, when
+/// not 0, the page's `u32` masked CRC32C. A page with no kept block (every number dropped) is not
+/// written; the others follow one another from the first page's offset, each 14 bytes a number
+/// it covers (the last covers the table's remainder): `u32` segment, `u32` offset, `u32` length,
+/// `u16` entity, all zero for a dropped number.
+struct BlockTableDirectory: Sendable {
+    /// The number of block numbers.
+    var count = 0
+    /// The offset of the first page.
+    var pagesOffset: Int64 = 0
+    /// Per page, its kept blocks and masked CRC32C (0 for a page not written).
+    var pages: [(kept: Int, checksum: UInt32)] = []
+
+    /// The numbers page `page` covers.
+    func numbers(ofPage page: Int) -> Int {
+        Swift.min(BlockTable.capacity, count - page * BlockTable.capacity)
+    }
+
+    /// The section's bytes, the pages' offset moved by `shift` (written relative to the part after
+    /// the head, whose start is known last; the length does not depend on it).
+    func encoded(shiftedBy shift: Int64) -> [UInt8] {
+        var writer = BinaryWriter(capacity: 24 + 6 * pages.count)
+        writer.varint(count)
+        writer.u64(UInt64(pagesOffset + shift))
+        writer.varint(pages.count)
+        for page in pages {
+            writer.varint(page.kept)
+            if page.kept > 0 { writer.u32(page.checksum) }
+        }
+        return writer.bytes
+    }
+
+    /// Parses the section of a checkpoint file of `fileSize` bytes.
+    ///
+    /// - Throws: ``BinaryReader/Malformed`` when it does not parse, has not one page per
+    ///   ``BlockTable/capacity`` numbers, keeps more blocks in a page than it covers, or places
+    ///   pages outside the file.
+    static func decode(_ section: UnsafeRawBufferPointer, fileSize: Int64) throws -> BlockTableDirectory {
+        var reader = BinaryReader(section)
+        var directory = BlockTableDirectory()
+        directory.count = try reader.count(limit: Checkpoint.maximumBlockCount)
+        directory.pagesOffset = try reader.offset()
+        let start = reader.position
+        let pageCount = try reader.count(limit: reader.remaining)
+        guard pageCount == (directory.count + BlockTable.capacity - 1) / BlockTable.capacity else {
+            throw BinaryReader.Malformed(offset: start)
+        }
+        var bytes: Int64 = 0
+        for page in 0..<pageCount {
+            let kept = try reader.count(limit: directory.numbers(ofPage: page))
+            directory.pages.append((kept, kept > 0 ? try reader.u32() : 0))
+            if kept > 0 { bytes += Int64(directory.numbers(ofPage: page) * BlockTablePage.entryBytes) }
+        }
+        guard reader.remaining == 0, directory.pagesOffset <= fileSize - bytes else {
+            throw BinaryReader.Malformed(offset: start)
+        }
+        return directory
+    }
+}
+
 extension Checkpoint {
     /// The most block numbers a block table hands out: a row location keeps a block number plus
     /// one in 32 bits.
     static let maximumBlockCount = Int(UInt32.max) - 1
 
-    /// The block table section: varint count of block numbers, then runs until the count is
-    /// covered, each a varint number of dropped blocks (in no segment of the checkpoint's list),
-    /// a varint number of kept blocks, and per kept block `u32` segment, `u32` offset, `u32`
-    /// length, `u16` entity. A table is as long as the blocks of live segments, however many
-    /// blocks compaction deleted before.
-    static func encodeBlockTable(_ state: StoreState) -> [UInt8] {
-        let live = Set(state.segmentOrder)
-        var writer = BinaryWriter(capacity: 16)
-        writer.varint(state.blocks.count)
-        var dropped = 0
-        var kept: [BlockLocation] = []
-        func writeRun() {
-            writer.varint(dropped)
-            writer.varint(kept.count)
-            for block in kept {
-                writer.u32(block.segment)
-                writer.u32(block.offset)
-                writer.u32(block.length)
-                writer.u16(block.entity)
+    /// Writes the pages of `blocks` to `tail` (blocks of segments not in `live` as dropped
+    /// numbers) and returns the section that finds them, its offset relative to `tail`'s start.
+    static func encodeBlockTable(
+        _ blocks: ChunkedArray<BlockLocation>, live: Set<UInt32>, into tail: inout BinaryWriter
+    ) -> BlockTableDirectory {
+        var directory = BlockTableDirectory(count: blocks.count, pagesOffset: Int64(tail.count))
+        var page = BinaryWriter(capacity: BlockTable.capacity * BlockTablePage.entryBytes)
+        for number in stride(from: 0, to: blocks.count, by: BlockTable.capacity) {
+            page.bytes.removeAll(keepingCapacity: true)
+            var kept = 0
+            for block in blocks[number..<Swift.min(number + BlockTable.capacity, blocks.count)] {
+                let place = live.contains(block.segment) ? block : .dropped
+                if place != .dropped { kept += 1 }
+                page.u32(place.segment)
+                page.u32(place.offset)
+                page.u32(place.length)
+                page.u16(place.entity)
             }
-            dropped = 0
-            kept.removeAll(keepingCapacity: true)
-        }
-        func drop(_ numbers: Int) {
-            guard numbers > 0 else { return }
-            if !kept.isEmpty { writeRun() }
-            dropped += numbers
-        }
-        var next = 0
-        for range in state.blocks.occupiedRanges {
-            drop(range.lowerBound - next)
-            for number in range {
-                let block = state.blocks[number]
-                if live.contains(block.segment) { kept.append(block) } else { drop(1) }
+            guard kept > 0 else {
+                directory.pages.append((0, 0))
+                continue
             }
-            next = range.upperBound
+            directory.pages.append((kept, CRC32C.mask(CRC32C.checksum(page.bytes))))
+            tail.raw(page.bytes)
         }
-        drop(state.blocks.count - next)
-        if dropped > 0 || !kept.isEmpty { writeRun() }
-        return writer.bytes
+        return directory
     }
 
-    /// Reads a block table section into `blocks`, dropped numbers taking no storage.
+    /// The block table a parsed section names, its pages in `file`: none read but a last one
+    /// covering fewer numbers than a page holds, which commits append to.
     ///
-    /// - Throws: `BinaryReader.Malformed` when the section does not parse, a run is empty, or the
-    ///   runs do not add up to the count.
-    static func decodeBlockTable(_ reader: inout BinaryReader, into blocks: inout ChunkedArray<BlockLocation>) throws {
-        let count = try reader.count(limit: maximumBlockCount)
-        while blocks.count < count {
-            let start = reader.position
-            let dropped = try reader.count(limit: count - blocks.count)
-            // 14 bytes a kept block: a run is at most what the section holds.
-            let kept = try reader.count(limit: min(count - blocks.count - dropped, reader.remaining / 14))
-            guard dropped + kept > 0 else { throw BinaryReader.Malformed(offset: start) }
-            blocks.appendVacant(dropped, filler: .dropped)
-            // One bounds check for the run, then fixed-width loads: the table is most of an open's
-            // work at millions of rows.
-            let run = try reader.bytes(kept * 14)
-            func u32(_ at: Int) -> UInt32 { UInt32(littleEndian: run.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
-            blocks.append(
-                contentsOf: (0..<kept).map { index in
-                    let at = index * 14
-                    return BlockLocation(
-                        segment: u32(at), offset: u32(at + 4), length: u32(at + 8),
-                        entity: UInt16(littleEndian: run.loadUnaligned(fromByteOffset: at + 12, as: UInt16.self)))
-                })
+    /// - Throws: what reading and verifying that last page throws.
+    static func blockTable(_ directory: BlockTableDirectory, file: CheckpointFile) throws -> BlockTable {
+        var table = BlockTable()
+        var offset = directory.pagesOffset
+        for (number, page) in directory.pages.enumerated() {
+            let numbers = directory.numbers(ofPage: number)
+            guard page.kept > 0 else {
+                table.appendDropped(numbers)
+                continue
+            }
+            try table.appendPage(
+                BlockTablePage(
+                    BlockTablePageSource(
+                        file: file, offset: offset, count: numbers, kept: page.kept, checksum: page.checksum)))
+            offset += Int64(numbers * BlockTablePage.entryBytes)
         }
+        return table
     }
 }

@@ -3,8 +3,13 @@ extension Checkpoint {
     /// store-file fuzzer and the corruption tests): read leniently, skipping what does not fit.
     package struct Layout {
         /// The bytes of each section of the head (after its length and checksum): the header,
-        /// the block table, then one directory per entity.
+        /// the block table's directory, then one directory per entity.
         package var sections: [Range<Int>] = []
+        /// The bytes of each page of the block table its directory places in the file, by page
+        /// (`nil` for a page not written: every number of it dropped).
+        package var blockPages: [Range<Int>?] = []
+        /// Where in the file the block table's directory keeps each written page's checksum.
+        package var blockPageChecksumOffsets: [Int] = []
         /// Per entity whose directory parses, the bytes of each page of its object index.
         package var pages: [[Range<Int>]] = []
         /// Per entity whose directory parses, the bytes of its fetch indexes.
@@ -24,7 +29,33 @@ extension Checkpoint {
                 sections.append((position + 8)..<(position + 8 + length))
                 position += 8 + length
             }
+            if sections.count > 1 { blockTable(bytes, sections[1]) }
             for section in sections.dropFirst(2) { directory(bytes, section) }
+        }
+
+        /// Adds the pages of the block table its directory names, while they fit the file.
+        private mutating func blockTable(_ bytes: [UInt8], _ section: Range<Int>) {
+            bytes.withUnsafeBytes { raw in
+                var reader = BinaryReader(UnsafeRawBufferPointer(rebasing: raw[section]))
+                guard let count = try? reader.count(limit: Checkpoint.maximumBlockCount),
+                    var start = (try? reader.offset()).map({ Int(clamping: $0) }),
+                    let pages = try? reader.count(limit: section.count)
+                else { return }
+                for page in 0..<pages {
+                    let numbers = Swift.min(BlockTable.capacity, count - page * BlockTable.capacity)
+                    guard numbers > 0, let kept = try? reader.count() else { return }
+                    guard kept > 0 else {
+                        blockPages.append(nil)
+                        continue
+                    }
+                    let length = numbers * BlockTablePage.entryBytes
+                    guard reader.remaining >= 4, start <= bytes.count - length else { return }
+                    blockPageChecksumOffsets.append(section.lowerBound + reader.position)
+                    reader.position += 4
+                    blockPages.append(start..<(start + length))
+                    start += length
+                }
+            }
         }
 
         /// Adds the pages and fetch indexes a directory section names, when they fit the file.
@@ -71,6 +102,9 @@ extension Checkpoint {
             bytes.withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self) }
         }
         let layout = Layout(bytes)
+        for (page, offset) in zip(layout.blockPages.compactMap { $0 }, layout.blockPageChecksumOffsets) {
+            store(checksum(page), at: offset)
+        }
         for (entity, offsets) in layout.checksumOffsets.enumerated() {
             for (page, offset) in zip(layout.pages[entity], offsets.pages) { store(checksum(page), at: offset) }
             store(checksum(layout.fetchIndexes[entity]), at: offsets.fetchIndexes)

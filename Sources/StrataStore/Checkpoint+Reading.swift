@@ -5,15 +5,21 @@ import Darwin
 #endif
 
 extension Checkpoint {
-    /// Opens the checkpoint at `path`, reading only its head: the object index's pages are read
-    /// when first used (``IndexPage``) and the fetch indexes by ``readFetchIndexes(_:schema:)``.
+    /// Opens the checkpoint at `path`, reading only its head and the block table's last page when
+    /// it is partial: the other pages of the block table and of the object index are read when
+    /// first used (``BlockTablePage``, ``IndexPage``) and the fetch indexes by
+    /// ``readFetchIndexes(_:schema:)``. `segmentSizes` gives the size of each segment of the
+    /// checkpoint's list (by id), which the block table's pages are checked against.
     ///
-    /// Costs two `pread`s of the head, whose size grows with the number of blocks and retained
-    /// history records, not with the number of objects.
+    /// Costs two `pread`s of the head, whose size grows with the number of retained history
+    /// records and, by 6 bytes a page of 4,096 blocks, with the block table, and at most one of a
+    /// page.
     ///
-    /// - Throws: ``StoreError`` `corrupt` naming the file and the offset of the section that fails
-    ///   its checksum or does not parse, or `io`.
-    static func open(path: String, schema: Schema, io: any FileIO) throws -> Checkpoint {
+    /// - Throws: ``StoreError`` `corrupt` naming the file and the offset of the section or page
+    ///   that fails its checksum or does not parse, or `io`; what `segmentSizes` throws.
+    static func open(
+        path: String, schema: Schema, io: any FileIO, segmentSizes: ([UInt32]) throws -> [UInt32: Int64]
+    ) throws -> Checkpoint {
         let fd = try StoreError.io("open checkpoint", path: path) { try io.open(path, flags: O_RDONLY, mode: 0) }
         var handedOver = false
         defer { if !handedOver { io.close(fd) } }
@@ -40,12 +46,15 @@ extension Checkpoint {
         }
         let head = try read(headLength)
         var sectionOffsets: [Int64] = []
-        let (decoded, directories) = try head.withUnsafeBytes { raw in
+        let (decoded, blockTable, directories) = try head.withUnsafeBytes { raw in
             try decodeHead(raw, fileSize: size, path: path, schema: schema, sectionOffsets: &sectionOffsets)
         }
         var checkpoint = decoded
-        let file = CheckpointFile(path: path, fd: fd, blockCount: checkpoint.state.blocks.count, io: io)
+        let file = CheckpointFile(
+            path: path, fd: fd, blockCount: blockTable.count,
+            segmentSizes: try segmentSizes(checkpoint.state.segmentOrder), io: io)
         handedOver = true
+        checkpoint.state.blocks = try Self.blockTable(blockTable, file: file)
         for (entity, directory) in directories.enumerated() {
             let pages = directory.pageChecksums.enumerated().map { number, checksum in
                 IndexPage(
@@ -64,7 +73,7 @@ extension Checkpoint {
     /// Parses a checkpoint's head: its sections, checksums verified.
     private static func decodeHead(
         _ raw: UnsafeRawBufferPointer, fileSize: Int64, path: String, schema: Schema, sectionOffsets: inout [Int64]
-    ) throws -> (checkpoint: Checkpoint, directories: [CheckpointDirectory]) {
+    ) throws -> (checkpoint: Checkpoint, blockTable: BlockTableDirectory, directories: [CheckpointDirectory]) {
         var reader = BinaryReader(raw, position: 12)
         var sectionStart = 12
         do {
@@ -90,16 +99,17 @@ extension Checkpoint {
                 throw StoreError(.corrupt, "checkpoint head's length disagrees with its sections", path: path, offset: 16)
             }
             sectionStart = Int(sectionOffsets[0])
-            var (state, segment, offset, nextKeys) = try decodeHeader(sections[0], schema: schema)
+            let (state, segment, offset, nextKeys) = try decodeHeader(sections[0], schema: schema)
             sectionStart = Int(sectionOffsets[1])
-            var blocks = BinaryReader(sections[1])
-            try Self.decodeBlockTable(&blocks, into: &state.blocks)
+            let blockTable = try BlockTableDirectory.decode(sections[1], fileSize: fileSize)
             var directories: [CheckpointDirectory] = []
             for entity in schema.entities.indices {
                 sectionStart = Int(sectionOffsets[2 + entity])
                 directories.append(try CheckpointDirectory.decode(sections[2 + entity], fileSize: fileSize))
             }
-            return (Checkpoint(segment: segment, offset: offset, state: state, nextKeys: nextKeys), directories)
+            return (
+                Checkpoint(segment: segment, offset: offset, state: state, nextKeys: nextKeys), blockTable, directories
+            )
         } catch is BinaryReader.Malformed {
             throw StoreError(.corrupt, "checkpoint section does not parse", path: path, offset: Int64(sectionStart))
         }

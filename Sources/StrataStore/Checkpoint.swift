@@ -11,18 +11,20 @@ import Darwin
 ///
 /// Layout: a head of `"STRATCKP"`, `u32 formatVersion`, `u32 sectionCount`, `u64 headLength`, then
 /// sections, each `u32 length`, `u32 maskedCRC32C`, bytes: the header section (position,
-/// sequences, keys, segments with their byte counts, history directory), the block table, and
-/// one directory section per entity. After the head, per entity, its object index in pages of
-/// 48 KiB (``IndexPage``) and its fetch indexes, each checksummed in the entity's directory.
-/// Opening reads only the head: a page is read when a key in it is first used, and the fetch
-/// indexes in the background. Integers are little-endian.
+/// sequences, keys, segments with their byte counts, history directory), the block table's
+/// directory (``BlockTableDirectory``), and one directory section per entity. After the head, the
+/// block table in pages of 56 KiB (``BlockTablePage``), then per entity its object index in pages
+/// of 48 KiB (``IndexPage``) and its fetch indexes, each checksummed in its directory. Opening
+/// reads the head and at most the block table's last page: another page is read when a block or
+/// key in it is first used, and the fetch indexes at their first use. Integers are little-endian.
 struct Checkpoint: Sendable {
     /// The first bytes of every checkpoint.
     static let magic = Array("STRATCKP".utf8)
     /// The checkpoint format's version, written in every checkpoint. Version 1 kept the object
     /// index in sections read whole at open, version 2 every block ever numbered in its block
-    /// table; a checkpoint of another version is not used.
-    static let formatVersion: UInt32 = 3
+    /// table, version 3 its block table in the head, read whole at open; a checkpoint of another
+    /// version is not used.
+    static let formatVersion: UInt32 = 4
     /// The bytes before the head's sections: magic, version, section count and head length.
     static let prefixSize = 24
 
@@ -54,17 +56,22 @@ struct Checkpoint: Sendable {
     /// then the tail. Not copied into one buffer, which at millions of objects would hold a
     /// second copy of tens of megabytes while the checkpoint is written.
     ///
-    /// - Throws: ``StoreError`` `corrupt` or `io` when a page of the object index, still to be read
-    ///   from the checkpoint the state was opened from, cannot be read or fails its verification.
+    /// - Throws: ``StoreError`` `corrupt` or `io` when a page of the object index or the block
+    ///   table, still to be read from the checkpoint the state was opened from, cannot be read or
+    ///   fails its verification.
     func encode(schema: Schema) throws -> [[UInt8]] {
         // The captured state's indexes with its pending changes merged (none, when it was
         // captured by ``Store/captureCheckpoint(_:)``: then nothing is copied).
         var captured = state
         let fetchIndexes = captured.fetchIndexes
-        var sections: [[UInt8]] = [encodeHeader()]
-        sections.append(Self.encodeBlockTable(state))
-        // The tail, after the head: per entity its pages, then its fetch indexes.
-        var tail = BinaryWriter(capacity: state.entities.reduce(0) { $0 + $1.pages.count * IndexPage.byteCount })
+        let header = encodeHeader()
+        // The tail, after the head: the block table's pages, then per entity its pages and its
+        // fetch indexes.
+        let blocks = try state.blocks.loaded()
+        var tail = BinaryWriter(
+            capacity: blocks.count * BlockTablePage.entryBytes
+                + state.entities.reduce(0) { $0 + $1.pages.count * IndexPage.byteCount })
+        let blockTable = Self.encodeBlockTable(blocks, live: Set(state.segmentOrder), into: &tail)
         var directories: [CheckpointDirectory] = []
         for (entityID, entity) in state.entities.enumerated() {
             var directory = CheckpointDirectory(liveCount: entity.liveCount, pagesOffset: Int64(tail.count))
@@ -83,9 +90,11 @@ struct Checkpoint: Sendable {
         // The directories' offsets are into the tail until the head's length is known; their
         // length does not depend on the offsets' values.
         let headLength =
-            Self.prefixSize + sections.reduce(0) { $0 + 8 + $1.count }
+            Self.prefixSize + 8 + header.count + 8 + blockTable.encoded(shiftedBy: 0).count
             + directories.reduce(0) { $0 + 8 + $1.encoded(shiftedBy: 0).count }
-        for directory in directories { sections.append(directory.encoded(shiftedBy: Int64(headLength))) }
+        let sections =
+            [header, blockTable.encoded(shiftedBy: Int64(headLength))]
+            + directories.map { $0.encoded(shiftedBy: Int64(headLength)) }
         var prefix = BinaryWriter(capacity: Self.prefixSize)
         prefix.raw(Self.magic)
         prefix.u32(Self.formatVersion)
@@ -159,9 +168,10 @@ struct Checkpoint: Sendable {
 }
 
 extension Checkpoint {
-    /// Checks that the log position, and every block and history record the checkpoint names in a
-    /// segment of its list, lie inside that segment, whose file is `sizes` bytes long (by segment
-    /// id): a damaged place would otherwise be read as a length of up to 4 GiB.
+    /// Checks that the log position, and every history record the checkpoint names in a segment of
+    /// its list, lie inside that segment, whose file is `sizes` bytes long (by segment id): a
+    /// damaged place would otherwise be read as a length of up to 4 GiB. (The blocks of each page
+    /// of the block table are checked when it is read: ``BlockTablePageSource/read()``.)
     ///
     /// - Throws: ``StoreError/Code/corrupt`` naming `path` and the section that holds the place.
     func checkPlaces(segmentSizes sizes: [UInt32: Int64], path: String) throws {
@@ -178,21 +188,10 @@ extension Checkpoint {
                 .corrupt, "checkpoint history record at \(entry.offset) is outside segment \(entry.segment)",
                 path: path, offset: header)
         }
-        let table = sectionOffsets.count > 1 ? sectionOffsets[1] : 0
-        // Blocks come in runs of one segment: its size is looked up once a run.
-        var (runSegment, runSize) = (UInt32.max, Int64?.none)
-        for block in state.blocks.storedChunks.joined() {
-            if block.segment != runSegment { (runSegment, runSize) = (block.segment, sizes[block.segment]) }
-            guard runSize.map({ Self.fits(Int64(block.offset), Int64(block.length), in: $0) }) ?? true else {
-                throw StoreError(
-                    .corrupt, "checkpoint block at \(block.offset) is outside segment \(block.segment)", path: path,
-                    offset: table)
-            }
-        }
     }
 
     /// Whether `length` bytes at `offset` lie within a segment of `size` bytes, past its header.
-    private static func fits(_ offset: Int64, _ length: Int64, in size: Int64) -> Bool {
+    static func fits(_ offset: Int64, _ length: Int64, in size: Int64) -> Bool {
         offset >= Int64(SegmentFile.headerSize) && length >= 0 && offset <= size - length
     }
 }

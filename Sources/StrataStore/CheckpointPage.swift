@@ -1,7 +1,8 @@
 import Synchronization
 
-/// A checkpoint file held open after the store opened, for its object-index pages, which are
-/// read when first used (``IndexPage``). Closed when no page still needs it.
+/// A checkpoint file held open after the store opened, for its object-index and block-table
+/// pages, which are read when first used (``IndexPage``, ``BlockTablePage``). Closed when no page
+/// still needs it.
 final class CheckpointFile: Sendable {
     /// The file's path (for errors).
     let path: String
@@ -10,14 +11,19 @@ final class CheckpointFile: Sendable {
     /// The number of blocks in the checkpoint's block table: a location naming a block past it is
     /// damage.
     let blockCount: Int
+    /// The size of each segment of the checkpoint's list when it was opened, by id: a block of
+    /// the table lying past its segment's end is damage.
+    let segmentSizes: [UInt32: Int64]
     private let io: any FileIO
     private let damaged = Atomic<Bool>(false)
 
-    /// Wraps an open descriptor of the checkpoint at `path`, whose block table has `blockCount` blocks.
-    init(path: String, fd: Int32, blockCount: Int, io: any FileIO) {
+    /// Wraps an open descriptor of the checkpoint at `path`, whose block table has `blockCount`
+    /// blocks in segments of `segmentSizes`.
+    init(path: String, fd: Int32, blockCount: Int, segmentSizes: [UInt32: Int64], io: any FileIO) {
         self.path = path
         self.fd = fd
         self.blockCount = blockCount
+        self.segmentSizes = segmentSizes
         self.io = io
     }
 

@@ -133,12 +133,16 @@ struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
         }
     }
 
-    /// The stored elements chunk by chunk, in order: those of the chunks that are not vacated
-    /// (the removed ones of the first chunk aside), for walking them without a position's checks.
-    var storedChunks: [ArraySlice<Element>] {
-        chunks.indices.compactMap { chunk in
-            chunks[chunk].isEmpty ? nil : chunks[chunk][(chunk == 0 ? head : 0)...]
-        }
+    /// Gives vacated chunk `chunk` the elements `elements`, one for each of its positions, kept as
+    /// given (an array shared with whoever else holds it): a chunk read from elsewhere after the
+    /// positions were added vacant (``appendVacant(_:filler:)``). Only while no element was removed
+    /// from the front.
+    mutating func fill(chunk: Int, with elements: [Element]) {
+        precondition(head == 0 && chunks[chunk].isEmpty, "ChunkedArray fills only a vacated chunk")
+        precondition(
+            elements.count == Swift.min((chunk + 1) << Self.shift, count) - chunk << Self.shift,
+            "ChunkedArray fills a chunk with one element a position")
+        chunks[chunk] = elements
     }
 
     /// Gives vacated chunk `chunk` its storage back, every position holding the filler.

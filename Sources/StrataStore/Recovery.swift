@@ -222,14 +222,16 @@ struct Recovery {
         guard !ignoresCheckpoint, let id = manifest.checkpoint else { return nil }
         let file = path + "/checkpoints/" + Checkpoint.fileName(id)
         do {
-            let checkpoint = try Checkpoint.open(path: file, schema: manifest.schema, io: io)
+            var sizes: [UInt32: Int64] = [:]
+            let checkpoint = try Checkpoint.open(path: file, schema: manifest.schema, io: io) { order in
+                for id in order { sizes[id] = try files[id]?.size() }
+                return sizes
+            }
             guard let position = manifest.segments.firstIndex(of: checkpoint.segment),
                 Array(manifest.segments[...position]) == checkpoint.state.segmentOrder
             else {
                 throw StoreError(.corrupt, "checkpoint does not match the manifest's segments", path: file)
             }
-            var sizes: [UInt32: Int64] = [:]
-            for id in checkpoint.state.segmentOrder { sizes[id] = try files[id]?.size() }
             try checkpoint.checkPlaces(segmentSizes: sizes, path: file)
             return checkpoint
         } catch {

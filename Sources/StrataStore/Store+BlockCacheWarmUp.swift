@@ -47,12 +47,14 @@ extension Store {
     /// and walked outside it: the walk covers as many blocks as fill the cache, and the first
     /// reads after an open would wait for it.
     private static func blocksToWarm(_ state: LockedState, capacity: Int) -> [WarmUpBlock] {
-        let (table, files) = state.withLock { ($0.blocks, $0.files) }
+        var (table, files) = state.withLock { ($0.blocks, $0.files) }
         var blocks: [WarmUpBlock] = []
         var bytes = 0
         for number in table.occupiedRanges.reversed().lazy.flatMap({ $0.reversed() }) {
             guard bytes < capacity else { break }
-            let location = table[number]
+            // The checkpoint's pages of the newest blocks are read here, on the warm-up's thread
+            // (and shared with the state's table); one that fails ends the walk.
+            guard let location = try? table.location(number) else { break }
             guard let file = files[location.segment] else { continue }
             blocks.append(WarmUpBlock(number: UInt32(number), location: location, file: file))
             bytes += Int(location.length)

@@ -106,12 +106,16 @@ extension Store {
     /// Rewrites a run of adjacent sealed segments into new ones, keeping the order of what is
     /// copied, and switches the store over to them. Returns bytes read and written.
     private func compactRun(_ run: [UInt32]) throws -> (Int64, Int64) {
-        let (files, isPrefix, floor, blockNumbers) = state.withLock {
+        let (files, isPrefix, floor, blockNumbers) = try state.withLock {
             state -> ([SegmentFile], Bool, UInt64, [UInt64: UInt32]) in
             let inputs = Set(run)
             var numbers: [UInt64: UInt32] = [:]
-            for number in state.blocks.occupiedRanges.joined() {
-                let block = state.blocks[number]
+            // The checkpoint's pages not read yet are read once, here: compaction then drops the
+            // blocks of the segments it deletes from a table held whole.
+            try state.blocks.load()
+            let blocks = state.blocks.stored
+            for number in blocks.occupiedRanges.joined() {
+                let block = blocks[number]
                 if inputs.contains(block.segment) {
                     numbers[UInt64(block.segment) << 32 | UInt64(block.offset)] = UInt32(number)
                 }

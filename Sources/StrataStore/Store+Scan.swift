@@ -41,7 +41,10 @@ extension Store {
             _ block: DecodedBlock, _ slots: [(key: PrimaryKey, slot: Int)], _ place: BlockLocation, _ file: SegmentFile
         ) throws -> Void
     ) throws {
-        let (index, blocks, files) = state.withLock { ($0.entities[entity], $0.blocks, $0.files) }
+        let (index, table, files) = state.withLock { ($0.entities[entity], $0.blocks, $0.files) }
+        // A scan reads every block: the checkpoint's pages of the table not read yet are read
+        // outside the lock (once: the pages are shared with the state's table).
+        let blocks = try table.loaded()
         let entityTag = UInt16(entity)
         var slots: [(key: PrimaryKey, slot: Int)] = []
         for number in blocks.occupiedRanges.joined() where blocks[number].entity == entityTag {
@@ -120,7 +123,7 @@ extension Store {
         ) throws -> Void
     ) throws {
         try checkOpen()
-        let (located, blocks, files) = try state.withLock { state in
+        var (located, blocks, files) = try state.withLock { state in
             // Positions in `keys` with their rows' places, which order blocks and slots.
             var located: [(location: UInt64, position: Int)] = []
             if entity >= 0, entity < state.entities.count {
@@ -140,7 +143,7 @@ extension Store {
             let number = RowLocation(raw: ordered[start].location).block
             var end = start + 1
             while end < ordered.count && RowLocation(raw: ordered[end].location).block == number { end += 1 }
-            let place = blocks[Int(number)]
+            let place = try blocks.location(Int(number))
             if let file = files[place.segment] {
                 try checkBlockEntity(place, of: entity, file: file)
                 let block = try loadBlock(number, place, file: file, caching: caching)

@@ -3,11 +3,9 @@
 struct StoreState: Sendable {
     /// Object index per entity.
     var entities: [EntityIndex]
-    /// Block table by global block number. Numbers are never reused (row locations and the block
-    /// cache name blocks by them), and the chunks of numbers whose blocks all lie in deleted
-    /// segments are vacated (``dropBlocksOfDeletedSegments()``), so the table's memory follows the
-    /// blocks of live segments, not every block the store numbered.
-    var blocks = ChunkedArray<BlockLocation>()
+    /// Block table by global block number (``BlockTable``): its memory follows the blocks of live
+    /// segments (``dropBlocksOfDeletedSegments()``) and the checkpoint pages read so far.
+    var blocks = BlockTable()
     /// Live segments in log order; the last is the active one.
     var segmentOrder: [UInt32] = []
     /// Open segment files by id.
@@ -71,16 +69,18 @@ struct StoreState: Sendable {
     /// The location of a row, with the block's place and file, or `nil` when the row is absent.
     ///
     /// - Throws: as ``EntityIndex/location(of:)``.
-    func resolve(_ entity: Int, _ key: Int64) throws -> ResolvedRow? {
+    mutating func resolve(_ entity: Int, _ key: Int64) throws -> ResolvedRow? {
         guard entity >= 0, entity < entities.count else { return nil }
         let location = try entities[entity].location(of: key)
         guard location.isPresent else { return nil }
-        return resolve(location)
+        return try resolve(location)
     }
 
     /// The block place and file of a row location.
-    func resolve(_ location: RowLocation) -> ResolvedRow? {
-        let block = blocks[Int(location.block)]
+    ///
+    /// - Throws: as ``BlockTable/location(_:)``.
+    mutating func resolve(_ location: RowLocation) throws -> ResolvedRow? {
+        let block = try blocks.location(Int(location.block))
         guard let file = files[block.segment] else { return nil }
         return ResolvedRow(location: location, block: block, file: file)
     }
@@ -88,8 +88,7 @@ struct StoreState: Sendable {
     /// Frees the block table's chunks whose blocks all lie in segments no longer in the log, which
     /// are never read again; their numbers read as ``BlockLocation/dropped``.
     mutating func dropBlocksOfDeletedSegments() {
-        let live = Set(segmentOrder)
-        blocks.vacateChunks(filler: .dropped) { !live.contains($0.segment) }
+        blocks.dropBlocks(outside: Set(segmentOrder))
     }
 
     /// Appends the blocks of a record written at `offset` of `segment`; returns their numbers.
@@ -99,7 +98,6 @@ struct StoreState: Sendable {
                 BlockLocation(
                     segment: segment, offset: UInt32(offset + Int64(span.offset)), length: UInt32(span.length),
                     entity: UInt16(span.entity)))
-            return UInt32(blocks.count - 1)
         }
     }
 
@@ -114,11 +112,13 @@ struct StoreState: Sendable {
         let oldSize = (try? entities[entity].size(of: key)) ?? 0
         let previous = entities[entity].set(key, to: location, size: size)
         if previous.isPresent {
-            let oldSegment = blocks[Int(previous.block)].segment
+            // A block-table page that cannot be read (and is marked damaged) leaves the counts,
+            // which only steer compaction, as they are.
+            let oldSegment = (try? blocks.location(Int(previous.block)))?.segment
             if oldSegment == segment {
                 counts.live -= Int64(oldSize)
                 counts.dead += Int64(oldSize)
-            } else {
+            } else if let oldSegment {
                 stats[oldSegment]?.liveBytes -= Int64(oldSize)
                 stats[oldSegment]?.deadBytes += Int64(oldSize)
             }

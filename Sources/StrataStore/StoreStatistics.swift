@@ -73,11 +73,12 @@ public struct StoreStatistics: Sendable, Hashable, Codable {
     /// Live rows, all entities.
     public var liveRows: Int
     /// Bytes of memory the object index and block table take now. After an open from a
-    /// checkpoint the index's pages are read as keys in them are used, so this grows with use up
-    /// to ``indexBytesWhenRead``.
+    /// checkpoint their pages are read as keys and blocks in them are used, so this grows with use
+    /// up to ``indexBytesWhenRead``.
     public var indexBytes: Int
-    /// Bytes of memory the object index and block table take once every page of the index is
-    /// read: 12 bytes a key up to the largest key, in pages of 4,096 keys.
+    /// Bytes of memory the object index and block table take once every page of both is read:
+    /// 12 bytes a key up to the largest key, in pages of 4,096 keys, and 16 bytes a block number
+    /// in pages of 4,096 numbers.
     public var indexBytesWhenRead: Int
     /// Bytes of memory the fetch indexes take (an entry of a value and a key,
     /// about 32 bytes a row and indexed column, not counting strings or data too long to be held
@@ -124,9 +125,14 @@ extension Store {
             return (
                 state.entities.reduce(0) { $0 + $1.liveCount },
                 state.entities.reduce(0) { $0 + $1.memoryBytes } + blockTable,
-                state.entities.reduce(0) { $0 + $1.fullMemoryBytes } + blockTable,
+                state.entities.reduce(0) { $0 + $1.fullMemoryBytes } + state.blocks.allocatedBytesWhenRead,
                 state.fetchIndexMemoryBytes,
-                state.blocks.occupiedRanges.joined().count { state.stats[state.blocks[$0].segment] != nil },
+                // The pages not read yet hold blocks of live segments only: they are read before
+                // compaction deletes any.
+                state.blocks.pendingBlockCount
+                    + state.blocks.stored.occupiedRanges.joined().count {
+                        state.stats[state.blocks.stored[$0].segment] != nil
+                    },
                 state.stats.values.reduce(Int64(0)) { $0 + $1.fileBytes },
                 state.stats.values.reduce(Int64(0)) { $0 + $1.liveBytes }
             )

@@ -166,9 +166,18 @@ struct StoreVerifier {
         let file = path + "/checkpoints/" + Checkpoint.fileName(id)
         let ignored = " (opening ignores the checkpoint and replays the whole log)"
         do {
-            var checkpoint = try Checkpoint.open(path: file, schema: manifest.schema, io: io)
+            var sizes: [UInt32: Int64] = [:]
+            var checkpoint = try Checkpoint.open(path: file, schema: manifest.schema, io: io) { order in
+                for id in order {
+                    sizes[id] = try? SegmentFile.open(
+                        id: id, directory: path + "/segments", storeID: manifest.storeID, writable: false, io: io
+                    ).size()
+                }
+                return sizes
+            }
             let offsets = checkpoint.sectionOffsets
-            // Every page of the object index, each verified as it is read.
+            // Every page of the block table and of the object index, each verified as it is read.
+            try checkpoint.state.blocks.load()
             try checkpoint.state.entities.forEach { index in try index.pages.forEach { try $0.prepare() } }
             do {
                 checkpoint.state.fetchIndexes = try Checkpoint.readFetchIndexes(
@@ -186,12 +195,6 @@ struct StoreVerifier {
                     "the checkpoint's segments \(checkpoint.state.segmentOrder) do not match the manifest's \(manifest.segments)"
                         + ignored)
                 return nil
-            }
-            var sizes: [UInt32: Int64] = [:]
-            for id in checkpoint.state.segmentOrder {
-                sizes[id] = try? SegmentFile.open(
-                    id: id, directory: path + "/segments", storeID: manifest.storeID, writable: false, io: io
-                ).size()
             }
             try checkpoint.checkPlaces(segmentSizes: sizes, path: file)
             return LoadedCheckpoint(checkpoint: checkpoint, file: file, sectionOffsets: offsets)
@@ -463,9 +466,11 @@ struct StoreVerifier {
         }
         // Blocks without a live row are read by scans too: every block of a live segment in the
         // checkpoint's table must be one the log has (those of deleted segments are never read).
-        let logBlocks = Set(snapshot.state.blocks)
+        // Both tables are read whole: the log's is built by the replay, the checkpoint's pages
+        // were read by ``readCheckpoint(_:)``.
+        let logBlocks = Set(snapshot.state.blocks.stored)
         let liveSegments = Set(checkpoint.state.segmentOrder)
-        let blocks = checkpoint.state.blocks
+        let blocks = checkpoint.state.blocks.stored
         let stray = blocks.occupiedRanges.joined().lazy.map { blocks[$0] }.first {
             liveSegments.contains($0.segment) && !logBlocks.contains($0)
         }
@@ -514,7 +519,11 @@ struct StoreVerifier {
         do {
             let store = try Store.open(at: URL(fileURLWithPath: path), schema: nil, configuration: configuration)
             store.loadPendingFetchIndexes()
-            opened = store.state.withLock { $0 }
+            // Its block table whole: the comparison reads it without I/O.
+            opened = try store.state.withLock { state in
+                try state.blocks.load()
+                return state
+            }
             try store.close()
         } catch {
             problem(error, file: manifestPath, adding: " (a read-only open fails)")
@@ -714,7 +723,8 @@ private struct IndexDifference {
         // Every page of a checkpoint's index was read and verified before the comparison.
         let location = (try? state.entities[entity].location(of: key)) ?? .absent
         guard location.isPresent else { return nil }
-        let block = state.blocks[Int(location.block)]
+        // Every page of a checkpoint's block table too.
+        let block = state.blocks.stored[Int(location.block)]
         return RowPlace(
             segment: block.segment, blockOffset: block.offset, blockLength: block.length, entity: block.entity,
             slot: location.slot)

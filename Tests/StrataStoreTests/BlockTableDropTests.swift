@@ -44,13 +44,13 @@ import Testing
         store.state.withLock { ($0.blocks.allocatedBytes, $0.blocks.count) }
     }
 
-    /// The bytes of the block table section of the store's newest checkpoint.
+    /// The bytes of the block table's pages in the store's newest checkpoint.
     private static func checkpointTableBytes(_ url: URL) throws -> Int {
         let directory = url.path + "/checkpoints"
         let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".ckpt") }
         let newest = try #require(names.max())
         let layout = Checkpoint.Layout(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + newest))))
-        return try #require(layout.sections.dropFirst().first).count
+        return layout.blockPages.reduce(0) { $0 + ($1?.count ?? 0) }
     }
 
     /// After compaction deleted the segments of 14,000 small saves, the table frees what it
@@ -75,7 +75,8 @@ import Testing
         let contents = try StoreContents(store)
         #expect(contents.rows[TestSchema.employee].count == 50)
         try store.close()
-        #expect(try Self.checkpointTableBytes(url) < 20 * 14 + 32)
+        // One page, the newest numbers': pages of dropped numbers only are not written.
+        #expect(try Self.checkpointTableBytes(url) <= BlockTable.capacity * BlockTablePage.entryBytes)
 
         store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
         #expect(Self.table(store).numbers == compacted.numbers, "the checkpoint keeps the numbers")
@@ -95,46 +96,85 @@ import Testing
         try store.close()
     }
 
-    /// A checkpoint's block table round trips with its dropped numbers, whatever runs of kept
-    /// and dropped blocks it holds; a table that does not add up is refused as malformed.
-    @Test func checkpointBlockTableRoundTripsAndRefusesRunsThatDoNotAddUp() throws {
-        var state = StoreState(schema: TestSchema.schema)
-        state.segmentOrder = [3, 7]
-        let chunk = ChunkedArray<BlockLocation>.chunkCount
-        for number in 0..<(3 * chunk + 40) {
-            // Segment 1 (deleted) fills the first two chunks and every fifth block after.
+    /// A checkpoint's block table round trips page by page with its dropped numbers: a page of
+    /// dropped numbers only is not written, and a page is read when a number in it is first used
+    /// (but the last, partial one, which commits append to, at once). A page whose checksum fails
+    /// or that places a block past its segment's end is refused when read, and marks the
+    /// checkpoint damaged; a directory that does not add up does not parse.
+    @Test func checkpointBlockTableRoundTripsPageByPage() throws {
+        let chunk = BlockTable.capacity
+        let count = 3 * chunk + 40
+        var blocks = ChunkedArray<BlockLocation>()
+        for number in 0..<count {
+            // Segment 1 (deleted) fills the first two chunks and every fifth block after; offsets
+            // fall with the number, so that the last page's blocks lie nearest a segment's start.
             let segment: UInt32 = number < 2 * chunk || number % 5 == 0 ? 1 : (number % 2 == 0 ? 3 : 7)
-            state.blocks.append(
-                BlockLocation(segment: segment, offset: UInt32(number), length: 10, entity: UInt16(number % 2)))
+            blocks.append(
+                BlockLocation(
+                    segment: segment, offset: UInt32(64 + count - number), length: 10, entity: UInt16(number % 2)))
         }
-        state.dropBlocksOfDeletedSegments()
-        let bytes = Checkpoint.encodeBlockTable(state)
-        var decoded = ChunkedArray<BlockLocation>()
-        try bytes.withUnsafeBytes { raw in
-            var reader = BinaryReader(raw)
-            try Checkpoint.decodeBlockTable(&reader, into: &decoded)
-            #expect(reader.remaining == 0)
+        func expected(_ number: Int) -> BlockLocation { blocks[number].segment == 1 ? .dropped : blocks[number] }
+        var tail = BinaryWriter()
+        tail.raw([UInt8](repeating: 0xEE, count: 100))
+        let directory = Checkpoint.encodeBlockTable(blocks, live: [3, 7], into: &tail)
+        let kept = (0..<4).map { page in
+            (page * chunk..<min((page + 1) * chunk, count)).count { expected($0) != .dropped }
         }
-        #expect(decoded.count == state.blocks.count)
-        for number in 0..<decoded.count {
-            let block = state.blocks[number]
-            #expect(decoded[number] == (block.segment == 1 ? .dropped : block), "block \(number)")
+        #expect(directory.pages.map(\.kept) == kept)
+        #expect(tail.count == 100 + (chunk + 40) * BlockTablePage.entryBytes, "pages of dropped numbers only are not written")
+        let decoded = try directory.encoded(shiftedBy: 0).withUnsafeBytes {
+            try BlockTableDirectory.decode($0, fileSize: Int64(tail.count))
         }
-        #expect(decoded.occupiedRanges.first?.lowerBound == 2 * chunk, "the dropped chunks take no storage")
+        #expect(decoded.count == count && decoded.pagesOffset == 100)
+        #expect(decoded.pages.map(\.kept) == kept && decoded.pages.map(\.checksum) == directory.pages.map(\.checksum))
 
-        func decodes(_ varints: [Int]) -> Bool {
-            var writer = BinaryWriter(capacity: 16)
-            for value in varints { writer.varint(value) }
-            var table = ChunkedArray<BlockLocation>()
-            return writer.bytes.withUnsafeBytes { raw in
-                var reader = BinaryReader(raw)
-                return (try? Checkpoint.decodeBlockTable(&reader, into: &table)) != nil
-            }
+        let folder = TemporaryDirectory()
+        let path = folder.path + "/table"
+        func table(_ bytes: [UInt8], sizes: [UInt32: Int64]) throws -> (BlockTable, CheckpointFile) {
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let file = CheckpointFile(
+                path: path, fd: open(path, O_RDONLY), blockCount: count, segmentSizes: sizes, io: SystemFileIO())
+            return (try Checkpoint.blockTable(decoded, file: file), file)
         }
-        #expect(decodes([10, 10, 0]))
-        #expect(!decodes([10, 0, 0]), "an empty run")
-        #expect(!decodes([10, 11, 0]), "runs past the count")
-        #expect(!decodes([10, 4, 1]), "a kept block with no bytes")
-        #expect(!decodes([Checkpoint.maximumBlockCount + 1, Checkpoint.maximumBlockCount + 1, 0]))
+        let sizes: [UInt32: Int64] = [3: 1 << 20, 7: 1 << 20]
+        var (opened, _) = try table(tail.bytes, sizes: sizes)
+        #expect(opened.count == count)
+        #expect(opened.stored.occupiedRanges == [(3 * chunk)..<count], "only the last, partial page is read")
+        #expect(opened.pendingBlockCount == kept[2])
+        #expect(opened.allocatedBytesWhenRead > opened.allocatedBytes)
+        #expect(try opened.location(2 * chunk + 1) == expected(2 * chunk + 1))
+        #expect(opened.pendingBlockCount == 0)
+        for number in 0..<count { #expect(try opened.location(number) == expected(number), "block \(number)") }
+
+        // Segment 3 long enough for the last page's blocks, not for those of the page before.
+        var (short, shortFile) = try table(tail.bytes, sizes: [3: 64 + 50 + 10, 7: 1 << 20])
+        let past = #expect(throws: StoreError.self) { _ = try short.location(2 * chunk + 2) }
+        #expect(past?.code == .corrupt && past?.path == path)
+        #expect(shortFile.isDamaged)
+        var damaged = tail.bytes
+        damaged[100 + 7] ^= 1
+        var (flipped, flippedFile) = try table(damaged, sizes: sizes)
+        let checksum = #expect(throws: StoreError.self) { _ = try flipped.location(2 * chunk) }
+        #expect(checksum?.code == .corrupt && checksum?.offset == 100)
+        #expect(flippedFile.isDamaged)
+
+        func decodes(_ count: Int, pages: [Int], fileSize: Int64 = 1 << 20) -> Bool {
+            var writer = BinaryWriter()
+            writer.varint(count)
+            writer.u64(0)
+            writer.varint(pages.count)
+            for kept in pages {
+                writer.varint(kept)
+                if kept > 0 { writer.u32(0) }
+            }
+            return writer.bytes.withUnsafeBytes { (try? BlockTableDirectory.decode($0, fileSize: fileSize)) != nil }
+        }
+        #expect(decodes(10, pages: [10]))
+        #expect(decodes(chunk + 1, pages: [0, 1]))
+        #expect(!decodes(10, pages: [10, 0]), "a page too many")
+        #expect(!decodes(chunk + 1, pages: [chunk]), "a page too few")
+        #expect(!decodes(10, pages: [11]), "more kept blocks than numbers")
+        #expect(!decodes(10, pages: [10], fileSize: 139), "a page past the file's end")
+        #expect(!decodes(Checkpoint.maximumBlockCount + 1, pages: []))
     }
 }

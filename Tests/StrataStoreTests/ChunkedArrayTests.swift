@@ -45,8 +45,6 @@ import Testing
         expected += [1, 2]
         #expect(Array(array) == expected)
         #expect(array.count == expected.count)
-        #expect(Array(array.storedChunks.joined()) == array.occupiedRanges.joined().map { array[$0] })
-        #expect(array.storedChunks.count == array.occupiedRanges.count)
         #expect(Array(before) == [7, 8, 9])
         #expect(array.allocatedBytes < (expected.count + chunk) * MemoryLayout<Int>.stride)
     }

@@ -140,7 +140,7 @@ import Testing
         let rows = try Self.makeStore(at: url, configuration: TestSchema.configuration())
         let names = try FileManager.default.contentsOfDirectory(atPath: url.path + "/checkpoints")
         let file = url.path + "/checkpoints/" + (try #require(names.first { $0.hasSuffix(".ckpt") }))
-        let checkpoint = try Checkpoint.open(path: file, schema: TestSchema.schema, io: SystemFileIO())
+        let checkpoint = try StoreFiles.openCheckpoint(file)
         let lastSection = checkpoint.sectionOffsets.last!
         let headLength = lastSection + 40
         let size = try FaultInjectionTests.fileSize(file)

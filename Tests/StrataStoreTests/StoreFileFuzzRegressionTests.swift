@@ -49,23 +49,12 @@ import Testing
     }
 
     /// Where block `number`'s entry (14 bytes: `u32` segment, offset, length, `u16` entity)
-    /// starts in the checkpoint's block table, read through its runs of dropped and kept blocks.
+    /// starts in the checkpoint's block table, in the page its directory places.
     static func blockEntry(_ number: Int, _ bytes: [UInt8], _ layout: Checkpoint.Layout) throws -> Int {
-        try bytes.withUnsafeBytes { raw in
-            var reader = BinaryReader(raw, position: layout.sections[1].lowerBound)
-            _ = try reader.varint()
-            var first = 0
-            while true {
-                first += Int(try reader.varint())
-                let kept = Int(try reader.varint())
-                if number < first + kept {
-                    try #require(number >= first, "block \(number) was dropped")
-                    return reader.position + 14 * (number - first)
-                }
-                reader.position += 14 * kept
-                first += kept
-            }
-        }
+        let page = number / BlockTable.capacity
+        try #require(page < layout.blockPages.count)
+        let place = try #require(layout.blockPages[page], "block \(number) was dropped")
+        return place.lowerBound + BlockTablePage.entryBytes * (number % BlockTable.capacity)
     }
 
     /// Stores `value` little-endian at `offset` of `bytes`.
@@ -138,7 +127,7 @@ import Testing
             }
         }
         let error = #expect(throws: StoreError.self) {
-            _ = try Checkpoint.open(path: file, schema: TestSchema.schema, io: SystemFileIO())
+            _ = try StoreFiles.openCheckpoint(file)
         }
         #expect(error?.code == .corrupt)
         #expect(error?.path == file)
@@ -183,7 +172,7 @@ import Testing
         var store = try fixture.open()
         let (location, block) = try store.state.withLock { state in
             let location = try state.entities[TestSchema.employee].location(of: 1)
-            return (location, state.blocks[Int(location.block)])
+            return (location, try state.blocks.location(Int(location.block)))
         }
         try store.close()
         try Self.editCheckpoint(file) { bytes, layout in
@@ -227,13 +216,14 @@ import Testing
         }
         try store.commit(transaction)
         let (live, kept) = try store.state.withLock { state in
-            (
+            let blocks = try state.blocks.loaded()
+            return (
                 Set(
                     try state.entities.flatMap { index in
                         try (1..<index.keyLimit).map { try index.location(of: $0) }.filter(\.isPresent).map(\.block)
                     }),
                 // The blocks of live segments, which the checkpoint lists.
-                state.blocks.indices.filter { state.files[state.blocks[$0].segment] != nil }.map { UInt32($0) }
+                blocks.indices.filter { state.files[blocks[$0].segment] != nil }.map { UInt32($0) }
             )
         }
         try store.close()
@@ -485,7 +475,7 @@ import Testing
         var store = try fixture.open()
         let (employee, block) = try store.state.withLock { state in
             let location = try state.entities[TestSchema.employee].location(of: 1)
-            return (location, state.blocks[Int(location.block)])
+            return (location, try state.blocks.location(Int(location.block)))
         }
         try store.close()
         try Self.editCheckpoint(file) { bytes, layout in

@@ -54,6 +54,21 @@ enum StoreFiles {
         }
     }
 
+    /// Opens the checkpoint file at `path` of a (closed) store, its block table's pages checked
+    /// against the sizes of the store's segment files (`path`'s directory's sibling `segments`).
+    static func openCheckpoint(_ path: String) throws -> Checkpoint {
+        let segments = URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().path
+            + "/segments/"
+        return try Checkpoint.open(path: path, schema: TestSchema.schema, io: SystemFileIO()) { order in
+            var sizes: [UInt32: Int64] = [:]
+            for id in order {
+                let attributes = try? FileManager.default.attributesOfItem(atPath: segments + SegmentFile.fileName(id))
+                sizes[id] = (attributes?[.size] as? NSNumber)?.int64Value
+            }
+            return sizes
+        }
+    }
+
     /// Removes every checkpoint file of the (closed) store at `url`, so that the next open replays the whole log.
     static func deleteCheckpoints(_ url: URL) throws {
         let directory = url.path + "/checkpoints"

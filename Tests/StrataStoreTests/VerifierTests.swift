@@ -171,7 +171,7 @@ import Testing
         let manifest = try Manifest.decode(
             Array(try Data(contentsOf: url.appendingPathComponent("manifest"))), path: "manifest")
         let file = url.path + "/checkpoints/" + Checkpoint.fileName(try #require(manifest.checkpoint))
-        var checkpoint = try Checkpoint.open(path: file, schema: TestSchema.schema, io: SystemFileIO())
+        var checkpoint = try StoreFiles.openCheckpoint(file)
         checkpoint.state.fetchIndexes = try Checkpoint.readFetchIndexes(
             checkpoint.fetchIndexSections, schema: TestSchema.schema)
         try checkpoint.state.entities[TestSchema.employee].prepare(5)

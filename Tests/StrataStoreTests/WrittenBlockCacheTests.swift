@@ -142,7 +142,7 @@ import Darwin
         #expect(source.segments() != segments, "compaction moved the history records")
         // Only the moved records' blocks are cached, under their new numbers.
         source.cache.removeAll()
-        let (blocks, files) = source.state.withLock { ($0.blocks, $0.files) }
+        let (blocks, files) = try source.state.withLock { (try $0.blocks.loaded(), $0.files) }
         for (number, block) in blocks.enumerated() {
             if let file = files[block.segment] { _ = try source.loadBlock(UInt32(number), block, file: file) }
         }
