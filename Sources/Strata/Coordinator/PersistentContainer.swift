@@ -37,13 +37,15 @@ open class PersistentContainer: @unchecked Sendable {
     /// is unset) and `~/Library/Application Support/strata` on macOS.
     open class func defaultDirectoryURL() -> URL {
         #if os(Linux)
-        let environment = ProcessInfo.processInfo.environment
-        if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
+        // Two variables read with getenv: every container computes this, and
+        // `ProcessInfo.environment` copies the whole environment into a dictionary.
+        func variable(_ name: String) -> String? {
+            getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        if let data = variable("XDG_DATA_HOME") {
             return URL(fileURLWithPath: data).appendingPathComponent("strata")
         }
-        let home =
-            environment["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-            ?? FileManager.default.homeDirectoryForCurrentUser
+        let home = variable("HOME").map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
         return home.appendingPathComponent(".local/share/strata")
         #else
         return FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]

@@ -120,7 +120,10 @@ enum StoreMetadataFile {
     /// Writes the metadata of a store just opened with `model` when it has none yet (a new store,
     /// or one written before stores kept metadata).
     static func recordIfMissing(at store: URL, storeID: String, model: ManagedObjectModel) throws {
-        guard try read(at: store) == nil else { return }
+        // A file there is not parsed again (every open checks for it; the migration check read it).
+        guard !FileManager.default.fileExists(atPath: store.appendingPathComponent(fileName).path),
+            try read(at: store) == nil
+        else { return }
         try write(adding(archiveOf: model, to: metadata(for: model, storeID: storeID)), at: store)
     }
 
