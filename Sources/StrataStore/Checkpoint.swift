@@ -43,7 +43,7 @@ struct Checkpoint: Sendable {
     var sectionOffsets: [Int64] = []
 
     /// The file name of checkpoint `id`.
-    static func fileName(_ id: UInt32) -> String { String(format: "%08u.ckpt", id) }
+    static func fileName(_ id: UInt32) -> String { numberedFileName(id, suffix: ".ckpt") }
 
     /// The checkpoint id a file name names, if it is a checkpoint's.
     static func id(fromFileName name: String) -> UInt32? {

@@ -39,7 +39,7 @@ final class SegmentFile: Sendable {
     }
 
     /// The file name of segment `id`.
-    static func fileName(_ id: UInt32) -> String { String(format: "%08u.log", id) }
+    static func fileName(_ id: UInt32) -> String { numberedFileName(id, suffix: ".log") }
 
     /// The segment id a file name names, if it is a segment's.
     static func id(fromFileName name: String) -> UInt32? {

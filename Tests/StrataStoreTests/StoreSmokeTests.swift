@@ -51,4 +51,14 @@ import Testing
         #expect(store!.allocateKeys(for: 1).lowerBound == 101)
         try store!.close()
     }
+
+    /// Segment and checkpoint files are named by their id in eight or more zero-padded digits
+    /// (as stores written before name them), and the name gives the id back.
+    @Test(arguments: [UInt32(0), 7, 1_234, 12_345_678, 123_456_789, UInt32.max])
+    func numberedFilesAreNamedAsTheyAlwaysWere(id: UInt32) {
+        #expect(SegmentFile.fileName(id) == String(format: "%08u.log", id))
+        #expect(Checkpoint.fileName(id) == String(format: "%08u.ckpt", id))
+        #expect(SegmentFile.id(fromFileName: SegmentFile.fileName(id)) == id)
+        #expect(Checkpoint.id(fromFileName: Checkpoint.fileName(id)) == id)
+    }
 }
