@@ -65,12 +65,6 @@ struct BlockTable: Sendable {
         return UInt32(stored.count - 1)
     }
 
-    /// Adds `blocks`, the places of the next numbers (up to a chunk's worth, from a chunk's
-    /// start), read from a page of a checkpoint.
-    mutating func append(contentsOf blocks: [BlockLocation]) {
-        stored.append(contentsOf: blocks)
-    }
-
     /// Adds the numbers of a checkpoint page not read yet, from a chunk's start: a whole chunk's
     /// worth, which take no memory until one is used. A page that would be the table's last,
     /// partial chunk is read now.

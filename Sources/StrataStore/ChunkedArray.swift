@@ -71,7 +71,7 @@ struct ChunkedArray<Element>: RandomAccessCollection, MutableCollection {
 
     /// Appends `elements` a chunk's worth at a time: each chunk reserves the room it takes once
     /// and gets its elements in one copy, where appending one at a time checks and grows the
-    /// last chunk for each (an open decodes the checkpoint's block table, an entry a block, this way).
+    /// last chunk for each (an open adds the checkpoint's last page of the block table this way).
     mutating func append(contentsOf elements: [Element]) {
         var next = 0
         while next < elements.count {
