@@ -139,6 +139,9 @@ public enum WorkloadSteps {
             throw BenchError("\(E.name): \(count) employees after the load, expected \(dataset.employees.count)")
         }
         log("\(E.name) loaded \(count) employees in \(formatFigure(insert.seconds)) s (untimed)")
+        // Write back what the load left dirty (gigabytes at 10M rows), so that the kernel's
+        // writeback does not run beside the rounds that follow, which read the loaded store.
+        sync()
     }
 
     /// W1: every department and employee, one save, then the engine's untimed
