@@ -61,6 +61,21 @@ import Testing
         return url.path + "/checkpoints/" + (try #require(names.filter { $0.hasSuffix(".ckpt") }.max()))
     }
 
+    /// Where the table's second page (block numbers 4,096 to 8,191) lies in checkpoint `file`.
+    static func secondPage(of file: String) throws -> Range<Int> {
+        try #require(Checkpoint.Layout([UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))).blockPages[1])
+    }
+
+    /// Opens the store at `url`, checks that it reads every row of `rows`, closes it and checks
+    /// that `strata verify` finds nothing.
+    static func expectIntact(_ url: URL, holding rows: [PrimaryKey: Row]) throws {
+        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: configuration())
+        for (key, row) in rows { #expect(try store.read(TestSchema.employee, key: key) == row) }
+        try store.close()
+        let problems = try Store.verify(at: url).problems
+        #expect(problems == [], "\(problems)")
+    }
+
     @Test func anOpenReadsOnlyTheLastPageAndEachUseItsOwn() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
@@ -97,7 +112,7 @@ import Testing
         // Reopened from the checkpoint the close wrote, a scan reads every page.
         let reopened = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
         #expect(Self.pendingBlocks(reopened) > 0)
-        #expect(try StoreContents(reopened).rows[TestSchema.employee] == expected.mapValues { $0 })
+        #expect(try StoreContents(reopened).rows[TestSchema.employee] == expected)
         #expect(Self.pendingBlocks(reopened) == 0)
         try reopened.close()
     }
@@ -108,7 +123,7 @@ import Testing
         let directory = TemporaryDirectory()
         let url = directory.store()
         let (rows, _) = try Self.makeStore(at: url)
-        var store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
+        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
         var transaction = Transaction()
         for key in rows.keys.sorted().prefix(2 * BlockTable.capacity) { transaction.delete(TestSchema.employee, key: key) }
         try store.commit(transaction)
@@ -117,11 +132,7 @@ import Testing
         let kept = rows.filter { key, _ in (try? store.contains(TestSchema.employee, key: key)) == true }
         #expect(kept.count == rows.count - 2 * BlockTable.capacity)
         try store.close()
-        store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
-        for (key, row) in kept { #expect(try store.read(TestSchema.employee, key: key) == row) }
-        try store.close()
-        let verified = try Store.verify(at: url).problems
-        #expect(verified == [], "\(verified)")
+        try Self.expectIntact(url, holding: kept)
     }
 
     /// A page of the table damaged on disk (its checksum fails): the open succeeds, reads of
@@ -133,13 +144,13 @@ import Testing
         let url = directory.store()
         let (rows, _) = try Self.makeStore(at: url)
         let file = try Self.checkpoint(url)
+        let page = try Self.secondPage(of: file)
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
-        let page = try #require(Checkpoint.Layout(bytes).blockPages[1])
         bytes[page.lowerBound + 5] ^= 0x40
         try Data(bytes).write(to: URL(fileURLWithPath: file))
         #expect(try Store.verify(at: url).problems.contains { $0.file == file && $0.offset == Int64(page.lowerBound) })
 
-        var store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
+        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
         let sound = try Self.key(inPage: 0, of: rows, store)
         #expect(try store.read(TestSchema.employee, key: sound) == rows[sound])
         let damaged = try Self.key(inPage: 1, of: rows, store)
@@ -148,12 +159,7 @@ import Testing
         #expect(error?.path == file)
         #expect(error?.offset == Int64(page.lowerBound))
         try store.close()
-
-        store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
-        for (key, row) in rows { #expect(try store.read(TestSchema.employee, key: key) == row) }
-        try store.close()
-        let verified = try Store.verify(at: url).problems
-        #expect(verified == [], "\(verified)")
+        try Self.expectIntact(url, holding: rows)
     }
 
     /// A checkpoint cut short inside a page of the block table, as a crash that left a partly
@@ -164,15 +170,12 @@ import Testing
         let url = directory.store()
         let (rows, _) = try Self.makeStore(at: url)
         let file = try Self.checkpoint(url)
-        let page = try #require(Checkpoint.Layout([UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))).blockPages[1])
-        #expect(truncate(file, off_t(page.lowerBound + 100)) == 0)
+        #expect(truncate(file, off_t(try Self.secondPage(of: file).lowerBound + 100)) == 0)
         #expect(try Store.verify(at: url).problems.contains { $0.file == file })
 
         let store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
         #expect(Self.pendingBlocks(store) == 0, "the log's replay numbered every block")
-        for (key, row) in rows { #expect(try store.read(TestSchema.employee, key: key) == row) }
         try store.close()
-        let verified = try Store.verify(at: url).problems
-        #expect(verified == [], "\(verified)")
+        try Self.expectIntact(url, holding: rows)
     }
 }
