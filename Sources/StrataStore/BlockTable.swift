@@ -30,10 +30,7 @@ struct BlockTable: Sendable {
     ///   verification.
     mutating func location(_ number: Int) throws -> BlockLocation {
         let chunk = number >> Self.shift
-        if chunk < pending.count, let page = pending[chunk] {
-            stored.fill(chunk: chunk, with: try page.load())
-            pending[chunk] = nil
-        }
+        if chunk < pending.count { try read(chunk: chunk) }
         return stored[number]
     }
 
@@ -41,12 +38,15 @@ struct BlockTable: Sendable {
     ///
     /// - Throws: as ``location(_:)``.
     mutating func load() throws {
-        for chunk in pending.indices {
-            guard let page = pending[chunk] else { continue }
-            stored.fill(chunk: chunk, with: try page.load())
-            pending[chunk] = nil
-        }
+        for chunk in pending.indices { try read(chunk: chunk) }
         pending = []
+    }
+
+    /// Fills chunk `chunk` with its page's blocks when it waits for one.
+    private mutating func read(chunk: Int) throws {
+        guard let page = pending[chunk] else { return }
+        stored.fill(chunk: chunk, with: try page.load())
+        pending[chunk] = nil
     }
 
     /// Every block, its pages read first (``load()``).
