@@ -106,12 +106,16 @@ extension Store {
     /// Rewrites a run of adjacent sealed segments into new ones, keeping the order of what is
     /// copied, and switches the store over to them. Returns bytes read and written.
     private func compactRun(_ run: [UInt32]) throws -> (Int64, Int64) {
+        // The checkpoint's pages of the block table not read yet are read here, outside the
+        // state's lock, into a copy whose pages the state's table shares: loading them under the
+        // lock below then reads nothing. Compaction drops the blocks of the segments it deletes
+        // from a table held whole.
+        var table = state.withLock { $0.blocks }
+        try table.load()
         let (files, isPrefix, floor, blockNumbers) = try state.withLock {
             state -> ([SegmentFile], Bool, UInt64, [UInt64: UInt32]) in
             let inputs = Set(run)
             var numbers: [UInt64: UInt32] = [:]
-            // The checkpoint's pages not read yet are read once, here: compaction then drops the
-            // blocks of the segments it deletes from a table held whole.
             try state.blocks.load()
             let blocks = state.blocks.stored
             for number in blocks.occupiedRanges.joined() {
