@@ -25,31 +25,24 @@ struct BlockTablePageSource: Sendable {
     /// - Throws: ``StoreError`` `corrupt` naming the checkpoint and the page's offset (and marks
     ///   the checkpoint damaged), or `io`.
     func read() throws -> [BlockLocation] {
-        do {
-            return try verified()
-        } catch let error as StoreError where error.code == .corrupt {
-            file.markDamaged()
-            throw error
+        var blocks: [BlockLocation] = []
+        var bytes = [UInt8](repeating: 0, count: byteCount)
+        try bytes.withUnsafeMutableBytes { buffer in
+            try file.readPage(of: "block table", into: buffer, at: offset, checksum: checksum) { page in
+                blocks = try verified(page)
+            }
         }
+        return blocks
     }
 
-    private func verified() throws -> [BlockLocation] {
-        var bytes = [UInt8](repeating: 0, count: byteCount)
-        let read = try bytes.withUnsafeMutableBytes { try file.read(into: $0, at: offset) }
-        guard read == byteCount else {
-            throw StoreError(.corrupt, "checkpoint ends inside a page of the block table", path: file.path, offset: offset)
-        }
-        guard CRC32C.mask(CRC32C.checksum(bytes)) == checksum else {
-            throw StoreError(.corrupt, "a page of the block table fails its checksum", path: file.path, offset: offset)
-        }
-        let blocks = bytes.withUnsafeBytes { raw in
-            func u32(_ at: Int) -> UInt32 { UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
-            return (0..<count).map { index in
-                let at = index * BlockTablePage.entryBytes
-                return BlockLocation(
-                    segment: u32(at), offset: u32(at + 4), length: u32(at + 8),
-                    entity: UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: at + 12, as: UInt16.self)))
-            }
+    /// The page's blocks, each checked to lie inside its segment, and their count against ``kept``.
+    private func verified(_ page: UnsafeRawBufferPointer) throws -> [BlockLocation] {
+        func u32(_ at: Int) -> UInt32 { UInt32(littleEndian: page.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
+        let blocks = (0..<count).map { index in
+            let at = index * BlockTablePage.entryBytes
+            return BlockLocation(
+                segment: u32(at), offset: u32(at + 4), length: u32(at + 8),
+                entity: UInt16(littleEndian: page.loadUnaligned(fromByteOffset: at + 12, as: UInt16.self)))
         }
         var found = 0
         // Blocks come in runs of one segment: its size is looked up once a run.

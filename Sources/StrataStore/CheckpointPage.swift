@@ -43,6 +43,30 @@ final class CheckpointFile: Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         try StoreError.io("read checkpoint", path: path) { try io.readFully(fd, into: buffer, at: offset) }
     }
+
+    /// Reads the page of `part` (the object index, the block table) at `offset` into `buffer`,
+    /// whole, checks it against `checksum` and then with `check`; marks the file damaged when
+    /// any of them finds it `corrupt`.
+    ///
+    /// - Throws: ``StoreError`` `corrupt` naming the file and the page's offset (or the place
+    ///   `check` names), or `io`.
+    func readPage(
+        of part: String, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, checksum: UInt32,
+        check: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        do {
+            guard try read(into: buffer, at: offset) == buffer.count else {
+                throw StoreError(.corrupt, "checkpoint ends inside a page of the \(part)", path: path, offset: offset)
+            }
+            guard CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(buffer))) == checksum else {
+                throw StoreError(.corrupt, "a page of the \(part) fails its checksum", path: path, offset: offset)
+            }
+            try check(UnsafeRawBufferPointer(buffer))
+        } catch let error as StoreError where error.code == .corrupt {
+            markDamaged()
+            throw error
+        }
+    }
 }
 
 /// Where one page of an entity's object index lies in a checkpoint file, and its checksum.
@@ -59,31 +83,17 @@ struct CheckpointPage: Sendable {
     ///
     /// - Throws: ``StoreError`` `corrupt` naming the checkpoint and the page's offset, or `io`.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws {
-        do {
-            try verify(into: buffer)
-        } catch let error as StoreError where error.code == .corrupt {
-            file.markDamaged()
-            throw error
-        }
-    }
-
-    private func verify(into buffer: UnsafeMutableRawBufferPointer) throws {
-        guard try file.read(into: buffer, at: offset) == buffer.count else {
-            throw StoreError(.corrupt, "checkpoint ends inside a page of the object index", path: file.path, offset: offset)
-        }
-        guard CRC32C.mask(CRC32C.checksum(UnsafeRawBufferPointer(buffer))) == checksum else {
-            throw StoreError(
-                .corrupt, "a page of the object index fails its checksum", path: file.path, offset: offset)
-        }
         let blocks = UInt64(file.blockCount)
-        for slot in 0..<IndexPage.capacity {
-            let raw = buffer.load(fromByteOffset: slot * 8, as: UInt64.self)
-            // The place is (block number + 1) << 16 | slot: a present row names a block.
-            let block = RowLocation(raw: raw).place >> 16
-            guard raw == 0 || (block >= 1 && block <= blocks) else {
-                throw StoreError(
-                    .corrupt, "a page of the object index names a block the checkpoint does not have",
-                    path: file.path, offset: offset + Int64(slot * 8))
+        try file.readPage(of: "object index", into: buffer, at: offset, checksum: checksum) { page in
+            for slot in 0..<IndexPage.capacity {
+                let raw = page.load(fromByteOffset: slot * 8, as: UInt64.self)
+                // The place is (block number + 1) << 16 | slot: a present row names a block.
+                let block = RowLocation(raw: raw).place >> 16
+                guard raw == 0 || (block >= 1 && block <= blocks) else {
+                    throw StoreError(
+                        .corrupt, "a page of the object index names a block the checkpoint does not have",
+                        path: file.path, offset: offset + Int64(slot * 8))
+                }
             }
         }
     }
