@@ -55,7 +55,6 @@ extension Store {
     /// background, those past the dead-fraction threshold whose history is no longer retained.
     @discardableResult
     func compactSegments(onDemand: Bool) throws -> CompactionReport {
-        loadPendingFetchIndexes()
         try evictLaggingHistoryConsumers()
         return try compactionLock.withLock { _ in
             let (order, stats, floor) = state.withLock { ($0.segmentOrder, $0.stats, $0.historyFloor) }
@@ -80,6 +79,9 @@ extension Store {
                 }
             }
             if !current.isEmpty { runs.append(current) }
+            // A run's checkpoint holds the fetch indexes: they are parsed only when there is one,
+            // so a maintenance round that finds nothing to compact leaves them pending.
+            if !runs.isEmpty { loadPendingFetchIndexes() }
             for run in runs {
                 let (read, written) = try compactRun(run)
                 report.segmentsCompacted += run.count
