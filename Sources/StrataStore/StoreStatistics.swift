@@ -80,9 +80,9 @@ public struct StoreStatistics: Sendable, Hashable, Codable {
     /// 12 bytes a key up to the largest key, in pages of 4,096 keys, and 16 bytes a block number
     /// in pages of 4,096 numbers.
     public var indexBytesWhenRead: Int
-    /// Bytes of memory the fetch indexes take (an entry of a value and a key,
-    /// about 32 bytes a row and indexed column, not counting strings or data too long to be held
-    /// inline). Reading the statistics right after an open parses the checkpoint's fetch
+    /// Bytes of memory the fetch indexes take (an entry of a value and a key a row and indexed
+    /// column: about 16 bytes in an index of integers or to-one references, 32 in others, not
+    /// counting strings or data too long to be held inline). Reading the statistics right after an open parses the checkpoint's fetch
     /// indexes, which the open leaves for their first use, so that this is what a store in use
     /// holds.
     public var fetchIndexBytes: Int

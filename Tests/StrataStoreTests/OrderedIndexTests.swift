@@ -127,15 +127,49 @@ private struct ModelIndex {
         if !ascending { values.shuffle(using: &generator) }
         var index = OrderedIndex()
         for (key, value) in values.enumerated() { index.insert(.int(value % 7), key: PrimaryKey(key)) }
-        let entries = count * OrderedIndex.entryBytes
+        let entries = count * index.entryBytes
         #expect(index.memoryBytes <= entries * 5 / 4, "\(index.memoryBytes) for \(entries) of entries")
 
         let kept = values.indices.filter { $0 % 10 == 0 }
         for key in values.indices where key % 10 != 0 { index.remove(.int(values[key] % 7), key: PrimaryKey(key)) }
         #expect(index.count == kept.count)
         #expect(index.keys(matching: .equal(.int(3))) == kept.filter { values[$0] % 7 == 3 }.map { PrimaryKey($0) })
-        let left = kept.count * OrderedIndex.entryBytes
+        let left = kept.count * index.entryBytes
         #expect(index.memoryBytes <= 4 * left + entries / 10, "\(index.memoryBytes) for \(left) of entries")
+    }
+
+    /// Integers and references take 16 bytes a pair, with their nulls; a pair that does not fit
+    /// (another kind of value, a negative key) turns the index into 32-byte pairs, losing none
+    /// and keeping the order; a value of another kind equal to a held one removes it, as in an
+    /// index of mixed values.
+    @Test func packedPairsChangeRepresentationWhenAPairDoesNotFit() {
+        var index = OrderedIndex()
+        index.insert(.null, key: 4)
+        index.insert(.null, key: 2)
+        #expect(index.entryBytes == 16)
+        index.insert(.reference(9), key: 1)
+        index.insert(.reference(3), key: 5)
+        #expect(index.entryBytes == 16)
+        #expect(pairs(index) == [Pair(value: .null, key: 2), Pair(value: .null, key: 4),
+            Pair(value: .reference(3), key: 5), Pair(value: .reference(9), key: 1)])
+        #expect(index.keys(matching: .range(lower: IndexBound(.reference(4), inclusive: true), upper: nil)) == [1])
+
+        var ints = OrderedIndex(unsorted: [(.int(-7), 3), (.int(Int64.max), 1), (.int(Int64.min), 2), (.null, 9)])
+        #expect(ints.entryBytes == 16)
+        #expect(ints.keys(matching: .range(lower: nil, upper: nil)) == [2, 3, 1])
+        ints.remove(.double(-7), key: 3)
+        #expect(ints.keys(matching: .range(lower: nil, upper: nil)) == [2, 1], "-7.0 equals -7")
+        ints.insert(.int(5), key: -1)
+        #expect(ints.entryBytes == 32)
+        ints.insert(.string("a"), key: 6)
+        #expect(pairs(ints) == [Pair(value: .null, key: 9), Pair(value: .int(Int64.min), key: 2),
+            Pair(value: .int(5), key: -1), Pair(value: .int(Int64.max), key: 1), Pair(value: .string("a"), key: 6)])
+        #expect(ints.count == 5)
+
+        var mixed = OrderedIndex(unsorted: [(.reference(2), 1), (.int(2), 2)])
+        #expect(mixed.entryBytes == 32)
+        mixed.merge([OrderedIndexChange(value: .int(2), key: 2, inserts: false)])
+        #expect(pairs(mixed) == [Pair(value: .reference(2), key: 1)])
     }
 
     /// A bulk-built index holds the same pairs as one built by inserting.
