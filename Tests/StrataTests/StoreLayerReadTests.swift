@@ -110,6 +110,18 @@ struct StoreLayerReadTests {
         #expect(cache.row(store, entity: 1, key: 9, sequence: 5) == nil)
         cache.remove(store)
         #expect(cache.count == 0)
+
+        // A full-size cache makes the page of the rows kept, not the whole table.
+        let large = RowCache()
+        large.keep(.decoded(Row([.int(1)])), store, entity: 1, key: 1, sequence: 5)
+        large.keep(.decoded(Row([.int(2)])), store, entity: 1, key: 2, sequence: 5)
+        #expect(large.entriesMade == 256)
+        large.keep(.decoded(Row([.int(3)])), store, entity: 1, key: 300, sequence: 5)
+        #expect(large.entriesMade == 512)
+        #expect(large.row(store, entity: 1, key: 300, sequence: 5)?.row == Row([.int(3)]))
+        #expect(large.row(store, entity: 1, key: 2, sequence: 5)?.row == Row([.int(2)]))
+        #expect(large.row(store, entity: 1, key: 1_000, sequence: 5) == nil)
+        #expect(large.count == 3)
         try container.close()
     }
 

@@ -13,7 +13,10 @@ import Synchronization
 /// always the row a read would return now, with the snapshot sequence such a read would report.
 ///
 /// Bounded and cheap: per store, a direct-mapped table of ``capacity`` entries by primary key
-/// (no hashing, no eviction work; a row takes its entry from whatever row held it).
+/// (no hashing, no eviction work; a row takes its entry from whatever row held it), in pages of
+/// up to 256 entries made when a row first lands in them: a container opened for a few reads
+/// makes a few pages, not the whole table (which took a third of the object graph's cold open
+/// and first read, W3, to make and free).
 final class RowCache: Sendable {
     /// One cached row.
     private struct Entry {
@@ -31,8 +34,31 @@ final class RowCache: Sendable {
     private struct StoreRows {
         /// The store's identity.
         var store: ObjectIdentifier
-        /// The table, ``capacity`` entries.
-        var entries: [Entry?]
+        /// The bits of a position within its page.
+        let pageShift: Int
+        /// The table, ``capacity`` entries in pages of `1 << pageShift`; a page no row has
+        /// landed in is empty.
+        var pages: [[Entry?]]
+
+        /// The empty table of `store`, of `capacity` entries.
+        init(store: ObjectIdentifier, capacity: Int) {
+            self.store = store
+            pageShift = min(8, capacity.trailingZeroBitCount)
+            pages = Array(repeating: [], count: capacity >> pageShift)
+        }
+
+        /// The entry at `position`.
+        subscript(position: Int) -> Entry? {
+            let page = pages[position >> pageShift]
+            return page.isEmpty ? nil : page[position & ((1 << pageShift) - 1)]
+        }
+
+        /// Puts `entry` at `position`, making its page first if need be.
+        mutating func set(_ entry: Entry, at position: Int) {
+            let page = position >> pageShift
+            if pages[page].isEmpty { pages[page] = Array(repeating: nil, count: 1 << pageShift) }
+            pages[page][position & ((1 << pageShift) - 1)] = entry
+        }
     }
 
     /// The entries of one store table; a power of two.
@@ -78,7 +104,7 @@ final class RowCache: Sendable {
 
     /// The row of `table` at (`entity`, `key`) when it holds it as of `sequence`.
     private func row(in table: borrowing StoreRows, entity: Int, key: PrimaryKey, sequence: UInt64) -> StoredRow? {
-        guard let entry = table.entries[position(entity, key)], entry.key == key, entry.entity == entity,
+        guard let entry = table[position(entity, key)], entry.key == key, entry.entity == entity,
             entry.sequence == sequence
         else { return nil }
         return entry.row
@@ -104,11 +130,10 @@ final class RowCache: Sendable {
                 table = found
             } else {
                 table = tables.count
-                tables.append(StoreRows(store: identity, entries: [Entry?](repeating: nil, count: capacity)))
+                tables.append(StoreRows(store: identity, capacity: capacity))
             }
             for (key, row) in rows {
-                tables[table].entries[position(entity, key)] = Entry(
-                    entity: entity, key: key, sequence: sequence, row: row)
+                tables[table].set(Entry(entity: entity, key: key, sequence: sequence, row: row), at: position(entity, key))
             }
         }
     }
@@ -119,8 +144,15 @@ final class RowCache: Sendable {
         tables.withLock { $0.removeAll { $0.store == identity } }
     }
 
+    /// The number of entries of the pages made, held or not.
+    var entriesMade: Int {
+        tables.withLock { tables in tables.reduce(0) { total, table in total + table.pages.reduce(0) { $0 + $1.count } } }
+    }
+
     /// The number of rows held, current or stale.
     var count: Int {
-        tables.withLock { tables in tables.reduce(0) { total, table in total + table.entries.count { $0 != nil } } }
+        tables.withLock { tables in
+            tables.reduce(0) { total, table in total + table.pages.reduce(0) { $0 + $1.count { $0 != nil } } }
+        }
     }
 }
