@@ -23,17 +23,34 @@ extension Store {
 
     /// Writes a new manifest from the current state, atomically. Call with the manifest lock held.
     func publishManifest(_ status: ManifestStatus) throws {
+        let bytes = manifestBytes(status)
+        try StoreError.io("write manifest", path: manifestPath) {
+            try io.replaceAtomically(manifestPath, with: bytes, directory: path)
+        }
+    }
+
+    /// Writes a new manifest from the current state, atomically, unless the file holds it already
+    /// (a store closed after reads only: its close then writes and syncs nothing). Call with the
+    /// manifest lock held.
+    func publishManifestIfChanged(_ status: ManifestStatus) throws {
+        let bytes = manifestBytes(status)
+        if let held = try? io.readFile(manifestPath), held == bytes { return }
+        try StoreError.io("write manifest", path: manifestPath) {
+            try io.replaceAtomically(manifestPath, with: bytes, directory: path)
+        }
+    }
+
+    /// The manifest of the current state, encoded.
+    private func manifestBytes(_ status: ManifestStatus) -> [UInt8] {
         let (segments, floor, last, requested, consumers) = state.withLock {
             ($0.segmentOrder, $0.historyFloor, $0.lastSequence, $0.requestedHistoryFloor, $0.consumers)
         }
-        let manifest = Manifest(
+        return Manifest(
             storeID: storeID, schema: schema, historyTracking: status.historyTracking, segments: segments,
             checkpoint: status.checkpoint, historyFloor: floor, lastSequence: last,
             nextKeys: nextKeys.withLock { $0 }, nextFileID: status.nextFileID, requestedHistoryFloor: requested,
-            consumers: consumers, schemaHistory: schemaHistory)
-        try StoreError.io("write manifest", path: manifestPath) {
-            try io.replaceAtomically(manifestPath, with: manifest.encode(), directory: path)
-        }
+            consumers: consumers, schemaHistory: schemaHistory
+        ).encode()
     }
 
     /// Seals the active segment and starts a new one. Called with the append lock held (by the

@@ -34,6 +34,39 @@ import Testing
         try store.close()
     }
 
+    /// A store closed after reads only leaves its manifest as it was (no write, no sync); one
+    /// closed after keys were allocated but not used writes them to the manifest, so the next
+    /// open does not hand them out again.
+    @Test func aCloseWritesTheManifestOnlyWhenItChanged() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        var store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
+        var insert = Transaction()
+        for key in store.allocateKeys(for: Self.employee, count: 3) {
+            insert.insert(Self.employee, key: key, row: TestSchema.employee(Int(key)))
+        }
+        try store.commit(insert)
+        try store.close()
+        let manifest = url.appendingPathComponent("manifest").path
+        func identity() throws -> Int {
+            try #require(FileManager.default.attributesOfItem(atPath: manifest)[.systemFileNumber] as? Int)
+        }
+        let written = try identity()
+
+        store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
+        #expect(try store.read(Self.employee, key: 2) == TestSchema.employee(2))
+        try store.close()
+        #expect(try identity() == written, "a close after reads rewrote the manifest")
+
+        store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
+        #expect(store.allocateKeys(for: Self.employee, count: 5) == 4...8)
+        try store.close()
+        #expect(try identity() != written, "a close after allocating keys left the manifest as it was")
+        store = try Store.open(at: url, schema: TestSchema.schema, configuration: Self.configuration())
+        #expect(store.allocateKeys(for: Self.employee) == 9...9)
+        try store.close()
+    }
+
     /// How the store is closed before it is opened again.
     enum Reopening: String, CaseIterable, Sendable {
         case close, crash, fullReplay
