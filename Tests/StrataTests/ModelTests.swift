@@ -319,6 +319,30 @@ struct ModelBuildingTests {
         #expect(model.versionIdentifiers == ["1.1"])
     }
 
+    @Test("coordinators made with one model share its mapping; an invalid model fails each the same way")
+    func coordinatorsShareTheModelsMapping() throws {
+        let company = CompanyModel()
+        let first = PersistentStoreCoordinator(managedObjectModel: company.model)
+        let second = PersistentStoreCoordinator(managedObjectModel: company.model)
+        #expect(company.model.isFrozen)
+        #expect(try first.mapping.get() === second.mapping.get())
+        #expect(try !first.mapping.get().schema.entities.isEmpty)
+
+        let broken = CompanyModel()
+        let untyped = AttributeDescription()
+        untyped.name = "mystery"
+        broken.department.properties.append(untyped)
+        for coordinator in [
+            PersistentStoreCoordinator(managedObjectModel: broken.model),
+            PersistentStoreCoordinator(managedObjectModel: broken.model),
+        ] {
+            #expect(throws: CoreDataError.self) { try coordinator.mapping.get() }
+            #expect(throws: CoreDataError.self) {
+                try coordinator.addPersistentStore(type: .inMemory, at: URL(fileURLWithPath: "/dev/null"))
+            }
+        }
+    }
+
     @Test("a consistent model validates; an inconsistent one says what is wrong")
     func validation() throws {
         let company = CompanyModel()

@@ -34,18 +34,8 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// Creates a coordinator for `model`, freezing it (a model in use cannot change).
     public init(managedObjectModel model: ManagedObjectModel) {
-        let validation = Result { try model.validate() }
-        model.freeze()
         managedObjectModel = model
-        let mapping: Result<StoreMapping, CoreDataError>
-        do {
-            try validation.get()
-            mapping = .success(try StoreMapping(model: model))
-        } catch let error as CoreDataError {
-            mapping = .failure(error)
-        } catch {
-            mapping = .failure(CoreDataError(.coreData, "the model cannot be stored: \(error)"))
-        }
+        let mapping = model.storeMapping()
         modelMapping = mapping
         layout = Lock(mapping)
     }

@@ -134,6 +134,10 @@ public final class ManagedObjectModel: @unchecked Sendable, Hashable, CustomStri
     /// Serialises ``freeze()``.
     private let freezeLock = Lock(())
 
+    /// The model checked and mapped to the engine's schema, once a coordinator has made it
+    /// (``storeMapping()``).
+    let storeMappingOnceFrozen = Lock<Result<StoreMapping, CoreDataError>?>(nil)
+
     /// Creates an empty model.
     public init() {}
 
