@@ -85,29 +85,31 @@ struct OrderedIndex: Sendable {
     }
 
     /// Changes the representation, when need be, to one that also holds the pairs of `pairs`.
-    private mutating func makeRoom(for pairs: some Sequence<(Value, PrimaryKey)>) {
+    private mutating func makeRoom(for pairs: some Collection<(Value, PrimaryKey)>) {
         switch storage {
         case .ints(let entries):
-            guard !pairs.allSatisfy({ PackedIndexEntry<IntIndexKind>.fits($0.0, key: $0.1) }) else { return }
-            if entries.fit(PackedIndexEntry<ReferenceIndexKind>.self),
-                pairs.allSatisfy({ PackedIndexEntry<ReferenceIndexKind>.fits($0.0, key: $0.1) })
-            {
-                storage = .references(entries.converted(to: PackedIndexEntry<ReferenceIndexKind>.self))
-            } else {
-                storage = .general(entries.converted(to: GeneralIndexEntry.self))
-            }
+            if let widened = Self.widened(entries, as: Storage.references, for: pairs) { storage = widened }
         case .references(let entries):
-            guard !pairs.allSatisfy({ PackedIndexEntry<ReferenceIndexKind>.fits($0.0, key: $0.1) }) else { return }
-            if entries.fit(PackedIndexEntry<IntIndexKind>.self),
-                pairs.allSatisfy({ PackedIndexEntry<IntIndexKind>.fits($0.0, key: $0.1) })
-            {
-                storage = .ints(entries.converted(to: PackedIndexEntry<IntIndexKind>.self))
-            } else {
-                storage = .general(entries.converted(to: GeneralIndexEntry.self))
-            }
+            if let widened = Self.widened(entries, as: Storage.ints, for: pairs) { storage = widened }
         case .general:
             return
         }
+    }
+
+    /// What packed `entries` become to hold `pairs` too, or `nil` when every pair fits them: the
+    /// other packed kind (made with `other`) when it holds their pairs and `pairs`, else general.
+    private static func widened<Kind: PackedIndexKind, OtherKind: PackedIndexKind>(
+        _ entries: SortedIndexEntries<PackedIndexEntry<Kind>>,
+        as other: (SortedIndexEntries<PackedIndexEntry<OtherKind>>) -> Storage,
+        for pairs: some Collection<(Value, PrimaryKey)>
+    ) -> Storage? {
+        guard !pairs.allSatisfy({ PackedIndexEntry<Kind>.fits($0.0, key: $0.1) }) else { return nil }
+        if entries.fit(PackedIndexEntry<OtherKind>.self),
+            pairs.allSatisfy({ PackedIndexEntry<OtherKind>.fits($0.0, key: $0.1) })
+        {
+            return other(entries.converted(to: PackedIndexEntry<OtherKind>.self))
+        }
+        return .general(entries.converted(to: GeneralIndexEntry.self))
     }
 
     /// The number of pairs.
