@@ -22,19 +22,12 @@ extension Store {
     var manifestPath: String { path + "/manifest" }
 
     /// Writes a new manifest from the current state, atomically. Call with the manifest lock held.
-    func publishManifest(_ status: ManifestStatus) throws {
+    ///
+    /// - Parameter unlessUnchanged: write nothing when the file holds that manifest already (a
+    ///   store closed after reads only: its close then writes and syncs nothing).
+    func publishManifest(_ status: ManifestStatus, unlessUnchanged: Bool = false) throws {
         let bytes = manifestBytes(status)
-        try StoreError.io("write manifest", path: manifestPath) {
-            try io.replaceAtomically(manifestPath, with: bytes, directory: path)
-        }
-    }
-
-    /// Writes a new manifest from the current state, atomically, unless the file holds it already
-    /// (a store closed after reads only: its close then writes and syncs nothing). Call with the
-    /// manifest lock held.
-    func publishManifestIfChanged(_ status: ManifestStatus) throws {
-        let bytes = manifestBytes(status)
-        if let held = try? io.readFile(manifestPath), held == bytes { return }
+        if unlessUnchanged, let held = try? io.readFile(manifestPath), held == bytes { return }
         try StoreError.io("write manifest", path: manifestPath) {
             try io.replaceAtomically(manifestPath, with: bytes, directory: path)
         }

@@ -354,7 +354,7 @@ public final class Store: Sendable {
                 // reopening; a damaged checkpoint is no longer named.
                 try manifestLock.withLock { status in
                     _ = dropDamagedCheckpoint(&status)
-                    try publishManifestIfChanged(status)
+                    try publishManifest(status, unlessUnchanged: true)
                 }
             }
         }
