@@ -10,8 +10,12 @@ extension Checkpoint {
         package var blockPages: [Range<Int>?] = []
         /// Where in the file the block table's directory keeps each written page's checksum.
         package var blockPageChecksumOffsets: [Int] = []
-        /// Per entity whose directory parses, the bytes of each page of its object index.
+        /// Per entity whose directory parses, the stored bytes of each page of its object index
+        /// (``IndexPageCodec``).
         package var pages: [[Range<Int>]] = []
+        /// Per entity whose directory parses, where in the file its directory keeps each page's
+        /// place (`u64` offset, `u32` length, `u32` checksum).
+        package var pagePlaceOffsets: [[Int]] = []
         /// Per entity whose directory parses, the bytes of its fetch indexes.
         package var fetchIndexes: [Range<Int>] = []
         /// Per entity whose directory parses, where in the file its directory keeps each page's
@@ -62,24 +66,24 @@ extension Checkpoint {
         private mutating func directory(_ bytes: [UInt8], _ section: Range<Int>) {
             bytes.withUnsafeBytes { raw in
                 var reader = BinaryReader(UnsafeRawBufferPointer(rebasing: raw[section]))
-                guard (try? reader.varint()) != nil, let count = try? reader.count(limit: section.count / 4),
-                    let first = try? reader.offset()
-                else { return }
-                var pages: [Range<Int>] = []
-                var offsets: [Int] = []
-                for number in 0..<count {
-                    offsets.append(section.lowerBound + reader.position)
-                    guard (try? reader.u32()) != nil else { return }
-                    let start = Int(clamping: first) &+ number &* IndexPage.byteCount
-                    guard start >= 0, start <= bytes.count - IndexPage.byteCount else { return }
-                    pages.append(start..<(start + IndexPage.byteCount))
+                guard (try? reader.varint()) != nil, let count = try? reader.count(limit: section.count / 16) else {
+                    return
                 }
-                guard let offset = try? reader.offset(), let length = try? reader.offset(),
-                    offset <= Int64(bytes.count), length <= Int64(bytes.count) - offset, reader.remaining >= 4
+                var pages: [Range<Int>] = []
+                var places: [Int] = []
+                for _ in 0..<count {
+                    places.append(section.lowerBound + reader.position)
+                    guard let place = try? CheckpointPlace.decode(from: &reader, wideLength: false, fileSize: Int64(bytes.count))
+                    else { return }
+                    pages.append(Int(place.offset)..<(Int(place.offset) + place.length))
+                }
+                let fetchAt = section.lowerBound + reader.position
+                guard let fetch = try? CheckpointPlace.decode(from: &reader, wideLength: true, fileSize: Int64(bytes.count))
                 else { return }
                 self.pages.append(pages)
-                fetchIndexes.append(Int(offset)..<Int(offset + length))
-                checksumOffsets.append((offsets, section.lowerBound + reader.position))
+                pagePlaceOffsets.append(places)
+                fetchIndexes.append(Int(fetch.offset)..<(Int(fetch.offset) + fetch.length))
+                checksumOffsets.append((places.map { $0 + 12 }, fetchAt + 16))
             }
         }
 
@@ -90,6 +94,37 @@ extension Checkpoint {
         static func u64(_ bytes: [UInt8], _ offset: Int) -> UInt64 {
             bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
         }
+    }
+
+    /// Decodes page `page` of `entity`'s object index in checkpoint `bytes`, lets `edit` change it
+    /// (``IndexPage/byteCount`` bytes: locations, then sizes), and stores it again at the end of
+    /// the file, its directory entry pointing there; ``reseal(_:)`` then fixes the checksums.
+    /// For the tools that damage a checkpoint on purpose.
+    ///
+    /// - Returns: where the page now lies, or `nil` when the layout has no such page or it does
+    ///   not decode.
+    @discardableResult
+    package static func rewritePage(
+        _ bytes: inout [UInt8], entity: Int, page: Int, _ edit: (UnsafeMutableRawBufferPointer) -> Void
+    ) -> Range<Int>? {
+        let layout = Layout(bytes)
+        guard entity < layout.pages.count, page < layout.pages[entity].count else { return nil }
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: IndexPage.byteCount, alignment: 8)
+        defer { memory.deallocate() }
+        let range = layout.pages[entity][page]
+        guard (try? bytes.withUnsafeBytes({ try IndexPageCodec.decode(UnsafeRawBufferPointer(rebasing: $0[range]), into: memory) })) != nil
+        else { return nil }
+        edit(memory)
+        var stored: [UInt8] = []
+        IndexPageCodec.encode(UnsafeRawBufferPointer(memory), appendingTo: &stored)
+        let place = layout.pagePlaceOffsets[entity][page]
+        let start = bytes.count
+        bytes += stored
+        bytes.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: UInt64(start).littleEndian, toByteOffset: place, as: UInt64.self)
+            raw.storeBytes(of: UInt32(stored.count).littleEndian, toByteOffset: place + 8, as: UInt32.self)
+        }
+        return start..<bytes.count
     }
 
     /// Recomputes every checksum of checkpoint `bytes` whose range fits the file (pages, fetch

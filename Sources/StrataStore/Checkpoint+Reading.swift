@@ -56,12 +56,7 @@ extension Checkpoint {
         handedOver = true
         checkpoint.state.blocks = try Self.blockTable(blockTable, file: file)
         for (entity, directory) in directories.enumerated() {
-            let pages = directory.pageChecksums.enumerated().map { number, checksum in
-                IndexPage(
-                    CheckpointPage(
-                        file: file, offset: directory.pagesOffset + Int64(number * IndexPage.byteCount),
-                        checksum: checksum))
-            }
+            let pages = directory.pages.map { IndexPage(CheckpointPage(file: file, place: $0)) }
             checkpoint.state.entities[entity] = EntityIndex(pages: pages, liveCount: directory.liveCount)
             checkpoint.fetchIndexSections.append(FetchIndexSection(file: file, place: directory.fetchIndexes))
         }
@@ -154,22 +149,7 @@ extension Checkpoint {
         var indexes = StoreState.emptyFetchIndexes(schema)
         for (entityID, section) in sections.enumerated() {
             try section.read().withUnsafeBytes { raw in
-                var fetch = BinaryReader(raw)
-                for _ in 0..<(try fetch.count(limit: 4096)) {
-                    let column = try fetch.count(limit: 4095)
-                    guard indexes[entityID][column] != nil else { throw BinaryReader.Malformed(offset: fetch.position) }
-                    let codec = valueCodec(schema.entities[entityID].columns[column])
-                    var pairs: [(Value, PrimaryKey)] = []
-                    // At least 2 bytes a pair (a key, a null bitmap): a count the section cannot
-                    // hold reserves nothing.
-                    let pairCount = try fetch.count(limit: fetch.remaining / 2)
-                    pairs.reserveCapacity(pairCount)
-                    for _ in 0..<pairCount {
-                        let key = Int64(bitPattern: try fetch.varint())
-                        pairs.append((try codec.decodeSingleValue(from: &fetch), key))
-                    }
-                    indexes[entityID][column] = OrderedIndex(ordered: pairs)
-                }
+                try FetchIndexCodec.decode(raw, entity: schema.entities[entityID], into: &indexes[entityID])
             }
         }
         return indexes

@@ -14,7 +14,7 @@ import Darwin
 /// sequences, keys, segments with their byte counts, history directory), the block table's
 /// directory (``BlockTableDirectory``), and one directory section per entity. After the head, the
 /// block table in pages of 56 KiB (``BlockTablePage``), then per entity its object index in pages
-/// of 48 KiB (``IndexPage``) and its fetch indexes, each checksummed in its directory. Opening
+/// of 4,096 keys, packed (``IndexPageCodec``), and its fetch indexes, each checksummed in its directory. Opening
 /// reads the head and at most the block table's last page: another page is read when a block or
 /// key in it is first used, and the fetch indexes at their first use. Integers are little-endian.
 struct Checkpoint: Sendable {
@@ -22,9 +22,9 @@ struct Checkpoint: Sendable {
     static let magic = Array("STRATCKP".utf8)
     /// The checkpoint format's version, written in every checkpoint. Version 1 kept the object
     /// index in sections read whole at open, version 2 every block ever numbered in its block
-    /// table, version 3 its block table in the head, read whole at open; a checkpoint of another
-    /// version is not used.
-    static let formatVersion: UInt32 = 4
+    /// table, version 3 its block table in the head, read whole at open, version 4 its object
+    /// index in fixed pages of 48 KiB; a checkpoint of another version is not used.
+    static let formatVersion: UInt32 = 5
     /// The bytes before the head's sections: magic, version, section count and head length.
     static let prefixSize = 24
 
@@ -68,21 +68,23 @@ struct Checkpoint: Sendable {
         // The tail, after the head: the block table's pages, then per entity its pages and its
         // fetch indexes.
         let blocks = try state.blocks.loaded()
-        var tail = BinaryWriter(
-            capacity: blocks.count * BlockTablePage.entryBytes
-                + state.entities.reduce(0) { $0 + $1.pages.count * IndexPage.byteCount })
+        var tail = BinaryWriter(capacity: blocks.count * BlockTablePage.entryBytes)
         let blockTable = Self.encodeBlockTable(blocks, live: Set(state.segmentOrder), into: &tail)
         var directories: [CheckpointDirectory] = []
+        var stored: [UInt8] = []
         for (entityID, entity) in state.entities.enumerated() {
-            var directory = CheckpointDirectory(liveCount: entity.liveCount, pagesOffset: Int64(tail.count))
+            var directory = CheckpointDirectory(liveCount: entity.liveCount)
             for page in entity.pages {
-                try page.withBytes { bytes in
-                    directory.pageChecksums.append(CRC32C.mask(CRC32C.checksum(bytes)))
-                    tail.raw(bytes)
-                }
+                stored.removeAll(keepingCapacity: true)
+                try page.withBytes { IndexPageCodec.encode($0, appendingTo: &stored) }
+                directory.pages.append(
+                    CheckpointPlace(
+                        offset: Int64(tail.count), length: stored.count,
+                        checksum: CRC32C.mask(CRC32C.checksum(stored))))
+                tail.raw(stored)
             }
-            let fetch = Self.encodeFetchIndexes(fetchIndexes[entityID], entity: schema.entities[entityID])
-            directory.fetchIndexes = FetchIndexPlace(
+            let fetch = FetchIndexCodec.encode(fetchIndexes[entityID], entity: schema.entities[entityID])
+            directory.fetchIndexes = CheckpointPlace(
                 offset: Int64(tail.count), length: fetch.count, checksum: CRC32C.mask(CRC32C.checksum(fetch)))
             tail.raw(fetch)
             directories.append(directory)
@@ -139,24 +141,6 @@ struct Checkpoint: Sendable {
             header.u32(UInt32(entry.length))
         }
         return header.bytes
-    }
-
-    /// One entity's fetch indexes: varint column count, per column varint column, varint pair
-    /// count and per pair a varint key and the value as a one-column row.
-    private static func encodeFetchIndexes(_ indexes: [Int: OrderedIndex], entity: EntitySchema) -> [UInt8] {
-        var fetch = BinaryWriter()
-        let columns = indexes.sorted { $0.key < $1.key }
-        fetch.varint(columns.count)
-        for (column, ordered) in columns {
-            let codec = valueCodec(entity.columns[column])
-            fetch.varint(column)
-            fetch.varint(ordered.count)
-            ordered.forEach { value, key in
-                fetch.varint(UInt64(bitPattern: key))
-                codec.encode(Row([value]), into: &fetch)
-            }
-        }
-        return fetch.bytes
     }
 
     /// The codec for one indexed column's values.

@@ -1,66 +1,75 @@
-/// Where a checkpoint keeps one entity's fetch indexes, after its head, and their checksum.
-struct FetchIndexPlace: Sendable, Hashable {
+/// Where a checkpoint keeps a page of an object index, or one entity's fetch indexes, after its
+/// head, and their checksum.
+struct CheckpointPlace: Sendable, Hashable {
     /// The offset in the file.
     var offset: Int64
     /// The length in bytes.
     var length: Int
     /// The masked CRC32C of the bytes.
     var checksum: UInt32
+
+    /// Appends the place, its offset moved by `shift`: `u64` offset, `u32` or `u64` length (as
+    /// `wideLength` says), `u32` masked CRC32C.
+    func encode(shiftedBy shift: Int64, wideLength: Bool, into writer: inout BinaryWriter) {
+        writer.u64(UInt64(offset + shift))
+        if wideLength { writer.u64(UInt64(length)) } else { writer.u32(UInt32(length)) }
+        writer.u32(checksum)
+    }
+
+    /// Parses a place written by ``encode(shiftedBy:wideLength:into:)`` in a checkpoint file of
+    /// `fileSize` bytes.
+    ///
+    /// - Throws: ``BinaryReader/Malformed`` when it does not parse or lies outside the file.
+    static func decode(from reader: inout BinaryReader, wideLength: Bool, fileSize: Int64) throws -> CheckpointPlace {
+        let start = reader.position
+        let offset = try reader.offset()
+        let length = wideLength ? try reader.offset() : Int64(try reader.u32())
+        let place = CheckpointPlace(offset: offset, length: Int(length), checksum: try reader.u32())
+        guard offset <= fileSize, length <= fileSize - offset else { throw BinaryReader.Malformed(offset: start) }
+        return place
+    }
 }
 
-/// One entity's directory in a checkpoint's head: its live rows, where its object-index pages
-/// are and their checksums, and where its fetch indexes are.
+/// One entity's directory in a checkpoint's head: its live rows, where each of its object-index
+/// pages is (``IndexPageCodec``) with its checksum, and where its fetch indexes are.
 ///
-/// Layout: varint live count, varint page count, `u64` offset of the first page (the others
-/// follow it, 48 KiB each), `u32` masked CRC32C per page, then the fetch indexes' `u64` offset,
-/// `u64` length and `u32` masked CRC32C.
+/// Layout: varint live count, varint page count, per page its `u64` offset, `u32` length and
+/// `u32` masked CRC32C, then the fetch indexes' `u64` offset, `u64` length and `u32` masked
+/// CRC32C.
 struct CheckpointDirectory: Sendable {
     /// The entity's live rows.
     var liveCount: Int
-    /// The offset of the entity's first page.
-    var pagesOffset: Int64
-    /// The masked CRC32C of each page, in key order.
-    var pageChecksums: [UInt32] = []
+    /// Each page, in key order.
+    var pages: [CheckpointPlace] = []
     /// The entity's fetch indexes.
-    var fetchIndexes = FetchIndexPlace(offset: 0, length: 0, checksum: 0)
+    var fetchIndexes = CheckpointPlace(offset: 0, length: 0, checksum: 0)
 
     /// The section's bytes, every offset moved by `shift` (written relative to the part after the
     /// head, whose start is known last; the length does not depend on it).
     func encoded(shiftedBy shift: Int64) -> [UInt8] {
-        var writer = BinaryWriter(capacity: 40 + 4 * pageChecksums.count)
+        var writer = BinaryWriter(capacity: 40 + 16 * pages.count)
         writer.varint(liveCount)
-        writer.varint(pageChecksums.count)
-        writer.u64(UInt64(pagesOffset + shift))
-        for checksum in pageChecksums { writer.u32(checksum) }
-        writer.u64(UInt64(fetchIndexes.offset + shift))
-        writer.u64(UInt64(fetchIndexes.length))
-        writer.u32(fetchIndexes.checksum)
+        writer.varint(pages.count)
+        for page in pages { page.encode(shiftedBy: shift, wideLength: false, into: &writer) }
+        fetchIndexes.encode(shiftedBy: shift, wideLength: true, into: &writer)
         return writer.bytes
     }
 
     /// Parses a directory section of a checkpoint file of `fileSize` bytes.
     ///
-    /// - Throws: ``BinaryReader/Malformed`` when it does not parse, or places pages or fetch
-    ///   indexes outside the file, or counts more live rows than its pages hold.
+    /// - Throws: ``BinaryReader/Malformed`` when it does not parse, places pages or fetch indexes
+    ///   outside the file, or counts more live rows than its pages hold.
     static func decode(_ section: UnsafeRawBufferPointer, fileSize: Int64) throws -> CheckpointDirectory {
         var reader = BinaryReader(section)
         let liveCount = try reader.count(limit: Int(EntityIndex.maximumKey))
-        let pageCount = try reader.count(limit: reader.remaining / 4)
-        let pagesOffset = try reader.offset()
-        var directory = CheckpointDirectory(liveCount: liveCount, pagesOffset: pagesOffset)
-        directory.pageChecksums.reserveCapacity(pageCount)
-        for _ in 0..<pageCount { directory.pageChecksums.append(try reader.u32()) }
-        let fetchAt = reader.position
-        directory.fetchIndexes = FetchIndexPlace(
-            offset: try reader.offset(), length: Int(try reader.offset()), checksum: try reader.u32())
-        let pagesBytes = Int64(pageCount) * Int64(IndexPage.byteCount)
-        guard pagesOffset <= fileSize - pagesBytes, liveCount <= pageCount * IndexPage.capacity else {
-            throw BinaryReader.Malformed(offset: 0)
+        let pageCount = try reader.count(limit: reader.remaining / 16)
+        guard liveCount <= pageCount * IndexPage.capacity else { throw BinaryReader.Malformed(offset: 0) }
+        var directory = CheckpointDirectory(liveCount: liveCount)
+        directory.pages.reserveCapacity(pageCount)
+        for _ in 0..<pageCount {
+            directory.pages.append(try CheckpointPlace.decode(from: &reader, wideLength: false, fileSize: fileSize))
         }
-        let fetch = directory.fetchIndexes
-        guard fetch.offset <= fileSize, Int64(fetch.length) <= fileSize - fetch.offset else {
-            throw BinaryReader.Malformed(offset: fetchAt)
-        }
+        directory.fetchIndexes = try CheckpointPlace.decode(from: &reader, wideLength: true, fileSize: fileSize)
         return directory
     }
 }
@@ -70,7 +79,7 @@ struct FetchIndexSection: Sendable {
     /// The checkpoint.
     let file: CheckpointFile
     /// Where the section is.
-    let place: FetchIndexPlace
+    let place: CheckpointPlace
 
     /// The section's bytes, checksum verified.
     ///

@@ -73,26 +73,33 @@ final class CheckpointFile: Sendable {
 struct CheckpointPage: Sendable {
     /// The checkpoint.
     let file: CheckpointFile
-    /// The page's offset in the file.
-    let offset: Int64
-    /// The page's masked CRC32C.
-    let checksum: UInt32
+    /// The page's stored bytes (``IndexPageCodec``) in the file, and their checksum.
+    let place: CheckpointPlace
 
-    /// Reads the page into `buffer` (``IndexPage/byteCount`` bytes) and verifies it: its checksum,
-    /// and that every location it holds names a block of the checkpoint.
+    /// Reads the page, decodes it into `buffer` (``IndexPage/byteCount`` bytes) and verifies it:
+    /// its checksum, its packing, and that every location it holds names a block of the
+    /// checkpoint.
     ///
     /// - Throws: ``StoreError`` `corrupt` naming the checkpoint and the page's offset, or `io`.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws {
         let blocks = UInt64(file.blockCount)
-        try file.readPage(of: "object index", into: buffer, at: offset, checksum: checksum) { page in
+        let stored = UnsafeMutableRawBufferPointer.allocate(byteCount: place.length, alignment: 8)
+        defer { stored.deallocate() }
+        try file.readPage(of: "object index", into: stored, at: place.offset, checksum: place.checksum) { page in
+            do {
+                try IndexPageCodec.decode(page, into: buffer)
+            } catch is BinaryReader.Malformed {
+                throw StoreError(
+                    .corrupt, "a page of the object index does not decode", path: file.path, offset: place.offset)
+            }
             for slot in 0..<IndexPage.capacity {
-                let raw = page.load(fromByteOffset: slot * 8, as: UInt64.self)
+                let raw = buffer.load(fromByteOffset: slot * 8, as: UInt64.self)
                 // The place is (block number + 1) << 16 | slot: a present row names a block.
                 let block = RowLocation(raw: raw).place >> 16
                 guard raw == 0 || (block >= 1 && block <= blocks) else {
                     throw StoreError(
                         .corrupt, "a page of the object index names a block the checkpoint does not have",
-                        path: file.path, offset: offset + Int64(slot * 8))
+                        path: file.path, offset: place.offset)
                 }
             }
         }

@@ -190,7 +190,7 @@ public final class Store: Sendable {
     /// Whether `entity` has a live row at `key`.
     ///
     /// Costs no I/O, but the first lookup in a page of 4,096 keys of an index opened from a
-    /// checkpoint, which reads the page (48 KiB).
+    /// checkpoint, which reads and decodes the page (48 KiB decoded, a few KiB in the file).
     ///
     /// - Throws: ``StoreError`` `corrupt` when that page fails its checksum, `io` when its read fails.
     public func contains(_ entity: Int, key: PrimaryKey) throws -> Bool {

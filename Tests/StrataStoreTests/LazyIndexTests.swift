@@ -144,13 +144,14 @@ import Testing
         let file = url.path + "/checkpoints/" + (try #require(names.first { $0.hasSuffix(".ckpt") }))
         let checkpoint = try StoreFiles.openCheckpoint(file)
         let lastSection = checkpoint.sectionOffsets.last!
-        let headLength = lastSection + 40
         let size = try FaultInjectionTests.fileSize(file)
+        let pages = Checkpoint.Layout([UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))).pages
+        let third = try #require(pages[TestSchema.employee].dropFirst(2).first)
         let length: Int64 =
             switch cut {
             case .prefix: 12
             case .head: lastSection + 4
-            case .page: headLength + Int64(IndexPage.byteCount) * 5 / 2
+            case .page: Int64(third.lowerBound + third.count / 2)
             case .lastByte: size - 1
             }
         #expect(truncate(file, off_t(length)) == 0)

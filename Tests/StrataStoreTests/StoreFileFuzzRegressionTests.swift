@@ -140,16 +140,18 @@ import Testing
     }
 
     /// An object-index entry holding only a row start, no block (`1 << 48`), trapped computing
-    /// its block number. Now reading the page that holds it fails with `corrupt` at the entry,
+    /// its block number. Now reading the page that holds it fails with `corrupt` at the page,
     /// verify reports it, and after the store closes the next open replays the whole log.
     @Test func checkpointLocationWithoutABlock() throws {
         let fixture = try Fixture()
         let file = try fixture.checkpoint
         var entry = 0
-        try Self.editCheckpoint(file) { bytes, layout in
+        try Self.editCheckpoint(file) { bytes, _ in
             // Employee 2's location in the entity's first page.
-            entry = layout.pages[TestSchema.employee][0].lowerBound + 8 * 2
-            Self.store(UInt64(1) << 48, at: entry, in: &bytes)
+            let page = Checkpoint.rewritePage(&bytes, entity: TestSchema.employee, page: 0) {
+                $0.storeBytes(of: UInt64(1) << 48, toByteOffset: 8 * 2, as: UInt64.self)
+            }
+            entry = try #require(page).lowerBound
         }
         #expect(try Self.problems(fixture.url, in: file).contains { $0.offset == Int64(entry) })
         var store = try fixture.open()
@@ -298,10 +300,14 @@ import Testing
         let contents = try StoreContents(store!)
         store = nil  // A crash: the update of commit 6 is replayed over the checkpoint.
         let names = try FileManager.default.contentsOfDirectory(atPath: url.path + "/checkpoints")
-        try Self.editCheckpoint(url.path + "/checkpoints/" + names[0]) { bytes, layout in
+        try Self.editCheckpoint(url.path + "/checkpoints/" + names[0]) { bytes, _ in
             // The sizes follow the page's locations.
-            let sizes = layout.pages[TestSchema.employee][0].lowerBound + 8 * IndexPage.capacity
-            for key in 1..<64 { Self.store(UInt32.max, at: sizes + 4 * key, in: &bytes) }
+            let page = Checkpoint.rewritePage(&bytes, entity: TestSchema.employee, page: 0) { page in
+                for key in 1..<64 {
+                    page.storeBytes(of: UInt32.max, toByteOffset: 8 * IndexPage.capacity + 4 * key, as: UInt32.self)
+                }
+            }
+            try #require(page != nil)
         }
         store = try Store.open(at: url, schema: TestSchema.schema, configuration: CorruptionTests.configuration())
         #expect(try StoreContents(store!) == contents)
@@ -478,9 +484,12 @@ import Testing
             return (location, try state.blocks.location(Int(location.block)))
         }
         try store.close()
-        try Self.editCheckpoint(file) { bytes, layout in
+        try Self.editCheckpoint(file) { bytes, _ in
             // Department 1's entry in the entity's first page, u64 locations by key.
-            Self.store(employee.raw, at: layout.pages[TestSchema.department][0].lowerBound + 8, in: &bytes)
+            let page = Checkpoint.rewritePage(&bytes, entity: TestSchema.department, page: 0) {
+                $0.storeBytes(of: employee.raw, toByteOffset: 8, as: UInt64.self)
+            }
+            try #require(page != nil)
         }
         #expect(try !Self.problems(fixture.url, in: file).isEmpty)
         store = try fixture.open()
