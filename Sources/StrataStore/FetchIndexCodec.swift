@@ -25,7 +25,7 @@ enum FetchIndexCodec {
         for (column, ordered) in columns {
             writer.varint(column)
             writer.varint(ordered.count)
-            let encoding = Self.encoding(of: ordered)
+            let (encoding, nulls) = Self.encoding(of: ordered)
             writer.u8(encoding.rawValue)
             var previousKey: Int64 = 0
             func key(_ key: PrimaryKey) {
@@ -40,8 +40,6 @@ enum FetchIndexCodec {
                     codec.encode(Row([value]), into: &writer)
                 }
             case .integers, .references:
-                var nulls = 0
-                ordered.forEach { value, _ in if value.isNull { nulls += 1 } }
                 writer.varint(nulls)
                 var previousValue: Int64 = 0
                 ordered.forEach { value, primaryKey in
@@ -58,20 +56,21 @@ enum FetchIndexCodec {
         return writer.bytes
     }
 
-    /// The encoding for the pairs of `index`: integers or references when every value is nil or
-    /// of that kind.
-    private static func encoding(of index: OrderedIndex) -> Encoding {
+    /// The encoding for the pairs of `index` (integers or references when every value is nil or
+    /// of that kind), and how many of its values are nil.
+    private static func encoding(of index: OrderedIndex) -> (Encoding, nulls: Int) {
         var integers = true
         var references = true
+        var nulls = 0
         index.forEach { value, _ in
             switch value {
-            case .null: break
+            case .null: nulls += 1
             case .int: references = false
             case .reference: integers = false
             default: (integers, references) = (false, false)
             }
         }
-        return integers ? .integers : references ? .references : .rows
+        return (integers ? .integers : references ? .references : .rows, nulls)
     }
 
     /// Parses the stored fetch indexes of `entity` into `indexes`, whose keys are the entity's
