@@ -6,6 +6,65 @@ enum BlockCodec: UInt8 {
     case raw = 0
     /// liblz4 block format.
     case lz4 = 1
+    /// liblz4 block format, of a block whose offsets and keys are differences from the ones
+    /// before them (``BlockHeaderDifferences``); blocks only.
+    case lz4Differences = 2
+}
+
+/// A block's offsets and keys as differences from the ones before them, in the uncompressed
+/// layout before LZ4 compresses it (``BlockCodec/lz4Differences``): rows appended in key order
+/// have keys that differ by one and sizes that differ little, which LZ4 stores in a fraction of
+/// the 12 bytes a row the offsets and keys take. The layout keeps its size, so a reader undoes
+/// the differences in place after decompressing, in one pass over the rows.
+enum BlockHeaderDifferences {
+    /// Turns the offsets and keys of the block `raw` (its row count already checked to fit)
+    /// into differences.
+    static func make(_ raw: UnsafeMutableRawBufferPointer, rowCount count: Int) {
+        for index in stride(from: count, to: 0, by: -1) {
+            let offset = 4 + 4 * index
+            let value = u32(raw, offset) &- u32(raw, offset - 4)
+            raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self)
+        }
+        let keys = 4 + 4 * (count + 1)
+        for index in stride(from: count - 1, to: 0, by: -1) {
+            let offset = keys + 8 * index
+            let value = i64(raw, offset) &- i64(raw, offset - 8)
+            raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: Int64.self)
+        }
+    }
+
+    /// The row count of the block `raw`, when its offsets and keys fit it and it is at most
+    /// ``BlockBuilder/maxRows``.
+    static func rowCount(of raw: UnsafeRawBufferPointer) -> Int? {
+        guard raw.count >= 4 else { return nil }
+        let count = Int(UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)))
+        guard count <= BlockBuilder.maxRows, 4 + 4 * (count + 1) + 8 * count <= raw.count else { return nil }
+        return count
+    }
+
+    /// Turns the differences of the block `raw`, of `count` rows (``rowCount(of:)``), back into
+    /// offsets and keys. Their order is checked afterwards, as any block's is.
+    static func undo(_ raw: UnsafeMutableRawBufferPointer, rowCount count: Int) {
+        for index in stride(from: 1, through: count, by: 1) {
+            let offset = 4 + 4 * index
+            let value = u32(raw, offset) &+ u32(raw, offset - 4)
+            raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self)
+        }
+        let keys = 4 + 4 * (count + 1)
+        for index in stride(from: 1, to: count, by: 1) {
+            let offset = keys + 8 * index
+            let value = i64(raw, offset) &+ i64(raw, offset - 8)
+            raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: Int64.self)
+        }
+    }
+
+    private static func u32(_ raw: UnsafeMutableRawBufferPointer, _ offset: Int) -> UInt32 {
+        UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    private static func i64(_ raw: UnsafeMutableRawBufferPointer, _ offset: Int) -> Int64 {
+        Int64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: Int64.self))
+    }
 }
 
 /// Builds one block: rows of one entity, encoded, with their keys and offsets.
@@ -14,6 +73,8 @@ enum BlockCodec: UInt8 {
 /// `i64 keys[rowCount]`, then the row data. On disk a 16-byte header precedes the stored bytes:
 /// `u32 maskedCRC32C` (of header bytes 4..<16 and the stored bytes), `u32 storedLength`,
 /// `u32 rawLength`, `u8 codec`, `u8 schemaVersion` (0 before the schema first evolved), `u16 entity`.
+/// A block LZ4 compresses is written with its offsets and keys as differences
+/// (``BlockCodec/lz4Differences``).
 struct BlockBuilder {
     /// The size of the on-disk block header.
     static let headerSize = 16
@@ -65,16 +126,25 @@ struct BlockBuilder {
     /// from (for the block cache: see ``EncodedRecord/decodedBlocks``).
     @discardableResult
     func write(to output: inout [UInt8]) -> DecodedBlock {
-        var raw = BinaryWriter(capacity: rawSize)
-        raw.u32(UInt32(keys.count))
-        for offset in offsets { raw.u32(offset) }
-        for key in keys { raw.fixed(key) }
-        raw.raw(data.bytes)
+        // Made in a closure, so that no writer still shares the bytes when they are changed in
+        // place below (which would copy them).
+        var raw: [UInt8] = {
+            var writer = BinaryWriter(capacity: rawSize)
+            writer.u32(UInt32(keys.count))
+            for offset in offsets { writer.u32(offset) }
+            for key in keys { writer.fixed(key) }
+            writer.raw(data.bytes)
+            return writer.bytes
+        }()
         let headerStart = output.count
         output.append(contentsOf: repeatElement(0, count: Self.headerSize))
-        let stored = raw.bytes.withUnsafeBytes { LZ4.compress($0, appendingTo: &output) }
-        let codec: BlockCodec = stored == nil ? .raw : .lz4
-        if stored == nil { output.append(contentsOf: raw.bytes) }
+        // Compressed with the offsets and keys as differences; stored as it is with them as
+        // they are, which is also the layout the block is read in.
+        raw.withUnsafeMutableBytes { BlockHeaderDifferences.make($0, rowCount: keys.count) }
+        let stored = raw.withUnsafeBytes { LZ4.compress($0, appendingTo: &output) }
+        raw.withUnsafeMutableBytes { BlockHeaderDifferences.undo($0, rowCount: keys.count) }
+        let codec: BlockCodec = stored == nil ? .raw : .lz4Differences
+        if stored == nil { output.append(contentsOf: raw) }
         var header = BinaryWriter(capacity: Self.headerSize)
         header.u32(0)
         header.u32(UInt32(stored ?? raw.count))
@@ -87,7 +157,7 @@ struct BlockBuilder {
         output.withUnsafeMutableBytes {
             $0.storeBytes(of: CRC32C.mask(crc).littleEndian, toByteOffset: headerStart, as: UInt32.self)
         }
-        return DecodedBlock(built: raw.bytes, entity: entity, schemaVersion: schemaVersion, rowCount: keys.count)
+        return DecodedBlock(built: raw, entity: entity, schemaVersion: schemaVersion, rowCount: keys.count)
     }
 }
 
@@ -144,14 +214,25 @@ final class DecodedBlock: @unchecked Sendable {
         case .raw?:
             guard rawLength == storedLength else { throw BinaryReader.Malformed(offset: 8) }
             memory = Self.copy(of: payload)
-        case .lz4?:
+        case let lz4? where lz4 != .raw:
             guard LZ4.canExpand(storedLength, to: rawLength) else { throw BinaryReader.Malformed(offset: 8) }
             memory = Self.allocate(rawLength)
-            guard LZ4.decompress(payload, into: memory.baseAddress!, rawCount: rawLength) else {
+            do {
+                guard LZ4.decompress(payload, into: memory.baseAddress!, rawCount: rawLength) else {
+                    throw BinaryReader.Malformed(offset: BlockBuilder.headerSize)
+                }
+                if lz4 == .lz4Differences {
+                    let raw = UnsafeMutableRawBufferPointer(start: memory.baseAddress, count: rawLength)
+                    guard let count = BlockHeaderDifferences.rowCount(of: UnsafeRawBufferPointer(raw)) else {
+                        throw BinaryReader.Malformed(offset: BlockBuilder.headerSize)
+                    }
+                    BlockHeaderDifferences.undo(raw, rowCount: count)
+                }
+            } catch {
                 memory.deallocate()
-                throw BinaryReader.Malformed(offset: BlockBuilder.headerSize)
+                throw error
             }
-        case nil:
+        default:
             throw BinaryReader.Malformed(offset: 12)
         }
         do {
