@@ -178,12 +178,13 @@ extension Store {
         do {
             for file in files {
                 let size = try file.size()
-                let bytes = try file.read(at: 0, count: Int(size))
                 bytesRead += size
+                var records = SegmentRecordWindow(file: file, fileSize: size)
                 var position = SegmentFile.headerSize
-                while position < bytes.count {
+                while position < size {
+                    let (bytes, start) = try records.record(at: Int64(position))
                     let parsed = bytes.withUnsafeBytes {
-                        Self.parseRecord(in: UnsafeRawBufferPointer(rebasing: $0[position...]))
+                        Self.parseRecord(in: UnsafeRawBufferPointer(rebasing: $0[start...]))
                     }
                     guard case .success(let record) = parsed else {
                         throw StoreError(
@@ -197,11 +198,11 @@ extension Store {
                             kind: .transaction, sequence: record.sequence, length: record.length, ops: record.ops,
                             blocks: record.blocks)
                         try append(
-                            Array(bytes[position..<(position + record.length)]), summary: summary,
+                            Array(bytes[start..<(start + record.length)]), summary: summary,
                             copiedFrom: (file.id, Int64(position)))
                     } else {
                         try copyLiveRows(
-                            record, in: bytes, file: file, offset: position, blockNumbers: blockNumbers,
+                            record, in: bytes, at: start, file: file, offset: position, blockNumbers: blockNumbers,
                             isPrefix: isPrefix, into: &builder, moves: &pendingMoves)
                         builderSequence = max(builderSequence, record.sequence)
                         if builder.rowBytes >= 1 << 20 { try flush() }
@@ -233,10 +234,10 @@ extension Store {
     }
 
     /// Adds the rows of `record` that are still live (and, unless the run starts the log, its
-    /// deletes) to the compaction record being built. `segmentBytes` is the whole of `file`, in
-    /// which the record starts at `offset`.
+    /// deletes) to the compaction record being built. The record starts at `start` of `bytes`,
+    /// read from `file` at `offset`.
     private func copyLiveRows(
-        _ record: ParsedRecord, in segmentBytes: [UInt8], file: SegmentFile, offset: Int,
+        _ record: ParsedRecord, in bytes: [UInt8], at start: Int, file: SegmentFile, offset: Int,
         blockNumbers: [UInt64: UInt32],
         isPrefix: Bool, into builder: inout RecordBuilder,
         moves: inout [(entity: Int, key: Int64, old: RowLocation, op: Int)]
@@ -270,7 +271,7 @@ extension Store {
                 block = decoded
             } else {
                 block = try Self.decodeBlock(
-                    span, in: segmentBytes, recordStart: offset, path: file.path, recordOffset: Int64(offset))
+                    span, in: bytes, recordStart: start, path: file.path, recordOffset: Int64(offset))
                 blocks[op.block] = block
             }
             guard op.slot < block.rowCount else {
