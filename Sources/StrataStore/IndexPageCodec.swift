@@ -3,14 +3,14 @@
 ///
 /// The page is first **packed** into three runs of varints, one entry per slot in slot order:
 /// the zigzag difference of each location's place (`(block + 1) << 16 | slot`) from the previous
-/// slot's; the zigzag difference of each location's row start (its top 16 bits) from the previous
-/// slot's start plus that row's size, which is where the next row of a block starts; and each
-/// encoded size. Keys inserted in order lie in order in their blocks, so most entries are one
-/// byte in the first two runs. The packed bytes are then stored as one LZ4 block, or as they are
+/// slot's; each encoded size; and the zigzag difference of each location's row start (its top 16
+/// bits) from the previous slot's start plus that row's size, which is where the next row of a
+/// block starts. Keys inserted in order lie in order in their blocks, so most entries of the first
+/// and last runs are one byte. The packed bytes are then stored as one LZ4 block, or as they are
 /// when LZ4 does not save a sixteenth of them.
 ///
-/// Stored layout: `u8` codec (0 packed, 1 LZ4 of the packed bytes), `u32` packed length, then
-/// the bytes.
+/// Stored layout: `u8` codec (``BlockCodec``: raw for the packed bytes, LZ4 for their
+/// compression), `u32` packed length, then the bytes.
 enum IndexPageCodec {
     /// The stored bytes before the page's data: the codec and the packed length.
     static let headerSize = 5
@@ -36,12 +36,12 @@ enum IndexPageCodec {
             expected = nextStart(after: start, size: size(page, slot))
         }
         var header = BinaryWriter(capacity: headerSize)
-        header.u8(1)
+        header.u8(BlockCodec.lz4.rawValue)
         header.u32(UInt32(packed.count))
         let first = output.count
         output.append(contentsOf: header.bytes)
         if packed.bytes.withUnsafeBytes({ LZ4.compress($0, appendingTo: &output) }) == nil {
-            output[first] = 0
+            output[first] = BlockCodec.raw.rawValue
             output.append(contentsOf: packed.bytes)
         }
     }
@@ -58,11 +58,11 @@ enum IndexPageCodec {
         let length = Int(try reader.u32())
         guard length <= maximumPackedLength else { throw BinaryReader.Malformed(offset: 1) }
         let body = try reader.bytes(reader.remaining)
-        switch codec {
-        case 0:
+        switch BlockCodec(rawValue: codec) {
+        case .raw?:
             guard body.count == length else { throw BinaryReader.Malformed(offset: headerSize) }
             try unpack(body, into: page)
-        case 1:
+        case .lz4?:
             guard let packed = LZ4.decompress(body, rawCount: length) else {
                 throw BinaryReader.Malformed(offset: headerSize)
             }
@@ -75,10 +75,10 @@ enum IndexPageCodec {
     /// Reverses the packing of ``encode(_:appendingTo:)``. On the path of the first read of every
     /// page, so it reads the varints through a pointer, without a throw a value.
     private static func unpack(_ packed: UnsafeRawBufferPointer, into page: UnsafeMutableRawBufferPointer) throws {
-        guard let bytes = packed.baseAddress?.assumingMemoryBound(to: UInt8.self), let target = page.baseAddress
-        else { throw BinaryReader.Malformed(offset: 0) }
-        let locations = target.assumingMemoryBound(to: UInt64.self)
-        let sizes = (target + IndexPage.capacity * 8).assumingMemoryBound(to: UInt32.self)
+        guard let target = page.baseAddress, page.count >= IndexPage.byteCount else {
+            throw BinaryReader.Malformed(offset: 0)
+        }
+        let sizes = IndexPage.capacity * 8
         var position = 0
         let end = packed.count
         /// The next varint; `nil` at the end of the bytes or past 64 bits.
@@ -86,7 +86,7 @@ enum IndexPageCodec {
             var result: UInt64 = 0
             var shift: UInt64 = 0
             while position < end, shift < 64 {
-                let byte = bytes[position]
+                let byte = packed[position]
                 position &+= 1
                 result |= UInt64(byte & 0x7F) << shift
                 if byte < 0x80 { return result }
@@ -100,21 +100,23 @@ enum IndexPageCodec {
             guard let raw = varint() else { throw BinaryReader.Malformed(offset: position) }
             place = place &+ zigzag(raw)
             guard RowLocation(raw: place).place == place else { throw BinaryReader.Malformed(offset: position) }
-            locations[slot] = place
+            target.storeBytes(of: place, toByteOffset: slot &* 8, as: UInt64.self)
         }
         for slot in 0..<IndexPage.capacity {
             guard let raw = varint(), let size = UInt32(exactly: raw) else {
                 throw BinaryReader.Malformed(offset: position)
             }
-            sizes[slot] = size
+            target.storeBytes(of: size, toByteOffset: sizes &+ slot &* 4, as: UInt32.self)
         }
         var expected: UInt64 = 0
         for slot in 0..<IndexPage.capacity {
             guard let raw = varint() else { throw BinaryReader.Malformed(offset: position) }
             let start = expected &+ zigzag(raw)
             guard start <= 0xFFFF else { throw BinaryReader.Malformed(offset: position) }
-            locations[slot] |= start << 48
-            expected = nextStart(after: start, size: sizes[slot])
+            let place = target.load(fromByteOffset: slot &* 8, as: UInt64.self)
+            target.storeBytes(of: place | start << 48, toByteOffset: slot &* 8, as: UInt64.self)
+            let size = target.load(fromByteOffset: sizes &+ slot &* 4, as: UInt32.self)
+            expected = nextStart(after: start, size: size)
         }
         guard position == end else { throw BinaryReader.Malformed(offset: position) }
     }
