@@ -33,8 +33,8 @@ enum BlockHeaderDifferences {
         }
     }
 
-    /// The row count of the block `raw`, when its offsets and keys fit it and it is at most
-    /// ``BlockBuilder/maxRows``.
+    /// The row count of the uncompressed block `raw` (either layout), when its offsets and keys
+    /// fit it and it is at most ``BlockBuilder/maxRows``.
     static func rowCount(of raw: UnsafeRawBufferPointer) -> Int? {
         guard raw.count >= 4 else { return nil }
         let count = Int(UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)))
@@ -249,11 +249,9 @@ final class DecodedBlock: @unchecked Sendable {
     /// The row count and where the row data starts of the uncompressed block `raw`, its offsets
     /// checked to be in order and inside it.
     private static func layout(of raw: UnsafeRawBufferPointer) throws -> (rowCount: Int, dataStart: Int) {
-        var inner = BinaryReader(raw)
-        let count = Int(try inner.u32())
-        guard count <= BlockBuilder.maxRows else { throw BinaryReader.Malformed(offset: 0) }
+        guard let count = BlockHeaderDifferences.rowCount(of: raw) else { throw BinaryReader.Malformed(offset: 0) }
         let start = 4 + 4 * (count + 1) + 8 * count
-        guard start <= raw.count else { throw BinaryReader.Malformed(offset: 0) }
+        var inner = BinaryReader(raw, position: 4)
         var previous: UInt32 = 0
         for _ in 0...count {
             let offset = try inner.u32()

@@ -12,8 +12,8 @@ extension Checkpoint {
     /// checkpoint's list (by id), which the block table's pages are checked against.
     ///
     /// Costs two `pread`s of the head, whose size grows with the number of retained history
-    /// records and, by 6 bytes a page of 4,096 blocks, with the block table, and at most one of a
-    /// page.
+    /// records, by 6 bytes a page of 4,096 blocks with the block table and by 16 bytes a page of
+    /// 4,096 keys with the object index, and at most one of a page.
     ///
     /// - Throws: ``StoreError`` `corrupt` naming the file and the offset of the section or page
     ///   that fails its checksum or does not parse, or `io`; what `segmentSizes` throws.
