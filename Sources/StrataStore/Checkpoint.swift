@@ -23,8 +23,9 @@ struct Checkpoint: Sendable {
     /// The checkpoint format's version, written in every checkpoint. Version 1 kept the object
     /// index in sections read whole at open, version 2 every block ever numbered in its block
     /// table, version 3 its block table in the head, read whole at open, version 4 its object
-    /// index in fixed pages of 48 KiB; a checkpoint of another version is not used.
-    static let formatVersion: UInt32 = 5
+    /// index in fixed pages of 48 KiB, version 5 its integer and reference fetch indexes as varint
+    /// differences; a checkpoint of another version is not used.
+    static let formatVersion: UInt32 = 6
     /// The bytes before the head's sections: magic, version, section count and head length.
     static let prefixSize = 24
 

@@ -4,11 +4,16 @@
 /// Layout: varint column count; per column varint column, varint pair count, `u8` encoding and
 /// the pairs. Encoding 0 holds any values: per pair the zigzag difference of its key from the
 /// previous pair's, then the value as a one-column row. Encodings 1 (integers) and 2 (to-one
-/// references) hold a column whose values are all nil or all of that kind: a varint count of
-/// nil values (they come first) and their keys' differences, then per other pair the zigzag
-/// difference of its value from the previous one's and of its key from the previous one's. A
-/// sorted column's values differ little from one pair to the next, and the keys of equal values
-/// ascend, so most pairs take two or three bytes instead of five to eight.
+/// references) hold a column whose values are all nil or all of that kind:
+/// - a varint count of nil values (they come first) and their keys' zigzag differences;
+/// - when other pairs follow, the first one's value and the smallest of their keys (zigzag
+///   varints), then two runs of ``BitPackedGroups``: each value's difference from the one before
+///   (0 for the first; values ascend, so no difference is negative), and each key as its
+///   difference from the key before when its value is the one before's (the keys of equal values
+///   ascend), otherwise as its difference from the smallest key.
+///
+/// A sorted column's values differ by a few bits from one pair to the next, and its keys take
+/// the bits of the key range, or fewer where values repeat.
 enum FetchIndexCodec {
     /// The encodings of a column's pairs.
     private enum Encoding: UInt8 {
@@ -25,7 +30,7 @@ enum FetchIndexCodec {
         for (column, ordered) in columns {
             writer.varint(column)
             writer.varint(ordered.count)
-            let (encoding, nulls) = Self.encoding(of: ordered)
+            let (encoding, nulls, firstValue, minimumKey) = Self.encoding(of: ordered)
             writer.u8(encoding.rawValue)
             var previousKey: Int64 = 0
             func key(_ key: PrimaryKey) {
@@ -41,36 +46,58 @@ enum FetchIndexCodec {
                 }
             case .integers, .references:
                 writer.varint(nulls)
-                var previousValue: Int64 = 0
                 ordered.forEach { value, primaryKey in
-                    switch value {
-                    case .int(let number), .reference(let number):
-                        writer.zigzag(number &- previousValue)
-                        previousValue = number
-                    default: break
-                    }
-                    key(primaryKey)
+                    if case .null = value { key(primaryKey) }
                 }
+                guard let first = firstValue else { break }
+                writer.zigzag(first)
+                writer.zigzag(minimumKey)
+                var values = BitPackedGroups.Writer()
+                var previousValue = first
+                ordered.forEach { value, _ in
+                    guard let number = value.indexedNumber else { return }
+                    values.append(UInt64(bitPattern: number &- previousValue), to: &writer)
+                    previousValue = number
+                }
+                values.finish(to: &writer)
+                var keys = BitPackedGroups.Writer()
+                var previous: (value: Int64, key: PrimaryKey)?
+                ordered.forEach { value, primaryKey in
+                    guard let number = value.indexedNumber else { return }
+                    let base = previous.flatMap { $0.value == number ? $0.key : nil } ?? minimumKey
+                    keys.append(UInt64(bitPattern: primaryKey &- base), to: &writer)
+                    previous = (number, primaryKey)
+                }
+                keys.finish(to: &writer)
             }
         }
         return writer.bytes
     }
 
     /// The encoding for the pairs of `index` (integers or references when every value is nil or
-    /// of that kind), and how many of its values are nil.
-    private static func encoding(of index: OrderedIndex) -> (Encoding, nulls: Int) {
+    /// of that kind), how many of its values are nil, the first other value and the smallest
+    /// key of a pair with another value.
+    private static func encoding(
+        of index: OrderedIndex
+    ) -> (Encoding, nulls: Int, firstValue: Int64?, minimumKey: PrimaryKey) {
         var integers = true
         var references = true
         var nulls = 0
-        index.forEach { value, _ in
+        var firstValue: Int64?
+        var minimumKey = PrimaryKey.max
+        index.forEach { value, key in
             switch value {
             case .null: nulls += 1
             case .int: references = false
             case .reference: integers = false
             default: (integers, references) = (false, false)
             }
+            if let number = value.indexedNumber {
+                if firstValue == nil { firstValue = number }
+                minimumKey = min(minimumKey, key)
+            }
         }
-        return (integers ? .integers : references ? .references : .rows, nulls)
+        return (integers ? .integers : references ? .references : .rows, nulls, firstValue, minimumKey)
     }
 
     /// Parses the stored fetch indexes of `entity` into `indexes`, whose keys are the entity's
@@ -85,9 +112,9 @@ enum FetchIndexCodec {
         for _ in 0..<(try reader.count(limit: 4096)) {
             let column = try reader.count(limit: 4095)
             guard indexes[column] != nil else { throw BinaryReader.Malformed(offset: reader.position) }
-            // At least a byte a pair (a key's difference): a count the bytes cannot hold reserves
-            // nothing.
-            let pairCount = try reader.count(limit: reader.remaining)
+            // At least a byte each 64 pairs (two widths a group of 128): a count the bytes cannot
+            // hold reserves nothing.
+            let pairCount = try reader.count(limit: reader.remaining * 64)
             guard let encoding = Encoding(rawValue: try reader.u8()) else {
                 throw BinaryReader.Malformed(offset: reader.position - 1)
             }
@@ -108,13 +135,35 @@ enum FetchIndexCodec {
             case .integers, .references:
                 let nulls = try reader.count(limit: pairCount)
                 for _ in 0..<nulls { pairs.append((.null, try key())) }
-                var value: Int64 = 0
-                for _ in nulls..<pairCount {
-                    value = value &+ (try reader.zigzag())
-                    pairs.append((encoding == .integers ? .int(value) : .reference(value), try key()))
+                guard nulls < pairCount else { break }
+                let first = try reader.zigzag()
+                let minimumKey = try reader.zigzag()
+                var values: [Int64] = []
+                values.reserveCapacity(pairCount - nulls)
+                var value = first
+                try BitPackedGroups.read(count: pairCount - nulls, from: &reader) { _, difference in
+                    value = value &+ Int64(bitPattern: difference)
+                    values.append(value)
+                }
+                var previousKey = minimumKey
+                try BitPackedGroups.read(count: values.count, from: &reader) { index, stored in
+                    let base = index > 0 && values[index] == values[index - 1] ? previousKey : minimumKey
+                    previousKey = base &+ Int64(bitPattern: stored)
+                    let number = values[index]
+                    pairs.append((encoding == .integers ? .int(number) : .reference(number), previousKey))
                 }
             }
             indexes[column] = OrderedIndex(ordered: pairs)
+        }
+    }
+}
+
+extension Value {
+    /// The number of an integer or a reference, which encodings 1 and 2 store; nil otherwise.
+    fileprivate var indexedNumber: Int64? {
+        switch self {
+        case .int(let number), .reference(let number): number
+        default: nil
         }
     }
 }

@@ -66,6 +66,8 @@ enum RecordHeader {
     static let priorRowsFlag: UInt32 = 2
     /// Flag: the transaction metadata carries history consumer cursors after the process fields.
     static let cursorsFlag: UInt32 = 4
+    /// Flag: the metadata holds the operations column by column (``RecordOpLayout``).
+    static let opColumnsFlag: UInt32 = 8
 
     /// The header's size.
     static let size = 32
@@ -336,7 +338,9 @@ struct RecordBuilder {
             [author, contextName, bundleID].reduce(0) { $0 + ($1?.utf8.count ?? 0) }
             + cursors.keys.reduce(0) { $0 + $1.utf8.count }
         var meta = BinaryWriter(capacity: 32 + strings + cursors.count * 16 + ops.count * 10)
-        var flags = kind == .transaction ? RecordHeader.processFlag | RecordHeader.priorRowsFlag : 0
+        var flags =
+            RecordHeader.opColumnsFlag
+            | (kind == .transaction ? RecordHeader.processFlag | RecordHeader.priorRowsFlag : 0)
         if kind == .transaction && !cursors.isEmpty { flags |= RecordHeader.cursorsFlag }
         if kind == .transaction {
             meta.u64(timestamp.timeIntervalSinceReferenceDate.bitPattern)
@@ -352,30 +356,7 @@ struct RecordBuilder {
                 }
             }
         }
-        meta.varint(ops.count)
-        // By position: an operation is read in place, where a copy would retain its changed columns.
-        for index in ops.indices {
-            let op = ops[index]
-            meta.u8(op.kind.rawValue)
-            meta.varint(op.entity)
-            meta.varint(UInt64(bitPattern: op.key))
-            meta.varint(UInt64(bitPattern: Int64(op.block + 1)))
-            if op.block >= 0 {
-                meta.varint(op.slot)
-                meta.varint(op.size)
-            }
-            if op.kind == .update {
-                meta.varint(op.changedColumns.count)
-                for column in op.changedColumns { meta.varint(column) }
-            }
-            if flags & RecordHeader.priorRowsFlag != 0, op.kind == .update || op.kind == .delete {
-                meta.varint(UInt64(bitPattern: Int64(op.priorBlock + 1)))
-                if op.priorBlock >= 0 {
-                    meta.varint(op.priorSlot)
-                    meta.varint(op.priorSize)
-                }
-            }
-        }
+        RecordOpLayout.write(ops, priorRows: flags & RecordHeader.priorRowsFlag != 0, to: &meta)
         var bytes = [UInt8](repeating: 0, count: RecordHeader.size)
         bytes.reserveCapacity(RecordHeader.size + meta.count + blockBytes)
         // A few operations' metadata is stored as it is: LZ4 seldom saves a sixteenth of so few
@@ -500,38 +481,11 @@ struct ParsedRecord {
                     }
                 }
             }
-            let count = try meta.count(limit: raw.count)
-            var ops: [RecordOp] = []
-            ops.reserveCapacity(count)
-            for _ in 0..<count {
-                guard let opKind = OpKind(rawValue: try meta.u8()) else { throw BinaryReader.Malformed(offset: 0) }
-                let entity = try meta.count(limit: 65_535)
-                let key = Int64(bitPattern: try meta.varint())
-                let block = try meta.count(limit: blockCount) - 1
-                var slot = 0
-                var size = 0
-                if block >= 0 {
-                    slot = try meta.count(limit: BlockBuilder.maxRows - 1)
-                    size = try meta.count()
-                }
-                var changed: [Int] = []
-                if opKind == .update {
-                    let changedCount = try meta.count(limit: 4096)
-                    for _ in 0..<changedCount { changed.append(try meta.count(limit: 4095)) }
-                }
-                guard block >= 0 || opKind.removes else { throw BinaryReader.Malformed(offset: 0) }
-                var op = RecordOp(
-                    kind: opKind, entity: entity, key: key, block: block, slot: slot, size: size,
-                    changedColumns: changed)
-                if flags & RecordHeader.priorRowsFlag != 0, opKind == .update || opKind == .delete {
-                    op.priorBlock = try meta.count(limit: blockCount) - 1
-                    if op.priorBlock >= 0 {
-                        op.priorSlot = try meta.count(limit: BlockBuilder.maxRows - 1)
-                        op.priorSize = try meta.count()
-                    }
-                }
-                ops.append(consume op)
-            }
+            let priorRows = flags & RecordHeader.priorRowsFlag != 0
+            let ops =
+                flags & RecordHeader.opColumnsFlag != 0
+                ? try RecordOpLayout.readColumns(from: &meta, blockCount: blockCount, priorRows: priorRows)
+                : try RecordOpLayout.readRows(from: &meta, blockCount: blockCount, priorRows: priorRows)
             return (timestamp, author, contextName, bundleID, processID, cursors, ops)
         }
     }

@@ -100,7 +100,7 @@ import Testing
         let directory = TemporaryDirectory()
         let url = directory.store()
         var configuration = TestSchema.configuration()
-        configuration.segmentSize = 48 << 10
+        configuration.segmentSize = 32 << 10
         configuration.blockSize = 4 << 10
         configuration.cacheSize = 16 << 10
         configuration.warmsCacheAfterOpening = false
