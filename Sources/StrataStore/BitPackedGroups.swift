@@ -53,31 +53,45 @@ enum BitPackedGroups {
     static func read(
         count: Int, from reader: inout BinaryReader, _ body: (_ index: Int, _ value: UInt64) throws -> Void
     ) throws {
-        var index = 0
-        while index < count {
-            let values = min(size, count - index)
-            let width = Int(try reader.u8())
-            guard width <= UInt64.bitWidth else { throw BinaryReader.Malformed(offset: reader.position - 1) }
-            let bytes = try reader.bytes((width * values + 7) / 8)
-            let mask: UInt64 = width == 64 ? .max : (1 << width) - 1
-            var bit = 0
-            for _ in 0..<values {
-                let start = bit >> 3
-                let shift = bit & 7
-                var value: UInt64
-                if start + 8 <= bytes.count {
-                    // One load holds the value when it and its shift fit in 64 bits (widths to 56).
-                    value = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)) >> shift
-                    if width + shift > 64 { value |= UInt64(bytes[start + 8]) << (64 - shift) }
-                } else {
-                    value = 0
-                    for byte in start..<bytes.count { value |= UInt64(bytes[byte]) << ((byte - start) * 8) }
-                    value >>= shift
+        try withUnsafeTemporaryAllocation(of: UInt64.self, capacity: size) { group in
+            var index = 0
+            while index < count {
+                let values = min(size, count - index)
+                let width = Int(try reader.u8())
+                guard width <= UInt64.bitWidth else { throw BinaryReader.Malformed(offset: reader.position - 1) }
+                let bytes = try reader.bytes((width * values + 7) / 8)
+                unpack(bytes, width: width, into: UnsafeMutableBufferPointer(rebasing: group[0..<values]))
+                for value in group[0..<values] {
+                    try body(index, value)
+                    index += 1
                 }
-                try body(index, value & mask)
-                bit += width
-                index += 1
             }
+        }
+    }
+
+    /// Unpacks `values.count` numbers of `width` bits from `bytes` into `values`.
+    private static func unpack(
+        _ bytes: UnsafeRawBufferPointer, width: Int, into values: UnsafeMutableBufferPointer<UInt64>
+    ) {
+        let mask: UInt64 = width == 64 ? .max : (1 << width) - 1
+        // Whole loads while eight bytes remain from a value's first byte; bytes one at a time after.
+        let wholeLoads = bytes.count >= 8 ? bytes.count - 7 : 0
+        var bit = 0
+        for index in values.indices {
+            let start = bit &>> 3
+            let shift = bit & 7
+            var value: UInt64
+            if start < wholeLoads {
+                value = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)) &>> shift
+                // A value of more than 56 bits may end in a ninth byte.
+                if width &+ shift > 64 { value |= UInt64(bytes[start + 8]) &<< (64 &- shift) }
+            } else {
+                value = 0
+                for byte in start..<bytes.count { value |= UInt64(bytes[byte]) &<< ((byte &- start) &* 8) }
+                value &>>= shift
+            }
+            values[index] = value & mask
+            bit &+= width
         }
     }
 }
