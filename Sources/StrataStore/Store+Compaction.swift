@@ -14,23 +14,60 @@ public struct CompactionReport: Sendable, Hashable, Codable {
     public var bytesAfter: Int64
 }
 
-/// A live row copied to a new segment, to install if the index still points at its old place.
+/// A live row copied to a new segment in a compaction record, to install if the index still
+/// points at its old place. Narrow fields: a large compaction moves millions.
 private struct MovedRow {
-    var entity: Int
     var key: Int64
     var old: RowLocation
-    var output: Int
-    var record: Int
-    var op: Int
+    /// The compaction record it went to (an index of the written records).
+    var record: Int32
+    /// Where the row starts among its block's row data.
+    var start: Int32
+    var size: UInt32
+    var entity: UInt16
+    /// The block within the record.
+    var block: UInt16
+    var slot: UInt16
 }
 
-/// A record written to a compaction output: its place and what it holds.
+/// A row of a transaction record a compaction copied whole, to install if the index still
+/// points at its place in the old record.
+private struct CopiedRow {
+    var key: Int64
+    /// The written record (an index of the written records).
+    var record: Int32
+    var size: UInt32
+    var entity: UInt16
+    /// The block within the record.
+    var block: UInt16
+    var slot: UInt16
+}
+
+/// A record written to a compaction output: its place and what installing it needs. Its blocks'
+/// places are a range of a list shared by the compaction's records, and its rows are in the
+/// compaction's ``MovedRow`` or ``CopiedRow`` lists, so that a record holds no array of its own:
+/// a compaction copying a million small transactions forward held a few hundred megabytes of
+/// their parsed operations until it switched over.
 private struct WrittenRecord {
     var output: Int
     var offset: Int64
-    var summary: RecordSummary
+    var sequence: UInt64
+    /// The encoded sizes of its rows, which count as dead bytes of the output once later
+    /// records replace them.
+    var rowBytes: Int64
+    /// Its blocks' places, in the compaction's list of them.
+    var spans: Range<Int>
     /// For a transaction copied whole: its old segment and offset.
     var copiedFrom: (segment: UInt32, offset: Int64)?
+}
+
+/// What a compaction wrote, for its switch-over: its records in order, their blocks' places and
+/// their rows to install.
+private struct WrittenRecords {
+    var records: [WrittenRecord]
+    var spans: [BlockSpan]
+    var moved: [MovedRow]
+    var copied: [CopiedRow]
 }
 
 extension Store {
@@ -132,14 +169,19 @@ extension Store {
         var outputs: [SegmentFile] = []
         var outputEnds: [Int64] = []
         var written: [WrittenRecord] = []
+        var spans: [BlockSpan] = []
         var moved: [MovedRow] = []
+        var copied: [CopiedRow] = []
         var pendingMoves: [(entity: Int, key: Int64, old: RowLocation, op: Int)] = []
         var builder = RecordBuilder(
             kind: .compaction, blockSize: configuration.blockSize, schemaVersion: UInt8(schemaHistory.version))
         var builderSequence: UInt64 = 0
         var bytesRead: Int64 = 0
 
-        func append(_ bytes: [UInt8], summary: RecordSummary, copiedFrom: (UInt32, Int64)?) throws {
+        func append(
+            _ bytes: [UInt8], sequence: UInt64, ops: [RecordOp], blocks: [BlockSpan],
+            copiedFrom: (segment: UInt32, offset: Int64)?
+        ) throws {
             if outputs.isEmpty || outputEnds[outputs.count - 1] + Int64(bytes.count) > Int64(configuration.segmentSize)
             {
                 let id = manifestLock.withLock { $0.takeFileID() }
@@ -152,22 +194,35 @@ extension Store {
                 try bytes.withUnsafeBytes { try io.writeAll(outputs[output].fd, $0, at: offset) }
             }
             outputEnds[output] += Int64(bytes.count)
-            written.append(WrittenRecord(output: output, offset: offset, summary: summary, copiedFrom: copiedFrom))
+            if copiedFrom != nil {
+                for op in ops where op.block >= 0 && !op.kind.removes {
+                    copied.append(
+                        CopiedRow(
+                            key: op.key, record: Int32(written.count), size: UInt32(op.size),
+                            entity: UInt16(op.entity), block: UInt16(op.block), slot: UInt16(op.slot)))
+                }
+            }
+            written.append(
+                WrittenRecord(
+                    output: output, offset: offset, sequence: sequence,
+                    rowBytes: Int64(ops.reduce(0) { $0 + $1.size }), spans: spans.count..<(spans.count + blocks.count),
+                    copiedFrom: copiedFrom))
+            spans += blocks
         }
 
         func flush() throws {
             guard !builder.ops.isEmpty else { return }
             var record = builder.build(threads: configuration.commitThreads)
             RecordHeader.seal(&record.bytes, sequence: builderSequence)
-            let summary = RecordSummary(
-                kind: .compaction, sequence: builderSequence, length: record.bytes.count, ops: record.ops,
-                blocks: record.blocks)
-            try append(record.bytes, summary: summary, copiedFrom: nil)
+            try append(
+                record.bytes, sequence: builderSequence, ops: record.ops, blocks: record.blocks, copiedFrom: nil)
             for move in pendingMoves {
+                let op = record.ops[move.op]
                 moved.append(
                     MovedRow(
-                        entity: move.entity, key: move.key, old: move.old, output: outputs.count - 1,
-                        record: written.count - 1, op: move.op))
+                        key: move.key, old: move.old, record: Int32(written.count - 1), start: Int32(op.start),
+                        size: UInt32(op.size), entity: UInt16(move.entity), block: UInt16(op.block),
+                        slot: UInt16(op.slot)))
             }
             pendingMoves = []
             builder = RecordBuilder(
@@ -194,12 +249,9 @@ extension Store {
                     try checkOperations(of: record, path: file.path, offset: Int64(position))
                     if record.kind == .transaction && tracking && record.sequence > floor {
                         try flush()
-                        let summary = RecordSummary(
-                            kind: .transaction, sequence: record.sequence, length: record.length, ops: record.ops,
-                            blocks: record.blocks)
                         try append(
-                            Array(bytes[start..<(start + record.length)]), summary: summary,
-                            copiedFrom: (file.id, Int64(position)))
+                            Array(bytes[start..<(start + record.length)]), sequence: record.sequence, ops: record.ops,
+                            blocks: record.blocks, copiedFrom: (file.id, Int64(position)))
                     } else {
                         try copyLiveRows(
                             record, in: bytes, at: start, file: file, offset: position, blockNumbers: blockNumbers,
@@ -223,8 +275,9 @@ extension Store {
         }
         do {
             try switchOver(
-                run: run, outputs: outputs, ends: outputEnds, written: written, moved: moved, blockNumbers: blockNumbers
-            )
+                run: run, outputs: outputs, ends: outputEnds,
+                written: WrittenRecords(records: written, spans: spans, moved: moved, copied: copied),
+                blockNumbers: blockNumbers)
         } catch {
             lifecycle.withLock { $0.failure = "compaction could not publish its manifest: \(error)" }
             throw error
@@ -296,22 +349,23 @@ extension Store {
     /// Installs the compaction output: moved rows whose index entry still points at the old
     /// place, history locations, segment list; then writes a checkpoint and the manifest.
     private func switchOver(
-        run: [UInt32], outputs: [SegmentFile], ends: [Int64], written: [WrittenRecord], moved: [MovedRow],
-        blockNumbers: [UInt64: UInt32]
+        run: [UInt32], outputs: [SegmentFile], ends: [Int64], written: WrittenRecords, blockNumbers: [UInt64: UInt32]
     ) throws {
         try manifestLock.withLock { status in
             try syncActiveSegment()
+            // The block numbers of the written blocks, in the order of `written.spans`.
             let numbers = state.withLock { state in
                 for (index, output) in outputs.enumerated() {
                     state.files[output.id] = output
                     state.stats[output.id] = SegmentStats(fileBytes: ends[index])
                 }
-                var numbers: [[UInt32]] = []
-                for record in written {
+                var numbers: [UInt32] = []
+                numbers.reserveCapacity(written.spans.count)
+                for record in written.records {
                     let segment = outputs[record.output].id
-                    numbers.append(state.registerBlocks(record.summary.blocks, segment: segment, offset: record.offset))
-                    state.stats[segment]!.maxSequence = max(state.stats[segment]!.maxSequence, record.summary.sequence)
-                    state.stats[segment]!.deadBytes += Int64(record.summary.ops.reduce(0) { $0 + $1.size })
+                    numbers += state.registerBlocks(written.spans[record.spans], segment: segment, offset: record.offset)
+                    state.stats[segment]!.maxSequence = max(state.stats[segment]!.maxSequence, record.sequence)
+                    state.stats[segment]!.deadBytes += record.rowBytes
                 }
                 return numbers
             }
@@ -321,41 +375,46 @@ extension Store {
             // either place: the input segments stay open and in the block table, and a scan
             // walks the outputs' blocks too, each row where the index names it.
             let batch = configuration.movesPerLockHold
-            for start in stride(from: 0, to: moved.count, by: batch) {
+            for start in stride(from: 0, to: written.moved.count, by: batch) {
                 state.withLock { state in
-                    for move in moved[start..<min(start + batch, moved.count)] {
-                        let record = written[move.record]
-                        let op = record.summary.ops[move.op]
+                    for move in written.moved[start..<min(start + batch, written.moved.count)] {
+                        let record = written.records[Int(move.record)]
                         Self.install(
-                            move.entity, move.key, old: move.old,
-                            new: RowLocation(block: numbers[move.record][op.block], slot: op.slot, start: op.start),
-                            size: op.size, segment: outputs[record.output].id, in: &state)
+                            Int(move.entity), move.key, old: move.old,
+                            new: RowLocation(
+                                block: numbers[record.spans.lowerBound + Int(move.block)], slot: Int(move.slot),
+                                start: Int(move.start)),
+                            size: Int(move.size), segment: outputs[record.output].id, in: &state)
                     }
                 }
             }
             let snapshot = state.withLock { state -> Checkpoint in
-                let historyIndex = Dictionary(
-                    state.history.enumerated().map { ($1.sequence, $0) }, uniquingKeysWith: { first, _ in first })
-                for (index, record) in written.enumerated() {
+                for row in written.copied {
+                    let record = written.records[Int(row.record)]
                     guard let source = record.copiedFrom else { continue }
-                    let segment = outputs[record.output].id
-                    for op in record.summary.ops where op.block >= 0 && !op.kind.removes {
-                        let span = record.summary.blocks[op.block]
-                        guard
-                            let oldNumber = blockNumbers[
-                                UInt64(source.segment) << 32 | UInt64(source.offset + Int64(span.offset))]
-                        else { continue }
-                        Self.install(
-                            op.entity, op.key, old: RowLocation(block: oldNumber, slot: op.slot),
-                            new: RowLocation(block: numbers[index][op.block], slot: op.slot), size: op.size,
-                            segment: segment, in: &state)
-                    }
-                    if let entry = historyIndex[record.summary.sequence], state.history[entry].segment == source.segment
-                    {
-                        state.history[entry].segment = segment
-                        state.history[entry].offset = record.offset
-                        state.history[entry].firstBlock = numbers[index].first
-                    }
+                    let block = record.spans.lowerBound + Int(row.block)
+                    guard
+                        let oldNumber = blockNumbers[
+                            UInt64(source.segment) << 32 | UInt64(source.offset + Int64(written.spans[block].offset))]
+                    else { continue }
+                    Self.install(
+                        Int(row.entity), row.key, old: RowLocation(block: oldNumber, slot: Int(row.slot)),
+                        new: RowLocation(block: numbers[block], slot: Int(row.slot)), size: Int(row.size),
+                        segment: outputs[record.output].id, in: &state)
+                }
+                // The copied transactions' history entries, each searched for after the one
+                // before (records are written in log order, which is sequence order).
+                var entry = 0
+                for record in written.records {
+                    guard let source = record.copiedFrom else { continue }
+                    if entry == state.history.count || state.history[entry].sequence > record.sequence { entry = 0 }
+                    entry = state.history[entry...].partitioningIndex { $0.sequence >= record.sequence }
+                    guard entry < state.history.count, state.history[entry].sequence == record.sequence,
+                        state.history[entry].segment == source.segment
+                    else { continue }
+                    state.history[entry].segment = outputs[record.output].id
+                    state.history[entry].offset = record.offset
+                    state.history[entry].firstBlock = record.spans.isEmpty ? nil : numbers[record.spans.lowerBound]
                 }
                 let start = state.segmentOrder.firstIndex(of: run[0])!
                 state.segmentOrder.replaceSubrange(start..<(start + run.count), with: outputs.map(\.id))

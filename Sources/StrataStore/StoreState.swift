@@ -92,7 +92,7 @@ struct StoreState: Sendable {
     }
 
     /// Appends the blocks of a record written at `offset` of `segment`; returns their numbers.
-    mutating func registerBlocks(_ spans: [BlockSpan], segment: UInt32, offset: Int64) -> [UInt32] {
+    mutating func registerBlocks(_ spans: some Collection<BlockSpan>, segment: UInt32, offset: Int64) -> [UInt32] {
         spans.map { span in
             blocks.append(
                 BlockLocation(
