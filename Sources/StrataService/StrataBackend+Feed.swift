@@ -39,10 +39,15 @@ extension StrataBackend {
     }
 
     /// Runs Core Data's `deleteHistory(before:)` with that date on a background context: the
-    /// store keeps the history its named consumers have not read.
+    /// store keeps the history its named consumers have not read. The request asks for its
+    /// status only: with the default result type (transactions and changes, as in Core Data) it
+    /// would read every deleted transaction into memory to return them, and the service uses
+    /// none of them.
     public func deleteHistory(before date: Date) async throws {
         try await perform { context in
-            _ = try context.execute(PersistentHistoryChangeRequest.deleteHistory(before: date))
+            let request = PersistentHistoryChangeRequest.deleteHistory(before: date)
+            request.resultType = .statusOnly
+            _ = try context.execute(request)
         }
     }
 
