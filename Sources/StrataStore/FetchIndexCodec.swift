@@ -113,13 +113,14 @@ enum FetchIndexCodec {
             let column = try reader.count(limit: 4095)
             guard indexes[column] != nil else { throw BinaryReader.Malformed(offset: reader.position) }
             // At least a byte each 64 pairs (two widths a group of 128): a count the bytes cannot
-            // hold reserves nothing.
+            // hold reserves nothing. Room is reserved for at most a pair a byte, so that a damaged
+            // count that passes this reserves no more than a few times the bytes.
             let pairCount = try reader.count(limit: reader.remaining * 64)
             guard let encoding = Encoding(rawValue: try reader.u8()) else {
                 throw BinaryReader.Malformed(offset: reader.position - 1)
             }
             var pairs: [(Value, PrimaryKey)] = []
-            pairs.reserveCapacity(pairCount)
+            pairs.reserveCapacity(min(pairCount, reader.remaining))
             var previousKey: Int64 = 0
             func key() throws -> PrimaryKey {
                 previousKey = previousKey &+ (try reader.zigzag())
@@ -139,7 +140,7 @@ enum FetchIndexCodec {
                 let first = try reader.zigzag()
                 let minimumKey = try reader.zigzag()
                 var values: [Int64] = []
-                values.reserveCapacity(pairCount - nulls)
+                values.reserveCapacity(min(pairCount - nulls, reader.remaining))
                 var value = first
                 try BitPackedGroups.read(count: pairCount - nulls, from: &reader) { _, difference in
                     value = value &+ Int64(bitPattern: difference)
