@@ -26,9 +26,10 @@ extension Store {
             throw StoreError(.historyUnavailable, "history tracking is off for this store", path: path)
         }
         var last = sequence
-        var newest: UInt64?
+        // The newest sequence retained when the read started, taken at the first copy.
+        var through: UInt64?
         while true {
-            let (entries, files, floor, newestNow) = state.withLock { state in
+            let (entries, files, floor, newest) = state.withLock { state in
                 let start = state.history.partitioningIndex { $0.sequence > last }
                 let end = min(start + Self.historyEntriesPerCopy, state.history.endIndex)
                 return (Array(state.history[start..<end]), state.files, state.historyFloor, state.history.last?.sequence)
@@ -36,14 +37,14 @@ extension Store {
             guard last >= floor else {
                 throw StoreError(
                     .historyUnavailable,
-                    newest == nil
+                    through == nil
                         ? "history up to sequence \(floor) was deleted; asked for after \(sequence)"
                         : "history up to sequence \(floor) was deleted while it was read after \(last)",
                     path: path)
             }
-            let through = newest ?? newestNow ?? 0
-            newest = through
-            let wanted = entries.prefix { $0.sequence <= through }
+            let bound = through ?? newest ?? 0
+            through = bound
+            let wanted = entries.prefix { $0.sequence <= bound }
             guard !wanted.isEmpty else { return }
             guard try forEachRecord(of: wanted, files: files, body) else { return }
             last = wanted[wanted.endIndex - 1].sequence
