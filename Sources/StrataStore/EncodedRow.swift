@@ -60,17 +60,34 @@ public final class EncodedRowFormat: Sendable {
 ///
 /// A row read on its own (a fault, a row the coordinator caches) has a heap block of its own; the
 /// rows a fetch reads for its objects share blocks of about 4 KiB (``EncodedRowArena``), which
-/// live as long as one of their rows does.
+/// live as long as one of their rows does, or, when the fetch takes most of a decoded block's
+/// rows, stay where the block holds them (``storage(inPlace:format:)``).
 public struct EncodedRow: @unchecked Sendable {
-    /// Heap blocks of rows of one format, the format their header: at each row's start (a
-    /// multiple of 4) its byte count (`UInt32`), then its bytes, then its column offsets. A
-    /// row's bytes are never changed once the row is made (hence `Sendable`, which a
-    /// `ManagedBuffer` is not declared to be); an arena writes later rows after them.
-    final class Storage: ManagedBuffer<EncodedRowFormat, UInt8> {}
+    /// What heads a ``Storage``: the format of its rows and, for rows kept in place, their block.
+    struct Header {
+        /// The format of the rows.
+        let format: EncodedRowFormat
+        /// The decoded block holding the rows' bytes, for rows kept in place; `nil` for rows
+        /// copied into the storage.
+        let block: DecodedBlock?
+    }
+
+    /// Heap blocks of rows of one format. Rows copied into one: at each row's start (a multiple
+    /// of 4) its byte count (`UInt32`), then its bytes, then its column offsets. Rows kept in
+    /// place in a decoded block: each slot's column offsets (2 bytes a stored column), the
+    /// bytes staying in the block. A row's bytes and offsets are never changed once the row is
+    /// made (hence `Sendable`, which a `ManagedBuffer` is not declared to be); later rows are
+    /// written after or beside them.
+    final class Storage: ManagedBuffer<Header, UInt8> {}
+
+    /// Where ``Header/block`` is in a header: after the format, as a struct's stored properties
+    /// are laid out (checked when a storage is made).
+    private static let blockOffset = MemoryLayout<Unmanaged<EncodedRowFormat>>.stride
 
     /// The storage.
     let storage: Storage
-    /// Where the row starts among the storage's elements.
+    /// Where the row starts among the storage's elements, or for a row kept in place its slot
+    /// in the block.
     let start: UInt32
 
     /// The row at `start` of `storage`.
@@ -134,7 +151,30 @@ public struct EncodedRow: @unchecked Sendable {
 
     /// A heap block for rows of `format` with room for at least `capacity` bytes.
     static func storage(format: EncodedRowFormat, capacity: Int) -> Storage {
-        unsafeDowncast(Storage.create(minimumCapacity: capacity) { _ in format }, to: Storage.self)
+        storage(Header(format: format, block: nil), capacity: capacity)
+    }
+
+    /// A heap block for rows of `format` in `block` kept in place (``init(inPlace:slot:offsets:)``),
+    /// with room for every slot's column offsets.
+    static func storage(inPlace block: DecodedBlock, format: EncodedRowFormat) -> Storage {
+        storage(Header(format: format, block: block), capacity: 2 * format.codec.storedColumns * block.rowCount)
+    }
+
+    /// A heap block headed by `header`, with room for at least `capacity` bytes.
+    private static func storage(_ header: Header, capacity: Int) -> Storage {
+        assert(MemoryLayout<Header>.offset(of: \Header.block) == blockOffset)
+        return unsafeDowncast(Storage.create(minimumCapacity: capacity) { _ in header }, to: Storage.self)
+    }
+
+    /// The row in `slot` of the block a storage made by ``storage(inPlace:format:)`` keeps in
+    /// place, its column `offsets` (from a check of the row, which is at most 64 KiB long)
+    /// written into the storage.
+    init(inPlace storage: Storage, slot: Int, offsets: UnsafeRawPointer) {
+        storage.withUnsafeMutablePointers { header, elements in
+            let columns = header.pointee.format.codec.storedColumns
+            (UnsafeMutableRawPointer(elements) + 2 * columns * slot).copyMemory(from: offsets, byteCount: 2 * columns)
+        }
+        self.init(storage: storage, start: slot)
     }
 
     /// Writes a row of `bytes` with its column `offsets` (from a check) at `start` of
@@ -178,6 +218,16 @@ public struct EncodedRow: @unchecked Sendable {
         storage.withUnsafeMutablePointers { header, elements in
             // Reading `storage.header` instead would cost a dynamic exclusivity check.
             let format = UnsafeRawPointer(header).load(as: Unmanaged<EncodedRowFormat>.self)
+            if let block = UnsafeRawPointer(header).load(fromByteOffset: Self.blockOffset, as: Unmanaged<DecodedBlock>?.self) {
+                let slot = Int(start)
+                return format._withUnsafeGuaranteedRef { format in
+                    block._withUnsafeGuaranteedRef {
+                        $0.withRow(at: slot) {
+                            body(format, $0, UnsafeRawPointer(elements) + 2 * format.codec.storedColumns * slot)
+                        }
+                    }
+                }
+            }
             let row = UnsafeRawPointer(elements) + Int(start)
             let count = Int(row.load(as: UInt32.self))
             let offsets = Self.offsetTable(byteCount: count).map { row + 4 + $0 }
@@ -188,7 +238,7 @@ public struct EncodedRow: @unchecked Sendable {
     }
 
     /// The number of columns, as a ``Row`` of the entity has.
-    public var count: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.columnCount } }
+    public var count: Int { storage.withUnsafeMutablePointerToHeader { $0.pointee.format.columnCount } }
 
     /// The number of encoded bytes.
     public var byteCount: Int { withBytes { _, bytes, _ in bytes.count } }

@@ -9,7 +9,8 @@
 /// growth 46 -> 44 MB). A block lives as long as one of its rows does, so a row kept alone keeps
 /// up to 4 KiB; the rows a fetch reads are kept by the objects it makes, which are usually kept
 /// or dropped together. Rows a cache keeps one by one (the coordinator's row cache, a fault's
-/// row) are not copied here. A row of another format than the block's starts a new block; a
+/// row) are not copied here, nor are the rows of a block a fetch takes half or more of, which
+/// stay in place in the block (``EncodedRow/storage(inPlace:format:)``). A row of another format than the block's starts a new block; a
 /// row larger than a quarter of a block gets one of its own.
 struct EncodedRowArena {
     /// The bytes of a shared block.

@@ -54,8 +54,9 @@ extension Store {
 
     /// Calls `body` with every live row of `entity` that `accept` takes, as its encoded bytes, as
     /// ``scan(_:_:)`` calls it with decoded rows: the rows live when the scan starts, block by
-    /// block in log order. `accept` sees each row in place first; only the rows it takes are
-    /// copied, into heap blocks they share (``EncodedRowArena``).
+    /// block in log order. `accept` sees each row of a block in place first; the rows it takes
+    /// are then passed to `body`, kept in place in their block or copied as
+    /// ``takeRows(of:count:slot:key:accept:format:file:offset:taken:arena:_:)`` decides.
     ///
     /// - Throws: what `accept` or `body` throws, or ``StoreError`` `corrupt`/`io` for a bad block
     ///   or row.
@@ -67,24 +68,21 @@ extension Store {
             throw StoreError(.invalidValue, "no entity with id \(entity)")
         }
         var arena = EncodedRowArena()
+        var taken: [Int] = []
         try forEachLiveBlock(entity) { block, slots, place, file in
             let format = try blockFormat(entity, of: block, file: file, offset: Int64(place.offset))
-            for (key, slot) in slots {
-                guard
-                    let row = try acceptedRow(
-                        accept, key, block, slot: slot, format: format, file: file, offset: Int64(place.offset),
-                        copy: { arena.copy($0, offsets: $1, format: format) })
-                else { continue }
-                try body(key, row)
-            }
+            try takeRows(
+                of: block, count: slots.count, slot: { slots[$0].slot }, key: { slots[$0].key }, accept: accept,
+                format: format, file: file, offset: Int64(place.offset), taken: &taken, arena: &arena
+            ) { try body(slots[$0].key, $1) }
         }
     }
 
     /// Calls `body` with the live rows of `entity` at `keys` that `accept` takes, as their encoded
     /// bytes (keys without a live row are skipped), block by block in log order, as
     /// ``forEachRow(_:keys:columns:_:)`` calls it with decoded rows: one read per block holding
-    /// some of the rows. `accept` sees each row in place first; only the rows it takes are
-    /// copied, into heap blocks they share (``EncodedRowArena``).
+    /// some of the rows. `accept` sees each row in place first; the rows it takes are kept in
+    /// place or copied as ``scanEncoded(_:where:_:)`` keeps them.
     ///
     /// - Throws: what `accept` or `body` throws; ``StoreError`` `corrupt` or `io` for a bad block
     ///   or row.
@@ -108,17 +106,20 @@ extension Store {
     /// - Throws: ``StoreError`` `corrupt` or `io` for a bad block or row.
     public func readEncoded(_ entity: Int, keys: [PrimaryKey]) throws -> [EncodedRow?] {
         var rows = [EncodedRow?](repeating: nil, count: keys.count)
-        try forEachAcceptedRow(entity, keys: keys, where: { _, _ in true }, recordsChecks: false, sharesBlocks: false) {
-            position, row in
-            rows[position] = row
+        try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
+            let format = try blockFormat(Int(place.entity), of: block, file: file, offset: Int64(place.offset))
+            for (position, slot) in slots {
+                rows[position] = try encodedRow(
+                    block, slot: slot, format: format, file: file, offset: Int64(place.offset), recordsCheck: false)
+            }
         }
         return rows
     }
 
     /// The rows of `entity` at `keys` that `accept` takes, as their encoded bytes, in the order
     /// of `keys` (`nil` where no live row is or `accept` did not take it). `accept` sees each live
-    /// row in place, block by block in log order; only the rows it takes are copied, into heap
-    /// blocks they share (``EncodedRowArena``).
+    /// row in place, block by block in log order; the rows it takes are kept in place or copied
+    /// as ``scanEncoded(_:where:_:)`` keeps them.
     ///
     /// - Throws: what `accept` throws; ``StoreError`` `corrupt` or `io` for a bad block or row.
     public func readEncoded(
@@ -129,31 +130,55 @@ extension Store {
         return rows
     }
 
-    /// Calls `body` with the position in `keys` and a copy of each live row of `entity` at `keys`
-    /// that `accept` takes, block by block in log order; each row's check recorded in its block
-    /// when `recordsChecks`, the copies sharing heap blocks when `sharesBlocks`.
+    /// Calls `body` with the position in `keys` and each live row of `entity` at `keys` that
+    /// `accept` takes, block by block in log order, as ``forEachEncodedRow(_:keys:where:_:)``.
     private func forEachAcceptedRow(
         _ entity: Int, keys: [PrimaryKey], where accept: (PrimaryKey, EncodedRowView) throws -> Bool,
-        recordsChecks: Bool = true,
-        sharesBlocks: Bool = true, _ body: (Int, consuming EncodedRow) throws -> Void
+        _ body: (Int, consuming EncodedRow) throws -> Void
     ) throws {
         var arena = EncodedRowArena()
+        var taken: [Int] = []
         try forEachLiveSlot(entity, keys: keys) { block, slots, place, file in
             let format = try blockFormat(Int(place.entity), of: block, file: file, offset: Int64(place.offset))
-            for (position, slot) in slots {
-                let key = keys[position]
-                guard
-                    let row = try acceptedRow(
-                        accept, key, block, slot: slot, format: format, file: file, offset: Int64(place.offset),
-                        recordsCheck: recordsChecks,
-                        copy: {
-                            sharesBlocks
-                                ? arena.copy($0, offsets: $1, format: format)
-                                : EncodedRow(copying: $0, offsets: $1, format: format)
-                        })
-                else { continue }
-                try body(position, row)
+            try takeRows(
+                of: block, count: slots.count, slot: { slots[$0].slot }, key: { keys[slots[$0].position] },
+                accept: accept, format: format, file: file, offset: Int64(place.offset), taken: &taken, arena: &arena
+            ) { try body(slots[$0].position, $1) }
+        }
+    }
+
+    /// Calls `body` with each of `count` live rows of a decoded block (the `n`th in `slot(n)`, at
+    /// `key(n)`) that `accept` takes, passing `n` and the row; `accept` sees every one of them in
+    /// place, checked (the check recorded in the block), before `body` gets the first.
+    ///
+    /// When the rows taken are at least half of the block's, they are kept in place: they share
+    /// a heap block holding their column offsets (``EncodedRow/storage(inPlace:format:)``), which
+    /// holds the decoded block, usually the one the block cache holds, so a fetch of most rows
+    /// copies no row's bytes. Fewer rows are copied into `arena`, so that a few rows kept do not
+    /// keep a whole block alive. A row of more than 64 KiB, which keeps no column offsets, is
+    /// copied too. `taken` is a buffer the caller lends for every block.
+    private func takeRows(
+        of block: DecodedBlock, count: Int, slot: (Int) -> Int, key: (Int) -> PrimaryKey,
+        accept: (PrimaryKey, EncodedRowView) throws -> Bool, format: EncodedRowFormat, file: SegmentFile,
+        offset: Int64, taken: inout [Int], arena: inout EncodedRowArena, _ body: (Int, consuming EncodedRow) throws -> Void
+    ) throws {
+        taken.removeAll(keepingCapacity: true)
+        let codec = Unmanaged.passUnretained(format.codec)
+        for n in 0..<count {
+            let takes = try withCheckedRow(block, slot: slot(n), format: format, file: file, offset: offset) {
+                bytes, offsets in
+                try accept(key(n), EncodedRowView(bytes: bytes, offsets: offsets, codec: codec))
             }
+            if takes { taken.append(n) }
+        }
+        let shared = 2 * taken.count >= block.rowCount ? EncodedRow.storage(inPlace: block, format: format) : nil
+        for n in taken {
+            let row = try withCheckedRow(block, slot: slot(n), format: format, file: file, offset: offset) {
+                bytes, offsets in
+                if let shared, let offsets { return EncodedRow(inPlace: shared, slot: slot(n), offsets: offsets) }
+                return arena.copy(bytes, offsets: offsets, format: format)
+            }
+            try body(n, row)
         }
     }
 
@@ -179,25 +204,6 @@ extension Store {
         try withCheckedRow(block, slot: slot, format: format, file: file, offset: offset, recordsCheck: recordsCheck) {
             bytes, offsets in
             EncodedRow(copying: bytes, offsets: offsets, format: format)
-        }
-    }
-
-    /// A copy of the encoded row in `slot` of a decoded block when `accept` takes it, seen in
-    /// place once checked as ``encodedRow(_:slot:format:file:offset:recordsCheck:)`` checks it;
-    /// else `nil`. `copy` makes the copy of the row's bytes and column offsets.
-    private func acceptedRow(
-        _ accept: (PrimaryKey, EncodedRowView) throws -> Bool, _ key: PrimaryKey, _ block: DecodedBlock, slot: Int,
-        format: EncodedRowFormat,
-        file: SegmentFile, offset: Int64, recordsCheck: Bool = true,
-        copy: (UnsafeRawBufferPointer, UnsafeRawPointer?) -> EncodedRow
-    ) throws -> EncodedRow? {
-        try withCheckedRow(block, slot: slot, format: format, file: file, offset: offset, recordsCheck: recordsCheck) {
-            bytes, offsets in
-            guard
-                try accept(
-                    key, EncodedRowView(bytes: bytes, offsets: offsets, codec: Unmanaged.passUnretained(format.codec)))
-            else { return nil }
-            return copy(bytes, offsets)
         }
     }
 

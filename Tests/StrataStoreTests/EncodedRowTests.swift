@@ -166,11 +166,12 @@ import Testing
         try store.close()
     }
 
-    /// The rows a scan or a read by keys copies share heap blocks of about 4 KiB, small rows
-    /// one after the other and a row of another format (written before the schema evolved) or
-    /// too large in a block of its own; each reads every value it was written with after the
-    /// scan returned and after the rows around it are gone. Rows read for a cache (by keys,
-    /// without a filter) and a row read on its own keep a block each.
+    /// The rows a scan or a read by keys copies (fewer than half of each block's rows: see
+    /// ``rowsTakenFromMostOfABlockStayInPlaceAndOutliveItsCachingAndCompaction()``) share heap
+    /// blocks of about 4 KiB, small rows one after the other and a row of another format (written
+    /// before the schema evolved) or too large in a block of its own; each reads every value it
+    /// was written with after the scan returned and after the rows around it are gone. Rows read
+    /// for a cache (by keys, without a filter) and a row read on its own keep a block each.
     @Test func rowsAFetchCopiesShareBlocksAndOutliveTheirNeighbours() throws {
         let directory = TemporaryDirectory()
         let url = directory.store()
@@ -210,29 +211,31 @@ import Testing
         func expected(_ key: PrimaryKey) -> Row { Row(row(key).values + [.int(key <= 60 ? 7 : key)]) }
 
         var scanned: [(PrimaryKey, EncodedRow)] = []
-        try store!.scanEncoded(0, where: { key, _ in key % 3 != 0 }) { key, row in scanned.append((key, row)) }
+        try store!.scanEncoded(0, where: { key, _ in key % 3 == 0 }) { key, row in scanned.append((key, row)) }
         var byKeys: [(PrimaryKey, EncodedRow)] = []
-        try store!.forEachEncodedRow(0, keys: Array(1...100), where: { _, _ in true }) { key, row in
+        try store!.forEachEncodedRow(0, keys: Array(1...100), where: { key, _ in key % 3 == 1 }) { key, row in
             byKeys.append((key, row))
         }
-        #expect(scanned.count == 67 && byKeys.count == 100)
+        #expect(scanned.count == 33 && byKeys.count == 34)
         for (rows, stage) in [(scanned, "scan"), (byKeys, "by keys")] {
             let blocks = Dictionary(grouping: rows) { ObjectIdentifier($0.1.storage) }
             for (key, row) in rows {
+                #expect(row.storage.header.block == nil, "\(stage) \(key): copied, not in place")
                 let size = EncodedRow.size(
-                    byteCount: row.byteCount, storedColumns: row.storage.header.codec.storedColumns)
+                    byteCount: row.byteCount, storedColumns: row.storage.header.format.codec.storedColumns)
                 let shared = blocks[ObjectIdentifier(row.storage)]!.count > 1
                 #expect(
                     shared == (size <= EncodedRowArena.blockCapacity / 4),
                     "\(stage) \(key): \(size) bytes, shared \(shared)")
-                let formats = Set(blocks[ObjectIdentifier(row.storage)]!.map { ObjectIdentifier($0.1.storage.header) })
+                let formats = Set(
+                    blocks[ObjectIdentifier(row.storage)]!.map { ObjectIdentifier($0.1.storage.header.format) })
                 #expect(formats.count == 1, "\(stage) \(key): one format a block")
             }
             #expect(blocks.count < rows.count / 3, "\(stage): \(blocks.count) blocks for \(rows.count) rows")
             // The rows read back after the scan, then with every other row of the scan gone.
             for (key, row) in rows { Self.check(row, expected(key), "\(stage) \(key)") }
         }
-        let kept = scanned.filter { $0.0 % 10 == 1 }
+        let kept = scanned.filter { $0.0 % 10 == 3 }
         scanned = []
         byKeys = []
         for (key, row) in kept { Self.check(row, expected(key), "kept \(key)") }
@@ -241,6 +244,65 @@ import Testing
             Set(cached.map { ObjectIdentifier($0!.storage) }).count == 100, "rows read for a cache keep a block each")
         for (key, row) in zip(1...100, cached) { Self.check(row, expected(PrimaryKey(key)), "cached \(key)") }
         try store!.close()
+    }
+
+    /// A scan or a read by keys that takes at least half of a block's rows keeps them in place:
+    /// the rows of one block share one heap block of their column offsets, which holds the
+    /// decoded block, and no row's bytes are copied. Rows taken from fewer than half are copied.
+    /// The rows kept in place read every value they were written with after their blocks left a
+    /// cache too small for them, after compaction rewrote their segments and after the store
+    /// closed.
+    @Test func rowsTakenFromMostOfABlockStayInPlaceAndOutliveItsCachingAndCompaction() throws {
+        let directory = TemporaryDirectory()
+        var configuration = TestSchema.configuration()
+        configuration.cacheSize = 16 << 10
+        configuration.segmentSize = 16 << 10
+        let store = try Store.open(at: directory.store(), schema: TestSchema.schema, configuration: configuration)
+        var keys: [PrimaryKey] = []
+        for _ in 0..<10 {
+            var transaction = Transaction()
+            for key in store.allocateKeys(for: TestSchema.employee, count: 40) {
+                transaction.insert(TestSchema.employee, key: key, row: TestSchema.employee(Int(key)))
+                keys.append(key)
+            }
+            try store.commit(transaction)
+        }
+        var scanned: [(PrimaryKey, EncodedRow)] = []
+        try store.scanEncoded(TestSchema.employee, where: { _, _ in true }) { scanned.append(($0, $1)) }
+        var byKeys: [(PrimaryKey, EncodedRow)] = []
+        try store.forEachEncodedRow(TestSchema.employee, keys: keys.filter { $0 % 4 != 0 }, where: { _, _ in true }) {
+            byKeys.append(($0, $1))
+        }
+        #expect(scanned.count == 400 && byKeys.count == 300)
+        for (rows, stage) in [(scanned, "scan"), (byKeys, "by keys")] {
+            let storages = Dictionary(grouping: rows) { ObjectIdentifier($0.1.storage) }
+            for rowsOfStorage in storages.values {
+                let blocks = Set(rowsOfStorage.map { $0.1.storage.header.block.map(ObjectIdentifier.init) })
+                #expect(blocks.count == 1 && blocks.first! != nil, "\(stage): rows in place, one block a storage")
+            }
+            #expect(
+                storages.count >= 10 && storages.count <= rows.count / 10,
+                "\(stage): \(storages.count) storages for \(rows.count) rows")
+        }
+        var few: [EncodedRow] = []
+        try store.scanEncoded(TestSchema.employee, where: { key, _ in key % 4 == 0 }) { few.append($1) }
+        #expect(few.count == 100 && few.allSatisfy { $0.storage.header.block == nil }, "a quarter of each block copied")
+
+        var deletion = Transaction()
+        for key in keys where key % 4 == 0 { deletion.delete(TestSchema.employee, key: key) }
+        try store.commit(deletion)
+        try store.deleteHistory(before: store.lastSequence + 1)
+        try store.compact()
+        var compacted = 0
+        try store.scanEncoded(TestSchema.employee, where: { _, _ in true }) { key, row in
+            compacted += 1
+            Self.check(row, TestSchema.employee(Int(key)), "\(key) read after compaction")
+        }
+        #expect(compacted == 300)
+        try store.close()
+        for (key, row) in scanned + byKeys {
+            Self.check(row, TestSchema.employee(Int(key)), "\(key) kept in place, after compaction and close")
+        }
     }
 
     /// Reading rows of a block in place (the rows a walk tests) records each row's column

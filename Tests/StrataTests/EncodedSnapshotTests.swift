@@ -8,8 +8,9 @@ import Testing
 import Glibc
 
 /// Objects loaded from an engine store, and the row cache, keep the row as its encoded bytes
-/// (a few dozen bytes, strings included: in a heap block of its own, or sharing one of about
-/// 4 KiB with the other rows of a scan), whichever way they were loaded: a fetch that scans, a
+/// (a few dozen bytes, strings included: in a heap block of its own, sharing one of about 4 KiB
+/// with the other rows of a fetch, or in place in the decoded block when the fetch takes most of
+/// its rows), whichever way they were loaded: a fetch that scans, a
 /// fetch through a fetch index with a residual test, a fault, a prefetch.
 /// The values read from them are those saved, also after the row changed and the object was
 /// refreshed; an in-memory store's objects keep the rows it holds.
@@ -52,29 +53,22 @@ import Glibc
         let usableSize = try Self.usableSize()
         let context = container.newBackgroundContext()
         try context.performAndWait {
-            // A scan: its rows share heap blocks of about 4 KiB, one after the other.
+            // A scan of every row: the rows stay in place in their decoded blocks, those of one
+            // block sharing one heap block of their column offsets.
             let all = try context.fetch(FetchRequest<Employee>(entityName: "Employee"))
             #expect(all.count == 40)
             let rows = try all.map { try #require(Self.encodedRow(of: $0)) }
-            let blocks = Dictionary(grouping: rows) { ObjectIdentifier($0.storage) }
-            var taken = 0
-            for rowsOfBlock in blocks.values {
-                // Each row: its length (4 bytes), its bytes and its column offsets, rounded up to
-                // 4 bytes; the block: the object header and the format (24 bytes), then the rows.
-                // malloc may hand out up to 46 bytes more than asked for.
-                let storage = rowsOfBlock[0].storage
-                let sizes = rowsOfBlock.map {
-                    EncodedRow.size(byteCount: $0.byteCount, storedColumns: storage.header.codec.storedColumns)
-                }
-                let block = usableSize(Unmanaged.passUnretained(storage).toOpaque())
-                #expect(sizes.reduce(0, +) <= EncodedRowArena.blockCapacity)
-                #expect(block >= 24 + EncodedRowArena.blockCapacity && block <= 32 + EncodedRowArena.blockCapacity + 46)
-                #expect(Set(rowsOfBlock.map(\.start)).count == rowsOfBlock.count, "each row at its own place")
-                taken += sizes.reduce(0, +)
+            for rowsOfStorage in Dictionary(grouping: rows, by: { ObjectIdentifier($0.storage) }).values {
+                let storage = rowsOfStorage[0].storage
+                let block = try #require(storage.header.block, "a row of a full scan kept in place")
+                #expect(rowsOfStorage.allSatisfy { $0.storage.header.block === block })
+                #expect(Set(rowsOfStorage.map(\.start)).count == rowsOfStorage.count, "each row in its own slot")
+                // The object header and the header (32 bytes), then 2 bytes a stored column a
+                // slot; malloc may hand out up to 46 bytes more than asked for.
+                let offsets = 2 * storage.header.format.codec.storedColumns * block.rowCount
+                let size = usableSize(Unmanaged.passUnretained(storage).toOpaque())
+                #expect(size >= 32 + offsets && size <= 32 + offsets + 46)
             }
-            #expect(
-                blocks.count <= 1 + taken / (EncodedRowArena.blockCapacity - 256),
-                "blocks filled before the next is made")
             for (employee, row) in zip(all, rows) {
                 #expect(row.footprint <= row.byteCount + 1 + 2 * row.count)
                 #expect(row.byteCount < 160, "bitmap, tag, name, salary, flag, 120 bytes of notes, reference")
@@ -84,6 +78,18 @@ import Glibc
                 #expect(employee.active == (index % 3 != 0))
                 #expect(employee.department?.name == "Research")
             }
+        }
+        let single = container.newBackgroundContext()
+        try single.performAndWait {
+            // A fetch taking one row of its block (a test on the name): the row is copied, into a
+            // shared heap block of about 4 KiB (the object header and the header, 32 bytes, then
+            // the rows), not kept in place.
+            let request = FetchRequest<Employee>(entityName: "Employee")
+            request.predicate = FetchPredicate(key: "name", .equalTo, "e7")
+            let row = try #require(try single.fetch(request).first.flatMap(Self.encodedRow))
+            #expect(row.storage.header.block == nil)
+            let size = usableSize(Unmanaged.passUnretained(row.storage).toOpaque())
+            #expect(size >= 32 + EncodedRowArena.blockCapacity && size <= 32 + EncodedRowArena.blockCapacity + 46)
         }
         let other = container.newBackgroundContext()
         try other.performAndWait {
