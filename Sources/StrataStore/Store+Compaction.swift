@@ -116,6 +116,10 @@ extension Store {
                 }
             }
             if !current.isEmpty { runs.append(current) }
+            if let first = runs.first {
+                runs[0] = extendedToTheLogStart(
+                    first, order: order, stats: stats, retainedAfter: floor, onDemand: onDemand)
+            }
             // A run's checkpoint holds the fetch indexes: they are parsed only when there is one,
             // so a maintenance round that finds nothing to compact leaves them pending.
             if !runs.isEmpty { loadPendingFetchIndexes() }
@@ -140,6 +144,29 @@ extension Store {
             }
             return report
         }
+    }
+
+    /// `run` (the first run of segments a compaction selected, in the log's `order`) with the
+    /// segments before it in front when they take no more bytes than it does and (in the
+    /// background, with history tracked) hold no retained history, so that it starts the log.
+    ///
+    /// A run that does not start the log keeps its deletes as markers, since an older segment may
+    /// still hold the rows they delete, and compacting it again copies them again: behind a first
+    /// segment that is never compacted (all live), the markers of every delete ever made would
+    /// pile up, on disk and in each compaction's memory. A run that starts the log drops them, and
+    /// taking the segments before a run when they are no larger bounds what the markers a run
+    /// carries can grow to by the size of the segments before it.
+    private func extendedToTheLogStart(
+        _ run: [UInt32], order: [UInt32], stats: [UInt32: SegmentStats], retainedAfter floor: UInt64, onDemand: Bool
+    ) -> [UInt32] {
+        guard let start = order.firstIndex(of: run[0]), start > 0 else { return run }
+        let before = order[..<start]
+        func bytes(_ segments: some Sequence<UInt32>) -> Int64 {
+            segments.reduce(0) { $0 + (stats[$1]?.fileBytes ?? 0) }
+        }
+        let retained =
+            configuration.historyTracking && !onDemand && before.contains { (stats[$0]?.maxSequence ?? 0) > floor }
+        return !retained && bytes(before) <= bytes(run) ? Array(before) + run : run
     }
 
     /// Rewrites a run of adjacent sealed segments into new ones, keeping the order of what is
@@ -257,7 +284,9 @@ extension Store {
                             record, in: bytes, at: start, file: file, offset: position, blockNumbers: blockNumbers,
                             isPrefix: isPrefix, into: &builder, moves: &pendingMoves)
                         builderSequence = max(builderSequence, record.sequence)
-                        if builder.rowBytes >= 1 << 20 { try flush() }
+                        if builder.rowBytes >= 1 << 20 || builder.ops.count >= Self.compactionOpsPerRecord {
+                            try flush()
+                        }
                     }
                     position += record.length
                 }
@@ -285,6 +314,11 @@ extension Store {
         for file in files { file.markObsolete() }
         return (bytesRead, outputEnds.reduce(0) { $0 + $1 })
     }
+
+    /// The most operations a record compaction writes holds: a record of rows is cut at 1 MiB of
+    /// them, and one of delete markers, which have no row, at this many, so that the operations a
+    /// compaction keeps in memory at once stay bounded.
+    static let compactionOpsPerRecord = 65_536
 
     /// Adds the rows of `record` that are still live (and, unless the run starts the log, its
     /// deletes) to the compaction record being built. The record starts at `start` of `bytes`,
@@ -363,7 +397,8 @@ extension Store {
                 numbers.reserveCapacity(written.spans.count)
                 for record in written.records {
                     let segment = outputs[record.output].id
-                    numbers += state.registerBlocks(written.spans[record.spans], segment: segment, offset: record.offset)
+                    numbers += state.registerBlocks(
+                        written.spans[record.spans], segment: segment, offset: record.offset)
                     state.stats[segment]!.maxSequence = max(state.stats[segment]!.maxSequence, record.sequence)
                     state.stats[segment]!.deadBytes += record.rowBytes
                 }
