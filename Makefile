@@ -47,7 +47,8 @@ service-demo: deps
 # and 256 connections and the change feed's lag at 1,000 writes/s, SERVICE_SECONDS (default 10)
 # each, ROUNDS (default 3) rounds; prints the table and, last, the JSON object. service-memory runs
 # 50/50 at 64 connections for SERVICE_SECONDS (default 1800) and compares the server's memory after
-# the first 5 minutes with its memory at the end. service-soak SIGKILLs the server under write load
+# the first 5 minutes with its memory at the end (SERVICE_STEADY=1: the data set keeps its size,
+# every other create deleting an employee the run created). service-soak SIGKILLs the server under write load
 # SERVICE_KILLS (default 50) times per backend and checks every acknowledged write and the feed.
 SERVICE_LOAD := Benchmarks/.build/release/strata-service-load
 .PHONY: service-load-build service-bench service-memory service-soak
@@ -57,7 +58,7 @@ service-load-build: deps
 service-bench: service-load-build
 	$(SERVICE_LOAD) bench --rounds $${ROUNDS:-3}
 service-memory: service-load-build
-	$(SERVICE_LOAD) memory
+	$(SERVICE_LOAD) memory $(if $(SERVICE_STEADY),--steady)
 service-soak: service-load-build
 	$(SERVICE_LOAD) soak --kills $${SERVICE_KILLS:-50}
 

@@ -7,7 +7,9 @@ import Workloads
 /// A read is a `GET /employees/{id}` of a random seeded employee, or one time in ten a page of
 /// 20 employees above a random salary, highest first (the W5 query as a list route). A write
 /// is a `POST /employees` of a new employee in a random department, or half the time a `PATCH`
-/// of a random seeded employee's salary. Every write is one durable save.
+/// of a random seeded employee's salary. Every write is one durable save. A run that keeps the
+/// data set's size (``nextRequest(in:random:created:)`` with the IDs a worker created) deletes
+/// the oldest employee the worker created in place of every other create.
 struct LoadMix: Hashable, Sendable, CustomStringConvertible {
     /// The share of reads, in percent.
     let readPercent: Int
@@ -38,12 +40,20 @@ struct LoadMix: Hashable, Sendable, CustomStringConvertible {
     struct Request: Sendable {
         /// Whether it writes.
         var isWrite: Bool
+        /// Whether it creates an employee, whose record its answer holds.
+        var creates = false
         /// Sends it with `client`.
         var send: @Sendable (ServiceClient) async throws -> ServiceClient.Answer
     }
 
-    /// The next request, drawn with `random`.
-    func nextRequest(in dataset: ServiceDataset, random: inout SplitMix64) -> Request {
+    /// The employees a worker of a run keeping the data set's size holds created before it
+    /// deletes the oldest instead of creating another.
+    static let createdBacklog = 8
+
+    /// The next request, drawn with `random`. With `created` (the IDs of the employees the
+    /// worker created and did not delete, oldest first), a create drawn while it holds
+    /// ``createdBacklog`` IDs deletes the oldest instead, so that creates and deletes balance.
+    func nextRequest(in dataset: ServiceDataset, random: inout SplitMix64, created: inout [Int64]?) -> Request {
         let id = dataset.randomEmployee(&random)
         if Int(random.below(100)) < readPercent {
             if random.below(10) == 0 {
@@ -58,6 +68,10 @@ struct LoadMix: Hashable, Sendable, CustomStringConvertible {
             return Request(isWrite: true) { try await $0.send(.PATCH, "/employees/\(id)", patch) }
         }
         let input = dataset.newEmployee(&random)
-        return Request(isWrite: true) { try await $0.send(.POST, "/employees", input) }
+        if let backlog = created, backlog.count >= Self.createdBacklog {
+            let oldest = created!.removeFirst()
+            return Request(isWrite: true) { try await $0.send(.DELETE, "/employees/\(oldest)") }
+        }
+        return Request(isWrite: true, creates: true) { try await $0.send(.POST, "/employees", input) }
     }
 }

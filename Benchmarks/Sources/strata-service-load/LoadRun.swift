@@ -1,6 +1,7 @@
 import BenchSupport
 import Foundation
 import NIOCore
+import StrataService
 import Workloads
 
 /// What one run of a mix at one number of connections measured.
@@ -47,6 +48,9 @@ struct LoadRun: Sendable {
     let seconds: Double
     /// The seed of the workers' generators (worker `i` uses `seed + i`).
     let seed: UInt64
+    /// Whether each worker deletes employees it created as it creates others, so that the data
+    /// set keeps its size (``LoadMix/nextRequest(in:random:created:)``).
+    var keepsSize = false
 
     /// Runs against the service at `baseURL` (process `pid`, whose memory it samples), whose
     /// data is `dataset`.
@@ -61,7 +65,7 @@ struct LoadRun: Sendable {
                 group.addTask {
                     await Self.work(
                         client: client, mix: mix, dataset: dataset, until: deadline,
-                        random: SplitMix64(seed: seed &+ UInt64(worker)))
+                        random: SplitMix64(seed: seed &+ UInt64(worker)), keepsSize: keepsSize)
                 }
             }
             var total = LoadResult()
@@ -79,16 +83,23 @@ struct LoadRun: Sendable {
 
     /// One worker's requests until `deadline`.
     private static func work(
-        client: ServiceClient, mix: LoadMix, dataset: ServiceDataset, until deadline: UInt64, random: SplitMix64
+        client: ServiceClient, mix: LoadMix, dataset: ServiceDataset, until deadline: UInt64, random: SplitMix64,
+        keepsSize: Bool
     ) async -> LoadResult {
         var random = random
         var result = LoadResult()
+        var created: [Int64]? = keepsSize ? [] : nil
         while monotonicNanoseconds() < deadline {
-            let request = mix.nextRequest(in: dataset, random: &random)
+            let request = mix.nextRequest(in: dataset, random: &random, created: &created)
             let sent = monotonicNanoseconds()
             let failure: String?
             do {
                 let answer = try await request.send(client)
+                if request.creates, answer.succeeded, created != nil,
+                    let record = try? ServiceClient.decode(EmployeeRecord.self, from: answer)
+                {
+                    created!.append(record.id)
+                }
                 failure = answer.succeeded ? nil : "HTTP \(answer.status): \(String(buffer: answer.body).prefix(300))"
             } catch {
                 failure = "\(error)"

@@ -52,7 +52,8 @@ func progress(_ message: String) {
 struct LoadBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Requests/s, latency and memory of each mix and connection count, and the feed's lag, on both backends.")
+        abstract:
+            "Requests/s, latency and memory of each mix and connection count, and the feed's lag, on both backends.")
 
     @OptionGroup var options: ServerOptions
 
@@ -81,7 +82,9 @@ struct LoadBench: AsyncParsableCommand {
         BenchCommand.warnIfDebugBuild()
         let seconds = seconds ?? ServerOptions.seconds(default: 10)
         let connectionCounts = try ServerOptions.list(connections) { text in
-            guard let count = Int(text), count > 0 else { throw ValidationError("--connections: \(text) is not a count") }
+            guard let count = Int(text), count > 0 else {
+                throw ValidationError("--connections: \(text) is not a count")
+            }
             return count
         }
         let mixes = try ServerOptions.list(mixes, LoadMix.init(parsing:))
@@ -191,6 +194,9 @@ struct LoadMemory: AsyncParsableCommand {
     @Option(help: "Employees imported before the run (default 10000).")
     var employees = 10_000
 
+    @Flag(help: "Keep the data set's size: every other create deletes an employee the run created instead.")
+    var steady = false
+
     func run() async throws {
         BenchCommand.warnIfDebugBuild()
         let seconds = seconds ?? ServerOptions.seconds(default: 1800)
@@ -211,17 +217,20 @@ struct LoadMemory: AsyncParsableCommand {
             try? await Task.sleep(for: .seconds(firstSample))
             return sampler.sample()
         }
-        let result = await LoadRun(mix: mix, connections: connections, seconds: seconds, seed: options.seed)
-            .run(baseURL: server.baseURL, pid: server.pid ?? 0, dataset: dataset)
+        let result = await LoadRun(
+            mix: mix, connections: connections, seconds: seconds, seed: options.seed, keepsSize: steady
+        ).run(baseURL: server.baseURL, pid: server.pid ?? 0, dataset: dataset)
         let last = sampler.sample()
         let early = await first.value
         func megabytes(_ bytes: Int?) -> String { bytes.map { formatFigure(Double($0) / 1e6) } ?? "-" }
         let change = early.flatMap { early in last.map { (Double($0) / Double(early) - 1) * 100 } }
         print(
-            "memory: backend \(backend), \(mix) c\(connections), \(formatFigure(result.requestsPerSecond)) requests/s, "
+            "memory: backend \(backend), \(mix)\(steady ? " steady" : "") c\(connections), "
+                + "\(formatFigure(result.requestsPerSecond)) requests/s, "
                 + "\(result.errors) errors; resident \(megabytes(early)) MB after \(formatFigure(firstSample)) s, "
                 + "\(megabytes(last)) MB after \(formatFigure(result.seconds)) s "
-                + "(\(change.map { String(format: "%+.1f", $0) } ?? "-")%), peak \(megabytes(result.peakResidentBytes)) MB")
+                + "(\(change.map { String(format: "%+.1f", $0) } ?? "-")%), peak \(megabytes(result.peakResidentBytes)) MB"
+        )
     }
 }
 
