@@ -218,7 +218,11 @@ public struct EncodedRow: @unchecked Sendable {
         storage.withUnsafeMutablePointers { header, elements in
             // Reading `storage.header` instead would cost a dynamic exclusivity check.
             let format = UnsafeRawPointer(header).load(as: Unmanaged<EncodedRowFormat>.self)
-            if let block = UnsafeRawPointer(header).load(fromByteOffset: Self.blockOffset, as: Unmanaged<DecodedBlock>?.self) {
+            // A row kept in place: the storage holds its block, as it holds the format, for as
+            // long as the caller holds the row, so both are borrowed without being retained.
+            if let block = UnsafeRawPointer(header).load(
+                fromByteOffset: Self.blockOffset, as: Unmanaged<DecodedBlock>?.self)
+            {
                 let slot = Int(start)
                 return format._withUnsafeGuaranteedRef { format in
                     block._withUnsafeGuaranteedRef {

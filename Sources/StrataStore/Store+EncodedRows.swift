@@ -160,9 +160,11 @@ extension Store {
     private func takeRows(
         of block: DecodedBlock, count: Int, slot: (Int) -> Int, key: (Int) -> PrimaryKey,
         accept: (PrimaryKey, EncodedRowView) throws -> Bool, format: EncodedRowFormat, file: SegmentFile,
-        offset: Int64, taken: inout [Int], arena: inout EncodedRowArena, _ body: (Int, consuming EncodedRow) throws -> Void
+        offset: Int64, taken: inout [Int], arena: inout EncodedRowArena,
+        _ body: (Int, consuming EncodedRow) throws -> Void
     ) throws {
         taken.removeAll(keepingCapacity: true)
+        // Borrowed for the views: `format` holds the codec for the whole call.
         let codec = Unmanaged.passUnretained(format.codec)
         for n in 0..<count {
             let takes = try withCheckedRow(block, slot: slot(n), format: format, file: file, offset: offset) {
