@@ -10,8 +10,9 @@
 /// up to 4 KiB; the rows a fetch reads are kept by the objects it makes, which are usually kept
 /// or dropped together. Rows a cache keeps one by one (the coordinator's row cache, a fault's
 /// row) are not copied here, nor are the rows of a block a fetch takes half or more of, which
-/// stay in place in the block (``EncodedRow/storage(inPlace:format:)``). A row of another format than the block's starts a new block; a
-/// row larger than a quarter of a block gets one of its own.
+/// stay in place in the block (``EncodedRow/storage(inPlace:format:)``). A row of another format
+/// than the block's starts a new block; a row larger than a quarter of a block gets one of its
+/// own.
 struct EncodedRowArena {
     /// The bytes of a shared block.
     static let blockCapacity = 4096
