@@ -1,6 +1,8 @@
 /// The object index of one entity: from primary key to row location, and the encoded size of
 /// each live row (for exact dead-byte counts). 12 bytes a key, in pages of 4,096 keys
-/// (``IndexPage``) that copies of the index share until one of them writes.
+/// (``IndexPage``) that copies of the index share until one of them writes; a page whose keys
+/// all lost their rows takes no memory (``IndexPage/vacant``), so a workload that creates and
+/// deletes keeps memory for its live rows' pages only.
 ///
 /// An index opened from a checkpoint starts with pages not yet read: a lookup in one reads and
 /// verifies it first, and can throw. Writers call ``prepare(_:)`` for every key they will set
@@ -69,7 +71,7 @@ struct EntityIndex: Sendable {
             pages.reserveCapacity(Swift.max(number + 1, pages.count + pages.count / 8))
             while pages.count <= number { pages.append(IndexPage()) }
         }
-        if !isKnownUniquelyReferenced(&pages[number]) {
+        if !isKnownUniquelyReferenced(&pages[number]) || pages[number].isVacant {
             guard let copy = try? pages[number].copy() else {
                 preconditionFailure("an index page is written before it is prepared")
             }
@@ -83,6 +85,8 @@ struct EntityIndex: Sendable {
         let previous = RowLocation(raw: previousRaw)
         if previous.isPresent != location.isPresent { liveCount += location.isPresent ? 1 : -1 }
         page.set(slot, location: location.raw, size: UInt32(clamping: size))
+        // A page left without rows gives its memory back; the last page stays, as new keys go there.
+        if page.liveCount == 0 && number < pages.count - 1 { pages[number] = IndexPage.vacant }
         return previous
     }
 

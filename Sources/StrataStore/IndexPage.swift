@@ -10,14 +10,18 @@ import StrataSynchronization
 /// no per-object state, and an index larger than memory is read only where it is used.
 ///
 /// Pages are shared between copies of an ``EntityIndex`` (a checkpoint's snapshot, a scan) and
-/// copied before a write when shared.
+/// copied before a write when shared. A page whose keys all lost their rows is replaced by
+/// ``vacant``, and a checkpoint's page found empty when loaded keeps no memory of its own (both
+/// read the one zeroed page every index shares), so that an index takes memory for the pages of
+/// live rows, not for every key ever used.
 final class IndexPage: @unchecked Sendable {
     // @unchecked because of `storage`, raw memory written in two cases only: while the page loads,
     // under `pending`'s lock and before `loaded` is set with release ordering (readers check it
     // with acquire ordering first, so they never see the memory before it is filled); and by
-    // `EntityIndex.set`, which writes only into a page it holds uniquely (copying it otherwise),
-    // under the lock of the store's state. Raw memory, not arrays: a lookup is on every fault's
-    // path, and it costs one atomic load and one indexed read.
+    // `EntityIndex.set`, which writes only into a page it holds uniquely and that does not read
+    // the shared empty memory (copying it otherwise), under the lock of the store's state. Raw
+    // memory, not arrays: a lookup is on every fault's path, and it costs one atomic load and one
+    // indexed read.
 
     /// How many bits of a key select its slot within a page.
     static let shift = 12
@@ -33,6 +37,24 @@ final class IndexPage: @unchecked Sendable {
     private let loaded: Atomic<Bool>
     /// Where a checkpoint's page is read from until it is loaded; `nil` once it is.
     private let pending: Lock<CheckpointPage?>
+    /// How many of the page's keys have a row; written with ``storage`` and under its rules.
+    private(set) var liveCount = 0
+
+    /// The zeroed memory every page without rows reads: allocated once, never written or freed.
+    // nonisolated(unsafe): a pointer is not Sendable; the memory is only ever read after the
+    // initializer (run once) zeroes it.
+    nonisolated(unsafe) private static let emptyMemory: UnsafeMutableRawPointer = {
+        let memory = allocate()
+        memory.initializeMemory(as: UInt8.self, repeating: 0, count: byteCount)
+        return memory
+    }()
+
+    /// The page that stands for every page whose keys have no row, reading ``emptyMemory``.
+    static let vacant = IndexPage(reading: emptyMemory)
+
+    /// Whether the page reads the shared empty memory, which a write must not change
+    /// (``EntityIndex/set(_:to:size:)`` writes into a copy).
+    var isVacant: Bool { loaded.load(ordering: .acquiring) && storage == Self.emptyMemory }
 
     /// A zeroed page: no key in it has a row.
     init() {
@@ -50,16 +72,26 @@ final class IndexPage: @unchecked Sendable {
         pending = Lock(source)
     }
 
-    /// A copy of a loaded page, for a write to a shared one.
-    private init(copying page: UnsafeMutableRawPointer) {
-        let memory = Self.allocate()
-        memory.copyMemory(from: page, byteCount: Self.byteCount)
+    /// A loaded page over `memory`, which it does not own (``vacant``).
+    private init(reading memory: UnsafeMutableRawPointer) {
         storage = memory
         loaded = Atomic(true)
         pending = Lock(nil)
     }
 
-    deinit { storage?.deallocate() }
+    /// A copy of a loaded page, for a write to a shared one.
+    private init(copying page: UnsafeMutableRawPointer, liveCount: Int) {
+        let memory = Self.allocate()
+        memory.copyMemory(from: page, byteCount: Self.byteCount)
+        storage = memory
+        loaded = Atomic(true)
+        pending = Lock(nil)
+        self.liveCount = liveCount
+    }
+
+    deinit {
+        if let storage, storage != Self.emptyMemory { storage.deallocate() }
+    }
 
     private static func allocate() -> UnsafeMutableRawPointer {
         UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 8)
@@ -88,10 +120,16 @@ final class IndexPage: @unchecked Sendable {
                 memory.deallocate()
                 throw error
             }
-            storage = memory
+            liveCount = (0..<Self.capacity).count { memory.load(fromByteOffset: $0 &* 8, as: UInt64.self) != 0 }
+            if liveCount == 0 {
+                memory.deallocate()
+                storage = Self.emptyMemory
+            } else {
+                storage = memory
+            }
             source = nil
             loaded.store(true, ordering: .releasing)
-            return memory
+            return storage!
         }
     }
 
@@ -115,9 +153,11 @@ final class IndexPage: @unchecked Sendable {
     /// Sets the location and size of the key in `slot`. Only for a loaded page the caller holds
     /// uniquely (see ``EntityIndex/set(_:to:size:)``).
     func set(_ slot: Int, location: UInt64, size: UInt32) {
-        guard let storage, loaded.load(ordering: .acquiring) else {
-            preconditionFailure("an index page is written before it is loaded")
+        guard let storage, loaded.load(ordering: .acquiring), storage != Self.emptyMemory else {
+            preconditionFailure("an index page is written before it is loaded, or is the shared empty page")
         }
+        let wasPresent = storage.load(fromByteOffset: slot &* 8, as: UInt64.self) != 0
+        if wasPresent != (location != 0) { liveCount += location != 0 ? 1 : -1 }
         storage.storeBytes(of: location, toByteOffset: slot &* 8, as: UInt64.self)
         storage.storeBytes(of: size, toByteOffset: Self.capacity * 8 + slot &* 4, as: UInt32.self)
     }
@@ -125,7 +165,10 @@ final class IndexPage: @unchecked Sendable {
     /// A loaded copy of the page.
     ///
     /// - Throws: as ``location(_:)``, when the page is a checkpoint's not yet read.
-    func copy() throws -> IndexPage { IndexPage(copying: try memory()) }
+    func copy() throws -> IndexPage {
+        let bytes = try memory()
+        return IndexPage(copying: bytes, liveCount: liveCount)
+    }
 
     /// Calls `body` with the page's bytes (locations, then sizes), loading it first.
     ///
@@ -134,6 +177,7 @@ final class IndexPage: @unchecked Sendable {
         try body(UnsafeRawBufferPointer(start: try memory(), count: Self.byteCount))
     }
 
-    /// Whether the page's memory is allocated (a checkpoint's page before its first use is not).
-    var isResident: Bool { loaded.load(ordering: .acquiring) }
+    /// Whether the page's memory is its own (a checkpoint's page before its first use and a page
+    /// without rows take none).
+    var isResident: Bool { loaded.load(ordering: .acquiring) && storage != Self.emptyMemory }
 }
