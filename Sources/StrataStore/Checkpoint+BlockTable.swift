@@ -20,12 +20,11 @@ struct BlockTableDirectory: Sendable {
         Swift.min(BlockTable.capacity, count - page * BlockTable.capacity)
     }
 
-    /// The section's bytes, the pages' offset moved by `shift` (written relative to the part after
-    /// the head, whose start is known last; the length does not depend on it).
-    func encoded(shiftedBy shift: Int64) -> [UInt8] {
+    /// The section's bytes.
+    func encoded() -> [UInt8] {
         var writer = BinaryWriter(capacity: 24 + 6 * pages.count)
         writer.varint(count)
-        writer.u64(UInt64(pagesOffset + shift))
+        writer.u64(UInt64(pagesOffset))
         writer.varint(pages.count)
         for page in pages {
             writer.varint(page.kept)
@@ -67,32 +66,50 @@ extension Checkpoint {
     /// one in 32 bits.
     static let maximumBlockCount = Int(UInt32.max) - 1
 
-    /// Writes the pages of `blocks` to `tail` (blocks of segments not in `live` as dropped
-    /// numbers) and returns the section that finds them, its offset relative to `tail`'s start.
-    static func encodeBlockTable(
-        _ blocks: ChunkedArray<BlockLocation>, live: Set<UInt32>, into tail: inout BinaryWriter
-    ) -> BlockTableDirectory {
-        var directory = BlockTableDirectory(count: blocks.count, pagesOffset: Int64(tail.count))
+    /// The directory of `blocks`' pages, each with its count of kept blocks (those of segments
+    /// in `live`), before the pages are written (``writeBlockTable(_:live:directory:to:)``): its
+    /// encoded length is final, its offset and checksums are not.
+    static func blockTableDirectory(_ blocks: ChunkedArray<BlockLocation>, live: Set<UInt32>) -> BlockTableDirectory {
+        var directory = BlockTableDirectory(count: blocks.count)
+        let pageCount = (blocks.count + BlockTable.capacity - 1) / BlockTable.capacity
+        directory.pages = Array(repeating: (0, 0), count: pageCount)
+        for range in blocks.occupiedRanges {
+            for number in range where kept(blocks[number], live: live) != .dropped {
+                directory.pages[number / BlockTable.capacity].kept += 1
+            }
+        }
+        return directory
+    }
+
+    /// Appends to `file` the pages of `blocks` that `directory` counts kept blocks in (blocks of
+    /// segments not in `live` as dropped numbers), and fills in the directory's offset and
+    /// checksums.
+    ///
+    /// - Throws: ``SystemCallError`` when a write fails.
+    static func writeBlockTable(
+        _ blocks: ChunkedArray<BlockLocation>, live: Set<UInt32>, directory: inout BlockTableDirectory,
+        to file: inout BufferedFileWriter
+    ) throws {
+        directory.pagesOffset = file.offset
         var page = BinaryWriter(capacity: BlockTable.capacity * BlockTablePage.entryBytes)
-        for number in stride(from: 0, to: blocks.count, by: BlockTable.capacity) {
+        for number in directory.pages.indices where directory.pages[number].kept > 0 {
             page.bytes.removeAll(keepingCapacity: true)
-            var kept = 0
-            for block in blocks[number..<Swift.min(number + BlockTable.capacity, blocks.count)] {
-                let place = live.contains(block.segment) ? block : .dropped
-                if place != .dropped { kept += 1 }
+            let first = number * BlockTable.capacity
+            for block in blocks[first..<Swift.min(first + BlockTable.capacity, blocks.count)] {
+                let place = kept(block, live: live)
                 page.u32(place.segment)
                 page.u32(place.offset)
                 page.u32(place.length)
                 page.u16(place.entity)
             }
-            guard kept > 0 else {
-                directory.pages.append((0, 0))
-                continue
-            }
-            directory.pages.append((kept, CRC32C.mask(CRC32C.checksum(page.bytes))))
-            tail.raw(page.bytes)
+            directory.pages[number].checksum = CRC32C.mask(CRC32C.checksum(page.bytes))
+            try file.append(page.bytes)
         }
-        return directory
+    }
+
+    /// `block` as a checkpoint keeps it: dropped unless its segment is in `live`.
+    private static func kept(_ block: BlockLocation, live: Set<UInt32>) -> BlockLocation {
+        live.contains(block.segment) ? block : .dropped
     }
 
     /// The block table a parsed section names, its pages in `file`: none read but a last one

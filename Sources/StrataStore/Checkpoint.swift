@@ -52,96 +52,114 @@ struct Checkpoint: Sendable {
         return UInt32(name.dropLast(5))
     }
 
-    /// The checkpoint's bytes, in parts to be written one after another (the file is their
-    /// concatenation): the head's prefix, each section's length and checksum and its bytes,
-    /// then the tail. Not copied into one buffer, which at millions of objects would hold a
-    /// second copy of tens of megabytes while the checkpoint is written.
+    /// Writes the checkpoint to `fd`, front to back through a buffer of `flushBytes`
+    /// (``BufferedFileWriter``), and returns its length in bytes: a checkpoint at millions of
+    /// objects, or with a long history, is tens of megabytes, which are not held in memory while
+    /// it is written.
     ///
-    /// - Throws: ``StoreError`` `corrupt` or `io` when a page of the object index or the block
-    ///   table, still to be read from the checkpoint the state was opened from, cannot be read or
-    ///   fails its verification.
-    func encode(schema: Schema) throws -> [[UInt8]] {
+    /// The head's sections come first in the file but its directories are known only once the
+    /// tail is written, so the header section is written first, the tail after the head's place
+    /// (whose length depends only on counts known before), then the directories, then the prefix
+    /// and the header's length and checksum.
+    ///
+    /// - Throws: ``SystemCallError`` when a write fails; ``StoreError`` `corrupt` or `io` when a
+    ///   page of the object index or the block table, still to be read from the checkpoint the
+    ///   state was opened from, cannot be read or fails its verification.
+    func write(
+        schema: Schema, to fd: Int32, io: any FileIO, flushBytes: Int = BufferedFileWriter.defaultFlushBytes
+    ) throws -> Int64 {
         // The captured state's indexes with its pending changes merged (none, when it was
         // captured by ``Store/captureCheckpoint(_:)``: then nothing is copied).
         var captured = state
         let fetchIndexes = captured.fetchIndexes
-        let header = encodeHeader()
+        let headerOffset = Int64(Self.prefixSize + 8)
+        var file = BufferedFileWriter(io: io, fd: fd, at: headerOffset, flushBytes: flushBytes)
+        try file.beginChecksum()
+        try writeHeader(to: &file)
+        let header = try file.endChecksum()
+
+        let blocks = try state.blocks.loaded()
+        let live = Set(state.segmentOrder)
+        var blockTable = Self.blockTableDirectory(blocks, live: live)
+        var directories = state.entities.map { entity in
+            CheckpointDirectory(
+                liveCount: entity.liveCount,
+                pages: Array(repeating: CheckpointPlace(offset: 0, length: 0, checksum: 0), count: entity.pages.count))
+        }
+        // The sections' lengths do not depend on the offsets and checksums still to be filled in.
+        let sectionsLength = ([blockTable.encoded()] + directories.map { $0.encoded() }).reduce(0) { $0 + 8 + $1.count }
+        let headLength = headerOffset + Int64(header.length + sectionsLength)
+
         // The tail, after the head: the block table's pages, then per entity its pages and its
         // fetch indexes.
-        let blocks = try state.blocks.loaded()
-        var tail = BinaryWriter(capacity: blocks.count * BlockTablePage.entryBytes)
-        let blockTable = Self.encodeBlockTable(blocks, live: Set(state.segmentOrder), into: &tail)
-        var directories: [CheckpointDirectory] = []
+        try file.move(to: headLength)
+        try Self.writeBlockTable(blocks, live: live, directory: &blockTable, to: &file)
         var stored: [UInt8] = []
         for (entityID, entity) in state.entities.enumerated() {
-            var directory = CheckpointDirectory(liveCount: entity.liveCount)
-            for page in entity.pages {
+            for (number, page) in entity.pages.enumerated() {
                 stored.removeAll(keepingCapacity: true)
                 try page.withBytes { IndexPageCodec.encode($0, appendingTo: &stored) }
-                directory.pages.append(
-                    CheckpointPlace(
-                        offset: Int64(tail.count), length: stored.count,
-                        checksum: CRC32C.mask(CRC32C.checksum(stored))))
-                tail.raw(stored)
+                directories[entityID].pages[number] = CheckpointPlace(
+                    offset: file.offset, length: stored.count, checksum: CRC32C.mask(CRC32C.checksum(stored)))
+                try file.append(stored)
             }
             let fetch = FetchIndexCodec.encode(fetchIndexes[entityID], entity: schema.entities[entityID])
-            directory.fetchIndexes = CheckpointPlace(
-                offset: Int64(tail.count), length: fetch.count, checksum: CRC32C.mask(CRC32C.checksum(fetch)))
-            tail.raw(fetch)
-            directories.append(directory)
+            directories[entityID].fetchIndexes = CheckpointPlace(
+                offset: file.offset, length: fetch.count, checksum: CRC32C.mask(CRC32C.checksum(fetch)))
+            try file.append(fetch)
         }
-        // The directories' offsets are into the tail until the head's length is known; their
-        // length does not depend on the offsets' values.
-        let headLength =
-            Self.prefixSize + 8 + header.count + 8 + blockTable.encoded(shiftedBy: 0).count
-            + directories.reduce(0) { $0 + 8 + $1.encoded(shiftedBy: 0).count }
-        let sections =
-            [header, blockTable.encoded(shiftedBy: Int64(headLength))]
-            + directories.map { $0.encoded(shiftedBy: Int64(headLength)) }
-        var prefix = BinaryWriter(capacity: Self.prefixSize)
+        try file.flush()
+        let length = file.offset
+
+        var sections = BinaryWriter(capacity: sectionsLength)
+        for section in [blockTable.encoded()] + directories.map({ $0.encoded() }) {
+            sections.u32(UInt32(section.count))
+            sections.u32(CRC32C.mask(CRC32C.checksum(section)))
+            sections.raw(section)
+        }
+        precondition(sections.count == sectionsLength, "a checkpoint's head keeps the length it was laid out with")
+        try file.write(sections.bytes, at: headerOffset + Int64(header.length))
+        var prefix = BinaryWriter(capacity: Int(headerOffset))
         prefix.raw(Self.magic)
         prefix.u32(Self.formatVersion)
-        prefix.u32(UInt32(sections.count))
+        prefix.u32(UInt32(2 + directories.count))
         prefix.u64(UInt64(headLength))
-        var parts = [prefix.bytes]
-        for section in sections {
-            var sectionHeader = BinaryWriter(capacity: 8)
-            sectionHeader.u32(UInt32(section.count))
-            sectionHeader.u32(CRC32C.mask(CRC32C.checksum(section)))
-            parts += [sectionHeader.bytes, section]
-        }
-        parts.append(tail.bytes)
-        return parts
+        prefix.u32(UInt32(header.length))
+        prefix.u32(CRC32C.mask(header.checksum))
+        try file.write(prefix.bytes, at: 0)
+        return length
     }
 
-    /// The header section: position, sequences, keys, segments and history directory.
-    private func encodeHeader() -> [UInt8] {
-        var header = BinaryWriter()
-        header.u32(segment)
-        header.u64(UInt64(offset))
-        header.u64(state.lastSequence)
-        header.u64(state.historyFloor)
-        header.varint(nextKeys.count)
-        for key in nextKeys { header.zigzag(key) }
-        header.varint(state.segmentOrder.count)
+    /// Appends the header section to `file`: position, sequences, keys, segments and history
+    /// directory.
+    ///
+    /// - Throws: ``SystemCallError`` when a write fails.
+    private func writeHeader(to file: inout BufferedFileWriter) throws {
+        file.pending.u32(segment)
+        file.pending.u64(UInt64(offset))
+        file.pending.u64(state.lastSequence)
+        file.pending.u64(state.historyFloor)
+        file.pending.varint(nextKeys.count)
+        for key in nextKeys { file.pending.zigzag(key) }
+        file.pending.varint(state.segmentOrder.count)
         for id in state.segmentOrder {
             let stats = state.stats[id] ?? SegmentStats()
-            header.u32(id)
+            file.pending.u32(id)
             // Counts that a damaged checkpoint's row sizes drove below zero are written as zero:
             // they only steer compaction.
-            header.u64(UInt64(clamping: stats.liveBytes))
-            header.u64(UInt64(clamping: stats.deadBytes))
-            header.u64(UInt64(clamping: stats.fileBytes))
-            header.u64(stats.maxSequence)
+            file.pending.u64(UInt64(clamping: stats.liveBytes))
+            file.pending.u64(UInt64(clamping: stats.deadBytes))
+            file.pending.u64(UInt64(clamping: stats.fileBytes))
+            file.pending.u64(stats.maxSequence)
         }
-        header.varint(state.history.count)
+        file.pending.varint(state.history.count)
         for entry in state.history {
-            header.u64(entry.sequence)
-            header.u32(entry.segment)
-            header.u64(UInt64(entry.offset))
-            header.u32(UInt32(entry.length))
+            file.pending.u64(entry.sequence)
+            file.pending.u32(entry.segment)
+            file.pending.u64(UInt64(entry.offset))
+            file.pending.u32(UInt32(entry.length))
+            try file.flushIfFull()
         }
-        return header.bytes
     }
 
     /// The codec for one indexed column's values.
@@ -218,15 +236,16 @@ extension Store {
         let id = status.takeFileID()
         let file = checkpointsPath + "/" + Checkpoint.fileName(id)
         let started = ContinuousClock.now
-        let parts: [[UInt8]]
+        var bytes: Int64 = 0
         do {
-            parts = try snapshot.encode(schema: schema)
+            try StoreError.io("write checkpoint", path: file) {
+                try io.replaceAtomically(file, directory: checkpointsPath) { fd in
+                    bytes = try snapshot.write(schema: schema, to: fd, io: io)
+                }
+            }
         } catch let error as StoreError where error.code == .corrupt {
             if dropDamagedCheckpoint(&status) { try publishManifest(status) }
             throw error
-        }
-        try StoreError.io("write checkpoint", path: file) {
-            try io.replaceAtomically(file, with: parts, directory: checkpointsPath)
         }
         let previous = status.checkpoint
         status.checkpoint = id
@@ -237,7 +256,7 @@ extension Store {
         logger.debug(
             "wrote checkpoint",
             metadata: [
-                "checkpoint": "\(id)", "bytes": "\(parts.reduce(0) { $0 + $1.count })",
+                "checkpoint": "\(id)", "bytes": "\(bytes)",
                 "duration": "\(ContinuousClock.now - started)",
             ])
     }

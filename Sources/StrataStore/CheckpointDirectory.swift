@@ -8,15 +8,15 @@ struct CheckpointPlace: Sendable, Hashable {
     /// The masked CRC32C of the bytes.
     var checksum: UInt32
 
-    /// Appends the place, its offset moved by `shift`: `u64` offset, `u32` or `u64` length (as
-    /// `wideLength` says), `u32` masked CRC32C.
-    func encode(shiftedBy shift: Int64, wideLength: Bool, into writer: inout BinaryWriter) {
-        writer.u64(UInt64(offset + shift))
+    /// Appends the place: `u64` offset, `u32` or `u64` length (as `wideLength` says), `u32`
+    /// masked CRC32C.
+    func encode(wideLength: Bool, into writer: inout BinaryWriter) {
+        writer.u64(UInt64(offset))
         if wideLength { writer.u64(UInt64(length)) } else { writer.u32(UInt32(length)) }
         writer.u32(checksum)
     }
 
-    /// Parses a place written by ``encode(shiftedBy:wideLength:into:)`` in a checkpoint file of
+    /// Parses a place written by ``encode(wideLength:into:)`` in a checkpoint file of
     /// `fileSize` bytes.
     ///
     /// - Throws: ``BinaryReader/Malformed`` when it does not parse or lies outside the file.
@@ -44,14 +44,13 @@ struct CheckpointDirectory: Sendable {
     /// The entity's fetch indexes.
     var fetchIndexes = CheckpointPlace(offset: 0, length: 0, checksum: 0)
 
-    /// The section's bytes, every offset moved by `shift` (written relative to the part after the
-    /// head, whose start is known last; the length does not depend on it).
-    func encoded(shiftedBy shift: Int64) -> [UInt8] {
+    /// The section's bytes (whose length does not depend on the offsets and checksums).
+    func encoded() -> [UInt8] {
         var writer = BinaryWriter(capacity: 40 + 16 * pages.count)
         writer.varint(liveCount)
         writer.varint(pages.count)
-        for page in pages { page.encode(shiftedBy: shift, wideLength: false, into: &writer) }
-        fetchIndexes.encode(shiftedBy: shift, wideLength: true, into: &writer)
+        for page in pages { page.encode(wideLength: false, into: &writer) }
+        fetchIndexes.encode(wideLength: true, into: &writer)
         return writer.bytes
     }
 

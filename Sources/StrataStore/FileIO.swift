@@ -258,20 +258,19 @@ extension FileIO {
 
     /// Writes `bytes` to `path` atomically: a temporary file, fsync, rename, fsync of the directory.
     func replaceAtomically(_ path: String, with bytes: [UInt8], directory: String) throws {
-        try replaceAtomically(path, with: [bytes], directory: directory)
+        try replaceAtomically(path, directory: directory) { fd in
+            try bytes.withUnsafeBytes { raw in try writeAll(fd, raw, at: 0) }
+        }
     }
 
-    /// ``replaceAtomically(_:with:directory:)`` of the file whose bytes are `parts`, one after
-    /// another: a large file is written without being copied into one buffer first.
-    func replaceAtomically(_ path: String, with parts: [[UInt8]], directory: String) throws {
+    /// ``replaceAtomically(_:with:directory:)`` of the file that `write` writes to the
+    /// descriptor it is given (a large file written in pieces, without one buffer of its bytes).
+    /// What `write` throws is thrown after the temporary file is removed.
+    func replaceAtomically(_ path: String, directory: String, writing write: (Int32) throws -> Void) throws {
         let temporary = path + ".tmp"
         let fd = try open(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
         do {
-            var offset: Int64 = 0
-            for part in parts {
-                try part.withUnsafeBytes { raw in try writeAll(fd, raw, at: offset) }
-                offset += Int64(part.count)
-            }
+            try write(fd)
             try fsync(fd)
         } catch {
             close(fd)

@@ -113,23 +113,37 @@ import Testing
                 BlockLocation(
                     segment: segment, offset: UInt32(64 + count - number), length: 10, entity: UInt16(number % 2)))
         }
+        // The first two chunks are vacated, as compaction leaves a table: the count of kept blocks
+        // skips them.
+        blocks.vacateChunks(filler: .dropped) { $0.segment == 1 }
+        #expect(blocks.occupiedRanges.first == 2 * chunk..<3 * chunk)
         func expected(_ number: Int) -> BlockLocation { blocks[number].segment == 1 ? .dropped : blocks[number] }
-        var tail = BinaryWriter()
-        tail.raw([UInt8](repeating: 0xEE, count: 100))
-        let directory = Checkpoint.encodeBlockTable(blocks, live: [3, 7], into: &tail)
+        let folder = TemporaryDirectory()
+        let path = folder.path + "/table"
+        let io = SystemFileIO()
+        var directory = Checkpoint.blockTableDirectory(blocks, live: [3, 7])
         let kept = (0..<4).map { page in
             (page * chunk..<min((page + 1) * chunk, count)).count { expected($0) != .dropped }
         }
-        #expect(directory.pages.map(\.kept) == kept)
-        #expect(tail.count == 100 + (chunk + 40) * BlockTablePage.entryBytes, "pages of dropped numbers only are not written")
-        let decoded = try directory.encoded(shiftedBy: 0).withUnsafeBytes {
+        #expect(directory.pages.map(\.kept) == kept, "kept blocks are counted before the pages are written")
+        let layout = directory.encoded().count
+        try io.replaceAtomically(path, directory: folder.path) { fd in
+            var file = BufferedFileWriter(io: io, fd: fd, at: 0)
+            file.pending.raw([UInt8](repeating: 0xEE, count: 100))
+            try Checkpoint.writeBlockTable(blocks, live: [3, 7], directory: &directory, to: &file)
+            try file.flush()
+        }
+        let tail = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(directory.pages.map(\.kept) == kept && directory.encoded().count == layout)
+        #expect(
+            tail.count == 100 + (chunk + 40) * BlockTablePage.entryBytes,
+            "pages of dropped numbers only are not written")
+        let decoded = try directory.encoded().withUnsafeBytes {
             try BlockTableDirectory.decode($0, fileSize: Int64(tail.count))
         }
         #expect(decoded.count == count && decoded.pagesOffset == 100)
         #expect(decoded.pages.map(\.kept) == kept && decoded.pages.map(\.checksum) == directory.pages.map(\.checksum))
 
-        let folder = TemporaryDirectory()
-        let path = folder.path + "/table"
         func table(_ bytes: [UInt8], sizes: [UInt32: Int64]) throws -> (BlockTable, CheckpointFile) {
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             let file = CheckpointFile(
@@ -137,7 +151,7 @@ import Testing
             return (try Checkpoint.blockTable(decoded, file: file), file)
         }
         let sizes: [UInt32: Int64] = [3: 1 << 20, 7: 1 << 20]
-        var (opened, _) = try table(tail.bytes, sizes: sizes)
+        var (opened, _) = try table(tail, sizes: sizes)
         #expect(opened.count == count)
         #expect(opened.stored.occupiedRanges == [(3 * chunk)..<count], "only the last, partial page is read")
         #expect(opened.pendingBlockCount == kept[2])
@@ -147,11 +161,11 @@ import Testing
         for number in 0..<count { #expect(try opened.location(number) == expected(number), "block \(number)") }
 
         // Segment 3 long enough for the last page's blocks, not for those of the page before.
-        var (short, shortFile) = try table(tail.bytes, sizes: [3: 64 + 50 + 10, 7: 1 << 20])
+        var (short, shortFile) = try table(tail, sizes: [3: 64 + 50 + 10, 7: 1 << 20])
         let past = #expect(throws: StoreError.self) { _ = try short.location(2 * chunk + 2) }
         #expect(past?.code == .corrupt && past?.path == path)
         #expect(shortFile.isDamaged)
-        var damaged = tail.bytes
+        var damaged = tail
         damaged[100 + 7] ^= 1
         var (flipped, flippedFile) = try table(damaged, sizes: sizes)
         let checksum = #expect(throws: StoreError.self) { _ = try flipped.location(2 * chunk) }

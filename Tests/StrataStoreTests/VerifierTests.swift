@@ -176,7 +176,10 @@ import Testing
             checkpoint.fetchIndexSections, schema: TestSchema.schema)
         try checkpoint.state.entities[TestSchema.employee].prepare(5)
         checkpoint.state.entities[TestSchema.employee].set(5, to: .absent, size: 0)
-        try Data(checkpoint.encode(schema: TestSchema.schema).joined()).write(to: URL(fileURLWithPath: file))
+        let io = SystemFileIO()
+        try io.replaceAtomically(file, directory: url.path + "/checkpoints") { fd in
+            _ = try checkpoint.write(schema: TestSchema.schema, to: fd, io: io)
+        }
 
         let report = try Store.verify(at: url)
         #expect(report.problems.count == 2)
