@@ -69,7 +69,9 @@ struct EntityIndex: Sendable {
         if number >= pages.count {
             guard location.isPresent else { return .absent }
             pages.reserveCapacity(Swift.max(number + 1, pages.count + pages.count / 8))
-            while pages.count <= number { pages.append(IndexPage()) }
+            // The pages a jump in keys passes over take no memory until a key in one is set.
+            while pages.count < number { pages.append(.vacant) }
+            pages.append(IndexPage())
         }
         if !isKnownUniquelyReferenced(&pages[number]) || pages[number].isVacant {
             guard let copy = try? pages[number].copy() else {

@@ -70,4 +70,30 @@ import Testing
         try store.close()
         #expect(try Store.verify(at: url).problems == [])
     }
+
+    /// A key far past the others (an import that keeps its keys, a replay) adds the pages between
+    /// without memory: only the new key's page is resident until a key in another one is set.
+    @Test func aJumpInKeysAddsPagesWithoutMemory() throws {
+        let directory = TemporaryDirectory()
+        let url = directory.store()
+        let store = try Store.open(at: url, schema: TestSchema.schema, configuration: TestSchema.configuration())
+        defer { try? store.close() }
+        let far = PrimaryKey(10 * IndexPage.capacity + 5)
+        var transaction = Transaction()
+        transaction.insert(TestSchema.employee, key: far, row: TestSchema.employee(Int(far)))
+        try store.commit(transaction)
+        #expect(store.state.withLock { $0.entities[TestSchema.employee].pages.count } == 11)
+        #expect(Self.residentPages(store) == 1)
+        #expect(try store.read(TestSchema.employee, key: far - PrimaryKey(IndexPage.capacity)) == nil)
+
+        let between = PrimaryKey(4 * IndexPage.capacity + 1)
+        transaction = Transaction()
+        transaction.insert(TestSchema.employee, key: between, row: TestSchema.employee(Int(between)))
+        try store.commit(transaction)
+        #expect(Self.residentPages(store) == 2)
+        #expect(IndexPage.vacant.liveCount == 0)
+        #expect(try store.read(TestSchema.employee, key: between)?.values == TestSchema.employee(Int(between)).values)
+        #expect(try store.read(TestSchema.employee, key: far)?.values == TestSchema.employee(Int(far)).values)
+        #expect(store.count(TestSchema.employee) == 2)
+    }
 }
