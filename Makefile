@@ -1,6 +1,7 @@
 # Strata: `make demo` runs the quickstart, `make test` the test suite, `make bench` the
 # benchmarks against SQLite, RocksDB and LMDB. Each first installs what is missing (liblz4-dev,
-# and for the benchmarks librocksdb-dev and liblmdb-dev, through apt-get).
+# libjemalloc-dev for strata-service, and for the benchmarks librocksdb-dev and liblmdb-dev,
+# through apt-get).
 SWIFT ?= swift
 # The demos build without indexing-while-building, which only an editor reads: it costs 5-10% of
 # the compilers' time. The test build keeps it: on Linux SwiftPM finds a test target's tests by
@@ -12,9 +13,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "make: the Swift toolchain (swift) is not on PATH" >&2; exit 1; }
-	@pkg-config --exists liblz4 2>/dev/null || { \
-		echo "Installing liblz4-dev and pkg-config with apt-get"; \
-		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq liblz4-dev pkg-config >/dev/null; }
+	@pkg-config --exists liblz4 jemalloc 2>/dev/null || { \
+		echo "Installing liblz4-dev, libjemalloc-dev and pkg-config with apt-get"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq liblz4-dev libjemalloc-dev pkg-config >/dev/null; }
 
 # The mirror's tests and demo start a private PostgreSQL server (scripts/private-postgres.sh).
 postgres-deps:

@@ -113,7 +113,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
-            ]
+            ],
+            // As strata-service: jemalloc on Linux.
+            linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
         ),
         // strata-service under load, on Strata and on GRDB side by side (`make service-bench`), a
         // long run's memory (`make service-memory`) and SIGKILLs under load (`make service-soak`).

@@ -6,10 +6,6 @@ import Prometheus
 import StrataService
 import StrataServiceGRDB
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `strata-service`: the HTTP service over the reference model, on Strata or on SQLite through
 /// GRDB, until SIGTERM or SIGINT shut it down gracefully.
 @main
@@ -109,33 +105,7 @@ struct StrataServiceCommand: AsyncParsableCommand {
                     "address": "http://\(configuration.host):\(port)", "backend": "\(configuration.backend)",
                 ])
         }
-        #if canImport(Glibc)
-        let trimming = Task.detached {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(30))
-                trimFreeMemory()
-            }
-        }
-        defer { trimming.cancel() }
-        #endif
         try await group.run()
         logger.notice("strata-service stopped")
     }
 }
-
-#if canImport(Glibc)
-/// Returns the free memory of glibc's heap arenas to the system (`malloc_trim(0)`).
-///
-/// Compaction, checkpoints and history purges free megabytes at a time between blocks that stay
-/// (index pages, cached blocks), and glibc gives back only the free memory at the top of each
-/// arena: after ten minutes of 50/50 load the server's arenas held 1,273 MB, 890 MB of it free,
-/// and one `malloc_trim` brought its resident memory from 1,242 MB down to 467 MB. The service
-/// trims every 30 seconds. `malloc_trim` is declared in `<malloc.h>`, which the Glibc module does not
-/// import, so it is looked up by name.
-private func trimFreeMemory() {
-    typealias MallocTrim = @convention(c) (Int) -> Int32
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return }
-    // `int malloc_trim(size_t pad)`.
-    _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
-}
-#endif
