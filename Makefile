@@ -177,8 +177,8 @@ fuzz-model: deps
 # The thread sanitizer over the concurrency-heavy suites (TSAN_SUITES: concurrent contexts and
 # saves, group commit, compaction with reads, query generations, the history's live tail, child
 # contexts, the mirror's tail on a private PostgreSQL server). Built apart in .build-tsan with
-# -DSTRATA_TSAN, which backs the modules' `Lock` with a pthread mutex the sanitizer sees
-# (`Synchronization.Mutex`'s futex it cannot). Any report fails the run and its count is printed
+# -DSTRATA_TSAN, which backs the modules' `Lock` with a pthread mutex the sanitizer sees on every
+# platform (on Linux it always is one; `Synchronization.Mutex`'s futex it cannot see). Any report fails the run and its count is printed
 # (whole output in .build-tsan/tsan-output.txt). Tests/tsan-suppressions.txt may list races inside
 # Foundation, Dispatch or the Swift runtime, each explained; it lists none.
 TSAN_SUITES := ConcurrencyTests CommitBatchTests CommitConditionTests ReplayCommitPipelineTests\

@@ -40,8 +40,8 @@ let package = Package(
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
         .target(name: "CStrataSupport"),
-        // The lock every module uses: `Synchronization.Mutex`, or under `make tsan` (-DSTRATA_TSAN)
-        // a pthread mutex, which the thread sanitizer sees.
+        // The lock every module uses: a pthread mutex on Linux and under `make tsan` (-DSTRATA_TSAN),
+        // `Synchronization.Mutex` elsewhere.
         .target(name: "StrataSynchronization"),
         .target(
             name: "StrataStore",

@@ -1,25 +1,31 @@
-// The one lock type of Strata's modules, so that the thread sanitizer sees every lock (`make tsan`).
-// A module built with `MemberImportVisibility` imports `Synchronization` too wherever it calls
-// `withLock(_:)`, since in the normal build that member is `Mutex`'s.
-public import Synchronization
-
-#if STRATA_TSAN
+// The one lock type of Strata's modules: a pthread mutex on Linux and in the thread-sanitizer
+// build (`make tsan`), `Synchronization.Mutex` elsewhere. A module built with
+// `MemberImportVisibility` imports `Synchronization` too wherever it calls `withLock(_:)`, since
+// on Darwin that member is `Mutex`'s.
+#if STRATA_TSAN || os(Linux)
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// A value guarded by a `pthread_mutex_t`: the lock of the thread-sanitizer build (`make tsan`,
-/// which compiles with `-DSTRATA_TSAN`).
+/// A value guarded by a `pthread_mutex_t` (the default kind: not fair, no spinning): the lock of
+/// Linux and of the thread-sanitizer build.
 ///
-/// The sanitizer learns that one thread's unlock happens before another's lock by intercepting
-/// `pthread_mutex_lock` and `pthread_mutex_unlock`. `Synchronization.Mutex` on Linux waits on a
-/// futex inside the uninstrumented Synchronization library, which the sanitizer never sees, so
-/// under it every access guarded by a `Mutex` reads as a race. This class has `Mutex`'s
-/// initializer and `withLock(_:)`, so code written against `Lock` compiles in both builds.
-/// It is a class (one allocation for the object, the mutex and the value) because its mutex
-/// must not move; its cost matters only in the sanitizer build.
+/// - On Linux, `Synchronization.Mutex` (Swift 6.3) waits on a priority-inheritance futex, whose
+///   contended unlock hands the lock to the longest waiter: no other thread may take it until
+///   that waiter is scheduled and runs. With more runnable threads than cores (a service's
+///   dispatch pool under load) the store's state lock then convoys: each acquisition waits for a
+///   wake-up, and reads that take the lock a few times per request wait tens of milliseconds
+///   (swiftlang/swift#88440). glibc's mutex leaves the lock free on unlock and wakes one waiter,
+///   so a running thread takes it meanwhile, as `NIOLock` and SQLite's mutexes do.
+/// - The thread sanitizer learns that one thread's unlock happens before another's lock by
+///   intercepting `pthread_mutex_lock` and `pthread_mutex_unlock`; `Mutex`'s futex it cannot see.
+///
+/// It has `Mutex`'s initializer and `withLock(_:)`, so code written against `Lock` compiles on
+/// every platform. It is a class because its mutex must not move: holders keep a reference.
 ///
 /// `Sendable`: the value is only reached inside `withLock(_:)`, under the mutex.
 public final class Lock<Value: ~Copyable>: @unchecked Sendable {
@@ -53,11 +59,13 @@ public final class Lock<Value: ~Copyable>: @unchecked Sendable {
     }
 }
 #else
-/// A value guarded by a lock: `Synchronization.Mutex` itself, stored inline in its owner at no
-/// cost over using `Mutex` directly.
+public import Synchronization
+
+/// A value guarded by a lock: `Synchronization.Mutex` itself (on Darwin an `os_unfair_lock`),
+/// stored inline in its owner at no cost over using `Mutex` directly.
 ///
-/// Strata's modules name this type rather than `Mutex` so that the thread-sanitizer build
-/// (`make tsan`, compiled with `-DSTRATA_TSAN`) can back it with a `pthread_mutex_t`, whose lock
-/// and unlock the sanitizer intercepts; `Mutex`'s futex it cannot see. `Sendable`, as `Mutex` is.
+/// Strata's modules name this type rather than `Mutex` so that Linux and the thread-sanitizer
+/// build can back it with a `pthread_mutex_t` (see the other declaration). `Sendable`, as
+/// `Mutex` is.
 public typealias Lock<Value: ~Copyable> = Mutex<Value>
 #endif
