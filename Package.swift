@@ -110,6 +110,7 @@ let package = Package(
             name: "StrataService",
             dependencies: [
                 "Strata", "StrataStore", "StrataSynchronization",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -22,12 +22,16 @@ public struct ServiceConfiguration: Sendable, Hashable {
     /// (`PRAGMA cache_size`). `nil`, the default, keeps the backend's own: 256 MiB for Strata,
     /// SQLite's 2 MB a connection.
     public var cacheSize: Int?
+    /// The most requests at work in background contexts at once on Strata (``ContextLimit``);
+    /// the others wait their turn. GRDB's pool keeps its own limit. The default is
+    /// ``ContextLimit/defaultLimit``, eight for each core.
+    public var contexts: Int
 
     /// Creates a configuration; every parameter has the default its property documents.
     public init(
         host: String = "127.0.0.1", port: Int = 8080,
         directory: URL = URL(fileURLWithPath: "strata-service-data"), backend: BackendKind = .strata,
-        historyRetention: Duration? = .seconds(300), cacheSize: Int? = nil
+        historyRetention: Duration? = .seconds(300), cacheSize: Int? = nil, contexts: Int = ContextLimit.defaultLimit
     ) {
         self.host = host
         self.port = port
@@ -35,6 +39,18 @@ public struct ServiceConfiguration: Sendable, Hashable {
         self.backend = backend
         self.historyRetention = historyRetention
         self.cacheSize = cacheSize
+        self.contexts = contexts
+    }
+
+    /// The context limit `text` gives.
+    ///
+    /// - Throws: ``ServiceError`` `badRequest` naming `source` when it is not a whole number, 1
+    ///   or more.
+    public static func contexts(_ text: String, source: String) throws -> Int {
+        guard let value = Int(text), (1...(1 << 20)).contains(value) else {
+            throw ServiceError(.badRequest, "\(source) \(text) is not a number of contexts, 1 or more")
+        }
+        return value
     }
 
     /// The cache size `mebibytes` gives, in bytes.
@@ -62,7 +78,8 @@ public struct ServiceConfiguration: Sendable, Hashable {
     /// The configuration the environment gives: `STRATA_SERVICE_HOST`, `STRATA_SERVICE_PORT`,
     /// `STRATA_SERVICE_DIRECTORY`, `STRATA_SERVICE_BACKEND` (`strata` or `grdb`) and
     /// `STRATA_SERVICE_HISTORY_RETENTION` (seconds, 0 for all history) and
-    /// `STRATA_SERVICE_CACHE_SIZE` (MiB), each falling back to its default when unset.
+    /// `STRATA_SERVICE_CACHE_SIZE` (MiB) and `STRATA_SERVICE_CONTEXTS`, each falling back to its
+    /// default when unset.
     ///
     /// - Throws: ``ServiceError`` `badRequest` naming the variable whose value is not valid.
     public init(environment: [String: String]) throws {
@@ -86,6 +103,9 @@ public struct ServiceConfiguration: Sendable, Hashable {
         }
         if let mebibytes = environment["STRATA_SERVICE_CACHE_SIZE"] {
             cacheSize = try Self.cacheSize(mebibytes: mebibytes, source: "STRATA_SERVICE_CACHE_SIZE")
+        }
+        if let text = environment["STRATA_SERVICE_CONTEXTS"] {
+            contexts = try Self.contexts(text, source: "STRATA_SERVICE_CONTEXTS")
         }
     }
 }

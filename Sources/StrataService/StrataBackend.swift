@@ -7,7 +7,8 @@ import Synchronization
 
 /// The service's routes on Strata, through its Core Data API: one `PersistentContainer` on a
 /// durable store with persistent history, and a new background context for each request,
-/// used with `perform`, so each request sees one consistent state of the store. `Sendable`.
+/// used with `perform`, so each request sees one consistent state of the store; at most
+/// ``ContextLimit/limit`` requests work in contexts at once. `Sendable`.
 ///
 /// IDs in the API are the primary keys that end the objects' URIs; the change feed is the
 /// store's persistent history (``forEachTransaction(after:_:)``), and named feed consumers are
@@ -19,13 +20,18 @@ public final class StrataBackend: Backend {
     let store: PersistentStore
     /// Where the backend logs.
     let logger: Logger
+    /// The requests at work in contexts at once.
+    let contexts: ContextLimit
 
     /// Opens (or creates) the store `Company.strata` in `directory`, with a block cache of
-    /// `cacheSize` bytes (`nil`: the store's default).
+    /// `cacheSize` bytes (`nil`: the store's default), for at most `contexts` requests at work
+    /// at once.
     ///
     /// - Throws: ``CoreDataError`` when the store cannot be opened; what creating the
     ///   directory throws.
-    public init(directory: URL, logger: Logger, cacheSize: Int? = nil) throws {
+    public init(
+        directory: URL, logger: Logger, cacheSize: Int? = nil, contexts: Int = ContextLimit.defaultLimit
+    ) throws {
         ServiceModel.registerClasses()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let container = PersistentContainer(name: "Company", managedObjectModel: ServiceModel.make())
@@ -45,24 +51,27 @@ public final class StrataBackend: Backend {
         self.container = container
         self.store = store
         self.logger = logger
+        self.contexts = ContextLimit(contexts)
         logger.info("opened the Strata store", metadata: ["path": "\(description.url?.path ?? "")"])
     }
 
-    /// Runs `block` on a new background context and returns its result, with the store's and
-    /// the parser's errors turned into the ones the API answers with.
+    /// Runs `block` on a new background context once ``contexts`` has room, and returns its
+    /// result, with the store's and the parser's errors turned into the ones the API answers with.
     ///
     /// The context's changes win over those another request saved since it read the objects
     /// (`mergeByPropertyObjectTrump`): two updates of one employee at once both succeed and the
     /// later save's values stay, as the SQL backend's `UPDATE`s do, instead of the later failing
     /// with a merge conflict.
     func perform<T: Sendable>(_ block: @escaping (ManagedObjectContext) throws -> T) async throws -> T {
-        let context = container.newBackgroundContext()
-        context.transactionAuthor = "strata-service"
-        context.mergePolicy = MergePolicy.mergeByPropertyObjectTrump
-        do {
-            return try await context.perform { try block(context) }
-        } catch {
-            throw Self.translate(error)
+        try await contexts.run {
+            let context = container.newBackgroundContext()
+            context.transactionAuthor = "strata-service"
+            context.mergePolicy = MergePolicy.mergeByPropertyObjectTrump
+            do {
+                return try await context.perform { try block(context) }
+            } catch {
+                throw Self.translate(error)
+            }
         }
     }
 

@@ -16,7 +16,7 @@ struct StrataServiceCommand: AsyncParsableCommand {
         discussion: """
             The environment configures it first (STRATA_SERVICE_HOST, STRATA_SERVICE_PORT, \
             STRATA_SERVICE_DIRECTORY, STRATA_SERVICE_BACKEND, STRATA_SERVICE_HISTORY_RETENTION, \
-            STRATA_SERVICE_CACHE_SIZE, LOG_LEVEL); \
+            STRATA_SERVICE_CACHE_SIZE, STRATA_SERVICE_CONTEXTS, LOG_LEVEL); \
             the options override it.
             """)
 
@@ -46,6 +46,13 @@ struct StrataServiceCommand: AsyncParsableCommand {
             """)
     var cacheSize: String?
 
+    @Option(
+        help: """
+            The most requests at work in background contexts at once on Strata; the others wait \
+            their turn (default: eight for each core).
+            """)
+    var contexts: String?
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical (default info).")
     var logLevel: String?
 
@@ -68,6 +75,7 @@ struct StrataServiceCommand: AsyncParsableCommand {
         if let cacheSize {
             configuration.cacheSize = try ServiceConfiguration.cacheSize(mebibytes: cacheSize, source: "--cache-size")
         }
+        if let contexts { configuration.contexts = try ServiceConfiguration.contexts(contexts, source: "--contexts") }
         return configuration
     }
 
@@ -92,7 +100,8 @@ struct StrataServiceCommand: AsyncParsableCommand {
             switch configuration.backend {
             case .strata:
                 try StrataBackend(
-                    directory: configuration.directory, logger: logger, cacheSize: configuration.cacheSize)
+                    directory: configuration.directory, logger: logger, cacheSize: configuration.cacheSize,
+                    contexts: configuration.contexts)
             case .grdb:
                 try GRDBBackend(directory: configuration.directory, logger: logger, cacheSize: configuration.cacheSize)
             }

@@ -22,18 +22,20 @@ final class RunningService: Sendable {
     let session: URLSession
 
     /// Opens a backend of `kind` in `directory` (wrapped by `wrap`, for tests that hold a
-    /// request back) with a cache of `cacheSize` bytes (the backend's default when `nil`) and
-    /// starts the service on it, keeping history for `historyRetention` (all of it by default);
-    /// returns once the server listens.
+    /// request back) with a cache of `cacheSize` bytes (the backend's default when `nil`) and,
+    /// on Strata, at most `contexts` requests at work at once, and starts the service on it,
+    /// keeping history for `historyRetention` (all of it by default); returns once the server
+    /// listens.
     static func start(
         _ kind: BackendKind, in directory: URL, historyRetention: Duration? = nil, cacheSize: Int? = nil,
-        wrap: (any Backend) -> any Backend = { $0 }
+        contexts: Int = ContextLimit.defaultLimit, wrap: (any Backend) -> any Backend = { $0 }
     ) async throws -> RunningService {
         var logger = Logger(label: "strata-service-test")
         logger.logLevel = .warning
         let opened: any Backend =
             switch kind {
-            case .strata: try StrataBackend(directory: directory, logger: logger, cacheSize: cacheSize)
+            case .strata:
+                try StrataBackend(directory: directory, logger: logger, cacheSize: cacheSize, contexts: contexts)
             case .grdb: try GRDBBackend(directory: directory, logger: logger, cacheSize: cacheSize)
             }
         let backend = wrap(opened)

@@ -173,6 +173,67 @@ struct ServiceRouteTests {
         }
     }
 
+    @Test("a Strata service working one request at a time answers concurrent requests on every route")
+    func oneContextAtATime() async throws {
+        let directory = TemporaryDirectory()
+        let service = try await RunningService.start(.strata, in: directory.url, contexts: 1)
+        do {
+            let sales = try await service.json(
+                DepartmentRecord.self, "POST", "/departments", body: DepartmentInput(name: "Sales", budget: 1),
+                status: 201)
+            let imported = try await service.json(
+                ImportResult.self, "POST", "/employees/import", body: (0..<20).map { Self.employee($0) }, status: 201)
+            #expect(imported.inserted == 20)
+            let created = try await withThrowingTaskGroup(of: EmployeeRecord.self) { group in
+                for index in 20..<52 {
+                    group.addTask {
+                        try await service.json(
+                            EmployeeRecord.self, "POST", "/employees", body: Self.employee(index, department: sales.id),
+                            status: 201)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(Set(created.map(\.id)).count == 32)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for record in created {
+                    group.addTask {
+                        #expect(try await service.json(EmployeeRecord.self, "GET", "/employees/\(record.id)") == record)
+                        let raised = try await service.json(
+                            EmployeeRecord.self, "PATCH", "/employees/\(record.id)",
+                            body: EmployeePatch(salary: record.salary + 1))
+                        #expect(raised.salary == record.salary + 1)
+                        let page = try await service.json(
+                            [EmployeeRecord].self, "GET", "/employees?sort=-salary&limit=5")
+                        #expect(page.count == 5)
+                        #expect(try await service.send("DELETE", "/employees/\(record.id)").status == 204)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let left = try await service.json([EmployeeRecord].self, "GET", "/employees?sort=name")
+            #expect(left.count == 20)
+            // The department, the import, and 32 creates, updates and deletes: 98 transactions.
+            #expect(try await ChangeFeedTests.feed(service, "after=0&limit=98").count == 98)
+        } catch {
+            try await service.stop()
+            throw error
+        }
+        try await service.stop()
+    }
+
+    @Test("the context limit comes from STRATA_SERVICE_CONTEXTS, eight a core by default, and a bad one is named")
+    func contextsConfiguration() throws {
+        #expect(try ServiceConfiguration(environment: [:]).contexts == 8 * ProcessInfo.processInfo.activeProcessorCount)
+        #expect(try ServiceConfiguration(environment: ["STRATA_SERVICE_CONTEXTS": "3"]).contexts == 3)
+        for bad in ["0", "-1", "many", ""] {
+            let error = #expect(throws: ServiceError.self) {
+                try ServiceConfiguration(environment: ["STRATA_SERVICE_CONTEXTS": bad])
+            }
+            #expect(error?.message.contains("STRATA_SERVICE_CONTEXTS") == true)
+        }
+    }
+
     @Test("a bad predicate or sort key is a 400 with the parser's message", arguments: BackendKind.allCases)
     func badPredicate(_ kind: BackendKind) async throws {
         let directory = TemporaryDirectory()
