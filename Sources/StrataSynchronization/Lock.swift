@@ -26,11 +26,13 @@ import Darwin
 ///
 /// It has `Mutex`'s initializer and `withLock(_:)`, so code written against `Lock` compiles on
 /// every platform. It is a class because its mutex must not move: holders keep a reference.
+/// `withLock(_:)` is inlinable, as `Mutex`'s is, so that each caller's body is specialized and
+/// inlined rather than called through the generic entry point.
 ///
 /// `Sendable`: the value is only reached inside `withLock(_:)`, under the mutex.
 public final class Lock<Value: ~Copyable>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let value: UnsafeMutablePointer<Value>
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let value: UnsafeMutablePointer<Value>
 
     /// Creates a lock guarding `initialValue`.
     public init(_ initialValue: consuming sending Value) {
@@ -50,6 +52,7 @@ public final class Lock<Value: ~Copyable>: @unchecked Sendable {
 
     /// Runs `body` with the guarded value while holding the mutex, and returns what it returns.
     /// - Throws: What `body` throws; the mutex is released either way.
+    @inlinable
     public func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
