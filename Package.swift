@@ -131,7 +131,7 @@ let package = Package(
         ),
         // The service's executable: configuration, logging, metrics and the service group. On
         // Linux it allocates with jemalloc (Debian's libjemalloc-dev, `make deps`), whose memory
-        // stays flat under the hundred threads a loaded service runs, where glibc's arenas grow.
+        // stays flat under the dozens of threads a loaded service runs, where glibc's arenas grow.
         .executableTarget(
             name: "strata-service",
             dependencies: [
