@@ -22,9 +22,6 @@ public final class ContextLimit: Sendable {
 
     private let state: Lock<State>
 
-    /// The most requests at work at once.
-    public let limit: Int
-
     /// The limit ``ServiceConfiguration/contexts`` defaults to: eight for each core, so that
     /// every core has work while most of the requests at work wait for their commit group.
     public static var defaultLimit: Int { 8 * max(1, ProcessInfo.processInfo.activeProcessorCount) }
@@ -32,7 +29,6 @@ public final class ContextLimit: Sendable {
     /// A limit of `limit` requests at once (at least one).
     public init(_ limit: Int) {
         precondition(limit > 0, "a context limit lets at least one request work")
-        self.limit = limit
         state = Lock(State(free: limit))
     }
 

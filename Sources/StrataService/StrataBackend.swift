@@ -7,8 +7,8 @@ import Synchronization
 
 /// The service's routes on Strata, through its Core Data API: one `PersistentContainer` on a
 /// durable store with persistent history, and a new background context for each request,
-/// used with `perform`, so each request sees one consistent state of the store; at most
-/// ``ContextLimit/limit`` requests work in contexts at once. `Sendable`.
+/// used with `perform`, so each request sees one consistent state of the store; a
+/// ``ContextLimit`` bounds the requests at work in contexts at once. `Sendable`.
 ///
 /// IDs in the API are the primary keys that end the objects' URIs; the change feed is the
 /// store's persistent history (``forEachTransaction(after:_:)``), and named feed consumers are
